@@ -1,0 +1,26 @@
+"""Session storage: the persisted vocabulary (model), the contract (base) and three backends."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .base import SessionCatalog
+
+BACKENDS = ("sqlite", "jsonl", "memory")
+
+
+async def open_catalog(kind: str, home: Path) -> SessionCatalog:
+    """The catalog of one store. `home` is the treechat data folder (ignored for memory)."""
+    if kind == "memory":
+        from .memory import MemoryCatalog
+
+        return MemoryCatalog()
+    if kind == "jsonl":
+        from .jsonl import JsonlCatalog
+
+        return JsonlCatalog(Path(home) / "sessions")
+    if kind == "sqlite":
+        from .sqlite import SqliteCatalog
+
+        return await SqliteCatalog.open(Path(home) / "treechat.db")
+    raise ValueError(f"unknown storage '{kind}'; choose one of {', '.join(BACKENDS)}")

@@ -1,0 +1,272 @@
+"""The storage contract: one `SessionStorage` per session, one `SessionCatalog` per store.
+
+Every backend (SQLite, JSONL, in-memory) implements both and passes the same conformance suite
+(tests/storage/). Everything is async; methods never return internal mutable state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence, runtime_checkable
+
+from .model import Entry, SessionMetadata
+
+# ---------------------------------------------------------------- errors
+
+
+class StorageError(Exception):
+    """Base of every error a backend raises on purpose. The message is for a person."""
+
+
+class EntryNotFoundError(StorageError, KeyError):
+    def __init__(self, entry_id: str | None):
+        self.entry_id = entry_id
+        super().__init__(f"Entry {entry_id} not found")
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return self.args[0]
+
+
+class DuplicateEntryError(StorageError):
+    def __init__(self, entry_id: str):
+        self.entry_id = entry_id
+        super().__init__(f"Entry {entry_id} already exists in this session")
+
+
+class InvalidTreeError(StorageError):
+    """The tree holds a cycle (e.g. a self-parented entry); the message names the entry."""
+
+
+class SessionNotFoundError(StorageError, KeyError):
+    def __init__(self, session_ref: str):
+        self.session_ref = session_ref
+        super().__init__(
+            f"No session matches '{session_ref}'; `treechat sessions` lists the ids"
+        )
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+class AmbiguousSessionError(StorageError):
+    def __init__(self, session_ref: str, candidates: Sequence[str]):
+        self.session_ref = session_ref
+        self.candidates = list(candidates)
+        shown = ", ".join(self.candidates[:5])
+        super().__init__(f"'{session_ref}' matches {len(self.candidates)} sessions ({shown}); type more of the id")
+
+
+class SessionFileError(StorageError):
+    """A session file that cannot be read at all (missing, unreadable, not a session)."""
+
+
+# ---------------------------------------------------------------- value objects
+
+
+@dataclass(frozen=True)
+class SessionStats:
+    """Whole-session aggregates (every branch). SQLite keeps these materialized."""
+
+    entry_count: int = 0
+    message_count: int = 0
+    user_messages: int = 0
+    assistant_messages: int = 0
+    tool_results: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    total_tokens: int = 0
+    cost_total: float = 0.0
+
+
+@dataclass(frozen=True)
+class PathState:
+    """What holds at one entry, accumulated along the path root → that entry.
+
+    `model`, `thinking_level` and `active_tool_names` follow build_session_context's rules
+    (an assistant message also sets the model; the last setting on the path wins).
+    `context_tokens` is the input+cacheRead+cacheWrite+output of the last assistant message on
+    the path (what the model last saw), 0 if none.
+    """
+
+    depth: int = 0
+    message_count: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_total: float = 0.0
+    context_tokens: int = 0
+    model: dict[str, str] | None = None  # {"provider": ..., "modelId": ...}
+    thinking_level: str = "off"
+    active_tool_names: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class EntryCursor:
+    """Options for get_entries: a page of entries in sequence (append) order."""
+
+    after_id: str | None = None  # start after this entry
+    before_id: str | None = None  # stop before this entry
+    limit: int | None = None
+    types: Sequence[str] | None = None
+    newest_first: bool = False
+
+
+@dataclass(frozen=True)
+class TreeRow:
+    """One node of the tree skeleton: enough to draw the tree without loading entries."""
+
+    id: str
+    parent_id: str | None
+    type: str
+    role: str | None  # message role for message entries
+    preview: str  # first line of the text, at most ~120 characters
+    timestamp: str
+    label: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """A catalog row: read from materialized state, never by parsing every entry."""
+
+    id: str
+    created_at: str
+    modified_at: str
+    name: str | None = None
+    cwd: str = ""
+    entry_count: int = 0
+    message_count: int = 0
+    total_tokens: int = 0
+    cost_total: float = 0.0
+    first_message: str = ""
+    path: str | None = None
+    parent_session_id: str | None = None
+    parent_entry_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "created": self.created_at,
+            "modified": self.modified_at,
+            "cwd": self.cwd,
+            "entryCount": self.entry_count,
+            "messageCount": self.message_count,
+            "totalTokens": self.total_tokens,
+            "cost": self.cost_total,
+            "firstMessage": self.first_message,
+            "path": self.path,
+            "parentSessionId": self.parent_session_id,
+            "parentEntryId": self.parent_entry_id,
+        }
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    session_id: str
+    entry_id: str
+    type: str
+    role: str | None
+    snippet: str  # the match is wrapped in [[ ]] (widgets restyle it)
+    rank: float  # lower is better
+    session_name: str | None = None
+    timestamp: str = ""
+
+
+@dataclass
+class ImportReport:
+    """What an import or open had to skip. Nothing skipped means a clean file."""
+
+    session_id: str = ""
+    entries: int = 0
+    skipped_lines: int = 0  # not JSON, or not a valid entry
+    duplicate_ids: int = 0
+    migrated_from: int | None = None  # file version before in-memory migration
+    problems: list[str] = field(default_factory=list)  # first few, human readable
+
+    @property
+    def skipped(self) -> int:
+        return self.skipped_lines + self.duplicate_ids
+
+
+# ---------------------------------------------------------------- protocols
+
+
+@runtime_checkable
+class SessionStorage(Protocol):
+    """One session's entries and leaf pointer.
+
+    Contract (checked by tests/storage/test_conformance.py):
+    - `append_entry` stores an entry whose parent exists (or is None), whose id is new, and
+      makes it the leaf — entry, aggregates, branch membership and index in one transaction.
+      `leaf` entries are written only by `set_leaf_id`.
+    - `set_leaf_id` validates the target (None allowed) and persists a `leaf` entry whose
+      parent and target are the new position.
+    - Reads return fresh objects; unknown ids give None (get_entry) or raise EntryNotFoundError.
+    """
+
+    session_id: str
+
+    async def get_metadata(self) -> SessionMetadata: ...
+    async def get_leaf_id(self) -> str | None: ...
+    async def set_leaf_id(self, leaf_id: str | None) -> None: ...
+    async def create_entry_id(self) -> str: ...
+    async def append_entry(self, entry: Entry) -> None: ...
+    async def get_entry(self, entry_id: str) -> Entry | None: ...
+    async def find_entries(self, type: str) -> list[Entry]: ...
+    async def get_children(self, parent_id: str | None) -> list[Entry]: ...
+    async def get_label(self, entry_id: str) -> str | None: ...
+    async def get_labels(self) -> dict[str, str]: ...
+    async def get_session_name(self) -> str | None: ...
+    async def get_session_stats(self) -> SessionStats: ...
+    async def get_path_state(self, entry_id: str | None) -> PathState: ...
+    async def get_path_to_root(self, leaf_id: str) -> list[Entry]: ...
+    async def get_path_to_root_or_compaction(self, leaf_id: str) -> list[Entry]: ...
+    async def get_entries(self, cursor: EntryCursor | None = None) -> list[Entry]: ...
+    async def get_tree_rows(self) -> list[TreeRow]: ...
+    async def close(self) -> None: ...
+
+
+@runtime_checkable
+class SessionCatalog(Protocol):
+    """Creates, finds, lists, renames, forks, deletes and searches sessions of one store."""
+
+    async def create(
+        self,
+        *,
+        session_id: str | None = None,
+        cwd: str = "",
+        parent_session_id: str | None = None,
+        parent_entry_id: str | None = None,
+    ) -> SessionStorage: ...
+
+    async def open(self, session_ref: str) -> SessionStorage:
+        """By full id or unique prefix; SessionNotFoundError / AmbiguousSessionError otherwise."""
+
+    async def latest(self) -> SessionStorage | None:
+        """The most recently modified session, or None when the store is empty."""
+
+    async def list(self) -> list[SessionSummary]:
+        """Newest modified first."""
+
+    async def rename(self, session_ref: str, name: str) -> None:
+        """Appends a session_info entry (an empty name clears it)."""
+
+    async def fork(self, session_ref: str, entry_id: str) -> SessionStorage:
+        """A new session holding the path root → entry_id (labels on it kept), linked to its parent."""
+
+    async def delete(self, session_ref: str) -> None: ...
+
+    async def import_session(
+        self, header: dict[str, Any], entries: Sequence[Entry], leaf_id: str | None
+    ) -> tuple[SessionStorage, ImportReport]:
+        """Bulk-load already-parsed entries (from a Pi file). Duplicate ids are skipped and
+        counted; orphans are kept (they show as roots)."""
+
+    async def search(
+        self, query: str, *, session_id: str | None = None, limit: int = 50
+    ) -> list[SearchHit]: ...
+
+    async def close(self) -> None: ...

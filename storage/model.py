@@ -1,0 +1,497 @@
+"""The persisted vocabulary: content blocks, messages, usage and the session entries.
+
+JSON uses Pi's camelCase names (so Pi session files round-trip); Python attributes are snake_case.
+Every model keeps unknown fields (``extra="allow"``) and serialises with :func:`dump`, which writes
+exactly the fields that were given — Pi omits keys whose value is undefined, and so do we.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from datetime import datetime, timezone
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+)
+from pydantic.alias_generators import to_camel
+
+
+class Model(BaseModel):
+    """Base for every persisted object: camelCase on the wire, unknown fields kept."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="allow",
+        serialize_by_alias=True,
+    )
+
+    def model_post_init(self, context: Any, /) -> None:
+        # Objects built in Python write every field that has a value (type tags, timestamps,
+        # defaults); objects read from disk write back exactly the keys they were read with.
+        if not (isinstance(context, dict) and context.get("wire")):
+            self.__pydantic_fields_set__.update(
+                name for name in type(self).model_fields if getattr(self, name) is not None
+            )
+
+
+def dump(obj: BaseModel) -> dict[str, Any]:
+    """The JSON-ready dict of a model: camelCase, only the fields that were set."""
+    return obj.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+def now_iso() -> str:
+    """Current time as Pi writes it: ISO-8601 UTC with milliseconds and a Z."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def now_ms() -> int:
+    return int(datetime.now(timezone.utc).timestamp() * 1000)
+
+
+def iso_to_ms(iso: str) -> float | int:
+    """Epoch milliseconds of an ISO timestamp, like JavaScript's Date.parse (NaN if invalid)."""
+    try:
+        dt = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except (ValueError, AttributeError):
+        return float("nan")
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return int(round(dt.timestamp() * 1000))
+
+
+def new_entry_id(taken: set[str] | None = None) -> str:
+    """8 lowercase hex digits, redrawn on collision (Pi: first 8 chars of a UUIDv4)."""
+    for _ in range(100):
+        candidate = secrets.token_hex(4)
+        if not taken or candidate not in taken:
+            return candidate
+    return secrets.token_hex(16)
+
+
+# ---------------------------------------------------------------- content blocks
+
+
+class TextContent(Model):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ThinkingContent(Model):
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+
+
+class ImageContent(Model):
+    type: Literal["image"] = "image"
+    data: str
+    mime_type: str
+
+
+class ToolCall(Model):
+    type: Literal["toolCall"] = "toolCall"
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class UnknownContent(Model):
+    """A block type we do not know (kept verbatim so the file round-trips)."""
+
+    type: str
+
+
+def _tag_of(value: Any, key: str, known: set[str]) -> str:
+    tag = value.get(key) if isinstance(value, dict) else getattr(value, key, None)
+    return tag if tag in known else "unknown"
+
+
+_BLOCK_TYPES = {"text", "thinking", "image", "toolCall"}
+
+ContentBlock = Annotated[
+    Union[
+        Annotated[TextContent, Tag("text")],
+        Annotated[ThinkingContent, Tag("thinking")],
+        Annotated[ImageContent, Tag("image")],
+        Annotated[ToolCall, Tag("toolCall")],
+        Annotated[UnknownContent, Tag("unknown")],
+    ],
+    Discriminator(lambda v: _tag_of(v, "type", _BLOCK_TYPES)),
+]
+
+
+# ---------------------------------------------------------------- usage
+
+
+class Cost(Model):
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+    total: float = 0.0
+
+
+class Usage(Model):
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    total_tokens: int = 0
+    cost: Cost = Field(default_factory=Cost)
+
+
+Millis = Union[int, float]  # epoch milliseconds, as JavaScript's Date.now()
+StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
+
+
+# ---------------------------------------------------------------- messages
+
+
+class UserMessage(Model):
+    role: Literal["user"] = "user"
+    content: str | list[ContentBlock]
+    timestamp: Millis = Field(default_factory=now_ms)
+
+
+class AssistantMessage(Model):
+    role: Literal["assistant"] = "assistant"
+    content: list[ContentBlock] = Field(default_factory=list)
+    api: str = ""
+    provider: str = ""
+    model: str = ""
+    usage: Usage = Field(default_factory=Usage)
+    stop_reason: StopReason = "stop"
+    error_message: str | None = None
+    timestamp: Millis = Field(default_factory=now_ms)
+
+
+class ToolResultMessage(Model):
+    role: Literal["toolResult"] = "toolResult"
+    tool_call_id: str
+    tool_name: str
+    content: list[ContentBlock] = Field(default_factory=list)
+    details: Any = None
+    is_error: bool = False
+    timestamp: Millis = Field(default_factory=now_ms)
+
+
+class BashExecutionMessage(Model):
+    role: Literal["bashExecution"] = "bashExecution"
+    command: str
+    output: str = ""
+    exit_code: int | None = None
+    cancelled: bool = False
+    truncated: bool = False
+    full_output_path: str | None = None
+    exclude_from_context: bool | None = None
+    timestamp: Millis = Field(default_factory=now_ms)
+
+
+class CustomMessage(Model):
+    role: Literal["custom"] = "custom"
+    custom_type: str
+    content: str | list[ContentBlock]
+    display: bool = True
+    details: Any = None
+    timestamp: Millis = Field(default_factory=now_ms)
+
+
+class BranchSummaryMessage(Model):
+    role: Literal["branchSummary"] = "branchSummary"
+    summary: str
+    from_id: str
+    timestamp: Millis = Field(default_factory=now_ms)
+
+
+class CompactionSummaryMessage(Model):
+    role: Literal["compactionSummary"] = "compactionSummary"
+    summary: str
+    tokens_before: int
+    timestamp: Millis = Field(default_factory=now_ms)
+
+
+class UnknownMessage(Model):
+    """A role this version does not know: kept verbatim, never sent to a model."""
+
+    role: str
+
+
+_ROLES = {
+    "user",
+    "assistant",
+    "toolResult",
+    "bashExecution",
+    "custom",
+    "branchSummary",
+    "compactionSummary",
+}
+
+Message = Annotated[
+    Union[
+        Annotated[UserMessage, Tag("user")],
+        Annotated[AssistantMessage, Tag("assistant")],
+        Annotated[ToolResultMessage, Tag("toolResult")],
+        Annotated[BashExecutionMessage, Tag("bashExecution")],
+        Annotated[CustomMessage, Tag("custom")],
+        Annotated[BranchSummaryMessage, Tag("branchSummary")],
+        Annotated[CompactionSummaryMessage, Tag("compactionSummary")],
+        Annotated[UnknownMessage, Tag("unknown")],
+    ],
+    Discriminator(lambda v: _tag_of(v, "role", _ROLES)),
+]
+
+
+def message_text(message: Any) -> str:
+    """All plain text of a message (text blocks joined by newlines; summaries; bash command+output)."""
+    content = getattr(message, "content", None)
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b.text for b in content if isinstance(b, TextContent))
+    if isinstance(message, (BranchSummaryMessage, CompactionSummaryMessage)):
+        return message.summary
+    if isinstance(message, BashExecutionMessage):
+        return f"{message.command}\n{message.output}"
+    return ""
+
+
+# ---------------------------------------------------------------- entries
+
+
+class EntryBase(Model):
+    id: str = Field(min_length=1)
+    parent_id: str | None
+    timestamp: str = Field(default_factory=now_iso)
+
+
+class MessageEntry(EntryBase):
+    type: Literal["message"] = "message"
+    message: Message
+
+
+class ThinkingLevelChangeEntry(EntryBase):
+    type: Literal["thinking_level_change"] = "thinking_level_change"
+    thinking_level: str
+
+
+class ModelChangeEntry(EntryBase):
+    type: Literal["model_change"] = "model_change"
+    provider: str
+    model_id: str
+
+
+class ActiveToolsChangeEntry(EntryBase):
+    type: Literal["active_tools_change"] = "active_tools_change"
+    active_tool_names: list[str]
+
+
+class CompactionEntry(EntryBase):
+    type: Literal["compaction"] = "compaction"
+    summary: str
+    first_kept_entry_id: str | None = None
+    tokens_before: int = 0
+    tokens_after: int | None = None
+    retained_tail: bool | None = None
+    trigger: str | None = None
+    details: Any = None
+    from_hook: bool | None = None
+
+
+class BranchSummaryEntry(EntryBase):
+    type: Literal["branch_summary"] = "branch_summary"
+    from_id: str
+    summary: str
+    details: Any = None
+    from_hook: bool | None = None
+
+
+class CustomEntry(EntryBase):
+    type: Literal["custom"] = "custom"
+    custom_type: str
+    data: Any = None
+
+
+class CustomMessageEntry(EntryBase):
+    type: Literal["custom_message"] = "custom_message"
+    custom_type: str
+    content: str | list[ContentBlock]
+    display: bool = True
+    details: Any = None
+
+
+class LabelEntry(EntryBase):
+    type: Literal["label"] = "label"
+    target_id: str
+    label: str | None = None
+
+
+class SessionInfoEntry(EntryBase):
+    type: Literal["session_info"] = "session_info"
+    name: str | None = None
+
+
+class LeafEntry(EntryBase):
+    """Navigation marker: the leaf moved to ``target_id`` (None = before the first entry).
+
+    Its parent is the target, so a reader that takes the last line as the leaf (Pi) builds the
+    same context; it carries no content and is never on anyone's path but its own.
+    """
+
+    type: Literal["leaf"] = "leaf"
+    target_id: str | None
+
+
+class UnknownEntry(EntryBase):
+    """An entry type from a newer writer: kept in the tree and written back verbatim."""
+
+    type: str
+
+
+ENTRY_TYPES = (
+    "message",
+    "thinking_level_change",
+    "model_change",
+    "active_tools_change",
+    "compaction",
+    "branch_summary",
+    "custom",
+    "custom_message",
+    "label",
+    "session_info",
+    "leaf",
+)
+_ENTRY_TYPE_SET = set(ENTRY_TYPES)
+
+SessionEntry = Annotated[
+    Union[
+        Annotated[MessageEntry, Tag("message")],
+        Annotated[ThinkingLevelChangeEntry, Tag("thinking_level_change")],
+        Annotated[ModelChangeEntry, Tag("model_change")],
+        Annotated[ActiveToolsChangeEntry, Tag("active_tools_change")],
+        Annotated[CompactionEntry, Tag("compaction")],
+        Annotated[BranchSummaryEntry, Tag("branch_summary")],
+        Annotated[CustomEntry, Tag("custom")],
+        Annotated[CustomMessageEntry, Tag("custom_message")],
+        Annotated[LabelEntry, Tag("label")],
+        Annotated[SessionInfoEntry, Tag("session_info")],
+        Annotated[LeafEntry, Tag("leaf")],
+        Annotated[UnknownEntry, Tag("unknown")],
+    ],
+    Discriminator(lambda v: _tag_of(v, "type", _ENTRY_TYPE_SET)),
+]
+
+Entry = Union[
+    MessageEntry,
+    ThinkingLevelChangeEntry,
+    ModelChangeEntry,
+    ActiveToolsChangeEntry,
+    CompactionEntry,
+    BranchSummaryEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    LabelEntry,
+    SessionInfoEntry,
+    LeafEntry,
+    UnknownEntry,
+]
+
+_entry_adapter: TypeAdapter[Entry] = TypeAdapter(SessionEntry)
+_message_adapter: TypeAdapter[Any] = TypeAdapter(Message)
+_entries_adapter: TypeAdapter[list[Entry]] = TypeAdapter(list[SessionEntry])
+
+
+WIRE = {"wire": True}
+
+
+class InvalidEntryError(ValueError):
+    """Input that is not a valid entry or message; the message names the field."""
+
+
+def _explain(err: ValidationError, what: str, data: Any) -> InvalidEntryError:
+    first = err.errors()[0]
+    loc = ".".join(_real_path(first["loc"], data)) or "(root)"
+    return InvalidEntryError(f"invalid {what}: field '{loc}': {first['msg']}")
+
+
+def _real_path(loc: tuple[Any, ...], data: Any) -> list[str]:
+    """pydantic puts union tags into error locations; keep only the keys and indexes of the input."""
+    if isinstance(data, (str, bytes)):
+        try:
+            data = json.loads(data)
+        except ValueError:
+            return [str(p) for p in loc]
+    path: list[str] = []
+    node, tag_used = data, False
+    for i, part in enumerate(loc):
+        if i == len(loc) - 1:
+            path.append(str(part))
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            path.append(str(part))
+            node, tag_used = node[part], False
+        elif isinstance(node, dict):
+            is_tag = part == "unknown" or part in (node.get("type"), node.get("role"))
+            if is_tag and not tag_used:
+                tag_used = True
+            elif part in node:
+                path.append(str(part))
+                node, tag_used = node[part], False
+    return path
+
+
+def parse_entry(data: dict[str, Any] | str | bytes) -> Entry:
+    """Validate one entry (a dict or a JSON line). Raises InvalidEntryError naming the field."""
+    try:
+        if isinstance(data, (str, bytes)):
+            return _entry_adapter.validate_json(data, context=WIRE)
+        return _entry_adapter.validate_python(data, context=WIRE)
+    except ValidationError as err:
+        raise _explain(err, "entry", data) from None
+
+
+def parse_entries_json(data: str | bytes) -> list[Entry]:
+    """Validate a JSON array of entries in one call (fast path for storage reads)."""
+    try:
+        return _entries_adapter.validate_json(data, context=WIRE)
+    except ValidationError as err:
+        raise _explain(err, "entry", data) from None
+
+
+def parse_message(data: dict[str, Any]) -> Any:
+    try:
+        return _message_adapter.validate_python(data, context=WIRE)
+    except ValidationError as err:
+        raise _explain(err, "message", data) from None
+
+
+# ---------------------------------------------------------------- session metadata
+
+
+class SessionHeader(Model):
+    """Line 1 of a JSONL session file."""
+
+    type: Literal["session"] = "session"
+    version: int | None = None
+    id: str
+    timestamp: str = Field(default_factory=now_iso)
+    cwd: str = ""
+    parent_session: str | None = None
+
+
+class SessionMetadata(Model):
+    """What the catalog knows about a session without reading its entries."""
+
+    id: str
+    created_at: str
+    cwd: str = ""
+    name: str | None = None
+    path: str | None = None
+    parent_session_id: str | None = None
+    parent_entry_id: str | None = None

@@ -1,0 +1,25 @@
+"""The `catalog` fixture: every backend, so each storage test runs against all of them."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from storage import BACKENDS, open_catalog
+
+
+def _available(kind: str) -> bool:
+    try:
+        importlib.import_module(f"storage.{kind}")
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.fixture(params=[k for k in BACKENDS if _available(k)])
+async def catalog(request, tmp_path):
+    cat = await open_catalog(request.param, tmp_path)
+    cat.kind = request.param  # type: ignore[attr-defined]
+    yield cat
+    await cat.close()

@@ -1,4 +1,4 @@
-"""The `catalog` fixture: every backend, so each storage test runs against all of them."""
+"""Shared fixtures. `catalog`: every storage backend, so storage and session tests run against all."""
 
 from __future__ import annotations
 

@@ -1,0 +1,230 @@
+"""Session: the tree operations on top of one SessionStorage.
+
+Appends add a child of the leaf and advance it; moving the leaf is a pointer move that the
+storage persists as a `leaf` entry. Nothing is ever rewritten or deleted. An unknown id raises
+EntryNotFoundError (naming the id) before anything is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from storage.base import EntryNotFoundError, PathState, SessionStorage
+from storage.model import (
+    ActiveToolsChangeEntry,
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    Entry,
+    LabelEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    SessionInfoEntry,
+    ThinkingLevelChangeEntry,
+    iso_to_ms,
+    parse_message,
+)
+
+from .context import SessionContext, build_context
+
+_CURRENT: Any = object()  # "the current leaf" (None is a real position: before the first entry)
+
+
+@dataclass
+class TreeNode:
+    entry: Entry
+    children: list["TreeNode"] = field(default_factory=list)
+    label: str | None = None
+
+
+@dataclass
+class Tree:
+    roots: list[TreeNode]
+    problems: list[str]  # cycles found (each broken at its first entry), for the UI to report
+
+
+class Session:
+    def __init__(self, storage: SessionStorage, leaf_id: str | None):
+        self.storage = storage
+        self.session_id = storage.session_id
+        self.leaf_id = leaf_id
+
+    @classmethod
+    async def open(cls, storage: SessionStorage) -> "Session":
+        return cls(storage, await storage.get_leaf_id())
+
+    # ------------------------------------------------------------ appends
+
+    async def _append(self, cls: type, **fields: Any) -> str:
+        entry_id = await self.storage.create_entry_id()
+        entry = cls(id=entry_id, parent_id=self.leaf_id, **{k: v for k, v in fields.items() if v is not None})
+        await self.storage.append_entry(entry)
+        self.leaf_id = entry_id
+        return entry_id
+
+    async def append_message(self, message: Any) -> str:
+        if isinstance(message, dict):
+            message = parse_message(message)
+        role = getattr(message, "role", None)
+        if role in ("branchSummary", "compactionSummary"):
+            raise ValueError(f"a {role} message is stored with its own entry type, not append_message")
+        return await self._append(MessageEntry, message=message)
+
+    async def append_model_change(self, provider: str, model_id: str) -> str:
+        return await self._append(ModelChangeEntry, provider=provider, model_id=model_id)
+
+    async def append_thinking_level_change(self, level: str) -> str:
+        return await self._append(ThinkingLevelChangeEntry, thinking_level=level)
+
+    async def append_active_tools_change(self, names: list[str]) -> str:
+        return await self._append(ActiveToolsChangeEntry, active_tool_names=list(names))
+
+    async def append_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str | None,
+        tokens_before: int,
+        *,
+        tokens_after: int | None = None,
+        retained_tail: bool | None = None,
+        trigger: str | None = None,
+        details: Any = None,
+    ) -> str:
+        if first_kept_entry_id is not None:
+            await self._require(first_kept_entry_id)
+        return await self._append(
+            CompactionEntry,
+            summary=summary,
+            first_kept_entry_id=first_kept_entry_id,
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+            retained_tail=retained_tail,
+            trigger=trigger,
+            details=details,
+        )
+
+    async def append_custom(self, custom_type: str, data: Any = None) -> str:
+        return await self._append(CustomEntry, custom_type=custom_type, data=data)
+
+    async def append_custom_message(
+        self, custom_type: str, content: Any, display: bool = True, details: Any = None
+    ) -> str:
+        return await self._append(
+            CustomMessageEntry, custom_type=custom_type, content=content, display=display, details=details
+        )
+
+    async def append_label(self, target_id: str, label: str | None) -> str:
+        """Label an entry (the last label wins; None or "" clears). Like Pi, the label entry
+        becomes the leaf; it contributes nothing to the context."""
+        await self._require(target_id)
+        label = (label or "").strip() or None
+        return await self._append(LabelEntry, target_id=target_id, label=label)
+
+    async def append_session_info(self, name: str) -> str:
+        return await self._append(SessionInfoEntry, name=name.strip())
+
+    # ------------------------------------------------------------ navigation
+
+    async def _require(self, entry_id: str) -> Entry:
+        entry = await self.storage.get_entry(entry_id)
+        if entry is None:
+            raise EntryNotFoundError(entry_id)
+        return entry
+
+    async def move_to(self, entry_id: str | None, summary: str | None = None) -> None:
+        """Move the leaf to `entry_id` (None: before the first entry). With a summary, append a
+        branch_summary there instead (its fromId is the position, "root" for None)."""
+        if entry_id is not None:
+            await self._require(entry_id)
+        if summary is not None:
+            self.leaf_id = entry_id
+            await self._append(BranchSummaryEntry, from_id=entry_id or "root", summary=summary)
+            return
+        if entry_id == self.leaf_id:
+            return
+        await self.storage.set_leaf_id(entry_id)
+        self.leaf_id = entry_id
+
+    async def reset_leaf(self) -> None:
+        await self.move_to(None)
+
+    async def get_entry(self, entry_id: str) -> Entry | None:
+        return await self.storage.get_entry(entry_id)
+
+    async def get_branch(self, from_id: Any = _CURRENT) -> list[Entry]:
+        """The path root → `from_id` (default: the leaf), every entry type included."""
+        leaf = self.leaf_id if from_id is _CURRENT else from_id
+        if leaf is None:
+            return []
+        await self._require(leaf)
+        return await self.storage.get_path_to_root(leaf)
+
+    async def get_children(self, parent_id: str | None) -> list[Entry]:
+        return await self.storage.get_children(parent_id)
+
+    async def get_tree(self) -> Tree:
+        """Every entry as a forest: roots in sequence order (parentless, self-parented and
+        orphans), children ordered by timestamp (stable). Cycles are broken and reported."""
+        entries = await self.storage.get_entries()
+        labels = await self.storage.get_labels()
+        nodes = {e.id: TreeNode(e, label=labels.get(e.id)) for e in entries}
+        roots: list[TreeNode] = []
+        for e in entries:
+            node = nodes[e.id]
+            parent = nodes.get(e.parent_id) if e.parent_id is not None else None
+            if parent is None or e.parent_id == e.id:
+                roots.append(node)
+            else:
+                parent.children.append(node)
+        reached = _reachable(roots)
+        problems: list[str] = []
+        for e in entries:  # entries only reachable through a parent cycle
+            if e.id not in reached:
+                problems.append(f"entry {e.id} is part of a parent cycle; shown as a root")
+                node = nodes[e.id]
+                parent = nodes[e.parent_id]  # type: ignore[index]
+                parent.children = [c for c in parent.children if c is not node]
+                roots.append(node)
+                reached |= _reachable([node])
+        for node in nodes.values():
+            node.children.sort(key=lambda n: _time_key(n.entry.timestamp))
+        return Tree(roots, problems)
+
+    # ------------------------------------------------------------ derived state
+
+    async def path_state(self, leaf_id: Any = _CURRENT) -> PathState:
+        leaf = self.leaf_id if leaf_id is _CURRENT else leaf_id
+        return await self.storage.get_path_state(leaf)
+
+    async def build_session_context(self, leaf_id: Any = _CURRENT) -> SessionContext:
+        leaf = self.leaf_id if leaf_id is _CURRENT else leaf_id
+        if leaf is None:
+            return SessionContext()
+        await self._require(leaf)
+        path = await self.storage.get_path_to_root_or_compaction(leaf)
+        return build_context(path, await self.storage.get_path_state(leaf))
+
+    async def get_label(self, entry_id: str) -> str | None:
+        return await self.storage.get_label(entry_id)
+
+    async def get_session_name(self) -> str | None:
+        return await self.storage.get_session_name()
+
+
+def _time_key(iso: str) -> float:
+    ms = iso_to_ms(iso)
+    return 0.0 if ms != ms else float(ms)  # NaN (unparseable) sorts first, like Pi's sort does
+
+
+def _reachable(roots: list[TreeNode]) -> set[str]:
+    seen: set[str] = set()
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if node.entry.id in seen:
+            continue
+        seen.add(node.entry.id)
+        stack.extend(node.children)
+    return seen

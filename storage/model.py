@@ -77,6 +77,15 @@ def new_entry_id(taken: set[str] | None = None) -> str:
     return secrets.token_hex(16)
 
 
+def new_session_id() -> str:
+    """A UUIDv7 (time-ordered, like Pi's session ids): 48-bit ms timestamp, version, random."""
+    ms = now_ms() & ((1 << 48) - 1)
+    rand = int.from_bytes(secrets.token_bytes(10), "big")
+    value = (ms << 80) | (0x7 << 76) | ((rand >> 68) & 0xFFF) << 64 | (0b10 << 62) | (rand & ((1 << 62) - 1))
+    h = f"{value:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
 # ---------------------------------------------------------------- content blocks
 
 

@@ -1,0 +1,58 @@
+"""Markdown export of a session's active path (for reading and sharing, not for re-import)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from storage.model import (
+    AssistantMessage,
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    message_text,
+)
+
+
+def render_markdown(title: str, messages: list[Any]) -> str:
+    out = [f"# {title}", ""]
+    for msg in messages:
+        out.extend(_render(msg))
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _render(msg: Any) -> list[str]:
+    if isinstance(msg, UserMessage):
+        return ["## User", "", message_text(msg)]
+    if isinstance(msg, AssistantMessage):
+        lines = [f"## Assistant ({msg.provider}/{msg.model})" if msg.model else "## Assistant", ""]
+        for block in msg.content:
+            if isinstance(block, TextContent):
+                lines.append(block.text)
+            elif isinstance(block, ThinkingContent):
+                lines.extend(["<details><summary>Thinking</summary>", "", block.thinking, "", "</details>"])
+            elif isinstance(block, ToolCall):
+                args = json.dumps(block.arguments, ensure_ascii=False, indent=2)
+                lines.extend([f"**Tool call** `{block.name}`", "", "```json", args, "```"])
+        if msg.stop_reason in ("error", "aborted"):
+            lines.extend(["", f"> **{msg.stop_reason}**: {msg.error_message or ''}".rstrip()])
+        return lines
+    if isinstance(msg, ToolResultMessage):
+        status = " (error)" if msg.is_error else ""
+        return [f"### Tool result `{msg.tool_name}`{status}", "", "```", message_text(msg), "```"]
+    if isinstance(msg, BashExecutionMessage):
+        return ["### Shell", "", f"`$ {msg.command}`", "", "```", msg.output, "```"]
+    if isinstance(msg, CompactionSummaryMessage):
+        return ["## Summary of earlier conversation", "", msg.summary]
+    if isinstance(msg, BranchSummaryMessage):
+        return ["## Summary of an abandoned branch", "", msg.summary]
+    if isinstance(msg, CustomMessage):
+        return [f"## {msg.custom_type}", "", message_text(msg)]
+    return []

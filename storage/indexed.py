@@ -1,0 +1,382 @@
+"""The `SessionStorage` and `SessionCatalog` logic shared by the backends that keep an `EntryIndex`.
+
+`IndexedSessionStorage` answers every read from memory; a subclass only decides where a new line
+goes (`_persist`). `IndexedCatalog` implements resolve/list/rename/fork/import/search over a few
+hooks a subclass provides (which ids exist, how to load, create and remove a session).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Sequence
+
+from .aggregates import entry_role, entry_text
+from .base import (
+    AmbiguousSessionError,
+    EntryCursor,
+    EntryNotFoundError,
+    ImportReport,
+    PathState,
+    SearchHit,
+    SessionNotFoundError,
+    SessionStats,
+    SessionSummary,
+    StorageError,
+    TreeRow,
+)
+from .index import EntryIndex, entry_json, ms_to_iso, new_session_id
+from .model import (
+    Entry,
+    LabelEntry,
+    LeafEntry,
+    SessionInfoEntry,
+    SessionMetadata,
+    iso_to_ms,
+    new_entry_id,
+    now_iso,
+    parse_entry,
+)
+
+
+def new_header(session_id: str, cwd: str = "", **extra: Any) -> dict[str, Any]:
+    """A v3 header in Pi's key order; extra keys with a None value are left out."""
+    header: dict[str, Any] = {"type": "session", "version": 3, "id": session_id, "timestamp": now_iso(), "cwd": cwd}
+    header.update({k: v for k, v in extra.items() if v is not None})
+    return header
+
+
+def _id_from_session_path(path: Any) -> str | None:
+    """Pi names files `<ts>_<sessionId>.jsonl`; recover the id of a `parentSession` path."""
+    if not isinstance(path, str) or "_" not in Path(path).name:
+        return None
+    return Path(path).stem.split("_", 1)[1] or None
+
+
+class IndexedSessionStorage:
+    """One session held in an `EntryIndex`. Subclasses persist lines by overriding `_persist`."""
+
+    def __init__(self, header: dict[str, Any], index: EntryIndex | None = None, path: Path | None = None):
+        self.header = header
+        self.session_id: str = header["id"]
+        self.index = index or EntryIndex()
+        self.path = path
+        self.closed = False
+
+    # ------------------------------------------------------------ persistence hooks
+
+    def _persist(self, lines: list[str]) -> None:
+        """Make `lines` (JSON, no newline) durable before they are indexed. In memory: nothing."""
+
+    def _append_many(self, entries: Sequence[Entry]) -> None:
+        """Bulk append of entries already known to be consistent (fork, import): one write."""
+        lines = [entry_json(e) for e in entries]
+        self._persist(lines)
+        for entry, line in zip(entries, lines):
+            self.index.add(entry, line)
+
+    # ------------------------------------------------------------ SessionStorage
+
+    async def get_metadata(self) -> SessionMetadata:
+        h = self.header
+        return SessionMetadata(
+            id=self.session_id,
+            created_at=h.get("timestamp") or "",
+            cwd=h.get("cwd") or "",
+            name=self.index.name,
+            path=str(self.path) if self.path else None,
+            parent_session_id=h.get("parentSessionId") or _id_from_session_path(h.get("parentSession")),
+            parent_entry_id=h.get("parentEntryId"),
+        )
+
+    async def get_leaf_id(self) -> str | None:
+        return self.index.leaf_id
+
+    async def set_leaf_id(self, leaf_id: str | None) -> None:
+        if leaf_id is not None:
+            self.index.require(leaf_id)
+        if leaf_id == self.index.leaf_id:
+            return  # already where the file says it is; a marker would change nothing
+        marker = LeafEntry(id=self.index.new_id(), parent_id=leaf_id, target_id=leaf_id)
+        line = entry_json(marker)
+        self._persist([line])
+        self.index.add(parse_entry(line), line)
+
+    async def create_entry_id(self) -> str:
+        return self.index.new_id()
+
+    async def append_entry(self, entry: Entry) -> None:
+        if isinstance(entry, LeafEntry):
+            raise StorageError("A leaf entry is written by set_leaf_id, not append_entry")
+        self.index.check_append(entry)
+        line = entry_json(entry)
+        self._persist([line])
+        # Index a private copy so later changes to the caller's object cannot reach the store.
+        self.index.add(parse_entry(line), line)
+
+    async def get_entry(self, entry_id: str) -> Entry | None:
+        return self.index.fresh_one(entry_id)
+
+    async def find_entries(self, type: str) -> list[Entry]:
+        return self.index.fresh(self.index.of_type(type))
+
+    async def get_children(self, parent_id: str | None) -> list[Entry]:
+        return self.index.fresh(self.index.children_of(parent_id))
+
+    async def get_label(self, entry_id: str) -> str | None:
+        return self.index.label(entry_id)
+
+    async def get_labels(self) -> dict[str, str]:
+        return self.index.labels()
+
+    async def get_session_name(self) -> str | None:
+        return self.index.name
+
+    async def get_session_stats(self) -> SessionStats:
+        return self.index.stats
+
+    async def get_path_state(self, entry_id: str | None) -> PathState:
+        return self.index.path_state(entry_id)
+
+    async def get_path_to_root(self, leaf_id: str) -> list[Entry]:
+        return self.index.fresh(self.index.path_to_root(leaf_id))
+
+    async def get_path_to_root_or_compaction(self, leaf_id: str) -> list[Entry]:
+        return self.index.fresh(self.index.path_to_root_or_compaction(leaf_id))
+
+    async def get_entries(self, cursor: EntryCursor | None = None) -> list[Entry]:
+        return self.index.fresh(self.index.window(cursor))
+
+    async def get_tree_rows(self) -> list[TreeRow]:
+        return self.index.tree_rows()
+
+    async def close(self) -> None:
+        self.closed = True
+
+    # ------------------------------------------------------------ catalog helpers
+
+    def summary(self) -> SessionSummary:
+        h, idx = self.header, self.index
+        created = h.get("timestamp") or ""
+        modified = ms_to_iso(idx.modified_ms) if idx.modified_ms is not None else created
+        return SessionSummary(
+            id=self.session_id,
+            created_at=created,
+            modified_at=modified,
+            name=idx.name,
+            cwd=h.get("cwd") or "",
+            entry_count=idx.stats.entry_count,
+            message_count=idx.stats.message_count,
+            total_tokens=idx.stats.total_tokens,
+            cost_total=idx.stats.cost_total,
+            first_message=idx.first_user_text,
+            path=str(self.path) if self.path else None,
+            parent_session_id=h.get("parentSessionId") or _id_from_session_path(h.get("parentSession")),
+            parent_entry_id=h.get("parentEntryId"),
+        )
+
+
+def _modified_key(s: SessionSummary) -> tuple[float, float, str]:
+    def ms(iso: str) -> float:
+        v = iso_to_ms(iso)
+        return v if v == v else float("-inf")
+
+    return (ms(s.modified_at), ms(s.created_at), s.id)
+
+
+def _snippet(text: str, start: int, end: int, before: int = 40, after: int = 80) -> str:
+    lo, hi = max(0, start - before), min(len(text), end + after)
+    head = ("…" if lo > 0 else "") + text[lo:start]
+    tail = text[end:hi] + ("…" if hi < len(text) else "")
+    return " ".join(f"{head}[[{text[start:end]}]]{tail}".split())
+
+
+class IndexedCatalog:
+    """Catalog logic over five hooks: `_ids`, `_load`, `_make`, `_remove`, `_parent_path`."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, IndexedSessionStorage] = {}
+
+    # ------------------------------------------------------------ hooks
+
+    def _ids(self) -> list[str]:
+        raise NotImplementedError
+
+    def _load(self, session_id: str) -> IndexedSessionStorage:
+        raise NotImplementedError
+
+    def _make(self, header: dict[str, Any]) -> IndexedSessionStorage:
+        """A new, empty session with this header, persisted at once."""
+        raise NotImplementedError
+
+    def _remove(self, session_id: str) -> None:
+        raise NotImplementedError
+
+    def _parent_path(self, storage: IndexedSessionStorage) -> str | None:
+        return str(storage.path) if storage.path else None
+
+    def _summaries(self) -> list[SessionSummary]:
+        return [self._get(sid).summary() for sid in self._ids()]
+
+    # ------------------------------------------------------------ lookups
+
+    def _resolve(self, session_ref: str) -> str:
+        ids = self._ids()
+        if session_ref in ids:
+            return session_ref
+        matches = sorted(i for i in ids if session_ref and i.startswith(session_ref))
+        if not matches:
+            raise SessionNotFoundError(session_ref)
+        if len(matches) > 1:
+            raise AmbiguousSessionError(session_ref, matches)
+        return matches[0]
+
+    def _get(self, session_id: str) -> IndexedSessionStorage:
+        storage = self._open.get(session_id)
+        if storage is None:
+            storage = self._open[session_id] = self._load(session_id)
+        return storage
+
+    def _new(self, header: dict[str, Any]) -> IndexedSessionStorage:
+        if header["id"] in self._ids():
+            raise StorageError(f"A session with id {header['id']} already exists")
+        storage = self._open[header["id"]] = self._make(header)
+        return storage
+
+    # ------------------------------------------------------------ SessionCatalog
+
+    async def create(
+        self,
+        *,
+        session_id: str | None = None,
+        cwd: str = "",
+        parent_session_id: str | None = None,
+        parent_entry_id: str | None = None,
+    ) -> IndexedSessionStorage:
+        parent_path = None
+        if parent_session_id is not None and parent_session_id in self._ids():
+            parent_path = self._parent_path(self._get(parent_session_id))
+        header = new_header(
+            session_id or new_session_id(),
+            cwd,
+            parentSession=parent_path,
+            parentSessionId=parent_session_id,
+            parentEntryId=parent_entry_id,
+        )
+        return self._new(header)
+
+    async def open(self, session_ref: str) -> IndexedSessionStorage:
+        return self._get(self._resolve(session_ref))
+
+    async def latest(self) -> IndexedSessionStorage | None:
+        rows = await self.list()
+        return self._get(rows[0].id) if rows else None
+
+    async def list(self) -> list[SessionSummary]:
+        return sorted(self._summaries(), key=_modified_key, reverse=True)
+
+    async def rename(self, session_ref: str, name: str) -> None:
+        storage = await self.open(session_ref)
+        entry = SessionInfoEntry(id=storage.index.new_id(), parent_id=storage.index.leaf_id, name=name.strip())
+        await storage.append_entry(entry)
+
+    async def fork(self, session_ref: str, entry_id: str) -> IndexedSessionStorage:
+        source = await self.open(session_ref)
+        path = [e for e in source.index.path_to_root(entry_id) if not isinstance(e, (LabelEntry, LeafEntry))]
+        entries = source.index.fresh(path)
+        on_path = {e.id for e in entries}
+        taken = set(on_path)
+        parent = entries[-1].id
+        stamps = source.index.label_timestamps()
+        # Like Pi's createBranchedSession: labels of path entries come back as a fresh chain.
+        for target, label in source.index.labels().items():
+            if target not in on_path:
+                continue
+            new_id = source.index.new_id()
+            while new_id in taken:
+                new_id = source.index.new_id()
+            taken.add(new_id)
+            entries.append(
+                LabelEntry(id=new_id, parent_id=parent, target_id=target, label=label, timestamp=stamps[target])
+            )
+            parent = new_id
+        fork = await self.create(
+            cwd=source.header.get("cwd") or "", parent_session_id=source.session_id, parent_entry_id=entry_id
+        )
+        fork._append_many(entries)
+        return fork
+
+    async def delete(self, session_ref: str) -> None:
+        session_id = self._resolve(session_ref)
+        self._remove(session_id)
+        self._open.pop(session_id, None)
+
+    async def import_session(
+        self, header: dict[str, Any], entries: Sequence[Entry], leaf_id: str | None
+    ) -> tuple[IndexedSessionStorage, ImportReport]:
+        """Takes ownership of `entries` (they are indexed as given, not copied: 100k must be quick)."""
+        header = {**header, "type": "session", "version": 3}
+        header.setdefault("id", new_session_id())
+        header.setdefault("timestamp", now_iso())
+        header.setdefault("cwd", "")
+        report = ImportReport(session_id=header["id"])
+        kept: list[Entry] = []
+        seen: set[str] = set()
+        for entry in entries:
+            if entry.id in seen:
+                report.duplicate_ids += 1
+                if len(report.problems) < 5:
+                    report.problems.append(f"duplicate entry id {entry.id} skipped")
+                continue
+            seen.add(entry.id)
+            kept.append(entry)
+        if leaf_id is not None and leaf_id not in seen:
+            raise EntryNotFoundError(leaf_id)
+        report.entries = len(kept)
+        natural_leaf = None
+        if kept:
+            last = kept[-1]
+            natural_leaf = last.target_id if isinstance(last, LeafEntry) else last.id
+        if kept and natural_leaf != leaf_id:
+            # Our files (like Pi's) resume at the last line, so a different leaf needs a marker.
+            marker_id = new_entry_id(seen)
+            kept.append(LeafEntry(id=marker_id, parent_id=leaf_id, target_id=leaf_id))
+        storage = self._new(header)
+        storage._append_many(kept)
+        return storage, report
+
+    async def search(self, query: str, *, session_id: str | None = None, limit: int = 50) -> list[SearchHit]:
+        if not query.strip() or limit <= 0:
+            return []
+        pattern = re.compile(re.escape(query), re.IGNORECASE)
+        if session_id is not None:
+            sessions = [self._get(self._resolve(session_id))]
+        else:
+            sessions = [self._get(s.id) for s in await self.list()]
+        hits: list[tuple[int, int, int, SearchHit]] = []
+        for order, storage in enumerate(sessions):
+            for seq, entry in enumerate(storage.index.entries()):
+                if isinstance(entry, LeafEntry):
+                    continue
+                text = entry_text(entry)
+                m = pattern.search(text)
+                if m is None:
+                    continue
+                hit = SearchHit(
+                    session_id=storage.session_id,
+                    entry_id=entry.id,
+                    type=entry.type,
+                    role=entry_role(entry),
+                    snippet=_snippet(text, m.start(), m.end()),
+                    rank=float(m.start()),
+                    session_name=storage.index.name,
+                    timestamp=entry.timestamp,
+                )
+                hits.append((m.start(), order, seq, hit))
+        hits.sort(key=lambda h: h[:3])
+        return [h[3] for h in hits[:limit]]
+
+    async def close(self) -> None:
+        for storage in self._open.values():
+            await storage.close()
+        self._open.clear()

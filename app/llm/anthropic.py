@@ -1,0 +1,217 @@
+"""Anthropic Messages streaming."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, AsyncIterator
+
+from storage.model import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    Usage,
+)
+
+from .abort import AbortSignal
+from .catalog import with_cost
+from .errors import ProviderError, classify_stream_error
+from .http_stream import run_http_stream, snapshot
+from .openai import parse_arguments
+from .sse import SSEEvent
+from .transform import prepare_messages
+from .types import LlmContext, ModelInfo, StreamEvent, StreamOptions
+
+API = "anthropic-messages"
+VERSION = "2023-06-01"
+_STOP = {"end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop", "max_tokens": "length",
+         "tool_use": "toolUse", "model_context_window_exceeded": "length"}
+_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 16384}
+_EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    out = []
+    for b in content:
+        if isinstance(b, TextContent) and b.text:
+            out.append({"type": "text", "text": b.text})
+        elif isinstance(b, ImageContent):
+            out.append({"type": "image", "source": {"type": "base64", "media_type": b.mime_type, "data": b.data}})
+    return out
+
+
+def _assistant_blocks(msg: AssistantMessage) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for b in msg.content:
+        if isinstance(b, TextContent) and b.text:
+            out.append({"type": "text", "text": b.text})
+        elif isinstance(b, ThinkingContent):
+            signature = getattr(b, "thinkingSignature", None)
+            if getattr(b, "redacted", False) and signature:
+                out.append({"type": "redacted_thinking", "data": signature})
+            elif signature:
+                out.append({"type": "thinking", "thinking": b.thinking, "signature": signature})
+            elif b.thinking:  # unsigned (aborted before the signature): replay as plain text
+                out.append({"type": "text", "text": b.thinking})
+        elif isinstance(b, ToolCall):
+            out.append({"type": "tool_use", "id": b.id, "name": b.name, "input": b.arguments})
+    return out
+
+
+def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = []
+    for msg in prepare_messages(context.messages):
+        if msg.role == "user":
+            blocks = _blocks(msg.content)
+            if blocks:
+                messages.append({"role": "user", "content": blocks})
+        elif msg.role == "assistant":
+            blocks = _assistant_blocks(msg)
+            if blocks:
+                messages.append({"role": "assistant", "content": blocks})
+        elif msg.role == "toolResult":
+            result = {
+                "type": "tool_result",
+                "tool_use_id": msg.tool_call_id,
+                "content": _blocks(msg.content) or [{"type": "text", "text": "(no output)"}],
+                "is_error": msg.is_error,
+            }
+            # all results of one assistant turn go into one user message
+            last = messages[-1] if messages else None
+            if last and last["role"] == "user" and all(c["type"] == "tool_result" for c in last["content"]):
+                last["content"].append(result)
+            else:
+                messages.append({"role": "user", "content": [result]})
+    base_max = options.max_tokens or min(model.max_tokens, 32000)
+    body: dict[str, Any] = {"model": model.id, "max_tokens": base_max, "messages": messages, "stream": True}
+    if context.system_prompt:
+        body["system"] = context.system_prompt
+    if context.tools:
+        body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in context.tools]
+    level = options.thinking_level
+    if model.reasoning and level and level != "off":
+        if model.compat.get("adaptive_thinking"):
+            effort = "max" if level == "xhigh" and model.compat.get("supports_xhigh") else _EFFORT[level]
+            body["thinking"] = {"type": "adaptive"}
+            body["output_config"] = {"effort": effort}
+        else:
+            budget = _BUDGETS.get(level, 8192)
+            max_tokens = min(base_max + budget, model.max_tokens)
+            if max_tokens <= budget:
+                budget = max(1024, max_tokens - 1024)
+            body["max_tokens"] = max_tokens
+            body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    return body
+
+
+class AnthropicParser:
+    def __init__(self, model: ModelInfo):
+        self.model = model
+        self.message = AssistantMessage(api=API, provider=model.provider, model=model.id)
+        self.finished = False
+        self._blocks: dict[int, int] = {}  # wire index -> content index
+        self._args: dict[int, str] = {}  # content index -> raw tool input JSON
+        self._usage = Usage()
+        self._stop: str | None = None
+
+    def feed(self, sse: SSEEvent) -> list[StreamEvent]:
+        try:
+            data = json.loads(sse.data)
+        except ValueError:
+            raise ProviderError(
+                "protocol", f"{self.model.provider} sent a malformed chunk ({sse.data[:60]!r}); the reply is incomplete."
+            ) from None
+        if not isinstance(data, dict):
+            return []
+        kind = data.get("type") or sse.event
+        if kind == "error":
+            raise classify_stream_error(data, provider=self.model.provider)
+        if kind == "message_start":
+            self._take_usage((data.get("message") or {}).get("usage") or {})
+        elif kind == "content_block_start":
+            return self._start_block(data.get("index", 0), data.get("content_block") or {})
+        elif kind == "content_block_delta":
+            return self._delta(data.get("index", 0), data.get("delta") or {})
+        elif kind == "content_block_stop":
+            idx = self._blocks.get(data.get("index", 0))
+            if idx is not None and idx in self._args:
+                self.message.content[idx].arguments = parse_arguments(self._args.pop(idx))
+                return [StreamEvent("toolcall_end", snapshot(self.message), "", idx)]
+        elif kind == "message_delta":
+            self._stop = (data.get("delta") or {}).get("stop_reason") or self._stop
+            self._take_usage(data.get("usage") or {})
+        elif kind == "message_stop":
+            self.finished = True
+        return []
+
+    def _start_block(self, wire: int, block: dict[str, Any]) -> list[StreamEvent]:
+        btype = block.get("type")
+        if btype == "text":
+            new: Any = TextContent(text=block.get("text") or "")
+        elif btype == "thinking":
+            new = ThinkingContent(thinking=block.get("thinking") or "")
+        elif btype == "redacted_thinking":
+            new = ThinkingContent(thinking="[Reasoning redacted]", thinkingSignature=block.get("data"), redacted=True)
+        elif btype == "tool_use":
+            new = ToolCall(id=block.get("id") or f"toolu_{wire}", name=block.get("name") or "", arguments={})
+            self._args[len(self.message.content)] = ""
+        else:
+            return []
+        self.message.content.append(new)
+        self._blocks[wire] = len(self.message.content) - 1
+        return []
+
+    def _delta(self, wire: int, delta: dict[str, Any]) -> list[StreamEvent]:
+        idx = self._blocks.get(wire)
+        if idx is None:
+            return []
+        block = self.message.content[idx]
+        dtype = delta.get("type")
+        if dtype == "text_delta" and isinstance(block, TextContent):
+            block.text += delta.get("text") or ""
+            return [StreamEvent("text_delta", snapshot(self.message), delta.get("text") or "", idx)]
+        if dtype == "thinking_delta" and isinstance(block, ThinkingContent):
+            block.thinking += delta.get("thinking") or ""
+            return [StreamEvent("thinking_delta", snapshot(self.message), delta.get("thinking") or "", idx)]
+        if dtype == "signature_delta" and isinstance(block, ThinkingContent):
+            block.thinkingSignature = (getattr(block, "thinkingSignature", None) or "") + (delta.get("signature") or "")
+        elif dtype == "input_json_delta" and idx in self._args:
+            piece = delta.get("partial_json") or ""
+            self._args[idx] += piece
+            return [StreamEvent("toolcall_delta", snapshot(self.message), piece, idx)]
+        return []
+
+    def _take_usage(self, raw: dict[str, Any]) -> None:
+        # message_delta counts are cumulative; proxies omit fields there, so only overwrite what is given
+        for wire, attr in (("input_tokens", "input"), ("output_tokens", "output"),
+                           ("cache_read_input_tokens", "cache_read"), ("cache_creation_input_tokens", "cache_write")):
+            if raw.get(wire) is not None:
+                setattr(self._usage, attr, int(raw[wire]))
+        self.message.usage = with_cost(self.model, self._usage.model_copy(deep=True))
+
+    def finish(self) -> AssistantMessage:
+        for idx, raw in list(self._args.items()):
+            self.message.content[idx].arguments = parse_arguments(raw)
+        if self._stop in ("refusal", "sensitive"):
+            self.message.stop_reason = "error"
+            self.message.error_message = f"{self.model.provider} declined to answer (stop reason {self._stop})."
+        else:
+            self.message.stop_reason = _STOP.get(self._stop or "end_turn", "stop")  # type: ignore[assignment]
+        return snapshot(self.message)
+
+
+def stream_anthropic(
+    model: ModelInfo, context: LlmContext, options: StreamOptions, signal: AbortSignal | None = None
+) -> AsyncIterator[StreamEvent]:
+    headers = {"content-type": "application/json", "anthropic-version": VERSION, "accept": "text/event-stream"}
+    if options.api_key:
+        headers["x-api-key"] = options.api_key
+    base = model.base_url.rstrip("/")
+    url = base + ("/messages" if base.endswith("/v1") else "/v1/messages")
+    return run_http_stream(
+        model=model, url=url, headers=headers, body=build_body(model, context, options),
+        parser=AnthropicParser(model), options=options, signal=signal,
+    )

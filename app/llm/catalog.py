@@ -1,0 +1,85 @@
+"""Model metadata from the bundled `models.json`: context window, max output, prices, reasoning.
+
+Unknown model ids are allowed: they get the file's defaults (and cost 0), marked `known=False`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from storage.model import Cost, Usage
+
+from .types import ModelCost, ModelInfo
+
+
+@dataclass(frozen=True)
+class ProviderInfo:
+    name: str
+    api: str
+    base_url: str
+    api_key_env: str | None = None
+    local: bool = False
+    compat: dict[str, Any] = field(default_factory=dict)
+    models: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@lru_cache(maxsize=1)
+def _data() -> dict[str, Any]:
+    return json.loads(resources.files(__package__).joinpath("models.json").read_text("utf-8"))
+
+
+def builtin_providers() -> dict[str, ProviderInfo]:
+    out = {}
+    for name, p in _data()["providers"].items():
+        out[name] = ProviderInfo(
+            name=name,
+            api=p["api"],
+            base_url=p["base_url"],
+            api_key_env=p.get("api_key_env"),
+            local=bool(p.get("local")),
+            compat=dict(p.get("compat", {})),
+            models=dict(p.get("models", {})),
+        )
+    return out
+
+
+def model_info(
+    provider: ProviderInfo, model_id: str, overrides: dict[str, Any] | None = None
+) -> ModelInfo:
+    """Metadata for `provider/model_id`; defaults for ids the catalog does not know."""
+    defaults = _data()["defaults"]
+    entry = provider.models.get(model_id)
+    spec = {**defaults, **(entry or {}), **(overrides or {})}
+    cost = spec.get("cost") or {}
+    return ModelInfo(
+        id=model_id,
+        provider=provider.name,
+        api=provider.api,
+        base_url=provider.base_url,
+        name=spec.get("name") or model_id,
+        reasoning=bool(spec.get("reasoning")),
+        context_window=int(spec.get("context_window", defaults["context_window"])),
+        max_tokens=int(spec.get("max_tokens", defaults["max_tokens"])),
+        cost=ModelCost(**{k: float(cost.get(k, 0)) for k in ("input", "output", "cache_read", "cache_write")}),
+        input=tuple(spec.get("input", ["text"])),
+        known=entry is not None,
+        compat={**provider.compat, **spec.get("compat", {})},
+    )
+
+
+def with_cost(model: ModelInfo, usage: Usage) -> Usage:
+    """Usage with its cost filled from the model's prices (USD per million tokens)."""
+    c = model.cost
+    parts = {
+        "input": c.input * usage.input / 1e6,
+        "output": c.output * usage.output / 1e6,
+        "cache_read": c.cache_read * usage.cache_read / 1e6,
+        "cache_write": c.cache_write * usage.cache_write / 1e6,
+    }
+    usage.cost = Cost(**parts, total=sum(parts.values()))
+    usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
+    return usage

@@ -1,0 +1,180 @@
+"""Provider failures, classified so callers know whether to retry, compact, or ask the user."""
+
+from __future__ import annotations
+
+import json
+import re
+from email.utils import parsedate_to_datetime
+from datetime import datetime, timezone
+from typing import Literal, Mapping
+
+ErrorKind = Literal[
+    "auth",
+    "billing",
+    "not_found",
+    "bad_request",
+    "overflow",
+    "rate_limited",
+    "overloaded",
+    "server",
+    "transport",
+    "timeout",
+    "protocol",
+    "aborted",
+]
+
+RETRYABLE_KINDS = {"rate_limited", "overloaded", "server", "transport", "timeout"}
+
+_OVERFLOW = re.compile(
+    "|".join(
+        [
+            r"prompt is too long",
+            r"input is too long for requested model",
+            r"exceeds the context window",
+            r"input token count.*exceeds the maximum",
+            r"maximum prompt length is \d+",
+            r"reduce the length of the messages",
+            r"maximum context length is \d+ tokens",
+            r"exceeds the limit of \d+",
+            r"exceeds the available context size",
+            r"greater than the context length",
+            r"context window exceeds limit",
+            r"exceeded model token limit",
+            r"too large for model with \d+ maximum context length",
+            r"model_context_window_exceeded",
+            r"context[_ ]length[_ ]exceeded",
+            r"too many tokens",
+            r"token limit exceeded",
+            r"^4(00|13)\s*(status code)?\s*\(no body\)",
+        ]
+    ),
+    re.IGNORECASE,
+)
+_RATE_LIMIT_WORDING = re.compile(r"rate.?limit|too many requests", re.IGNORECASE)
+
+
+def is_context_overflow(message: str | None) -> bool:
+    """True when a provider error message says the prompt did not fit the context window."""
+    if not message or _RATE_LIMIT_WORDING.search(message):
+        return False
+    return bool(_OVERFLOW.search(message))
+
+
+class ProviderError(Exception):
+    """One failed provider call. `str()` is one sentence a person can act on."""
+
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ):
+        super().__init__(message)
+        self.kind: ErrorKind = kind
+        self.status = status
+        self.retry_after = retry_after
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind in RETRYABLE_KINDS
+
+    @property
+    def is_overflow(self) -> bool:
+        return self.kind == "overflow"
+
+
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or an HTTP date)."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+
+
+def error_body_message(body: str) -> tuple[str, str | None, str | None]:
+    """(message, type, code) from any provider's JSON error body, or the raw text."""
+    try:
+        data = json.loads(body)
+    except (ValueError, TypeError):
+        return body.strip()[:300], None, None
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        if isinstance(err, str):
+            return err, None, None
+        if isinstance(err, dict):
+            msg = str(err.get("message") or err.get("msg") or "").strip()
+            return msg or body.strip()[:300], err.get("type"), err.get("code") and str(err.get("code"))
+    return body.strip()[:300], None, None
+
+
+def classify_http_error(
+    status: int, headers: Mapping[str, str], body: str, *, provider: str, model: str, base_url: str = ""
+) -> ProviderError:
+    """Turn a non-2xx response into a ProviderError with an actionable message."""
+    detail, etype, code = error_body_message(body)
+    where = f"{provider}/{model}"
+    retry_after = parse_retry_after(headers)
+    shown = f": {detail}" if detail else ""
+    if is_context_overflow(detail) or code == "context_length_exceeded" or (
+        status in (400, 413) and not detail
+    ):
+        return ProviderError(
+            "overflow", f"The conversation is too long for {where}{shown}; compact it or pick a larger model.",
+            status=status,
+        )
+    if code == "insufficient_quota" or etype == "billing_error" or status == 402:
+        return ProviderError(
+            "billing", f"{provider} refused the request for lack of quota or credit{shown}; check your plan and billing.",
+            status=status,
+        )
+    if status in (401, 403):
+        return ProviderError(
+            "auth",
+            f"{provider} rejected the API key (HTTP {status}){shown}; check the key in the environment or config.toml.",
+            status=status,
+        )
+    if status == 404:
+        hint = f"`ollama pull {model}`" if ":11434" in base_url else "check the model id and the base URL"
+        return ProviderError("not_found", f"Model {where} was not found (HTTP 404){shown}; {hint}.", status=status)
+    if status == 429:
+        return ProviderError(
+            "rate_limited", f"{provider} is rate limiting requests (HTTP 429){shown}; wait and try again.",
+            status=status, retry_after=retry_after,
+        )
+    if status == 529 or etype == "overloaded_error":
+        return ProviderError(
+            "overloaded", f"{provider} is overloaded (HTTP {status}){shown}; try again shortly.",
+            status=status, retry_after=retry_after,
+        )
+    if status >= 500 or status in (408, 409):
+        return ProviderError(
+            "server", f"{provider} had a server error (HTTP {status}){shown}; try again shortly.",
+            status=status, retry_after=retry_after,
+        )
+    return ProviderError("bad_request", f"{provider} rejected the request (HTTP {status}){shown}.", status=status)
+
+
+def classify_stream_error(payload: object, *, provider: str) -> ProviderError:
+    """An error that arrived inside a 200 stream (an SSE `error` event or an `{"error":…}` chunk)."""
+    msg, etype, code = error_body_message(json.dumps(payload)) if not isinstance(payload, str) else (payload, None, None)
+    if is_context_overflow(msg) or code == "context_length_exceeded":
+        return ProviderError("overflow", f"The conversation is too long for the model: {msg}")
+    if etype == "overloaded_error":
+        return ProviderError("overloaded", f"{provider} is overloaded: {msg}")
+    return ProviderError("server", f"{provider} reported an error mid-stream: {msg}")

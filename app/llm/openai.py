@@ -1,0 +1,214 @@
+"""OpenAI Chat Completions streaming (OpenAI and the OpenAI-compatible family)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, AsyncIterator
+
+from storage.model import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    Usage,
+)
+
+from .abort import AbortSignal
+from .catalog import with_cost
+from .errors import ProviderError, classify_stream_error
+from .http_stream import run_http_stream, snapshot
+from .sse import SSEEvent
+from .transform import prepare_messages
+from .types import LlmContext, ModelInfo, StreamEvent, StreamOptions
+
+API = "openai-completions"
+INVALID_ARGS_KEY = "__invalid_json__"  # the loop turns this into a tool error the model sees
+_REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
+_FINISH = {"stop": "stop", "end": "stop", "length": "length", "tool_calls": "toolUse", "function_call": "toolUse",
+           "model_context_window_exceeded": "length"}
+
+
+def parse_arguments(raw: str) -> dict[str, Any]:
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {INVALID_ARGS_KEY: raw}
+    return value if isinstance(value, dict) else {INVALID_ARGS_KEY: raw}
+
+
+def _user_content(content: Any) -> Any:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if isinstance(block, TextContent):
+            parts.append({"type": "text", "text": block.text})
+        elif isinstance(block, ImageContent):
+            parts.append({"type": "image_url", "image_url": {"url": f"data:{block.mime_type};base64,{block.data}"}})
+    return parts
+
+
+def _tool_text(content: list[Any]) -> str:
+    return "\n".join(b.text for b in content if isinstance(b, TextContent)) or "(no output)"
+
+
+def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) -> dict[str, Any]:
+    messages: list[dict[str, Any]] = []
+    if context.system_prompt:
+        messages.append({"role": "system", "content": context.system_prompt})
+    for msg in prepare_messages(context.messages):
+        if msg.role == "user":
+            messages.append({"role": "user", "content": _user_content(msg.content)})
+        elif msg.role == "assistant":
+            text = "".join(b.text for b in msg.content if isinstance(b, TextContent))
+            calls = [
+                {"id": b.id, "type": "function", "function": {"name": b.name, "arguments": json.dumps(b.arguments)}}
+                for b in msg.content
+                if isinstance(b, ToolCall)
+            ]
+            if not text and not calls:
+                continue
+            entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+            if calls:
+                entry["tool_calls"] = calls
+            messages.append(entry)
+        elif msg.role == "toolResult":
+            messages.append({"role": "tool", "tool_call_id": msg.tool_call_id, "content": _tool_text(msg.content)})
+    body: dict[str, Any] = {"model": model.id, "messages": messages, "stream": True}
+    if model.compat.get("supports_usage_in_streaming", True):
+        body["stream_options"] = {"include_usage": True}
+    if context.tools:
+        body["tools"] = [
+            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+            for t in context.tools
+        ]
+    if options.max_tokens:
+        body[model.compat.get("max_tokens_field", "max_tokens")] = options.max_tokens
+    level = options.thinking_level
+    if model.reasoning and level and level != "off" and model.compat.get("supports_reasoning_effort", True):
+        body["reasoning_effort"] = level if level != "xhigh" or model.compat.get("supports_xhigh") else "high"
+    return body
+
+
+class OpenAIParser:
+    def __init__(self, model: ModelInfo):
+        self.model = model
+        self.message = AssistantMessage(api=API, provider=model.provider, model=model.id)
+        self.finished = False
+        self._finish_reason: str | None = None
+        self._calls: dict[Any, tuple[int, str]] = {}  # fragment key -> (content index, raw arguments)
+        self._last_call_key: Any = None
+
+    def feed(self, sse: SSEEvent) -> list[StreamEvent]:
+        if sse.data.strip() == "[DONE]":
+            self.finished = True
+            return []
+        try:
+            chunk = json.loads(sse.data)
+        except ValueError:
+            raise ProviderError(
+                "protocol", f"{self.model.provider} sent a malformed chunk ({sse.data[:60]!r}); the reply is incomplete."
+            ) from None
+        if not isinstance(chunk, dict):
+            return []
+        if chunk.get("error") or chunk.get("object") == "error":
+            raise classify_stream_error(chunk.get("error") or chunk, provider=self.model.provider)
+        events: list[StreamEvent] = []
+        if chunk.get("usage"):
+            self._usage(chunk["usage"])
+        for choice in chunk.get("choices") or []:
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            if choice.get("usage"):  # Moonshot puts usage inside the choice
+                self._usage(choice["usage"])
+            delta = choice.get("delta") or {}
+            for name in _REASONING_FIELDS:
+                if isinstance(delta.get(name), str) and delta[name]:
+                    events.append(self._append(ThinkingContent, "thinking", delta[name], "thinking_delta"))
+                    break
+            if isinstance(delta.get("content"), str) and delta["content"]:
+                events.append(self._append(TextContent, "text", delta["content"], "text_delta"))
+            for frag in delta.get("tool_calls") or []:
+                events.append(self._tool_fragment(frag))
+            reason = choice.get("finish_reason")
+            if reason:
+                if reason == "error":
+                    raise classify_stream_error(choice.get("error") or "finish_reason error", provider=self.model.provider)
+                self._finish_reason = reason
+                self.finished = True  # a finish_reason then EOF is complete; [DONE] is optional after it
+        return events
+
+    def _append(self, cls: type, attr: str, text: str, kind: str) -> StreamEvent:
+        content = self.message.content
+        if not content or not isinstance(content[-1], cls):
+            content.append(cls(**{attr: ""}))
+        block = content[-1]
+        setattr(block, attr, getattr(block, attr) + text)
+        return StreamEvent(kind, snapshot(self.message), text, len(content) - 1)  # type: ignore[arg-type]
+
+    def _tool_fragment(self, frag: dict[str, Any]) -> StreamEvent:
+        fn = frag.get("function") or {}
+        if "index" in frag:
+            key = ("i", frag["index"])
+        elif frag.get("id") and (self._last_call_key is None or self._calls_id(self._last_call_key) != frag["id"]):
+            key = ("id", frag["id"])
+        else:
+            key = self._last_call_key if self._last_call_key is not None else ("i", 0)
+        if key not in self._calls:
+            self.message.content.append(ToolCall(id=frag.get("id") or f"call_{len(self._calls)}", name=fn.get("name") or ""))
+            self._calls[key] = (len(self.message.content) - 1, "")
+        self._last_call_key = key
+        index, raw = self._calls[key]
+        block = self.message.content[index]
+        if fn.get("name") and not block.name:
+            block.name = fn["name"]
+        args = fn.get("arguments")
+        piece = json.dumps(args) if isinstance(args, dict) else (args or "")
+        self._calls[key] = (index, raw + piece)
+        return StreamEvent("toolcall_delta", snapshot(self.message), piece, index)
+
+    def _calls_id(self, key: Any) -> str:
+        return self.message.content[self._calls[key][0]].id
+
+    def _usage(self, raw: dict[str, Any]) -> None:
+        prompt = int(raw.get("prompt_tokens") or 0)
+        completion = int(raw.get("completion_tokens") or 0)
+        cached = int((raw.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+        reasoning = int((raw.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
+        output = completion
+        if reasoning and int(raw.get("total_tokens") or 0) == prompt + completion + reasoning:
+            output += reasoning  # this host counts reasoning apart from completion tokens
+        usage = Usage(input=max(0, prompt - cached), output=output, cache_read=cached)
+        self.message.usage = with_cost(self.model, usage)
+
+    def finish(self) -> AssistantMessage:
+        for index, raw in self._calls.values():
+            self.message.content[index].arguments = parse_arguments(raw)
+        reason = _FINISH.get(self._finish_reason or "stop", "stop")
+        if self._finish_reason == "content_filter":
+            self.message.stop_reason = "error"
+            self.message.error_message = f"{self.model.provider} stopped the reply with its content filter."
+        else:
+            has_calls = any(isinstance(b, ToolCall) for b in self.message.content)
+            self.message.stop_reason = "toolUse" if has_calls and reason == "stop" else reason  # type: ignore[assignment]
+        return snapshot(self.message)
+
+
+def stream_openai(
+    model: ModelInfo, context: LlmContext, options: StreamOptions, signal: AbortSignal | None = None
+) -> AsyncIterator[StreamEvent]:
+    headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+    if options.api_key:
+        headers["Authorization"] = f"Bearer {options.api_key}"
+    return run_http_stream(
+        model=model,
+        url=model.base_url.rstrip("/") + "/chat/completions",
+        headers=headers,
+        body=build_body(model, context, options),
+        parser=OpenAIParser(model),
+        options=options,
+        signal=signal,
+    )

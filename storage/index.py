@@ -8,10 +8,7 @@ Nothing here validates appends except `check_append`; loading a file indexes wha
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import time
-import uuid
 from typing import Iterable
 
 from .aggregates import advance_path_state, advance_stats, tree_row
@@ -43,16 +40,6 @@ from .model import (
 def entry_json(entry: Entry) -> str:
     """One JSONL line (without newline), written the way Pi's JSON.stringify writes it."""
     return json.dumps(dump(entry), separators=(",", ":"), ensure_ascii=False)
-
-
-def new_session_id() -> str:
-    """A UUIDv7 (time-ordered), as Pi uses for session ids."""
-    ms = time.time_ns() // 1_000_000
-    rand = int.from_bytes(os.urandom(10), "big")
-    value = (ms & ((1 << 48) - 1)) << 80
-    value |= 0x7 << 76 | (rand >> 68 & 0xFFF) << 64  # version 7 + 12 random bits
-    value |= 0b10 << 62 | (rand & ((1 << 62) - 1))  # RFC 4122 variant + 62 random bits
-    return str(uuid.UUID(int=value))
 
 
 def ms_to_iso(ms: float) -> str:

@@ -25,7 +25,7 @@ from .base import (
     StorageError,
     TreeRow,
 )
-from .index import EntryIndex, entry_json, ms_to_iso, new_session_id
+from .index import EntryIndex, entry_json, ms_to_iso
 from .model import (
     Entry,
     LabelEntry,
@@ -34,6 +34,7 @@ from .model import (
     SessionMetadata,
     iso_to_ms,
     new_entry_id,
+    new_session_id,
     now_iso,
     parse_entry,
 )

@@ -1,0 +1,253 @@
+"""The catalog half of the storage contract, run against every backend (see test_conformance.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from storage import open_catalog
+from storage.base import (
+    AmbiguousSessionError,
+    EntryNotFoundError,
+    InvalidTreeError,
+    SessionNotFoundError,
+    StorageError,
+)
+
+from .helpers import T0, append_all, assistant, ids, label, user
+
+DAY = 86_400_000
+
+
+async def two_turns(catalog, *, ms: int = T0, session_id: str | None = None, text: str = "hello"):
+    s = await catalog.create(session_id=session_id, cwd="/w")
+    await append_all(s, user("u1", None, text, ms=ms), assistant("a1", "u1", "sure", ms=ms + 1000))
+    return s
+
+
+# ---------------------------------------------------------------- create / open
+
+
+async def test_open_by_full_id_and_unique_prefix(catalog):
+    s = await catalog.create(session_id="0a1b2c3d-session")
+    assert (await catalog.open("0a1b2c3d-session")).session_id == s.session_id
+    assert (await catalog.open("0a1b")).session_id == s.session_id
+
+
+async def test_open_ambiguous_prefix(catalog):
+    await catalog.create(session_id="abc-one")
+    await catalog.create(session_id="abc-two")
+    with pytest.raises(AmbiguousSessionError) as err:
+        await catalog.open("abc")
+    assert sorted(err.value.candidates) == ["abc-one", "abc-two"]
+
+
+async def test_open_unknown(catalog):
+    await catalog.create(session_id="present")
+    with pytest.raises(SessionNotFoundError, match="absent"):
+        await catalog.open("absent")
+
+
+async def test_create_with_taken_id_fails(catalog):
+    await catalog.create(session_id="same")
+    with pytest.raises(StorageError):
+        await catalog.create(session_id="same")
+
+
+async def test_generated_session_ids_are_distinct_uuids(catalog):
+    a, b = await catalog.create(), await catalog.create()
+    assert a.session_id != b.session_id and len(a.session_id) == 36
+
+
+async def test_open_sees_appends(catalog):
+    s = await two_turns(catalog)
+    again = await catalog.open(s.session_id)
+    assert ids(await again.get_entries()) == ["u1", "a1"]
+
+
+# ---------------------------------------------------------------- list / latest / rename / delete
+
+
+async def test_list_newest_modified_first(catalog):
+    # Modified time is the newest message, not when the session was created.
+    old = await two_turns(catalog, ms=T0, session_id="old")
+    new = await two_turns(catalog, ms=T0 + 5 * DAY, session_id="new", text="newer topic")
+    mid = await two_turns(catalog, ms=T0 + 2 * DAY, session_id="mid")
+    rows = await catalog.list()
+    assert [r.id for r in rows] == [new.session_id, mid.session_id, old.session_id]
+    top = rows[0]
+    assert (top.message_count, top.entry_count, top.first_message, top.cwd) == (2, 2, "newer topic", "/w")
+    assert (await catalog.latest()).session_id == "new"
+
+
+async def test_latest_of_empty_store(catalog):
+    assert await catalog.latest() is None
+    assert await catalog.list() == []
+
+
+async def test_rename_appends_session_info(catalog):
+    s = await two_turns(catalog)
+    await catalog.rename(s.session_id[:4], "  Named  ")
+    info = await s.find_entries("session_info")
+    assert len(info) == 1 and info[0].parent_id == "a1"
+    assert await s.get_session_name() == "Named"
+    assert [r.name for r in await catalog.list()] == ["Named"]
+    await catalog.rename(s.session_id, "")
+    assert await s.get_session_name() is None
+
+
+async def test_delete(catalog):
+    s = await two_turns(catalog, session_id="doomed")
+    await two_turns(catalog, session_id="kept")
+    await catalog.delete("doomed")
+    assert [r.id for r in await catalog.list()] == ["kept"]
+    with pytest.raises(SessionNotFoundError):
+        await catalog.open(s.session_id)
+    with pytest.raises(SessionNotFoundError):
+        await catalog.delete("doomed")
+
+
+async def test_list_survives_reopen(catalog, tmp_path):
+    if catalog.kind == "memory":
+        pytest.skip("the in-memory backend keeps nothing across catalogs")
+    s = await two_turns(catalog)
+    await catalog.rename(s.session_id, "Kept")
+    await catalog.close()
+    again = await open_catalog(catalog.kind, tmp_path)
+    try:
+        rows = await again.list()
+        assert [(r.id, r.name, r.message_count) for r in rows] == [(s.session_id, "Kept", 2)]
+    finally:
+        await again.close()
+
+
+# ---------------------------------------------------------------- fork
+
+
+async def test_fork_copies_path_and_labels_on_it(catalog):
+    s = await two_turns(catalog)
+    await append_all(
+        s,
+        user("u2", "a1"),
+        assistant("a2", "u2"),
+        label("l1", "a2", "u1", "start"),
+        label("l2", "l1", "a2", "late"),
+        user("x1", "u1"),  # another branch, not on the forked path
+    )
+    fork = await catalog.fork(s.session_id, "u2")
+    entries = await fork.get_entries()
+    assert ids(entries[:3]) == ["u1", "a1", "u2"]
+    labels = [e for e in entries[3:] if e.type == "label"]
+    assert [(e.target_id, e.label, e.parent_id) for e in labels] == [("u1", "start", "u2")]
+    assert await fork.get_labels() == {"u1": "start"}
+    assert await fork.get_leaf_id() == labels[-1].id
+    meta = await fork.get_metadata()
+    assert (meta.parent_session_id, meta.parent_entry_id) == (s.session_id, "u2")
+    assert fork.session_id != s.session_id
+    assert ids(await s.get_entries())[:2] == ["u1", "a1"]  # the source is untouched
+    rows = {r.id: r for r in await catalog.list()}
+    assert rows[fork.session_id].parent_session_id == s.session_id
+
+
+async def test_fork_without_labels_ends_at_entry(catalog):
+    s = await two_turns(catalog)
+    fork = await catalog.fork(s.session_id, "a1")
+    assert ids(await fork.get_entries()) == ["u1", "a1"]
+    assert await fork.get_leaf_id() == "a1"
+
+
+async def test_fork_unknown_entry(catalog):
+    s = await two_turns(catalog)
+    with pytest.raises(EntryNotFoundError, match="nope"):
+        await catalog.fork(s.session_id, "nope")
+
+
+# ---------------------------------------------------------------- import
+
+
+async def test_import_skips_duplicates_and_keeps_orphans(catalog):
+    entries = [
+        user("u1", None, "one"),
+        assistant("a1", "u1"),
+        user("u1", "a1", "duplicate"),
+        user("o1", "missing-parent", "orphan"),
+        user("u2", "a1"),
+    ]
+    s, report = await catalog.import_session({"type": "session", "id": "imported", "cwd": "/p"}, entries, "a1")
+    assert report.duplicate_ids == 1 and report.entries == 4 and report.session_id == "imported"
+    assert await s.get_leaf_id() == "a1"
+    assert (await s.get_entry("u1")).message.content == "one"
+    assert ids(await s.get_path_to_root("o1")) == ["o1"]
+    assert ids(await s.find_entries("message")) == ["u1", "a1", "o1", "u2"]
+    assert (await s.get_metadata()).cwd == "/p"
+    assert (await catalog.open("imported")).session_id == "imported"
+
+
+async def test_import_leaf_survives_reopen(catalog, tmp_path):
+    entries = [user("u1", None), assistant("a1", "u1"), user("u2", "a1")]
+    s, _ = await catalog.import_session({"id": "imp", "cwd": ""}, entries, "a1")
+    if catalog.kind == "memory":
+        return
+    await catalog.close()
+    again = await open_catalog(catalog.kind, tmp_path)
+    try:
+        s2 = await again.open("imp")
+        assert await s2.get_leaf_id() == "a1"
+        assert ids(await s2.find_entries("message")) == ["u1", "a1", "u2"]
+    finally:
+        await again.close()
+
+
+async def test_import_unknown_leaf(catalog):
+    with pytest.raises(EntryNotFoundError):
+        await catalog.import_session({"id": "bad"}, [user("u1", None)], "ghost")
+
+
+async def test_cycles_raise_instead_of_hanging(catalog):
+    entries = [
+        user("r1", None),
+        user("self", "self", "i am my own parent"),
+        user("c1", "c2"),
+        user("c2", "c1"),
+        user("d1", "c2"),  # below the loop
+    ]
+    s, _ = await catalog.import_session({"id": "loopy"}, entries, "r1")
+    for entry_id in ("self", "c1", "d1"):
+        with pytest.raises(InvalidTreeError):
+            await s.get_path_to_root(entry_id)
+        with pytest.raises(InvalidTreeError):
+            await s.get_path_to_root_or_compaction(entry_id)
+        with pytest.raises(InvalidTreeError):
+            await s.get_path_state(entry_id)
+    with pytest.raises(InvalidTreeError, match="self"):
+        await s.get_path_to_root("self")
+    assert ids(await s.get_path_to_root("r1")) == ["r1"]
+    assert len(await s.get_tree_rows()) == 5
+
+
+# ---------------------------------------------------------------- search
+
+
+async def test_search_case_insensitive_with_snippet(catalog):
+    s = await two_turns(catalog, text="Where is the Needle in this haystack?")
+    other = await two_turns(catalog, text="nothing to see")
+    hits = await catalog.search("needle")
+    assert [(h.session_id, h.entry_id, h.type, h.role) for h in hits] == [(s.session_id, "u1", "message", "user")]
+    snippet = hits[0].snippet
+    inside = snippet[snippet.index("[[") + 2 : snippet.index("]]")]
+    assert inside.lower() == "needle" and "haystack" in snippet
+    assert await catalog.search("needle", session_id=other.session_id) == []
+    assert await catalog.search("zzzzzz") == []
+
+
+async def test_search_limit_and_session_filter(catalog):
+    a = await catalog.create(session_id="sa")
+    await append_all(a, user("u1", None, "apple pie"), assistant("a1", "u1", "apple tart"), user("u2", "a1", "apple"))
+    b = await catalog.create(session_id="sb")
+    await b.append_entry(user("u1", None, "apple juice"))
+    assert len(await catalog.search("apple")) == 4
+    assert len(await catalog.search("apple", limit=2)) == 2
+    only_b = await catalog.search("apple", session_id="sb")
+    assert [(h.session_id, h.entry_id) for h in only_b] == [("sb", "u1")]
+    await catalog.rename("sa", "Fruit")
+    names = {h.session_id: h.session_name for h in await catalog.search("tart")}
+    assert names == {"sa": "Fruit"}

@@ -1,0 +1,43 @@
+"""Shared helpers for widget tests: row builders and a host App that records messages."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.message import Message
+from textual.widget import Widget
+
+from storage.base import TreeRow
+
+
+def row(entry_id: str, parent: str | None, role: str | None = "user", type: str = "message", label: str | None = None, preview: str | None = None) -> TreeRow:
+    return TreeRow(entry_id, parent, type, role, preview if preview is not None else f"text {entry_id}", "2024-01-01T00:00:00.000Z", label)
+
+
+def chain(n: int, prefix: str = "n") -> list[TreeRow]:
+    """A single root→leaf chain of n messages alternating user/assistant."""
+    return [row(f"{prefix}{i}", f"{prefix}{i - 1}" if i else None, "user" if i % 2 == 0 else "assistant") for i in range(n)]
+
+
+class Host(App):
+    """Composes the given widgets and records every message they post."""
+
+    CSS_PATH = "../../styles.tcss"
+
+    def __init__(self, *widgets: Widget) -> None:
+        super().__init__()
+        self._widgets = widgets
+        self.seen: list[Message] = []
+
+    def compose(self) -> ComposeResult:
+        yield from self._widgets
+
+    def record(self, message: Message) -> None:
+        """``run_test(message_hook=app.record)``: a bubbling message is seen once per hop; keep one."""
+        if not any(m is message for m in self.seen):
+            self.seen.append(message)
+
+    def run(self, size: tuple[int, int] = (80, 24)):
+        return self.run_test(size=size, message_hook=self.record)
+
+    def posted(self, kind: type) -> list:
+        return [m for m in self.seen if isinstance(m, kind)]

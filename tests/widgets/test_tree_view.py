@@ -1,0 +1,167 @@
+from storage.base import TreeRow
+from widgets.tree_layout import TreeLayout, gutter_prefix
+from widgets.tree_view import TreeView
+
+from .helpers import Host, chain, row
+
+
+def _drawn(layout: TreeLayout) -> list[str]:
+    return [gutter_prefix(g, c, 12) + r.id for r, g, c, *_ in layout.lines]
+
+
+BRANCHY = [
+    row("a", None), row("b", "a", "assistant"),
+    row("c", "b"), row("d", "c", "assistant", label="plan-a"),
+    row("e", "b"), row("f", "e", "assistant"), row("g", "f"), row("h", "f"),
+    row("s", "h", None, type="model_change"), row("t", "s", "assistant"),
+    row("lv", "t", None, type="leaf"), row("tr", "t", "toolResult"),
+]
+
+
+def test_forks_indent_and_chains_do_not():
+    layout = TreeLayout()
+    layout.set_rows(BRANCHY)
+    assert _drawn(layout) == ["a", "b", "├─c", "│ d", "└─e", "  f", "  ├─g", "  └─h", "    t", "    tr"]
+
+
+def test_hidden_rows_reattach_children_and_leaf_entries_never_show():
+    layout = TreeLayout()
+    layout.mode = "all"
+    layout.set_rows(BRANCHY)
+    ids = [line[0].id for line in layout.lines]
+    assert "s" in ids and "lv" not in ids
+    layout.mode = "default"
+    layout.rebuild()
+    assert layout.vparent["t"] == "h"  # the hidden model_change is skipped
+
+
+def test_filters():
+    layout = TreeLayout()
+    layout.rows = {r.id: r for r in BRANCHY}
+    expected = {
+        "no-tools": {"tr"},
+        "user-only": {"b", "d", "f", "t", "tr"},
+        "labeled": {"a", "b", "c", "e", "f", "g", "h", "t", "tr"},
+    }
+    for mode, gone in expected.items():
+        layout.mode = mode
+        layout.rebuild()
+        ids = {line[0].id for line in layout.lines}
+        assert not ids & gone, mode
+    layout.mode = "labeled"
+    layout.rebuild()
+    assert [line[0].id for line in layout.lines] == ["d"]
+
+
+def test_query_keeps_matches_and_their_ancestors():
+    layout = TreeLayout()
+    layout.query = "text g"
+    layout.set_rows(BRANCHY)
+    assert [line[0].id for line in layout.lines] == ["a", "b", "e", "f", "g"]
+
+
+def test_five_thousand_deep_chain_is_flat_and_does_not_recurse():
+    layout = TreeLayout()
+    layout.set_rows(chain(5000))
+    assert len(layout.lines) == 5000
+    assert all(gutter_prefix(g, c, 12) == "" for _, g, c, *_ in layout.lines)
+
+
+def test_deep_fork_nesting_is_capped_on_screen():
+    rows = [row("r", None)]
+    for i in range(40):  # every level forks: 40 nested levels
+        parent = rows[-2].id if i else "r"
+        rows += [row(f"x{i}", parent), row(f"y{i}", parent)]
+    layout = TreeLayout()
+    layout.set_rows(rows)
+    widths = {len(gutter_prefix(g, c, 12)) for _, g, c, *_ in layout.lines}
+    assert max(widths) <= 24
+
+
+async def test_keys_post_messages():
+    tree = TreeView()
+    app = Host(tree)
+    async with app.run(size=(60, 20)) as pilot:
+        tree.set_rows(BRANCHY, "d", {"a", "b", "c", "d"})
+        tree.focus()
+        await pilot.pause()
+        assert tree.cursor_id == "d"  # the cursor starts on the leaf
+        await pilot.press("up", "enter", "space", "L", "f", "backspace")
+        await pilot.pause()
+        assert [type(m).__name__ for m in app.seen if isinstance(m, (TreeView.NodeChosen, TreeView.BackRequested))] == [
+            "NodeChosen", "PreviewRequested", "LabelRequested", "ForkRequested", "BackRequested",
+        ]
+        assert {m.entry_id for m in app.posted(TreeView.NodeChosen)} == {"c"}
+        await pilot.press("right_square_bracket")
+        assert tree.cursor_id == "e"
+        await pilot.press("left_square_bracket")
+        assert tree.cursor_id == "c"
+        await pilot.press("end", "g")
+        assert tree.cursor_id == "d"
+
+
+async def test_click_on_row_chooses_it():
+    tree = TreeView()
+    app = Host(tree)
+    async with app.run(size=(60, 20)) as pilot:
+        tree.set_rows(BRANCHY, "d", {"a", "b", "c", "d"})
+        await pilot.pause()
+        index = tree.layout_data.index_of("e")
+        region = tree.scrollable_content_region
+        await pilot.click(TreeView, offset=(region.x - tree.region.x + 5, region.y - tree.region.y + index))
+        await pilot.pause()
+        assert [m.entry_id for m in app.posted(TreeView.NodeChosen)] == ["e"]
+
+
+async def test_live_add_row_keeps_cursor_and_follows_leaf_only_from_the_leaf():
+    tree = TreeView()
+    app = Host(tree)
+    async with app.run(size=(60, 10)) as pilot:
+        rows = chain(50)
+        tree.set_rows(rows, "n49", {r.id for r in rows})
+        tree.focus()
+        await pilot.pause()
+        await pilot.press("home", "down")
+        assert tree.cursor_id == "n1"
+        top = tree.scroll_y
+        tree.add_row(row("n50", "n49", "assistant"))
+        tree.add_row(row("fork", "n10"))  # creates a fork: full rebuild
+        await pilot.pause()
+        assert tree.cursor_id == "n1" and tree.scroll_y == top
+        assert tree.layout_data.index_of("n50") is not None
+        tree.set_leaf("n50", {"n50"})
+        assert tree.cursor_id == "n1"  # not on the leaf: does not follow
+        await pilot.press("g")
+        tree.add_row(row("n51", "n50"))
+        tree.set_leaf("n51", {"n51"})
+        assert tree.cursor_id == "n51"  # was on the leaf: follows it
+
+
+async def test_type_to_filter_and_fold():
+    tree = TreeView()
+    app = Host(tree)
+    async with app.run(size=(60, 20)) as pilot:
+        tree.set_rows(BRANCHY, "d", {"a", "b", "c", "d"})
+        tree.focus()
+        await pilot.press("slash", *"text g", "enter")
+        assert [line[0].id for line in tree.lines] == ["a", "b", "e", "f", "g"]
+        await pilot.press("slash", "escape")
+        assert len(tree.lines) == 10
+        tree.move_cursor_to("b")
+        await pilot.press("left")
+        assert [line[0].id for line in tree.lines] == ["a", "b"]
+        await pilot.press("right")
+        assert len(tree.lines) == 10
+        await pilot.press("3")
+        assert tree.filter_mode == "user-only"
+
+
+async def test_hundred_thousand_rows_render():
+    tree = TreeView()
+    app = Host(tree)
+    async with app.run(size=(60, 20)) as pilot:
+        rows = chain(100_000)
+        tree.set_rows(rows, "n99999", {"n99999"})
+        await pilot.pause()
+        assert tree.cursor_id == "n99999"
+        assert "leaf" in "".join(s.text for y in range(20) for s in tree.render_line(y))

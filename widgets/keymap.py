@@ -1,0 +1,201 @@
+"""THE keymap: one table of every key binding (DESIGN §8), grouped by where it applies.
+
+Widgets take their ``BINDINGS`` from :func:`bindings_for`; the App does the same for the
+"global" context. The footer (Textual's ``Footer`` shows the focused widget's bindings), the F1
+help screen (:func:`help_markdown`) and the README section (:func:`readme_section`) are all
+generated from this table, so they cannot drift apart.
+
+Each row's ``action`` is the Textual action name on the widget (or App, for "global") that owns
+the context: e.g. the App implements ``action_toggle_tree``; ``TreeView`` implements
+``action_choose``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True)
+class Key:
+    key: str  # Textual key name(s), comma separated for alternatives ("enter", "ctrl+j")
+    action: str  # Textual action string, resolved on the context's owner
+    description: str  # what a person reads in the footer and the help
+    context: str  # "global" | "composer" | "tree" | "transcript" | "queue" | "sessions" | "search"
+    show: bool = True  # shown in the footer (help lists everything)
+    priority: bool = False  # must beat TextArea's own readline keys (ctrl+b, ctrl+f, ...)
+
+
+CONTEXTS: dict[str, str] = {
+    "global": "Everywhere",
+    "composer": "Composer",
+    "tree": "Tree panel",
+    "transcript": "Transcript",
+    "queue": "Queue tray",
+    "sessions": "Sessions screen",
+    "search": "Search screen",
+}
+
+KEYMAP: tuple[Key, ...] = (
+    # ---- global (App)
+    Key("ctrl+b,f2", "toggle_tree", "Tree", "global", priority=True),
+    Key("ctrl+r", "sessions", "Sessions", "global", priority=True),
+    Key("ctrl+f", "search", "Search", "global", priority=True),
+    Key("ctrl+l", "model", "Model", "global", priority=True),
+    Key("alt+t", "thinking", "Thinking level", "global", priority=True),
+    Key("ctrl+o", "toggle_tool_output", "Expand tools", "global", priority=True),
+    Key("ctrl+t", "toggle_thinking_blocks", "Show thinking", "global", show=False, priority=True),
+    Key("ctrl+n", "new_session", "New session", "global", show=False, priority=True),
+    Key("escape", "stop", "Stop run (queue goes next)", "global", show=False),
+    Key("alt+up", "pull_queued", "Pull queued back", "global", show=False, priority=True),
+    Key("ctrl+p", "command_palette", "Palette", "global", show=False),
+    Key("f1", "help", "Help", "global"),
+    Key("ctrl+q", "quit", "Quit", "global", show=False),
+    # ---- composer
+    Key("enter", "submit", "Send (running: steer)", "composer", priority=True),
+    Key("alt+enter", "follow_up", "Queue follow-up", "composer", priority=True),
+    Key("tab", "tab_follow_up", "Follow-up (while running)", "composer", show=False),
+    Key("shift+enter,ctrl+j", "newline", "New line", "composer", show=False, priority=True),
+    Key("up", "history_previous", "History (empty composer)", "composer", show=False),
+    Key("down", "history_next", "History forward", "composer", show=False),
+    # ---- tree panel
+    Key("up", "cursor_up", "Up", "tree", show=False),
+    Key("down", "cursor_down", "Down", "tree", show=False),
+    Key("pageup", "page_up", "Page up", "tree", show=False),
+    Key("pagedown", "page_down", "Page down", "tree", show=False),
+    Key("home", "first", "First", "tree", show=False),
+    Key("end", "last", "Last", "tree", show=False),
+    Key("enter", "choose", "Move leaf here", "tree"),
+    Key("space", "preview", "Preview", "tree"),
+    Key("left_square_bracket", "sibling(-1)", "Prev sibling", "tree", show=False),
+    Key("right_square_bracket", "sibling(1)", "Next sibling", "tree", show=False),
+    Key("g", "goto_leaf", "To leaf", "tree"),
+    Key("L", "label", "Label", "tree"),
+    Key("f", "fork", "Fork", "tree"),
+    Key("slash", "start_filter", "Filter", "tree"),
+    Key("backspace", "back", "Back", "tree"),
+    Key("left", "fold", "Fold", "tree", show=False),
+    Key("right", "unfold", "Unfold", "tree", show=False),
+    Key("1", "filter_mode('default')", "Filter: default", "tree", show=False),
+    Key("2", "filter_mode('no-tools')", "Filter: no tools", "tree", show=False),
+    Key("3", "filter_mode('user-only')", "Filter: user only", "tree", show=False),
+    Key("4", "filter_mode('labeled')", "Filter: labeled", "tree", show=False),
+    Key("5", "filter_mode('all')", "Filter: all", "tree", show=False),
+    # ---- transcript
+    Key("left_square_bracket", "sibling(-1)", "Prev sibling", "transcript", show=False),
+    Key("right_square_bracket", "sibling(1)", "Next sibling", "transcript", show=False),
+    Key("ctrl+o", "toggle_tools", "Expand tools", "transcript"),
+    Key("ctrl+t", "toggle_thinking", "Show thinking", "transcript", show=False),
+    # ---- queue tray
+    Key("up", "cursor(-1)", "Up", "queue", show=False),
+    Key("down", "cursor(1)", "Down", "queue", show=False),
+    Key("x,delete", "drop", "Drop", "queue"),
+    Key("alt+up", "pull_last", "Pull last back", "queue"),
+    # ---- sessions screen
+    Key("enter", "resume", "Resume", "sessions"),
+    Key("ctrl+n,n", "new", "New", "sessions"),
+    Key("f2,r", "rename", "Rename", "sessions"),
+    Key("ctrl+d,d", "delete", "Delete", "sessions"),
+    Key("escape", "close", "Close", "sessions"),
+    # ---- search screen
+    Key("enter", "choose", "Open hit", "search"),
+    Key("escape", "close", "Close", "search"),
+)
+
+_NAMES = {
+    "left_square_bracket": "[",
+    "right_square_bracket": "]",
+    "slash": "/",
+    "pageup": "PgUp",
+    "pagedown": "PgDn",
+    "escape": "Esc",
+    "backspace": "Backspace",
+    "delete": "Del",
+    "enter": "Enter",
+    "space": "Space",
+    "tab": "Tab",
+    "up": "↑",
+    "down": "↓",
+    "left": "←",
+    "right": "→",
+    "home": "Home",
+    "end": "End",
+}
+
+
+def display_key(key: str) -> str:
+    """A key name as people write it: ``ctrl+b,f2`` → ``Ctrl+B / F2``."""
+    shown = []
+    for one in key.split(","):
+        parts = one.split("+")
+        *mods, base = parts
+        name = _NAMES.get(base, base.upper() if len(base) > 1 else base)
+        if len(base) == 1 and mods:
+            name = base.upper()
+        shown.append("+".join([m.capitalize() for m in mods] + [name]))
+    return " / ".join(shown)
+
+
+def keys_for(context: str) -> list[Key]:
+    return [k for k in KEYMAP if k.context == context]
+
+
+def bindings_for(context: str) -> list[Binding]:
+    """Textual ``Binding`` objects for a context; use as a widget's ``BINDINGS``."""
+    return [
+        Binding(
+            k.key,
+            k.action,
+            k.description,
+            show=k.show,
+            priority=k.priority,
+            key_display=display_key(k.key.split(",")[0]),
+            id=f"{k.context}.{k.action}",
+        )
+        for k in keys_for(context)
+    ]
+
+
+def help_markdown() -> str:
+    """The whole keymap as Markdown tables, one per context (the F1 screen and the README)."""
+    out = ["# Keys", ""]
+    for context, title in CONTEXTS.items():
+        rows = keys_for(context)
+        if not rows:
+            continue
+        out += [f"## {title}", "", "| Key | Action |", "|---|---|"]
+        out += [f"| {display_key(k.key).replace('|', '¦')} | {k.description} |" for k in rows]
+        out.append("")
+    out += [
+        "## Slash commands",
+        "",
+        "Typed at the start of the composer: "
+        + " ".join(f"`/{name}`" for name in SLASH_COMMANDS)
+        + ". Start a message with `//` to send a literal `/`.",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def readme_section() -> str:
+    """The README's key section: the help text one heading level down."""
+    return "\n".join("#" + line if line.startswith("#") else line for line in help_markdown().splitlines())
+
+
+SLASH_COMMANDS: tuple[str, ...] = (
+    "tree",
+    "back",
+    "fork",
+    "resume",
+    "new",
+    "name",
+    "label",
+    "compact",
+    "model",
+    "thinking",
+    "search",
+    "export",
+    "session",
+    "help",
+)

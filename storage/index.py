@@ -8,6 +8,7 @@ Nothing here validates appends except `check_append`; loading a file indexes wha
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import secrets
 from typing import Iterable
 
@@ -96,7 +97,9 @@ class EntryIndex:
             self.leaf_id = entry.target_id
             return
         self.leaf_id = entry.id
-        self._children.setdefault(entry.parent_id, []).append(entry.id)
+        parent = self.get(entry.parent_id) if entry.parent_id is not None else None
+        under = parent.target_id if isinstance(parent, LeafEntry) else entry.parent_id  # see tree_rows
+        self._children.setdefault(under, []).append(entry.id)
         self.stats = advance_stats(self.stats, entry)
         if isinstance(entry, LabelEntry):
             if entry.label:
@@ -254,8 +257,15 @@ class EntryIndex:
         return [self._entries[p] for p in wanted]
 
     def tree_rows(self) -> list[TreeRow]:
-        return [
-            tree_row(e, self._labels.get(e.id))
-            for e in self._entries
-            if not isinstance(e, LeafEntry)
-        ]
+        rows = []
+        for e in self._entries:
+            if isinstance(e, LeafEntry):
+                continue
+            row = tree_row(e, self._labels.get(e.id))
+            parent = self.get(e.parent_id) if e.parent_id is not None else None
+            if isinstance(parent, LeafEntry):
+                # Pi, continuing one of our files, appends under the marker (its last line);
+                # markers are not drawn, so the row hangs under the marker's target.
+                row = replace(row, parent_id=parent.target_id)
+            rows.append(row)
+        return rows

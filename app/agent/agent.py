@@ -1,0 +1,270 @@
+"""The Agent: runs the loop, reduces its events into AgentState, and fans them out to listeners."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Iterable
+
+from app.llm.abort import AbortSignal
+from app.llm.types import StreamFn
+from storage.model import AssistantMessage, ImageContent, TextContent, UserMessage
+
+from .convert import convert_to_llm as default_convert
+from .events import AgentEnd, MessageEnd, MessageStart, MessageUpdate, ToolExecutionEnd, ToolExecutionStart, TurnEnd
+from .loop import LoopConfig, LoopContext, maybe_await, run_agent_loop, run_agent_loop_continue
+from .queues import MessageQueue, QueueMode
+from .state import AgentState
+
+log = logging.getLogger(__name__)
+
+BUSY_PROMPT = ("Agent is already processing a prompt. Use steer() or followUp() to queue messages, "
+               "or wait for completion.")
+BUSY_CONTINUE = "Agent is already processing. Wait for completion before continuing."
+
+Listener = Callable[[Any, AbortSignal], Awaitable[None] | None]
+
+
+@dataclass
+class _Run:
+    signal: AbortSignal = field(default_factory=AbortSignal)
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    ended: bool = False  # agent_end was emitted
+
+
+class Agent:
+    def __init__(
+        self,
+        *,
+        state: AgentState | None = None,
+        stream_fn: StreamFn | None = None,
+        convert_to_llm: Callable[[list[Any]], Any] = default_convert,
+        transform_context: Callable[..., Any] | None = None,
+        get_api_key: Callable[[str], Any] | None = None,
+        before_tool_call: Callable[..., Any] | None = None,
+        after_tool_call: Callable[..., Any] | None = None,
+        should_stop_after_turn: Callable[..., Any] | None = None,
+        steering_mode: QueueMode = "one-at-a-time",
+        follow_up_mode: QueueMode = "one-at-a-time",
+        tool_execution: str = "parallel",
+        session_id: str | None = None,
+        stream_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.state = state or AgentState()
+        if stream_fn is None:
+            from app.llm.registry import stream_model as stream_fn  # the real providers
+        self.stream_fn = stream_fn
+        self.convert_to_llm = convert_to_llm
+        self.transform_context = transform_context
+        self.get_api_key = get_api_key
+        self.before_tool_call = before_tool_call
+        self.after_tool_call = after_tool_call
+        self.should_stop_after_turn = should_stop_after_turn
+        self.tool_execution = tool_execution
+        self.session_id = session_id
+        self.stream_options = dict(stream_options or {})
+        self.steering_queue = MessageQueue(steering_mode)
+        self.follow_up_queue = MessageQueue(follow_up_mode)
+        self._listeners: list[Listener] = []
+        self._run: _Run | None = None
+        self._emit_lock = asyncio.Lock()
+
+    # ------------------------------------------------------------ listeners
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Listeners get (event, signal) after the state is updated, awaited in subscription order."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    # ------------------------------------------------------------ queues
+
+    @property
+    def steering_mode(self) -> QueueMode:
+        return self.steering_queue.mode
+
+    @steering_mode.setter
+    def steering_mode(self, mode: QueueMode) -> None:
+        self.steering_queue.mode = mode
+
+    @property
+    def follow_up_mode(self) -> QueueMode:
+        return self.follow_up_queue.mode
+
+    @follow_up_mode.setter
+    def follow_up_mode(self, mode: QueueMode) -> None:
+        self.follow_up_queue.mode = mode
+
+    def steer(self, message: Any) -> None:
+        """Queue a message for the next turn of the current run (or the start of the next run)."""
+        self.steering_queue.enqueue(_as_message(message))
+
+    def follow_up(self, message: Any) -> None:
+        """Queue a message delivered only when the agent would otherwise stop."""
+        self.follow_up_queue.enqueue(_as_message(message))
+
+    def clear_steering_queue(self) -> list[Any]:
+        return self.steering_queue.clear()
+
+    def clear_follow_up_queue(self) -> list[Any]:
+        return self.follow_up_queue.clear()
+
+    def clear_all_queues(self) -> tuple[list[Any], list[Any]]:
+        return self.steering_queue.clear(), self.follow_up_queue.clear()
+
+    clear_queues = clear_all_queues
+
+    def has_queued_messages(self) -> bool:
+        return bool(self.steering_queue) or bool(self.follow_up_queue)
+
+    def pop_last_queued(self) -> tuple[str, Any] | None:
+        """Take back the most recently queued message: ("steer" | "follow_up", message), or None."""
+        s, f = self.steering_queue.last_order(), self.follow_up_queue.last_order()
+        if s is None and f is None:
+            return None
+        if f is None or (s is not None and s > f):
+            return "steer", self.steering_queue.pop_last()
+        return "follow_up", self.follow_up_queue.pop_last()
+
+    # ------------------------------------------------------------ runs
+
+    @property
+    def signal(self) -> AbortSignal | None:
+        return self._run.signal if self._run else None
+
+    async def prompt(self, input: Any, images: Iterable[ImageContent] = ()) -> None:
+        """Start a run with a text, a message or a list of messages; returns when the run is over."""
+        if self._run is not None:
+            raise RuntimeError(BUSY_PROMPT)
+        if isinstance(input, str):
+            prompts = [UserMessage(content=[TextContent(text=input), *images])]
+        elif isinstance(input, list):
+            prompts = list(input)
+        else:
+            prompts = [input]
+        await self._run_with_lifecycle(lambda ctx, cfg, sig: run_agent_loop(prompts, ctx, cfg, self._process_event, sig))
+
+    async def continue_(self) -> None:
+        """Resume from the current transcript (e.g. after an error), delivering queued messages first."""
+        if self._run is not None:
+            raise RuntimeError(BUSY_CONTINUE)
+        messages = self.state.messages
+        if not messages:
+            raise RuntimeError("No messages to continue from")
+        if getattr(messages[-1], "role", None) == "assistant":
+            steering = self.steering_queue.drain()
+            if steering:
+                await self._run_with_lifecycle(lambda c, g, s: run_agent_loop(
+                    steering, c, g, self._process_event, s, skip_initial_steering=True))
+                return
+            follow = self.follow_up_queue.drain()
+            if follow:
+                await self._run_with_lifecycle(lambda c, g, s: run_agent_loop(follow, c, g, self._process_event, s))
+                return
+            raise RuntimeError("Cannot continue from message role: assistant")
+        await self._run_with_lifecycle(lambda c, g, s: run_agent_loop_continue(c, g, self._process_event, s))
+
+    def abort(self) -> None:
+        if self._run is not None:
+            self._run.signal.abort()
+
+    async def wait_for_idle(self) -> None:
+        run = self._run
+        if run is not None:
+            await run.done.wait()
+
+    def reset(self) -> None:
+        """Clear transcript, runtime state and queues (does not stop a running run)."""
+        st = self.state
+        st.messages = []
+        st._streaming_message, st._pending_tool_calls, st._error_message = None, frozenset(), None
+        self.clear_all_queues()
+
+    def _loop_config(self) -> LoopConfig:
+        options = dict(self.stream_options)
+        if self.session_id is not None:
+            options.setdefault("session_id", self.session_id)
+        return LoopConfig(
+            model=self.state.model, stream_fn=self.stream_fn, convert_to_llm=self.convert_to_llm,
+            transform_context=self.transform_context, get_api_key=self.get_api_key,
+            get_steering_messages=self.steering_queue.drain, get_follow_up_messages=self.follow_up_queue.drain,
+            before_tool_call=self.before_tool_call, after_tool_call=self.after_tool_call,
+            should_stop_after_turn=self.should_stop_after_turn, tool_execution=self.tool_execution,
+            thinking_level=self.state.thinking_level, options=options,
+        )
+
+    async def _run_with_lifecycle(self, executor: Callable[..., Awaitable[Any]]) -> None:
+        # everything up to the first await is synchronous, so a second call in the same tick sees the run
+        if self._run is not None:
+            raise RuntimeError("Agent is already processing.")
+        run = self._run = _Run()
+        st = self.state
+        st._is_streaming, st._streaming_message, st._error_message = True, None, None
+        try:
+            context = LoopContext(st.system_prompt, list(st.messages), list(st.tools))
+            await executor(context, self._loop_config(), run.signal)
+        except asyncio.CancelledError:
+            run.signal.abort()
+            await self._handle_run_failure(run, "Request was aborted")
+            raise
+        except Exception as err:
+            await self._handle_run_failure(run, str(err) or type(err).__name__)
+        finally:
+            st._is_streaming, st._streaming_message, st._pending_tool_calls = False, None, frozenset()
+            self._run = None
+            run.done.set()
+
+    async def _handle_run_failure(self, run: _Run, text: str) -> None:
+        """Turn a raised run into a legal event sequence ending in agent_end, so it is persisted too."""
+        st = self.state
+        st._error_message = text
+        if run.ended:
+            return
+        partial = st.streaming_message if isinstance(st.streaming_message, AssistantMessage) else None
+        model = st.model
+        failure = (partial.model_copy() if partial else AssistantMessage(
+            content=[TextContent(text="")], api=model.api, provider=model.provider, model=model.id))
+        failure.stop_reason = "aborted" if run.signal.aborted else "error"
+        failure.error_message = text
+        try:
+            for event in (MessageStart(message=failure), MessageEnd(message=failure),
+                          TurnEnd(message=failure, tool_results=[]), AgentEnd(messages=[failure])):
+                await self._process_event(event)
+        except Exception:  # a listener failing again must not hide the original failure
+            log.exception("listener failed while reporting a failed run")
+
+    async def _process_event(self, event: Any) -> None:
+        run = self._run
+        if run is None:
+            raise RuntimeError("Agent listener invoked outside active run")
+        async with self._emit_lock:
+            self._reduce(event, run)
+            for listener in list(self._listeners):
+                await maybe_await(listener(event, run.signal))
+
+    def _reduce(self, event: Any, run: _Run) -> None:
+        st = self.state
+        if isinstance(event, (MessageStart, MessageUpdate)):
+            st._streaming_message = event.message
+        elif isinstance(event, MessageEnd):
+            st._streaming_message = None
+            st.messages.append(event.message)
+        elif isinstance(event, ToolExecutionStart):
+            st._pending_tool_calls = st._pending_tool_calls | {event.tool_call_id}
+        elif isinstance(event, ToolExecutionEnd):
+            st._pending_tool_calls = st._pending_tool_calls - {event.tool_call_id}
+        elif isinstance(event, TurnEnd):
+            if isinstance(event.message, AssistantMessage) and event.message.error_message:
+                st._error_message = event.message.error_message
+        elif isinstance(event, AgentEnd):
+            st._streaming_message = None
+            run.ended = True
+
+
+def _as_message(message: Any) -> Any:
+    return UserMessage(content=[TextContent(text=message)]) if isinstance(message, str) else message

@@ -1,0 +1,315 @@
+"""The agent loop (Pi 0.73.1 semantics): turns, streaming, tools, steering and follow-ups.
+
+Steering is drained at run start and after every completed turn (all tool calls of the turn
+finish first); follow-ups only when the agent would otherwise stop. An error/aborted assistant
+ends the run without running its tool calls and without touching the queues.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+
+from app.llm.abort import AbortSignal
+from app.llm.openai import INVALID_ARGS_KEY
+from app.llm.types import LlmContext, ModelInfo, StreamFn, StreamOptions
+from storage.model import AssistantMessage, TextContent, ToolCall, ToolResultMessage
+
+from .convert import convert_to_llm
+from .events import (
+    AgentEnd,
+    AgentStart,
+    MessageEnd,
+    MessageStart,
+    MessageUpdate,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+    ToolExecutionUpdate,
+    TurnEnd,
+    TurnStart,
+)
+from .tools.base import AgentTool, ToolArgumentsError, ToolResult, text_result
+
+Emit = Callable[[Any], Awaitable[None]]
+
+
+async def maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+@dataclass
+class LoopContext:
+    system_prompt: str
+    messages: list[Any]
+    tools: list[AgentTool]
+
+
+@dataclass
+class LoopConfig:
+    model: ModelInfo
+    stream_fn: StreamFn
+    convert_to_llm: Callable[[list[Any]], Any] = convert_to_llm
+    transform_context: Callable[[list[Any], AbortSignal], Any] | None = None
+    get_api_key: Callable[[str], Any] | None = None
+    get_steering_messages: Callable[[], list[Any]] = lambda: []
+    get_follow_up_messages: Callable[[], list[Any]] = lambda: []
+    before_tool_call: Callable[..., Any] | None = None  # (BeforeToolCall, signal) -> {"block", "reason"} | None
+    after_tool_call: Callable[..., Any] | None = None  # (AfterToolCall, signal) -> overrides dict | None
+    should_stop_after_turn: Callable[..., Any] | None = None
+    tool_execution: str = "parallel"
+    thinking_level: str = "off"
+    options: dict[str, Any] = field(default_factory=dict)  # extra StreamOptions fields (session_id, retry, …)
+
+
+@dataclass
+class BeforeToolCall:
+    assistant_message: AssistantMessage
+    tool_call: ToolCall
+    args: Any
+    context: LoopContext
+
+
+@dataclass
+class AfterToolCall(BeforeToolCall):
+    result: ToolResult = field(default_factory=ToolResult)
+    is_error: bool = False
+
+
+async def run_agent_loop(prompts: list[Any], context: LoopContext, config: LoopConfig, emit: Emit,
+                         signal: AbortSignal, *, skip_initial_steering: bool = False) -> list[Any]:
+    new_messages = list(prompts)
+    await emit(AgentStart())
+    await emit(TurnStart())
+    for msg in prompts:
+        context.messages.append(msg)
+        await emit(MessageStart(message=msg))
+        await emit(MessageEnd(message=msg))
+    await _run_loop(context, new_messages, config, emit, signal, skip_initial_steering)
+    return new_messages
+
+
+async def run_agent_loop_continue(context: LoopContext, config: LoopConfig, emit: Emit, signal: AbortSignal) -> list[Any]:
+    if not context.messages:
+        raise RuntimeError("Cannot continue: no messages in context")
+    if getattr(context.messages[-1], "role", None) == "assistant":
+        raise RuntimeError("Cannot continue from message role: assistant")
+    new_messages: list[Any] = []
+    await emit(AgentStart())
+    await emit(TurnStart())
+    await _run_loop(context, new_messages, config, emit, signal, False)
+    return new_messages
+
+
+async def _run_loop(context: LoopContext, new_messages: list[Any], config: LoopConfig, emit: Emit,
+                    signal: AbortSignal, skip_initial_steering: bool) -> None:
+    first_turn = True
+    pending = [] if skip_initial_steering else list(await maybe_await(config.get_steering_messages()))
+    while True:
+        has_more_tool_calls = True
+        while has_more_tool_calls or pending:
+            if not first_turn:
+                await emit(TurnStart())
+            first_turn = False
+            for msg in pending:
+                await emit(MessageStart(message=msg))
+                await emit(MessageEnd(message=msg))
+                context.messages.append(msg)
+                new_messages.append(msg)
+            pending = []
+            message = await stream_assistant_response(context, config, signal, emit)
+            new_messages.append(message)
+            if message.stop_reason in ("error", "aborted"):
+                await emit(TurnEnd(message=message, tool_results=[]))
+                await emit(AgentEnd(messages=new_messages))
+                return
+            results: list[ToolResultMessage] = []
+            if any(isinstance(b, ToolCall) for b in message.content):
+                results, terminate = await execute_tool_calls(context, message, config, signal, emit)
+                context.messages.extend(results)
+                new_messages.extend(results)
+                has_more_tool_calls = not terminate
+            else:
+                has_more_tool_calls = False
+            await emit(TurnEnd(message=message, tool_results=results))
+            if config.should_stop_after_turn is not None and await maybe_await(
+                config.should_stop_after_turn(message=message, tool_results=results, context=context, new_messages=new_messages)
+            ):
+                await emit(AgentEnd(messages=new_messages))
+                return
+            pending = list(await maybe_await(config.get_steering_messages()))
+        follow_ups = list(await maybe_await(config.get_follow_up_messages()))
+        if not follow_ups:
+            break
+        pending = follow_ups
+    await emit(AgentEnd(messages=new_messages))
+
+
+async def stream_assistant_response(context: LoopContext, config: LoopConfig, signal: AbortSignal, emit: Emit) -> AssistantMessage:
+    messages = context.messages
+    if config.transform_context is not None:
+        messages = await maybe_await(config.transform_context(messages, signal))
+    llm_messages = await maybe_await(config.convert_to_llm(messages))
+    llm_context = LlmContext(context.system_prompt, llm_messages, [t.spec for t in context.tools])
+    api_key = await maybe_await(config.get_api_key(config.model.provider)) if config.get_api_key else None
+    options = StreamOptions(api_key=api_key, thinking_level=config.thinking_level, **config.options)
+    added = False
+    last: AssistantMessage | None = None
+    async for event in config.stream_fn(config.model, llm_context, options, signal):
+        if event.type in ("done", "error"):
+            return await _finish(context, event.partial, added, emit)
+        last = event.partial
+        if event.type == "start":
+            if not added:
+                context.messages.append(last)
+                added = True
+                await emit(MessageStart(message=last))
+        elif added:
+            context.messages[-1] = last
+            await emit(MessageUpdate(message=last, assistant_event=event))
+    # the stream stopped without done/error: finish with what we have, marked as an error
+    final = (last or AssistantMessage(api=config.model.api, provider=config.model.provider, model=config.model.id))
+    final = final.model_copy(update={"stop_reason": "aborted" if signal.aborted else "error",
+                                     "error_message": "The provider stream ended without a result."})
+    return await _finish(context, final, added, emit)
+
+
+async def _finish(context: LoopContext, final: AssistantMessage, added: bool, emit: Emit) -> AssistantMessage:
+    if added:
+        context.messages[-1] = final
+    else:
+        context.messages.append(final)
+        await emit(MessageStart(message=final))
+    await emit(MessageEnd(message=final))
+    return final
+
+
+# ---------------------------------------------------------------- tools
+
+
+async def execute_tool_calls(context: LoopContext, assistant: AssistantMessage, config: LoopConfig,
+                             signal: AbortSignal, emit: Emit) -> tuple[list[ToolResultMessage], bool]:
+    calls = [b for b in assistant.content if isinstance(b, ToolCall)]
+    tools = {t.name: t for t in context.tools}
+    sequential = config.tool_execution == "sequential" or any(
+        getattr(tools.get(c.name), "execution_mode", "parallel") == "sequential" for c in calls
+    )
+    outcomes: list[tuple[ToolResult, bool, bool]] = []  # (result, is_error, finalised by a tool)
+    runner = _ToolRunner(context, assistant, config, signal, emit, tools)
+    if sequential:
+        messages = []
+        for call in calls:
+            await emit(ToolExecutionStart(tool_call_id=call.id, tool_name=call.name, args=call.arguments))
+            outcome = await runner.run_one(call)
+            outcomes.append(outcome)
+            msg = _result_message(call, outcome[0], outcome[1])
+            await emit(MessageStart(message=msg))
+            await emit(MessageEnd(message=msg))
+            messages.append(msg)
+    else:
+        slots: list[Any] = []
+        for call in calls:
+            await emit(ToolExecutionStart(tool_call_id=call.id, tool_name=call.name, args=call.arguments))
+            prepared = await runner.prepare(call)
+            if isinstance(prepared, ToolResult):
+                await emit(ToolExecutionEnd(tool_call_id=call.id, tool_name=call.name, result=prepared, is_error=True))
+                slots.append((prepared, True, False))
+            else:
+                slots.append((call, prepared))
+        deferred = [(i, s) for i, s in enumerate(slots) if len(s) == 2]
+        done = await asyncio.gather(*(runner.execute(call, tool_args) for _, (call, tool_args) in deferred))
+        for (i, _), outcome in zip(deferred, done):
+            slots[i] = outcome
+        outcomes = slots
+        messages = []
+        for call, outcome in zip(calls, outcomes):
+            msg = _result_message(call, outcome[0], outcome[1])
+            await emit(MessageStart(message=msg))
+            await emit(MessageEnd(message=msg))
+            messages.append(msg)
+    finalised = [o for o in outcomes if o[2]]
+    terminate = bool(outcomes) and len(finalised) == len(outcomes) and all(o[0].terminate for o in finalised)
+    return messages, terminate
+
+
+def _result_message(call: ToolCall, result: ToolResult, is_error: bool) -> ToolResultMessage:
+    return ToolResultMessage(tool_call_id=call.id, tool_name=call.name, content=list(result.content),
+                             details=result.details, is_error=is_error)
+
+
+class _ToolRunner:
+    def __init__(self, context: LoopContext, assistant: AssistantMessage, config: LoopConfig, signal: AbortSignal,
+                 emit: Emit, tools: dict[str, AgentTool]) -> None:
+        self.context, self.assistant, self.config = context, assistant, config
+        self.signal, self.emit, self.tools = signal, emit, tools
+
+    async def run_one(self, call: ToolCall) -> tuple[ToolResult, bool, bool]:
+        prepared = await self.prepare(call)
+        if isinstance(prepared, ToolResult):
+            await self.emit(ToolExecutionEnd(tool_call_id=call.id, tool_name=call.name, result=prepared, is_error=True))
+            return prepared, True, False
+        return await self.execute(call, prepared)
+
+    async def prepare(self, call: ToolCall) -> Any:
+        """The validated arguments, or an immediate error ToolResult."""
+        tool = self.tools.get(call.name)
+        if tool is None:
+            return text_result(f"Tool {call.name} not found", is_error=True)
+        try:
+            if INVALID_ARGS_KEY in call.arguments:
+                raw = call.arguments[INVALID_ARGS_KEY]
+                return text_result(f'The arguments for tool "{call.name}" were not valid JSON: {raw}', is_error=True)
+            args = tool.validate(tool.prepare_arguments(dict(call.arguments)))
+            if self.config.before_tool_call is not None:
+                verdict = await maybe_await(self.config.before_tool_call(
+                    BeforeToolCall(self.assistant, call, args, self.context), self.signal))
+                if verdict and _get(verdict, "block"):
+                    return text_result(_get(verdict, "reason") or "Tool execution was blocked", is_error=True)
+            return args
+        except ToolArgumentsError as err:
+            return text_result(str(err), is_error=True)
+        except Exception as err:
+            return text_result(str(err) or type(err).__name__, is_error=True)
+
+    async def execute(self, call: ToolCall, args: Any) -> tuple[ToolResult, bool, bool]:
+        tool = self.tools[call.name]
+
+        async def on_update(partial: Any) -> None:
+            await self.emit(ToolExecutionUpdate(tool_call_id=call.id, tool_name=call.name,
+                                                args=call.arguments, partial_result=partial))
+
+        try:
+            result = await tool.execute(call.id, args, self.signal, on_update)
+            is_error = bool(result.is_error)
+        except Exception as err:
+            result, is_error = text_result(str(err) or type(err).__name__, is_error=True, details={}), True
+        if self.config.after_tool_call is not None:
+            try:
+                override = await maybe_await(self.config.after_tool_call(
+                    AfterToolCall(self.assistant, call, args, self.context, result, is_error), self.signal))
+                if override:
+                    result = ToolResult(
+                        content=_pick(override, "content", result.content),
+                        details=_pick(override, "details", result.details),
+                        is_error=result.is_error,
+                        terminate=_pick(override, "terminate", result.terminate),
+                    )
+                    is_error = _pick(override, "is_error", is_error)
+            except Exception as err:
+                result, is_error = text_result(str(err) or type(err).__name__, is_error=True), True
+        await self.emit(ToolExecutionEnd(tool_call_id=call.id, tool_name=call.name, result=result, is_error=is_error))
+        return result, is_error, True
+
+
+def _get(obj: Any, key: str) -> Any:
+    return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+
+
+def _pick(override: Any, key: str, current: Any) -> Any:
+    value = _get(override, key)
+    return current if value is None else value
+
+
+__all__ = ["LoopConfig", "LoopContext", "BeforeToolCall", "AfterToolCall", "run_agent_loop",
+           "run_agent_loop_continue", "TextContent"]

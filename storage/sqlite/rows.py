@@ -1,0 +1,142 @@
+"""Row shapes shared by the incremental append (storage.py) and the bulk import (catalog.py):
+turning an entry, a PathState or SessionStats into column tuples and back."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Any, Sequence
+
+from ..aggregates import entry_preview, entry_role
+from ..base import PathState, SessionStats
+from ..model import (
+    AssistantMessage,
+    Entry,
+    LabelEntry,
+    LeafEntry,
+    MessageEntry,
+    TextContent,
+    UserMessage,
+    iso_to_ms,
+)
+
+INSERT_ENTRY = (
+    "INSERT INTO session_entries (entry_seq, session_id, id, parent_id, type, role,"
+    " timestamp, preview, target_id, payload) VALUES (?,?,?,?,?,?,?,?,?,?)"
+)
+INSERT_BRANCH = "INSERT INTO branches (branch_id, session_id, parent_branch_id, fork_depth) VALUES (?,?,?,?)"
+INSERT_BRANCH_ENTRY = "INSERT INTO branch_entries (branch_id, depth, entry_seq) VALUES (?,?,?)"
+INSERT_MATERIALIZED = (
+    "INSERT INTO entry_materialized (entry_seq, branch_id, depth, ctx_start_depth, message_count,"
+    " input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_total, context_tokens,"
+    " model, thinking_level, active_tool_names) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+INSERT_SEARCH = "INSERT INTO entry_search (rowid, text) VALUES (?,?)"
+
+# Columns of entry_materialized after (branch_id, depth, ctx_start_depth), in PathState order.
+STATE_COLUMNS = (
+    "message_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,"
+    " cost_total, context_tokens, model, thinking_level, active_tool_names"
+)
+STATS_FIELDS = (
+    "entry_count",
+    "message_count",
+    "user_messages",
+    "assistant_messages",
+    "tool_results",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "total_tokens",
+    "cost_total",
+)
+STATS_COLUMNS = ", ".join(STATS_FIELDS)
+
+
+def payload_of(entry: Entry) -> str:
+    """The stored JSON: exactly dump(entry) (only the keys that were set, unknown ones kept)."""
+    return entry.model_dump_json(by_alias=True, exclude_unset=True)
+
+
+def entry_row(seq: int | None, session_id: str, entry: Entry) -> tuple[Any, ...]:
+    target = entry.target_id if isinstance(entry, (LabelEntry, LeafEntry)) else None
+    return (
+        seq,
+        session_id,
+        entry.id,
+        entry.parent_id,
+        entry.type,
+        entry_role(entry),
+        entry.timestamp,
+        entry_preview(entry),
+        target,
+        payload_of(entry),
+    )
+
+
+def state_values(state: PathState) -> tuple[Any, ...]:
+    return (
+        state.message_count,
+        state.input_tokens,
+        state.output_tokens,
+        state.cache_read_tokens,
+        state.cache_write_tokens,
+        state.cost_total,
+        state.context_tokens,
+        json.dumps(state.model) if state.model is not None else None,
+        state.thinking_level,
+        json.dumps(state.active_tool_names) if state.active_tool_names is not None else None,
+    )
+
+
+def state_from(depth: int, values: Sequence[Any]) -> PathState:
+    """Inverse of state_values (values as selected with STATE_COLUMNS)."""
+    return PathState(
+        depth=depth,
+        message_count=values[0],
+        input_tokens=values[1],
+        output_tokens=values[2],
+        cache_read_tokens=values[3],
+        cache_write_tokens=values[4],
+        cost_total=values[5],
+        context_tokens=values[6],
+        model=json.loads(values[7]) if values[7] is not None else None,
+        thinking_level=values[8],
+        active_tool_names=json.loads(values[9]) if values[9] is not None else None,
+    )
+
+
+def stats_values(stats: SessionStats) -> tuple[Any, ...]:
+    return tuple(getattr(stats, f) for f in STATS_FIELDS)
+
+
+def stats_from(values: Sequence[Any]) -> SessionStats:
+    return SessionStats(**dict(zip(STATS_FIELDS, values)))
+
+
+def first_user_text(entry: Entry) -> str:
+    """The text a session list shows for its first user message ('' if this is not one)."""
+    if isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage):
+        c = entry.message.content
+        return (c if isinstance(c, str) else " ".join(b.text for b in c if isinstance(b, TextContent))).strip()
+    return ""
+
+
+def message_ms(entry: Entry) -> float | None:
+    """When a user/assistant message was written (Pi's `modified` looks only at those)."""
+    if not isinstance(entry, MessageEntry) or not isinstance(entry.message, (UserMessage, AssistantMessage)):
+        return None
+    ts = entry.message.timestamp
+    ms = ts if isinstance(ts, (int, float)) else iso_to_ms(entry.timestamp)
+    return ms if ms == ms else None  # NaN: unparseable
+
+
+def ms_to_iso(ms: float) -> str:
+    dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    return dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def iso_ms_or_zero(iso: str) -> float:
+    ms = iso_to_ms(iso)
+    return float(ms) if ms == ms else 0.0

@@ -41,3 +41,9 @@ class Host(App):
 
     def posted(self, kind: type) -> list:
         return [m for m in self.seen if isinstance(m, kind)]
+
+
+def screen_text(app: App) -> str:
+    """The characters on the screen now, one line per row (private API, test-only)."""
+    strips = app.screen._compositor.render_strips()
+    return "\n".join("".join(segment.text for segment in strip) for strip in strips)

@@ -1,0 +1,221 @@
+"""What only the SQLite backend promises: the file, migrations, atomic appends, search syntax,
+agreement of its materialized state with the in-memory backend, and two writer processes."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from storage.base import StorageError
+from storage.model import AssistantMessage, MessageEntry, TextContent, ThinkingContent, ToolCall
+from storage.sqlite import SqliteCatalog
+from storage.sqlite.db import SCHEMA_VERSION
+
+from .helpers import append_all, assistant, ids, info, label, user
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+async def db(tmp_path):
+    cat = await SqliteCatalog.open(tmp_path / "treechat.db")
+    yield cat
+    await cat.close()
+
+
+def raw(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(path, isolation_level=None)
+
+
+# ---------------------------------------------------------------- the file and its schema
+
+
+async def test_new_database_is_private_wal_and_current(tmp_path):
+    path = tmp_path / "sub" / "treechat.db"
+    cat = await SqliteCatalog.open(path)
+    s = await cat.create()
+    await s.append_entry(user("u1", None))
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    for extra in ("-wal", "-shm"):
+        if Path(str(path) + extra).exists():
+            assert stat.S_IMODE(os.stat(str(path) + extra).st_mode) & 0o077 == 0
+    await cat.close()
+    c = raw(path)
+    assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert c.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"sessions", "session_entries", "branch_entries", "entry_materialized", "entry_search"} <= tables
+
+
+async def test_migrates_from_previous_version_and_backfills_search(tmp_path):
+    path = tmp_path / "treechat.db"
+    cat = await SqliteCatalog.open(path)
+    s = await cat.create(session_id="old")
+    await append_all(s, user("u1", None, "written before search existed"), assistant("a1", "u1"))
+    await cat.close()
+    c = raw(path)  # turn the file back into a version-1 database (v2 only added the index)
+    c.execute("DROP TABLE entry_search")
+    c.execute("PRAGMA user_version = 1")
+    c.close()
+    cat = await SqliteCatalog.open(path)
+    try:
+        hits = await cat.search("before search")
+        assert [(h.session_id, h.entry_id) for h in hits] == [("old", "u1")]
+        assert ids(await (await cat.open("old")).get_entries()) == ["u1", "a1"]
+    finally:
+        await cat.close()
+    assert raw(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+async def test_newer_schema_is_refused(tmp_path):
+    path = tmp_path / "treechat.db"
+    await (await SqliteCatalog.open(path)).close()
+    raw(path).execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(StorageError, match="newer"):
+        await SqliteCatalog.open(path)
+
+
+async def test_failed_append_leaves_nothing_behind(db, tmp_path):
+    s = await db.create()
+    await append_all(s, user("u1", None, "kept"), assistant("a1", "u1"))
+    before = await s.get_session_stats()
+    c = raw(tmp_path / "treechat.db")  # make the last step of the transaction fail
+    c.execute("CREATE TRIGGER boom BEFORE UPDATE ON session_materialized BEGIN SELECT RAISE(ABORT, 'boom'); END")
+    with pytest.raises(sqlite3.DatabaseError):
+        await s.append_entry(user("u2", "a1", "lost needle"))
+    c.execute("DROP TRIGGER boom")
+    assert await s.get_entry("u2") is None and await s.get_leaf_id() == "a1"
+    assert await s.get_session_stats() == before
+    assert await db.search("lost needle") == []
+    await s.append_entry(user("u2", "a1", "second try"))  # nothing half-written blocks the id
+    assert ids(await s.get_path_to_root("u2")) == ["u1", "a1", "u2"]
+
+
+# ---------------------------------------------------------------- search
+
+
+async def branchy(db):
+    s = await db.create(session_id="s-one")
+    await append_all(
+        s,
+        user("u1", None, "How do I parse JSON in Rust?"),
+        assistant("a1", "u1", "Use serde_json::from_str for that."),
+        user("u2", "a1", "abandoned idea about quantum teapots"),
+    )
+    await s.set_leaf_id("a1")  # u2 is now on an abandoned branch
+    thinking = AssistantMessage(
+        content=[ThinkingContent(thinking="consider the borrow checker"), ToolCall(id="t1", name="read_file", arguments={"path": "src/main.rs"})],
+        provider="p",
+        model="m",
+    )
+    await append_all(s, MessageEntry(id="a2", parent_id="a1", message=thinking), label("l1", "a2", "a1", "serde tip"))
+    other = await db.create(session_id="s-two")
+    await append_all(other, user("x1", None, "Rust lifetimes, again"), info("n1", "x1", "Lifetime puzzles"))
+    return s
+
+
+async def test_search_finds_abandoned_branches_thinking_tools_labels_and_names(db):
+    await branchy(db)
+    assert [h.entry_id for h in await db.search('"quantum teapots"')] == ["u2"]
+    assert [h.entry_id for h in await db.search("borrow checker")] == ["a2"]
+    assert [h.entry_id for h in await db.search("read_file main.rs")] == ["a2"]
+    assert [h.entry_id for h in await db.search("serde tip")] == ["l1"]
+    assert [(h.session_id, h.entry_id) for h in await db.search("puzzles")] == [("s-two", "n1")]
+
+
+async def test_search_words_phrases_and_filters(db):
+    await branchy(db)
+    assert {h.entry_id for h in await db.search("rust")} == {"u1", "x1"}
+    assert [h.entry_id for h in await db.search('"parse JSON"')] == ["u1"]
+    assert await db.search('"JSON parse"') == []  # a phrase keeps its order
+    assert [h.entry_id for h in await db.search("rust role:user session:s-o")] == ["u1"]
+    assert [h.entry_id for h in await db.search("main.rs role:assistant")] == ["a2"]
+    assert await db.search("main.rs role:user") == []
+    assert [h.entry_id for h in await db.search("serde role:label")] == ["l1"]  # entry types work too
+    hit = (await db.search("serde_json"))[0]
+    assert "[[serde_json]]" in hit.snippet and hit.role == "assistant" and hit.session_name is None
+
+
+async def test_short_queries_scan_and_syntax_is_never_an_error(db):
+    await branchy(db)
+    hits = await db.search("rs")
+    assert [h.entry_id for h in hits] == ["a2", "u1"]  # newest first ("main.rs", "paRSe")
+    assert "[[rs]]" in hits[0].snippet and "[[rs]]" in hits[1].snippet
+    assert [h.entry_id for h in await db.search("rs borrow")] == ["a2"]  # short and long terms mix
+    for nasty in ['"', 'a"b', "NEAR(", "*", "rust AND", "(x OR", "col:val", "'; DROP TABLE x", "^", "a-b", "\\"]:
+        await db.search(nasty)  # no exception
+    assert await db.search("   ") == []
+
+
+async def test_bm25_ranks_denser_matches_first(db):
+    s = await db.create()
+    await append_all(
+        s,
+        user("u1", None, "kettle " + "filler words about nothing in particular " * 20),
+        user("u2", "u1", "kettle kettle kettle"),
+    )
+    hits = await db.search("kettle")
+    assert [h.entry_id for h in hits] == ["u2", "u1"] and hits[0].rank <= hits[1].rank
+
+
+async def test_delete_removes_search_hits(db):
+    await branchy(db)
+    await db.delete("s-one")
+    assert await db.search("serde") == []
+    assert [h.session_id for h in await db.search("lifetimes")] == ["s-two"]
+
+
+# ---------------------------------------------------------------- two writer processes
+
+
+WRITER = textwrap.dedent(
+    """
+    import asyncio, sys, time
+    from pathlib import Path
+    sys.path.insert(0, sys.argv[1])
+    from storage.sqlite import SqliteCatalog
+    from storage.model import MessageEntry, UserMessage
+
+    async def main(db, tag, go):
+        cat = await SqliteCatalog.open(db)
+        s = await cat.open("shared")
+        while not Path(go).exists():
+            time.sleep(0.001)
+        parent = None
+        for i in range(150):
+            e = MessageEntry(id=f"{tag}{i}", parent_id=parent, message=UserMessage(content=f"{tag} {i}"))
+            await s.append_entry(e)
+            parent = e.id
+        await cat.close()
+
+    asyncio.run(main(sys.argv[2], sys.argv[3], sys.argv[4]))
+    """
+)
+
+
+async def test_two_processes_append_at_the_same_time(tmp_path):
+    path = tmp_path / "treechat.db"
+    cat = await SqliteCatalog.open(path)
+    await cat.create(session_id="shared")
+    go = tmp_path / "go"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(ROOT), str(path), tag, str(go)], stderr=subprocess.PIPE)
+        for tag in ("p", "q")
+    ]
+    go.touch()
+    for p in procs:
+        _, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err.decode()
+    s = await cat.open("shared")
+    assert (await s.get_session_stats()).entry_count == 300
+    assert ids(await s.get_path_to_root("p149")) == [f"p{i}" for i in range(150)]
+    assert ids(await s.get_path_to_root("q149")) == [f"q{i}" for i in range(150)]
+    assert (await s.get_path_state("q149")).message_count == 150
+    await cat.close()

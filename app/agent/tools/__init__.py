@@ -1,0 +1,38 @@
+"""Built-in tools. All are off unless enabled by name (`--tools read,ls,grep,bash` or config)."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable
+
+from .base import AgentTool, FunctionTool, ToolResult, text_result
+from .bash import BashTool, Confirm
+from .files import GrepTool, LsTool, ReadTool
+
+BUILTIN_TOOLS = ("read", "ls", "grep", "bash")
+
+
+class UnknownToolError(ValueError):
+    pass
+
+
+def parse_tool_names(spec: str | Iterable[str] | None) -> list[str]:
+    """'read,ls' or ['read', 'ls'] -> validated names (raises with the list of known tools)."""
+    if spec is None:
+        return []
+    names = [n.strip() for n in (spec.split(",") if isinstance(spec, str) else spec) if n.strip()]
+    unknown = [n for n in names if n not in BUILTIN_TOOLS]
+    if unknown:
+        raise UnknownToolError(f"Unknown tool {unknown[0]!r}; the built-in tools are {', '.join(BUILTIN_TOOLS)}.")
+    return list(dict.fromkeys(names))
+
+
+def make_tools(names: Iterable[str], *, cwd: str | os.PathLike[str] | None = None,
+               confirm: Confirm | None = None) -> list[AgentTool]:
+    made: dict[str, AgentTool] = {"read": ReadTool(cwd), "ls": LsTool(cwd), "grep": GrepTool(cwd),
+                                  "bash": BashTool(cwd, confirm)}
+    return [made[n] for n in parse_tool_names(list(names))]
+
+
+__all__ = ["AgentTool", "FunctionTool", "ToolResult", "text_result", "BashTool", "ReadTool", "LsTool", "GrepTool",
+           "BUILTIN_TOOLS", "make_tools", "parse_tool_names", "UnknownToolError"]

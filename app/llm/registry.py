@@ -1,0 +1,114 @@
+"""Resolve "provider/model-id" to model metadata, a base URL and a key; dispatch streams by API.
+
+Precedence for a provider: built-in catalog < environment (OPENAI_BASE_URL, …) < config.toml.
+Keys come from the environment or config and live only in memory here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, AsyncIterator, Mapping
+
+from .abort import AbortSignal
+from .catalog import ProviderInfo, builtin_providers, model_info
+from .types import LlmContext, ModelInfo, StreamEvent, StreamOptions
+
+_ENV = {
+    "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+}
+
+
+class ModelRefError(ValueError):
+    """A model reference we cannot resolve; the message says what to type instead."""
+
+
+class ModelRegistry:
+    def __init__(self, settings: Any = None, env: Mapping[str, str] | None = None) -> None:
+        import os
+
+        self.env = env if env is not None else (getattr(settings, "env", None) or os.environ)
+        self.settings = settings
+        self._providers = builtin_providers()
+        self._keys: dict[str, str | None] = {}
+        for name, (key_env, url_env) in _ENV.items():
+            p = self._providers[name]
+            if self.env.get(url_env):
+                self._providers[name] = dataclasses.replace(p, base_url=self.env[url_env])
+            self._keys[name] = self.env.get(key_env) or None
+        for name, p in self._providers.items():
+            if p.api_key_env and name not in self._keys:
+                self._keys[name] = self.env.get(p.api_key_env) or None
+        for name, cfg in (getattr(settings, "providers", None) or {}).items():
+            self._add_configured(name, cfg)
+
+    def _add_configured(self, name: str, cfg: Any) -> None:
+        base = self._providers.get(name)
+        if base is None and not cfg.base_url:
+            raise ModelRefError(f"[providers.{name}] in config.toml needs a base_url.")
+        merged_models = {**(base.models if base else {}), **cfg.models}
+        self._providers[name] = ProviderInfo(
+            name=name,
+            api=cfg.api or (base.api if base else "openai"),
+            base_url=cfg.base_url or base.base_url,  # type: ignore[union-attr]
+            api_key_env=cfg.api_key_env or (base.api_key_env if base else None),
+            local=base.local if base else False,
+            compat=dict(base.compat) if base else {},
+            models=merged_models,
+        )
+        if cfg.api_key:
+            self._keys[name] = cfg.api_key
+        elif cfg.api_key_env:
+            self._keys[name] = self.env.get(cfg.api_key_env) or None
+
+    @property
+    def provider_names(self) -> list[str]:
+        return sorted(self._providers)
+
+    def add_provider(self, info: ProviderInfo, api_key: str | None = None) -> None:
+        """Register a provider found at run time (e.g. a detected local server)."""
+        self._providers[info.name] = info
+        if api_key is not None:
+            self._keys[info.name] = api_key
+
+    def api_key(self, provider: str) -> str | None:
+        return self._keys.get(provider)
+
+    def resolve(self, ref: str) -> ModelInfo:
+        provider, sep, model_id = ref.partition("/")
+        if not sep or not provider or not model_id:
+            raise ModelRefError(f"Give the model as PROVIDER/MODEL-ID (e.g. openai/gpt-4.1-mini), not {ref!r}.")
+        info = self._providers.get(provider)
+        if info is None:
+            raise ModelRefError(
+                f"Unknown provider {provider!r} in {ref!r}; use one of {', '.join(self.provider_names)} "
+                f"or add [providers.{provider}] to config.toml."
+            )
+        return model_info(info, model_id)
+
+    def models(self) -> list[ModelInfo]:
+        """Every model the catalog or config names, for pickers."""
+        return [model_info(p, m) for p in self._providers.values() for m in p.models]
+
+
+def stream_model(
+    model: ModelInfo, context: LlmContext, options: StreamOptions, signal: AbortSignal | None = None
+) -> AsyncIterator[StreamEvent]:
+    """The real stream function: picks the adapter for the model's wire protocol."""
+    if model.api == "anthropic":
+        from .anthropic import stream_anthropic
+
+        return stream_anthropic(model, context, options, signal)
+    if model.api == "openai":
+        from .openai import stream_openai
+
+        return stream_openai(model, context, options, signal)
+    return _unsupported(model)
+
+
+async def _unsupported(model: ModelInfo) -> AsyncIterator[StreamEvent]:
+    from storage.model import AssistantMessage
+
+    msg = AssistantMessage(api=model.api, provider=model.provider, model=model.id, stop_reason="error",
+                           error_message=f"Model {model.ref} uses API {model.api!r}, which treechat cannot talk to; pick an openai or anthropic model.")
+    yield StreamEvent("error", msg)

@@ -1,0 +1,141 @@
+"""`treechat -p PROMPT`: one prompt, the reply streamed to stdout, the exchange persisted.
+
+Exit status: 0 on a complete reply, 1 when the provider failed (one line on stderr), 130 when
+the user interrupted (the partial reply is stored as aborted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal as signals
+import sys
+from typing import Any, Iterable, TextIO
+
+from app.agent.tools import make_tools, parse_tool_names
+from app.llm.registry import ModelRegistry
+from app.session.agent_session import AgentSession
+
+
+async def run_print(
+    prompt: Any,
+    session: Any = None,
+    *,
+    model_ref: str | None = None,
+    tools: str | Iterable[str] | None = None,
+    yes: bool = False,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    registry: ModelRegistry | None = None,
+    settings: Any = None,
+    stream_options: dict[str, Any] | None = None,
+    cwd: str | None = None,
+) -> int:
+    """Run one prompt against `session` (an app.session.session.Session)."""
+    if not isinstance(prompt, str):
+        # the CLI passes (argparse args, catalog); open the session and come back here
+        return await run_print_args(prompt, session)
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        if registry is None:
+            if settings is None:
+                from app.config import load_settings
+
+                settings = load_settings()
+            registry = ModelRegistry(settings)
+        names = parse_tool_names(tools if tools is not None else getattr(settings, "tools", None))
+        confirm = _always_yes if yes else None
+        agent_tools = make_tools(names, cwd=cwd, confirm=confirm)
+        model_ref = model_ref or getattr(settings, "default_model", None)
+        asession = await AgentSession.create(
+            session, model=model_ref, registry=registry, tools=agent_tools,
+            thinking_level=getattr(settings, "thinking_level", None), stream_options=stream_options,
+        )
+    except (ValueError, OSError) as error:
+        err.write(f"treechat: {error}\n")
+        return 2
+
+    printer = _Printer(out)
+    asession.subscribe(printer)
+    loop = asyncio.get_running_loop()
+    interrupted = False
+
+    def on_sigint() -> None:
+        nonlocal interrupted
+        interrupted = True
+        asession.agent.abort()
+
+    try:
+        loop.add_signal_handler(signals.SIGINT, on_sigint)
+        installed = True
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
+        installed = False
+    try:
+        await asession.prompt(prompt)
+    finally:
+        if installed:
+            loop.remove_signal_handler(signals.SIGINT)
+    printer.finish()
+    last = next((m for m in reversed(asession.state.messages) if getattr(m, "role", None) == "assistant"), None)
+    if last is None:
+        err.write("treechat: the model returned nothing.\n")
+        return 1
+    if last.stop_reason == "aborted" or interrupted:
+        err.write("treechat: interrupted; the partial reply was saved.\n")
+        return 130
+    if last.stop_reason == "error":
+        err.write(f"treechat: {last.error_message or 'the provider failed'}\n")
+        return 1
+    return 0
+
+
+async def _always_yes(command: str) -> bool:
+    return True
+
+
+class _Printer:
+    """Writes assistant text as it streams; tool activity goes nowhere (stdout is the answer)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.wrote = False
+        self.at_line_start = True
+
+    def __call__(self, event: Any, signal: Any) -> None:
+        if event.type == "message_update":
+            ev = event.assistant_event
+            if ev is not None and ev.type == "text_delta" and ev.delta:
+                self.out.write(ev.delta)
+                self.out.flush()
+                self.wrote, self.at_line_start = True, ev.delta.endswith("\n")
+        elif event.type == "message_end" and getattr(event.message, "role", None) == "assistant":
+            self.finish()
+
+    def finish(self) -> None:
+        if self.wrote and not self.at_line_start:
+            self.out.write("\n")
+            self.out.flush()
+            self.at_line_start = True
+
+
+async def run_print_args(args: Any, catalog: Any) -> int:
+    """Adapter for the CLI: `args` has prompt, session, continue_latest, model, tools, yes, home."""
+    from app.config import ConfigError, load_settings
+    from app.session.session import Session
+    from storage.base import StorageError
+
+    try:
+        settings = load_settings(getattr(args, "home", None))
+        if getattr(args, "session", None):
+            storage = await catalog.open(args.session)
+        elif getattr(args, "continue_latest", False):
+            storage = await catalog.latest() or await catalog.create()
+        else:
+            storage = await catalog.create()
+    except (ConfigError, StorageError) as error:
+        sys.stderr.write(f"treechat: {error}\n")
+        return 2
+    session = await Session.open(storage)
+    return await run_print(args.prompt, session, model_ref=getattr(args, "model", None),
+                           tools=getattr(args, "tools", None), yes=bool(getattr(args, "yes", False)),
+                           settings=settings)

@@ -1,0 +1,266 @@
+"""AgentSession: the agent bound to a session tree.
+
+Every message_end is appended to the tree as it happens (the user message before the request
+goes out, since listeners are awaited before the loop calls the provider); model, thinking-level
+and tool changes become entries; moving the leaf rebuilds the agent's transcript from the path.
+
+The TUI subscribes once with `subscribe(listener)`; it receives every agent event plus the
+session events below, as `(event, signal)` (signal is None outside a run).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Iterable
+
+from app.agent.agent import Agent
+from app.agent.events import MessageEnd
+from app.agent.loop import maybe_await
+from app.agent.state import AgentState
+from app.agent.tools.base import AgentTool
+from app.llm.types import THINKING_LEVELS, ModelInfo
+from storage.model import ImageContent, TextContent, UserMessage, message_text
+
+Listener = Callable[[Any, Any], Awaitable[None] | None]
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueueUpdate:
+    steering: list[str] = field(default_factory=list)
+    follow_up: list[str] = field(default_factory=list)
+    type: str = "queue_update"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelChanged:
+    model: ModelInfo
+    type: str = "model_changed"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ThinkingLevelChanged:
+    level: str
+    type: str = "thinking_level_changed"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ActiveToolsChanged:
+    names: list[str]
+    type: str = "active_tools_changed"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionReloaded:
+    """The leaf moved (or the session was resumed): the transcript was rebuilt from the path."""
+
+    leaf_id: str | None
+    type: str = "session_reloaded"
+
+
+def clamp_thinking(model: ModelInfo, level: str) -> str:
+    if level not in THINKING_LEVELS:
+        raise ValueError(f"Thinking level must be one of {', '.join(THINKING_LEVELS)}, not {level!r}.")
+    if not model.reasoning:
+        return "off"
+    if level == "xhigh" and not model.compat.get("supports_xhigh"):
+        return "high"
+    return level
+
+
+class AgentSession:
+    def __init__(self, session: Any, agent: Agent, *, available_tools: Iterable[AgentTool] = (),
+                 resolve_model: Callable[[str], ModelInfo] | None = None) -> None:
+        self.session = session
+        self.agent = agent
+        self.available_tools = {t.name: t for t in available_tools}
+        self.resolve_model = resolve_model
+        self._listeners: list[Listener] = []
+        agent.subscribe(self._on_agent_event)
+
+    # ------------------------------------------------------------ construction
+
+    @classmethod
+    async def create(
+        cls,
+        session: Any,
+        *,
+        model: ModelInfo | str | None = None,
+        registry: Any = None,
+        thinking_level: str | None = None,
+        tools: Iterable[AgentTool] = (),
+        active_tools: Iterable[str] | None = None,
+        system_prompt: str = "",
+        stream_fn: Any = None,
+        **agent_options: Any,
+    ) -> "AgentSession":
+        """Bind an agent to `session` at its leaf. `model` (a ModelInfo or "provider/id") wins over
+        the model stored on the path; `registry` resolves refs and supplies API keys."""
+        ctx = await session.build_session_context()
+        resolve = registry.resolve if registry is not None else None
+        if isinstance(model, str):
+            if resolve is None:
+                raise ValueError("A model reference needs a registry to resolve it.")
+            model = resolve(model)
+        if model is None and ctx.model and resolve is not None:
+            model = resolve(f"{ctx.model['provider']}/{ctx.model['modelId']}")
+        if model is None:
+            raise ValueError("No model chosen: pass --model PROVIDER/ID or set `model` in config.toml.")
+        tools = list(tools)
+        names = list(active_tools) if active_tools is not None else (
+            ctx.active_tool_names if ctx.active_tool_names is not None else [t.name for t in tools])
+        state = AgentState(system_prompt=system_prompt, model=model, messages=ctx.messages,
+                           tools=[t for t in tools if t.name in names],
+                           thinking_level=clamp_thinking(model, thinking_level or ctx.thinking_level or "off"))
+        if registry is not None:
+            agent_options.setdefault("get_api_key", registry.api_key)
+        agent_options.setdefault("session_id", session.session_id)
+        agent = Agent(state=state, stream_fn=stream_fn, **agent_options)
+        self = cls(session, agent, available_tools=tools, resolve_model=resolve)
+        # record the settings this run uses when they differ from what the path says
+        stored = ctx.model or {}
+        if (stored.get("provider"), stored.get("modelId")) != (model.provider, model.id):
+            await session.append_model_change(model.provider, model.id)
+        if not ctx.messages or state.thinking_level != ctx.thinking_level:
+            await session.append_thinking_level_change(state.thinking_level)
+        active = [t.name for t in state.tools]
+        if active != (ctx.active_tool_names or []) and (active or ctx.active_tool_names is not None):
+            await session.append_active_tools_change(active)
+        return self
+
+    # ------------------------------------------------------------ events
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    async def _emit(self, event: Any, signal: Any = None) -> None:
+        for listener in list(self._listeners):
+            await maybe_await(listener(event, signal))
+
+    async def _on_agent_event(self, event: Any, signal: Any) -> None:
+        if isinstance(event, MessageEnd):
+            await self._persist(event.message)
+        if event.type == "message_start" and getattr(event.message, "role", None) == "user":
+            await self._emit(self.queue_update())  # a queued message was just delivered
+        await self._emit(event, signal)
+
+    async def _persist(self, message: Any) -> None:
+        role = getattr(message, "role", None)
+        if role in ("user", "assistant", "toolResult"):
+            await self.session.append_message(message)
+        elif role == "custom":
+            await self.session.append_custom_message(message.custom_type, message.content, message.display,
+                                                     message.details)
+        # bashExecution and summaries have their own entries, written by whoever creates them
+
+    # ------------------------------------------------------------ prompting and queues
+
+    @property
+    def state(self) -> AgentState:
+        return self.agent.state
+
+    @property
+    def is_streaming(self) -> bool:
+        return self.agent.state.is_streaming
+
+    async def prompt(self, text: str, images: Iterable[ImageContent] = (), *, streaming_behavior: str | None = None) -> None:
+        """Send a prompt; while a run is active, `streaming_behavior` ("steer" | "follow_up") queues it."""
+        if self.is_streaming:
+            if streaming_behavior == "steer":
+                return await self.steer(text, images)
+            if streaming_behavior == "follow_up":
+                return await self.follow_up(text, images)
+            raise RuntimeError("Agent is already processing. Specify streaming_behavior ('steer' or 'follow_up') "
+                               "to queue the message.")
+        await self.agent.prompt(text, images)
+
+    async def steer(self, text: str, images: Iterable[ImageContent] = ()) -> None:
+        self.agent.steer(_user(text, images))
+        await self._emit(self.queue_update())
+
+    async def follow_up(self, text: str, images: Iterable[ImageContent] = ()) -> None:
+        self.agent.follow_up(_user(text, images))
+        await self._emit(self.queue_update())
+
+    def queue_update(self) -> QueueUpdate:
+        return QueueUpdate(steering=[message_text(m) for m in self.agent.steering_queue.items],
+                           follow_up=[message_text(m) for m in self.agent.follow_up_queue.items])
+
+    async def remove_queued(self, kind: str, index: int) -> str:
+        queue = self.agent.steering_queue if kind == "steer" else self.agent.follow_up_queue
+        text = message_text(queue.remove(index))
+        await self._emit(self.queue_update())
+        return text
+
+    async def pop_last_queued(self) -> str | None:
+        """Take the most recently queued message back (for editing in the composer)."""
+        taken = self.agent.pop_last_queued()
+        if taken is None:
+            return None
+        await self._emit(self.queue_update())
+        return message_text(taken[1])
+
+    async def clear_queue(self) -> QueueUpdate:
+        before = self.queue_update()
+        self.agent.clear_all_queues()
+        await self._emit(self.queue_update())
+        return before
+
+    async def abort(self) -> None:
+        self.agent.abort()
+        await self.agent.wait_for_idle()
+
+    # ------------------------------------------------------------ settings
+
+    async def set_model(self, model: ModelInfo | str) -> None:
+        if isinstance(model, str):
+            if self.resolve_model is None:
+                raise ValueError("A model reference needs a registry to resolve it.")
+            model = self.resolve_model(model)
+        self.agent.state.model = model
+        await self.session.append_model_change(model.provider, model.id)
+        await self._emit(ModelChanged(model=model))
+        await self.set_thinking_level(self.agent.state.thinking_level)
+
+    async def set_thinking_level(self, level: str) -> str:
+        """Clamp to what the model supports; append an entry only when the level changes."""
+        new = clamp_thinking(self.agent.state.model, level)
+        ctx = await self.session.build_session_context()
+        if new != ctx.thinking_level:
+            await self.session.append_thinking_level_change(new)
+        if new != self.agent.state.thinking_level or new != ctx.thinking_level:
+            self.agent.state.thinking_level = new
+            await self._emit(ThinkingLevelChanged(level=new))
+        return new
+
+    async def set_active_tools(self, names: Iterable[str]) -> list[str]:
+        names = list(dict.fromkeys(names))
+        missing = [n for n in names if n not in self.available_tools]
+        if missing:
+            raise ValueError(f"Tool {missing[0]!r} is not enabled; available: {', '.join(self.available_tools) or 'none'}.")
+        self.agent.state.tools = [self.available_tools[n] for n in names]
+        await self.session.append_active_tools_change(names)
+        await self._emit(ActiveToolsChanged(names=names))
+        return names
+
+    # ------------------------------------------------------------ navigation
+
+    async def move_to(self, entry_id: str | None, summary: str | None = None) -> None:
+        """Move the leaf (optionally leaving a branch summary) and rebuild the transcript from it."""
+        if self.is_streaming:
+            raise RuntimeError("Stop the running reply (Esc) before moving in the tree.")
+        await self.session.move_to(entry_id, summary)
+        await self.reload()
+
+    async def reload(self) -> None:
+        """Rebuild agent state from the path at the current leaf (after the tree changed under us)."""
+        ctx = await self.session.build_session_context()
+        self.agent.state.messages = ctx.messages
+        self.agent.state.thinking_level = clamp_thinking(self.agent.state.model, ctx.thinking_level or "off")
+        if ctx.active_tool_names is not None:
+            self.agent.state.tools = [self.available_tools[n] for n in ctx.active_tool_names if n in self.available_tools]
+        await self._emit(SessionReloaded(leaf_id=self.session.leaf_id))
+
+
+def _user(text: str, images: Iterable[ImageContent]) -> UserMessage:
+    return UserMessage(content=[TextContent(text=text), *images])

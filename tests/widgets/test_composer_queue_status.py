@@ -1,0 +1,145 @@
+from widgets.banner import Banner
+from widgets.composer import Composer, parse_command
+from widgets.queue_tray import QueueTray
+from widgets.session_header import SessionHeader
+from widgets.status_bar import StatusBar
+
+from .helpers import Host, screen_text
+
+
+def test_parse_command():
+    assert parse_command("/name my session ") == ("name", "my session")
+    assert parse_command("  /TREE") == ("tree", "")
+    assert parse_command("/usr/bin/env is a path") is None
+    assert parse_command("//tree") is None
+    assert parse_command("hello /tree") is None
+
+
+async def test_enter_sends_and_text_stays_until_cleared():
+    composer = Composer()
+    app = Host(composer)
+    async with app.run() as pilot:
+        composer.focus()
+        await pilot.press(*"hello", "enter")
+        await pilot.pause()
+        assert [(m.text, m.kind) for m in app.posted(Composer.Submitted)] == [("hello", "send")]
+        assert composer.text == "hello"  # kept until the App confirms
+        composer.clear()
+        assert composer.text == "" and composer.sent_history == ["hello"]
+        await pilot.press("enter")  # empty: nothing
+        await pilot.pause()
+        assert len(app.posted(Composer.Submitted)) == 1
+
+
+async def test_newline_keys_and_running_kinds():
+    composer = Composer()
+    app = Host(composer)
+    async with app.run() as pilot:
+        composer.focus()
+        await pilot.press("a", "shift+enter", "b", "ctrl+j", "c")
+        assert composer.text == "a\nb\nc"
+        composer.running = True
+        await pilot.press("enter", "alt+enter", "tab")
+        await pilot.pause()
+        assert [m.kind for m in app.posted(Composer.Submitted)] == ["steer", "follow_up", "follow_up"]
+        composer.running = False
+        await pilot.press("alt+enter")
+        await pilot.pause()
+        assert app.posted(Composer.Submitted)[-1].kind == "send"
+
+
+async def test_tab_moves_focus_when_idle():
+    composer, tray = Composer(), QueueTray()
+    app = Host(composer, tray)
+    async with app.run() as pilot:
+        tray.set_items([("steer", "x")])
+        composer.focus()
+        await pilot.press("x", "tab")
+        await pilot.pause()
+        assert not app.posted(Composer.Submitted)
+        assert app.focused is tray
+
+
+async def test_slash_commands_post_command():
+    composer = Composer()
+    app = Host(composer)
+    async with app.run() as pilot:
+        composer.focus()
+        await pilot.press(*"/label plan b", "enter")
+        await pilot.pause()
+        assert [(m.name, m.args) for m in app.posted(Composer.Command)] == [("label", "plan b")]
+        composer.clear()
+        await pilot.press(*"//tree", "enter")
+        await pilot.pause()
+        assert app.posted(Composer.Submitted)[-1].text == "/tree"
+
+
+async def test_up_recalls_history_only_when_empty():
+    composer = Composer()
+    app = Host(composer)
+    async with app.run() as pilot:
+        composer.set_history(["first", "second"])
+        composer.focus()
+        await pilot.press("up")
+        assert composer.text == "second"
+        await pilot.press("up")
+        assert composer.text == "first"
+        await pilot.press("down")
+        assert composer.text == "second"
+        await pilot.press("down")
+        assert composer.text == ""
+        composer.set_text("line1\nline2")
+        await pilot.press("up")
+        assert composer.text == "line1\nline2"  # not empty: Up moves the cursor
+
+
+async def test_set_text_stashes_the_draft():
+    composer = Composer()
+    app = Host(composer)
+    async with app.run():
+        composer.load_text("my draft")
+        composer.set_text("old question")
+        assert composer.text == "old question" and composer.stashed_draft == "my draft"
+        composer.restore_draft()
+        assert composer.text == "my draft"
+
+
+async def test_queue_tray_shows_items_and_posts():
+    tray = QueueTray()
+    app = Host(tray)
+    async with app.run() as pilot:
+        assert not tray.display or tray.region.height == 0
+        tray.set_items([("steer", "fix the test first"), ("follow_up", "then the changelog")])
+        await pilot.pause()
+        text = screen_text(app)
+        assert "⚡ steer" in text and "⏭ later" in text and "changelog" in text
+        tray.focus()
+        await pilot.press("down", "x", "alt+up")
+        await pilot.pause()
+        assert [m.index for m in app.posted(QueueTray.Dropped)] == [1]
+        assert app.posted(QueueTray.PullLast)
+        await pilot.click(QueueTray, offset=(tray.content_region.width, 0))
+        await pilot.pause()
+        assert [m.index for m in app.posted(QueueTray.Dropped)] == [1, 0]
+        tray.set_items([])
+        await pilot.pause()
+        assert "steer" not in screen_text(app)
+
+
+async def test_status_bar_header_and_banner():
+    status, header, banner = StatusBar(), SessionHeader(), Banner("No API key: set OPENAI_API_KEY")
+    app = Host(header, banner, status)
+    async with app.run(size=(120, 10)) as pilot:
+        status.update_status(model="openai/gpt-4o", thinking="high", tokens_in=84_000, tokens_out=12_000,
+                             cost=0.41, context_percent=42, context_estimated=True, queued_steer=1, queued_follow_up=2)
+        header.set_session("refactor-auth", "branch 2/3")
+        await pilot.pause()
+        text = screen_text(app)
+        for needle in ["openai/gpt-4o • high", "↑84.0k ↓12.0k", "$0.41", "ctx ~42%", "⚡1 ⏭2", "refactor-auth", "branch 2/3", "OPENAI_API_KEY"]:
+            assert needle in text, needle
+        status.update_status(model_warning=True, context_percent=95, context_estimated=False)
+        await pilot.pause()
+        assert "gpt-4o ⚠" in screen_text(app) and "ctx 95%" in screen_text(app)
+        await pilot.click(Banner, offset=(banner.content_region.width, 0))
+        await pilot.pause()
+        assert app.posted(Banner.Dismissed) and "OPENAI_API_KEY" not in screen_text(app)

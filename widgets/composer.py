@@ -1,0 +1,164 @@
+"""Composer: the multi-line input at the bottom of the transcript.
+
+Data in (from the App):
+    ``running``            reactive: the agent is working (Enter then steers; Tab/Alt+Enter queue a follow-up)
+    ``set_text(text)``     put text in to edit (e.g. an old user message); the draft it replaces is
+                           kept in ``stashed_draft`` and comes back with ``restore_draft()``
+    ``clear()``            the App accepted the submission: empty the box and remember the text in history
+    ``set_history(texts)`` earlier prompts (kept in ``sent_history``), oldest first (Up on an empty composer walks back)
+
+Messages out:
+    ``Submitted(text, kind)``  kind "send" (idle), "steer" (Enter while running) or "follow_up"
+    ``Command(name, args)``    a line starting with a known ``/command``; ``//x`` sends "/x" as text
+
+Nothing is cleared on submit: if sending fails the text stays where it is.
+"""
+
+from __future__ import annotations
+
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widgets import TextArea
+
+from .keymap import SLASH_COMMANDS, bindings_for
+
+IDLE_HINT = "⏎ send · ⇧⏎/^J newline · ↑ history"
+BUSY_HINT = "⏎ steer · ⌥⏎/Tab later · Esc stop"
+
+
+def parse_command(text: str) -> tuple[str, str] | None:
+    """``/name args`` → ("name", "args") for known commands; None for anything else."""
+    stripped = text.strip()
+    if not stripped.startswith("/") or stripped.startswith("//"):
+        return None
+    name, _, args = stripped[1:].partition(" ")
+    name = name.strip().lower()
+    if name not in SLASH_COMMANDS:
+        return None
+    return name, args.strip()
+
+
+class Composer(TextArea):
+    BINDINGS = bindings_for("composer")
+
+    DEFAULT_CSS = """
+    Composer { height: auto; min-height: 3; max-height: 12; border: round $primary 50%; }
+    Composer:focus { border: round $primary; }
+    Composer.-running { border: round $warning 60%; }
+    Composer.-running:focus { border: round $warning; }
+    """
+
+    running: reactive[bool] = reactive(False)
+
+    class Submitted(Message):
+        def __init__(self, text: str, kind: str) -> None:
+            self.text, self.kind = text, kind
+            super().__init__()
+
+    class Command(Message):
+        def __init__(self, name: str, args: str) -> None:
+            self.name, self.args = name, args
+            super().__init__()
+
+    def __init__(self, text: str = "", *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(text, id=id, classes=classes, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
+        self.sent_history: list[str] = []
+        self._history_pos: int | None = None  # index into history while walking it
+        self._draft_before_history = ""
+        self.stashed_draft: str | None = None
+        self.placeholder = "Message… (/help for commands)"
+
+    def on_mount(self) -> None:
+        self.border_subtitle = IDLE_HINT
+
+    def watch_running(self, running: bool) -> None:
+        self.set_class(running, "-running")
+        self.border_subtitle = BUSY_HINT if running else IDLE_HINT
+        self.refresh_bindings()
+
+    # ------------------------------------------------------------ data in
+
+    def set_text(self, text: str) -> None:
+        if self.text and self.text != text:
+            self.stashed_draft = self.text
+        self.load_text(text)
+        self.move_cursor(self.document.end)
+        self._history_pos = None
+
+    def restore_draft(self) -> None:
+        if self.stashed_draft is not None:
+            self.load_text(self.stashed_draft)
+            self.move_cursor(self.document.end)
+            self.stashed_draft = None
+
+    def clear(self) -> None:  # type: ignore[override]  (TextArea.clear returns an EditResult)
+        text = self.text
+        if text.strip() and (not self.sent_history or self.sent_history[-1] != text):
+            self.sent_history.append(text)
+        self._history_pos = None
+        self.load_text("")
+
+    def set_history(self, texts: list[str]) -> None:
+        self.sent_history = list(texts)
+        self._history_pos = None
+
+    # ------------------------------------------------------------ submitting
+
+    def _submit(self, kind: str) -> None:
+        text = self.text
+        if not text.strip():
+            return
+        command = parse_command(text)
+        if command is not None:
+            self.post_message(self.Command(*command))
+            return
+        if text.lstrip().startswith("//"):
+            text = text.lstrip()[1:]
+        self.post_message(self.Submitted(text, kind))
+
+    def action_submit(self) -> None:
+        self._submit("steer" if self.running else "send")
+
+    def action_follow_up(self) -> None:
+        self._submit("follow_up" if self.running else "send")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "tab_follow_up":
+            # Tab queues only while running with something typed; otherwise it moves focus
+            return self.running and bool(self.text.strip())
+        return True
+
+    def action_tab_follow_up(self) -> None:
+        self.action_follow_up()
+
+    def action_newline(self) -> None:
+        self.insert("\n")
+
+    # ------------------------------------------------------------ history
+
+    def action_history_previous(self) -> None:
+        browsing = self._history_pos is not None and self.text == self.sent_history[self._history_pos]
+        if not (self.text == "" or browsing) or not self.sent_history:
+            self.action_cursor_up()
+            return
+        if self._history_pos is None:
+            self._draft_before_history = self.text
+            self._history_pos = len(self.sent_history) - 1
+        elif self._history_pos > 0:
+            self._history_pos -= 1
+        self.load_text(self.sent_history[self._history_pos])
+        self.move_cursor(self.document.end)
+
+    def action_history_next(self) -> None:
+        pos = self._history_pos
+        if pos is None or self.text != self.sent_history[pos]:
+            self._history_pos = None
+            self.action_cursor_down()
+            return
+        if pos + 1 < len(self.sent_history):
+            self._history_pos = pos + 1
+            self.load_text(self.sent_history[pos + 1])
+        else:
+            self._history_pos = None
+            self.load_text(self._draft_before_history)
+        self.move_cursor(self.document.end)

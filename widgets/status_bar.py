@@ -1,0 +1,62 @@
+"""StatusBar: model • thinking │ tokens ↑↓ │ cost (this path) │ context % │ queue.
+
+Data in: ``update_status(**fields)`` with any of ``model``, ``thinking``, ``tokens_in``,
+``tokens_out``, ``cost``, ``context_percent`` (None = unknown), ``context_estimated`` (draw
+"~"), ``model_warning`` (no key: draw ⚠), ``queued_steer``, ``queued_follow_up``. Each is also a
+reactive attribute. Posts nothing.
+"""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from .sanitize import sanitize_line
+
+
+def tokens(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if n >= 1_000:
+        return f"{n / 1_000:.1f}k"
+    return str(n)
+
+
+class StatusBar(Widget):
+    DEFAULT_CSS = """
+    StatusBar { height: 1; background: $panel; color: $text-muted; padding: 0 1; }
+    """
+
+    model: reactive[str] = reactive("")
+    thinking: reactive[str] = reactive("off")
+    tokens_in: reactive[int] = reactive(0)
+    tokens_out: reactive[int] = reactive(0)
+    cost: reactive[float] = reactive(0.0)
+    context_percent: reactive[float | None] = reactive(None)
+    context_estimated: reactive[bool] = reactive(False)
+    model_warning: reactive[bool] = reactive(False)
+    queued_steer: reactive[int] = reactive(0)
+    queued_follow_up: reactive[int] = reactive(0)
+
+    def update_status(self, **fields) -> None:
+        for name, value in fields.items():
+            if name not in self._reactives:
+                raise AttributeError(f"StatusBar has no field {name!r}")
+            setattr(self, name, value)
+
+    def render(self) -> Content:
+        model = sanitize_line(self.model, 40) or "no model"
+        parts: list = [(model, "bold"), (" ⚠" if self.model_warning else "", "bold $error")]
+        parts += [f" • {self.thinking}", "  │  ", f"↑{tokens(self.tokens_in)} ↓{tokens(self.tokens_out)}"]
+        parts += ["  │  ", f"${self.cost:.2f}"]
+        if self.context_percent is None:
+            parts += ["  │  ", "ctx ?"]
+        else:
+            mark = "~" if self.context_estimated else ""
+            pct = self.context_percent
+            style = "bold $error" if pct >= 90 else "$warning" if pct >= 75 else ""
+            parts += ["  │  ", (f"ctx {mark}{pct:.0f}%", style)]
+        if self.queued_steer or self.queued_follow_up:
+            parts += ["  │  ", (f"⚡{self.queued_steer} ⏭{self.queued_follow_up}", "$warning")]
+        return Content.assemble(*parts)

@@ -25,7 +25,7 @@ from .base import (
     StorageError,
     TreeRow,
 )
-from .index import EntryIndex, entry_json, ms_to_iso
+from .index import EntryIndex, entry_json, gc_paused, ms_to_iso
 from .model import (
     Entry,
     LabelEntry,
@@ -71,10 +71,11 @@ class IndexedSessionStorage:
 
     def _append_many(self, entries: Sequence[Entry]) -> None:
         """Bulk append of entries already known to be consistent (fork, import): one write."""
-        lines = [entry_json(e) for e in entries]
-        self._persist(lines)
-        for entry, line in zip(entries, lines):
-            self.index.add(entry, line)
+        with gc_paused():
+            lines = [entry_json(e) for e in entries]
+            self._persist(lines)
+            for entry, line in zip(entries, lines):
+                self.index.add(entry, line)
 
     # ------------------------------------------------------------ SessionStorage
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import ImportReport, SessionFileError, SessionSummary
-from .index import EntryIndex
+from .index import EntryIndex, gc_paused
 from .indexed import IndexedCatalog, IndexedSessionStorage
 from .jsonl_format import (
     file_lines,
@@ -107,10 +107,11 @@ class JsonlCatalog(IndexedCatalog):
 
     def _load(self, session_id: str) -> JsonlSessionStorage:
         path = self._paths()[session_id]
-        scanned = scan_session_file(path)
-        index = EntryIndex()
-        for entry, raw in zip(scanned.entries, scanned.raws):
-            index.add(entry, raw)
+        with gc_paused():
+            scanned = scan_session_file(path)
+            index = EntryIndex()
+            for entry, raw in zip(scanned.entries, scanned.raws):
+                index.add(entry, raw)
         header = {**scanned.header, "id": session_id}
         return JsonlSessionStorage(header, path, index, scanned.report, scanned.ends_with_newline)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .base import ImportReport, SessionFileError
-from .index import entry_json
+from .index import entry_json, gc_paused
 from .model import Entry, InvalidEntryError, LeafEntry, new_entry_id, parse_entry
 
 CURRENT_VERSION = 3
@@ -154,7 +154,8 @@ def scan_session_file(path: Path) -> ScannedFile:
 
 def read_session_file(path: Path | str) -> tuple[dict[str, Any], list[Entry], str | None, ImportReport]:
     """Header, entries, leaf and what was skipped, for any Pi v1–v3 file (migrated in memory)."""
-    scanned = scan_session_file(Path(path))
+    with gc_paused():
+        scanned = scan_session_file(Path(path))
     return scanned.header, scanned.entries, scanned.leaf_id, scanned.report
 
 

@@ -8,22 +8,24 @@ Nothing here validates appends except `check_append`; loading a file indexes wha
 from __future__ import annotations
 
 import gc
+import secrets
 from contextlib import contextmanager
 from dataclasses import replace
-import secrets
+from datetime import datetime, timezone
 from typing import Iterable, Iterator
 
 from .aggregates import advance_path_state, advance_stats, tree_row
 from .base import (
+    DuplicateEntryError,
     EntryCursor,
     EntryNotFoundError,
-    DuplicateEntryError,
     InvalidTreeError,
     PathState,
     SessionStats,
     TreeRow,
 )
 from .model import (
+    AssistantMessage,
     CompactionEntry,
     Entry,
     LabelEntry,
@@ -32,7 +34,6 @@ from .model import (
     SessionInfoEntry,
     TextContent,
     UserMessage,
-    AssistantMessage,
     iso_to_ms,
     parse_entries_json,
 )
@@ -57,10 +58,12 @@ def gc_paused() -> Iterator[None]:
 
 
 def ms_to_iso(ms: float) -> str:
-    """Epoch milliseconds → ISO-8601 UTC with milliseconds and a Z (Pi's Date.toISOString)."""
-    from datetime import datetime, timezone
-
-    dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    """Epoch milliseconds → ISO-8601 UTC with milliseconds and a Z (Pi's Date.toISOString);
+    "" for a value no date can hold (a corrupt timestamp must not break listing)."""
+    try:
+        dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    except (OverflowError, ValueError, OSError):
+        return ""
     return dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 

@@ -160,7 +160,7 @@ class IndexedSessionStorage:
     def summary(self) -> SessionSummary:
         h, idx = self.header, self.index
         created = h.get("timestamp") or ""
-        modified = ms_to_iso(idx.modified_ms) if idx.modified_ms is not None else created
+        modified = (ms_to_iso(idx.modified_ms) if idx.modified_ms is not None else "") or created
         return SessionSummary(
             id=self.session_id,
             created_at=created,
@@ -288,7 +288,7 @@ class IndexedCatalog:
         entries = source.index.fresh(path)
         on_path = {e.id for e in entries}
         taken = set(on_path)
-        parent = entries[-1].id
+        parent = entries[-1].id if entries else None  # forking at a root label leaves no path
         stamps = source.index.label_timestamps()
         # Like Pi's createBranchedSession: labels of path entries come back as a fresh chain.
         for target, label in source.index.labels().items():

@@ -134,6 +134,7 @@ async def test_list_skips_files_that_are_not_sessions(cat):
     (cat.directory / "2026-01-01T00-00-00-000Z_broken.jsonl").write_text("garbage\n")
     (cat.directory / "notes.txt").write_text("hello")
     assert [r.id for r in await cat.list()] == [s.session_id]
+    assert (await cat.latest()).session_id == s.session_id  # the broken file is passed over
 
 
 # ---------------------------------------------------------------- migration (Pi §6.4, §11.5)

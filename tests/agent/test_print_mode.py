@@ -1,0 +1,119 @@
+"""Print mode end to end against the loopback fake provider, and keys never reaching disk."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from app.config import load_settings
+from app.llm.registry import ModelRegistry
+from app.print_mode import run_print
+from app.session.session import Session
+from storage import open_catalog
+from storage.memory import MemoryCatalog
+from storage.model import MessageEntry, TextContent
+from tests.fake_provider import FakeProvider
+
+SECRET = "sk-test-SECRET-do-not-store-7f3a"
+
+
+@pytest.fixture
+async def fake():
+    async with FakeProvider() as fp:
+        yield fp
+
+
+def registry_for(fp: FakeProvider) -> ModelRegistry:
+    return ModelRegistry(env={"OPENAI_BASE_URL": fp.base_url, "OPENAI_API_KEY": SECRET,
+                              "ANTHROPIC_BASE_URL": fp.base_url, "ANTHROPIC_API_KEY": SECRET})
+
+
+async def run(fp, session, prompt="hi", model="openai/fake-model", **kw):
+    out, err = io.StringIO(), io.StringIO()
+    code = await run_print(prompt, session=session, model_ref=model, tools=kw.pop("tools", None),
+                           yes=kw.pop("yes", False), out=out, err=err, registry=registry_for(fp), **kw)
+    return code, out.getvalue(), err.getvalue()
+
+
+async def test_streams_the_reply_and_persists_the_exchange(fake) -> None:
+    fake.script_openai(["Hel", "lo"], usage={"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12})
+    session = await Session.open(await MemoryCatalog().create())
+    code, out, err = await run(fake, session)
+    assert (code, out, err) == (0, "Hello\n", "")
+    ctx = await session.build_session_context()
+    assert [m.role for m in ctx.messages] == ["user", "assistant"]
+    assert ctx.messages[1].usage.input == 10 and ctx.messages[1].usage.output == 2
+    assert fake.requests[0].headers["authorization"] == f"Bearer {SECRET}"
+
+
+async def test_same_session_continues_with_anthropic(fake) -> None:
+    fake.script_openai(["first"])
+    fake.script_anthropic(["second"])
+    session = await Session.open(await MemoryCatalog().create())
+    assert (await run(fake, session))[0] == 0
+    code, out, _ = await run(fake, session, "again", model="anthropic/claude-sonnet-4-5")
+    assert (code, out) == (0, "second\n")
+    sent = fake.requests[1].body["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+
+
+async def test_dropped_connection_stores_partial_error_and_exits_non_zero(fake) -> None:
+    fake.script_openai(["partial ", "text", " never"], drop_after=2)
+    session = await Session.open(await MemoryCatalog().create())
+    code, out, err = await run(fake, session)
+    assert code == 1
+    assert out == "partial text\n"
+    assert err.count("\n") == 1 and err.startswith("treechat: ") and "lost" in err
+    last = (await session.get_branch())[-1]
+    assert isinstance(last, MessageEntry) and last.message.stop_reason == "error"
+    assert last.message.content == [TextContent(text="partial text")]
+
+
+async def test_bash_without_yes_is_refused_with_a_clear_result(fake, tmp_path) -> None:
+    fake.script_openai(tool_calls=[{"id": "c1", "name": "bash", "arguments": '{"command": "echo hi"}'}])
+    fake.script_openai(["ok"])
+    session = await Session.open(await MemoryCatalog().create())
+    code, _, _ = await run(fake, session, tools="bash", cwd=str(tmp_path))
+    assert code == 0
+    result = (await session.build_session_context()).messages[2]
+    assert result.role == "toolResult" and result.is_error and "--yes" in result.content[0].text
+
+
+async def test_bash_with_yes_runs(fake, tmp_path) -> None:
+    fake.script_openai(tool_calls=[{"id": "c1", "name": "bash", "arguments": '{"command": "echo hi"}'}])
+    fake.script_openai(["ok"])
+    session = await Session.open(await MemoryCatalog().create())
+    code, _, _ = await run(fake, session, tools=["bash"], yes=True, cwd=str(tmp_path))
+    result = (await session.build_session_context()).messages[2]
+    assert code == 0 and not result.is_error and result.content[0].text == "hi"
+
+
+async def test_unknown_model_provider_is_one_clear_line(fake) -> None:
+    session = await Session.open(await MemoryCatalog().create())
+    code, out, err = await run(fake, session, model="nowhere/x")
+    assert code == 2 and out == "" and err.startswith("treechat: Unknown provider 'nowhere'")
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "jsonl"])
+async def test_no_api_key_in_any_file_written(fake, tmp_path, backend) -> None:
+    home = tmp_path / "home"
+    settings = load_settings(home, env={"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": SECRET})
+    catalog = await open_catalog(backend, settings.home)
+    try:
+        session = await Session.open(await catalog.create())
+        fake.script_openai(["fine"])
+        out, err = io.StringIO(), io.StringIO()
+        code = await run_print("hi", session=session, model_ref="openai/fake-model", out=out, err=err,
+                               registry=ModelRegistry(settings), settings=settings)
+        fake.script_status(401, {"error": {"message": f"bad key {SECRET[:6]}"}})
+        await run_print("again", session=session, model_ref="openai/fake-model", out=out, err=err,
+                        registry=ModelRegistry(settings), settings=settings)
+    finally:
+        await catalog.close()
+    assert code == 0
+    files = [p for p in Path(home).rglob("*") if p.is_file()]
+    assert files, "the backend wrote nothing?"
+    for path in files:
+        assert SECRET.encode() not in path.read_bytes(), path

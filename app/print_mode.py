@@ -7,6 +7,7 @@ the user interrupted (the partial reply is stored as aborted).
 from __future__ import annotations
 
 import asyncio
+import os
 import signal as signals
 import sys
 from typing import Any, Iterable, TextIO
@@ -129,9 +130,9 @@ async def run_print_args(args: Any, catalog: Any) -> int:
         if getattr(args, "session", None):
             storage = await catalog.open(args.session)
         elif getattr(args, "continue_latest", False):
-            storage = await catalog.latest() or await catalog.create()
+            storage = await catalog.latest() or await catalog.create(cwd=os.getcwd())
         else:
-            storage = await catalog.create()
+            storage = await catalog.create(cwd=os.getcwd())
     except (ConfigError, StorageError) as error:
         sys.stderr.write(f"treechat: {error}\n")
         return 2

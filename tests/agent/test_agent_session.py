@@ -11,7 +11,7 @@ from app.llm.types import ModelInfo
 from app.session.agent_session import AgentSession
 from app.session.session import Session
 from storage.memory import MemoryCatalog
-from storage.model import MessageEntry
+from storage.model import MessageEntry, TextContent
 
 from .scripted import Recorder, ScriptedStream, reply, texts
 from .test_loop import echo_tool
@@ -161,3 +161,26 @@ async def test_queue_updates_and_forwarded_events() -> None:
             await s.prompt("x")
         finally:
             s.agent._run = None
+
+
+async def test_abort_mid_stream_closes_the_request_and_stores_the_partial() -> None:
+    import asyncio
+
+    from tests.fake_provider import FakeProvider
+
+    async with FakeProvider() as fp:
+        fp.script_anthropic(["kept ", "never"], hang_after=4)  # start, ping, block start, "kept ", then silence
+        session = await new_session()
+        registry = ModelRegistry(env={"ANTHROPIC_BASE_URL": fp.base_url})
+        s = await AgentSession.create(session, model="anthropic/claude-haiku-4-5", registry=registry)
+        got_text = asyncio.Event()
+        s.subscribe(lambda event, signal: got_text.set() if event.type == "message_update" else None)
+        run = asyncio.create_task(s.prompt("go"))
+        await got_text.wait()
+        await s.abort()
+        await run
+        await fp.client_disconnected.wait()  # the HTTP request was closed
+        last = (await session.get_branch())[-1].message
+        assert last.role == "assistant" and last.stop_reason == "aborted"
+        assert last.content == [TextContent(text="kept ")]
+        assert s.state.error_message == "Request was aborted"

@@ -47,3 +47,12 @@ def screen_text(app: App) -> str:
     """The characters on the screen now, one line per row (private API, test-only)."""
     strips = app.screen._compositor.render_strips()
     return "\n".join("".join(segment.text for segment in strip) for strip in strips)
+
+
+async def wait_for(pilot, predicate, tries: int = 50) -> bool:
+    """Pause until ``predicate()`` holds (a bounded number of idle cycles, never a clock)."""
+    for _ in range(tries):
+        if predicate():
+            return True
+        await pilot.pause()
+    return predicate()

@@ -1,0 +1,10 @@
+"""The modal screens; each ends with ``dismiss(result)`` (see each class for what it returns)."""
+
+from .dialogs import ConfirmDialog, LabelDialog
+from .help import HelpScreen
+from .model_picker import ModelPicker
+from .search import SearchScreen
+from .sessions import SessionsScreen
+from .thinking_picker import ThinkingPicker
+
+__all__ = ["ConfirmDialog", "HelpScreen", "LabelDialog", "ModelPicker", "SearchScreen", "SessionsScreen", "ThinkingPicker"]

@@ -1,0 +1,22 @@
+"""HelpScreen (F1): the keymap, generated from ``widgets.keymap`` — never written by hand."""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import Markdown
+
+from ..keymap import help_markdown
+from .base import Dialog
+
+
+class HelpScreen(Dialog):
+    DEFAULT_CSS = """
+    HelpScreen > #dialog { height: 85%; }
+    """
+
+    BINDINGS = [Binding("escape,f1,q", "close", "Close")]
+
+    def compose(self):
+        with VerticalScroll(id="dialog"):
+            yield Markdown(help_markdown())

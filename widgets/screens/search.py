@@ -1,0 +1,120 @@
+"""SearchScreen (Ctrl+F): full-text search across sessions with live results.
+
+``SearchScreen(search=None, query="")``. Results come either from ``search`` — an async
+callable ``query -> list[SearchHit]`` the App provides (run in an exclusive worker, debounced)
+— or, without it, the screen posts ``Query(text)`` on every edit and the App answers with
+``set_results(hits)``.
+
+Each hit shows session name, role and the snippet with the ``[[match]]`` highlighted. Ends with
+``dismiss(SearchScreen.Chosen(hit))`` on Enter, or None on Escape.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Awaitable, Callable
+
+from textual import events, work
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from storage.base import SearchHit
+
+from ..keymap import bindings_for
+from ..sanitize import sanitize_line
+from .base import Dialog
+
+DEBOUNCE = 0.15
+_MARK = re.compile(r"\[\[(.*?)\]\]")
+
+
+def snippet_content(snippet: str) -> Content:
+    """The snippet on one line with every ``[[match]]`` shown highlighted (brackets removed)."""
+    text = sanitize_line(snippet, 300)
+    parts: list = []
+    last = 0
+    for match in _MARK.finditer(text):
+        parts.append(text[last : match.start()])
+        parts.append((match.group(1), "bold reverse"))
+        last = match.end()
+    parts.append(text[last:])
+    return Content.assemble(*parts)
+
+
+class SearchScreen(Dialog):
+    BINDINGS = bindings_for("search")
+
+    class Query(Message):
+        def __init__(self, text: str) -> None:
+            self.text = text
+            super().__init__()
+
+    class Chosen(Message):
+        def __init__(self, hit: SearchHit) -> None:
+            self.hit = hit
+            super().__init__()
+
+    def __init__(self, search: Callable[[str], Awaitable[list[SearchHit]]] | None = None, query: str = "") -> None:
+        super().__init__()
+        self.search = search
+        self.initial_query = query
+        self.hits: list[SearchHit] = []
+
+    def compose(self):
+        with Vertical(id="dialog"):
+            yield Static("Search all sessions", id="title")
+            yield Input(self.initial_query, placeholder="words to find", id="query")
+            yield OptionList(id="hits")
+            yield Static("", classes="hint", id="count")
+
+    def on_mount(self) -> None:
+        self.query_one("#query", Input).focus()
+        if self.initial_query:
+            self._ask(self.initial_query)
+
+    def set_results(self, hits: list[SearchHit]) -> None:
+        self.hits = list(hits)
+        options = self.query_one("#hits", OptionList)
+        options.clear_options()
+        for i, hit in enumerate(self.hits):
+            head = Content.assemble((sanitize_line(hit.session_name or hit.session_id[:8], 40), "bold"),
+                                    (f" · {hit.role or hit.type}", "dim"))
+            options.add_option(Option(Content.assemble(head, "\n  ", snippet_content(hit.snippet)), id=str(i)))
+        if self.hits:
+            options.highlighted = 0
+        self.query_one("#count", Static).update(f"{len(self.hits)} hits · Enter opens · Esc closes")
+
+    def _ask(self, text: str) -> None:
+        if self.search is None:
+            self.post_message(self.Query(text))
+        else:
+            self._run_search(text)
+
+    @work(exclusive=True, group="search")
+    async def _run_search(self, text: str) -> None:
+        await asyncio.sleep(DEBOUNCE)  # a newer keystroke cancels this worker first
+        hits = await self.search(text) if text.strip() else []
+        self.set_results(hits)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._ask(event.value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_choose()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(self.Chosen(self.hits[int(event.option.id)]))
+
+    def on_key(self, event: events.Key) -> None:
+        self.steer_list_from_input(event, self.query_one("#hits", OptionList))
+
+    def action_choose(self) -> None:
+        options = self.query_one("#hits", OptionList)
+        if options.highlighted is not None and self.hits:
+            self.dismiss(self.Chosen(self.hits[options.highlighted]))

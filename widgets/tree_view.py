@@ -74,20 +74,23 @@ class TreeView(ScrollView, can_focus=True):
 
     filter_mode: reactive[str] = reactive("default", init=False)
 
-    class NodeChosen(Message):
-        """Move the leaf here (Enter or click). The App applies DESIGN §6 semantics."""
+    class EntryMessage(Message):
+        """Base of the messages about one entry (handle each subclass by its own name)."""
 
         def __init__(self, entry_id: str) -> None:
             self.entry_id = entry_id
             super().__init__()
 
-    class PreviewRequested(NodeChosen):
+    class NodeChosen(EntryMessage):
+        """Move the leaf here (Enter or click). The App applies DESIGN §6 semantics."""
+
+    class PreviewRequested(EntryMessage):
         """Show this path in the transcript without moving the leaf (Space)."""
 
-    class LabelRequested(NodeChosen):
+    class LabelRequested(EntryMessage):
         """Edit the label of this entry (L)."""
 
-    class ForkRequested(NodeChosen):
+    class ForkRequested(EntryMessage):
         """Fork a new session at this entry (f)."""
 
     class BackRequested(Message):
@@ -275,7 +278,7 @@ class TreeView(ScrollView, can_focus=True):
     def action_last(self) -> None:
         self._set_cursor(len(self.lines) - 1)
 
-    def _post_for_cursor(self, message_type: type[NodeChosen]) -> None:
+    def _post_for_cursor(self, message_type: type[EntryMessage]) -> None:
         if self.cursor_id is not None:
             self.post_message(message_type(self.cursor_id))
 

@@ -88,7 +88,7 @@ async def test_keys_post_messages():
         assert tree.cursor_id == "d"  # the cursor starts on the leaf
         await pilot.press("up", "enter", "space", "L", "f", "backspace")
         await pilot.pause()
-        assert [type(m).__name__ for m in app.seen if isinstance(m, (TreeView.NodeChosen, TreeView.BackRequested))] == [
+        assert [type(m).__name__ for m in app.seen if isinstance(m, (TreeView.EntryMessage, TreeView.BackRequested))] == [
             "NodeChosen", "PreviewRequested", "LabelRequested", "ForkRequested", "BackRequested",
         ]
         assert {m.entry_id for m in app.posted(TreeView.NodeChosen)} == {"c"}

@@ -40,6 +40,13 @@ class Sleep:
 
 
 @dataclass
+class Gate:
+    """Pause the reply until the test sets the event (to act while a reply is streaming)."""
+
+    event: asyncio.Event
+
+
+@dataclass
 class Hang:
     """Stop answering and wait for the client to give up (records the disconnect)."""
 
@@ -196,7 +203,8 @@ class FakeProvider:
         self._scripts.append((path, steps))
 
     def script_sse(self, frames: list[bytes], *, drop_after: int | None = None, terminal: bool = True,
-                   hang_after: int | None = None, path: str | None = None, split: int | None = None) -> None:
+                   hang_after: int | None = None, path: str | None = None, split: int | None = None,
+                   gate: asyncio.Event | None = None, gate_after: int = 1) -> None:
         """Serve SSE frames; `drop_after` resets after N frames, `terminal=False` ends cleanly
         without the last frame (close-delimited), `split` writes every frame in N-byte pieces."""
         steps: list[Any] = [Status(200, SSE_HEADERS, "chunked" if terminal or drop_after is not None else "close")]
@@ -209,6 +217,8 @@ class FakeProvider:
             if hang_after is not None and i == hang_after:
                 steps.append(Hang())
                 break
+            if gate is not None and i == gate_after:
+                steps.append(Gate(gate))
             if split:
                 steps.extend(Send(frame[j:j + split]) for j in range(0, len(frame), split))
             else:
@@ -217,12 +227,12 @@ class FakeProvider:
 
     def script_openai(self, text: Iterable[str] = (), *, chunks: list[Any] | None = None, **kw: Any) -> None:
         """OpenAI reply from `openai_chunks(text, ...)` or explicit `chunks`; fault keywords as in script_sse."""
-        fault = {k: kw.pop(k) for k in ("drop_after", "terminal", "hang_after", "path", "split") if k in kw}
+        fault = {k: kw.pop(k) for k in ("drop_after", "terminal", "hang_after", "path", "split", "gate", "gate_after") if k in kw}
         data = chunks if chunks is not None else openai_chunks(text, **kw)
         self.script_sse([sse_frame(c) for c in data], **fault)
 
     def script_anthropic(self, text: Iterable[str] = (), *, events: list[tuple[str, Any]] | None = None, **kw: Any) -> None:
-        fault = {k: kw.pop(k) for k in ("drop_after", "terminal", "hang_after", "path", "split") if k in kw}
+        fault = {k: kw.pop(k) for k in ("drop_after", "terminal", "hang_after", "path", "split", "gate", "gate_after") if k in kw}
         data = events if events is not None else anthropic_events(text, **kw)
         self.script_sse([sse_frame(d, e) for e, d in data], **fault)
 
@@ -283,6 +293,9 @@ class FakeProvider:
                 writer.write(b"%x\r\n%s\r\n" % (len(step.data), step.data) if chunked else step.data)
             elif isinstance(step, Sleep):
                 await asyncio.sleep(step.seconds)
+            elif isinstance(step, Gate):
+                await writer.drain()
+                await step.event.wait()
             elif isinstance(step, Hang):
                 await writer.drain()
                 try:

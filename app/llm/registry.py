@@ -74,6 +74,19 @@ class ModelRegistry:
     def api_key(self, provider: str) -> str | None:
         return self._keys.get(provider)
 
+    def key_problem(self, model: ModelInfo) -> str | None:
+        """Why a request to `model` cannot go out for lack of a key (None: it can).
+
+        Local servers and providers that name no key variable need none."""
+        info = self._providers.get(model.provider)
+        if info is None or info.local or self._keys.get(model.provider):
+            return None
+        if not info.api_key_env and model.provider not in _ENV:
+            return None
+        var = _ENV[model.provider][0] if model.provider in _ENV else info.api_key_env
+        return (f"No API key for {model.provider}: set {var}, or add api_key to [providers.{model.provider}] "
+                f"in config.toml, or pick a local model (Ctrl+L).")
+
     def resolve(self, ref: str) -> ModelInfo:
         provider, sep, model_id = ref.partition("/")
         if not sep or not provider or not model_id:

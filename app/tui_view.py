@@ -1,0 +1,122 @@
+"""What the screen shows, computed from the session: tree index, transcript items, siblings.
+
+Kept apart from the App so the rules (what a sibling is, which path is active, what the
+transcript holds after a compaction) are plain functions over storage data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from storage.base import TreeRow
+from storage.model import BranchSummaryEntry, CompactionEntry, Entry, message_text
+
+from .session.context import entry_to_message, transform_path
+from widgets.message_view import TranscriptItem
+
+
+@dataclass
+class TreeIndex:
+    """The tree skeleton in memory: rows by id and children by parent (message/summary nodes)."""
+
+    rows: list[TreeRow] = field(default_factory=list)
+    by_id: dict[str, TreeRow] = field(default_factory=dict)
+    children: dict[str | None, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, rows: Sequence[TreeRow]) -> "TreeIndex":
+        index = cls(rows=list(rows))
+        for row in rows:
+            index.add(row, keep=False)
+        return index
+
+    def add(self, row: TreeRow, keep: bool = True) -> None:
+        if keep:
+            self.rows.append(row)
+        self.by_id[row.id] = row
+        self.children.setdefault(row.parent_id, []).append(row.id)
+
+    def path_ids(self, leaf_id: str | None) -> list[str]:
+        """Ids root → leaf, following parents through the rows (cycle-safe)."""
+        out: list[str] = []
+        seen: set[str] = set()
+        cur = leaf_id
+        while cur is not None and cur in self.by_id and cur not in seen:
+            seen.add(cur)
+            out.append(cur)
+            cur = self.by_id[cur].parent_id
+        out.reverse()
+        return out
+
+    def siblings(self, entry_id: str) -> list[str]:
+        """Alternatives at the same point: message/summary children of the same parent, oldest first."""
+        row = self.by_id.get(entry_id)
+        if row is None:
+            return []
+        kin = [self.by_id[c] for c in self.children.get(row.parent_id, [])]
+        kin = [r for r in kin if r.type in ("message", "branch_summary", "compaction")]
+        kin.sort(key=lambda r: r.timestamp)
+        return [r.id for r in kin]
+
+    def newest_leaf_under(self, entry_id: str) -> str:
+        """Follow the newest child down to a tip (where a sibling switch lands)."""
+        cur, seen = entry_id, set()
+        while cur not in seen:
+            seen.add(cur)
+            kids = [self.by_id[c] for c in self.children.get(cur, []) if self.by_id[c].type != "label"]
+            if not kids:
+                break
+            cur = max(kids, key=lambda r: r.timestamp).id
+        return cur
+
+    def branch_count(self) -> int:
+        """Tips of the tree (entries without children other than labels)."""
+        return sum(
+            1
+            for r in self.rows
+            if r.type != "label" and not any(self.by_id[c].type != "label" for c in self.children.get(r.id, []))
+        )
+
+
+def transcript_items(path: Sequence[Entry], labels: dict[str, str]) -> list[TranscriptItem]:
+    """The transcript for a path (as read up to its last compaction): what the model sees, with
+    the compaction and branch summaries as cards carrying their entry."""
+    items: list[TranscriptItem] = []
+    for entry in transform_path(path):
+        if isinstance(entry, (CompactionEntry, BranchSummaryEntry)):
+            if isinstance(entry, BranchSummaryEntry) and not entry.summary:
+                continue
+            items.append(TranscriptItem(entry.id, entry, label=labels.get(entry.id),
+                                        trigger=getattr(entry, "trigger", None),
+                                        tokens_after=getattr(entry, "tokens_after", None)))
+            continue
+        msg = entry_to_message(entry)
+        if msg is not None:
+            items.append(TranscriptItem(entry.id, msg, label=labels.get(entry.id)))
+    return items
+
+
+def item_for(entry: Entry, label: str | None = None) -> TranscriptItem | None:
+    if isinstance(entry, (CompactionEntry, BranchSummaryEntry)):
+        return TranscriptItem(entry.id, entry, label=label)
+    msg = entry_to_message(entry)
+    return TranscriptItem(entry.id, msg, label=label) if msg is not None else None
+
+
+def originals_of(full_path: Sequence[Entry], compaction: CompactionEntry) -> list[TranscriptItem]:
+    """The messages a compaction took out of the context (dimmed in the transcript)."""
+    stop = compaction.id if compaction.retained_tail else compaction.first_kept_entry_id
+    out: list[TranscriptItem] = []
+    for entry in full_path:
+        if entry.id in (stop, compaction.id):
+            break
+        msg = entry_to_message(entry)
+        if msg is not None:
+            out.append(TranscriptItem(entry.id, msg, outside_context=True))
+    return out
+
+
+def first_line(message: Any, limit: int = 60) -> str:
+    text = " ".join(message_text(message).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,84 @@
+"""Drive the real TreechatApp with Textual's pilot against the loopback fake provider."""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator, Callable
+
+import pytest
+
+from app.config import load_settings
+from app.llm.registry import ModelRegistry
+from app.tui import TreechatApp
+from storage import open_catalog
+from tests.fake_provider import FakeProvider
+
+KEY = "sk-test-tui-secret"
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeProvider]:
+    async with FakeProvider() as fp:
+        yield fp
+
+
+@pytest.fixture
+def make_app(tmp_path, fake) -> Callable[..., Any]:
+    """`async with make_app() as (app, pilot)`: a fresh SQLite home with a key for the fake server."""
+
+    @asynccontextmanager
+    async def factory(*, key: str | None = KEY, model: str | None = "openai/fake-model", session_id: str | None = None,
+                      size: tuple[int, int] = (140, 44), storage_kind: str = "sqlite") -> AsyncIterator[tuple[Any, Any]]:
+        env = {"OPENAI_BASE_URL": fake.base_url}
+        if key:
+            env["OPENAI_API_KEY"] = key
+        settings = load_settings(tmp_path, env=env)
+        catalog = await open_catalog(storage_kind, tmp_path)
+        storage = await (catalog.open(session_id) if session_id else catalog.create(cwd=str(tmp_path)))
+        app = TreechatApp(catalog=catalog, storage=storage, settings=settings, registry=ModelRegistry(settings, env=env),
+                          model_ref=model, detect_servers=False, cwd=str(tmp_path))
+        try:
+            async with app.run_test(size=size) as pilot:
+                await pilot.pause()
+                yield app, pilot
+        finally:
+            await catalog.close()
+
+    return factory
+
+
+async def wait_for(pilot: Any, predicate: Callable[[], bool], *, what: str, rounds: int = 400) -> None:
+    """Let the app run until `predicate` holds (bounded; fails with `what`, never hangs)."""
+    for _ in range(rounds):
+        if predicate():
+            return
+        await pilot.pause(0.01)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def type_text(pilot: Any, text: str) -> None:
+    composer = pilot.app.query_one("Composer")
+    composer.focus()
+    composer.insert(text)
+    await pilot.pause()
+
+
+async def path_texts(app: Any) -> list[tuple[str, str]]:
+    """(role, text) of every message on the active path, from storage."""
+    from storage.model import message_text
+
+    branch = await app.session.get_branch()
+    return [(e.message.role, message_text(e.message)) for e in branch if e.type == "message"]
+
+
+def screen_text(app: Any) -> str:
+    """What the terminal shows right now, as plain text (every cell of the screen)."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def idle(app: Any) -> bool:
+    return app.asession is not None and not app.asession.is_streaming and not app.query_one("Composer").running
+
+
+__all__ = ["wait_for", "type_text", "path_texts", "idle", "asyncio"]

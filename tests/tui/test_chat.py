@@ -1,0 +1,130 @@
+"""Sending, streaming, steering, follow-ups and stopping, through the real App (issue 5 §4, §9)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from widgets.composer import Composer
+from widgets.queue_tray import QueueTray
+from widgets.tree_view import TreeView
+
+from .conftest import idle, path_texts, screen_text, type_text, wait_for
+
+
+async def test_send_streams_the_reply_and_persists_both(make_app, fake):
+    fake.script_openai(["Hello ", "there, ", "human."])
+    async with make_app() as (app, pilot):
+        await type_text(pilot, "hi model")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(fake.requests) == 1 and idle(app), what="the reply")
+        await pilot.pause()
+        assert await path_texts(app) == [("user", "hi model"), ("assistant", "Hello there, human.")]
+        assert app.query_one(Composer).text == ""
+        tree = app.query_one(TreeView)
+        for entry in await app.session.get_branch():
+            if entry.type == "message":
+                assert tree.layout_data.index_of(entry.id) is not None
+        assert "human." in screen_text(app)
+    assert fake.requests[0].headers["authorization"] == "Bearer sk-test-tui-secret"
+
+
+async def test_steer_and_follow_up_while_streaming_are_answered_in_order(make_app, fake):
+    gate = asyncio.Event()
+    fake.script_openai(["first ", "answer"], gate=gate)
+    fake.script_openai(["answer to the steer"])
+    fake.script_openai(["answer to the follow-up"])
+    async with make_app() as (app, pilot):
+        await type_text(pilot, "start")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(fake.requests) == 1 and app.query_one(Composer).running, what="streaming")
+        await type_text(pilot, "steer this way")
+        await pilot.press("enter")
+        await type_text(pilot, "and then this")
+        await pilot.press("alt+enter")
+        await wait_for(pilot, lambda: app.query_one(QueueTray).display, what="the queue tray")
+        tray = app.query_one(QueueTray)
+        assert [k for k, _ in tray.items] == ["steer", "follow_up"]
+        assert app.query_one(Composer).text == ""
+        gate.set()
+        await wait_for(pilot, lambda: len(fake.requests) == 3 and idle(app), what="all three replies")
+        await pilot.pause()
+        assert await path_texts(app) == [
+            ("user", "start"), ("assistant", "first answer"),
+            ("user", "steer this way"), ("assistant", "answer to the steer"),
+            ("user", "and then this"), ("assistant", "answer to the follow-up"),
+        ]
+        assert not tray.display
+
+
+async def test_escape_stops_the_run_and_keeps_the_partial_reply(make_app, fake):
+    gate = asyncio.Event()
+    fake.script_openai(["partial ", "never sent"], gate=gate)
+    async with make_app() as (app, pilot):
+        await type_text(pilot, "go")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(fake.requests) == 1 and app.query_one(Composer).running, what="streaming")
+        await pilot.pause(0.05)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: idle(app), what="the stop")
+        branch = await app.session.get_branch()
+        last = branch[-1].message
+        assert last.role == "assistant" and last.stop_reason == "aborted"
+        gate.set()
+
+
+async def test_escape_sends_queued_steering_next(make_app, fake):
+    gate = asyncio.Event()
+    fake.script_openai(["slow"], gate=gate, gate_after=0)
+    fake.script_openai(["steered reply"])
+    async with make_app() as (app, pilot):
+        await type_text(pilot, "go")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(fake.requests) == 1 and app.query_one(Composer).running, what="streaming")
+        await type_text(pilot, "actually do this")
+        await pilot.press("enter")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: len(fake.requests) == 2 and idle(app), what="the steer to go out")
+        texts = await path_texts(app)
+        assert texts[-2:] == [("user", "actually do this"), ("assistant", "steered reply")]
+        gate.set()
+
+
+async def test_alt_up_pulls_the_last_queued_message_back(make_app, fake):
+    gate = asyncio.Event()
+    fake.script_openai(["slow"], gate=gate, gate_after=0)
+    async with make_app() as (app, pilot):
+        await type_text(pilot, "go")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.query_one(Composer).running, what="streaming")
+        await type_text(pilot, "later please")
+        await pilot.press("alt+enter")
+        await wait_for(pilot, lambda: app.query_one(QueueTray).display, what="queued")
+        await pilot.press("alt+up")
+        await wait_for(pilot, lambda: app.query_one(Composer).text == "later please", what="pulled back")
+        assert app.asession.queue_update().follow_up == []
+        gate.set()
+        await wait_for(pilot, lambda: idle(app), what="the end of the run")
+
+
+async def test_without_a_key_the_text_stays_and_the_error_is_inline(make_app, fake):
+    async with make_app(key=None) as (app, pilot):
+        banner = app.query_one("#banner")
+        assert banner.display and "OPENAI_API_KEY" in str(banner.render())
+        await type_text(pilot, "will not go out")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.query_one(Composer).text == "will not go out"
+        assert "OPENAI_API_KEY" in str(banner.render())
+        assert fake.requests == []
+
+
+async def test_escape_sequences_from_the_model_never_reach_the_terminal(make_app, fake):
+    fake.script_openai(["safe \x1b[2J\x1b]52;c;ZXZpbA==\x07text"])
+    async with make_app() as (app, pilot):
+        await type_text(pilot, "say something nasty")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: idle(app), what="the reply")
+        await pilot.pause(0.1)
+        text = screen_text(app)
+        assert "safe" in text and "text" in text
+        assert "\x1b" not in text and "ZXZpbA" not in text

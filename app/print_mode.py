@@ -1,7 +1,8 @@
 """`treechat -p PROMPT`: one prompt, the reply streamed to stdout, the exchange persisted.
 
 Exit status: 0 on a complete reply, 1 when the provider failed (one line on stderr), 130 when
-the user interrupted (the partial reply is stored as aborted).
+the user interrupted (the partial reply is stored as aborted). When the conversation no longer
+fits, it is compacted and the prompt retried once; stderr says so in one line.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, Iterable, TextIO
 from app.agent.tools import make_tools, parse_tool_names
 from app.llm.registry import ModelRegistry
 from app.session.agent_session import AgentSession
+from app.session.compaction import CompactionSettings
 
 
 async def run_print(
@@ -30,6 +32,7 @@ async def run_print(
     settings: Any = None,
     stream_options: dict[str, Any] | None = None,
     cwd: str | None = None,
+    compaction_settings: CompactionSettings | None = None,
 ) -> int:
     """Run one prompt against `session` (an app.session.session.Session)."""
     if not isinstance(prompt, str):
@@ -51,6 +54,7 @@ async def run_print(
         asession = await AgentSession.create(
             session, model=model_ref, registry=registry, tools=agent_tools,
             thinking_level=getattr(settings, "thinking_level", None), stream_options=stream_options,
+            compaction_settings=compaction_settings or _compaction_from(settings),
         )
     except (ValueError, OSError) as error:
         err.write(f"treechat: {error}\n")
@@ -58,6 +62,7 @@ async def run_print(
 
     printer = _Printer(out)
     asession.subscribe(printer)
+    asession.subscribe(_CompactionNotes(err))
     loop = asyncio.get_running_loop()
     interrupted = False
 
@@ -92,6 +97,29 @@ async def run_print(
 
 async def _always_yes(command: str) -> bool:
     return True
+
+
+def _compaction_from(settings: Any) -> CompactionSettings | None:
+    found = getattr(settings, "compaction", None)
+    return found if isinstance(found, CompactionSettings) else None
+
+
+class _CompactionNotes:
+    """One stderr line per compaction, so a person knows the model saw a summary, not everything."""
+
+    def __init__(self, err: TextIO) -> None:
+        self.err = err
+
+    def __call__(self, event: Any, signal: Any) -> None:
+        if event.type != "compaction_end":
+            return
+        if event.result is not None:
+            r = event.result
+            self.err.write(f"treechat: compacted the conversation ({event.reason}): "
+                           f"{r.tokens_before} → {r.tokens_after} tokens\n")
+        elif event.error:
+            self.err.write(f"treechat: {event.error}\n")
+        self.err.flush()
 
 
 class _Printer:

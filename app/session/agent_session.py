@@ -5,13 +5,15 @@ goes out, since listeners are awaited before the loop calls the provider); model
 and tool changes become entries; moving the leaf rebuilds the agent's transcript from the path.
 
 The TUI subscribes once with `subscribe(listener)`; it receives every agent event plus the
-session events below, as `(event, signal)` (signal is None outside a run).
+session events below and CompactionStart/CompactionEnd (app/session/compactor.py), as
+`(event, signal)` (signal is None outside a run). Compaction, branch summaries and forks live in
+compactor.py and branching.py; the methods here are their public face.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Iterable
+from typing import Any, Awaitable, Callable, Iterable, Literal
 
 from app.agent.agent import Agent
 from app.agent.events import MessageEnd
@@ -20,6 +22,22 @@ from app.agent.state import AgentState
 from app.agent.tools.base import AgentTool
 from app.llm.types import THINKING_LEVELS, ModelInfo
 from storage.model import ImageContent, TextContent, UserMessage, message_text
+
+from .branching import NothingToSummarize, fork_session, write_branch_summary
+from .compaction import CompactionError, CompactionSettings, NothingToCompact
+from .compactor import (
+    CompactionEnd,
+    CompactionFailed,
+    CompactionResult,
+    CompactionStart,
+    Compactor,
+    ContextUsage,
+    context_usage,
+    model_complete,
+)
+
+__all__ = ["AgentSession", "CompactionEnd", "CompactionError", "CompactionFailed", "CompactionResult",
+           "CompactionSettings", "CompactionStart", "ContextUsage", "NothingToCompact", "NothingToSummarize"]
 
 Listener = Callable[[Any, Any], Awaitable[None] | None]
 
@@ -69,12 +87,14 @@ def clamp_thinking(model: ModelInfo, level: str) -> str:
 
 class AgentSession:
     def __init__(self, session: Any, agent: Agent, *, available_tools: Iterable[AgentTool] = (),
-                 resolve_model: Callable[[str], ModelInfo] | None = None) -> None:
+                 resolve_model: Callable[[str], ModelInfo] | None = None,
+                 compaction_settings: CompactionSettings | None = None) -> None:
         self.session = session
         self.agent = agent
         self.available_tools = {t.name: t for t in available_tools}
         self.resolve_model = resolve_model
         self._listeners: list[Listener] = []
+        self.compactor = Compactor(self, compaction_settings or CompactionSettings())
         agent.subscribe(self._on_agent_event)
 
     # ------------------------------------------------------------ construction
@@ -91,6 +111,7 @@ class AgentSession:
         active_tools: Iterable[str] | None = None,
         system_prompt: str = "",
         stream_fn: Any = None,
+        compaction_settings: CompactionSettings | None = None,
         **agent_options: Any,
     ) -> "AgentSession":
         """Bind an agent to `session` at its leaf. `model` (a ModelInfo or "provider/id") wins over
@@ -115,7 +136,8 @@ class AgentSession:
             agent_options.setdefault("get_api_key", registry.api_key)
         agent_options.setdefault("session_id", session.session_id)
         agent = Agent(state=state, stream_fn=stream_fn, **agent_options)
-        self = cls(session, agent, available_tools=tools, resolve_model=resolve)
+        self = cls(session, agent, available_tools=tools, resolve_model=resolve,
+                   compaction_settings=compaction_settings)
         # record the settings this run uses when they differ from what the path says
         stored = ctx.model or {}
         if (stored.get("provider"), stored.get("modelId")) != (model.provider, model.id):
@@ -143,6 +165,7 @@ class AgentSession:
         if event.type == "message_start" and getattr(event.message, "role", None) == "user":
             await self._emit(self.queue_update())  # a queued message was just delivered
         await self._emit(event, signal)
+        await self.compactor.on_agent_event(event, signal)
 
     async def _persist(self, message: Any) -> None:
         role = getattr(message, "role", None)
@@ -163,8 +186,14 @@ class AgentSession:
     def is_streaming(self) -> bool:
         return self.agent.state.is_streaming
 
+    @property
+    def is_compacting(self) -> bool:
+        return self.compactor.is_compacting
+
     async def prompt(self, text: str, images: Iterable[ImageContent] = (), *, streaming_behavior: str | None = None) -> None:
-        """Send a prompt; while a run is active, `streaming_behavior` ("steer" | "follow_up") queues it."""
+        """Send a prompt; while a run is active, `streaming_behavior` ("steer" | "follow_up") queues it.
+        Returns when the run is over, including an automatic compaction and the overflow retry
+        after it; a prompt sent while a compaction runs starts once it is done."""
         if self.is_streaming:
             if streaming_behavior == "steer":
                 return await self.steer(text, images)
@@ -172,7 +201,17 @@ class AgentSession:
                 return await self.follow_up(text, images)
             raise RuntimeError("Agent is already processing. Specify streaming_behavior ('steer' or 'follow_up') "
                                "to queue the message.")
+        await self.compactor.wait_idle()
+        self.compactor.new_prompt()
+        await self.compactor.check_threshold(None)  # e.g. after switching to a smaller model
         await self.agent.prompt(text, images)
+        await self.compactor.after_run()
+
+    async def continue_(self) -> None:
+        """Resume from the transcript (after an error, or to deliver queued messages), like prompt()."""
+        await self.compactor.wait_idle()
+        await self.agent.continue_()
+        await self.compactor.after_run()
 
     async def steer(self, text: str, images: Iterable[ImageContent] = ()) -> None:
         self.agent.steer(_user(text, images))
@@ -207,6 +246,7 @@ class AgentSession:
         return before
 
     async def abort(self) -> None:
+        self.compactor.abort()
         self.agent.abort()
         await self.agent.wait_for_idle()
 
@@ -242,6 +282,34 @@ class AgentSession:
         await self.session.append_active_tools_change(names)
         await self._emit(ActiveToolsChanged(names=names))
         return names
+
+    # ------------------------------------------------------------ compaction, summaries, forks
+
+    async def compact(self, custom_instructions: str | None = None) -> CompactionResult:
+        """`/compact`: stop a running reply, summarise the older part of the path with the current
+        model, append a compaction entry and continue from it. Raises CompactionError
+        (NothingToCompact: "Nothing to compact (session too small)" / "Already compacted";
+        CompactionFailed: "Compaction failed: …")."""
+        return await self.compactor.compact(custom_instructions)
+
+    def context_usage(self) -> ContextUsage:
+        return context_usage(self.agent.state.messages, self.agent.state.model.context_window)
+
+    async def summarize_branch(self, abandoned_leaf_id: str, custom_instructions: str | None = None) -> str:
+        """After the leaf moved away from `abandoned_leaf_id`: append a summary of the branch left
+        behind as a branch_summary child of the leaf and reload. Returns the new entry's id.
+        Raises NothingToSummarize, or SummaryError when the model call fails."""
+        if self.is_streaming:
+            raise RuntimeError("Stop the running reply (Esc) before adding a branch summary.")
+        entry_id = await write_branch_summary(self.session, abandoned_leaf_id, model_complete(self.agent),
+                                              self.agent.state.model.context_window, custom_instructions)
+        await self.reload()
+        return entry_id
+
+    async def fork(self, catalog: Any, entry_id: str, *, position: Literal["at", "before"] = "at") -> tuple[Any, str | None]:
+        """A new session (its storage) holding root → entry ("at"), or root → the parent of a user
+        message ("before"; its text is returned for the composer). This session is unchanged."""
+        return await fork_session(catalog, self.session, entry_id, position)
 
     # ------------------------------------------------------------ navigation
 

@@ -1,4 +1,5 @@
-"""What a branch summary covers when the leaf moves away (Pi §8.1–8.2).
+"""Leaving a branch: what a branch summary covers (Pi §8.1–8.2), writing that summary, and
+forking a path into a new session.
 
 The abandoned part is the path from the old leaf back to the common ancestor with the target,
 stopping early at a compaction (its summary already covers what lies before it).
@@ -6,8 +7,9 @@ stopping early at a compaction (its summary already covers what lies before it).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
+from storage.base import EntryNotFoundError
 from storage.model import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -15,10 +17,22 @@ from storage.model import (
     Entry,
     MessageEntry,
     ToolResultMessage,
+    message_text,
 )
 
 from .compaction import FileOps, estimate_tokens
 from .context import compaction_message, entry_to_message
+from .summarize import Complete, summarize_branch
+
+BRANCH_RESERVE_TOKENS = 16384
+
+
+class NothingToSummarize(Exception):
+    """The branch that was left holds nothing of its own to summarise."""
+
+
+class ForkError(ValueError):
+    """A fork that cannot be made as asked; the message says what to choose instead."""
 
 
 def abandoned_entries(old_path: Sequence[Entry], target_path: Sequence[Entry]) -> list[Entry]:
@@ -65,3 +79,39 @@ def prepare_branch_messages(entries: Sequence[Entry], token_budget: int = 0) -> 
         picked.insert(0, msg)
         total += tokens
     return picked, ops
+
+
+async def write_branch_summary(session: Any, abandoned_leaf_id: str, complete: Complete, context_window: int,
+                               custom_instructions: str | None = None) -> str:
+    """Summarise the path from `abandoned_leaf_id` back to the common ancestor with the current
+    leaf and append it as a branch_summary child of the leaf (which advances onto it)."""
+    old_path = await session.get_branch(abandoned_leaf_id)  # EntryNotFoundError names the id
+    entries = abandoned_entries(old_path, await session.get_branch())
+    budget = context_window - BRANCH_RESERVE_TOKENS if context_window > BRANCH_RESERVE_TOKENS else 0
+    messages, ops = prepare_branch_messages(entries, budget)
+    if not messages:
+        raise NothingToSummarize("Nothing to summarise: the branch you left has no messages of its own.")
+    summary, details = await summarize_branch(messages, ops, complete, custom_instructions)
+    # Session.move_to(leaf, summary=...) semantics, plus the file lists so a later summary keeps them
+    return await session._append(BranchSummaryEntry, from_id=session.leaf_id or "root", summary=summary,
+                                 details=details)
+
+
+async def fork_session(catalog: Any, session: Any, entry_id: str,
+                       position: Literal["at", "before"]) -> tuple[Any, str | None]:
+    """A new session holding root → entry ("at"), or root → the parent of a user message
+    ("before", whose text comes back for the composer). The original is not touched."""
+    entry = await session.get_entry(entry_id)
+    if entry is None:
+        raise EntryNotFoundError(entry_id)
+    if position == "at":
+        return await catalog.fork(session.session_id, entry_id), None
+    if position != "before":
+        raise ForkError(f"Fork position must be 'at' or 'before', not {position!r}.")
+    if not (isinstance(entry, MessageEntry) and getattr(entry.message, "role", None) == "user"):
+        raise ForkError("Fork before needs a user message; pick a prompt, or fork at this entry instead.")
+    text = message_text(entry.message)
+    if entry.parent_id is None:  # the first prompt: an empty session that still knows its parent
+        meta = await session.storage.get_metadata()
+        return await catalog.create(cwd=meta.cwd, parent_session_id=session.session_id), text
+    return await catalog.fork(session.session_id, entry.parent_id), text

@@ -196,7 +196,11 @@ class CompactionPlan:
     covered_to_id: str | None  # last entry summarised
 
 
-class NothingToCompact(Exception):
+class CompactionError(Exception):
+    """Compaction did not happen; the message is one sentence for a person."""
+
+
+class NothingToCompact(CompactionError):
     """The path is already compacted at its end, or too small to summarise."""
 
 

@@ -1,0 +1,336 @@
+"""Compaction bound to a live AgentSession: `/compact`, the threshold and overflow triggers, the
+summary call on the current model, and the context-usage figure for the status bar.
+
+Nothing is deleted: a compaction is a new entry under the leaf, so moving the leaf to the entry
+before it shows the full history again. Triggers:
+- manual: `compact()` stops a running reply first;
+- threshold: after every turn that ran tools (the run goes on with the compacted transcript), after
+  a run ends, and before a prompt — only on real usage newer than the latest compaction;
+- overflow: the provider said the context is too long; compact, drop the failed reply from the
+  transcript (it stays in the tree) and retry once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+from app.agent.loop import maybe_await
+from app.llm.abort import AbortSignal
+from app.llm.errors import is_context_overflow
+from app.llm.types import LlmContext, StreamOptions
+from storage.model import (
+    AssistantMessage,
+    CompactionEntry,
+    CompactionSummaryMessage,
+    TextContent,
+    UserMessage,
+)
+
+from .compaction import (
+    CompactionError,
+    CompactionPlan,
+    CompactionSettings,
+    NothingToCompact,
+    calculate_context_tokens,
+    estimate_tokens,
+    prepare_compaction,
+    should_compact,
+)
+from .context import entry_to_message
+from .summarize import Complete, SummaryError, summarize_for_compaction
+
+if TYPE_CHECKING:
+    from .agent_session import AgentSession
+
+OVERFLOW_RETRY_FAILED = (
+    "Context overflow recovery failed after one compact-and-retry attempt. "
+    "Try reducing context or switching to a larger-context model."
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompactionResult:
+    entry_id: str
+    summary: str
+    tokens_before: int
+    tokens_after: int
+    trigger: str  # "manual" | "threshold" | "overflow"
+    first_kept_entry_id: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompactionStart:
+    reason: str  # "manual" | "threshold" | "overflow"
+    type: str = "compaction_start"
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompactionEnd:
+    """`result` is set when a compaction entry was appended (agent messages were rebuilt);
+    `error` is one sentence otherwise; `will_retry`: the failed reply is sent again next."""
+
+    reason: str
+    result: CompactionResult | None = None
+    error: str | None = None
+    will_retry: bool = False
+    type: str = "compaction_end"
+
+
+@dataclass(frozen=True)
+class ContextUsage:
+    tokens: int
+    window: int
+    percent: float
+    estimated: bool  # True until a reply newer than the latest compaction reports real usage
+
+
+class CompactionFailed(CompactionError, SummaryError):
+    """The summary could not be produced or stored; nothing was written."""
+
+
+# ---------------------------------------------------------------- pure helpers
+
+
+def context_tokens(messages: Sequence[Any]) -> tuple[int, bool]:
+    """(tokens, estimated): the last real usage plus estimates of what came after it. Usage older
+    than the compaction summary measured the transcript before it, so it does not count."""
+    compacted_at = None
+    for m in messages:
+        if isinstance(m, CompactionSummaryMessage):
+            compacted_at = m.timestamp
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, AssistantMessage) and m.stop_reason not in ("error", "aborted"):
+            used = calculate_context_tokens(m.usage)
+            if used <= 0:
+                continue
+            if compacted_at is not None and m.timestamp < compacted_at:
+                break
+            return used + sum(estimate_tokens(t) for t in messages[i + 1 :]), False
+    return sum(estimate_tokens(m) for m in messages), True
+
+
+def context_usage(messages: Sequence[Any], window: int) -> ContextUsage:
+    tokens, estimated = context_tokens(messages)
+    percent = round(100.0 * tokens / window, 1) if window > 0 else 0.0
+    return ContextUsage(tokens=tokens, window=window, percent=percent, estimated=estimated)
+
+
+def is_overflow_error(message: Any, model: Any) -> bool:
+    """A failed reply from `model` (same provider and id) saying the context did not fit."""
+    if not isinstance(message, AssistantMessage) or message.stop_reason != "error":
+        return False
+    if (message.provider, message.model) != (model.provider, model.id):
+        return False  # another model's limit says nothing about this one
+    return getattr(message, "errorKind", None) == "overflow" or is_context_overflow(message.error_message)
+
+
+def model_complete(agent: Any, signal: AbortSignal | None = None) -> Complete:
+    """A `Complete` on the agent's current model and stream function, thinking off."""
+
+    async def complete(system: str, prompt: str, max_tokens: int) -> str:
+        model = agent.state.model
+        key = await maybe_await(agent.get_api_key(model.provider)) if agent.get_api_key else None
+        extra = {k: v for k, v in agent.stream_options.items() if k not in ("api_key", "thinking_level", "max_tokens")}
+        if agent.session_id is not None:
+            extra.setdefault("session_id", agent.session_id)
+        if model.max_tokens:
+            max_tokens = min(max_tokens, model.max_tokens)
+        options = StreamOptions(api_key=key, thinking_level="off", max_tokens=max_tokens, **extra)
+        context = LlmContext(system, [UserMessage(content=[TextContent(text=prompt)])], [])
+        final = None
+        async for event in agent.stream_fn(model, context, options, signal):
+            if event.type in ("done", "error"):
+                final = event.partial
+        if final is None:
+            raise RuntimeError("the provider stream ended without a result")
+        if final.stop_reason in ("error", "aborted"):
+            raise RuntimeError(final.error_message or "the provider failed")
+        return "\n".join(b.text for b in final.content if isinstance(b, TextContent))
+
+    return complete
+
+
+def _last_compaction(path: Sequence[Any]) -> CompactionEntry | None:
+    return next((e for e in reversed(path) if isinstance(e, CompactionEntry)), None)
+
+
+def _reason(err: BaseException) -> str:
+    # SummaryError wraps the provider's sentence; show that sentence, not the wrapper's prefix
+    return str(err.__cause__ or err)
+
+
+# ---------------------------------------------------------------- the compactor
+
+
+class Compactor:
+    def __init__(self, owner: "AgentSession", settings: CompactionSettings) -> None:
+        self.owner = owner
+        self.settings = settings
+        self.is_compacting = False
+        self._lock = asyncio.Lock()
+        self._overflow_attempted = False
+        self._after_run: str | None = None  # "overflow" | "threshold", decided at agent_end
+        self._compacted_in_run = False
+        self._signal: AbortSignal | None = None
+        self._user_transform = owner.agent.transform_context
+        owner.agent.transform_context = self._transform
+
+    @property
+    def agent(self) -> Any:
+        return self.owner.agent
+
+    async def _transform(self, messages: list[Any], signal: Any) -> list[Any]:
+        if self._compacted_in_run:
+            # the loop still holds the transcript from before the compaction; send the compacted one
+            messages = list(self.agent.state.messages)
+        if self._user_transform is not None:
+            messages = await maybe_await(self._user_transform(messages, signal))
+        return messages
+
+    def abort(self) -> None:
+        if self._signal is not None:
+            self._signal.abort()
+
+    async def wait_idle(self) -> None:
+        async with self._lock:
+            pass
+
+    def new_prompt(self) -> None:
+        self._overflow_attempted = False
+
+    # ------------------------------------------------------------ agent events
+
+    async def on_agent_event(self, event: Any, signal: Any) -> None:
+        kind = event.type
+        if kind == "agent_start":
+            self._compacted_in_run = False
+            self._after_run = None
+        elif kind == "message_end" and isinstance(event.message, AssistantMessage):
+            if event.message.stop_reason != "error":
+                self._overflow_attempted = False
+        elif kind == "turn_end" and event.tool_results and not (signal is not None and signal.aborted):
+            await self.check_threshold(signal)  # the run continues with the compacted transcript
+        elif kind == "agent_end":
+            self._after_run = self._decide_after_run()
+
+    def _decide_after_run(self) -> str | None:
+        messages = self.agent.state.messages
+        last = messages[-1] if messages else None
+        if not isinstance(last, AssistantMessage) or last.stop_reason == "aborted":
+            return None
+        if last.stop_reason == "error":
+            return "overflow" if is_overflow_error(last, self.agent.state.model) else None
+        return "threshold"
+
+    async def after_run(self) -> None:
+        """Once a run is over: recover from an overflow (compact, retry once), compact on the
+        threshold, and deliver messages queued meanwhile."""
+        while self.settings.enabled:
+            pending, self._after_run = self._after_run, None
+            if pending == "overflow":
+                if self._overflow_attempted:
+                    await self.owner._emit(CompactionEnd(reason="overflow", error=OVERFLOW_RETRY_FAILED))
+                    return
+                self._overflow_attempted = True
+                if await self._auto("overflow", None, will_retry=True) is None:
+                    return
+            elif pending == "threshold":
+                if await self.check_threshold(None) is None or not self.agent.has_queued_messages():
+                    return
+            else:
+                return
+            try:
+                await self.agent.continue_()
+            except RuntimeError:  # another run started meanwhile; it drains the queues itself
+                return
+
+    async def check_threshold(self, signal: AbortSignal | None) -> CompactionResult | None:
+        if not self.settings.enabled:
+            return None
+        tokens, estimated = context_tokens(self.agent.state.messages)
+        window = self.agent.state.model.context_window
+        if estimated or window <= 0 or not should_compact(tokens, window, self.settings):
+            return None
+        return await self._auto("threshold", signal)
+
+    # ------------------------------------------------------------ running one compaction
+
+    async def compact(self, custom_instructions: str | None = None) -> CompactionResult:
+        if self.agent.state.is_streaming:
+            await self.owner.abort()
+        await self.owner._emit(CompactionStart(reason="manual"))
+        try:
+            async with self._lock:
+                path, plan = await self._plan("manual")
+                result = await self._execute("manual", path, plan, custom_instructions, None)
+        except CompactionError as err:
+            await self.owner._emit(CompactionEnd(reason="manual", error=str(err)))
+            raise
+        await self.owner._emit(CompactionEnd(reason="manual", result=result))
+        return result
+
+    async def _auto(self, reason: str, signal: AbortSignal | None, will_retry: bool = False) -> CompactionResult | None:
+        async with self._lock:
+            try:
+                path, plan = await self._plan(reason)
+            except NothingToCompact as err:
+                if reason == "overflow":  # the person must learn why the reply failed for good
+                    await self.owner._emit(CompactionStart(reason=reason))
+                    await self.owner._emit(CompactionEnd(reason=reason, error=f"Context overflow recovery failed: {err}"))
+                return None  # a threshold with nothing new to summarise is not news
+            await self.owner._emit(CompactionStart(reason=reason))
+            try:
+                result = await self._execute(reason, path, plan, None, signal)
+            except CompactionError as err:
+                what = "Context overflow recovery failed" if reason == "overflow" else "Auto-compaction failed"
+                detail = str(err).removeprefix("Compaction failed: ")
+                await self.owner._emit(CompactionEnd(reason=reason, error=f"{what}: {detail}"))
+                return None
+        await self.owner._emit(CompactionEnd(reason=reason, result=result, will_retry=will_retry))
+        return result
+
+    async def _plan(self, trigger: str) -> tuple[list[Any], CompactionPlan]:
+        path = await self.owner.session.get_branch()
+        plan = prepare_compaction(path, self.agent.state.messages, self.settings)
+        prev = _last_compaction(path)
+        if trigger != "manual" and prev is not None and prev.first_kept_entry_id == plan.first_kept_entry_id:
+            raise NothingToCompact("Already compacted")  # never summarise the same range twice in a row
+        return path, plan
+
+    async def _execute(self, trigger: str, path: list[Any], plan: CompactionPlan, custom: str | None,
+                       signal: AbortSignal | None) -> CompactionResult:
+        session = self.owner.session
+        self.is_compacting = True
+        self._signal = signal or AbortSignal()
+        try:
+            try:
+                summary, files = await summarize_for_compaction(
+                    plan, model_complete(self.agent, self._signal), self.settings.reserve_tokens, custom)
+            except SummaryError as err:
+                raise CompactionFailed(f"Compaction failed: {_reason(err)}") from err
+            if session.leaf_id != path[-1].id:
+                raise CompactionFailed("Compaction failed: the conversation changed while it was being summarised.")
+            kept_from = next(i for i, e in enumerate(path) if e.id == plan.first_kept_entry_id)
+            kept = [m for e in path[kept_from:] if not isinstance(e, CompactionEntry)
+                    and (m := entry_to_message(e)) is not None]
+            tokens_after = estimate_tokens(CompactionSummaryMessage(summary=summary, tokens_before=plan.tokens_before))
+            tokens_after += sum(estimate_tokens(m) for m in kept)
+            details = {**files, "coveredFromId": plan.covered_from_id, "coveredToId": plan.covered_to_id}
+            entry_id = await session.append_compaction(
+                summary, plan.first_kept_entry_id, plan.tokens_before,
+                tokens_after=tokens_after, trigger=trigger, details=details)
+            messages = (await session.build_session_context()).messages
+            if trigger == "overflow" and messages and getattr(messages[-1], "stop_reason", None) == "error":
+                messages.pop()  # the failed reply stays in the tree; the retry replaces it
+            self.agent.state.messages = messages
+            if self.agent.state.is_streaming:
+                self._compacted_in_run = True
+            return CompactionResult(entry_id=entry_id, summary=summary, tokens_before=plan.tokens_before,
+                                    tokens_after=tokens_after, trigger=trigger,
+                                    first_kept_entry_id=plan.first_kept_entry_id)
+        finally:
+            self.is_compacting = False
+            self._signal = None

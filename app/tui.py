@@ -14,6 +14,7 @@ from typing import Any
 
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widgets import Footer
 
@@ -86,13 +87,17 @@ class TreechatApp(ActionsMixin, App):
         yield Footer()
 
     async def on_mount(self) -> None:
-        self.query_one("#banner", Banner).hide()
-        self.query_one(TreeView).border_title = "tree"
+        self.ui("#banner", Banner).hide()
+        self.ui(TreeView).border_title = "tree"
         await self.open_session(self.first_storage)
-        self.query_one(Composer).focus()
+        self.ui(Composer).focus()
         if self.detect_servers:
             self.run_worker(self.detect_local(), group="detect")
         self.check_model_banner()
+
+    def ui(self, selector: Any, expect_type: Any = None) -> Any:
+        """A widget of the main screen, even while a dialog is on top (agent events keep coming)."""
+        return self.screen_stack[0].query_one(selector, expect_type)
 
     # ------------------------------------------------------------ session lifecycle
 
@@ -109,11 +114,11 @@ class TreechatApp(ActionsMixin, App):
         self.preview_id, self.leaf_history, self.abandoned_leaf = None, [], None
         if previous is not None and previous.session_id != storage.session_id:
             await self.drop_if_empty(previous)
-        self.query_one(QueueTray).set_items([])
-        self.query_one(Composer).running = False
+        self.ui(QueueTray).set_items([])
+        self.ui(Composer).running = False
         await self.reload_view()
         if editor_text is not None:
-            self.query_one(Composer).set_text(editor_text)
+            self.ui(Composer).set_text(editor_text)
 
     async def drop_if_empty(self, session: Session) -> None:
         # A session the user opened and never wrote to is not worth a row in the list.
@@ -196,14 +201,11 @@ class TreechatApp(ActionsMixin, App):
         shown = self.preview_id or self.session.leaf_id
         path = await storage.get_path_to_root_or_compaction(shown) if shown else []
         items = transcript_items(path, self.labels)
-        transcript = self.query_one(Transcript)
+        transcript = self.ui(Transcript)
         await transcript.set_messages(items)
-        for item in items:
-            sibs = self.index.siblings(item.entry_id)
-            if len(sibs) > 1:
-                transcript.set_siblings(item.entry_id, sibs.index(item.entry_id) + 1, len(sibs))
+        self.show_siblings([item.entry_id for item in items])
         active = set(self.index.path_ids(self.session.leaf_id))
-        self.query_one(TreeView).set_rows(self.index.rows, self.session.leaf_id, active)
+        self.ui(TreeView).set_rows(self.index.rows, self.session.leaf_id, active)
         await self.refresh_status()
 
     async def refresh_status(self) -> None:
@@ -224,7 +226,7 @@ class TreechatApp(ActionsMixin, App):
         warning = None
         if model is not None:
             warning = self.registry.key_problem(model)
-        self.query_one(StatusBar).update_status(
+        self.ui(StatusBar).update_status(
             model=ref, thinking=thinking, tokens_in=state.input_tokens + state.cache_read_tokens,
             tokens_out=state.output_tokens, cost=state.cost_total, context_percent=percent,
             context_estimated=estimated, model_warning=bool(warning),
@@ -236,10 +238,10 @@ class TreechatApp(ActionsMixin, App):
         if self.preview_id:
             row = self.index.by_id.get(self.preview_id)
             viewing = f"“{row.preview[:40]}”" if row else self.preview_id
-        self.query_one(SessionHeader).set_session(name or f"session {self.session.session_id[:8]}", position, viewing)
+        self.ui(SessionHeader).set_session(name or f"session {self.session.session_id[:8]}", position, viewing)
 
     def check_model_banner(self) -> None:
-        banner = self.query_one("#banner", Banner)
+        banner = self.ui("#banner", Banner)
         try:
             model = self.resolve_model()
         except SendError as err:
@@ -254,15 +256,21 @@ class TreechatApp(ActionsMixin, App):
             banner.hide()
 
     def show_error(self, text: str) -> None:
-        self.query_one("#banner", Banner).show(text, "error")
+        self.ui("#banner", Banner).show(text, "error")
 
     # ------------------------------------------------------------ agent events
 
     async def on_agent_event(self, message: AgentEvent) -> None:
+        try:
+            await self.render_agent_event(message)
+        except NoMatches:
+            pass  # shutting down: the events are persisted already, nothing is left to draw
+
+    async def render_agent_event(self, message: AgentEvent) -> None:
         event, kind = message.event, message.event.type
-        transcript = self.query_one(Transcript)
+        transcript = self.ui(Transcript)
         if kind == "agent_start":
-            self.query_one(Composer).running = True
+            self.ui(Composer).running = True
         elif kind == "message_start" and getattr(event.message, "role", None) == "assistant":
             if not self.preview_id:
                 await transcript.set_streaming(event.message)
@@ -272,12 +280,12 @@ class TreechatApp(ActionsMixin, App):
         elif kind == "message_end":
             await self.on_message_persisted(event.message, message.entry)
         elif kind == "agent_end":
-            self.query_one(Composer).running = False
+            self.ui(Composer).running = False
             await transcript.set_streaming(None)
             await self.refresh_status()
         elif kind == "queue_update":
             items = [("steer", t) for t in event.steering] + [("follow_up", t) for t in event.follow_up]
-            self.query_one(QueueTray).set_items(items)
+            self.ui(QueueTray).set_items(items)
             await self.refresh_status()
         elif kind in ("session_reloaded", "compaction_end", "model_changed", "thinking_level_changed",
                       "active_tools_changed"):
@@ -288,7 +296,7 @@ class TreechatApp(ActionsMixin, App):
             self.notify(f"Compacting the conversation ({getattr(event, 'reason', '')})…", timeout=3)
 
     async def on_message_persisted(self, msg: Any, entry: Any) -> None:
-        transcript = self.query_one(Transcript)
+        transcript = self.ui(Transcript)
         if getattr(msg, "role", None) == "assistant":
             await transcript.set_streaming(None)
         if entry is None or self.session is None:
@@ -296,14 +304,23 @@ class TreechatApp(ActionsMixin, App):
         row = tree_row(entry)
         if row.id not in self.index.by_id:
             self.index.add(row)
-            tree = self.query_one(TreeView)
+            tree = self.ui(TreeView)
             tree.add_row(row)
             tree.set_leaf(self.session.leaf_id, set(self.index.path_ids(self.session.leaf_id)))
         if not self.preview_id:
             item = item_for(entry, self.labels.get(entry.id))
             if item is not None:
                 await transcript.append_message(item)
+                self.show_siblings([entry.id])
         await self.refresh_status()
+
+    def show_siblings(self, entry_ids: list[str]) -> None:
+        """‹ n/m › on every shown message that has alternatives at its point of the tree."""
+        transcript = self.ui(Transcript)
+        for entry_id in entry_ids:
+            sibs = self.index.siblings(entry_id)
+            if len(sibs) > 1:
+                transcript.set_siblings(entry_id, sibs.index(entry_id) + 1, len(sibs))
 
     def report_compaction(self, event: Any) -> None:
         if getattr(event, "error", None):
@@ -319,7 +336,7 @@ class TreechatApp(ActionsMixin, App):
         text = message.text.strip()
         if not text:
             return
-        composer = self.query_one(Composer)
+        composer = self.ui(Composer)
         try:
             asession = await self.ensure_agent()
         except SendError as err:
@@ -337,7 +354,7 @@ class TreechatApp(ActionsMixin, App):
         if self.preview_id:
             self.preview_id = None
             await self.reload_view()
-        self.query_one("#banner", Banner).hide()
+        self.ui("#banner", Banner).hide()
         composer.clear()
         self.abandoned_leaf = None
         self.run_worker(self.run_prompt(text), group="agent")
@@ -396,10 +413,10 @@ class TreechatApp(ActionsMixin, App):
         if entry is None or entry.type != "compaction":
             return
         full = await self.session.get_branch(entry.id)
-        await self.query_one(Transcript).show_originals(entry.id, originals_of(full, entry))
+        await self.ui(Transcript).show_originals(entry.id, originals_of(full, entry))
 
     async def on_banner_dismissed(self, message: Banner.Dismissed) -> None:
-        self.query_one(Composer).focus()
+        self.ui(Composer).focus()
 
     # ------------------------------------------------------------ moving the leaf
 
@@ -417,8 +434,8 @@ class TreechatApp(ActionsMixin, App):
             return
         if entry.type == "message" and getattr(entry.message, "role", None) == "user":
             await self.move_leaf(entry.parent_id)
-            self.query_one(Composer).set_text(message_text(entry.message))
-            self.query_one(Composer).focus()
+            self.ui(Composer).set_text(message_text(entry.message))
+            self.ui(Composer).focus()
         else:
             await self.move_leaf(entry_id)
 
@@ -430,7 +447,7 @@ class TreechatApp(ActionsMixin, App):
             if remember:
                 self.leaf_history.append(old)
             if self.asession is not None:
-                await self.asession.move_to(target)  # emits session_reloaded
+                await self.asession.move_to(target)  # emits session_reloaded, which redraws
             else:
                 await self.session.move_to(target)
             if old is not None and old not in set(self.index.path_ids(target)):
@@ -439,7 +456,8 @@ class TreechatApp(ActionsMixin, App):
                 where = f"“{row.preview[:40]}”" if row else old
                 self.notify(f"Left the branch at {where}. /summarize adds a summary of it to the context; "
                             "Backspace in the tree goes back.", timeout=6)
-        await self.reload_view()
+        if self.asession is None or target == old:
+            await self.reload_view()
 
     async def preview(self, entry_id: str) -> None:
         self.preview_id = entry_id if entry_id != (self.session.leaf_id if self.session else None) else None

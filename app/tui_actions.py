@@ -77,13 +77,13 @@ class ActionsMixin:
         if command is None:
             self.show_error(f"Unknown command /{name}; /help lists them.")
             return
-        self.query_one(Composer).clear()
+        self.ui(Composer).clear()
         await getattr(self, command.method)(args)
 
     # ------------------------------------------------------------ key actions (widgets.keymap "global")
 
     async def action_toggle_tree(self: Any) -> None:
-        tree = self.query_one(TreeView)
+        tree = self.ui(TreeView)
         hidden = self.has_class("-tree-hidden")
         if hidden:
             self.remove_class("-tree-hidden")
@@ -92,7 +92,7 @@ class ActionsMixin:
             tree.focus()
         else:
             self.add_class("-tree-hidden")
-            self.query_one(Composer).focus()
+            self.ui(Composer).focus()
 
     async def action_sessions(self: Any) -> None:
         await self.cmd_resume("")
@@ -113,10 +113,10 @@ class ActionsMixin:
         await self.cmd_help("")
 
     def action_toggle_tool_output(self: Any) -> None:
-        self.query_one(Transcript).toggle_tools()
+        self.ui(Transcript).toggle_tools()
 
     def action_toggle_thinking_blocks(self: Any) -> None:
-        self.query_one(Transcript).toggle_thinking()
+        self.ui(Transcript).toggle_thinking()
 
     async def action_stop(self: Any) -> None:
         """Esc: stop the run; queued steering goes out next (follow-ups keep waiting their turn)."""
@@ -136,14 +136,14 @@ class ActionsMixin:
             follow = list(self.asession.agent.follow_up_queue.items)
             self.asession.agent.clear_follow_up_queue()
             self.run_worker(self.run_prompt(follow), group="agent")
-        self.query_one(QueueTray).set_items([])
+        self.ui(QueueTray).set_items([])
 
     async def action_pull_queued(self: Any) -> None:
         if self.asession is None:
             return
         text = await self.asession.pop_last_queued()
         if text is not None:
-            composer = self.query_one(Composer)
+            composer = self.ui(Composer)
             current = composer.text.strip()
             composer.set_text(f"{text}\n{current}" if current else text)
             composer.focus()
@@ -155,7 +155,7 @@ class ActionsMixin:
 
     async def cmd_tree(self: Any, args: str) -> None:
         self.remove_class("-tree-hidden")
-        self.query_one(TreeView).focus()
+        self.ui(TreeView).focus()
 
     async def cmd_back(self: Any, args: str) -> None:
         if not self.leaf_history:
@@ -204,7 +204,7 @@ class ActionsMixin:
 
     async def cmd_new(self: Any, args: str) -> None:
         await self.open_session(await self.catalog.create(cwd=self.cwd))
-        self.query_one(Composer).focus()
+        self.ui(Composer).focus()
 
     async def cmd_name(self: Any, args: str) -> None:
         await self.catalog.rename(self.session.session_id, args)
@@ -329,9 +329,9 @@ class ActionsMixin:
             target = row.parent_id or entry_id
         if target not in set(self.index.path_ids(self.session.leaf_id)):
             await self.preview(target)
-        await self.query_one(Transcript).highlight(target)
+        await self.ui(Transcript).highlight(target)
         self.remove_class("-tree-hidden")
-        self.query_one(TreeView).move_cursor_to(target)
+        self.ui(TreeView).move_cursor_to(target)
 
     async def cmd_export(self: Any, args: str) -> None:
         from app.export_md import render_markdown

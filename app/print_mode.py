@@ -69,6 +69,7 @@ async def run_print(
     def on_sigint() -> None:
         nonlocal interrupted
         interrupted = True
+        asession.compactor.abort()  # a summary call in flight stops too
         asession.agent.abort()
 
     try:

@@ -221,9 +221,9 @@ class Compactor:
         last = messages[-1] if messages else None
         if not isinstance(last, AssistantMessage) or last.stop_reason == "aborted":
             return None
-        if last.stop_reason == "error":
-            return "overflow" if is_overflow_error(last, self.agent.state.model) else None
-        return "threshold"
+        if is_overflow_error(last, self.agent.state.model):
+            return "overflow"
+        return "threshold"  # also after other errors: the usage before them may already be too high
 
     async def after_run(self) -> None:
         """Once a run is over: recover from an overflow (compact, retry once), compact on the

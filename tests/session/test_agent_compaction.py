@@ -4,6 +4,7 @@ usage, and print mode recovering from an overflow."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 
@@ -156,6 +157,22 @@ async def test_manual_compact_errors_are_one_sentence_and_write_nothing(fake) ->
         await s.compact()
 
 
+async def test_manual_compact_stops_a_running_reply_first(fake) -> None:
+    s = await make(fake)
+    await two_exchanges(fake, s)
+    fake.script_hang()
+    fake.script_openai(["SUMMARY-M"])
+    running = asyncio.create_task(s.prompt("third question"))
+    while len(fake.requests) < 3:  # the reply is streaming (the server holds it open)
+        await asyncio.sleep(0.01)
+    result = await s.compact()
+    await running
+    branch = await s.session.get_branch()
+    aborted = branch[-2]
+    assert aborted.message.role == "assistant" and aborted.message.stop_reason == "aborted"
+    assert branch[-1].id == result.entry_id and not s.is_streaming and not s.is_compacting
+
+
 async def test_a_second_compaction_updates_the_first_summary(fake) -> None:
     s = await make(fake)
     await two_exchanges(fake, s)
@@ -252,6 +269,33 @@ async def test_threshold_compacts_after_a_tool_turn_and_the_run_goes_on(fake) ->
     assert comp.tokens_after < comp.tokens_before
     assert message_text(s.state.messages[-1]) == "done"
     assert len(compactions(branch)) == 1  # the agent_end check sees no new usage: no second compaction
+
+
+async def test_the_same_range_is_never_compacted_twice_in_a_row(fake) -> None:
+    s = await make(fake, window=2000, reserve=500, keep=50, tools=[echo()])
+    await two_exchanges(fake, s)
+    for i in (1, 2):  # both tool turns report a context over the threshold
+        fake.script_openai(tool_calls=[{"id": f"c{i}", "name": "echo", "arguments": '{"value": "x"}'}],
+                           usage=usage(1800))
+        if i == 1:
+            fake.script_openai(["SUMMARY-T"])
+    fake.script_openai(["done"], usage=usage(1800))
+    await s.prompt("third question " + "x" * 400)
+    assert [is_summary(r) for r in fake.requests] == [False, False, False, True, False, False]
+    assert len(compactions(await s.session.get_branch())) == 1
+    assert message_text(s.state.messages[-1]) == "done"
+
+
+def test_usage_from_before_the_latest_compaction_does_not_count() -> None:
+    from app.session.compactor import context_tokens
+    from storage.model import CompactionSummaryMessage, Usage
+
+    stale = AssistantMessage(content=[TextContent(text="old")], usage=Usage(input=610_000, total_tokens=610_000),
+                             timestamp=1_000)
+    summary = CompactionSummaryMessage(summary="S" * 40, tokens_before=610_000, timestamp=2_000)
+    assert context_tokens([summary, stale]) == (10 + 1, True)
+    fresh = stale.model_copy(update={"timestamp": 3_000, "usage": Usage(input=500, total_tokens=500)})
+    assert context_tokens([summary, stale, fresh, UserMessage(content="abcd")]) == (501, False)
 
 
 async def test_a_follow_up_queued_during_a_tool_turn_is_delivered_after_the_compaction(fake) -> None:

@@ -65,6 +65,7 @@ class TreechatApp(ActionsMixin, App):
         self.tool_names = list(tools if tools is not None else getattr(settings, "tools", []) or [])
         self.stream_fn, self.detect_servers, self.cwd = stream_fn, detect_servers, cwd or os.getcwd()
         self.index = TreeIndex()
+        self.index_session: str | None = None
         self.labels: dict[str, str] = {}
         self.preview_id: str | None = None
         self.leaf_history: list[str | None] = []
@@ -196,8 +197,13 @@ class TreechatApp(ActionsMixin, App):
         """Rebuild tree, transcript, header and status from storage (after a move or a switch)."""
         assert self.session is not None
         storage = self.session.storage
-        self.index = TreeIndex.build(await storage.get_tree_rows())
-        self.labels = await storage.get_labels()
+        # A pure leaf move adds no row (leaf markers are not rows): keep the tree, move its marks.
+        stats = await storage.get_session_stats()
+        rows_changed = self.index_session != self.session.session_id or stats.entry_count != len(self.index.rows)
+        if rows_changed:
+            self.index = TreeIndex.build(await storage.get_tree_rows())
+            self.index_session = self.session.session_id
+            self.labels = await storage.get_labels()
         shown = self.preview_id or self.session.leaf_id
         path = await storage.get_path_to_root_or_compaction(shown) if shown else []
         items = transcript_items(path, self.labels)
@@ -205,7 +211,10 @@ class TreechatApp(ActionsMixin, App):
         await transcript.set_messages(items)
         self.show_siblings([item.entry_id for item in items])
         active = set(self.index.path_ids(self.session.leaf_id))
-        self.ui(TreeView).set_rows(self.index.rows, self.session.leaf_id, active)
+        if rows_changed:
+            self.ui(TreeView).set_rows(self.index.rows, self.session.leaf_id, active)
+        else:
+            self.ui(TreeView).set_leaf(self.session.leaf_id, active)
         await self.refresh_status()
 
     async def refresh_status(self) -> None:

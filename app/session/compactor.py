@@ -13,6 +13,7 @@ before it shows the full history again. Triggers:
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -305,6 +306,7 @@ class Compactor:
         session = self.owner.session
         self.is_compacting = True
         self._signal = signal or AbortSignal()
+        started = time.monotonic()
         try:
             try:
                 summary, files = await summarize_for_compaction(
@@ -318,7 +320,9 @@ class Compactor:
                     and (m := entry_to_message(e)) is not None]
             tokens_after = estimate_tokens(CompactionSummaryMessage(summary=summary, tokens_before=plan.tokens_before))
             tokens_after += sum(estimate_tokens(m) for m in kept)
-            details = {**files, "coveredFromId": plan.covered_from_id, "coveredToId": plan.covered_to_id}
+            # the covered range lets the transcript show the originals; the duration goes on the card
+            details = {**files, "coveredFromId": plan.covered_from_id, "coveredToId": plan.covered_to_id,
+                       "durationMs": int((time.monotonic() - started) * 1000)}
             entry_id = await session.append_compaction(
                 summary, plan.first_kept_entry_id, plan.tokens_before,
                 tokens_after=tokens_after, trigger=trigger, details=details)

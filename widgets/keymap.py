@@ -192,6 +192,7 @@ SLASH_COMMANDS: tuple[str, ...] = (
     "name",
     "label",
     "compact",
+    "summarize",
     "model",
     "thinking",
     "search",

@@ -1,0 +1,44 @@
+"""README sections generated from the code, so the docs cannot drift: `python -m app.docs` rewrites
+them; tests/test_docs.py fails when README.md is out of date."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from widgets.keymap import readme_section
+
+from .tui_actions import COMMANDS
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def commands_section() -> str:
+    rows = ["## Slash commands", "", "Type them in the composer; every one is also in the command palette (Ctrl+P).", "",
+            "| Command | What it does |", "|---|---|"]
+    rows += [f"| `/{c.name}` | {c.title}: {c.help} |" for c in COMMANDS]
+    return "\n".join(rows)
+
+
+SECTIONS = {"keys": readme_section, "commands": commands_section}
+
+
+def render(text: str) -> str:
+    for name, make in SECTIONS.items():
+        pattern = re.compile(rf"(<!-- {name}:start -->\n)(?:.*?\n)?(<!-- {name}:end -->)", re.S)
+        text = pattern.sub(lambda m: m.group(1) + make().strip() + "\n" + m.group(2), text)
+    return text
+
+
+def main() -> int:
+    old = README.read_text(encoding="utf-8")
+    new = render(old)
+    if new != old:
+        README.write_text(new, encoding="utf-8")
+        print("README.md updated", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

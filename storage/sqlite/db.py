@@ -92,6 +92,8 @@ def migrate(conn: sqlite3.Connection, target: int | None = None) -> int:
     for version, sql in migrations():
         if version > target:
             break
+        if conn.execute("PRAGMA user_version").fetchone()[0] >= version:
+            continue  # the common case: no write lock is taken just to open
 
         def step(c: sqlite3.Connection, version: int = version, sql: str = sql) -> None:
             if c.execute("PRAGMA user_version").fetchone()[0] >= version:

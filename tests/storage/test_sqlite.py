@@ -60,8 +60,9 @@ async def test_migrates_from_previous_version_and_backfills_search(tmp_path):
     s = await cat.create(session_id="old")
     await append_all(s, user("u1", None, "written before search existed"), assistant("a1", "u1"))
     await cat.close()
-    c = raw(path)  # turn the file back into a version-1 database (v2 only added the index)
+    c = raw(path)  # turn the file back into a version-1 database (v2 and v3 only added indexes)
     c.execute("DROP TABLE entry_search")
+    c.execute("DROP INDEX session_entries_skeleton")
     c.execute("PRAGMA user_version = 1")
     c.close()
     cat = await SqliteCatalog.open(path)
@@ -72,6 +73,26 @@ async def test_migrates_from_previous_version_and_backfills_search(tmp_path):
     finally:
         await cat.close()
     assert raw(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+async def test_migrates_from_the_version_before_the_last(tmp_path):
+    path = tmp_path / "treechat.db"
+    cat = await SqliteCatalog.open(path)
+    s = await cat.create(session_id="s")
+    await append_all(s, user("u1", None, "still searchable"), assistant("a1", "u1"))
+    await cat.close()
+    c = raw(path)
+    c.execute("DROP INDEX session_entries_skeleton")
+    c.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+    c.close()
+    cat = await SqliteCatalog.open(path)
+    try:
+        assert [r.id for r in await (await cat.open("s")).get_tree_rows()] == ["u1", "a1"]
+        assert [h.entry_id for h in await cat.search("searchable")] == ["u1"]
+    finally:
+        await cat.close()
+    names = {r[0] for r in raw(path).execute("SELECT name FROM sqlite_master WHERE type='index'")}
+    assert "session_entries_skeleton" in names
 
 
 async def test_newer_schema_is_refused(tmp_path):

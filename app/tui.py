@@ -370,10 +370,7 @@ class TreechatApp(ActionsMixin, App):
 
     async def run_prompt(self, text: str | list[Any]) -> None:
         try:
-            if isinstance(text, str):
-                await self.asession.prompt(text)
-            else:
-                await self.asession.agent.prompt(text)
+            await self.asession.prompt(text)  # a list of queued messages goes out as one batch
         except Exception as err:  # the agent turns provider failures into messages; this is the rest
             self.show_error(f"Could not send: {err}")
 
@@ -486,21 +483,20 @@ class TreechatApp(ActionsMixin, App):
         self.push_screen(LabelDialog(current, row.preview if row else entry_id), callback=done)
 
     async def fork_at(self, entry_id: str, *, position: str) -> None:
-        """A new session holding the path to `entry_id` ("before" a user message: to its parent,
-        with its text in the composer). The original session is not changed."""
+        """A new session holding the path to `entry_id`; "auto" forks before a user message (its
+        text goes to the composer) and at anything else. The original session is not changed."""
+        from .session.branching import ForkError, fork_session
+        from storage.base import StorageError
+
         assert self.session is not None
-        entry = await self.session.get_entry(entry_id)
-        if entry is None:
-            self.show_error(f"Entry {entry_id} not found")
+        if position == "auto":
+            row = self.index.by_id.get(entry_id)
+            position = "before" if row is not None and row.role == "user" else "at"
+        try:
+            storage, text = await fork_session(self.catalog, self.session, entry_id, position)
+        except (ForkError, StorageError) as err:
+            self.show_error(str(err))
             return
-        is_user = entry.type == "message" and getattr(entry.message, "role", None) == "user"
-        before = position == "before" or (position == "auto" and is_user)
-        text = message_text(entry.message) if before and is_user else None
-        parent = self.session.session_id
-        if before and entry.parent_id is None:
-            storage = await self.catalog.create(cwd=self.cwd, parent_session_id=parent, parent_entry_id=entry_id)
-        else:
-            storage = await self.catalog.fork(parent, entry.parent_id if before else entry_id)
         await self.open_session(storage, editor_text=text)
         self.notify(f"Forked into a new session {storage.session_id[:8]}; Ctrl+R goes back to the original.")
 

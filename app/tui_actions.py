@@ -7,7 +7,6 @@ from it, the slash dispatcher looks names up in it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -53,7 +52,11 @@ class TreechatCommands(Provider):
 
     def _run(self, command: Command) -> Callable[[], Any]:
         app: Any = self.app
-        return partial(app.run_worker, getattr(app, command.method)(""), group="command")
+
+        def run() -> None:  # the coroutine is made only when the command is chosen
+            app.run_worker(getattr(app, command.method)(""), group="command")
+
+        return run
 
     async def discover(self) -> Hits:
         for command in COMMANDS:

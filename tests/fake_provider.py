@@ -17,7 +17,7 @@ import json
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 # ---------------------------------------------------------------- steps
 
@@ -176,6 +176,8 @@ class FakeProvider:
         self.disconnects = 0
         self.client_disconnected = asyncio.Event()
         self._scripts: deque[tuple[str | None, list[Any]]] = deque()
+        # Optional: answer by content (e.g. every summary request), before the scripted queue.
+        self.responder: Callable[[Recorded], list[Any] | None] | None = None
         self._server: asyncio.AbstractServer | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self.port = 0
@@ -202,9 +204,13 @@ class FakeProvider:
     def enqueue(self, steps: list[Any], path: str | None = None) -> None:
         self._scripts.append((path, steps))
 
-    def script_sse(self, frames: list[bytes], *, drop_after: int | None = None, terminal: bool = True,
-                   hang_after: int | None = None, path: str | None = None, split: int | None = None,
-                   gate: asyncio.Event | None = None, gate_after: int = 1) -> None:
+    def script_sse(self, frames: list[bytes], *, path: str | None = None, **fault: Any) -> None:
+        self.enqueue(self.sse_steps(frames, **fault), path)
+
+    @staticmethod
+    def sse_steps(frames: list[bytes], *, drop_after: int | None = None, terminal: bool = True,
+                  hang_after: int | None = None, split: int | None = None,
+                  gate: asyncio.Event | None = None, gate_after: int = 1) -> list[Any]:
         """Serve SSE frames; `drop_after` resets after N frames, `terminal=False` ends cleanly
         without the last frame (close-delimited), `split` writes every frame in N-byte pieces."""
         steps: list[Any] = [Status(200, SSE_HEADERS, "chunked" if terminal or drop_after is not None else "close")]
@@ -223,7 +229,7 @@ class FakeProvider:
                 steps.extend(Send(frame[j:j + split]) for j in range(0, len(frame), split))
             else:
                 steps.append(Send(frame))
-        self.enqueue(steps, path)
+        return steps
 
     def script_openai(self, text: Iterable[str] = (), *, chunks: list[Any] | None = None, **kw: Any) -> None:
         """OpenAI reply from `openai_chunks(text, ...)` or explicit `chunks`; fault keywords as in script_sse."""
@@ -235,6 +241,10 @@ class FakeProvider:
         fault = {k: kw.pop(k) for k in ("drop_after", "terminal", "hang_after", "path", "split", "gate", "gate_after") if k in kw}
         data = events if events is not None else anthropic_events(text, **kw)
         self.script_sse([sse_frame(d, e) for e, d in data], **fault)
+
+    def openai_reply(self, text: Iterable[str] = (), **kw: Any) -> list[Any]:
+        """The steps of an OpenAI streamed reply, for a `responder` to return."""
+        return self.sse_steps([sse_frame(c) for c in openai_chunks(text, **kw)])
 
     def script_status(self, code: int, body: Any = None, headers: dict[str, str] | None = None, path: str | None = None) -> None:
         raw = b"" if body is None else (body.encode() if isinstance(body, str) else json.dumps(body).encode())
@@ -283,7 +293,8 @@ class FakeProvider:
             body = raw.decode("utf-8", "replace")
         self.requests.append(Recorded(method, path, headers, body, time.monotonic(), int(time.time() * 1000)))
         chunked = False
-        for step in self._next_script(path):
+        steps = self.responder(self.requests[-1]) if self.responder else None
+        for step in steps if steps is not None else self._next_script(path):
             if isinstance(step, Status):
                 chunked = step.framing == "chunked"
                 extra = "".join(f"{k}: {v}\r\n" for k, v in step.headers.items())

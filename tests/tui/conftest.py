@@ -29,7 +29,8 @@ def make_app(tmp_path, fake) -> Callable[..., Any]:
 
     @asynccontextmanager
     async def factory(*, key: str | None = KEY, model: str | None = "openai/fake-model", session_id: str | None = None,
-                      size: tuple[int, int] = (140, 44), storage_kind: str = "sqlite") -> AsyncIterator[tuple[Any, Any]]:
+                      size: tuple[int, int] = (140, 44), storage_kind: str = "sqlite",
+                      tools: list[str] | None = None) -> AsyncIterator[tuple[Any, Any]]:
         env = {"OPENAI_BASE_URL": fake.base_url}
         if key:
             env["OPENAI_API_KEY"] = key
@@ -37,7 +38,7 @@ def make_app(tmp_path, fake) -> Callable[..., Any]:
         catalog = await open_catalog(storage_kind, tmp_path)
         storage = await (catalog.open(session_id) if session_id else catalog.create(cwd=str(tmp_path)))
         app = TreechatApp(catalog=catalog, storage=storage, settings=settings, registry=ModelRegistry(settings, env=env),
-                          model_ref=model, detect_servers=False, cwd=str(tmp_path))
+                          model_ref=model, detect_servers=False, cwd=str(tmp_path), tools=tools or [])
         try:
             async with app.run_test(size=size) as pilot:
                 await pilot.pause()

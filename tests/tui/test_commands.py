@@ -1,0 +1,156 @@
+"""Slash commands, the palette, tool confirmation and compaction through the real App
+(issue 5 §7, issue 6 "done means")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from app.session.session import Session
+from storage.jsonl import read_session_file
+from widgets.composer import Composer
+from widgets.screens import ConfirmDialog, SessionsScreen
+from widgets.transcript import Transcript
+from widgets.tree_view import TreeView
+
+from .conftest import idle, path_texts, screen_text, type_text, wait_for
+
+FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "pi"
+OVERFLOW = {"error": {"message": "This model's maximum context length is 8192 tokens. However, your messages "
+                                 "resulted in 250000 tokens.", "type": "invalid_request_error",
+                      "code": "context_length_exceeded"}}
+
+
+def is_summary(request) -> bool:
+    return "context summarization assistant" in json.dumps(request.body)
+
+
+def summaries(fake):
+    """Answer every summary request (one or two per compaction) with a structured summary."""
+    return lambda request: fake.openai_reply(["## Goal\nthe summarised goal"]) if is_summary(request) else None
+
+
+def app_texts(app) -> list[tuple[str, str]]:
+    from storage.model import message_text
+
+    return [(getattr(m, "role", ""), message_text(m)) for m in app.asession.state.messages]
+
+
+async def slash(pilot, line: str) -> None:
+    await type_text(pilot, line)
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+async def test_palette_runs_an_action(make_app):
+    async with make_app() as (app, pilot):
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        for ch in "sessions":
+            await pilot.press(ch)
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen), what="the sessions screen from the palette")
+
+
+async def test_bash_tool_asks_before_running(make_app, fake):
+    fake.script_openai(tool_calls=[{"id": "c1", "name": "bash", "arguments": '{"command": "echo from-the-tool"}'}])
+    fake.script_openai(["done"])
+    async with make_app(tools=["bash"]) as (app, pilot):
+        await type_text(pilot, "run it")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the confirmation")
+        assert "echo from-the-tool" in screen_text(app)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: len(fake.requests) == 2 and idle(app), what="the second turn")
+        roles = [r for r, _ in await path_texts(app)]
+        assert roles == ["user", "assistant", "toolResult", "assistant"]
+        assert "from-the-tool" in (await path_texts(app))[2][1]
+
+
+async def test_name_label_export_and_fork(make_app, fake, tmp_path):
+    fake.script_openai(["an answer"])
+    async with make_app() as (app, pilot):
+        await type_text(pilot, "a question")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: idle(app), what="the reply")
+        await slash(pilot, "/name My project")
+        assert await app.session.get_session_name() == "My project"
+        leaf = app.session.leaf_id
+        await slash(pilot, "/label milestone")
+        assert await app.session.get_label(leaf) == "milestone"
+        out = tmp_path / "out.jsonl"
+        await slash(pilot, f"/export {out}")
+        lines = [json.loads(x) for x in out.read_text().splitlines()]
+        assert lines[0]["type"] == "session" and any(e.get("label") == "milestone" for e in lines[1:])
+        original = app.session.session_id
+        await slash(pilot, "/fork before")
+        await wait_for(pilot, lambda: app.session.session_id != original, what="the fork")
+        assert app.ui(Composer).text == "a question"
+        rows = {r.id: r for r in await app.catalog.list()}
+        assert rows[app.session.session_id].parent_session_id == original
+        assert await path_texts(app) == []  # before the prompt: nothing yet on the new branch
+
+
+async def test_compact_command_keeps_everything_and_the_card_shows(make_app, fake):
+    fake.responder = summaries(fake)
+    async with make_app() as (app, pilot):
+        s = app.session
+        from storage.model import AssistantMessage, TextContent, UserMessage
+
+        first = None
+        for i in range(12):
+            uid = await s.append_message(UserMessage(content=f"question {i} " + "words " * 3000))
+            first = first or uid
+            await s.append_message(AssistantMessage(content=[TextContent(text=f"answer {i} " + "more " * 3000)],
+                                                    provider="openai", model="fake-model"))
+        await app.reload_view()
+        await slash(pilot, "/compact keep the goal")
+        await wait_for(pilot, lambda: any(r.type == "compaction" for r in app.index.rows) and not app.asession.is_compacting,
+                       what="the compaction")
+        await pilot.pause(0.2)
+        assert all(is_summary(r) for r in fake.requests)
+        assert any("Additional focus: keep the goal" in json.dumps(r.body) for r in fake.requests)
+        comp = (await s.storage.find_entries("compaction"))[-1]
+        assert comp.trigger == "manual" and comp.tokens_after and comp.tokens_after < comp.tokens_before
+        assert len(await s.storage.find_entries("message")) == 24  # nothing deleted
+        assert app.ui(Transcript).query("CompactionCard")  # the card stands where the summarised messages were
+        # the entry before the compaction still has the full history
+        await app.move_leaf(comp.parent_id)
+        await wait_for(pilot, lambda: app.session.leaf_id == comp.parent_id, what="the move")
+        ctx = await s.build_session_context()
+        assert len(ctx.messages) == 24 and ctx.messages[0].role == "user"
+
+
+async def test_context_too_long_compacts_retries_once_and_the_reply_arrives(make_app, fake, tmp_path):
+    # A window big enough that the threshold never fires: only the server's "too long" triggers it.
+    (tmp_path / "config.toml").write_text('[providers.openai]\nmodels = { "fake-model" = { context_window = 10000000 } }\n')
+    header, entries, leaf, _ = read_session_file(FIXTURES / "large-session.v3.jsonl")
+    async with make_app() as (app, pilot):
+        storage, _ = await app.catalog.import_session({**header, "id": "imported-long"}, entries, leaf)
+        await app.open_session(storage)
+        before = len(await app.session.storage.get_entries())
+        fake.responder = summaries(fake)
+        fake.script_status(400, OVERFLOW)
+        fake.script_openai(["the reply after compaction"])
+        await app.choose_model("openai/fake-model")
+        await type_text(pilot, "and now?")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.asession is not None and idle(app) and not app.asession.is_compacting
+                       and any("after compaction" in t for _, t in app_texts(app)), what="overflow, summary and retry",
+                       rounds=1500)
+        chats = [r for r in fake.requests if not is_summary(r)]
+        assert len(chats) == 2  # the request that overflowed and exactly one retry
+        assert len(chats[1].body["messages"]) < len(chats[0].body["messages"])  # the retry sent the compacted context
+        texts = await path_texts(app)
+        assert texts[-1] == ("assistant", "the reply after compaction")
+        comps = await app.session.storage.find_entries("compaction")
+        assert [c.trigger for c in comps] == ["overflow"]
+        after = await app.session.storage.get_entries()
+        assert {e.id for e in entries} <= {e.id for e in after}  # every original entry is still there
+        await pilot.pause(0.2)
+        assert "reply after compaction" in screen_text(app)
+        # choosing the entry before the compaction shows the full history again
+        await app.move_leaf(comps[-1].parent_id)
+        ctx = await app.session.build_session_context()
+        assert len(ctx.messages) >= 914 and ctx.messages[0].role != "compactionSummary"

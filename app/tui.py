@@ -67,6 +67,7 @@ class TreechatApp(ActionsMixin, App):
         self.index = TreeIndex()
         self.index_session: str | None = None
         self.labels: dict[str, str] = {}
+        self.items: list[Any] = []
         self.preview_id: str | None = None
         self.leaf_history: list[str | None] = []
         self.abandoned_leaf: str | None = None
@@ -98,6 +99,8 @@ class TreechatApp(ActionsMixin, App):
 
     def ui(self, selector: Any, expect_type: Any = None) -> Any:
         """A widget of the main screen, even while a dialog is on top (agent events keep coming)."""
+        if not self.screen_stack:
+            raise NoMatches("the app has no screen (shutting down)")
         return self.screen_stack[0].query_one(selector, expect_type)
 
     # ------------------------------------------------------------ session lifecycle
@@ -118,6 +121,9 @@ class TreechatApp(ActionsMixin, App):
         self.ui(QueueTray).set_items([])
         self.ui(Composer).running = False
         await self.reload_view()
+        # Up on an empty composer walks back through this branch's prompts, even after a restart.
+        prompts = [message_text(i.message) for i in self.items if getattr(i.message, "role", None) == "user"]
+        self.ui(Composer).set_history(prompts[-200:])
         if editor_text is not None:
             self.ui(Composer).set_text(editor_text)
 
@@ -207,6 +213,7 @@ class TreechatApp(ActionsMixin, App):
         shown = self.preview_id or self.session.leaf_id
         path = await storage.get_path_to_root_or_compaction(shown) if shown else []
         items = transcript_items(path, self.labels)
+        self.items = items
         transcript = self.ui(Transcript)
         await transcript.set_messages(items)
         self.show_siblings([item.entry_id for item in items])

@@ -146,3 +146,14 @@ async def test_resume_latest_shows_everything_where_it_was(make_app, fake, tmp_p
         assert app.session.leaf_id == leaf
         await pilot.pause()
         assert "remembered" in screen_text(app) and "remember this" in screen_text(app)
+
+
+async def test_up_on_an_empty_composer_recalls_this_branchs_prompts_after_reopening(make_app):
+    async with make_app() as (app, pilot):
+        sid, _ = await seed(app.catalog, [("the first prompt", "a1"), ("the second prompt", "a2")])
+        await app.open_session(await app.catalog.open(sid))
+        app.ui(Composer).focus()
+        await pilot.press("up")
+        assert app.ui(Composer).text == "the second prompt"
+        await pilot.press("up")
+        assert app.ui(Composer).text == "the first prompt"

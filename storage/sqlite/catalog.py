@@ -168,8 +168,6 @@ def bulk_load(c: sqlite3.Connection, sid: str, entries: Sequence[Entry], leaf_id
         if text:
             search_rows.append((base + i, text))
     c.executemany(rows.INSERT_SEARCH, search_rows)
-    if search_rows:
-        c.execute(rows.MERGE_SEARCH, (len(search_rows) // 4 + 8,))
     c.executemany(
         "INSERT INTO labels (session_id, target_id, label, entry_seq, position) VALUES (?,?,?,?,?)",
         [(sid, t, *v) for t, v in labels.items()],

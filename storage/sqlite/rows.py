@@ -32,7 +32,6 @@ INSERT_MATERIALIZED = (
     " model, thinking_level, active_tool_names) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 INSERT_SEARCH = "INSERT INTO entry_search (rowid, text) VALUES (?,?)"
-MERGE_SEARCH = "INSERT INTO entry_search (entry_search, rank) VALUES ('merge', ?)"
 
 # Columns of entry_materialized after (branch_id, depth, ctx_start_depth), in PathState order.
 STATE_COLUMNS = (

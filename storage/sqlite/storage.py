@@ -149,7 +149,6 @@ def append_tx(c: sqlite3.Connection, sid: str, entry: Entry, leaf_after: str | N
     text = entry_text(entry)
     if text:
         c.execute(rows.INSERT_SEARCH, (seq, text))
-        c.execute(rows.MERGE_SEARCH, (8,))  # bounded merge work instead of FTS5's bursts (003)
     if isinstance(entry, LabelEntry):
         if entry.label:
             c.execute(UPSERT_LABEL, (sid, entry.target_id, entry.label, seq, seq))

@@ -148,6 +148,12 @@ class TreechatApp(ActionsMixin, App):
         except ValueError as err:
             raise SendError(str(err)) from None
 
+    def model_or_none(self) -> Any:
+        try:
+            return self.resolve_model()
+        except SendError:
+            return None
+
     async def ensure_agent(self) -> Any:
         """The AgentSession, created on first need (browsing never writes settings entries)."""
         if self.asession is not None:
@@ -228,8 +234,8 @@ class TreechatApp(ActionsMixin, App):
         assert self.session is not None
         state = await self.session.path_state()
         self._path_model = state.model
-        model = self.asession.state.model if self.asession else None
-        ref = model.ref if model else (self.model_ref or self.path_model_ref or "no model")
+        model = self.asession.state.model if self.asession else self.model_or_none()
+        ref = model.ref if model else "no model"
         thinking = self.asession.state.thinking_level if self.asession else state.thinking_level
         percent, estimated = None, False
         usage = getattr(self.asession, "context_usage", None) if self.asession else None
@@ -530,9 +536,17 @@ async def run_tui(args: Any) -> int:
         if args.session:
             storage = await catalog.open(args.session)
         elif args.continue_latest:
-            storage = await catalog.latest() or await catalog.create(cwd=os.getcwd())
+            # The latest session that holds something (an empty one left by a killed run is not "the last conversation").
+            rows = [r for r in await catalog.list() if r.entry_count > 0]
+            storage = await catalog.open(rows[0].id) if rows else await catalog.create(cwd=os.getcwd())
         else:
-            storage = await catalog.create(cwd=os.getcwd())
+            # An empty session left by an earlier run (killed before it could tidy up) is reused
+            # rather than adding another empty row to the list.
+            latest = await catalog.latest()
+            if latest is not None and (await latest.get_session_stats()).entry_count == 0:
+                storage = latest
+            else:
+                storage = await catalog.create(cwd=os.getcwd())
         tools = args.tools.split(",") if args.tools else None
         app = TreechatApp(catalog=catalog, storage=storage, settings=settings, registry=registry,
                           model_ref=args.model, tools=tools)

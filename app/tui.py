@@ -25,7 +25,7 @@ from widgets.banner import Banner
 from widgets.composer import Composer
 from widgets.keymap import bindings_for
 from widgets.queue_tray import QueueTray
-from widgets.screens import ConfirmDialog, HelpScreen, LabelDialog, ModelPicker, SearchScreen, SessionsScreen, ThinkingPicker
+from widgets.screens import ConfirmDialog, LabelDialog
 from widgets.session_header import SessionHeader
 from widgets.status_bar import StatusBar
 from widgets.transcript import Transcript

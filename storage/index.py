@@ -10,7 +10,6 @@ from __future__ import annotations
 import gc
 import secrets
 from contextlib import contextmanager
-from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Iterable, Iterator
 
@@ -292,6 +291,6 @@ class EntryIndex:
             if isinstance(parent, LeafEntry):
                 # Pi, continuing one of our files, appends under the marker (its last line);
                 # markers are not drawn, so the row hangs under the marker's target.
-                row = replace(row, parent_id=parent.target_id)
+                row = row._replace(parent_id=parent.target_id)
             rows.append(row)
         return rows

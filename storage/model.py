@@ -15,11 +15,10 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import (
     BaseModel,
     ConfigDict,
-    Discriminator,
     Field,
-    Tag,
     TypeAdapter,
     ValidationError,
+    field_validator,
 )
 from pydantic.alias_generators import to_camel
 
@@ -117,23 +116,29 @@ class UnknownContent(Model):
 
     type: str
 
+    @field_validator("type")
+    @classmethod
+    def _not_known(cls, value: str) -> str:
+        return _refuse_known(value, _BLOCK_TYPES)
 
-def _tag_of(value: Any, key: str, known: set[str]) -> str:
-    tag = value.get(key) if isinstance(value, dict) else getattr(value, key, None)
-    return tag if tag in known else "unknown"
+
+def _refuse_known(value: str, known: set[str]) -> str:
+    if value in known:
+        raise ValueError(f"'{value}' is a known kind; its own fields are invalid")
+    return value
 
 
 _BLOCK_TYPES = {"text", "thinking", "image", "toolCall"}
 
+# A tag-discriminated union (resolved inside pydantic-core, no Python call per object) with the
+# "unknown" model as a left-to-right fallback; the fallback refuses known tags, so a malformed
+# known block is an error naming its field rather than an unknown block.
 ContentBlock = Annotated[
     Union[
-        Annotated[TextContent, Tag("text")],
-        Annotated[ThinkingContent, Tag("thinking")],
-        Annotated[ImageContent, Tag("image")],
-        Annotated[ToolCall, Tag("toolCall")],
-        Annotated[UnknownContent, Tag("unknown")],
+        Annotated[Union[TextContent, ThinkingContent, ImageContent, ToolCall], Field(discriminator="type")],
+        UnknownContent,
     ],
-    Discriminator(lambda v: _tag_of(v, "type", _BLOCK_TYPES)),
+    Field(union_mode="left_to_right"),
 ]
 
 
@@ -232,6 +237,11 @@ class UnknownMessage(Model):
 
     role: str
 
+    @field_validator("role")
+    @classmethod
+    def _not_known(cls, value: str) -> str:
+        return _refuse_known(value, _ROLES)
+
 
 _ROLES = {
     "user",
@@ -245,16 +255,21 @@ _ROLES = {
 
 Message = Annotated[
     Union[
-        Annotated[UserMessage, Tag("user")],
-        Annotated[AssistantMessage, Tag("assistant")],
-        Annotated[ToolResultMessage, Tag("toolResult")],
-        Annotated[BashExecutionMessage, Tag("bashExecution")],
-        Annotated[CustomMessage, Tag("custom")],
-        Annotated[BranchSummaryMessage, Tag("branchSummary")],
-        Annotated[CompactionSummaryMessage, Tag("compactionSummary")],
-        Annotated[UnknownMessage, Tag("unknown")],
+        Annotated[
+            Union[
+                UserMessage,
+                AssistantMessage,
+                ToolResultMessage,
+                BashExecutionMessage,
+                CustomMessage,
+                BranchSummaryMessage,
+                CompactionSummaryMessage,
+            ],
+            Field(discriminator="role"),
+        ],
+        UnknownMessage,
     ],
-    Discriminator(lambda v: _tag_of(v, "role", _ROLES)),
+    Field(union_mode="left_to_right"),
 ]
 
 
@@ -363,6 +378,11 @@ class UnknownEntry(EntryBase):
 
     type: str
 
+    @field_validator("type")
+    @classmethod
+    def _not_known(cls, value: str) -> str:
+        return _refuse_known(value, _ENTRY_TYPE_SET)
+
 
 ENTRY_TYPES = (
     "message",
@@ -381,20 +401,25 @@ _ENTRY_TYPE_SET = set(ENTRY_TYPES)
 
 SessionEntry = Annotated[
     Union[
-        Annotated[MessageEntry, Tag("message")],
-        Annotated[ThinkingLevelChangeEntry, Tag("thinking_level_change")],
-        Annotated[ModelChangeEntry, Tag("model_change")],
-        Annotated[ActiveToolsChangeEntry, Tag("active_tools_change")],
-        Annotated[CompactionEntry, Tag("compaction")],
-        Annotated[BranchSummaryEntry, Tag("branch_summary")],
-        Annotated[CustomEntry, Tag("custom")],
-        Annotated[CustomMessageEntry, Tag("custom_message")],
-        Annotated[LabelEntry, Tag("label")],
-        Annotated[SessionInfoEntry, Tag("session_info")],
-        Annotated[LeafEntry, Tag("leaf")],
-        Annotated[UnknownEntry, Tag("unknown")],
+        Annotated[
+            Union[
+                MessageEntry,
+                ThinkingLevelChangeEntry,
+                ModelChangeEntry,
+                ActiveToolsChangeEntry,
+                CompactionEntry,
+                BranchSummaryEntry,
+                CustomEntry,
+                CustomMessageEntry,
+                LabelEntry,
+                SessionInfoEntry,
+                LeafEntry,
+            ],
+            Field(discriminator="type"),
+        ],
+        UnknownEntry,
     ],
-    Discriminator(lambda v: _tag_of(v, "type", _ENTRY_TYPE_SET)),
+    Field(union_mode="left_to_right"),
 ]
 
 Entry = Union[

@@ -20,7 +20,6 @@ Keys are in ``widgets.keymap`` (context "tree"); they act only while the tree ha
 from __future__ import annotations
 
 from rich.segment import Segment
-from rich.style import Style
 from textual import events
 from textual.geometry import Size
 from textual.message import Message

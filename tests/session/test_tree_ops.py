@@ -9,7 +9,7 @@ from app.session.session import Session
 from storage.base import EntryNotFoundError
 from storage.model import CompactionEntry, LabelEntry, LeafEntry
 
-from .helpers import assistant, entry, msg_entry, texts, user
+from .helpers import assistant, msg_entry, texts, user
 
 
 @pytest.fixture

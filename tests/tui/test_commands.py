@@ -6,12 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from app.session.session import Session
 from storage.jsonl import read_session_file
 from widgets.composer import Composer
 from widgets.screens import ConfirmDialog, SessionsScreen
 from widgets.transcript import Transcript
-from widgets.tree_view import TreeView
 
 from .conftest import idle, path_texts, screen_text, type_text, wait_for
 
@@ -129,7 +127,7 @@ async def test_context_too_long_compacts_retries_once_and_the_reply_arrives(make
     async with make_app() as (app, pilot):
         storage, _ = await app.catalog.import_session({**header, "id": "imported-long"}, entries, leaf)
         await app.open_session(storage)
-        before = len(await app.session.storage.get_entries())
+
         fake.responder = summaries(fake)
         fake.script_status(400, OVERFLOW)
         fake.script_openai(["the reply after compaction"])

@@ -30,6 +30,13 @@ def default_backend() -> str:
     return "sqlite"
 
 
+async def latest_with_content(catalog: SessionCatalog) -> Any:
+    """`-c`: the newest session that holds something (an empty one left by a killed run is not
+    "the last conversation"), or None."""
+    rows = [r for r in await catalog.list() if r.entry_count > 0]
+    return await catalog.open(rows[0].id) if rows else None
+
+
 def build_parser() -> argparse.ArgumentParser:
     # Shared options are accepted before or after the subcommand; SUPPRESS keeps a subparser
     # from overwriting a value given before it.

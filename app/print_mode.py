@@ -56,6 +56,9 @@ async def run_print(
             thinking_level=getattr(settings, "thinking_level", None), stream_options=stream_options,
             compaction_settings=compaction_settings or _compaction_from(settings),
         )
+        problem = registry.key_problem(asession.state.model)
+        if problem:  # fail before any request: a missing key is not a network error
+            raise ValueError(problem)
     except (ValueError, OSError) as error:
         err.write(f"treechat: {error}\n")
         return 2
@@ -124,32 +127,47 @@ class _CompactionNotes:
 
 
 class _Printer:
-    """Writes assistant text as it streams; tool activity goes nowhere (stdout is the answer)."""
+    """Writes assistant text as it streams; tool activity goes nowhere (stdout is the answer).
+
+    If the reader goes away (`| head`), writing stops quietly; the reply is still stored."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.wrote = False
         self.at_line_start = True
+        self.closed = False
 
     def __call__(self, event: Any, signal: Any) -> None:
         if event.type == "message_update":
             ev = event.assistant_event
             if ev is not None and ev.type == "text_delta" and ev.delta:
-                self.out.write(ev.delta)
-                self.out.flush()
+                self._write(ev.delta)
                 self.wrote, self.at_line_start = True, ev.delta.endswith("\n")
         elif event.type == "message_end" and getattr(event.message, "role", None) == "assistant":
             self.finish()
 
     def finish(self) -> None:
         if self.wrote and not self.at_line_start:
-            self.out.write("\n")
-            self.out.flush()
+            self._write("\n")
             self.at_line_start = True
+
+    def _write(self, text: str) -> None:
+        if self.closed:
+            return
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except BrokenPipeError:
+            self.closed = True
+            try:  # keep the interpreter's final flush of stdout from failing too
+                os.dup2(os.open(os.devnull, os.O_WRONLY), self.out.fileno())
+            except (OSError, ValueError, AttributeError):
+                pass
 
 
 async def run_print_args(args: Any, catalog: Any) -> int:
     """Adapter for the CLI: `args` has prompt, session, continue_latest, model, tools, yes, home."""
+    from app.cli import latest_with_content
     from app.config import ConfigError, load_settings
     from app.session.session import Session
     from storage.base import StorageError
@@ -159,9 +177,11 @@ async def run_print_args(args: Any, catalog: Any) -> int:
         if getattr(args, "session", None):
             storage = await catalog.open(args.session)
         elif getattr(args, "continue_latest", False):
-            storage = await catalog.latest() or await catalog.create(cwd=os.getcwd())
+            storage = await latest_with_content(catalog) or await catalog.create(cwd=os.getcwd())
         else:
             storage = await catalog.create(cwd=os.getcwd())
+            # Say where the exchange went, so it can be continued (stdout is only the answer).
+            sys.stderr.write(f"treechat: new session {storage.session_id} (continue with -c or --session)\n")
     except (ConfigError, StorageError) as error:
         sys.stderr.write(f"treechat: {error}\n")
         return 2

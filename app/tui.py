@@ -520,7 +520,7 @@ async def run_tui(args: Any) -> int:
 
     from storage import open_catalog
 
-    from .cli import default_backend
+    from .cli import default_backend, latest_with_content
     from .config import ConfigError, load_settings
     from .llm.registry import ModelRegistry
 
@@ -536,9 +536,7 @@ async def run_tui(args: Any) -> int:
         if args.session:
             storage = await catalog.open(args.session)
         elif args.continue_latest:
-            # The latest session that holds something (an empty one left by a killed run is not "the last conversation").
-            rows = [r for r in await catalog.list() if r.entry_count > 0]
-            storage = await catalog.open(rows[0].id) if rows else await catalog.create(cwd=os.getcwd())
+            storage = await latest_with_content(catalog) or await catalog.create(cwd=os.getcwd())
         else:
             # An empty session left by an earlier run (killed before it could tidy up) is reused
             # rather than adding another empty row to the list.

@@ -117,3 +117,31 @@ async def test_no_api_key_in_any_file_written(fake, tmp_path, backend) -> None:
     assert files, "the backend wrote nothing?"
     for path in files:
         assert SECRET.encode() not in path.read_bytes(), path
+
+
+class _ClosedPipe(io.StringIO):
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("no file")
+
+
+async def test_a_reader_that_goes_away_does_not_lose_the_reply(fake) -> None:
+    fake.script_openai(["a long ", "answer"])
+    session = await Session.open(await MemoryCatalog().create())
+    err = io.StringIO()
+    code = await run_print("hi", session=session, model_ref="openai/fake-model", out=_ClosedPipe(), err=err,
+                           registry=registry_for(fake))
+    assert code == 0 and "Traceback" not in err.getvalue()
+    ctx = await session.build_session_context()
+    assert ctx.messages[-1].stop_reason == "stop" and ctx.messages[-1].content[0].text == "a long answer"
+
+
+async def test_a_missing_key_fails_before_any_request(fake) -> None:
+    session = await Session.open(await MemoryCatalog().create())
+    out, err = io.StringIO(), io.StringIO()
+    code = await run_print("hi", session=session, model_ref="openai/fake-model", out=out, err=err,
+                           registry=ModelRegistry(env={"OPENAI_BASE_URL": fake.base_url}))
+    assert code == 2 and fake.requests == []
+    assert err.getvalue().count("\n") == 1 and "OPENAI_API_KEY" in err.getvalue()

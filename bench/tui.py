@@ -12,7 +12,7 @@
                      index dropped, split into storage read, index build, `TreeView.set_rows`, and
                      the first frame showing the tree's leaf marker; median of 3.
 4. tui.keystroke     while a reply streams at ~200 one-token chunks/s from a loopback fake
-                     provider (its own thread and event loop, like a real server), keys are posted
+                     provider (its own process, like a real server), keys are posted
                      to the App the way the terminal driver posts them; latency = post -> the first
                      frame handed to the driver whose composer cells show the new character.
                      p50/p95/max over 100 keys (tui.keystroke_idle: the same with nothing streaming).
@@ -39,7 +39,6 @@ import statistics
 import struct
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any, Callable

@@ -8,6 +8,7 @@ every screen update happens in the App's message loop, in order.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 from pathlib import Path
 from typing import Any
@@ -126,6 +127,7 @@ class TreechatApp(ActionsMixin, App):
         self.ui(Composer).set_history(prompts[-200:])
         if editor_text is not None:
             self.ui(Composer).set_text(editor_text)
+        self.call_after_refresh(self.settle_memory)
 
     async def drop_if_empty(self, session: Session) -> None:
         # A session the user opened and never wrote to is not worth a row in the list.
@@ -207,6 +209,22 @@ class TreechatApp(ActionsMixin, App):
 
     async def reload_view(self) -> None:
         """Rebuild tree, transcript, header and status from storage (after a move or a switch)."""
+        # A 100k-entry tree makes ~10^5 objects at once; a cyclic collection in the middle would
+        # walk all of them (hundreds of ms). Collect later, when nothing is being drawn.
+        gc.disable()
+        try:
+            await self._reload_view()
+        finally:
+            gc.enable()
+
+    def settle_memory(self) -> None:
+        """After a session is loaded: free what the previous one left, then freeze what is live
+        so later collections (e.g. while a reply streams) do not walk a big session's objects."""
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+
+    async def _reload_view(self) -> None:
         assert self.session is not None
         storage = self.session.storage
         # A pure leaf move adds no row (leaf markers are not rows): keep the tree, move its marks.

@@ -23,6 +23,8 @@ class TreeIndex:
     rows: list[TreeRow] = field(default_factory=list)
     by_id: dict[str, TreeRow] = field(default_factory=dict)
     children: dict[str | None, list[str]] = field(default_factory=dict)
+    tips: int = 0  # branches: entries without children other than labels, kept as rows arrive
+    _with_kids: set[str] = field(default_factory=set)
 
     @classmethod
     def build(cls, rows: Sequence[TreeRow]) -> "TreeIndex":
@@ -36,6 +38,15 @@ class TreeIndex:
             self.rows.append(row)
         self.by_id[row.id] = row
         self.children.setdefault(row.parent_id, []).append(row.id)
+        if row.type == "label":
+            return
+        if row.id not in self._with_kids:
+            self.tips += 1
+        parent = row.parent_id
+        if parent is not None and parent not in self._with_kids:
+            self._with_kids.add(parent)
+            if parent in self.by_id and self.by_id[parent].type != "label":
+                self.tips -= 1  # the parent was a tip until now
 
     def path_ids(self, leaf_id: str | None) -> list[str]:
         """Ids root → leaf, following parents through the rows (cycle-safe)."""
@@ -72,11 +83,7 @@ class TreeIndex:
 
     def branch_count(self) -> int:
         """Tips of the tree (entries without children other than labels)."""
-        return sum(
-            1
-            for r in self.rows
-            if r.type != "label" and not any(self.by_id[c].type != "label" for c in self.children.get(r.id, []))
-        )
+        return self.tips
 
 
 def transcript_items(path: Sequence[Entry], labels: dict[str, str]) -> list[TranscriptItem]:

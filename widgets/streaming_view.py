@@ -19,7 +19,7 @@ from storage.model import TextContent, ThinkingContent, ToolCall
 from .message_view import tool_call_summary
 from .sanitize import sanitize
 
-FRAME = 1 / 20  # seconds between redraws while streaming
+FRAME = 1 / 10  # seconds between redraws while streaming (each redraw relayouts the transcript)
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 

@@ -102,6 +102,7 @@ class TreeView(ScrollView, can_focus=True):
         self.active_ids: frozenset[str] | set[str] = frozenset()
         self.cursor = 0
         self._typing = False  # "/" was pressed: printable keys edit the query
+        self._sized = False
         self.border_title = "tree"
 
     # ------------------------------------------------------------ data in
@@ -226,6 +227,11 @@ class TreeView(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self._sync_size()
+        if not self._sized and self.size.height > 0:
+            # Rows handed in before the panel had a height could not be scrolled to; the
+            # first real size is when the leaf can be brought into view.
+            self._sized = True
+            self.call_after_refresh(self._scroll_cursor_visible, True)
 
     # ------------------------------------------------------------ drawing
 

@@ -16,17 +16,15 @@ from typing import Any
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
-from textual.message import Message
 from textual.widgets import Footer
 
-from storage.aggregates import tree_row
 from storage.base import SessionCatalog, SessionStorage
 from storage.model import message_text
 from widgets.banner import Banner
 from widgets.composer import Composer
 from widgets.keymap import bindings_for
 from widgets.queue_tray import QueueTray
-from widgets.screens import ConfirmDialog, LabelDialog
+from widgets.screens import ConfirmDialog
 from widgets.session_header import SessionHeader
 from widgets.status_bar import StatusBar
 from widgets.transcript import Transcript
@@ -34,25 +32,15 @@ from widgets.tree_view import TreeView
 
 from .session.session import Session
 from .tui_actions import ActionsMixin
-from .tui_view import TreeIndex, item_for, originals_of, transcript_items
+from .tui_events import EventsMixin, SendError
+from .tui_navigation import NavigationMixin
+from .tui_view import TreeIndex, transcript_items
 
 
 GC_YOUNG = 20_000  # allocations between young collections (CPython's default is 700)
 
 
-class AgentEvent(Message):
-    """An agent/session event, with the entry it was persisted as (for message_end)."""
-
-    def __init__(self, event: Any, entry: Any = None) -> None:
-        self.event, self.entry = event, entry
-        super().__init__()
-
-
-class SendError(Exception):
-    """A message that cannot go out (no model, no key); shown inline, the text stays."""
-
-
-class TreechatApp(ActionsMixin, App):
+class TreechatApp(EventsMixin, NavigationMixin, ActionsMixin, App):
     CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles.tcss")
     TITLE = "treechat"
     BINDINGS = bindings_for("global")
@@ -178,13 +166,6 @@ class TreechatApp(ActionsMixin, App):
         await self.reload_view()
         return self.asession
 
-    async def on_agent_listener(self, event: Any, signal: Any) -> None:
-        # Runs inside the agent's task: capture the persisted entry now, render later.
-        entry = None
-        if event.type == "message_end" and self.session is not None and self.session.leaf_id:
-            entry = await self.session.get_entry(self.session.leaf_id)
-        self.post_message(AgentEvent(event, entry))
-
     async def confirm_command(self, command: str) -> bool:
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self.push_screen(ConfirmDialog("Run this shell command?", command, yes="Run", no="Refuse"),
@@ -302,240 +283,6 @@ class TreechatApp(ActionsMixin, App):
 
     def show_error(self, text: str) -> None:
         self.ui("#banner", Banner).show(text, "error")
-
-    # ------------------------------------------------------------ agent events
-
-    async def on_agent_event(self, message: AgentEvent) -> None:
-        try:
-            await self.render_agent_event(message)
-        except NoMatches:
-            pass  # shutting down: the events are persisted already, nothing is left to draw
-
-    async def render_agent_event(self, message: AgentEvent) -> None:
-        event, kind = message.event, message.event.type
-        transcript = self.ui(Transcript)
-        if kind == "agent_start":
-            self.ui(Composer).running = True
-        elif kind == "message_start" and getattr(event.message, "role", None) == "assistant":
-            if not self.preview_id:
-                await transcript.set_streaming(event.message)
-        elif kind == "message_update":
-            if not self.preview_id:
-                transcript.update_streaming(event.message)
-        elif kind == "message_end":
-            await self.on_message_persisted(event.message, message.entry)
-        elif kind == "agent_end":
-            self.ui(Composer).running = False
-            await transcript.set_streaming(None)
-            await self.refresh_status()
-        elif kind == "queue_update":
-            items = [("steer", t) for t in event.steering] + [("follow_up", t) for t in event.follow_up]
-            self.ui(QueueTray).set_items(items)
-            await self.refresh_status()
-        elif kind in ("session_reloaded", "compaction_end", "model_changed", "thinking_level_changed",
-                      "active_tools_changed"):
-            await self.reload_view()
-            if kind == "compaction_end":
-                self.report_compaction(event)
-        elif kind == "compaction_start":
-            self.notify(f"Compacting the conversation ({getattr(event, 'reason', '')})…", timeout=3)
-
-    async def on_message_persisted(self, msg: Any, entry: Any) -> None:
-        transcript = self.ui(Transcript)
-        if getattr(msg, "role", None) == "assistant":
-            await transcript.set_streaming(None)
-        if entry is None or self.session is None:
-            return
-        row = tree_row(entry)
-        if row.id not in self.index.by_id:
-            self.index.add(row)
-            tree = self.ui(TreeView)
-            tree.add_row(row)
-            tree.set_leaf(self.session.leaf_id, set(self.index.path_ids(self.session.leaf_id)))
-        if not self.preview_id:
-            item = item_for(entry, self.labels.get(entry.id))
-            if item is not None:
-                await transcript.append_message(item)
-                self.show_siblings([entry.id])
-        await self.refresh_status()
-
-    def show_siblings(self, entry_ids: list[str]) -> None:
-        """‹ n/m › on every shown message that has alternatives at its point of the tree."""
-        transcript = self.ui(Transcript)
-        for entry_id in entry_ids:
-            sibs = self.index.siblings(entry_id)
-            if len(sibs) > 1:
-                transcript.set_siblings(entry_id, sibs.index(entry_id) + 1, len(sibs))
-
-    def report_compaction(self, event: Any) -> None:
-        if getattr(event, "error", None):
-            self.show_error(str(event.error))
-        elif getattr(event, "result", None) is not None:
-            r = event.result
-            self.notify(f"Compacted ({r.trigger}): {r.tokens_before:,} → {r.tokens_after or 0:,} tokens. "
-                        "Every original entry is still in the tree.", timeout=6)
-
-    # ------------------------------------------------------------ composer
-
-    async def on_composer_submitted(self, message: Composer.Submitted) -> None:
-        text = message.text.strip()
-        if not text:
-            return
-        composer = self.ui(Composer)
-        try:
-            asession = await self.ensure_agent()
-        except SendError as err:
-            self.show_error(str(err))
-            return
-        problem = self.registry.key_problem(asession.state.model)
-        if problem:
-            self.show_error(problem)
-            return
-        if asession.is_streaming and message.kind in ("steer", "follow_up", "send"):
-            kind = "follow_up" if message.kind == "follow_up" else "steer"
-            await (asession.follow_up(text) if kind == "follow_up" else asession.steer(text))
-            composer.clear()
-            return
-        if self.preview_id:
-            self.preview_id = None
-            await self.reload_view()
-        self.ui("#banner", Banner).hide()
-        composer.clear()
-        self.abandoned_leaf = None
-        self.run_worker(self.run_prompt(text), group="agent")
-
-    async def run_prompt(self, text: str | list[Any]) -> None:
-        try:
-            await self.asession.prompt(text)  # a list of queued messages goes out as one batch
-        except Exception as err:  # the agent turns provider failures into messages; this is the rest
-            self.show_error(f"Could not send: {err}")
-
-    async def on_composer_command(self, message: Composer.Command) -> None:
-        await self.run_slash(message.name, message.args.strip())
-
-    async def on_queue_tray_dropped(self, message: QueueTray.Dropped) -> None:
-        if self.asession is None:
-            return
-        queue = self.asession.queue_update()
-        if message.index < len(queue.steering):
-            await self.asession.remove_queued("steer", message.index)
-        else:
-            await self.asession.remove_queued("follow_up", message.index - len(queue.steering))
-
-    async def on_queue_tray_pull_last(self, message: QueueTray.PullLast) -> None:
-        await self.action_pull_queued()
-
-    # ------------------------------------------------------------ tree and transcript requests
-
-    async def on_tree_view_node_chosen(self, message: TreeView.NodeChosen) -> None:
-        await self.choose_entry(message.entry_id)
-
-    async def on_tree_view_preview_requested(self, message: TreeView.PreviewRequested) -> None:
-        await self.preview(message.entry_id)
-
-    async def on_tree_view_label_requested(self, message: TreeView.LabelRequested) -> None:
-        await self.ask_label(message.entry_id)
-
-    async def on_tree_view_fork_requested(self, message: TreeView.ForkRequested) -> None:
-        await self.fork_at(message.entry_id, position="auto")
-
-    async def on_tree_view_back_requested(self, message: TreeView.BackRequested) -> None:
-        await self.action_back()
-
-    async def on_transcript_sibling_requested(self, message: Transcript.SiblingRequested) -> None:
-        sibs = self.index.siblings(message.entry_id)
-        if len(sibs) < 2:
-            return
-        target = sibs[(sibs.index(message.entry_id) + message.delta) % len(sibs)]
-        await self.move_leaf(self.index.newest_leaf_under(target))
-
-    async def on_transcript_expand_compaction(self, message: Transcript.ExpandCompaction) -> None:
-        assert self.session is not None
-        entry = await self.session.get_entry(message.entry_id)
-        if entry is None or entry.type != "compaction":
-            return
-        full = await self.session.get_branch(entry.id)
-        await self.ui(Transcript).show_originals(entry.id, originals_of(full, entry))
-
-    async def on_banner_dismissed(self, message: Banner.Dismissed) -> None:
-        self.ui(Composer).focus()
-
-    # ------------------------------------------------------------ moving the leaf
-
-    async def choose_entry(self, entry_id: str) -> None:
-        """DESIGN §6: a user message puts its text in the composer and moves the leaf to its
-        parent (the next send is a new sibling); anything else moves the leaf to it."""
-        assert self.session is not None
-        if self.asession is not None and self.asession.is_streaming:
-            self.notify("The agent is still running: showing that branch only. Esc stops the run.", timeout=4)
-            await self.preview(entry_id)
-            return
-        entry = await self.session.get_entry(entry_id)
-        if entry is None:
-            self.show_error(f"Entry {entry_id} not found")
-            return
-        if entry.type == "message" and getattr(entry.message, "role", None) == "user":
-            await self.move_leaf(entry.parent_id)
-            self.ui(Composer).set_text(message_text(entry.message))
-            self.ui(Composer).focus()
-        else:
-            await self.move_leaf(entry_id)
-
-    async def move_leaf(self, target: str | None, *, remember: bool = True) -> None:
-        assert self.session is not None
-        old = self.session.leaf_id
-        self.preview_id = None
-        if target != old:
-            if remember:
-                self.leaf_history.append(old)
-            if self.asession is not None:
-                await self.asession.move_to(target)  # emits session_reloaded, which redraws
-            else:
-                await self.session.move_to(target)
-            if old is not None and old not in set(self.index.path_ids(target)):
-                self.abandoned_leaf = old
-                row = self.index.by_id.get(old)
-                where = f"“{row.preview[:40]}”" if row else old
-                self.notify(f"Left the branch at {where}. /summarize adds a summary of it to the context; "
-                            "Backspace in the tree goes back.", timeout=6)
-        if self.asession is None or target == old:
-            await self.reload_view()
-
-    async def preview(self, entry_id: str) -> None:
-        self.preview_id = entry_id if entry_id != (self.session.leaf_id if self.session else None) else None
-        await self.reload_view()
-
-    async def ask_label(self, entry_id: str) -> None:
-        assert self.session is not None
-        current = self.labels.get(entry_id)
-        row = self.index.by_id.get(entry_id)
-
-        async def done(label: str | None) -> None:
-            if label is None:
-                return
-            await self.session.append_label(entry_id, label or None)
-            await self.reload_view()
-
-        self.push_screen(LabelDialog(current, row.preview if row else entry_id), callback=done)
-
-    async def fork_at(self, entry_id: str, *, position: str) -> None:
-        """A new session holding the path to `entry_id`; "auto" forks before a user message (its
-        text goes to the composer) and at anything else. The original session is not changed."""
-        from .session.branching import ForkError, fork_session
-        from storage.base import StorageError
-
-        assert self.session is not None
-        if position == "auto":
-            row = self.index.by_id.get(entry_id)
-            position = "before" if row is not None and row.role == "user" else "at"
-        try:
-            storage, text = await fork_session(self.catalog, self.session, entry_id, position)
-        except (ForkError, StorageError) as err:
-            self.show_error(str(err))
-            return
-        await self.open_session(storage, editor_text=text)
-        self.notify(f"Forked into a new session {storage.session_id[:8]}; Ctrl+R goes back to the original.")
-
 
 async def run_tui(args: Any) -> int:
     """`treechat` with no subcommand: open the app on the chosen store and session."""

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..aggregates import advance_path_state, advance_stats, entry_text
+from ..aggregates import advance_path_state, advance_stats
 from ..base import (
     AmbiguousSessionError,
     EntryNotFoundError,
@@ -29,7 +29,7 @@ from ..model import (
     new_session_id,
     now_iso,
 )
-from . import rows
+from . import fts, rows
 from .db import Database
 from .search import search_tx
 from .storage import SqliteSessionStorage, _fresh_id, append_tx
@@ -164,10 +164,11 @@ def bulk_load(c: sqlite3.Connection, sid: str, entries: Sequence[Entry], leaf_id
         ms = rows.message_ms(e)
         if ms is not None and (message_ms is None or ms > message_ms):
             message_ms = ms
-        text = entry_text(e)
+        text = rows.search_text(e)
         if text:
             search_rows.append((base + i, text))
-    c.executemany(rows.INSERT_SEARCH, search_rows)
+    with fts.bulk_mode(c):  # FTS5 merges as it likes here; level 0 is left small (fts.py)
+        c.executemany(rows.INSERT_SEARCH, search_rows)
     c.executemany(
         "INSERT INTO labels (session_id, target_id, label, entry_seq, position) VALUES (?,?,?,?,?)",
         [(sid, t, *v) for t, v in labels.items()],

@@ -7,7 +7,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
-from ..aggregates import entry_preview, entry_role
+from ..aggregates import entry_preview, entry_role, entry_text
 from ..base import PathState, SessionStats
 from ..model import (
     AssistantMessage,
@@ -32,6 +32,16 @@ INSERT_MATERIALIZED = (
     " model, thinking_level, active_tool_names) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 INSERT_SEARCH = "INSERT INTO entry_search (rowid, text) VALUES (?,?)"
+
+# The search index holds the first 32k characters of each entry's text. A huge tool result
+# (a whole file, a long build log) is findable by its beginning only: that bounds the work of
+# one append (tokenizing 32k characters into trigrams costs about 3 ms) and the index size.
+SEARCH_TEXT_LIMIT = 32 * 1024
+
+
+def search_text(entry: Entry) -> str:
+    """What the search index holds for an entry ('' for nothing)."""
+    return entry_text(entry)[:SEARCH_TEXT_LIMIT]
 
 # Columns of entry_materialized after (branch_id, depth, ctx_start_depth), in PathState order.
 STATE_COLUMNS = (

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from ..aggregates import advance_path_state, advance_stats, entry_text
+from ..aggregates import advance_path_state, advance_stats
 from ..base import (
     DuplicateEntryError,
     EntryCursor,
@@ -32,7 +32,7 @@ from ..model import (
     parse_entries_json,
     parse_entry,
 )
-from . import rows
+from . import fts, rows
 from .db import Database
 
 if TYPE_CHECKING:
@@ -146,9 +146,10 @@ def append_tx(c: sqlite3.Connection, sid: str, entry: Entry, leaf_after: str | N
     if isinstance(entry, LeafEntry):
         return  # a marker only moves the pointer: not counted, labelled or searchable
 
-    text = entry_text(entry)
+    text = rows.search_text(entry)
     if text:
         c.execute(rows.INSERT_SEARCH, (seq, text))
+    fts.after_append(c, seq)  # a small, bounded merge step every few appends
     if isinstance(entry, LabelEntry):
         if entry.label:
             c.execute(UPSERT_LABEL, (sid, entry.target_id, entry.label, seq, seq))

@@ -17,8 +17,9 @@ from storage.base import StorageError
 from storage.model import AssistantMessage, MessageEntry, TextContent, ThinkingContent, ToolCall
 from storage.sqlite import SqliteCatalog
 from storage.sqlite.db import SCHEMA_VERSION
+from storage.sqlite.search import BROAD_MATCHES
 
-from .helpers import append_all, assistant, ids, info, label, user
+from .helpers import append_all, assistant, ids, info, label, tool_result, user
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,7 +76,7 @@ async def test_migrates_from_previous_version_and_backfills_search(tmp_path):
     assert raw(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
-async def test_migrates_from_the_version_before_the_last(tmp_path):
+async def test_migrates_from_version_2_adds_the_skeleton_index(tmp_path):
     path = tmp_path / "treechat.db"
     cat = await SqliteCatalog.open(path)
     s = await cat.create(session_id="s")
@@ -83,7 +84,8 @@ async def test_migrates_from_the_version_before_the_last(tmp_path):
     await cat.close()
     c = raw(path)
     c.execute("DROP INDEX session_entries_skeleton")
-    c.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+    c.execute("INSERT INTO entry_search(entry_search, rank) VALUES ('automerge', 4)")  # as v2 had it
+    c.execute("PRAGMA user_version = 2")
     c.close()
     cat = await SqliteCatalog.open(path)
     try:
@@ -93,6 +95,38 @@ async def test_migrates_from_the_version_before_the_last(tmp_path):
         await cat.close()
     names = {r[0] for r in raw(path).execute("SELECT name FROM sqlite_master WHERE type='index'")}
     assert "session_entries_skeleton" in names
+
+
+def fts_config(path: Path) -> dict[str, object]:
+    return dict(raw(path).execute("SELECT k, v FROM entry_search_config"))
+
+
+async def test_migrates_from_version_3_to_stepwise_search_merging(tmp_path):
+    path = tmp_path / "treechat.db"
+    cat = await SqliteCatalog.open(path)
+    s = await cat.create(session_id="s")
+    await append_all(s, user("u1", None, "written under v3"), assistant("a1", "u1"))
+    await cat.close()
+    c = raw(path)  # a v3 database: FTS5's own automerge, no explicit merge settings
+    c.execute("DELETE FROM entry_search_config WHERE k IN ('automerge', 'usermerge', 'crisismerge')")
+    c.execute("PRAGMA user_version = 3")
+    c.close()
+    assert "automerge" not in fts_config(path)
+    cat = await SqliteCatalog.open(path)
+    try:
+        s = await cat.open("s")
+        parent = "a1"
+        for i in range(12):  # crosses several merge steps
+            await s.append_entry(user(f"n{i}", parent, f"appended under v4 number {i}"))
+            parent = f"n{i}"
+        assert [h.entry_id for h in await cat.search("under v3")] == ["u1"]
+        assert {h.entry_id for h in await cat.search('"under v4"')} == {f"n{i}" for i in range(12)}
+    finally:
+        await cat.close()
+    config = fts_config(path)
+    assert (config["automerge"], config["usermerge"]) == (0, 4)
+    assert raw(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    assert raw(path).execute("INSERT INTO entry_search(entry_search) VALUES ('integrity-check')")
 
 
 async def test_newer_schema_is_refused(tmp_path):
@@ -191,6 +225,54 @@ async def test_delete_removes_search_hits(db):
     await db.delete("s-one")
     assert await db.search("serde") == []
     assert [h.session_id for h in await db.search("lifetimes")] == ["s-two"]
+
+
+async def test_broad_queries_list_the_newest_matches_and_narrow_ones_rank_by_bm25(db):
+    # More matches than BROAD_MATCHES: the newest ones, newest first (search.py explains why).
+    n = BROAD_MATCHES + 20
+    entries, parent = [], None
+    for i in range(n):
+        make = assistant if i % 500 == 7 else user
+        entries.append(make(f"e{i:05d}", parent, f"kettle number {i} " + ("kettle " * (i % 3))))
+        parent = entries[-1].id
+    await db.import_session({"id": "broad"}, entries, parent)
+    hits = await db.search("kettle", limit=30)
+    assert [h.entry_id for h in hits] == [f"e{i:05d}" for i in range(n - 1, n - 31, -1)]
+    assert all("[[kettle]]" in h.snippet and h.rank == 0.0 for h in hits)
+    assert [h.entry_id for h in await db.search('"number 12" kettle', limit=3)][0] == "e00012"
+    few = await db.search("kettle role:assistant")  # narrowed by a filter: bm25 again
+    assert sorted(h.entry_id for h in few) == ["e00007", "e00507", "e01007"]
+    assert [h.rank for h in few] == sorted(h.rank for h in few) and few[0].rank < 0
+
+
+async def test_search_indexes_the_first_32k_characters_of_an_entry(db):
+    s = await db.create()
+    huge = "needle-at-start " + "lorem ipsum dolor " * 2500 + " needle-at-end"  # ~45k characters
+    await append_all(s, user("u1", None, "run it"), tool_result("t1", "u1", huge))
+    assert [h.entry_id for h in await db.search("needle-at-start")] == ["t1"]
+    assert await db.search("needle-at-end") == []  # beyond the indexed part (rows.SEARCH_TEXT_LIMIT)
+    assert (await s.get_entry("t1")).message.content[0].text == huge  # the entry itself is whole
+
+
+async def test_index_stays_consistent_through_many_appends_imports_and_forks(db, tmp_path):
+    s = await db.create(session_id="many")
+    parent = None
+    for i in range(150):  # crosses dozens of merge steps
+        e = user(f"m{i}", parent, f"message {i} about topic{i % 7} and item-{i}")
+        await s.append_entry(e)
+        parent = e.id
+    await db.import_session({"id": "imported"}, [user(f"i{i}", f"i{i-1}" if i else None, f"imported item-{i}") for i in range(300)], "i299")
+    fork = await db.fork("many", "m20")
+    for i in range(150, 200):
+        await s.append_entry(user(f"m{i}", parent, f"message {i} about topic{i % 7} and item-{i}"))
+        parent = f"m{i}"
+    assert {h.entry_id for h in await db.search("item-3", limit=100)} >= {"m3", "i3"}
+    assert {(h.session_id, h.entry_id) for h in await db.search('"message 20 about"')} == {
+        ("many", "m20"), (fork.session_id, "m20")}
+    assert len(await db.search("topic3", session_id="many", limit=500)) == 29  # i % 7 == 3 for i < 200
+    c = raw(tmp_path / "treechat.db")
+    c.execute("INSERT INTO entry_search(entry_search) VALUES ('integrity-check')")  # raises if not
+    assert dict(c.execute("SELECT k, v FROM entry_search_config"))["automerge"] == 0  # left off after bulk loads
 
 
 # ---------------------------------------------------------------- two writer processes

@@ -1,0 +1,125 @@
+"""Keeping the FTS5 index's merge work small and bounded on every append (schema v4).
+
+FTS5 writes each transaction's new text as a new small segment and merges segments in the
+background of later writes. Its `automerge` does that in bursts: every 64 leaf pages written it
+merges 64 x (number of levels) pages at once — 20-140 ms inside one unlucky append on a
+100k-entry index, every few dozen appends. And its `crisismerge` (16 segments on level 0)
+finishes whatever level-0 merge is in progress in one go, however big.
+
+So automerge is off (migration 004) and the storage does the merging itself, in small steps:
+
+* every MERGE_EVERY-th entry (by the global entry_seq, so several processes share the cadence)
+  its append runs `('merge', MERGE_PAGES)` inside the same transaction. FTS5 merges the level
+  with the most segments (at least `usermerge`=4), so the appends' one-page segments are merged
+  a few at a time and a large merge higher up advances by at most MERGE_PAGES pages per step.
+  16 pages every 4 appends is several times the rate a 100k-entry index needs, and one step
+  costs about a millisecond.
+* level 0 must never hold a large segment (the crisis merge would then finish a large merge
+  inside an append). Only a bulk load (import, fork) writes large segments: it runs with
+  FTS5's own automerge and a small hash size (so every flush is a small segment), and
+  afterwards merges level 0 until at most one small segment is left there (`tidy_level0`).
+* each entry indexes at most SEARCH_TEXT_LIMIT characters (rows.search_text), so no single
+  append tokenizes or writes an unbounded amount.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+MERGE_EVERY = 4
+MERGE_PAGES = 16
+BULK_HASHSIZE = 64 * 1024  # bytes of pending index data per flushed segment during a bulk load
+DEFAULT_HASHSIZE = 1024 * 1024  # FTS5's default
+_TIDY_PAGES = 256
+_TIDY_STEPS = 200  # bounds a tidy-up even if the structure is not what we expect
+
+_MERGE = "INSERT INTO entry_search (entry_search, rank) VALUES ('merge', ?)"
+_CONFIG = "INSERT INTO entry_search (entry_search, rank) VALUES (?, ?)"
+
+
+def after_append(c: sqlite3.Connection, seq: int) -> None:
+    """The small merge step of every MERGE_EVERY-th append (inside the append's transaction)."""
+    if seq % MERGE_EVERY == 0:
+        c.execute(_MERGE, (MERGE_PAGES,))
+
+
+def _varint(b: bytes, i: int) -> tuple[int, int]:
+    """SQLite's big-endian varint (as FTS5 writes it)."""
+    v = 0
+    for k in range(9):
+        ch = b[i]
+        i += 1
+        if k == 8:
+            return (v << 8) | ch, i
+        v = (v << 7) | (ch & 0x7F)
+        if not ch & 0x80:
+            return v, i
+    return v, i  # unreachable
+
+
+def levels(c: sqlite3.Connection) -> list[tuple[int, int]] | None:
+    """(segments, segments being merged) per level of the index, from FTS5's structure record
+    (%_data row 10: 4-byte cookie, nLevel, nSegment, nWriteCounter, then per level
+    nMerge, nSeg and the segments). None if the record is missing or not understood."""
+    row = c.execute("SELECT block FROM entry_search_data WHERE id = 10").fetchone()
+    if row is None or not isinstance(row[0], bytes) or len(row[0]) < 5:
+        return None
+    b, i = row[0], 4
+    if b[4:8] == b"\xff\x00\x00\x01":
+        return None  # FTS5 structure version 2 (SQLite 3.45+): segments carry more fields
+    try:
+        n_level, i = _varint(b, i)
+        _, i = _varint(b, i)  # nSegment
+        _, i = _varint(b, i)  # nWriteCounter
+        out = []
+        for _ in range(n_level):
+            n_merge, i = _varint(b, i)
+            n_seg, i = _varint(b, i)
+            out.append((n_seg, n_merge))
+            for _ in range(3 * n_seg):  # segid, first page, last page
+                _, i = _varint(b, i)
+        return out
+    except IndexError:
+        return None
+
+
+class bulk_mode:
+    """During a bulk load: FTS5's own automerge and small flushed segments; afterwards
+    automerge off again and level 0 tidied (inside the same transaction)."""
+
+    def __init__(self, c: sqlite3.Connection):
+        self.c = c
+
+    def __enter__(self) -> "bulk_mode":
+        self.c.execute(_CONFIG, ("hashsize", BULK_HASHSIZE))
+        self.c.execute(_CONFIG, ("automerge", 4))
+        return self
+
+    def __exit__(self, exc_type: object, *_: object) -> None:
+        if exc_type is not None:
+            return  # the transaction rolls back, config rows included
+        self.c.execute(_CONFIG, ("automerge", 0))
+        self.c.execute(_CONFIG, ("hashsize", DEFAULT_HASHSIZE))
+        tidy_level0(self.c)
+
+
+def tidy_level0(c: sqlite3.Connection) -> None:
+    """Merge level 0 down to at most one segment, with no merge left in progress there.
+
+    `merge` works on the level with the most segments; with usermerge=2 that is level 0 as long
+    as it has the most, so we stop as soon as another level has more (its segments are then
+    merged by later appends, a step at a time) — a tidy-up never rewrites the big levels."""
+    c.execute(_CONFIG, ("usermerge", 2))
+    try:
+        for _ in range(_TIDY_STEPS):
+            lv = levels(c)
+            if not lv:
+                return
+            seg0, merging0 = lv[0]
+            if merging0 == 0 and seg0 <= 1:
+                return
+            if merging0 == 0 and any(max(n, m) > seg0 for n, m in lv[1:]):
+                return
+            c.execute(_MERGE, (_TIDY_PAGES,))
+    finally:
+        c.execute(_CONFIG, ("usermerge", 4))

@@ -5,6 +5,16 @@ plus filters `role:<role or entry type>` and `session:<id prefix>`. Every term i
 FTS5 as a quoted string, so no user input is ever read as FTS syntax. Terms shorter than the
 trigram (3 characters) cannot use the index; they become LIKE conditions, and a query made only
 of such terms is a LIKE scan, newest first.
+
+Ranking: bm25() ranks every match, which costs time in proportion to the number of matches
+(bm25 also counts every match of every term for its IDF). A query that matches very many
+entries — a common word such as "function" across 200k entries — would spend 50-250 ms ranking
+tens of thousands of them to show 50. So the matches are first read newest first, stopping at
+BROAD_MATCHES + 1 (cheap: FTS5 walks its doclists in rowid order):
+* at most BROAD_MATCHES: a normal query, ranked by bm25() as before;
+* more: a broad query. Its hits are the newest `limit` matches, newest first, rank 0.0 —
+  bm25 over everything would mostly pick among near-equals anyway. The user narrows a broad
+  query with another word, a phrase, `role:` or `session:`.
 """
 
 from __future__ import annotations
@@ -17,6 +27,7 @@ from ..base import SearchHit
 
 _TOKEN = re.compile(r'(role|session):("[^"]*"|\S+)|"([^"]*)"|(\S+)', re.IGNORECASE)
 _SNIPPET_CHARS = 64  # with the trigram tokenizer one token is one character position
+BROAD_MATCHES = 1000  # more matches than this: newest first instead of bm25 (module doc)
 
 
 @dataclass
@@ -88,7 +99,26 @@ def search_tx(c: sqlite3.Connection, text: str, session_id: str | None, limit: i
     if session_id is not None:
         where.append("e.session_id = ?")
         params.append(session_id)
+    where_sql = " AND ".join(where)
+    joins = " JOIN session_materialized m ON m.session_id = e.session_id"
     if long_terms:
+        probe = c.execute(
+            "SELECT entry_search.rowid FROM entry_search JOIN session_entries e ON e.entry_seq = entry_search.rowid"
+            f" WHERE {where_sql} ORDER BY entry_search.rowid DESC LIMIT ?",
+            (*params, BROAD_MATCHES + 1),
+        ).fetchall()
+        if len(probe) > BROAD_MATCHES:
+            newest = [seq for (seq,) in probe[: max(0, int(limit))]]
+            rows = c.execute(
+                "SELECT e.session_id, e.id, e.type, e.role, s.text, 0.0, m.name, e.timestamp"
+                " FROM session_entries e JOIN entry_search s ON s.rowid = e.entry_seq" + joins +
+                f" WHERE e.entry_seq IN ({','.join('?' * len(newest))}) ORDER BY e.entry_seq DESC",
+                newest,
+            ).fetchall() if newest else []
+            return [
+                SearchHit(sid, eid, etype, role, mark(text, q.terms), rank, name, ts)
+                for sid, eid, etype, role, text, rank, name, ts in rows
+            ]
         select = f"snippet(entry_search, 0, '[[', ']]', '…', {_SNIPPET_CHARS}), bm25(entry_search)"
         order = "ORDER BY rank"
     else:
@@ -96,9 +126,8 @@ def search_tx(c: sqlite3.Connection, text: str, session_id: str | None, limit: i
         order = "ORDER BY e.entry_seq DESC"
     sql = (
         f"SELECT e.session_id, e.id, e.type, e.role, {select}, m.name, e.timestamp"
-        " FROM entry_search JOIN session_entries e ON e.entry_seq = entry_search.rowid"
-        " JOIN session_materialized m ON m.session_id = e.session_id"
-        f" WHERE {' AND '.join(where)} {order} LIMIT ?"
+        " FROM entry_search JOIN session_entries e ON e.entry_seq = entry_search.rowid" + joins +
+        f" WHERE {where_sql} {order} LIMIT ?"
     )
     params.append(int(limit))
     hits = []

@@ -7,27 +7,72 @@ trigram (3 characters) cannot use the index; they become LIKE conditions, and a 
 of such terms is a LIKE scan, newest first.
 
 Ranking: bm25() ranks every match, which costs time in proportion to the number of matches
-(bm25 also counts every match of every term for its IDF). A query that matches very many
-entries — a common word such as "function" across 200k entries — would spend 50-250 ms ranking
-tens of thousands of them to show 50. So the matches are first read newest first, stopping at
-BROAD_MATCHES + 1 (cheap: FTS5 walks its doclists in rowid order):
-* at most BROAD_MATCHES: a normal query, ranked by bm25() as before;
-* more: a broad query. Its hits are the newest `limit` matches, newest first, rank 0.0 —
-  bm25 over everything would mostly pick among near-equals anyway. The user narrows a broad
-  query with another word, a phrase, `role:` or `session:`.
+(FTS5's bm25() also counts every match of every term again for its IDF). A query that matches
+very many entries — a common word such as "function" across 200k entries — would spend
+50-250 ms ranking tens of thousands of them to show 50. So the matches are first read in rowid
+order (FTS5's cheapest), stopping at BROAD_MATCHES + 1:
+* more than BROAD_MATCHES: a broad query. Its hits are the newest `limit` matches, newest
+  first, rank 0.0 — bm25 over everything would mostly pick among near-equals anyway. The user
+  narrows a broad query with another word, a phrase, `role:` or `session:`.
+* at most BROAD_MATCHES, one term (a word, a phrase, an identifier; filters allowed): bm25 is
+  computed here over the matched texts, with FTS5's formula and constants — the same ranks as
+  bm25() (with a filter the IDF factor counts only the filtered matches: the order is the
+  same, the rank values differ) — instead of running the match a second time inside SQLite.
+* at most BROAD_MATCHES, several terms: FTS5's bm25() and snippet(), as before.
+Snippets of the first two kinds mark the first match of any term (`mark`).
 """
 
 from __future__ import annotations
 
+import math
 import re
 import sqlite3
 from dataclasses import dataclass, field
 
 from ..base import SearchHit
+from .fts import _varint
 
 _TOKEN = re.compile(r'(role|session):("[^"]*"|\S+)|"([^"]*)"|(\S+)', re.IGNORECASE)
 _SNIPPET_CHARS = 64  # with the trigram tokenizer one token is one character position
 BROAD_MATCHES = 1000  # more matches than this: newest first instead of bm25 (module doc)
+_K1, _B = 1.2, 0.75  # FTS5's bm25() constants
+
+
+def _averages(c: sqlite3.Connection) -> tuple[int, float]:
+    """(rows, average tokens per row) of the index, from FTS5's averages record (%_data row 1:
+    varint row count, then varint token total per column)."""
+    row = c.execute("SELECT block FROM entry_search_data WHERE id = 1").fetchone()
+    try:
+        n, i = _varint(row[0], 0)
+        total, _ = _varint(row[0], i)
+        return n, (total / n if n else 1.0)
+    except (TypeError, IndexError):
+        return 0, 1.0
+
+
+def _count(text: str, term: str) -> int:
+    """Occurrences of term in text, overlapping ones included (as FTS5 counts phrase hits)."""
+    n, at = 0, text.find(term)
+    while at >= 0:
+        n, at = n + 1, text.find(term, at + 1)
+    return n
+
+
+def _bm25_one_term(c: sqlite3.Connection, term: str, texts: list[str]) -> list[float]:
+    """bm25() of a one-term query for each text, as FTS5 computes it (negated: lower is better).
+
+    With one term the IDF is the same factor for every match, so this needs no more than the
+    matched texts; FTS5's bm25() would first count every match of the term once more."""
+    rows, avgdl = _averages(c)
+    n = len(texts)
+    idf = max(math.log((rows - n + 0.5) / (n + 0.5)), 1e-6) if rows else 1.0
+    low = term.lower()
+    out = []
+    for text in texts:
+        tf = _count(text.lower(), low)
+        dl = max(len(text) - 2, 1)  # the trigram tokenizer: one token per character position
+        out.append(-idf * tf * (_K1 + 1) / (tf + _K1 * (1 - _B + _B * dl / avgdl)))
+    return out
 
 
 @dataclass
@@ -102,22 +147,23 @@ def search_tx(c: sqlite3.Connection, text: str, session_id: str | None, limit: i
     where_sql = " AND ".join(where)
     joins = " JOIN session_materialized m ON m.session_id = e.session_id"
     if long_terms:
-        probe = c.execute(
-            "SELECT entry_search.rowid FROM entry_search JOIN session_entries e ON e.entry_seq = entry_search.rowid"
-            f" WHERE {where_sql} ORDER BY entry_search.rowid DESC LIMIT ?",
-            (*params, BROAD_MATCHES + 1),
-        ).fetchall()
-        if len(probe) > BROAD_MATCHES:
-            newest = [seq for (seq,) in probe[: max(0, int(limit))]]
-            rows = c.execute(
-                "SELECT e.session_id, e.id, e.type, e.role, s.text, 0.0, m.name, e.timestamp"
-                " FROM session_entries e JOIN entry_search s ON s.rowid = e.entry_seq" + joins +
-                f" WHERE e.entry_seq IN ({','.join('?' * len(newest))}) ORDER BY e.entry_seq DESC",
-                newest,
-            ).fetchall() if newest else []
+        columns = "e.session_id, e.id, e.type, e.role, entry_search.text, m.name, e.timestamp, entry_search.rowid"
+        from_where = (
+            " FROM entry_search JOIN session_entries e ON e.entry_seq = entry_search.rowid" + joins + f" WHERE {where_sql}"
+        )
+        # Rowid order is FTS5's natural (cheapest) order; stop once the query is known to be broad.
+        found = c.execute(f"SELECT {columns}{from_where} LIMIT ?", (*params, BROAD_MATCHES + 1)).fetchall()
+        if len(found) > BROAD_MATCHES:
+            newest = c.execute(
+                f"SELECT {columns}{from_where} ORDER BY entry_search.rowid DESC LIMIT ?", (*params, int(limit))
+            ).fetchall()
+            return [SearchHit(r[0], r[1], r[2], r[3], mark(r[4], q.terms), 0.0, r[5], r[6]) for r in newest]
+        if len(long_terms) == 1:
+            scores = _bm25_one_term(c, long_terms[0], [r[4] for r in found])
+            ranked = sorted(zip(scores, (-r[7] for r in found), found))  # ties: newest first
             return [
-                SearchHit(sid, eid, etype, role, mark(text, q.terms), rank, name, ts)
-                for sid, eid, etype, role, text, rank, name, ts in rows
+                SearchHit(r[0], r[1], r[2], r[3], mark(r[4], q.terms), rank, r[5], r[6])
+                for rank, _, r in ranked[: max(0, int(limit))]
             ]
         select = f"snippet(entry_search, 0, '[[', ']]', '…', {_SNIPPET_CHARS}), bm25(entry_search)"
         order = "ORDER BY rank"

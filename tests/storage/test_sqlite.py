@@ -220,6 +220,18 @@ async def test_bm25_ranks_denser_matches_first(db):
     assert [h.entry_id for h in hits] == ["u2", "u1"] and hits[0].rank <= hits[1].rank
 
 
+async def test_one_term_ranks_are_fts5_bm25(db, tmp_path):
+    s = await db.create()
+    texts = ["kettle", "a kettle on the stove, kettle again", "kettles " * 30, "no match here", "Kettle corn"]
+    await append_all(s, *[user(f"u{i}", f"u{i-1}" if i else None, t) for i, t in enumerate(texts)])
+    hits = await db.search("kettle")
+    sql = raw(tmp_path / "treechat.db").execute(
+        "SELECT e.id, bm25(entry_search) FROM entry_search JOIN session_entries e ON e.entry_seq = entry_search.rowid"
+        " WHERE entry_search MATCH '\"kettle\"' ORDER BY rank"
+    ).fetchall()
+    assert [(h.entry_id, round(h.rank, 9)) for h in hits] == [(i, round(r, 9)) for i, r in sql]
+
+
 async def test_delete_removes_search_hits(db):
     await branchy(db)
     await db.delete("s-one")

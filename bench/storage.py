@@ -2,7 +2,8 @@
 
     python bench/storage.py [--quick] [--pi-dir /tmp/pibench] [--sizes 1000,10000,100000]
 
-Prints one JSON object per measurement. Sessions have 50 branches and an active path of about
+Prints one JSON object per measurement. Text is drawn from a ~9k-word Zipf-like vocabulary
+(function words, tech words, a long tail, code identifiers, paths). Sessions have 50 branches and an active path of about
 2k entries at 100k (size/50 per branch; every branch forks near the top of an earlier one).
 Pi (`npm install @mariozechner/pi-coding-agent@0.73.1` in --pi-dir) is timed by a node script
 written to a temp dir: SessionManager.open(file) + buildSessionContext() on the same session
@@ -43,12 +44,48 @@ WORDS = (
 SESSION_TS = "2026-01-01T00:00:00.000Z"
 
 
+def _vocabulary(seed: int = 11) -> tuple[list[str], list[float]]:
+    """Words with Zipf-like frequencies, like real chat about code: a few function words make
+    up much of the text, tech words come next, and a long tail of rarer words, code identifiers
+    and file paths — so a bench query matches as many entries as it would in a real archive
+    (not, as with a 150-word vocabulary, a fifth of all of them)."""
+    rng = random.Random(seed)
+    onsets = "b c d f g h k l m n p r s t v z br ch cl dr fl gr kr pl pr sh st str th tr".split()
+    vowels = "a e i o u ai ea ee ie io oa ou".split()
+    codas = ["", "", "", "n", "r", "s", "t", "l", "m", "x", "nd", "st", "rk", "ng"]
+    made: set[str] = set()
+    while len(made) < 6000:
+        made.add("".join(rng.choice(onsets) + rng.choice(vowels) + rng.choice(codas) for _ in range(rng.randint(1, 3))))
+    tail = sorted(made)
+    rng.shuffle(tail)
+    stems = WORDS[30:] + tail[:400]
+    idents = set()
+    while len(idents) < 1500:
+        a, b = rng.choice(stems), rng.choice(stems)
+        idents.add(f"{a}_{b}" if rng.random() < 0.5 else a + b.capitalize())
+    paths = set()
+    exts = ["py", "ts", "rs", "go", "md", "json", "toml", "yaml"]
+    while len(paths) < 800:
+        paths.add(f"src/{rng.choice(stems)}/{rng.choice(stems)}.{rng.choice(exts)}")
+    rest = tail + sorted(idents) + sorted(paths)
+    rng.shuffle(rest)
+    vocab = WORDS[:30] + WORDS[30:] + rest  # rank order: function words, tech words, the tail
+    cum, total = [], 0.0
+    for rank in range(len(vocab)):
+        total += 1.0 / (rank + 2) ** 1.07
+        cum.append(total)
+    return vocab, cum
+
+
+VOCAB, _CUM = _vocabulary()
+
+
 def emit(**fields) -> None:
     print(json.dumps(fields), flush=True)
 
 
 def sentence(rng: random.Random, lo: int, hi: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(lo, hi)))
+    return " ".join(rng.choices(VOCAB, cum_weights=_CUM, k=rng.randint(lo, hi)))
 
 
 def generate(size: int, branches: int = 50, seed: int = 7) -> tuple[list[Entry], str]:
@@ -191,15 +228,31 @@ async def bench_search(sessions: int, per: int, work: Path) -> None:
         await cat.import_session({"id": f"search-{i:04d}", "timestamp": SESSION_TS}, entries, leaf)
     emit(bench="search_setup", backend="sqlite", entries=sessions * per, sessions=sessions, ms=ms_since(t0))
     rng = random.Random(3)
-    queries = [rng.choice(WORDS[30:]) for _ in range(20)]
-    queries += [f'"{rng.choice(WORDS[30:])} {rng.choice(WORDS[30:])}"' for _ in range(10)]
-    queries += [f"{rng.choice(WORDS[30:])} role:user" for _ in range(10)]
-    queries += ["zebra-not-there", "ok"]
+    texts = [sentence(rng, 10, 30).split() for _ in range(50)]  # phrases that occur in the corpus
+    def words(lo: int, hi: int) -> list[str]:  # 3+ characters: shorter ones are the "short" kind
+        return [w for w in VOCAB[lo:hi] if len(w) >= 3]
+
+    queries = [("common", rng.choice(words(30, 150))) for _ in range(10)]
+    queries += [("mid", rng.choice(words(300, 2000))) for _ in range(10)]
+    queries += [("rare", rng.choice(words(4000, len(VOCAB)))) for _ in range(10)]
+    queries += [("phrase", '"%s %s"' % tuple(t[i : i + 2])) for t in texts[:10] for i in [rng.randrange(len(t) - 1)]]
+    queries += [("role", f"{rng.choice(words(150, 1500))} role:user") for _ in range(10)]
+    queries += [("two_words", f"{rng.choice(words(150, 1500))} {rng.choice(words(30, 300))}") for _ in range(10)]
+    queries += [("code", w) for w in rng.sample([w for w in VOCAB if "_" in w or "/" in w or w != w.lower()], 10)]
+    queries += [("missing", "zebra-not-there"), ("missing", "qqqxj"), ("short", "ok"), ("short", "zz")]
     times, hits = [], 0
-    for q in queries:
+    by_kind: dict[str, list[float]] = {}
+    for kind, q in queries:
         t0 = time.perf_counter()
-        hits += len(await cat.search(q))
-        times.append(ms_since(t0))
+        found = await cat.search(q)
+        ms = ms_since(t0)
+        hits += len(found)
+        times.append(ms)
+        by_kind.setdefault(kind, []).append(ms)
+    for kind, ts in by_kind.items():
+        ts.sort()
+        emit(bench="search_kind", backend="sqlite", kind=kind, queries=len(ts), p50_ms=round(statistics.median(ts), 3),
+             p95_ms=ts[min(len(ts) - 1, int(len(ts) * 0.95))], max_ms=ts[-1])
     emit(bench="search", backend="sqlite", entries=sessions * per, sessions=sessions, queries=len(queries),
          p50_ms=round(statistics.median(times), 3), max_ms=max(times), hits=hits)
     await cat.close()

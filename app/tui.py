@@ -34,7 +34,7 @@ from .session.session import Session
 from .tui_actions import ActionsMixin
 from .tui_events import EventsMixin, SendError
 from .tui_navigation import NavigationMixin
-from .tui_view import TreeIndex, transcript_items
+from .tui_view import TreeIndex, first_line, transcript_items
 
 
 GC_YOUNG = 20_000  # allocations between young collections (CPython's default is 700)
@@ -264,7 +264,10 @@ class TreechatApp(EventsMixin, NavigationMixin, ActionsMixin, App):
         if self.preview_id:
             row = self.index.by_id.get(self.preview_id)
             viewing = f"“{row.preview[:40]}”" if row else self.preview_id
-        self.ui(SessionHeader).set_session(name or f"session {self.session.session_id[:8]}", position, viewing)
+        if not name:  # unnamed: the first prompt on this branch says what it is about (/name sets one)
+            first = next((i.message for i in self.items if getattr(i.message, "role", None) == "user"), None)
+            name = first_line(first, 50) if first is not None else f"new session {self.session.session_id[:8]}"
+        self.ui(SessionHeader).set_session(name, position, viewing)
 
     def check_model_banner(self) -> None:
         banner = self.ui("#banner", Banner)

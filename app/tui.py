@@ -105,6 +105,9 @@ class TreechatApp(EventsMixin, NavigationMixin, ActionsMixin, App):
             if self._unsubscribe:
                 self._unsubscribe()
         previous = self.session
+        if previous is not None and previous.session_id != storage.session_id:
+            self.save_draft(self.ui(Composer).text)
+            self.ui(Composer).load_text("")
         self.session = await Session.open(storage)
         self.asession = None
         self.preview_id, self.leaf_history, self.abandoned_leaf = None, [], None
@@ -116,9 +119,30 @@ class TreechatApp(EventsMixin, NavigationMixin, ActionsMixin, App):
         # Up on an empty composer walks back through this branch's prompts, even after a restart.
         prompts = [message_text(i.message) for i in self.items if getattr(i.message, "role", None) == "user"]
         self.ui(Composer).set_history(prompts[-200:])
-        if editor_text is not None:
-            self.ui(Composer).set_text(editor_text)
+        draft = self.take_draft(storage.session_id)
+        if editor_text is not None or draft is not None:
+            self.ui(Composer).set_text("\n\n".join(t for t in (draft, editor_text) if t))
         self.call_after_refresh(self.settle_memory)
+
+    def draft_path(self, session_id: str) -> Path:
+        return Path(self.settings.home) / "drafts" / f"{session_id}.txt"
+
+    def save_draft(self, text: str) -> None:
+        """What was typed (or queued) but not sent, kept per session until it is opened again."""
+        if self.session is None or not text.strip():
+            return
+        path = self.draft_path(self.session.session_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+    def take_draft(self, session_id: str) -> str | None:
+        path = self.draft_path(session_id)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError:
+            return None
+        path.unlink(missing_ok=True)
+        return text
 
     async def drop_if_empty(self, session: Session) -> None:
         # A session the user opened and never wrote to is not worth a row in the list.

@@ -14,7 +14,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from widgets.composer import Composer
 from widgets.queue_tray import QueueTray
-from widgets.screens import HelpScreen, ModelPicker, SearchScreen, SessionsScreen, ThinkingPicker
+from widgets.screens import ConfirmDialog, HelpScreen, ModelPicker, SearchScreen, SessionsScreen, ThinkingPicker
 from widgets.transcript import Transcript
 from widgets.tree_view import TreeView
 
@@ -153,6 +153,34 @@ class ActionsMixin:
 
     async def action_back(self: Any) -> None:
         await self.cmd_back("")
+
+    async def action_quit(self: Any) -> None:
+        """Ctrl+Q: asks first while a reply is running or messages wait in the queue; whatever
+        was typed or queued is kept as the session's draft for next time."""
+        busy = self.asession is not None and (self.asession.is_streaming or self.asession.agent.has_queued_messages())
+        if not busy:
+            await self.quit_keeping_draft()
+            return
+
+        async def done(ok: bool | None) -> None:
+            if ok:
+                await self.quit_keeping_draft()
+
+        self.push_screen(ConfirmDialog("Stop the running reply and quit?",
+                                       "The partial reply is saved; queued messages come back as a draft.",
+                                       yes="Quit", no="Stay"), callback=done)
+
+    async def quit_keeping_draft(self: Any) -> None:
+        texts = []
+        if self.asession is not None:
+            texts = [t for kind in (self.asession.queue_update().steering, self.asession.queue_update().follow_up)
+                     for t in kind]
+            if self.asession.is_streaming:
+                self.asession.agent.clear_all_queues()
+                await self.asession.abort()
+        draft = self.ui(Composer).text.strip()
+        self.save_draft("\n\n".join([*texts, draft] if draft else texts))
+        self.exit()
 
     # ------------------------------------------------------------ commands
 

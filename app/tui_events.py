@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from textual.css.query import NoMatches
+from textual.widget import MountError
 from textual.message import Message
 
 from storage.aggregates import tree_row
@@ -46,7 +47,7 @@ class EventsMixin:
     async def on_agent_event(self, message: AgentEvent) -> None:
         try:
             await self.render_agent_event(message)
-        except NoMatches:
+        except (NoMatches, MountError):
             pass  # shutting down: the events are persisted already, nothing is left to draw
 
     async def render_agent_event(self, message: AgentEvent) -> None:

@@ -128,3 +128,28 @@ async def test_escape_sequences_from_the_model_never_reach_the_terminal(make_app
         text = screen_text(app)
         assert "safe" in text and "text" in text
         assert "\x1b" not in text and "ZXZpbA" not in text
+
+
+async def test_quitting_keeps_what_was_typed_and_queued_as_the_sessions_draft(make_app, fake):
+    gate = asyncio.Event()
+    fake.script_openai(["slow"], gate=gate, gate_after=0)
+    async with make_app() as (app, pilot):
+        await type_text(pilot, "go")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.ui(Composer).running, what="streaming")
+        await type_text(pilot, "queued for later")
+        await pilot.press("alt+enter")
+        await type_text(pilot, "half-written thought")
+        await pilot.press("ctrl+q")
+        from widgets.screens import ConfirmDialog
+
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the quit confirmation")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: not app.is_running, what="the exit")
+        sid = app.session.session_id
+        gate.set()
+        branch = await app.session.get_branch()
+        assert branch[-1].message.stop_reason == "aborted"  # the partial reply is saved
+    async with make_app(session_id=sid) as (app, pilot):
+        text = app.ui(Composer).text
+        assert "queued for later" in text and "half-written thought" in text

@@ -14,12 +14,13 @@ order (FTS5's cheapest), stopping at BROAD_MATCHES + 1:
 * more than BROAD_MATCHES: a broad query. Its hits are the newest `limit` matches, newest
   first, rank 0.0 — bm25 over everything would mostly pick among near-equals anyway. The user
   narrows a broad query with another word, a phrase, `role:` or `session:`.
-* at most BROAD_MATCHES, one term (a word, a phrase, an identifier; filters allowed): bm25 is
-  computed here over the matched texts, with FTS5's formula and constants — the same ranks as
-  bm25() (with a filter the IDF factor counts only the filtered matches: the order is the
-  same, the rank values differ) — instead of running the match a second time inside SQLite.
-* at most BROAD_MATCHES, several terms: FTS5's bm25() and snippet(), as before.
-Snippets of the first two kinds mark the first match of any term (`mark`).
+* at most BROAD_MATCHES: ranked by bm25 computed here over the matched texts, with FTS5's
+  formula and constants — the ranks bm25() gives — instead of running the match a second time
+  inside SQLite (plus, in bm25(), once more per term for the IDF). One term: its IDF is a
+  common factor, taken from the matches at hand (with a filter the order is bm25()'s, the rank
+  values differ). Several terms: each term's matches are counted, up to DF_COUNTED and
+  estimated from rowid density beyond that (_matches), so very common words cost little.
+Snippets mark the first match of any term (`mark`), about 64 characters around it.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ _TOKEN = re.compile(r'(role|session):("[^"]*"|\S+)|"([^"]*)"|(\S+)', re.IGNORECA
 _SNIPPET_CHARS = 64  # with the trigram tokenizer one token is one character position
 BROAD_MATCHES = 1000  # more matches than this: newest first instead of bm25 (module doc)
 _K1, _B = 1.2, 0.75  # FTS5's bm25() constants
+DF_COUNTED = 2000  # a term's matches are counted up to this, estimated beyond (_matches)
 
 
 def _averages(c: sqlite3.Connection) -> tuple[int, float]:
@@ -58,20 +60,40 @@ def _count(text: str, term: str) -> int:
     return n
 
 
-def _bm25_one_term(c: sqlite3.Connection, term: str, texts: list[str]) -> list[float]:
-    """bm25() of a one-term query for each text, as FTS5 computes it (negated: lower is better).
+def _matches(c: sqlite3.Connection, term: str, rows: int) -> float:
+    """How many rows contain term: counted up to DF_COUNTED matches, estimated beyond that
+    from how far into the rowids the DF_COUNTED-th match lies (matches spread evenly)."""
+    seqs = c.execute(
+        "SELECT rowid FROM entry_search WHERE entry_search MATCH ? LIMIT ?", (fts_string(term), DF_COUNTED)
+    ).fetchall()
+    if len(seqs) < DF_COUNTED:
+        return float(len(seqs))
+    top = c.execute("SELECT max(entry_seq) FROM session_entries").fetchone()[0] or 1  # = max FTS rowid, O(1)
+    return min(float(rows), DF_COUNTED * top / max(seqs[-1][0], 1))
 
-    With one term the IDF is the same factor for every match, so this needs no more than the
-    matched texts; FTS5's bm25() would first count every match of the term once more."""
+
+def _bm25(c: sqlite3.Connection, terms: list[str], texts: list[str]) -> list[float]:
+    """bm25() for each text, FTS5's formula and constants (negated: lower is better).
+
+    FTS5 gets each term's IDF by running each term's match once more. One term: its IDF is a
+    common factor, taken from the matches at hand. Several terms: each term's matches are
+    counted (estimated past DF_COUNTED: see _matches)."""
     rows, avgdl = _averages(c)
-    n = len(texts)
-    idf = max(math.log((rows - n + 0.5) / (n + 0.5)), 1e-6) if rows else 1.0
-    low = term.lower()
+
+    def idf(n: float) -> float:
+        return max(math.log((rows - n + 0.5) / (n + 0.5)), 1e-6) if rows else 1.0
+
+    idfs = [idf(len(texts))] if len(terms) == 1 else [idf(_matches(c, t, rows)) for t in terms]
+    lows = [t.lower() for t in terms]
     out = []
     for text in texts:
-        tf = _count(text.lower(), low)
-        dl = max(len(text) - 2, 1)  # the trigram tokenizer: one token per character position
-        out.append(-idf * tf * (_K1 + 1) / (tf + _K1 * (1 - _B + _B * dl / avgdl)))
+        low = text.lower()
+        norm = _K1 * (1 - _B + _B * max(len(text) - 2, 1) / avgdl)  # trigram: a token per character
+        score = 0.0
+        for w, term in zip(idfs, lows):
+            tf = _count(low, term)
+            score += w * tf * (_K1 + 1) / (tf + norm)
+        out.append(-score)
     return out
 
 
@@ -158,29 +180,20 @@ def search_tx(c: sqlite3.Connection, text: str, session_id: str | None, limit: i
                 f"SELECT {columns}{from_where} ORDER BY entry_search.rowid DESC LIMIT ?", (*params, int(limit))
             ).fetchall()
             return [SearchHit(r[0], r[1], r[2], r[3], mark(r[4], q.terms), 0.0, r[5], r[6]) for r in newest]
-        if len(long_terms) == 1:
-            scores = _bm25_one_term(c, long_terms[0], [r[4] for r in found])
-            ranked = sorted(zip(scores, (-r[7] for r in found), found))  # ties: newest first
-            return [
-                SearchHit(r[0], r[1], r[2], r[3], mark(r[4], q.terms), rank, r[5], r[6])
-                for rank, _, r in ranked[: max(0, int(limit))]
-            ]
-        select = f"snippet(entry_search, 0, '[[', ']]', '…', {_SNIPPET_CHARS}), bm25(entry_search)"
-        order = "ORDER BY rank"
-    else:
-        select = "entry_search.text, 0.0"
-        order = "ORDER BY e.entry_seq DESC"
+        scores = _bm25(c, long_terms, [r[4] for r in found])
+        ranked = sorted(zip(scores, (-r[7] for r in found), found))  # ties: newest first
+        return [
+            SearchHit(r[0], r[1], r[2], r[3], mark(r[4], q.terms), rank, r[5], r[6])
+            for rank, _, r in ranked[: max(0, int(limit))]
+        ]
+    # Only terms shorter than a trigram: a LIKE scan, newest first.
     sql = (
-        f"SELECT e.session_id, e.id, e.type, e.role, {select}, m.name, e.timestamp"
+        "SELECT e.session_id, e.id, e.type, e.role, entry_search.text, m.name, e.timestamp"
         " FROM entry_search JOIN session_entries e ON e.entry_seq = entry_search.rowid" + joins +
-        f" WHERE {where_sql} {order} LIMIT ?"
+        f" WHERE {where_sql} ORDER BY e.entry_seq DESC LIMIT ?"
     )
     params.append(int(limit))
-    hits = []
-    for sid, eid, etype, role, snippet, rank, name, ts in c.execute(sql, params):
-        if not long_terms:
-            snippet = mark(snippet, short_terms)
-        elif short_terms and "[[" not in snippet:
-            snippet = mark(snippet, short_terms)
-        hits.append(SearchHit(sid, eid, etype, role, snippet.replace("\n", " "), float(rank), name, ts))
-    return hits
+    return [
+        SearchHit(sid, eid, etype, role, mark(text, short_terms), 0.0, name, ts)
+        for sid, eid, etype, role, text, name, ts in c.execute(sql, params)
+    ]

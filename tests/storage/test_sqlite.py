@@ -220,16 +220,20 @@ async def test_bm25_ranks_denser_matches_first(db):
     assert [h.entry_id for h in hits] == ["u2", "u1"] and hits[0].rank <= hits[1].rank
 
 
-async def test_one_term_ranks_are_fts5_bm25(db, tmp_path):
+async def test_ranks_are_fts5_bm25(db, tmp_path):
     s = await db.create()
-    texts = ["kettle", "a kettle on the stove, kettle again", "kettles " * 30, "no match here", "Kettle corn"]
+    texts = ["kettle", "a kettle on the stove, kettle again", "kettles " * 30, "no match here", "Kettle corn",
+             "stove kettle stove", "the stove"]
     await append_all(s, *[user(f"u{i}", f"u{i-1}" if i else None, t) for i, t in enumerate(texts)])
-    hits = await db.search("kettle")
-    sql = raw(tmp_path / "treechat.db").execute(
-        "SELECT e.id, bm25(entry_search) FROM entry_search JOIN session_entries e ON e.entry_seq = entry_search.rowid"
-        " WHERE entry_search MATCH '\"kettle\"' ORDER BY rank"
-    ).fetchall()
-    assert [(h.entry_id, round(h.rank, 9)) for h in hits] == [(i, round(r, 9)) for i, r in sql]
+    c = raw(tmp_path / "treechat.db")
+    for query, match in (("kettle", '"kettle"'), ("kettle stove", '"kettle" "stove"'), ('"the stove"', '"the stove"')):
+        hits = await db.search(query)
+        sql = c.execute(
+            "SELECT e.id, bm25(entry_search) FROM entry_search JOIN session_entries e ON e.entry_seq = entry_search.rowid"
+            " WHERE entry_search MATCH ? ORDER BY rank",
+            (match,),
+        ).fetchall()
+        assert [(h.entry_id, round(h.rank, 9)) for h in hits] == [(i, round(r, 9)) for i, r in sql], query
 
 
 async def test_delete_removes_search_hits(db):

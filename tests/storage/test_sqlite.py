@@ -125,8 +125,33 @@ async def test_migrates_from_version_3_to_stepwise_search_merging(tmp_path):
         await cat.close()
     config = fts_config(path)
     assert (config["automerge"], config["usermerge"]) == (0, 4)
-    assert raw(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    assert raw(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert raw(path).execute("INSERT INTO entry_search(entry_search) VALUES ('integrity-check')")
+
+
+async def test_migrates_from_version_4_drops_the_redundant_session_index(tmp_path):
+    path = tmp_path / "treechat.db"
+    cat = await SqliteCatalog.open(path)
+    s = await cat.create(session_id="s")
+    await append_all(s, user("u1", None, "first"), assistant("a1", "u1"), user("u2", "a1", "second"))
+    await cat.close()
+    c = raw(path)  # a v4 database still has the v1 index
+    c.execute("CREATE INDEX session_entries_by_session ON session_entries(session_id)")
+    c.execute("PRAGMA user_version = 4")
+    c.close()
+    cat = await SqliteCatalog.open(path)
+    try:
+        s = await cat.open("s")
+        await s.append_entry(assistant("a2", "u2"))
+        assert ids(await s.get_entries()) == ["u1", "a1", "u2", "a2"]
+        assert [r.id for r in await s.get_tree_rows()] == ["u1", "a1", "u2", "a2"]
+        await cat.delete("s")
+        assert await cat.list() == []
+    finally:
+        await cat.close()
+    names = {r[0] for r in raw(path).execute("SELECT name FROM sqlite_master WHERE type='index'")}
+    assert "session_entries_by_session" not in names and "session_entries_skeleton" in names
+    assert raw(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
 
 
 async def test_newer_schema_is_refused(tmp_path):

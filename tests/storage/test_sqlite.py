@@ -31,6 +31,10 @@ async def db(tmp_path):
     await cat.close()
 
 
+# Databases older than v5 have this v1 index (tests turn a current file back into an old one).
+V1_SESSION_INDEX = "CREATE INDEX session_entries_by_session ON session_entries(session_id)"
+
+
 def raw(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(path, isolation_level=None)
 
@@ -64,6 +68,7 @@ async def test_migrates_from_previous_version_and_backfills_search(tmp_path):
     c = raw(path)  # turn the file back into a version-1 database (v2 and v3 only added indexes)
     c.execute("DROP TABLE entry_search")
     c.execute("DROP INDEX session_entries_skeleton")
+    c.execute(V1_SESSION_INDEX)  # dropped by v5
     c.execute("PRAGMA user_version = 1")
     c.close()
     cat = await SqliteCatalog.open(path)
@@ -84,6 +89,7 @@ async def test_migrates_from_version_2_adds_the_skeleton_index(tmp_path):
     await cat.close()
     c = raw(path)
     c.execute("DROP INDEX session_entries_skeleton")
+    c.execute(V1_SESSION_INDEX)
     c.execute("INSERT INTO entry_search(entry_search, rank) VALUES ('automerge', 4)")  # as v2 had it
     c.execute("PRAGMA user_version = 2")
     c.close()
@@ -109,6 +115,7 @@ async def test_migrates_from_version_3_to_stepwise_search_merging(tmp_path):
     await cat.close()
     c = raw(path)  # a v3 database: FTS5's own automerge, no explicit merge settings
     c.execute("DELETE FROM entry_search_config WHERE k IN ('automerge', 'usermerge', 'crisismerge')")
+    c.execute(V1_SESSION_INDEX)
     c.execute("PRAGMA user_version = 3")
     c.close()
     assert "automerge" not in fts_config(path)
@@ -136,7 +143,7 @@ async def test_migrates_from_version_4_drops_the_redundant_session_index(tmp_pat
     await append_all(s, user("u1", None, "first"), assistant("a1", "u1"), user("u2", "a1", "second"))
     await cat.close()
     c = raw(path)  # a v4 database still has the v1 index
-    c.execute("CREATE INDEX session_entries_by_session ON session_entries(session_id)")
+    c.execute(V1_SESSION_INDEX)
     c.execute("PRAGMA user_version = 4")
     c.close()
     cat = await SqliteCatalog.open(path)

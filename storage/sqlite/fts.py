@@ -16,8 +16,10 @@ So automerge is off (migration 004) and the storage does the merging itself, in 
   costs about a millisecond.
 * level 0 must never hold a large segment (the crisis merge would then finish a large merge
   inside an append). Only a bulk load (import, fork) writes large segments: it runs with
-  FTS5's own automerge and a small hash size (so every flush is a small segment), and
-  afterwards merges level 0 until at most one small segment is left there (`tidy_level0`).
+  FTS5's own automerge and a small hash size (so every flush is a small segment, ~16 pages at
+  most), and afterwards merges level 0 down while it is the level FTS5 would pick
+  (`tidy_level0`): what is left on level 0 is a few small segments, which an append's step
+  merges at once.
 * each entry indexes at most SEARCH_TEXT_LIMIT characters (rows.search_text), so no single
   append tokenizes or writes an unbounded amount.
 """
@@ -104,11 +106,12 @@ class bulk_mode:
 
 
 def tidy_level0(c: sqlite3.Connection) -> None:
-    """Merge level 0 down to at most one segment, with no merge left in progress there.
+    """Merge level 0 towards one segment and finish any merge in progress there.
 
     `merge` works on the level with the most segments; with usermerge=2 that is level 0 as long
-    as it has the most, so we stop as soon as another level has more (its segments are then
-    merged by later appends, a step at a time) — a tidy-up never rewrites the big levels."""
+    as it has the most, so we stop as soon as another level has as many or more (its segments
+    are then merged by later appends, a step at a time) — a tidy-up never rewrites the big
+    levels. The last flush comes at COMMIT, after this: one more small segment."""
     c.execute(_CONFIG, ("usermerge", 2))
     try:
         for _ in range(_TIDY_STEPS):

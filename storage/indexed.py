@@ -15,7 +15,6 @@ from .aggregates import entry_role, entry_text
 from .base import (
     AmbiguousSessionError,
     EntryCursor,
-    EntryNotFoundError,
     ImportReport,
     PathState,
     SearchHit,
@@ -322,18 +321,7 @@ class IndexedCatalog:
         header.setdefault("timestamp", now_iso())
         header.setdefault("cwd", "")
         report = ImportReport(session_id=header["id"])
-        kept: list[Entry] = []
-        seen: set[str] = set()
-        for entry in entries:
-            if entry.id in seen:
-                report.duplicate_ids += 1
-                if len(report.problems) < 5:
-                    report.problems.append(f"duplicate entry id {entry.id} skipped")
-                continue
-            seen.add(entry.id)
-            kept.append(entry)
-        if leaf_id is not None and leaf_id not in seen:
-            raise EntryNotFoundError(leaf_id)
+        kept, seen = report.unique(entries, leaf_id)
         report.entries = len(kept)
         natural_leaf = None
         if kept:

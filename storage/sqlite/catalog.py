@@ -10,7 +10,6 @@ from typing import Any, Sequence
 from ..aggregates import advance_path_state, advance_stats
 from ..base import (
     AmbiguousSessionError,
-    EntryNotFoundError,
     ImportReport,
     PathState,
     SearchHit,
@@ -81,18 +80,7 @@ def bulk_load(c: sqlite3.Connection, sid: str, entries: Sequence[Entry], leaf_id
     the tree depth-first from its roots; entries on or under a parent cycle are stored but get
     no branch or path state, so path reads on them raise InvalidTreeError instead of looping.
     """
-    kept: list[Entry] = []
-    seen: set[str] = set()
-    for e in entries:
-        if e.id in seen:
-            report.duplicate_ids += 1
-            if len(report.problems) < 5:
-                report.problems.append(f"duplicate entry id {e.id} skipped")
-            continue
-        seen.add(e.id)
-        kept.append(e)
-    if leaf_id is not None and leaf_id not in seen:
-        raise EntryNotFoundError(leaf_id)
+    kept, _ = report.unique(entries, leaf_id)
     n = len(kept)
     base = c.execute("SELECT coalesce(max(entry_seq), 0) + 1 FROM session_entries").fetchone()[0]
     index = {e.id: i for i, e in enumerate(kept)}

@@ -253,7 +253,7 @@ class TreechatApp(EventsMixin, NavigationMixin, ActionsMixin, App):
         self.show_siblings([item.entry_id for item in items])
         active = set(self.index.path_ids(self.session.leaf_id))
         if rows_changed:
-            self.ui(TreeView).set_rows(self.index.rows, self.session.leaf_id, active)
+            self.ui(TreeView).set_rows(self.index.rows, self.session.leaf_id, active, index=self.index)
         else:
             self.ui(TreeView).set_leaf(self.session.leaf_id, active)
         await self.refresh_status()

@@ -12,7 +12,7 @@ adds one level in O(1), whatever the depth; the renderer walks only the levels i
 from __future__ import annotations
 
 import gc
-from typing import Iterable
+from typing import Iterable, Protocol
 
 from storage.base import TreeRow
 
@@ -52,6 +52,31 @@ def row_kind(row: TreeRow) -> str:
     if row.type in SETTINGS_TYPES:
         return "settings"
     return "other"
+
+
+class TreeMaps(Protocol):
+    """What a caller that already indexed the rows can hand in (``set_rows(rows, index=...)``):
+    rows by id in row order, and every row's id under its ``parent_id`` (row order). The layout
+    only reads them; before its first own change it takes a copy."""
+
+    by_id: dict[str, TreeRow]
+    children: dict[str | None, list[str]]
+
+
+_TOOL_ROLES = ("toolResult", "bashExecution")
+
+
+def _visibility(mode: str):
+    """(hidden types, extra predicate or None): the same answer as ``row_visible`` in a form the
+    flattening loop can test cheaply (a set lookup on the type for the common modes)."""
+    hidden = frozenset({"leaf"}) if mode == "all" else SETTINGS_TYPES | {"leaf"}
+    if mode == "no-tools":
+        return hidden, lambda r: not (r.type == "message" and r.role in _TOOL_ROLES)
+    if mode == "user-only":
+        return hidden, lambda r: r.type == "message" and r.role == "user"
+    if mode == "labeled":
+        return hidden, lambda r: bool(r.label)
+    return hidden, None
 
 
 def row_visible(row: TreeRow, mode: str) -> bool:
@@ -102,15 +127,95 @@ class TreeLayout:
         self.query = ""
         self.folded: set[str] = set()
         self.lines: list[Line] = []
-        self.vparent: dict[str, str | None] = {}  # visible id → visible parent id
-        self.vchildren: dict[str | None, list[str]] = {}  # None = the roots
+        # Visible parent / children maps: built only by the general pass (a query, orphans,
+        # cycles); the common pass walks ``_kids`` and answers per entry (``visible_parent``).
+        self._vparent: dict[str, str | None] | None = {}
+        self._vchildren: dict[str | None, list[str]] | None = {}
+        self._kids: dict[str | None, list[str]] | None = None  # every row's id under its parent
+        self._borrowed = False  # rows/_kids belong to the caller (set_rows(index=...)): copy before writing
+        self._pos: dict[str, int] | None = None  # row order, for merging children of hidden rows
+        self._order: list[str] | None = None  # the same as a list (a few lookups)
+        self._order_lookups = 0
+        self._ids: list[str] = []  # line → entry id
         self._index: dict[str, int] | None = {}
+        self._lookups: dict[str, int | None] = {}  # index_of answers before the full index exists
+        self.retired: list[tuple] = []
 
     # ------------------------------------------------------------ building
 
-    def set_rows(self, rows: Iterable[TreeRow]) -> None:
-        self.rows = {r.id: r for r in rows}
+    def set_rows(self, rows: Iterable[TreeRow], index: TreeMaps | None = None) -> None:
+        """All rows (timestamp order). ``index``: the caller's own maps of exactly these rows,
+        reused instead of built again (read only). The previous rows' structures are moved to
+        ``retired`` (the caller may free them after the next frame: 100k rows take ~20 ms)."""
+        self.retired.append((self.rows, self._kids, self.lines, self._ids, self._index, self._vparent,
+                             self._vchildren, self._pos, self._order))
+        self.lines, self._ids, self._index = [], [], {}
+        if index is not None:
+            self.rows, self._kids, self._borrowed = index.by_id, index.children, True
+        else:
+            self.rows, self._kids, self._borrowed = {r.id: r for r in rows}, None, False
+        self._pos = self._order = None
+        self._order_lookups = 0
         self.rebuild()
+
+    def _own(self) -> None:
+        """Copy borrowed maps before the first change of our own."""
+        if self._borrowed:
+            self.rows = dict(self.rows)
+            if self._kids is not None:
+                self._kids = {k: list(v) for k, v in self._kids.items()}
+            self._borrowed = False
+
+    def _children_map(self) -> dict[str | None, list[str]]:
+        if self._kids is None:
+            kids: dict[str | None, list[str]] = {}
+            for rid, row in self.rows.items():
+                pid = row.parent_id
+                lst = kids.get(pid)
+                if lst is None:
+                    kids[pid] = [rid]
+                else:
+                    lst.append(rid)
+            self._kids = kids
+        return self._kids
+
+    @property
+    def vparent(self) -> dict[str, str | None]:
+        """Visible id → visible parent id (built on demand; prefer ``visible_parent``)."""
+        if self._vparent is None:
+            self._vparent = {rid: self.visible_parent(rid) for rid, r in self.rows.items() if self._is_visible(r)}
+        return self._vparent
+
+    @property
+    def vchildren(self) -> dict[str | None, list[str]]:
+        """Visible parent id (None = roots) → visible children (built on demand)."""
+        if self._vchildren is None:
+            children: dict[str | None, list[str]] = {}
+            for rid, pid in self.vparent.items():
+                children.setdefault(pid, []).append(rid)
+            self._vchildren = children
+        return self._vchildren
+
+    def _is_visible(self, row: TreeRow) -> bool:
+        return row_visible(row, self.mode)
+
+    def visible_parent(self, entry_id: str | None) -> str | None:
+        """The nearest shown-by-the-filter ancestor of a visible entry (None for roots and for
+        entries the filter hides)."""
+        if entry_id is None:
+            return None
+        if self._vparent is not None:
+            return self._vparent.get(entry_id)
+        row = self.rows.get(entry_id)
+        if row is None or not self._is_visible(row):
+            return None
+        return self._visible_parent(row, _VisibleIds(self), {})
+
+    def visible_children(self, parent_id: str | None) -> list[str]:
+        if self._vchildren is not None:
+            return self._vchildren.get(parent_id, [])
+        hidden, pred = _visibility(self.mode)
+        return self._expand(self._children_map().get(parent_id, ()), hidden, pred, None)
 
     def _visible_parent(self, row: TreeRow, visible, cache: dict[str, str | None]) -> str | None:
         """Nearest visible ancestor (``visible`` is any container of visible ids); memoised
@@ -147,6 +252,19 @@ class TreeLayout:
                 gc.enable()
 
     def _rebuild(self) -> None:
+        self._index = None
+        self._lookups = {}
+        if not self.query.strip():
+            out = self._flatten_kids()
+            if out is not None:
+                self.lines, self._ids = out
+                self._vparent = self._vchildren = None
+                return
+        self._rebuild_general()
+
+    def _rebuild_general(self) -> None:
+        """Any input: orphans (their nearest present ancestor is missing) become roots, cycles
+        end, a query keeps only matches and their ancestors."""
         mode = self.mode
         visible = {rid for rid, r in self.rows.items() if row_visible(r, mode)}
         cache: dict[str, str | None] = {}
@@ -167,9 +285,114 @@ class TreeLayout:
             children = {}
             for rid, pid in vparent.items():
                 children.setdefault(pid, []).append(rid)
-        self.vparent, self.vchildren = vparent, children
+        self._vparent, self._vchildren = vparent, children
         self.lines = self._flatten(children)
-        self._index = None
+        self._ids = [line[ROW].id for line in self.lines]
+
+    def _expand(self, kids, hidden, pred, counter: list[int] | None) -> list[str]:
+        """Visible ids among ``kids``, a hidden one replaced by its own visible descendants (the
+        same nearest-visible-ancestor rule as the general pass, in row order)."""
+        rows, kids_map = self.rows, self._kids
+        out: list[str] = []
+        spliced = False
+        stack = list(reversed(kids))
+        while stack:
+            k = stack.pop()
+            r = rows[k]
+            if r.type not in hidden and (pred is None or pred(r)):
+                out.append(k)
+                continue
+            if counter is not None:
+                counter[0] += 1
+            grand = kids_map.get(k)
+            if grand:
+                spliced = True
+                stack.extend(reversed(grand))
+        if spliced and len(out) > 1:
+            out.sort(key=self._row_position)
+        return out
+
+    def _row_position(self, entry_id: str) -> int:
+        """Where a row is in row order: the first few answers scan the ids (a fork under a hidden
+        row is rare), many build a map."""
+        pos = self._pos
+        if pos is None:
+            self._order_lookups += 1
+            if self._order_lookups <= 32:
+                if self._order is None:
+                    self._order = list(self.rows)
+                return self._order.index(entry_id)
+            pos = self._pos = {rid: i for i, rid in enumerate(self.rows)}
+        return pos[entry_id]
+
+    def _subtree_size(self, roots: list[str]) -> int:
+        kids_map, n, stack = self._kids, 0, list(roots)
+        while stack:
+            n += 1
+            grand = kids_map.get(stack.pop())
+            if grand:
+                stack.extend(grand)
+        return n
+
+    def _flatten_kids(self) -> tuple[list[Line], list[str]] | None:
+        """The lines from the children map, hidden rows spliced out on the way. None when the
+        rows are not one forest reachable from the roots (orphans, cycles): the general pass
+        handles those."""
+        rows, folded = self.rows, self.folded
+        kids_map = self._children_map()
+        n = len(rows)
+        if sum(map(len, kids_map.values())) != n:
+            return None  # an id listed twice
+        hidden, pred = _visibility(self.mode)
+        counter = [0]  # hidden rows and rows under folds, walked
+        expand = self._expand
+        lines: list[Line] = []
+        ids: list[str] = []
+        roots = expand(kids_map.get(None, ()), hidden, pred, counter)
+        stack: list[tuple[str, Gutter | None, int]] = []
+        if len(roots) > 1:
+            for i in range(len(roots) - 1, -1, -1):
+                last = i == len(roots) - 1
+                stack.append((roots[i], (not last, None, 1), ELBOW if last else TEE))
+        elif roots:
+            stack.append((roots[0], None, NONE))
+        append, id_append, pop, push, get = lines.append, ids.append, stack.pop, stack.append, kids_map.get
+        while stack:
+            rid, gutter, connector = pop()
+            while True:
+                kids = get(rid)
+                if kids:
+                    if len(kids) == 1:
+                        k = kids[0]
+                        r = rows[k]
+                        if not (r.type not in hidden and (pred is None or pred(r))):
+                            kids = expand(kids, hidden, pred, counter)
+                    else:
+                        kids = expand(kids, hidden, pred, counter)
+                if not kids:
+                    append((rows[rid], gutter, connector, 0, False))
+                    id_append(rid)
+                    break
+                nk = len(kids)
+                if folded and rid in folded:
+                    append((rows[rid], gutter, connector, nk, True))
+                    id_append(rid)
+                    counter[0] += self._subtree_size(kids)
+                    break
+                append((rows[rid], gutter, connector, nk, False))
+                id_append(rid)
+                if nk == 1:
+                    # a chain continues at the same indent; the fork line (if any) keeps running
+                    rid, connector = kids[0], NONE
+                    continue
+                depth = gutter[2] + 1 if gutter else 1
+                last_i = nk - 1
+                for i in range(last_i, -1, -1):
+                    push((kids[i], (i != last_i, gutter, depth), ELBOW if i == last_i else TEE))
+                break
+        if len(lines) + counter[0] != n:
+            return None
+        return lines, ids
 
     def _keep_matches(self, vparent: dict[str, str | None]) -> dict[str, str | None]:
         """Only rows matching every query word, plus their ancestors (the path stays readable)."""
@@ -223,22 +446,34 @@ class TreeLayout:
         The fast path covers the common live case — a new child of a row that had no visible
         children (the conversation growing at the leaf); anything else rebuilds.
         """
-        self.rows[row.id] = row
+        known = row.id in self.rows
+        if not known:
+            self._own()  # borrowed maps: the caller may have added the row already (then known)
+            if self._kids is not None:
+                self._kids.setdefault(row.parent_id, []).append(row.id)
+        if not (known and self._borrowed):
+            self.rows[row.id] = row
+        self._pos = self._order = None
+        self._order_lookups = 0
         if not row_visible(row, self.mode):
             return True
         if self.query.strip():
             self.rebuild()
             return False
-        pid = self._visible_parent(row, self.vparent, {})
+        pid = self.visible_parent(row.id) if self._vparent is None else self._visible_parent(row, self._vparent, {})
         at = self.index_of(pid)
-        if at is None or self.vchildren.get(pid) or pid in self.folded:
+        if at is None or self.lines[at][CHILDREN] or pid in self.folded:
             self.rebuild()
             return False
         parent_line = self.lines[at]
-        self.vparent[row.id] = pid
-        self.vchildren[pid] = [row.id]
+        if self._vparent is not None:
+            self._vparent[row.id] = pid
+            assert self._vchildren is not None
+            self._vchildren[pid] = [row.id]
         self.lines[at] = parent_line[:CHILDREN] + (1, False)
         self.lines.insert(at + 1, (row, parent_line[GUTTER], NONE, 0, False))
+        self._ids.insert(at + 1, row.id)
+        self._lookups = {}
         if at + 2 < len(self.lines):
             self._index = None  # later rows shifted
         elif self._index is not None:
@@ -251,7 +486,19 @@ class TreeLayout:
         if entry_id is None:
             return None
         if self._index is None:
-            self._index = {line[0].id: i for i, line in enumerate(self.lines)}
+            # The first few lookups after a rebuild (cursor, leaf) scan the id list instead of
+            # indexing 100k lines before the first frame; many lookups build the index.
+            lookups = self._lookups
+            if entry_id in lookups:
+                return lookups[entry_id]
+            if len(lookups) < 16:
+                try:
+                    at: int | None = self._ids.index(entry_id)
+                except ValueError:
+                    at = None
+                lookups[entry_id] = at
+                return at
+            self._index = {rid: i for i, rid in enumerate(self._ids)}
         return self._index.get(entry_id)
 
     def shown_ancestor(self, entry_id: str | None) -> str | None:
@@ -266,7 +513,12 @@ class TreeLayout:
         return None
 
     def siblings(self, entry_id: str) -> list[str]:
-        return self.vchildren.get(self.vparent.get(entry_id), [])
+        if self._vparent is not None:
+            return self.vchildren.get(self._vparent.get(entry_id), [])
+        row = self.rows.get(entry_id)
+        if row is None or not self._is_visible(row):
+            return self.visible_children(None)  # as vchildren.get(vparent.get(hidden)): the roots
+        return self.visible_children(self.visible_parent(entry_id))
 
     def unfold_to(self, entry_id: str) -> bool:
         """Unfold every folded ancestor of an entry; True if anything changed (then rebuild)."""
@@ -286,3 +538,16 @@ class TreeLayout:
 
     def preview_label(self, row: TreeRow, limit: int = 40) -> str:
         return sanitize_line(row.label or "", limit)
+
+
+class _VisibleIds:
+    """``id in visible`` answered from the rows and the filter (no set of 100k ids)."""
+
+    __slots__ = ("layout",)
+
+    def __init__(self, layout: TreeLayout) -> None:
+        self.layout = layout
+
+    def __contains__(self, entry_id: object) -> bool:
+        row = self.layout.rows.get(entry_id)  # type: ignore[arg-type]
+        return row is not None and self.layout._is_visible(row)

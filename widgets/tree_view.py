@@ -1,8 +1,10 @@
 """TreeView: the session tree panel, drawn line by line (Textual Line API).
 
 Data in (from the App):
-    ``set_rows(rows, leaf_id, active_path_ids)``  the whole tree (``storage.base.TreeRow`` list,
-                                                   timestamp order); rebuilds the lines in O(n)
+    ``set_rows(rows, leaf_id, active_path_ids, index=None)``  the whole tree (``storage.base.TreeRow``
+                                                   list, timestamp order); rebuilds the lines in O(n).
+                                                   ``index``: the caller's ``by_id``/``children`` maps of
+                                                   these rows (``tree_layout.TreeMaps``), reused read-only
     ``add_row(row)``                               one new entry while the agent runs; the
                                                    cursor stays on its entry, the view does not jump
     ``set_leaf(leaf_id, active_path_ids)``         the leaf moved; redraws markers only (if the
@@ -30,7 +32,8 @@ from textual.strip import Strip
 from storage.base import TreeRow
 
 from .keymap import bindings_for
-from .tree_layout import CHILDREN, CONNECTOR, FILTERS, FOLDED, GUTTER, ROW, TreeLayout, gutter_prefix, row_kind
+from .tree_layout import (CHILDREN, CONNECTOR, FILTERS, FOLDED, GUTTER, ROW, TreeLayout, TreeMaps, gutter_prefix,
+                          row_kind)
 
 _MAX_LEVELS = 12  # deeper fork nesting is drawn as "⋯" so the text stays on screen
 _ROLE_TAG = {"user": "user: ", "assistant": "asst: ", "tool": "tool: ", "summary": "", "settings": ""}
@@ -116,10 +119,13 @@ class TreeView(ScrollView, can_focus=True):
         lines = self.lines
         return lines[self.cursor][ROW].id if 0 <= self.cursor < len(lines) else None
 
-    def set_rows(self, rows: list[TreeRow], leaf_id: str | None, active_path_ids: set[str]) -> None:
+    def set_rows(self, rows: list[TreeRow], leaf_id: str | None, active_path_ids: set[str],
+                 index: TreeMaps | None = None) -> None:
         keep = self.cursor_id
         self.leaf_id, self.active_ids = leaf_id, set(active_path_ids)
-        self.layout_data.set_rows(rows)
+        self.layout_data.set_rows(rows, index=index)
+        retired, self.layout_data.retired = self.layout_data.retired, []
+        self.call_after_refresh(retired.clear)  # free the previous tree after the first frame
         if keep is None or self.layout_data.index_of(keep) is None:
             keep = leaf_id
         self._after_change(keep, top_id=None, center=True)
@@ -325,7 +331,7 @@ class TreeView(ScrollView, can_focus=True):
             self.layout_data.rebuild()
             self._after_change(current, top_id=self._top_id())
         else:
-            self.move_cursor_to(self.layout_data.vparent.get(current))
+            self.move_cursor_to(self.layout_data.visible_parent(current))
 
     def action_unfold(self) -> None:
         current = self.cursor_id

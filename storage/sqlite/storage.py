@@ -351,11 +351,13 @@ class SqliteSessionStorage:
                 (self.session_id,),
             )
             get, out, markers = labels.get, [], {}
+            # tuple.__new__ skips the NamedTuple's Python-level __new__ (100k rows: ~12 ms of ~140)
+            new, append, marker = tuple.__new__, out.append, markers.get
             for i, p, t, r, pv, ts, target in cur:
                 if t == "leaf":
                     markers[i] = target  # not drawn; an entry appended under one hangs under its target
                     continue
-                out.append(TreeRow(i, markers.get(p, p), t, r, pv, ts, get(i)))
+                append(new(TreeRow, (i, marker(p, p), t, r, pv, ts, get(i))))
             return out
 
         return await self.db.run(read)

@@ -165,3 +165,49 @@ async def test_hundred_thousand_rows_render():
         await pilot.pause()
         assert tree.cursor_id == "n99999"
         assert "leaf" in "".join(s.text for y in range(20) for s in tree.render_line(y))
+
+
+class _Maps:
+    """What the App hands in as ``index``: rows by id and every row's id under its parent."""
+
+    def __init__(self, rows: list[TreeRow]) -> None:
+        self.by_id = {r.id: r for r in rows}
+        self.children: dict = {}
+        for r in rows:
+            self.children.setdefault(r.parent_id, []).append(r.id)
+
+
+# a fork under a hidden row (its children join the visible parent's in row order), an orphan
+# (its parent was never stored) and a cycle: the reused maps must give the same lines
+ODD = BRANCHY + [
+    row("m", "b", None, type="model_change"), row("m1", "m"), row("b3", "b", "assistant"), row("m2", "m"),
+    row("o", "missing"), row("o1", "o", "assistant"), row("x", "y"), row("y", "x"),
+]
+
+
+def test_reused_index_gives_the_same_lines_siblings_and_parents():
+    for rows in (BRANCHY, ODD, chain(300)):
+        for mode in ("default", "no-tools", "user-only", "labeled", "all"):
+            own, reused = TreeLayout(), TreeLayout()
+            own.mode = reused.mode = mode
+            own.folded = {"e"}
+            reused.folded = {"e"}
+            own.set_rows(rows)
+            reused.set_rows(rows, index=_Maps(rows))
+            assert reused.lines == own.lines, mode
+            if rows is ODD and mode == "default":
+                assert reused.siblings("b3") == ["c", "e", "m1", "b3", "m2"]  # row order, across the hidden m
+            for r in rows:
+                assert reused.siblings(r.id) == own.siblings(r.id)
+                assert reused.visible_parent(r.id) == own.vparent.get(r.id)
+                assert reused.index_of(r.id) == own.index_of(r.id)
+
+
+def test_reused_index_is_never_written_by_the_layout():
+    maps = _Maps(BRANCHY)
+    layout = TreeLayout()
+    layout.set_rows(BRANCHY, index=maps)
+    layout.add_row(row("new", "g", "assistant"))
+    assert "new" not in maps.by_id and "new" not in maps.children.get("g", [])
+    assert layout.index_of("new") == layout.index_of("g") + 1
+    assert layout.siblings("new") == ["new"]

@@ -25,28 +25,42 @@ class TreeIndex:
     children: dict[str | None, list[str]] = field(default_factory=dict)
     tips: int = 0  # branches: entries without children other than labels, kept as rows arrive
     _with_kids: set[str] = field(default_factory=set)
+    # After build(): tips not counted yet for rows[:_uncounted] (counted on the first
+    # branch_count(), after the first frame has been drawn); rows added meanwhile wait in _pending.
+    _uncounted: int | None = None
+    _pending: list[TreeRow] = field(default_factory=list)
 
     @classmethod
     def build(cls, rows: Sequence[TreeRow]) -> "TreeIndex":
-        """One pass over up to 100k rows (the same result as adding them one by one)."""
+        """One pass over up to 100k rows (the same result as adding them one by one); the branch
+        count is left to the first ``branch_count()``."""
         index = cls(rows=list(rows))
-        by_id = index.by_id = {r.id: r for r in rows}
+        index.by_id = {r.id: r for r in rows}
         children: dict[str | None, list[str]] = {}
-        with_kids = index._with_kids
+        get = children.get
         for r in rows:
             pid = r.parent_id
-            kids = children.get(pid)
+            kids = get(pid)
             if kids is None:
                 children[pid] = [r.id]
             else:
                 kids.append(r.id)
-            if r.type != "label" and pid is not None:
-                with_kids.add(pid)
         index.children = children
-        index.tips = sum(1 for r in rows if r.type != "label" and r.id not in with_kids)
-        # a parent that is only ever a label's parent is not "with kids"; labels were skipped above
-        del by_id
+        index._uncounted = len(index.rows)
         return index
+
+    def _count_tips(self) -> None:
+        if self._uncounted is None:
+            return
+        rows = self.rows[: self._uncounted]
+        self._uncounted = None
+        with_kids = self._with_kids = {r.parent_id for r in rows if r.type != "label"}
+        with_kids.discard(None)  # type: ignore[arg-type]
+        # a parent that is only ever a label's parent is not "with kids"; labels were skipped above
+        self.tips = sum(1 for r in rows if r.type != "label" and r.id not in with_kids)
+        pending, self._pending = self._pending, []
+        for row in pending:
+            self._count_added(row)
 
     def add(self, row: TreeRow, keep: bool = True) -> None:
         if keep:
@@ -55,6 +69,12 @@ class TreeIndex:
         self.children.setdefault(row.parent_id, []).append(row.id)
         if row.type == "label":
             return
+        if self._uncounted is not None:
+            self._pending.append(row)
+        else:
+            self._count_added(row)
+
+    def _count_added(self, row: TreeRow) -> None:
         if row.id not in self._with_kids:
             self.tips += 1
         parent = row.parent_id
@@ -98,6 +118,7 @@ class TreeIndex:
 
     def branch_count(self) -> int:
         """Tips of the tree (entries without children other than labels)."""
+        self._count_tips()
         return self.tips
 
 

@@ -349,46 +349,50 @@ class TreeLayout:
         lines: list[Line] = []
         ids: list[str] = []
         roots = expand(kids_map.get(None, ()), hidden, pred, counter)
-        stack: list[tuple[str, Gutter | None, int]] = []
+        stack: list[tuple[str, TreeRow, Gutter | None, int]] = []
         if len(roots) > 1:
             for i in range(len(roots) - 1, -1, -1):
                 last = i == len(roots) - 1
-                stack.append((roots[i], (not last, None, 1), ELBOW if last else TEE))
+                stack.append((roots[i], rows[roots[i]], (not last, None, 1), ELBOW if last else TEE))
         elif roots:
-            stack.append((roots[0], None, NONE))
+            stack.append((roots[0], rows[roots[0]], None, NONE))
         append, id_append, pop, push, get = lines.append, ids.append, stack.pop, stack.append, kids_map.get
         while stack:
-            rid, gutter, connector = pop()
+            rid, row, gutter, connector = pop()
             while True:
                 kids = get(rid)
                 if kids:
                     if len(kids) == 1:
-                        k = kids[0]
-                        r = rows[k]
+                        r = rows[kids[0]]
                         if not (r.type not in hidden and (pred is None or pred(r))):
                             kids = expand(kids, hidden, pred, counter)
+                            if len(kids) == 1:
+                                r = rows[kids[0]]
                     else:
                         kids = expand(kids, hidden, pred, counter)
+                        if len(kids) == 1:
+                            r = rows[kids[0]]
                 if not kids:
-                    append((rows[rid], gutter, connector, 0, False))
+                    append((row, gutter, connector, 0, False))
                     id_append(rid)
                     break
                 nk = len(kids)
                 if folded and rid in folded:
-                    append((rows[rid], gutter, connector, nk, True))
+                    append((row, gutter, connector, nk, True))
                     id_append(rid)
                     counter[0] += self._subtree_size(kids)
                     break
-                append((rows[rid], gutter, connector, nk, False))
+                append((row, gutter, connector, nk, False))
                 id_append(rid)
                 if nk == 1:
                     # a chain continues at the same indent; the fork line (if any) keeps running
-                    rid, connector = kids[0], NONE
+                    rid, row, connector = kids[0], r, NONE
                     continue
                 depth = gutter[2] + 1 if gutter else 1
                 last_i = nk - 1
                 for i in range(last_i, -1, -1):
-                    push((kids[i], (i != last_i, gutter, depth), ELBOW if i == last_i else TEE))
+                    k = kids[i]
+                    push((k, rows[k], (i != last_i, gutter, depth), ELBOW if i == last_i else TEE))
                 break
         if len(lines) + counter[0] != n:
             return None

@@ -361,6 +361,14 @@ class TreeLayout:
             rid, row, gutter, connector = pop()
             while True:
                 kids = get(rid)
+                if kids is not None and len(kids) == 1:
+                    # the common case, a chain: one visible child continues at the same indent
+                    r = rows[kids[0]]
+                    if r.type not in hidden and (pred is None or pred(r)) and not (folded and rid in folded):
+                        append((row, gutter, connector, 1, False))
+                        id_append(rid)
+                        rid, row, connector = kids[0], r, NONE
+                        continue
                 if kids:
                     if len(kids) == 1:
                         r = rows[kids[0]]

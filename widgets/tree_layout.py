@@ -132,6 +132,7 @@ class TreeLayout:
         self._vparent: dict[str, str | None] | None = {}
         self._vchildren: dict[str | None, list[str]] | None = {}
         self._kids: dict[str | None, list[str]] | None = None  # every row's id under its parent
+        self._kids_unique = True  # no id twice in _kids (else checked before each flattening)
         self._borrowed = False  # rows/_kids belong to the caller (set_rows(index=...)): copy before writing
         self._pos: dict[str, int] | None = None  # row order, for merging children of hidden rows
         self._order: list[str] | None = None  # the same as a list (a few lookups)
@@ -152,8 +153,11 @@ class TreeLayout:
         self.lines, self._ids, self._index = [], [], {}
         if index is not None:
             self.rows, self._kids, self._borrowed = index.by_id, index.children, True
+            # each id listed once in the children map unless the rows repeat an id
+            self._kids_unique = isinstance(rows, list) and len(rows) == len(self.rows)
         else:
             self.rows, self._kids, self._borrowed = {r.id: r for r in rows}, None, False
+            self._kids_unique = True  # built here from the rows by id
         self._pos = self._order = None
         self._order_lookups = 0
         self.rebuild()
@@ -341,7 +345,7 @@ class TreeLayout:
         rows, folded = self.rows, self.folded
         kids_map = self._children_map()
         n = len(rows)
-        if sum(map(len, kids_map.values())) != n:
+        if not self._kids_unique and sum(map(len, kids_map.values())) != n:
             return None  # an id listed twice
         hidden, pred = _visibility(self.mode)
         counter = [0]  # hidden rows and rows under folds, walked

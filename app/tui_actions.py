@@ -173,8 +173,8 @@ class ActionsMixin:
     async def quit_keeping_draft(self: Any) -> None:
         texts = []
         if self.asession is not None:
-            texts = [t for kind in (self.asession.queue_update().steering, self.asession.queue_update().follow_up)
-                     for t in kind]
+            queue = self.asession.queue_update()
+            texts = [*queue.steering, *queue.follow_up]
             if self.asession.is_streaming:
                 self.asession.agent.clear_all_queues()
                 await self.asession.abort()

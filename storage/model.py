@@ -384,45 +384,9 @@ class UnknownEntry(EntryBase):
         return _refuse_known(value, _ENTRY_TYPE_SET)
 
 
-ENTRY_TYPES = (
-    "message",
-    "thinking_level_change",
-    "model_change",
-    "active_tools_change",
-    "compaction",
-    "branch_summary",
-    "custom",
-    "custom_message",
-    "label",
-    "session_info",
-    "leaf",
-)
-_ENTRY_TYPE_SET = set(ENTRY_TYPES)
-
-SessionEntry = Annotated[
-    Union[
-        Annotated[
-            Union[
-                MessageEntry,
-                ThinkingLevelChangeEntry,
-                ModelChangeEntry,
-                ActiveToolsChangeEntry,
-                CompactionEntry,
-                BranchSummaryEntry,
-                CustomEntry,
-                CustomMessageEntry,
-                LabelEntry,
-                SessionInfoEntry,
-                LeafEntry,
-            ],
-            Field(discriminator="type"),
-        ],
-        UnknownEntry,
-    ],
-    Field(union_mode="left_to_right"),
-]
-
-Entry = Union[
+# The 11 entry types, listed once: the validated union, the Python type and the tag names
+# all come from this union.
+KnownEntry = Union[
     MessageEntry,
     ThinkingLevelChangeEntry,
     ModelChangeEntry,
@@ -434,8 +398,16 @@ Entry = Union[
     LabelEntry,
     SessionInfoEntry,
     LeafEntry,
-    UnknownEntry,
 ]
+ENTRY_TYPES = tuple(cls.model_fields["type"].default for cls in KnownEntry.__args__)
+_ENTRY_TYPE_SET = set(ENTRY_TYPES)
+
+SessionEntry = Annotated[
+    Union[Annotated[KnownEntry, Field(discriminator="type")], UnknownEntry],
+    Field(union_mode="left_to_right"),
+]
+
+Entry = Union[KnownEntry, UnknownEntry]
 
 _entry_adapter: TypeAdapter[Entry] = TypeAdapter(SessionEntry)
 _message_adapter: TypeAdapter[Any] = TypeAdapter(Message)

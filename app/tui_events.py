@@ -94,6 +94,7 @@ class EventsMixin:
         if not self.preview_id:
             item = item_for(entry, self.labels.get(entry.id))
             if item is not None:
+                self.items.append(item)  # the header names an unnamed session by its first prompt
                 await transcript.append_message(item)
                 self.show_siblings([entry.id])
         await self.refresh_status()

@@ -25,6 +25,7 @@ async def test_send_streams_the_reply_and_persists_both(make_app, fake):
             if entry.type == "message":
                 assert tree.layout_data.index_of(entry.id) is not None
         assert "human." in screen_text(app)
+        assert "hi model" in screen_text(app).splitlines()[0]  # an unnamed session is titled by its first prompt
     assert fake.requests[0].headers["authorization"] == "Bearer sk-test-tui-secret"
 
 

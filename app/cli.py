@@ -11,10 +11,11 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-from storage import BACKENDS, open_catalog
-from storage.base import SessionCatalog, StorageError
-from storage.model import InvalidEntryError, dump, new_session_id
+from treechat.storage import BACKENDS, open_catalog
+from treechat.storage.base import SessionCatalog, StorageError
+from treechat.storage.model import InvalidEntryError, dump, new_session_id
 
+from . import __version__
 from .paths import resolve_home
 
 
@@ -24,7 +25,7 @@ class CliError(Exception):
 
 def default_backend() -> str:
     try:
-        import storage.sqlite  # noqa: F401
+        import treechat.storage.sqlite  # noqa: F401
     except ImportError:  # pragma: no cover - only before the SQLite backend existed
         return "jsonl"
     return "sqlite"
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         parser.add_argument("--storage", choices=BACKENDS, default=default, help="storage backend (default: sqlite)")
 
     p = argparse.ArgumentParser(prog="treechat", description="A terminal chat for LLM agents whose history is a tree.")
+    p.add_argument("--version", action="version", version=f"treechat {__version__}")
     common(p, None)
     p.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", help="send one prompt, stream the answer to stdout, persist it")
     p.add_argument("--session", metavar="ID|PREFIX", help="open (or continue) this session")
@@ -120,7 +122,7 @@ async def cmd_sessions(args: argparse.Namespace) -> int:
 
 
 async def cmd_import(args: argparse.Namespace) -> int:
-    from storage.jsonl import read_session_file
+    from treechat.storage.jsonl import read_session_file
 
     async with catalog_for(args) as catalog:
         for name in args.files:
@@ -152,7 +154,7 @@ async def cmd_export(args: argparse.Namespace) -> int:
             else:
                 sys.stdout.write(text)
             return 0
-        from storage.jsonl import write_session_file
+        from treechat.storage.jsonl import write_session_file
 
         meta = await storage.get_metadata()
         header = {"type": "session", "version": 3, "id": meta.id, "timestamp": meta.created_at, "cwd": meta.cwd}

@@ -7,7 +7,7 @@ import re
 import sys
 from pathlib import Path
 
-from widgets.keymap import readme_section
+from treechat.widgets.keymap import readme_section
 
 from .tui_actions import COMMANDS
 

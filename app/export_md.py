@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from storage.model import (
+from treechat.storage.model import (
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryMessage,

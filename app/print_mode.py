@@ -13,10 +13,10 @@ import signal as signals
 import sys
 from typing import Any, Iterable, TextIO
 
-from app.agent.tools import make_tools, parse_tool_names
-from app.llm.registry import ModelRegistry
-from app.session.agent_session import AgentSession
-from app.session.compaction import CompactionSettings
+from treechat.agent.tools import make_tools, parse_tool_names
+from treechat.llm.registry import ModelRegistry
+from treechat.session.agent_session import AgentSession
+from treechat.session.compaction import CompactionSettings
 
 
 async def run_print(
@@ -34,7 +34,7 @@ async def run_print(
     cwd: str | None = None,
     compaction_settings: CompactionSettings | None = None,
 ) -> int:
-    """Run one prompt against `session` (an app.session.session.Session)."""
+    """Run one prompt against `session` (a treechat.session.session.Session)."""
     if not isinstance(prompt, str):
         # the CLI passes (argparse args, catalog); open the session and come back here
         return await run_print_args(prompt, session)
@@ -43,7 +43,7 @@ async def run_print(
     try:
         if registry is None:
             if settings is None:
-                from app.config import load_settings
+                from treechat.config import load_settings
 
                 settings = load_settings()
             registry = ModelRegistry(settings)
@@ -167,10 +167,10 @@ class _Printer:
 
 async def run_print_args(args: Any, catalog: Any) -> int:
     """Adapter for the CLI: `args` has prompt, session, continue_latest, model, tools, yes, home."""
-    from app.cli import latest_with_content
-    from app.config import ConfigError, load_settings
-    from app.session.session import Session
-    from storage.base import StorageError
+    from treechat.cli import latest_with_content
+    from treechat.config import ConfigError, load_settings
+    from treechat.session.session import Session
+    from treechat.storage.base import StorageError
 
     try:
         settings = load_settings(getattr(args, "home", None))

@@ -18,17 +18,17 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Footer
 
-from storage.base import SessionCatalog, SessionStorage
-from storage.model import message_text
-from widgets.banner import Banner
-from widgets.composer import Composer
-from widgets.keymap import bindings_for
-from widgets.queue_tray import QueueTray
-from widgets.screens import ConfirmDialog
-from widgets.session_header import SessionHeader
-from widgets.status_bar import StatusBar
-from widgets.transcript import Transcript
-from widgets.tree_view import TreeView
+from treechat.storage.base import SessionCatalog, SessionStorage
+from treechat.storage.model import message_text
+from treechat.widgets.banner import Banner
+from treechat.widgets.composer import Composer
+from treechat.widgets.keymap import bindings_for
+from treechat.widgets.queue_tray import QueueTray
+from treechat.widgets.screens import ConfirmDialog
+from treechat.widgets.session_header import SessionHeader
+from treechat.widgets.status_bar import StatusBar
+from treechat.widgets.transcript import Transcript
+from treechat.widgets.tree_view import TreeView
 
 from .session.session import Session
 from .tui_actions import ActionsMixin
@@ -41,7 +41,7 @@ GC_YOUNG = 20_000  # allocations between young collections (CPython's default is
 
 
 class TreechatApp(EventsMixin, NavigationMixin, ActionsMixin, App):
-    CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles.tcss")
+    CSS_PATH = str(Path(__file__).resolve().parent / "styles.tcss")
     TITLE = "treechat"
     BINDINGS = bindings_for("global")
 
@@ -175,8 +175,8 @@ class TreechatApp(EventsMixin, NavigationMixin, ActionsMixin, App):
         """The AgentSession, created on first need (browsing never writes settings entries)."""
         if self.asession is not None:
             return self.asession
-        from app.agent.tools import make_tools
-        from app.session.agent_session import AgentSession
+        from treechat.agent.tools import make_tools
+        from treechat.session.agent_session import AgentSession
 
         model = self.resolve_model()
         try:
@@ -197,8 +197,8 @@ class TreechatApp(EventsMixin, NavigationMixin, ActionsMixin, App):
         return await future
 
     async def detect_local(self) -> None:
-        from app.llm.catalog import ProviderInfo
-        from app.llm.detect import detect_local_servers
+        from treechat.llm.catalog import ProviderInfo
+        from treechat.llm.detect import detect_local_servers
 
         found = await detect_local_servers()
         for server in found:
@@ -318,7 +318,7 @@ async def run_tui(args: Any) -> int:
     """`treechat` with no subcommand: open the app on the chosen store and session."""
     import sys
 
-    from storage import open_catalog
+    from treechat.storage import open_catalog
 
     from .cli import default_backend, latest_with_content
     from .config import ConfigError, load_settings

@@ -12,11 +12,11 @@ from typing import Any, Callable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from widgets.composer import Composer
-from widgets.queue_tray import QueueTray
-from widgets.screens import ConfirmDialog, HelpScreen, ModelPicker, SearchScreen, SessionsScreen, ThinkingPicker
-from widgets.transcript import Transcript
-from widgets.tree_view import TreeView
+from treechat.widgets.composer import Composer
+from treechat.widgets.queue_tray import QueueTray
+from treechat.widgets.screens import ConfirmDialog, HelpScreen, ModelPicker, SearchScreen, SessionsScreen, ThinkingPicker
+from treechat.widgets.transcript import Transcript
+from treechat.widgets.tree_view import TreeView
 
 
 @dataclass(frozen=True)
@@ -365,8 +365,8 @@ class ActionsMixin:
         self.ui(TreeView).move_cursor_to(target)
 
     async def cmd_export(self: Any, args: str) -> None:
-        from app.export_md import render_markdown
-        from storage.jsonl import write_session_file
+        from treechat.export_md import render_markdown
+        from treechat.storage.jsonl import write_session_file
 
         path = Path(args).expanduser() if args else self.settings.home / "exports" / f"{self.session.session_id}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)

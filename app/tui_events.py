@@ -12,12 +12,12 @@ from textual.css.query import NoMatches
 from textual.widget import MountError
 from textual.message import Message
 
-from storage.aggregates import tree_row
-from widgets.banner import Banner
-from widgets.composer import Composer
-from widgets.queue_tray import QueueTray
-from widgets.transcript import Transcript
-from widgets.tree_view import TreeView
+from treechat.storage.aggregates import tree_row
+from treechat.widgets.banner import Banner
+from treechat.widgets.composer import Composer
+from treechat.widgets.queue_tray import QueueTray
+from treechat.widgets.transcript import Transcript
+from treechat.widgets.tree_view import TreeView
 
 from .tui_view import item_for
 

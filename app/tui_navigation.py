@@ -6,12 +6,12 @@ Mixed into TreechatApp; DESIGN §6 decides what choosing an entry does.
 from __future__ import annotations
 
 
-from storage.model import message_text
-from widgets.banner import Banner
-from widgets.composer import Composer
-from widgets.screens import LabelDialog
-from widgets.transcript import Transcript
-from widgets.tree_view import TreeView
+from treechat.storage.model import message_text
+from treechat.widgets.banner import Banner
+from treechat.widgets.composer import Composer
+from treechat.widgets.screens import LabelDialog
+from treechat.widgets.transcript import Transcript
+from treechat.widgets.tree_view import TreeView
 
 from .tui_view import originals_of
 
@@ -114,7 +114,7 @@ class NavigationMixin:
         """A new session holding the path to `entry_id`; "auto" forks before a user message (its
         text goes to the composer) and at anything else. The original session is not changed."""
         from .session.branching import ForkError, fork_session
-        from storage.base import StorageError
+        from treechat.storage.base import StorageError
 
         assert self.session is not None
         if position == "auto":

@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from storage.base import TreeRow
-from storage.model import BranchSummaryEntry, CompactionEntry, Entry, message_text
+from treechat.storage.base import TreeRow
+from treechat.storage.model import BranchSummaryEntry, CompactionEntry, Entry, message_text
 
 from .session.context import entry_to_message, transform_path
-from widgets.message_view import TranscriptItem
+from treechat.widgets.message_view import TranscriptItem
 
 
 @dataclass

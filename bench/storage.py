@@ -27,10 +27,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.session.context import build_context  # noqa: E402
-from storage import open_catalog  # noqa: E402
-from storage.jsonl import read_session_file  # noqa: E402
-from storage.model import ENTRY_TYPES, Entry, parse_entries_json  # noqa: E402
+from treechat.session.context import build_context  # noqa: E402
+from treechat.storage import open_catalog  # noqa: E402
+from treechat.storage.jsonl import read_session_file  # noqa: E402
+from treechat.storage.model import ENTRY_TYPES, Entry, parse_entries_json  # noqa: E402
 
 assert "message" in ENTRY_TYPES
 WORDS = (

@@ -47,8 +47,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # before bench/ (whose storage.py would shadow the storage package)
 
 from bench.storage import SESSION_TS, WORDS, emit, generate, sentence  # noqa: E402
-from storage import open_catalog  # noqa: E402
-from storage.model import AssistantMessage, TextContent, ToolResultMessage, UserMessage  # noqa: E402
+from treechat.storage import open_catalog  # noqa: E402
+from treechat.storage.model import AssistantMessage, TextContent, ToolResultMessage, UserMessage  # noqa: E402
 
 MARKER = "ZQXBENCHLASTLINE"
 BUDGETS = {"tui.first_frame": 1000, "tui.branch_open": 1000, "tui.tree_100k": 300, "tui.keystroke": 50}
@@ -316,9 +316,9 @@ def region_text(app: Any, region: Any = None, sep: str = "\n") -> str:
 
 async def open_app(home: Path, sid: str | None, env: dict[str, str], model_ref: str | None = None):
     """The App as `run_tui` builds it (SQLite, one session), without starting it."""
-    from app.config import load_settings
-    from app.llm.registry import ModelRegistry
-    from app.tui import TreechatApp
+    from treechat.config import load_settings
+    from treechat.llm.registry import ModelRegistry
+    from treechat.tui import TreechatApp
 
     settings = load_settings(home, env=env)
     catalog = await open_catalog("sqlite", home)
@@ -329,8 +329,8 @@ async def open_app(home: Path, sid: str | None, env: dict[str, str], model_ref: 
 
 
 def usable(app: Any) -> Callable[[], bool]:
-    from widgets.composer import Composer
-    from widgets.transcript import Transcript
+    from treechat.widgets.composer import Composer
+    from treechat.widgets.transcript import Transcript
 
     def check() -> bool:
         if not isinstance(app.focused, Composer):
@@ -383,8 +383,8 @@ async def bench_branch(messages: int, repeat: int, work: Path) -> None:
 # ------------------------------------------------------------------ 3. 100k-entry tree
 
 async def bench_tree(size: int, repeat: int, work: Path) -> None:
-    import app.tui as tui_module
-    from widgets.tree_view import TreeView
+    import treechat.tui as tui_module
+    from treechat.widgets.tree_view import TreeView
 
     t0 = time.perf_counter()
     entries, leaf = generate(size)
@@ -560,7 +560,7 @@ def sse_steps(tokens: list[str], gap: float) -> list:
 async def type_keys(app: Any, frames: Frames, n: int, rng: random.Random) -> list[float]:
     from textual import events
 
-    from widgets.composer import Composer
+    from treechat.widgets.composer import Composer
 
     composer = app.ui(Composer)
     composer.focus()
@@ -585,8 +585,8 @@ def spread(values: list[float]) -> dict:
 
 
 async def bench_keystroke(keys: int, history: int, rate: float, work: Path) -> None:
-    from widgets.composer import Composer
-    from widgets.transcript import Transcript
+    from treechat.widgets.composer import Composer
+    from treechat.widgets.transcript import Transcript
 
     rng = random.Random(3)
     home = work / "keys"

@@ -6,12 +6,12 @@ import importlib
 
 import pytest
 
-from storage import BACKENDS, open_catalog
+from treechat.storage import BACKENDS, open_catalog
 
 
 def _available(kind: str) -> bool:
     try:
-        module = importlib.import_module(f"storage.{kind}")
+        module = importlib.import_module(f"treechat.storage.{kind}")
     except ImportError:
         return False
     return getattr(module, "__file__", None) is not None  # not a half-written namespace package

@@ -1,8 +1,8 @@
 """The README's key and command tables are generated from the keymap and the command table."""
 
-from app.docs import README, render
-from app.tui_actions import COMMANDS
-from widgets.keymap import SLASH_COMMANDS
+from treechat.docs import README, render
+from treechat.tui_actions import COMMANDS
+from treechat.widgets.keymap import SLASH_COMMANDS
 
 
 def test_readme_sections_are_generated_and_current():

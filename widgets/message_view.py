@@ -21,7 +21,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
-from storage.model import (
+from treechat.storage.model import (
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryEntry,

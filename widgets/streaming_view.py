@@ -14,7 +14,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Markdown, Static
 
-from storage.model import TextContent, ThinkingContent, ToolCall
+from treechat.storage.model import TextContent, ThinkingContent, ToolCall
 
 from .message_view import tool_call_summary
 from .sanitize import sanitize

@@ -14,7 +14,7 @@ from __future__ import annotations
 import gc
 from typing import Iterable, Protocol
 
-from storage.base import TreeRow
+from treechat.storage.base import TreeRow
 
 from .sanitize import sanitize_line
 

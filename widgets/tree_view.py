@@ -29,7 +29,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from storage.base import TreeRow
+from treechat.storage.base import TreeRow
 
 from .keymap import bindings_for
 from .tree_layout import (CHILDREN, CONNECTOR, FILTERS, FOLDED, GUTTER, ROW, TreeLayout, TreeMaps, gutter_prefix,

@@ -7,9 +7,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Iterable
 
-from app.llm.abort import AbortSignal
-from app.llm.types import StreamFn
-from storage.model import AssistantMessage, ImageContent, TextContent, UserMessage
+from treechat.llm.abort import AbortSignal
+from treechat.llm.types import StreamFn
+from treechat.storage.model import AssistantMessage, ImageContent, TextContent, UserMessage
 
 from .convert import convert_to_llm as default_convert
 from .events import AgentEnd, MessageEnd, MessageStart, MessageUpdate, ToolExecutionEnd, ToolExecutionStart, TurnEnd
@@ -53,7 +53,7 @@ class Agent:
     ) -> None:
         self.state = state or AgentState()
         if stream_fn is None:
-            from app.llm.registry import stream_model as stream_fn  # the real providers
+            from treechat.llm.registry import stream_model as stream_fn  # the real providers
         self.stream_fn = stream_fn
         self.convert_to_llm = convert_to_llm
         self.transform_context = transform_context

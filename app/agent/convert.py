@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from storage.model import (
+from treechat.storage.model import (
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryMessage,

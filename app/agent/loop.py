@@ -12,10 +12,10 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
-from app.llm.abort import AbortSignal
-from app.llm.openai import INVALID_ARGS_KEY
-from app.llm.types import LlmContext, ModelInfo, StreamFn, StreamOptions
-from storage.model import AssistantMessage, TextContent, ToolCall, ToolResultMessage
+from treechat.llm.abort import AbortSignal
+from treechat.llm.openai import INVALID_ARGS_KEY
+from treechat.llm.types import LlmContext, ModelInfo, StreamFn, StreamOptions
+from treechat.storage.model import AssistantMessage, TextContent, ToolCall, ToolResultMessage
 
 from .convert import convert_to_llm
 from .events import (

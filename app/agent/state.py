@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from app.llm.types import UNKNOWN_MODEL, ModelInfo
+from treechat.llm.types import UNKNOWN_MODEL, ModelInfo
 
 
 class AgentState:

@@ -11,7 +11,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from storage.model import Cost, Usage
+from treechat.storage.model import Cost, Usage
 
 from .types import ModelCost, ModelInfo
 

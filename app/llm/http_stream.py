@@ -12,7 +12,7 @@ from typing import Any, AsyncIterator, Protocol
 
 import httpx
 
-from storage.model import AssistantMessage
+from treechat.storage.model import AssistantMessage
 
 from .abort import AbortSignal
 from .errors import ProviderError, classify_http_error

@@ -120,7 +120,7 @@ def stream_model(
 
 
 async def _unsupported(model: ModelInfo) -> AsyncIterator[StreamEvent]:
-    from storage.model import AssistantMessage
+    from treechat.storage.model import AssistantMessage
 
     msg = AssistantMessage(api=model.api, provider=model.provider, model=model.id, stop_reason="error",
                            error_message=f"Model {model.ref} uses API {model.api!r}, which treechat cannot talk to; pick an openai or anthropic model.")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from storage.model import AssistantMessage, TextContent, ToolCall, ToolResultMessage
+from treechat.storage.model import AssistantMessage, TextContent, ToolCall, ToolResultMessage
 
 NO_RESULT = "No result provided"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Awaitable, Callable, Literal, Protocol
 
-from storage.model import AssistantMessage
+from treechat.storage.model import AssistantMessage
 
 from .abort import AbortSignal
 

@@ -15,13 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Iterable, Literal
 
-from app.agent.agent import Agent
-from app.agent.events import MessageEnd
-from app.agent.loop import maybe_await
-from app.agent.state import AgentState
-from app.agent.tools.base import AgentTool
-from app.llm.types import THINKING_LEVELS, ModelInfo
-from storage.model import ImageContent, TextContent, UserMessage, message_text
+from treechat.agent.agent import Agent
+from treechat.agent.events import MessageEnd
+from treechat.agent.loop import maybe_await
+from treechat.agent.state import AgentState
+from treechat.agent.tools.base import AgentTool
+from treechat.llm.types import THINKING_LEVELS, ModelInfo
+from treechat.storage.model import ImageContent, TextContent, UserMessage, message_text
 
 from .branching import NothingToSummarize, fork_session, write_branch_summary
 from .compaction import CompactionError, CompactionSettings, NothingToCompact

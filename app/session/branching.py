@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, Sequence
 
-from storage.base import EntryNotFoundError
-from storage.model import (
+from treechat.storage.base import EntryNotFoundError
+from treechat.storage.model import (
     BranchSummaryEntry,
     CompactionEntry,
     CustomMessageEntry,

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from storage.model import (
+from treechat.storage.model import (
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryEntry,

@@ -17,11 +17,11 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from app.agent.loop import maybe_await
-from app.llm.abort import AbortSignal
-from app.llm.errors import is_context_overflow
-from app.llm.types import LlmContext, StreamOptions
-from storage.model import (
+from treechat.agent.loop import maybe_await
+from treechat.llm.abort import AbortSignal
+from treechat.llm.errors import is_context_overflow
+from treechat.llm.types import LlmContext, StreamOptions
+from treechat.storage.model import (
     AssistantMessage,
     CompactionEntry,
     CompactionSummaryMessage,

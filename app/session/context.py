@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from storage.base import PathState
-from storage.model import (
+from treechat.storage.base import PathState
+from treechat.storage.model import (
     BranchSummaryEntry,
     BranchSummaryMessage,
     CompactionEntry,

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from storage.base import EntryNotFoundError, PathState, SessionStorage
-from storage.model import (
+from treechat.storage.base import EntryNotFoundError, PathState, SessionStorage
+from treechat.storage.model import (
     ActiveToolsChangeEntry,
     BranchSummaryEntry,
     CompactionEntry,

@@ -10,7 +10,7 @@ import asyncio
 import json
 from typing import Any, Awaitable, Callable, Sequence
 
-from storage.model import (
+from treechat.storage.model import (
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryMessage,

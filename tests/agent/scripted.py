@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Callable
 
-from app.llm.types import StreamEvent
-from storage.model import AssistantMessage, TextContent, ToolCall
+from treechat.llm.types import StreamEvent
+from treechat.storage.model import AssistantMessage, TextContent, ToolCall
 
 
 def reply(text: str = "ok", *, calls: list[tuple[str, str, dict]] = (), stop: str | None = None, error: str | None = None) -> AssistantMessage:

@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from app.agent import BUSY_CONTINUE, BUSY_PROMPT, Agent, AgentState
-from app.llm.types import ModelInfo
-from storage.model import TextContent, UserMessage
+from treechat.agent import BUSY_CONTINUE, BUSY_PROMPT, Agent, AgentState
+from treechat.llm.types import ModelInfo
+from treechat.storage.model import TextContent, UserMessage
 
 from .scripted import Recorder, ScriptedStream, reply, texts
 

@@ -6,12 +6,12 @@ import time
 
 import pytest
 
-from app.llm.registry import ModelRegistry
-from app.llm.types import ModelInfo
-from app.session.agent_session import AgentSession
-from app.session.session import Session
-from storage.memory import MemoryCatalog
-from storage.model import MessageEntry, TextContent
+from treechat.llm.registry import ModelRegistry
+from treechat.llm.types import ModelInfo
+from treechat.session.agent_session import AgentSession
+from treechat.session.session import Session
+from treechat.storage.memory import MemoryCatalog
+from treechat.storage.model import MessageEntry, TextContent
 
 from .scripted import Recorder, ScriptedStream, reply, texts
 from .test_loop import echo_tool

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from app.agent.convert import convert_to_llm
-from storage.model import (
+from treechat.agent.convert import convert_to_llm
+from treechat.storage.model import (
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryMessage,

@@ -6,8 +6,8 @@ import asyncio
 
 from pydantic import BaseModel
 
-from app.agent import Agent, FunctionTool, ToolResult, text_result
-from storage.model import CustomMessage, UserMessage
+from treechat.agent import Agent, FunctionTool, ToolResult, text_result
+from treechat.storage.model import CustomMessage, UserMessage
 
 from .scripted import Recorder, ScriptedStream, reply, role_of, texts
 

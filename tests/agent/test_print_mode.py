@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from app.config import load_settings
-from app.llm.registry import ModelRegistry
-from app.print_mode import run_print
-from app.session.session import Session
-from storage import open_catalog
-from storage.memory import MemoryCatalog
-from storage.model import MessageEntry, TextContent
+from treechat.config import load_settings
+from treechat.llm.registry import ModelRegistry
+from treechat.print_mode import run_print
+from treechat.session.session import Session
+from treechat.storage import open_catalog
+from treechat.storage.memory import MemoryCatalog
+from treechat.storage.model import MessageEntry, TextContent
 from tests.fake_provider import FakeProvider
 
 SECRET = "sk-test-SECRET-do-not-store-7f3a"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.agent.tools import UnknownToolError, make_tools, parse_tool_names
-from app.agent.tools.truncate import MAX_LINES
-from app.llm.abort import AbortSignal
+from treechat.agent.tools import UnknownToolError, make_tools, parse_tool_names
+from treechat.agent.tools.truncate import MAX_LINES
+from treechat.llm.abort import AbortSignal
 
 
 async def call(tool, **args):

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from storage import BACKENDS
+from treechat.cli import main
+from treechat.storage import BACKENDS
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "pi"
 CASES = ["large-session", "before-compaction", "large-session.v3", "before-compaction.v3"]
@@ -88,8 +88,8 @@ def test_export_after_moving_the_leaf_reopens_at_that_leaf(capsys, home, tmp_pat
     # context at an earlier leaf, then move there via the Session API and export
     import asyncio
 
-    from app.cli import catalog_for, build_parser
-    from app.session.session import Session
+    from treechat.cli import catalog_for, build_parser
+    from treechat.session.session import Session
 
     async def move():
         args = build_parser().parse_args(["sessions", *home])

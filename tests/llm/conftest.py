@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.llm.types import ModelCost, ModelInfo
+from treechat.llm.types import ModelCost, ModelInfo
 from tests.fake_provider import FakeProvider
 
 

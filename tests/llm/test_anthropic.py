@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.llm.anthropic import stream_anthropic
-from app.llm.types import LlmContext, StreamOptions, ToolSpec
-from storage.model import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
+from treechat.llm.anthropic import stream_anthropic
+from treechat.llm.types import LlmContext, StreamOptions, ToolSpec
+from treechat.storage.model import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
 
 from .conftest import model_for
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.config import ConfigError, load_settings
-from app.llm.detect import detect_local_servers
-from app.llm.registry import ModelRefError, ModelRegistry
+from treechat.config import ConfigError, load_settings
+from treechat.llm.detect import detect_local_servers
+from treechat.llm.registry import ModelRefError, ModelRegistry
 
 
 def write(tmp_path, text):

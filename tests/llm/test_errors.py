@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from app.llm.anthropic import stream_anthropic
-from app.llm.errors import ProviderError, classify_http_error, is_context_overflow, parse_retry_after
-from app.llm.openai import stream_openai
-from app.llm.retry import RetryPolicy
-from app.llm.types import LlmContext, StreamOptions
-from storage.model import TextContent, UserMessage
+from treechat.llm.anthropic import stream_anthropic
+from treechat.llm.errors import ProviderError, classify_http_error, is_context_overflow, parse_retry_after
+from treechat.llm.openai import stream_openai
+from treechat.llm.retry import RetryPolicy
+from treechat.llm.types import LlmContext, StreamOptions
+from treechat.storage.model import TextContent, UserMessage
 
 from .conftest import model_for
 

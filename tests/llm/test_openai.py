@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from app.llm.abort import AbortSignal
-from app.llm.openai import stream_openai
-from app.llm.retry import RetryPolicy
-from app.llm.types import LlmContext, StreamOptions, ToolSpec
-from storage.model import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
+from treechat.llm.abort import AbortSignal
+from treechat.llm.openai import stream_openai
+from treechat.llm.retry import RetryPolicy
+from treechat.llm.types import LlmContext, StreamOptions, ToolSpec
+from treechat.storage.model import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
 from tests.fake_provider import openai_chunks, sse_frame
 
 from .conftest import model_for

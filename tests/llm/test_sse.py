@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from app.llm.sse import SSEDecoder, SSEEvent
+from treechat.llm.sse import SSEDecoder, SSEEvent
 
 WIRE = (
     b": OPENROUTER PROCESSING\r\n\r\n"

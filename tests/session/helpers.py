@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from storage.model import AssistantMessage, TextContent, Usage, UserMessage, parse_entry
+from treechat.storage.model import AssistantMessage, TextContent, Usage, UserMessage, parse_entry
 
 TS = "2025-01-01T00:00:00Z"
 

@@ -11,21 +11,21 @@ import json
 import pytest
 from pydantic import BaseModel
 
-from app.agent import FunctionTool, text_result
-from app.llm.registry import ModelRegistry
-from app.llm.types import ModelInfo
-from app.print_mode import run_print
-from app.session.agent_session import (
+from treechat.agent import FunctionTool, text_result
+from treechat.llm.registry import ModelRegistry
+from treechat.llm.types import ModelInfo
+from treechat.print_mode import run_print
+from treechat.session.agent_session import (
     AgentSession,
     CompactionError,
     CompactionFailed,
     CompactionSettings,
     NothingToCompact,
 )
-from app.session.compactor import OVERFLOW_RETRY_FAILED
-from app.session.session import Session
-from storage.memory import MemoryCatalog
-from storage.model import (
+from treechat.session.compactor import OVERFLOW_RETRY_FAILED
+from treechat.session.session import Session
+from treechat.storage.memory import MemoryCatalog
+from treechat.storage.model import (
     AssistantMessage,
     CompactionEntry,
     MessageEntry,
@@ -287,8 +287,8 @@ async def test_the_same_range_is_never_compacted_twice_in_a_row(fake) -> None:
 
 
 def test_usage_from_before_the_latest_compaction_does_not_count() -> None:
-    from app.session.compactor import context_tokens
-    from storage.model import CompactionSummaryMessage, Usage
+    from treechat.session.compactor import context_tokens
+    from treechat.storage.model import CompactionSummaryMessage, Usage
 
     stale = AssistantMessage(content=[TextContent(text="old")], usage=Usage(input=610_000, total_tokens=610_000),
                              timestamp=1_000)
@@ -399,7 +399,7 @@ async def test_an_overflow_from_another_model_is_not_recovered(fake) -> None:
     await two_exchanges(fake, s)
     failed = AssistantMessage(content=[TextContent(text="")], provider="anthropic", model="other",
                               stop_reason="error", error_message="prompt is too long")
-    from app.session.compactor import is_overflow_error
+    from treechat.session.compactor import is_overflow_error
 
     assert not is_overflow_error(failed, s.state.model)
     assert is_overflow_error(failed.model_copy(update={"provider": "openai", "model": "fake-model"}), s.state.model)

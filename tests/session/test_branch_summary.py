@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from app.session.agent_session import NothingToSummarize
-from app.session.summarize import BRANCH_SUMMARY_PREAMBLE, SummaryError
-from storage.base import EntryNotFoundError
-from storage.model import AssistantMessage, BranchSummaryEntry, TextContent, ToolCall, UserMessage
+from treechat.session.agent_session import NothingToSummarize
+from treechat.session.summarize import BRANCH_SUMMARY_PREAMBLE, SummaryError
+from treechat.storage.base import EntryNotFoundError
+from treechat.storage.model import AssistantMessage, BranchSummaryEntry, TextContent, ToolCall, UserMessage
 
 from .test_agent_compaction import fake, make, sent_text  # noqa: F401  (fake is a fixture)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.session.session import Session
-from storage.base import EntryNotFoundError
+from treechat.session.session import Session
+from treechat.storage.base import EntryNotFoundError
 
 from .helpers import assistant, entry, msg_entry, texts, user
 

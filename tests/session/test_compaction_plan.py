@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.session.branching import abandoned_entries, prepare_branch_messages
-from app.session.compaction import (
+from treechat.session.branching import abandoned_entries, prepare_branch_messages
+from treechat.session.compaction import (
     CompactionSettings,
     NothingToCompact,
     estimate_context_tokens,
@@ -14,8 +14,8 @@ from app.session.compaction import (
     prepare_compaction,
     should_compact,
 )
-from app.session.summarize import SummaryError, serialize_conversation, summarize_branch, summarize_for_compaction
-from storage.model import AssistantMessage, TextContent, ToolCall, ToolResultMessage, Usage
+from treechat.session.summarize import SummaryError, serialize_conversation, summarize_branch, summarize_for_compaction
+from treechat.storage.model import AssistantMessage, TextContent, ToolCall, ToolResultMessage, Usage
 
 from .helpers import assistant, entry, msg_entry, user
 

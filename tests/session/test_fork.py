@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from app.agent import Agent
-from app.agent.state import AgentState
-from app.llm.types import ModelInfo
-from app.session.agent_session import AgentSession
-from app.session.branching import ForkError
-from app.session.session import Session
-from storage.base import EntryNotFoundError
-from storage.model import AssistantMessage, MessageEntry, TextContent, UserMessage, message_text
+from treechat.agent import Agent
+from treechat.agent.state import AgentState
+from treechat.llm.types import ModelInfo
+from treechat.session.agent_session import AgentSession
+from treechat.session.branching import ForkError
+from treechat.session.session import Session
+from treechat.storage.base import EntryNotFoundError
+from treechat.storage.model import AssistantMessage, MessageEntry, TextContent, UserMessage, message_text
 
 MODEL = ModelInfo(id="fake-model", provider="openai", api="openai")
 

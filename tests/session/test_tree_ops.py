@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.session.session import Session
-from storage.base import EntryNotFoundError
-from storage.model import CompactionEntry, LabelEntry, LeafEntry
+from treechat.session.session import Session
+from treechat.storage.base import EntryNotFoundError
+from treechat.storage.model import CompactionEntry, LabelEntry, LeafEntry
 
 from .helpers import assistant, msg_entry, texts, user
 
@@ -180,7 +180,7 @@ async def test_cycles_are_reported_and_never_hang(catalog):
     ids = {n.entry.id for n in tree.roots}
     assert {"a", "self"} <= ids and ({"x", "y"} & ids)
     assert any("cycle" in p for p in tree.problems)
-    from storage.base import InvalidTreeError
+    from treechat.storage.base import InvalidTreeError
     with pytest.raises(InvalidTreeError):
         await s.build_session_context("x")
     with pytest.raises(InvalidTreeError):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from storage.model import (
+from treechat.storage.model import (
     ActiveToolsChangeEntry,
     AssistantMessage,
     CompactionEntry,
@@ -22,7 +22,7 @@ T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z in ms
 
 
 def iso(ms: int) -> str:
-    from storage.index import ms_to_iso
+    from treechat.storage.index import ms_to_iso
 
     return ms_to_iso(ms)
 

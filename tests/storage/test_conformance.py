@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import pytest
 
-from storage import open_catalog
-from storage.base import (
+from treechat.storage import open_catalog
+from treechat.storage.base import (
     DuplicateEntryError,
     EntryCursor,
     EntryNotFoundError,
     PathState,
     SessionStorage,
 )
-from storage.model import CustomEntry, LeafEntry, UserMessage
+from treechat.storage.model import CustomEntry, LeafEntry, UserMessage
 
 from .helpers import (
     append_all,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from storage import open_catalog
-from storage.base import (
+from treechat.storage import open_catalog
+from treechat.storage.base import (
     AmbiguousSessionError,
     EntryNotFoundError,
     InvalidTreeError,

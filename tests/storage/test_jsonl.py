@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from storage.base import SessionFileError
-from storage.index import ms_to_iso
-from storage.jsonl import JsonlCatalog, read_session_file, write_session_file
-from storage.model import LeafEntry
+from treechat.storage.base import SessionFileError
+from treechat.storage.index import ms_to_iso
+from treechat.storage.jsonl import JsonlCatalog, read_session_file, write_session_file
+from treechat.storage.model import LeafEntry
 
 from .helpers import T0, append_all, assistant, ids, label, user
 
@@ -255,8 +255,8 @@ async def test_entries_appended_under_a_marker_hang_under_its_target(cat):
 WRITER = """
 import asyncio, sys
 from pathlib import Path
-from storage.jsonl import JsonlCatalog
-from storage.model import MessageEntry, UserMessage
+from treechat.storage.jsonl import JsonlCatalog
+from treechat.storage.model import MessageEntry, UserMessage
 
 async def main():
     s = await JsonlCatalog(Path(sys.argv[1])).create(session_id="killed")

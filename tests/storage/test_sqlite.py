@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from storage.base import StorageError
-from storage.model import AssistantMessage, MessageEntry, TextContent, ThinkingContent, ToolCall
-from storage.sqlite import SqliteCatalog
-from storage.sqlite.db import SCHEMA_VERSION
-from storage.sqlite.search import BROAD_MATCHES
+from treechat.storage.base import StorageError
+from treechat.storage.model import AssistantMessage, MessageEntry, TextContent, ThinkingContent, ToolCall
+from treechat.storage.sqlite import SqliteCatalog
+from treechat.storage.sqlite.db import SCHEMA_VERSION
+from treechat.storage.sqlite.search import BROAD_MATCHES
 
 from .helpers import append_all, assistant, ids, info, label, tool_result, user
 
@@ -331,8 +331,8 @@ WRITER = textwrap.dedent(
     import asyncio, sys, time
     from pathlib import Path
     sys.path.insert(0, sys.argv[1])
-    from storage.sqlite import SqliteCatalog
-    from storage.model import MessageEntry, UserMessage
+    from treechat.storage.sqlite import SqliteCatalog
+    from treechat.storage.model import MessageEntry, UserMessage
 
     async def main(db, tag, go):
         cat = await SqliteCatalog.open(db)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import random
 
-from storage.memory import MemoryCatalog
-from storage.sqlite import SqliteCatalog
+from treechat.storage.memory import MemoryCatalog
+from treechat.storage.sqlite import SqliteCatalog
 
 from .helpers import assistant, compaction, label, model_change, thinking, tools, user
 

@@ -8,10 +8,10 @@ from typing import Any, AsyncIterator, Callable
 
 import pytest
 
-from app.config import load_settings
-from app.llm.registry import ModelRegistry
-from app.tui import TreechatApp
-from storage import open_catalog
+from treechat.config import load_settings
+from treechat.llm.registry import ModelRegistry
+from treechat.tui import TreechatApp
+from treechat.storage import open_catalog
 from tests.fake_provider import FakeProvider
 
 KEY = "sk-test-tui-secret"
@@ -67,7 +67,7 @@ async def type_text(pilot: Any, text: str) -> None:
 
 async def path_texts(app: Any) -> list[tuple[str, str]]:
     """(role, text) of every message on the active path, from storage."""
-    from storage.model import message_text
+    from treechat.storage.model import message_text
 
     branch = await app.session.get_branch()
     return [(e.message.role, message_text(e.message)) for e in branch if e.type == "message"]

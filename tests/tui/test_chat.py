@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from widgets.composer import Composer
-from widgets.queue_tray import QueueTray
-from widgets.tree_view import TreeView
+from treechat.widgets.composer import Composer
+from treechat.widgets.queue_tray import QueueTray
+from treechat.widgets.tree_view import TreeView
 
 from .conftest import idle, path_texts, screen_text, type_text, wait_for
 
@@ -142,7 +142,7 @@ async def test_quitting_keeps_what_was_typed_and_queued_as_the_sessions_draft(ma
         await pilot.press("alt+enter")
         await type_text(pilot, "half-written thought")
         await pilot.press("ctrl+q")
-        from widgets.screens import ConfirmDialog
+        from treechat.widgets.screens import ConfirmDialog
 
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the quit confirmation")
         await pilot.press("y")

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from storage.jsonl import read_session_file
-from widgets.composer import Composer
-from widgets.screens import ConfirmDialog, SessionsScreen
-from widgets.transcript import Transcript
+from treechat.storage.jsonl import read_session_file
+from treechat.widgets.composer import Composer
+from treechat.widgets.screens import ConfirmDialog, SessionsScreen
+from treechat.widgets.transcript import Transcript
 
 from .conftest import idle, path_texts, screen_text, type_text, wait_for
 
@@ -29,7 +29,7 @@ def summaries(fake):
 
 
 def app_texts(app) -> list[tuple[str, str]]:
-    from storage.model import message_text
+    from treechat.storage.model import message_text
 
     return [(getattr(m, "role", ""), message_text(m)) for m in app.asession.state.messages]
 
@@ -94,7 +94,7 @@ async def test_compact_command_keeps_everything_and_the_card_shows(make_app, fak
     fake.responder = summaries(fake)
     async with make_app() as (app, pilot):
         s = app.session
-        from storage.model import AssistantMessage, TextContent, UserMessage
+        from treechat.storage.model import AssistantMessage, TextContent, UserMessage
 
         first = None
         for i in range(12):

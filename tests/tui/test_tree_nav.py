@@ -3,12 +3,12 @@ siblings, labels, back, sessions, search → jump, resume (issue 5 §3, §6, §9
 
 from __future__ import annotations
 
-from app.session.session import Session
-from storage.model import AssistantMessage, TextContent, UserMessage
-from widgets.composer import Composer
-from widgets.screens import LabelDialog, SearchScreen, SessionsScreen
-from widgets.transcript import Transcript
-from widgets.tree_view import TreeView
+from treechat.session.session import Session
+from treechat.storage.model import AssistantMessage, TextContent, UserMessage
+from treechat.widgets.composer import Composer
+from treechat.widgets.screens import LabelDialog, SearchScreen, SessionsScreen
+from treechat.widgets.transcript import Transcript
+from treechat.widgets.tree_view import TreeView
 
 from .conftest import idle, path_texts, screen_text, type_text, wait_for
 

@@ -2,8 +2,8 @@
 
 import random
 
-from app.tui_view import TreeIndex
-from storage.base import TreeRow
+from treechat.tui_view import TreeIndex
+from treechat.storage.base import TreeRow
 
 
 def recount(index: TreeIndex) -> int:

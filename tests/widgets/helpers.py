@@ -6,7 +6,7 @@ from textual.app import App, ComposeResult
 from textual.message import Message
 from textual.widget import Widget
 
-from storage.base import TreeRow
+from treechat.storage.base import TreeRow
 
 
 def row(entry_id: str, parent: str | None, role: str | None = "user", type: str = "message", label: str | None = None, preview: str | None = None) -> TreeRow:

@@ -1,8 +1,8 @@
-from widgets.banner import Banner
-from widgets.composer import Composer, parse_command
-from widgets.queue_tray import QueueTray
-from widgets.session_header import SessionHeader
-from widgets.status_bar import StatusBar
+from treechat.widgets.banner import Banner
+from treechat.widgets.composer import Composer, parse_command
+from treechat.widgets.queue_tray import QueueTray
+from treechat.widgets.session_header import SessionHeader
+from treechat.widgets.status_bar import StatusBar
 
 from .helpers import Host, screen_text
 

@@ -1,6 +1,6 @@
 from collections import Counter
 
-from widgets.keymap import CONTEXTS, KEYMAP, bindings_for, display_key, readme_section
+from treechat.widgets.keymap import CONTEXTS, KEYMAP, bindings_for, display_key, readme_section
 
 
 def test_no_key_is_bound_twice_in_one_context():

@@ -1,10 +1,10 @@
 import pytest
 
-from storage.model import AssistantMessage, TextContent, ToolResultMessage, UserMessage
-from storage.base import TreeRow
-from widgets.sanitize import sanitize, sanitize_line
-from widgets.transcript import Transcript
-from widgets.tree_view import TreeView
+from treechat.storage.model import AssistantMessage, TextContent, ToolResultMessage, UserMessage
+from treechat.storage.base import TreeRow
+from treechat.widgets.sanitize import sanitize, sanitize_line
+from treechat.widgets.transcript import Transcript
+from treechat.widgets.tree_view import TreeView
 
 from .helpers import Host, screen_text, wait_for
 

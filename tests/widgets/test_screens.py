@@ -1,10 +1,10 @@
 from datetime import datetime, timezone
 
-from storage.base import SearchHit, SessionSummary
-from widgets.keymap import KEYMAP, help_markdown
-from widgets.screens import ConfirmDialog, HelpScreen, LabelDialog, ModelPicker, SearchScreen, SessionsScreen, ThinkingPicker
-from widgets.screens.search import snippet_content
-from widgets.screens.sessions import threaded
+from treechat.storage.base import SearchHit, SessionSummary
+from treechat.widgets.keymap import KEYMAP, help_markdown
+from treechat.widgets.screens import ConfirmDialog, HelpScreen, LabelDialog, ModelPicker, SearchScreen, SessionsScreen, ThinkingPicker
+from treechat.widgets.screens.search import snippet_content
+from treechat.widgets.screens.sessions import threaded
 
 from .helpers import Host, screen_text, wait_for
 

@@ -9,16 +9,16 @@ from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer
 
-from storage.model import AssistantMessage, CompactionEntry, TextContent, ToolCall, ToolResultMessage, UserMessage
-from widgets.banner import Banner
-from widgets.composer import Composer
-from widgets.keymap import bindings_for
-from widgets.queue_tray import QueueTray
-from widgets.screens import SessionsScreen
-from widgets.session_header import SessionHeader
-from widgets.status_bar import StatusBar
-from widgets.transcript import Transcript
-from widgets.tree_view import TreeView
+from treechat.storage.model import AssistantMessage, CompactionEntry, TextContent, ToolCall, ToolResultMessage, UserMessage
+from treechat.widgets.banner import Banner
+from treechat.widgets.composer import Composer
+from treechat.widgets.keymap import bindings_for
+from treechat.widgets.queue_tray import QueueTray
+from treechat.widgets.screens import SessionsScreen
+from treechat.widgets.session_header import SessionHeader
+from treechat.widgets.status_bar import StatusBar
+from treechat.widgets.transcript import Transcript
+from treechat.widgets.tree_view import TreeView
 
 from .helpers import row
 from .test_screens import SESSIONS

@@ -1,4 +1,4 @@
-from storage.model import (
+from treechat.storage.model import (
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryMessage,
@@ -10,8 +10,8 @@ from storage.model import (
     ToolResultMessage,
     UserMessage,
 )
-from widgets.message_view import CompactionCard, MessageView, ThinkingBlock, ToolLine, TranscriptItem
-from widgets.transcript import WINDOW, Transcript
+from treechat.widgets.message_view import CompactionCard, MessageView, ThinkingBlock, ToolLine, TranscriptItem
+from treechat.widgets.transcript import WINDOW, Transcript
 
 from .helpers import Host, screen_text
 

@@ -1,6 +1,6 @@
-from storage.base import TreeRow
-from widgets.tree_layout import TreeLayout, gutter_prefix
-from widgets.tree_view import TreeView
+from treechat.storage.base import TreeRow
+from treechat.widgets.tree_layout import TreeLayout, gutter_prefix
+from treechat.widgets.tree_view import TreeView
 
 from .helpers import Host, chain, row
 

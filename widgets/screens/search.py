@@ -22,7 +22,7 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from storage.base import SearchHit
+from treechat.storage.base import SearchHit
 
 from ..keymap import bindings_for
 from ..sanitize import sanitize_line

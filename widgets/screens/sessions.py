@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from storage.base import SessionSummary
+from treechat.storage.base import SessionSummary
 
 from ..keymap import bindings_for
 from ..sanitize import sanitize_line

@@ -8,9 +8,9 @@ from typing import Any, Awaitable, Callable, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from app.llm.abort import AbortSignal
-from app.llm.types import ToolSpec
-from storage.model import TextContent
+from treechat.llm.abort import AbortSignal
+from treechat.llm.types import ToolSpec
+from treechat.storage.model import TextContent
 
 ExecutionMode = Literal["parallel", "sequential"]
 OnUpdate = Callable[[Any], Awaitable[None]]

@@ -1,45 +1,125 @@
-"""Settings: where files live and which providers exist. API keys are read, never written.
+"""Settings: where files live, which providers exist, the user's defaults. Keys are read, never written.
 
-config.toml (in the home folder, or the platform config dir):
+config.toml (in the home folder, or the platform's config folder) has one strict schema: every
+key below is documented in README.md, and an unknown or mistyped key is one clear error naming
+the key, the file and the line (a README test loads every ```toml block, so they cannot drift).
 
-    model = "openai/gpt-4.1-mini"      # default model
-    thinking = "medium"
-    tools = ["read", "ls", "grep"]
+    model = "openai/gpt-4.1-mini"      # default model, PROVIDER/MODEL-ID
+    thinking = "medium"                # off | minimal | low | medium | high | xhigh
+    tools = ["read", "ls", "grep"]     # built-in tools, off unless listed
+    system_prompt = "Answer briefly."  # added to treechat's own system prompt
+    theme = "textual-dark"             # any Textual theme (Ctrl+P → theme)
 
     [providers.local]
     base_url = "http://127.0.0.1:8080/v1"
     api = "openai"                     # or "anthropic"
     api_key_env = "LOCAL_KEY"          # or api_key = "..."
-    models = ["qwen3-8b"]              # or {"qwen3-8b" = {context_window = 32768}}
+    models = ["qwen3-8b"]              # or [[providers.local.models]] tables (id, input, context_window, ...)
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Annotated, Any, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
 from .paths import config_path, resolve_home
 
 APIS = ("openai", "anthropic")
 THINKING = ("off", "minimal", "low", "medium", "high", "xhigh")
+# Names earlier READMEs used; an old config gets "did you mean" with the real key.
+_RENAMED = {"default_model": "model", "thinking_level": "thinking"}
 
 
 class ConfigError(Exception):
-    """A config file we cannot use; the message names the file and the line."""
+    """A config file we cannot use; the message names the file, the line and the key."""
 
 
-@dataclass
-class ProviderConfig:
-    name: str
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+ModelRef = Annotated[str, StringConstraints(pattern=r"^[^/\s]+/\S+$")]
+
+
+class ModelOptions(_Strict):
+    """One model of a configured provider (anything left out comes from the catalog or defaults)."""
+
+    id: str | None = None  # required in [[providers.NAME.models]] tables, implied by the key in a table of tables
+    name: str | None = None
+    input: list[Literal["text", "image"]] | None = None
+    context_window: Annotated[int, Field(gt=0)] | None = None
+    max_tokens: Annotated[int, Field(gt=0)] | None = None
+    reasoning: bool | None = None
+
+    def as_spec(self) -> dict[str, Any]:
+        """The catalog's spelling of these options (what `model_info` reads)."""
+        return {k: v for k, v in self.model_dump(exclude={"id"}).items() if v is not None}
+
+
+class ProviderConfig(_Strict):
+    name: str = ""
+    api: Literal["openai", "anthropic"] | None = None
     base_url: str | None = None
-    api: str | None = None
-    api_key: str | None = field(default=None, repr=False)
+    api_key: str | None = Field(default=None, repr=False)
     api_key_env: str | None = None
-    models: dict[str, dict[str, Any]] = field(default_factory=dict)
+    models: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @field_validator("models", mode="before")
+    @classmethod
+    def _models(cls, value: Any) -> dict[str, dict[str, Any]]:
+        # Three spellings: ["a", "b"]; {a = {...}}; [[providers.X.models]] tables with an id.
+        out: dict[str, dict[str, Any]] = {}
+        if isinstance(value, dict):
+            for key, options in value.items():
+                if not isinstance(options, dict):
+                    raise ValueError("must be a list of ids, a table of id = {context_window = …}, "
+                                     "or [[providers.NAME.models]] tables")
+                out[key] = ModelOptions(**options).as_spec()
+            return out
+        if not isinstance(value, list):
+            raise ValueError("must be a list of ids, a table of id = {context_window = …}, "
+                             "or [[providers.NAME.models]] tables")
+        for item in value:
+            if isinstance(item, str):
+                out[item] = {}
+            elif isinstance(item, dict):
+                options = ModelOptions(**item)
+                if not options.id:
+                    raise ValueError("each [[providers.NAME.models]] table needs an id")
+                out[options.id] = options.as_spec()
+            else:
+                raise ValueError("must list model ids (strings) or tables with an id")
+        return out
+
+
+class CompactionConfig(_Strict):
+    enabled: bool = True
+    reserve_tokens: Annotated[int, Field(ge=0)] = 16384
+    keep_recent_tokens: Annotated[int, Field(ge=0)] = 20000
+
+
+class ConfigFile(_Strict):
+    """The whole of config.toml."""
+
+    model: ModelRef | None = None
+    thinking: Literal["off", "minimal", "low", "medium", "high", "xhigh"] | None = None
+    tools: list[str] = Field(default_factory=list)
+    system_prompt: str | None = None
+    theme: str | None = None
+    # Bounded waits (seconds). A slow local model may think for minutes before its first byte;
+    # a dead server should not take longer than that to be called dead.
+    connect_timeout: Annotated[float, Field(gt=0)] = 10.0
+    first_byte_timeout: Annotated[float, Field(gt=0)] = 300.0
+    idle_timeout: Annotated[float, Field(gt=0)] = 120.0
+    compaction: CompactionConfig = Field(default_factory=CompactionConfig)
+    providers: dict[str, ProviderConfig] = Field(default_factory=dict)
 
 
 @dataclass
@@ -47,10 +127,17 @@ class Settings:
     home: Path
     config_file: Path
     providers: dict[str, ProviderConfig] = field(default_factory=dict)
-    default_model: str | None = None
-    thinking_level: str | None = None
+    model: str | None = None
+    thinking: str | None = None
     tools: list[str] = field(default_factory=list)
+    system_prompt: str | None = None
+    theme: str | None = None
+    connect_timeout: float = 10.0
+    first_byte_timeout: float = 300.0
+    idle_timeout: float = 120.0
+    compaction: CompactionConfig = field(default_factory=CompactionConfig)
     env: Mapping[str, str] = field(default_factory=lambda: os.environ, repr=False)
+    config_loaded: bool = False  # a config file was found and read
 
 
 def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> Settings:
@@ -58,81 +145,110 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
     chosen = home or env.get("TREECHAT_HOME") or None
     settings = Settings(home=resolve_home(chosen), config_file=config_path(chosen), env=env)
     path = settings.config_file
-    if not path.exists():
+    try:
+        text = path.read_text("utf-8", errors="replace")
+    except FileNotFoundError:
         return settings
-    text = path.read_text("utf-8", errors="replace")
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read it ({err.strerror or err}).") from None
+    parsed = parse_config(text, path)
+    settings.config_loaded = True
+    for key in ("model", "thinking", "system_prompt", "theme", "connect_timeout", "first_byte_timeout",
+                "idle_timeout", "compaction"):
+        setattr(settings, key, getattr(parsed, key))
+    settings.tools = list(parsed.tools)
+    settings.providers = {name: p.model_copy(update={"name": name}) for name, p in parsed.providers.items()}
+    return settings
+
+
+def parse_config(text: str, path: Path | str = "config.toml") -> ConfigFile:
+    """Validate config text; the first problem becomes one ConfigError line."""
+    path = Path(path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: {err}; fix the TOML syntax there.") from None
-    _apply(settings, data, text, path)
-    return settings
+    try:
+        return ConfigFile(**data)
+    except ValidationError as err:
+        raise _first_problem(err, data, text, path) from None
 
 
-def _fail(path: Path, text: str, key_path: list[str], problem: str) -> ConfigError:
-    line = _line_of(text, key_path)
+def _first_problem(err: ValidationError, data: dict[str, Any], text: str, path: Path) -> ConfigError:
+    problem = err.errors()[0]
+    loc = [str(p) for p in problem["loc"]]
+    # pydantic reports list positions and union branches in the location; keep the TOML keys
+    keys = [p for p in loc if not p.isdigit() and p not in ("list[str]", "dict[str,dict[str,any]]")]
+    kind = problem["type"]
+    if kind == "extra_forbidden":
+        message = f"unknown key {keys[-1]!r}"
+        known = _known_keys(keys[:-1])
+        guess = _RENAMED.get(keys[-1]) if len(keys) == 1 else None
+        guess = guess or next(iter(difflib.get_close_matches(keys[-1], known, n=1)), None)
+        message += f" (did you mean {guess!r}?)" if guess else (f"; known keys: {', '.join(known)}" if known else "")
+    else:
+        message = f"{'.'.join(keys)} {_explain(problem, keys)}"
+    line = _line_of(text, keys)
     where = f"{path}, line {line}" if line else str(path)
-    return ConfigError(f"{where}: {'.'.join(key_path)} {problem}.")
+    return ConfigError(f"{where}: {message}.")
+
+
+def _explain(problem: Any, keys: list[str]) -> str:
+    key = keys[-1] if keys else ""
+    if key == "model" and len(keys) == 1:
+        return 'must be "PROVIDER/MODEL-ID", e.g. "openai/gpt-4.1-mini"'
+    if key == "thinking":
+        return f"must be one of {', '.join(THINKING)}"
+    if key == "api":
+        return 'must be "openai" or "anthropic"'
+    if key == "tools":
+        return 'must be a list of tool names, e.g. ["read", "ls"]'
+    if key == "providers" and len(keys) == 1:
+        return "must be a table of [providers.NAME] tables"
+    message = str(problem.get("msg", "is not valid"))
+    message = message.removeprefix("Value error, ")
+    if message.startswith("Input should be"):
+        message = "should be" + message[len("Input should be"):]
+    return message[0].lower() + message[1:] if message else "is not valid"
+
+
+def _known_keys(table: list[str]) -> list[str]:
+    """The keys allowed in the table at `table` (a path of TOML keys)."""
+    if not table:
+        fields: Any = ConfigFile.model_fields
+    elif table[0] == "providers" and len(table) >= 3 and table[2] == "models":
+        fields = ModelOptions.model_fields
+    elif table[0] == "providers" and len(table) == 2:
+        fields = {k: v for k, v in ProviderConfig.model_fields.items() if k != "name"}
+    elif table == ["compaction"]:
+        fields = CompactionConfig.model_fields
+    else:
+        return []
+    return sorted(fields)
 
 
 def _line_of(text: str, key_path: list[str]) -> int | None:
-    """Best-effort line of a key: after its [table] header when it has one."""
+    """Best-effort line of a key: after its [table] (or [[table]]) header when it has one."""
     lines = text.splitlines()
-    *tables, key = key_path
-    start = 0
-    if tables:
-        header = re.compile(r"^\s*\[\s*" + r"\s*\.\s*".join(re.escape(t) for t in tables) + r"\s*\]")
-        found = next((i for i, l in enumerate(lines) if header.match(l)), None)
-        if found is None:
-            return None
-        start = found + 1
-    pattern = re.compile(r"^\s*" + re.escape(key) + r"\s*=")
-    for i in range(start, len(lines)):
-        if tables and lines[i].lstrip().startswith("["):
-            break
-        if pattern.match(lines[i]):
-            return i + 1
-    return start if tables else None
-
-
-def _apply(settings: Settings, data: dict[str, Any], text: str, path: Path) -> None:
-    model = data.get("model")
-    if model is not None:
-        if not isinstance(model, str) or "/" not in model:
-            raise _fail(path, text, ["model"], 'must be "PROVIDER/MODEL-ID", e.g. "openai/gpt-4.1-mini"')
-        settings.default_model = model
-    thinking = data.get("thinking")
-    if thinking is not None:
-        if thinking not in THINKING:
-            raise _fail(path, text, ["thinking"], f"must be one of {', '.join(THINKING)}")
-        settings.thinking_level = thinking
-    tools = data.get("tools")
-    if tools is not None:
-        if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
-            raise _fail(path, text, ["tools"], 'must be a list of tool names, e.g. ["read", "ls"]')
-        settings.tools = list(tools)
-    providers = data.get("providers", {})
-    if not isinstance(providers, dict):
-        raise _fail(path, text, ["providers"], "must be a table of [providers.NAME] tables")
-    for name, table in providers.items():
-        if not isinstance(table, dict):
-            raise _fail(path, text, ["providers", name], "must be a table")
-        settings.providers[name] = _provider(name, table, text, path)
-
-
-def _provider(name: str, table: dict[str, Any], text: str, path: Path) -> ProviderConfig:
-    where = ["providers", name]
-    for key in ("base_url", "api_key", "api_key_env"):
-        if key in table and not isinstance(table[key], str):
-            raise _fail(path, text, where + [key], "must be a string")
-    api = table.get("api")
-    if api is not None and api not in APIS:
-        raise _fail(path, text, where + ["api"], 'must be "openai" or "anthropic"')
-    raw_models = table.get("models", {})
-    if isinstance(raw_models, list) and all(isinstance(m, str) for m in raw_models):
-        models = {m: {} for m in raw_models}
-    elif isinstance(raw_models, dict) and all(isinstance(v, dict) for v in raw_models.values()):
-        models = {k: dict(v) for k, v in raw_models.items()}
-    else:
-        raise _fail(path, text, where + ["models"], 'must be a list of ids or a table of id = {context_window = …}')
-    return ProviderConfig(name, table.get("base_url"), api, table.get("api_key"), table.get("api_key_env"), models)
+    for depth in range(len(key_path), 0, -1):
+        *tables, key = key_path[:depth]
+        start = 0
+        if tables:
+            header = re.compile(r"^\s*\[\[?\s*" + r"\s*\.\s*".join(re.escape(t) for t in tables) + r"\s*\]")
+            found = next((i for i, line in enumerate(lines) if header.match(line)), None)
+            if found is None:
+                continue
+            start = found + 1
+        pattern = re.compile(r"^\s*" + re.escape(key) + r"\s*=")
+        for i in range(start, len(lines)):
+            if tables and lines[i].lstrip().startswith("["):
+                break
+            if pattern.match(lines[i]):
+                return i + 1
+        header_here = re.compile(r"^\s*\[\[?\s*" + r"\s*\.\s*".join(re.escape(t) for t in [*tables, key]) + r"\s*\]")
+        found = next((i for i, line in enumerate(lines) if header_here.match(line)), None)
+        if found is not None:
+            return found + 1
+        if tables:
+            return start
+    return None

@@ -1,4 +1,4 @@
-"""README sections generated from the code, so the docs cannot drift: `python -m app.docs` rewrites
+"""README sections generated from the code, so the docs cannot drift: `python -m treechat.docs` rewrites
 them; tests/test_docs.py fails when README.md is out of date."""
 
 from __future__ import annotations

@@ -50,10 +50,10 @@ async def run_print(
         names = parse_tool_names(tools if tools is not None else getattr(settings, "tools", None))
         confirm = _always_yes if yes else None
         agent_tools = make_tools(names, cwd=cwd, confirm=confirm)
-        model_ref = model_ref or getattr(settings, "default_model", None)
+        model_ref = model_ref or getattr(settings, "model", None)
         asession = await AgentSession.create(
             session, model=model_ref, registry=registry, tools=agent_tools,
-            thinking_level=getattr(settings, "thinking_level", None), stream_options=stream_options,
+            thinking_level=getattr(settings, "thinking", None), stream_options=stream_options,
             compaction_settings=compaction_settings or _compaction_from(settings),
         )
         problem = registry.key_problem(asession.state.model)
@@ -105,7 +105,10 @@ async def _always_yes(command: str) -> bool:
 
 def _compaction_from(settings: Any) -> CompactionSettings | None:
     found = getattr(settings, "compaction", None)
-    return found if isinstance(found, CompactionSettings) else None
+    if found is None or isinstance(found, CompactionSettings):
+        return found
+    return CompactionSettings(enabled=found.enabled, reserve_tokens=found.reserve_tokens,
+                              keep_recent_tokens=found.keep_recent_tokens)
 
 
 class _CompactionNotes:

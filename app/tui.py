@@ -53,7 +53,7 @@ class TreechatApp(EventsMixin, NavigationMixin, ActionsMixin, App):
         self.first_storage = storage
         self.session: Session | None = None
         self.asession: Any = None
-        self.model_ref = model_ref or getattr(settings, "default_model", None)
+        self.model_ref = model_ref or getattr(settings, "model", None)
         self.tool_names = list(tools if tools is not None else getattr(settings, "tools", []) or [])
         self.stream_fn, self.detect_servers, self.cwd = stream_fn, detect_servers, cwd or os.getcwd()
         self.index = TreeIndex()
@@ -159,7 +159,7 @@ class TreechatApp(EventsMixin, NavigationMixin, ActionsMixin, App):
             ref = f"{server.provider}/{server.models[0]}" if server.models else None
         if not ref:
             raise SendError("No model chosen: press Ctrl+L to pick one, pass --model PROVIDER/ID, "
-                            "or set default_model in config.toml.")
+                            'or set model = "PROVIDER/ID" in config.toml.')
         try:
             return self.registry.resolve(ref)
         except ValueError as err:
@@ -183,7 +183,7 @@ class TreechatApp(EventsMixin, NavigationMixin, ActionsMixin, App):
             tools = make_tools(self.tool_names, cwd=self.cwd, confirm=self.confirm_command)
             self.asession = await AgentSession.create(
                 self.session, model=model, registry=self.registry, tools=tools,
-                thinking_level=getattr(self.settings, "thinking_level", None), stream_fn=self.stream_fn)
+                thinking_level=getattr(self.settings, "thinking", None), stream_fn=self.stream_fn)
         except ValueError as err:
             raise SendError(str(err)) from None
         self._unsubscribe = self.asession.subscribe(self.on_agent_listener)

@@ -16,7 +16,7 @@ def write(tmp_path, text):
 
 def test_no_config_is_fine(tmp_path) -> None:
     s = load_settings(tmp_path, env={})
-    assert s.home == tmp_path and s.providers == {} and s.default_model is None
+    assert s.home == tmp_path and s.providers == {} and s.model is None
 
 
 def test_config_providers_models_and_keys(tmp_path) -> None:
@@ -35,7 +35,7 @@ models = { "qwen3-8b" = { context_window = 32768, reasoning = true } }
 api_key = "from-config"
 """)
     s = load_settings(tmp_path, env={"LOCAL_KEY": "lk", "ANTHROPIC_API_KEY": "from-env"})
-    assert (s.default_model, s.thinking_level, s.tools) == ("local/qwen3-8b", "low", ["read", "ls"])
+    assert (s.model, s.thinking, s.tools) == ("local/qwen3-8b", "low", ["read", "ls"])
     reg = ModelRegistry(s)
     m = reg.resolve("local/qwen3-8b")
     assert (m.base_url, m.api, m.context_window, m.reasoning, m.known) == ("http://127.0.0.1:8080/v1", "openai", 32768, True, True)
@@ -89,3 +89,39 @@ async def test_detects_servers_from_their_model_lists(fake) -> None:
     found = await detect_local_servers((("ollama", fake.base_url), ("vllm", fake.base_url), ("llamacpp", "http://127.0.0.1:9")))
     assert [(s.provider, s.models) for s in found] == [("ollama", ("qwen3:8b", "llama3.2")), ("vllm", ("local-model",))]
     assert found[0].base_url == fake.base_url + "/v1"
+
+
+@pytest.mark.parametrize("text,line,words", [
+    ('default_model = "openai/x"\n', 1, "unknown key 'default_model' (did you mean 'model'?)"),
+    ('thinking_level = "low"\n', 1, "unknown key 'thinking_level' (did you mean 'thinking'?)"),
+    ('\n\n[providers.foo]\nbase_url = "http://x"\nbase_ulr = "y"\n', 5, "unknown key 'base_ulr' (did you mean 'base_url'?)"),
+    ('[[providers.foo.models]]\nid = "m"\ncontext_windw = 3\n', 3, "unknown key 'context_windw' (did you mean 'context_window'?)"),
+    ('idle_timeout = -1\n', 1, "idle_timeout should be greater than 0"),
+])
+def test_unknown_or_mistyped_keys_are_one_line_naming_the_key(tmp_path, text, line, words) -> None:
+    write(tmp_path, text)
+    with pytest.raises(ConfigError) as err:
+        load_settings(tmp_path, env={})
+    message = str(err.value)
+    assert f"config.toml, line {line}:" in message and words in message and "\n" not in message
+
+
+def test_models_as_array_of_tables_declare_input_and_window(tmp_path) -> None:
+    write(tmp_path, """
+[providers.local]
+base_url = "http://127.0.0.1:8080/v1"
+
+[[providers.local.models]]
+id = "text-only"
+input = ["text"]
+context_window = 8192
+
+[[providers.local.models]]
+id = "vision"
+input = ["text", "image"]
+max_tokens = 1000
+""")
+    reg = ModelRegistry(load_settings(tmp_path, env={}))
+    text_only, vision = reg.resolve("local/text-only"), reg.resolve("local/vision")
+    assert (text_only.input, text_only.context_window) == (("text",), 8192)
+    assert (vision.input, vision.max_tokens) == (("text", "image"), 1000)

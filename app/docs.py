@@ -27,7 +27,8 @@ SECTIONS = {"keys": readme_section, "commands": commands_section}
 def render(text: str) -> str:
     for name, make in SECTIONS.items():
         pattern = re.compile(rf"(<!-- {name}:start -->\n)(?:.*?\n)?(<!-- {name}:end -->)", re.S)
-        text = pattern.sub(lambda m: m.group(1) + make().strip() + "\n" + m.group(2), text)
+        body = make().strip()
+        text = pattern.sub(lambda m, body=body: m.group(1) + body + "\n" + m.group(2), text)
     return text
 
 

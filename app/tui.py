@@ -36,7 +36,6 @@ from .tui_events import EventsMixin, SendError
 from .tui_navigation import NavigationMixin
 from .tui_view import TreeIndex, first_line, transcript_items
 
-
 GC_YOUNG = 20_000  # allocations between young collections (CPython's default is 700)
 
 

@@ -14,7 +14,14 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from treechat.widgets.composer import Composer
 from treechat.widgets.queue_tray import QueueTray
-from treechat.widgets.screens import ConfirmDialog, HelpScreen, ModelPicker, SearchScreen, SessionsScreen, ThinkingPicker
+from treechat.widgets.screens import (
+    ConfirmDialog,
+    HelpScreen,
+    ModelPicker,
+    SearchScreen,
+    SessionsScreen,
+    ThinkingPicker,
+)
 from treechat.widgets.transcript import Transcript
 from treechat.widgets.tree_view import TreeView
 

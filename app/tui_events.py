@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from textual.css.query import NoMatches
-from textual.widget import MountError
 from textual.message import Message
+from textual.widget import MountError
 
 from treechat.storage.aggregates import tree_row
 from treechat.widgets.banner import Banner

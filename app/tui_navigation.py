@@ -5,7 +5,6 @@ Mixed into TreechatApp; DESIGN §6 decides what choosing an entry does.
 
 from __future__ import annotations
 
-
 from treechat.storage.model import message_text
 from treechat.widgets.banner import Banner
 from treechat.widgets.composer import Composer
@@ -113,8 +112,9 @@ class NavigationMixin:
     async def fork_at(self, entry_id: str, *, position: str) -> None:
         """A new session holding the path to `entry_id`; "auto" forks before a user message (its
         text goes to the composer) and at anything else. The original session is not changed."""
-        from .session.branching import ForkError, fork_session
         from treechat.storage.base import StorageError
+
+        from .session.branching import ForkError, fork_session
 
         assert self.session is not None
         if position == "auto":

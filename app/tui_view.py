@@ -11,9 +11,9 @@ from typing import Any, Sequence
 
 from treechat.storage.base import TreeRow
 from treechat.storage.model import BranchSummaryEntry, CompactionEntry, Entry, message_text
+from treechat.widgets.message_view import TranscriptItem
 
 from .session.context import entry_to_message, transform_path
-from treechat.widgets.message_view import TranscriptItem
 
 
 @dataclass

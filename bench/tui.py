@@ -569,7 +569,8 @@ async def type_keys(app: Any, frames: Frames, n: int, rng: random.Random) -> lis
         ch = "abcdefghijklmnopqrstuvwxyz"[i % 26]
         want = composer.text + ch
         tail = want[-8:]
-        shown = frames.wait_for(lambda: composer.text == want and tail in region_text(app, composer.content_region, sep=""))
+        shown = frames.wait_for(lambda want=want, tail=tail: composer.text == want
+                                and tail in region_text(app, composer.content_region, sep=""))
         key = events.Key(ch, ch)
         key.set_sender(app)
         t0 = time.perf_counter()

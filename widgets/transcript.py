@@ -25,7 +25,6 @@ import asyncio
 from typing import Any, Coroutine, Iterable
 
 from textual.await_complete import AwaitComplete
-
 from textual.containers import VerticalScroll
 from textual.message import Message
 

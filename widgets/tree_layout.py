@@ -414,7 +414,7 @@ class TreeLayout:
         """Only rows matching every query word, plus their ancestors (the path stays readable)."""
         words = self.query.lower().split()
         keep: dict[str, str | None] = {}
-        for rid, pid in vparent.items():
+        for rid in vparent:
             row = self.rows[rid]
             hay = f"{row.preview} {row.label or ''} {row.role or row.type}".lower()
             if all(w in hay for w in words):

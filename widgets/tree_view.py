@@ -32,8 +32,18 @@ from textual.strip import Strip
 from treechat.storage.base import TreeRow
 
 from .keymap import bindings_for
-from .tree_layout import (CHILDREN, CONNECTOR, FILTERS, FOLDED, GUTTER, ROW, TreeLayout, TreeMaps, gutter_prefix,
-                          row_kind)
+from .tree_layout import (
+    CHILDREN,
+    CONNECTOR,
+    FILTERS,
+    FOLDED,
+    GUTTER,
+    ROW,
+    TreeLayout,
+    TreeMaps,
+    gutter_prefix,
+    row_kind,
+)
 
 _MAX_LEVELS = 12  # deeper fork nesting is drawn as "⋯" so the text stays on screen
 _ROLE_TAG = {"user": "user: ", "assistant": "asst: ", "tool": "tool: ", "summary": "", "settings": ""}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import re
-from email.utils import parsedate_to_datetime
 from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 from typing import Literal, Mapping
 
 ErrorKind = Literal[

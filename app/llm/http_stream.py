@@ -137,7 +137,7 @@ async def run_http_stream(
             if isinstance(item, ProviderError):
                 reason = "aborted" if item.kind == "aborted" else "error"
                 final = _failed(parser.message, reason, str(item))
-                setattr(final, "errorKind", item.kind)  # extra field (kept on disk): compaction and retry read it
+                final.errorKind = item.kind  # extra field (kept on disk): compaction and retry read it
                 yield StreamEvent("error", final)
                 return
             if item is _END:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fake_provider import FakeProvider
 from treechat.config import load_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.print_mode import run_print
@@ -14,7 +15,6 @@ from treechat.session.session import Session
 from treechat.storage import open_catalog
 from treechat.storage.memory import MemoryCatalog
 from treechat.storage.model import MessageEntry, TextContent
-from tests.fake_provider import FakeProvider
 
 SECRET = "sk-test-SECRET-do-not-store-7f3a"
 

@@ -88,7 +88,7 @@ def test_export_after_moving_the_leaf_reopens_at_that_leaf(capsys, home, tmp_pat
     # context at an earlier leaf, then move there via the Session API and export
     import asyncio
 
-    from treechat.cli import catalog_for, build_parser
+    from treechat.cli import build_parser, catalog_for
     from treechat.session.session import Session
 
     async def move():

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from treechat.llm.types import ModelCost, ModelInfo
 from tests.fake_provider import FakeProvider
+from treechat.llm.types import ModelCost, ModelInfo
 
 
 @pytest.fixture

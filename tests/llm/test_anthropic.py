@@ -6,7 +6,14 @@ import pytest
 
 from treechat.llm.anthropic import stream_anthropic
 from treechat.llm.types import LlmContext, StreamOptions, ToolSpec
-from treechat.storage.model import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
+from treechat.storage.model import (
+    AssistantMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 
 from .conftest import model_for
 

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import pytest
 
+from tests.fake_provider import openai_chunks, sse_frame
 from treechat.llm.abort import AbortSignal
 from treechat.llm.openai import stream_openai
 from treechat.llm.retry import RetryPolicy
 from treechat.llm.types import LlmContext, StreamOptions, ToolSpec
-from treechat.storage.model import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
-from tests.fake_provider import openai_chunks, sse_frame
+from treechat.storage.model import (
+    AssistantMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 
 from .conftest import model_for
 

@@ -11,6 +11,7 @@ import json
 import pytest
 from pydantic import BaseModel
 
+from tests.fake_provider import FakeProvider
 from treechat.agent import FunctionTool, text_result
 from treechat.llm.registry import ModelRegistry
 from treechat.llm.types import ModelInfo
@@ -34,18 +35,11 @@ from treechat.storage.model import (
     UserMessage,
     message_text,
 )
-from tests.fake_provider import FakeProvider
 
 OVERFLOW_BODY = {"error": {"message": "This model's maximum context length is 2000 tokens. However, your messages "
                                       "resulted in 2600 tokens.", "type": "invalid_request_error",
                            "code": "context_length_exceeded"}}
 SUMMARY_MARK = "context summarization assistant"
-
-
-@pytest.fixture
-async def fake():
-    async with FakeProvider() as fp:
-        yield fp
 
 
 def usage(prompt: int) -> dict:

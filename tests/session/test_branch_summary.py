@@ -12,7 +12,7 @@ from treechat.session.summarize import BRANCH_SUMMARY_PREAMBLE, SummaryError
 from treechat.storage.base import EntryNotFoundError
 from treechat.storage.model import AssistantMessage, BranchSummaryEntry, TextContent, ToolCall, UserMessage
 
-from .test_agent_compaction import fake, make, sent_text  # noqa: F401  (fake is a fixture)
+from .test_agent_compaction import make, sent_text
 
 
 def said(text: str, calls=()) -> AssistantMessage:

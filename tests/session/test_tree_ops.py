@@ -132,7 +132,9 @@ async def test_tree_children_three_branches_and_deep(session):
         n = stack.pop()
         by_id[n.entry.id] = n
         stack.extend(n.children)
-    msg_children = lambda i: {c.entry.id for c in by_id[i].children if c.entry.type == "message"}
+    def msg_children(i):
+        return {c.entry.id for c in by_id[i].children if c.entry.type == "message"}
+
     assert msg_children(two) == {three, five}
     assert len(msg_children(five)) == 2
     assert len(msg_children(three)) == 1

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from treechat.storage.base import StorageError
-from treechat.storage.model import AssistantMessage, MessageEntry, TextContent, ThinkingContent, ToolCall
+from treechat.storage.model import AssistantMessage, MessageEntry, ThinkingContent, ToolCall
 from treechat.storage.sqlite import SqliteCatalog
 from treechat.storage.sqlite.db import SCHEMA_VERSION
 from treechat.storage.sqlite.search import BROAD_MATCHES

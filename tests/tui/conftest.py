@@ -8,11 +8,11 @@ from typing import Any, AsyncIterator, Callable
 
 import pytest
 
+from tests.fake_provider import FakeProvider
 from treechat.config import load_settings
 from treechat.llm.registry import ModelRegistry
-from treechat.tui import TreechatApp
 from treechat.storage import open_catalog
-from tests.fake_provider import FakeProvider
+from treechat.tui import TreechatApp
 
 KEY = "sk-test-tui-secret"
 

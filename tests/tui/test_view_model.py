@@ -2,8 +2,8 @@
 
 import random
 
-from treechat.tui_view import TreeIndex
 from treechat.storage.base import TreeRow
+from treechat.tui_view import TreeIndex
 
 
 def recount(index: TreeIndex) -> int:

@@ -1,7 +1,7 @@
 import pytest
 
-from treechat.storage.model import AssistantMessage, TextContent, ToolResultMessage, UserMessage
 from treechat.storage.base import TreeRow
+from treechat.storage.model import AssistantMessage, TextContent, ToolResultMessage, UserMessage
 from treechat.widgets.sanitize import sanitize, sanitize_line
 from treechat.widgets.transcript import Transcript
 from treechat.widgets.tree_view import TreeView

@@ -2,7 +2,15 @@ from datetime import datetime, timezone
 
 from treechat.storage.base import SearchHit, SessionSummary
 from treechat.widgets.keymap import KEYMAP, help_markdown
-from treechat.widgets.screens import ConfirmDialog, HelpScreen, LabelDialog, ModelPicker, SearchScreen, SessionsScreen, ThinkingPicker
+from treechat.widgets.screens import (
+    ConfirmDialog,
+    HelpScreen,
+    LabelDialog,
+    ModelPicker,
+    SearchScreen,
+    SessionsScreen,
+    ThinkingPicker,
+)
 from treechat.widgets.screens.search import snippet_content
 from treechat.widgets.screens.sessions import threaded
 

@@ -9,7 +9,14 @@ from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer
 
-from treechat.storage.model import AssistantMessage, CompactionEntry, TextContent, ToolCall, ToolResultMessage, UserMessage
+from treechat.storage.model import (
+    AssistantMessage,
+    CompactionEntry,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 from treechat.widgets.banner import Banner
 from treechat.widgets.composer import Composer
 from treechat.widgets.keymap import bindings_for

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from textual import events
 from textual.binding import Binding
-from textual.widgets import Input, OptionList
 from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList
 
 
 class Dialog(ModalScreen):

@@ -1,0 +1,100 @@
+"""Progress on long work (import, export, index rebuilds): a bar on a terminal, nothing otherwise.
+
+    with progress("Importing", total=n_bytes, unit="bytes") as bar:
+        for chunk in work:
+            ...
+            bar.advance(len(chunk))
+
+On a terminal (stderr is a TTY) this draws a Rich progress bar with percentage, count, rate and
+time left; when stderr is a pipe or a file it does nothing at all, so scripts and logs stay clean.
+The bar is transient: when the work ends the line is cleared and the caller prints its summary.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from typing import Any, Iterator, Literal, Protocol, TextIO
+
+Unit = Literal["bytes", "entries", "sessions", "items"]
+
+
+class Reporter(Protocol):
+    def advance(self, amount: float = 1) -> None: ...
+
+    def update(self, *, completed: float | None = None, total: float | None = None,
+               description: str | None = None) -> None: ...
+
+
+class _Silent:
+    def advance(self, amount: float = 1) -> None:
+        pass
+
+    def update(self, *, completed: float | None = None, total: float | None = None,
+               description: str | None = None) -> None:
+        pass
+
+
+class _Bar:
+    def __init__(self, progress: object, task: object) -> None:
+        self._progress, self._task = progress, task
+
+    def advance(self, amount: float = 1) -> None:
+        self._progress.advance(self._task, amount)  # type: ignore[attr-defined]
+
+    def update(self, *, completed: float | None = None, total: float | None = None,
+               description: str | None = None) -> None:
+        self._progress.update(self._task, completed=completed, total=total,  # type: ignore[attr-defined]
+                              description=description)
+
+
+def is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # closed or not a real file
+        return False
+
+
+@contextmanager
+def progress(description: str, total: float | None, *, unit: Unit = "items",
+             stream: TextIO | None = None, force: bool = False) -> Iterator[Reporter]:
+    """A progress reporter for `total` units of work (None: unknown, the bar pulses)."""
+    stream = stream or sys.stderr
+    if not (force or is_terminal(stream)):
+        yield _Silent()
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
+    columns: list[Any] = [TextColumn("{task.description}"), BarColumn(), TaskProgressColumn()]
+    if unit == "bytes":
+        columns += [DownloadColumn(), TransferSpeedColumn()]
+    else:
+        columns += [MofNCompleteColumn(), _rate_column(unit)]
+    columns.append(TimeRemainingColumn())
+    console = Console(file=stream, force_terminal=True if force else None)
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task(description, total=total)
+        yield _Bar(bar, task)
+
+
+def _rate_column(unit: str) -> Any:
+    """ "1,234 entries/s" (Rich's own speed column speaks bytes only)."""
+    from rich.progress import ProgressColumn
+    from rich.text import Text
+
+    class RateColumn(ProgressColumn):
+        def render(self, task: object) -> Text:
+            speed = getattr(task, "speed", None)
+            return Text("" if speed is None else f"{speed:,.0f} {unit}/s", style="progress.data.speed")
+
+    return RateColumn()

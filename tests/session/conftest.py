@@ -1,0 +1,15 @@
+"""Fixtures of the session tests: the loopback fake provider."""
+
+from __future__ import annotations
+
+from typing import AsyncIterator
+
+import pytest
+
+from tests.fake_provider import FakeProvider
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeProvider]:
+    async with FakeProvider() as fp:
+        yield fp

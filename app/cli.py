@@ -6,36 +6,26 @@ import argparse
 import asyncio
 import json
 import os
+import stat
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, TextIO
 
-from treechat.storage import BACKENDS, open_catalog
+from treechat.bootstrap import BACKENDS, load_environment, open_store, pick_session, storage_kind
+from treechat.config import ConfigError
+from treechat.llm.registry import ModelRefError
 from treechat.storage.base import SessionCatalog, StorageError
 from treechat.storage.model import InvalidEntryError, dump, new_session_id
 
 from . import __version__
+from .agent.tools import UnknownToolError
+from .chat_core import ChatError
 from .paths import resolve_home
 
 
 class CliError(Exception):
     """An expected failure; its message is the one line the user sees."""
-
-
-def default_backend() -> str:
-    try:
-        import treechat.storage.sqlite  # noqa: F401
-    except ImportError:  # pragma: no cover - only before the SQLite backend existed
-        return "jsonl"
-    return "sqlite"
-
-
-async def latest_with_content(catalog: SessionCatalog) -> Any:
-    """`-c`: the newest session that holds something (an empty one left by a killed run is not
-    "the last conversation"), or None."""
-    rows = [r for r in await catalog.list() if r.entry_count > 0]
-    return await catalog.open(rows[0].id) if rows else None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -92,8 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 @asynccontextmanager
 async def catalog_for(args: argparse.Namespace) -> AsyncIterator[SessionCatalog]:
-    kind = "memory" if getattr(args, "ephemeral", False) else (args.storage or default_backend())
-    catalog = await open_catalog(kind, resolve_home(args.home))
+    kind = storage_kind(args.storage, ephemeral=getattr(args, "ephemeral", False))
+    catalog = await open_store(kind, resolve_home(args.home))
     try:
         yield catalog
     finally:
@@ -218,10 +208,54 @@ async def cmd_search(args: argparse.Namespace) -> int:
 
 
 async def cmd_print(args: argparse.Namespace) -> int:
+    from .agent.tools import parse_tool_names
+    from .chat import Chat
     from .print_mode import run_print
 
+    prompt = read_prompt(args.prompt, sys.stdin)
+    env = load_environment(args.home)
+    tools = parse_tool_names(args.tools) if args.tools is not None else None
     async with catalog_for(args) as catalog:
-        return await run_print(args, catalog)
+        storage = await pick_session(catalog, session_ref=args.session, continue_latest=args.continue_latest)
+        chat = Chat(catalog=catalog, settings=env.settings, registry=env.registry, model_ref=args.model,
+                    tools=tools, confirm=_allow if args.yes else None)
+        await chat.open(storage)
+        try:
+            code = await run_print(chat, prompt, out=sys.stdout, err=sys.stderr)
+        finally:
+            await chat.close()  # a session the run never wrote to is not kept
+        if code != 2 and not args.session:
+            # stdout is only the answer: say on stderr where the exchange went, to continue it
+            print(f"treechat: session {storage.session_id} (continue with -c or --session)", file=sys.stderr)
+        return code
+
+
+async def _allow(command: str) -> bool:
+    return True  # --yes: the bash tool runs without asking
+
+
+def read_prompt(prompt: str, stdin: TextIO) -> str:
+    """`-p -` reads the prompt from stdin; text piped in with `-p PROMPT` comes first, then the
+    prompt (`git diff | treechat -p "review this"`). A terminal or no stdin is not read."""
+    if prompt == "-":
+        text = stdin.read()
+        if not text.strip():
+            raise CliError("-p - reads the prompt from stdin, but stdin was empty.")
+        return text
+    piped = _piped_text(stdin)
+    if not prompt.strip() and not piped.strip():
+        raise CliError("The prompt is empty: give the text after -p (or pipe it in with -p -).")
+    return f"{piped.rstrip()}\n\n{prompt}" if piped.strip() else prompt
+
+
+def _piped_text(stdin: TextIO) -> str:
+    try:
+        mode = os.fstat(stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):  # closed, or not a real file (tests)
+        return ""
+    if not (stat.S_ISFIFO(mode) or stat.S_ISREG(mode)):
+        return ""  # a terminal, /dev/null, a socket: nothing was piped
+    return stdin.read()
 
 
 async def cmd_tui(args: argparse.Namespace) -> int:
@@ -256,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    except (CliError, StorageError, InvalidEntryError) as err:
+    except (CliError, StorageError, InvalidEntryError, ConfigError, ModelRefError, ChatError, UnknownToolError) as err:
         print(f"treechat: {err}", file=sys.stderr)
         return 1
     except OSError as err:

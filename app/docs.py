@@ -7,17 +7,23 @@ import re
 import sys
 from pathlib import Path
 
+from treechat.widgets.commands import SLASH_COMMANDS
 from treechat.widgets.keymap import readme_section
 
-from .tui_actions import COMMANDS
-
 README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def _cell(text: str) -> str:
+    """A Markdown table cell: a bare | would end it (also inside a code span)."""
+    return text.replace("|", "\\|")
 
 
 def commands_section() -> str:
     rows = ["## Slash commands", "", "Type them in the composer; every one is also in the command palette (Ctrl+P).", "",
             "| Command | What it does |", "|---|---|"]
-    rows += [f"| `/{c.name}` | {c.title}: {c.help} |" for c in COMMANDS]
+    for c in SLASH_COMMANDS:
+        key = f" ({c.key})" if c.key else ""
+        rows.append(f"| `{_cell(c.usage)}` | {_cell(c.title)}: {_cell(c.help)}{key} |")
     return "\n".join(rows)
 
 

@@ -1,8 +1,10 @@
 """`treechat -p PROMPT`: one prompt, the reply streamed to stdout, the exchange persisted.
 
-Exit status: 0 on a complete reply, 1 when the provider failed (one line on stderr), 130 when
-the user interrupted (the partial reply is stored as aborted). When the conversation no longer
-fits, it is compacted and the prompt retried once; stderr says so in one line.
+Exit status: 0 on a complete reply, 1 when the provider failed (one line on stderr), 2 when
+nothing could be sent (no model, no key: nothing is written), 130 when the user interrupted (the
+partial reply is stored as aborted). When the conversation no longer fits, it is compacted and
+the prompt retried once; stderr says so in one line. The rules are the controller's (`Chat`),
+the same as the app's.
 """
 
 from __future__ import annotations
@@ -10,70 +12,34 @@ from __future__ import annotations
 import asyncio
 import os
 import signal as signals
-import sys
-from typing import Any, Iterable, TextIO
+from typing import TextIO
 
-from treechat.agent.tools import make_tools, parse_tool_names
-from treechat.llm.registry import ModelRegistry
-from treechat.session.agent_session import AgentSession
-from treechat.session.compaction import CompactionSettings
+from treechat.chat import Chat, ChatError
+from treechat.chat_events import ChatEvent, CompactionEnded, ReplyStreaming, Waiting
 
 
-async def run_print(
-    prompt: Any,
-    session: Any = None,
-    *,
-    model_ref: str | None = None,
-    tools: str | Iterable[str] | None = None,
-    yes: bool = False,
-    out: TextIO | None = None,
-    err: TextIO | None = None,
-    registry: ModelRegistry | None = None,
-    settings: Any = None,
-    stream_options: dict[str, Any] | None = None,
-    cwd: str | None = None,
-    compaction_settings: CompactionSettings | None = None,
-) -> int:
-    """Run one prompt against `session` (a treechat.session.session.Session)."""
-    if not isinstance(prompt, str):
-        # the CLI passes (argparse args, catalog); open the session and come back here
-        return await run_print_args(prompt, session)
-    out = out or sys.stdout
-    err = err or sys.stderr
-    try:
-        if registry is None:
-            if settings is None:
-                from treechat.config import load_settings
-
-                settings = load_settings()
-            registry = ModelRegistry(settings)
-        names = parse_tool_names(tools if tools is not None else getattr(settings, "tools", None))
-        confirm = _always_yes if yes else None
-        agent_tools = make_tools(names, cwd=cwd, confirm=confirm)
-        model_ref = model_ref or getattr(settings, "model", None)
-        asession = await AgentSession.create(
-            session, model=model_ref, registry=registry, tools=agent_tools,
-            thinking_level=getattr(settings, "thinking", None), stream_options=stream_options,
-            compaction_settings=compaction_settings or _compaction_from(settings),
-        )
-        problem = registry.key_problem(asession.state.model)
-        if problem:  # fail before any request: a missing key is not a network error
-            raise ValueError(problem)
-    except (ValueError, OSError) as error:
-        err.write(f"treechat: {error}\n")
-        return 2
-
+async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO) -> int:
+    """Send `prompt` in the chat's open session and stream the answer to `out`."""
     printer = _Printer(out)
-    asession.subscribe(printer)
-    asession.subscribe(_CompactionNotes(err))
+    notes = _Notes(err)
+
+    def listen(event: ChatEvent) -> None:
+        if isinstance(event, ReplyStreaming):
+            if event.started:
+                printer.finish()  # a reply after a tool call starts on its own line
+            elif event.delta:
+                printer.write(event.delta)
+        else:
+            notes(event)
+
+    unsubscribe = chat.subscribe(listen)
     loop = asyncio.get_running_loop()
     interrupted = False
 
     def on_sigint() -> None:
         nonlocal interrupted
         interrupted = True
-        asession.compactor.abort()  # a summary call in flight stops too
-        asession.agent.abort()
+        chat.abort()
 
     try:
         loop.add_signal_handler(signals.SIGINT, on_sigint)
@@ -81,12 +47,15 @@ async def run_print(
     except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
         installed = False
     try:
-        await asession.prompt(prompt)
+        last = await chat.prompt(prompt)
+    except ChatError as error:  # nothing was sent and nothing written
+        err.write(f"treechat: {error}\n")
+        return 2
     finally:
         if installed:
             loop.remove_signal_handler(signals.SIGINT)
+        unsubscribe()
     printer.finish()
-    last = next((m for m in reversed(asession.state.messages) if getattr(m, "role", None) == "assistant"), None)
     if last is None:
         err.write("treechat: the model returned nothing.\n")
         return 1
@@ -99,38 +68,29 @@ async def run_print(
     return 0
 
 
-async def _always_yes(command: str) -> bool:
-    return True
-
-
-def _compaction_from(settings: Any) -> CompactionSettings | None:
-    found = getattr(settings, "compaction", None)
-    if found is None or isinstance(found, CompactionSettings):
-        return found
-    return CompactionSettings(enabled=found.enabled, reserve_tokens=found.reserve_tokens,
-                              keep_recent_tokens=found.keep_recent_tokens)
-
-
-class _CompactionNotes:
-    """One stderr line per compaction, so a person knows the model saw a summary, not everything."""
+class _Notes:
+    """One stderr line per compaction or visible wait, so a person knows what happened."""
 
     def __init__(self, err: TextIO) -> None:
         self.err = err
 
-    def __call__(self, event: Any, signal: Any) -> None:
-        if event.type != "compaction_end":
-            return
-        if event.result is not None:
-            r = event.result
-            self.err.write(f"treechat: compacted the conversation ({event.reason}): "
-                           f"{r.tokens_before} → {r.tokens_after} tokens\n")
-        elif event.error:
-            self.err.write(f"treechat: {event.error}\n")
+    def __call__(self, event: ChatEvent) -> None:
+        if isinstance(event, CompactionEnded):
+            if event.error:
+                self._line(event.error)
+            else:
+                self._line(f"compacted the conversation ({event.reason}): "
+                           f"{event.tokens_before} → {event.tokens_after} tokens")
+        elif isinstance(event, Waiting):
+            self._line(f"retrying in {event.seconds:.0f} s ({event.reason})")
+
+    def _line(self, text: str) -> None:
+        self.err.write(f"treechat: {text}\n")
         self.err.flush()
 
 
 class _Printer:
-    """Writes assistant text as it streams; tool activity goes nowhere (stdout is the answer).
+    """Writes the answer as it streams; tool activity goes nowhere (stdout is the answer).
 
     If the reader goes away (`| head`), writing stops quietly; the reply is still stored."""
 
@@ -140,14 +100,9 @@ class _Printer:
         self.at_line_start = True
         self.closed = False
 
-    def __call__(self, event: Any, signal: Any) -> None:
-        if event.type == "message_update":
-            ev = event.assistant_event
-            if ev is not None and ev.type == "text_delta" and ev.delta:
-                self._write(ev.delta)
-                self.wrote, self.at_line_start = True, ev.delta.endswith("\n")
-        elif event.type == "message_end" and getattr(event.message, "role", None) == "assistant":
-            self.finish()
+    def write(self, text: str) -> None:
+        self._write(text)
+        self.wrote, self.at_line_start = True, text.endswith("\n")
 
     def finish(self) -> None:
         if self.wrote and not self.at_line_start:
@@ -166,29 +121,3 @@ class _Printer:
                 os.dup2(os.open(os.devnull, os.O_WRONLY), self.out.fileno())
             except (OSError, ValueError, AttributeError):
                 pass
-
-
-async def run_print_args(args: Any, catalog: Any) -> int:
-    """Adapter for the CLI: `args` has prompt, session, continue_latest, model, tools, yes, home."""
-    from treechat.cli import latest_with_content
-    from treechat.config import ConfigError, load_settings
-    from treechat.session.session import Session
-    from treechat.storage.base import StorageError
-
-    try:
-        settings = load_settings(getattr(args, "home", None))
-        if getattr(args, "session", None):
-            storage = await catalog.open(args.session)
-        elif getattr(args, "continue_latest", False):
-            storage = await latest_with_content(catalog) or await catalog.create(cwd=os.getcwd())
-        else:
-            storage = await catalog.create(cwd=os.getcwd())
-            # Say where the exchange went, so it can be continued (stdout is only the answer).
-            sys.stderr.write(f"treechat: new session {storage.session_id} (continue with -c or --session)\n")
-    except (ConfigError, StorageError) as error:
-        sys.stderr.write(f"treechat: {error}\n")
-        return 2
-    session = await Session.open(storage)
-    return await run_print(args.prompt, session, model_ref=getattr(args, "model", None),
-                           tools=getattr(args, "tools", None), yes=bool(getattr(args, "yes", False)),
-                           settings=settings)

@@ -9,7 +9,8 @@ Data in (from the App):
 
 Messages out:
     ``Submitted(text, kind)``  kind "send" (idle), "steer" (Enter while running) or "follow_up"
-    ``Command(name, args)``    a line starting with a known ``/command``; ``//x`` sends "/x" as text
+    ``Command(name, args)``    a line starting with ``/word`` (known or not: the App says which it does not
+                               know, and the text stays); ``//x`` sends "/x" as text
 
 Nothing is cleared on submit: if sending fails the text stays where it is.
 """
@@ -20,22 +21,16 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import TextArea
 
-from .keymap import SLASH_COMMANDS, bindings_for
+from .commands import parse_slash
+from .keymap import bindings_for
 
 IDLE_HINT = "⏎ send · ⇧⏎/^J newline · ↑ history"
 BUSY_HINT = "⏎ steer · ⌥⏎/Tab later · Esc stop"
 
 
 def parse_command(text: str) -> tuple[str, str] | None:
-    """``/name args`` → ("name", "args") for known commands; None for anything else."""
-    stripped = text.strip()
-    if not stripped.startswith("/") or stripped.startswith("//"):
-        return None
-    name, _, args = stripped[1:].partition(" ")
-    name = name.strip().lower()
-    if name not in SLASH_COMMANDS:
-        return None
-    return name, args.strip()
+    """``/name args`` → ("name", "args"); None for plain text (see ``commands.parse_slash``)."""
+    return parse_slash(text)
 
 
 class Composer(TextArea):

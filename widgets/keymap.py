@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 
+from .commands import SLASH_COMMANDS
+
 
 @dataclass(frozen=True)
 class Key:
@@ -171,7 +173,7 @@ def help_markdown() -> str:
         "## Slash commands",
         "",
         "Typed at the start of the composer: "
-        + " ".join(f"`/{name}`" for name in SLASH_COMMANDS)
+        + " ".join(f"`/{c.name}`" for c in SLASH_COMMANDS)
         + ". Start a message with `//` to send a literal `/`.",
         "",
     ]
@@ -181,22 +183,3 @@ def help_markdown() -> str:
 def readme_section() -> str:
     """The README's key section: the help text one heading level down."""
     return "\n".join("#" + line if line.startswith("#") else line for line in help_markdown().splitlines())
-
-
-SLASH_COMMANDS: tuple[str, ...] = (
-    "tree",
-    "back",
-    "fork",
-    "resume",
-    "new",
-    "name",
-    "label",
-    "compact",
-    "summarize",
-    "model",
-    "thinking",
-    "search",
-    "export",
-    "session",
-    "help",
-)

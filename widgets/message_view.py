@@ -277,6 +277,12 @@ class MessageView(Vertical):
             self.header.sibling_position = (index, count)
             self.header.draw()
 
+    def set_label(self, label: str | None) -> None:
+        self.item.label = label
+        if self.header is not None:
+            self.header.label = label
+            self.header.draw()
+
     def set_tools_expanded(self, expanded: bool) -> None:
         self.tools_expanded = expanded
         for line in self.query(ToolLine):

@@ -7,6 +7,7 @@ Data in (from the App):
     ``set_streaming(message | None)`` / ``update_streaming(message)``  the assistant message in
                                  flight (an ``AssistantMessage`` snapshot; updates are coalesced
                                  to ~20 Hz and the text goes through ``MarkdownStream``)
+    ``set_label(entry_id, label)``  a shown entry's label changed
     ``set_siblings(entry_id, index, count)``  ``‹ index/count ›`` on that message (index is 1-based)
     ``highlight(entry_id)``      scroll to and mark a message (search jump); mounts it if needed
     ``show_originals(entry_id, items)``  the messages a compaction replaced, shown dimmed
@@ -116,6 +117,8 @@ class Transcript(VerticalScroll, can_focus=True):
         return self._run(self._append_message(as_item(item)))
 
     async def _append_message(self, item: TranscriptItem) -> None:
+        if any(i.entry_id == item.entry_id for i in self.items[-8:]):
+            return  # already shown (a path read that included it raced its own event)
         at_tail = self.end == len(self.items)
         self.items.append(item)
         if not at_tail:
@@ -143,6 +146,15 @@ class Transcript(VerticalScroll, can_focus=True):
         for view in self._views():
             if view.entry_id == entry_id:
                 view.set_siblings(index, count)
+
+    def set_label(self, entry_id: str, label: str | None) -> None:
+        """The label of a shown entry changed."""
+        for item in self.items:
+            if item.entry_id == entry_id:
+                item.label = label
+        for view in self._views():
+            if view.entry_id == entry_id:
+                view.set_label(label)
 
     def _apply_siblings(self, view: MessageView) -> None:
         if view.entry_id in self.sibling_counts:

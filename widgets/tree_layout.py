@@ -11,118 +11,25 @@ adds one level in O(1), whatever the depth; the renderer walks only the levels i
 
 from __future__ import annotations
 
-import gc
-from typing import Iterable, Protocol
+from typing import Any, Mapping, Sequence
 
 from treechat.storage.base import TreeRow
+from treechat.storage.gc_policy import paused
+from treechat.storage.tree_index import TreeSnapshot
 
 from .sanitize import sanitize_line
-
-FILTERS = ("default", "no-tools", "user-only", "labeled", "all")
-SETTINGS_TYPES = frozenset(
-    {"thinking_level_change", "model_change", "active_tools_change", "session_info", "custom", "label"}
-)
-# Connector of a line: the first line of a fork child gets ├─ or └─; others continue the gutter.
-NONE, TEE, ELBOW = 0, 1, 2
-
-Gutter = tuple  # (continues: bool, outer: Gutter | None, depth: int)
-
-
-# A display line is a plain tuple (a NamedTuple costs ~30% of a 100k rebuild):
-# (row, gutter, connector, child_count, folded) — child_count is the number of visible children.
-Line = tuple
-ROW, GUTTER, CONNECTOR, CHILDREN, FOLDED = range(5)
-
-
-def row_kind(row: TreeRow) -> str:
-    """The colour class of a row: user, assistant, tool, summary, settings or other."""
-    if row.type == "message":
-        role = row.role or ""
-        if role == "user":
-            return "user"
-        if role == "assistant":
-            return "assistant"
-        if role in ("toolResult", "bashExecution"):
-            return "tool"
-        if role in ("branchSummary", "compactionSummary"):
-            return "summary"
-        return "other"
-    if row.type in ("compaction", "branch_summary"):
-        return "summary"
-    if row.type in SETTINGS_TYPES:
-        return "settings"
-    return "other"
-
-
-class TreeMaps(Protocol):
-    """What a caller that already indexed the rows can hand in (``set_rows(rows, index=...)``):
-    rows by id in row order, and every row's id under its ``parent_id`` (row order). The layout
-    only reads them; before its first own change it takes a copy."""
-
-    by_id: dict[str, TreeRow]
-    children: dict[str | None, list[str]]
-
-
-_TOOL_ROLES = ("toolResult", "bashExecution")
-
-
-def _visibility(mode: str):
-    """(hidden types, extra predicate or None): the same answer as ``row_visible`` in a form the
-    flattening loop can test cheaply (a set lookup on the type for the common modes)."""
-    hidden = frozenset({"leaf"}) if mode == "all" else SETTINGS_TYPES | {"leaf"}
-    if mode == "no-tools":
-        return hidden, lambda r: not (r.type == "message" and r.role in _TOOL_ROLES)
-    if mode == "user-only":
-        return hidden, lambda r: r.type == "message" and r.role == "user"
-    if mode == "labeled":
-        return hidden, lambda r: bool(r.label)
-    return hidden, None
-
-
-def row_visible(row: TreeRow, mode: str) -> bool:
-    """Whether the filter mode shows this row (``leaf`` entries never show)."""
-    if row.type == "leaf":
-        return False
-    if mode == "all":
-        return True
-    if row.type in SETTINGS_TYPES:
-        return False
-    if mode == "no-tools":
-        return row_kind(row) != "tool"
-    if mode == "user-only":
-        return row.type == "message" and row.role == "user"
-    if mode == "labeled":
-        return bool(row.label)
-    return True
-
-
-def gutter_prefix(gutter: Gutter | None, connector: int, max_levels: int) -> str:
-    """The connector drawing of a line, at most ``max_levels`` levels wide (``⋯`` marks the cut)."""
-    if gutter is None:
-        return ""
-    bits: list[bool] = []
-    node: Gutter | None = gutter
-    while node is not None and len(bits) < max_levels:
-        bits.append(node[0])
-        node = node[1]
-    bits.reverse()
-    parts = ["│ " if b else "  " for b in bits[:-1]]
-    if connector == TEE:
-        parts.append("├─")
-    elif connector == ELBOW:
-        parts.append("└─")
-    else:
-        parts.append("│ " if bits[-1] else "  ")
-    if node is not None:
-        parts[0] = "⋯ "
-    return "".join(parts)
+from .tree_rows import CHILDREN, ELBOW, GUTTER, NONE, ROW, TEE, Gutter, Line, row_visible, visibility
 
 
 class TreeLayout:
-    """The rows of one session and their flattened, filtered, folded display lines."""
+    """The flattened, filtered, folded display lines of one session's tree.
+
+    The rows and the children map are the controller's ``TreeIndex`` (a ``TreeSnapshot``), read
+    and never changed here: the index is the one tree model, with the one sibling order."""
 
     def __init__(self) -> None:
-        self.rows: dict[str, TreeRow] = {}
+        self.rows: Mapping[str, TreeRow] = {}
+        self._kids: Mapping[str | None, Sequence[str]] = {}  # every row's id under its parent
         self.mode = "default"
         self.query = ""
         self.folded: set[str] = set()
@@ -131,56 +38,28 @@ class TreeLayout:
         # cycles); the common pass walks ``_kids`` and answers per entry (``visible_parent``).
         self._vparent: dict[str, str | None] | None = {}
         self._vchildren: dict[str | None, list[str]] | None = {}
-        self._kids: dict[str | None, list[str]] | None = None  # every row's id under its parent
-        self._kids_unique = True  # no id twice in _kids (else checked before each flattening)
-        self._borrowed = False  # rows/_kids belong to the caller (set_rows(index=...)): copy before writing
         self._pos: dict[str, int] | None = None  # row order, for merging children of hidden rows
         self._order: list[str] | None = None  # the same as a list (a few lookups)
         self._order_lookups = 0
         self._ids: list[str] = []  # line → entry id
         self._index: dict[str, int] | None = {}
         self._lookups: dict[str, int | None] = {}  # index_of answers before the full index exists
-        self.retired: list[tuple] = []
+        self.retired: list[tuple[Any, ...]] = []
 
     # ------------------------------------------------------------ building
 
-    def set_rows(self, rows: Iterable[TreeRow], index: TreeMaps | None = None) -> None:
-        """All rows (timestamp order). ``index``: the caller's own maps of exactly these rows,
-        reused instead of built again (read only). The previous rows' structures are moved to
-        ``retired`` (the caller may free them after the next frame: 100k rows take ~20 ms)."""
-        self.retired.append((self.rows, self._kids, self.lines, self._ids, self._index, self._vparent,
-                             self._vchildren, self._pos, self._order))
+    def set_index(self, index: TreeSnapshot) -> None:
+        """A (new) tree. The previous lines are moved to ``retired`` (the caller may free them
+        after the next frame: 100k lines take ~20 ms to free)."""
+        self.retired.append((self.lines, self._ids, self._index, self._vparent, self._vchildren, self._pos,
+                             self._order))
         self.lines, self._ids, self._index = [], [], {}
-        if index is not None:
-            self.rows, self._kids, self._borrowed = index.by_id, index.children, True
-            # each id listed once in the children map unless the rows repeat an id
-            self._kids_unique = isinstance(rows, list) and len(rows) == len(self.rows)
-        else:
-            self.rows, self._kids, self._borrowed = {r.id: r for r in rows}, None, False
-            self._kids_unique = True  # built here from the rows by id
+        self.rows, self._kids = index.by_id, index.children
         self._pos = self._order = None
         self._order_lookups = 0
         self.rebuild()
 
-    def _own(self) -> None:
-        """Copy borrowed maps before the first change of our own."""
-        if self._borrowed:
-            self.rows = dict(self.rows)
-            if self._kids is not None:
-                self._kids = {k: list(v) for k, v in self._kids.items()}
-            self._borrowed = False
-
-    def _children_map(self) -> dict[str | None, list[str]]:
-        if self._kids is None:
-            kids: dict[str | None, list[str]] = {}
-            for rid, row in self.rows.items():
-                pid = row.parent_id
-                lst = kids.get(pid)
-                if lst is None:
-                    kids[pid] = [rid]
-                else:
-                    lst.append(rid)
-            self._kids = kids
+    def _children_map(self) -> Mapping[str | None, Sequence[str]]:
         return self._kids
 
     @property
@@ -218,7 +97,7 @@ class TreeLayout:
     def visible_children(self, parent_id: str | None) -> list[str]:
         if self._vchildren is not None:
             return self._vchildren.get(parent_id, [])
-        hidden, pred = _visibility(self.mode)
+        hidden, pred = visibility(self.mode)
         return self._expand(self._children_map().get(parent_id, ()), hidden, pred, None)
 
     def _visible_parent(self, row: TreeRow, visible, cache: dict[str, str | None]) -> str | None:
@@ -245,15 +124,9 @@ class TreeLayout:
         return result
 
     def rebuild(self) -> None:
-        # The pass allocates ~n tuples/lists: the cyclic GC would rescan them repeatedly
-        # (measured: 2.5x slower at 100k rows). Nothing here creates cycles.
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        # The pass allocates ~n tuples/lists and no cycles (see storage.gc_policy).
+        with paused():
             self._rebuild()
-        finally:
-            if was_enabled:
-                gc.enable()
 
     def _rebuild(self) -> None:
         self._index = None
@@ -267,8 +140,8 @@ class TreeLayout:
         self._rebuild_general()
 
     def _rebuild_general(self) -> None:
-        """Any input: orphans (their nearest present ancestor is missing) become roots, cycles
-        end, a query keeps only matches and their ancestors."""
+        """Any input: orphans (their nearest present ancestor is missing) become roots, so does
+        the first row of a parent cycle; a query keeps only matches and their ancestors."""
         mode = self.mode
         visible = {rid for rid, r in self.rows.items() if row_visible(r, mode)}
         cache: dict[str, str | None] = {}
@@ -284,6 +157,7 @@ class TreeLayout:
                     children[pid].append(rid)
                 else:
                     children[pid] = [rid]
+        _break_cycles(vparent, children)
         if self.query.strip():
             vparent = self._keep_matches(vparent)
             children = {}
@@ -345,9 +219,7 @@ class TreeLayout:
         rows, folded = self.rows, self.folded
         kids_map = self._children_map()
         n = len(rows)
-        if not self._kids_unique and sum(map(len, kids_map.values())) != n:
-            return None  # an id listed twice
-        hidden, pred = _visibility(self.mode)
+        hidden, pred = visibility(self.mode)
         counter = [0]  # hidden rows and rows under folds, walked
         expand = self._expand
         lines: list[Line] = []
@@ -457,18 +329,12 @@ class TreeLayout:
     # ------------------------------------------------------------ live growth
 
     def add_row(self, row: TreeRow) -> bool:
-        """Add one row. Returns True when the lines changed only by an insert (no rebuild needed).
+        """A row the index gained (added there first). Returns True when the lines changed only
+        by an insert (no rebuild needed).
 
         The fast path covers the common live case — a new child of a row that had no visible
         children (the conversation growing at the leaf); anything else rebuilds.
         """
-        known = row.id in self.rows
-        if not known:
-            self._own()  # borrowed maps: the caller may have added the row already (then known)
-            if self._kids is not None:
-                self._kids.setdefault(row.parent_id, []).append(row.id)
-        if not (known and self._borrowed):
-            self.rows[row.id] = row
         self._pos = self._order = None
         self._order_lookups = 0
         if not row_visible(row, self.mode):
@@ -495,6 +361,13 @@ class TreeLayout:
         elif self._index is not None:
             self._index[row.id] = at + 1
         return True
+
+    def replace_row(self, row: TreeRow) -> int | None:
+        """The index replaced a row (a new label): its line shows the new one. Returns the line."""
+        at = self.index_of(row.id)
+        if at is not None:
+            self.lines[at] = (row,) + self.lines[at][ROW + 1:]
+        return at
 
     # ------------------------------------------------------------ lookups
 
@@ -554,6 +427,31 @@ class TreeLayout:
 
     def preview_label(self, row: TreeRow, limit: int = 40) -> str:
         return sanitize_line(row.label or "", limit)
+
+
+def _break_cycles(vparent: dict[str, str | None], children: dict[str | None, list[str]]) -> None:
+    """Rows no root reaches are in (or under) a parent cycle: the first of each, in row order,
+    becomes a root, so every row has a line (never hidden, never an endless walk)."""
+    reached: set[str] = set()
+
+    def reach(start: list[str]) -> None:
+        stack = list(start)
+        while stack:
+            node = stack.pop()
+            if node not in reached:
+                reached.add(node)
+                stack.extend(children.get(node, ()))
+
+    reach(children.get(None, []))
+    if len(reached) == len(vparent):
+        return
+    for rid in list(vparent):
+        if rid in reached:
+            continue
+        children[vparent[rid]].remove(rid)
+        vparent[rid] = None
+        children.setdefault(None, []).append(rid)
+        reach([rid])
 
 
 class _VisibleIds:

@@ -1,12 +1,12 @@
 """TreeView: the session tree panel, drawn line by line (Textual Line API).
 
 Data in (from the App):
-    ``set_rows(rows, leaf_id, active_path_ids, index=None)``  the whole tree (``storage.base.TreeRow``
-                                                   list, timestamp order); rebuilds the lines in O(n).
-                                                   ``index``: the caller's ``by_id``/``children`` maps of
-                                                   these rows (``tree_layout.TreeMaps``), reused read-only
-    ``add_row(row)``                               one new entry while the agent runs; the
+    ``set_index(index, leaf_id, active_path_ids)`` the whole tree: the controller's ``TreeIndex``
+                                                   (read only); rebuilds the lines in O(n)
+    ``set_rows(rows, leaf_id, active_path_ids)``   the same from bare rows (an index is built)
+    ``add_row(row)``                               a row the index gained while the agent runs; the
                                                    cursor stays on its entry, the view does not jump
+    ``replace_row(row)``                           the index replaced a row (a new label)
     ``set_leaf(leaf_id, active_path_ids)``         the leaf moved; redraws markers only (if the
                                                    cursor was on the old leaf it follows)
     ``set_filter(mode)`` / ``filter_mode``          "default" | "no-tools" | "user-only" | "labeled" | "all"
@@ -30,20 +30,11 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from treechat.storage.base import TreeRow
+from treechat.storage.tree_index import TreeIndex, TreeSnapshot
 
 from .keymap import bindings_for
-from .tree_layout import (
-    CHILDREN,
-    CONNECTOR,
-    FILTERS,
-    FOLDED,
-    GUTTER,
-    ROW,
-    TreeLayout,
-    TreeMaps,
-    gutter_prefix,
-    row_kind,
-)
+from .tree_layout import TreeLayout
+from .tree_rows import CHILDREN, CONNECTOR, FILTERS, FOLDED, GUTTER, ROW, gutter_prefix, row_kind
 
 _MAX_LEVELS = 12  # deeper fork nesting is drawn as "⋯" so the text stays on screen
 _ROLE_TAG = {"user": "user: ", "assistant": "asst: ", "tool": "tool: ", "summary": "", "settings": ""}
@@ -111,6 +102,7 @@ class TreeView(ScrollView, can_focus=True):
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.layout_data = TreeLayout()
+        self._index: TreeSnapshot | None = None
         self.leaf_id: str | None = None
         self.active_ids: frozenset[str] | set[str] = frozenset()
         self.cursor = 0
@@ -129,18 +121,25 @@ class TreeView(ScrollView, can_focus=True):
         lines = self.lines
         return lines[self.cursor][ROW].id if 0 <= self.cursor < len(lines) else None
 
-    def set_rows(self, rows: list[TreeRow], leaf_id: str | None, active_path_ids: set[str],
-                 index: TreeMaps | None = None) -> None:
-        keep = self.cursor_id
+    def set_index(self, index: TreeSnapshot, leaf_id: str | None, active_path_ids: set[str]) -> None:
+        """A whole (new) tree: the controller's index, read, never changed here. The cursor
+        starts on the leaf, scrolled into view."""
+        keep = self.cursor_id if index is self._index else None
+        self._index = index
         self.leaf_id, self.active_ids = leaf_id, set(active_path_ids)
-        self.layout_data.set_rows(rows, index=index)
+        self.layout_data.set_index(index)
         retired, self.layout_data.retired = self.layout_data.retired, []
         self.call_after_refresh(retired.clear)  # free the previous tree after the first frame
         if keep is None or self.layout_data.index_of(keep) is None:
             keep = leaf_id
         self._after_change(keep, top_id=None, center=True)
 
+    def set_rows(self, rows: list[TreeRow], leaf_id: str | None, active_path_ids: set[str]) -> None:
+        """The same from bare rows (tests, tools): an index is built for them."""
+        self.set_index(TreeIndex.build(rows), leaf_id, active_path_ids)
+
     def add_row(self, row: TreeRow) -> None:
+        """A row the index gained while the agent runs; the cursor stays on its entry."""
         keep, top = self.cursor_id, self._top_id()
         if self.layout_data.add_row(row):
             # fast path: one line inserted; shift the cursor/scroll if it landed above them
@@ -152,6 +151,12 @@ class TreeView(ScrollView, can_focus=True):
             self._sync_size()
         else:
             self._after_change(keep, top_id=top)
+
+    def replace_row(self, row: TreeRow) -> None:
+        """The index replaced a row (its label changed)."""
+        at = self.layout_data.replace_row(row)
+        if at is not None:
+            self.refresh_lines_at(at)
 
     def set_leaf(self, leaf_id: str | None, active_path_ids: set[str]) -> None:
         follow = self.cursor_id is not None and self.cursor_id == self.layout_data.shown_ancestor(self.leaf_id)

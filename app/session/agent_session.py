@@ -239,6 +239,24 @@ class AgentSession:
         await self._emit(self.queue_update())
         return message_text(taken[1])
 
+    @property
+    def has_queued_messages(self) -> bool:
+        return self.agent.has_queued_messages()
+
+    async def interrupt(self) -> list[Any]:
+        """Esc: stop the run; what goes out next comes back (the queued steering, or when nothing
+        steers, the follow-ups) and the queue is emptied. The partial reply is kept as aborted."""
+        steering = self.agent.clear_steering_queue()
+        batch = steering or self.agent.clear_follow_up_queue()
+        await self.abort()
+        await self._emit(self.queue_update())
+        return batch
+
+    def abort_now(self) -> None:
+        """Stop from a signal handler (Ctrl+C in print mode): no await, nothing delivered next."""
+        self.compactor.abort()
+        self.agent.abort()
+
     async def clear_queue(self) -> QueueUpdate:
         before = self.queue_update()
         self.agent.clear_all_queues()

@@ -7,8 +7,7 @@ EntryNotFoundError (naming the id) before anything is written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from treechat.storage.base import EntryNotFoundError, PathState, SessionStorage
 from treechat.storage.model import (
@@ -23,7 +22,6 @@ from treechat.storage.model import (
     ModelChangeEntry,
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
-    iso_to_ms,
     parse_message,
 )
 
@@ -32,24 +30,33 @@ from .context import SessionContext, build_context
 _CURRENT: Any = object()  # "the current leaf" (None is a real position: before the first entry)
 
 
-@dataclass
-class TreeNode:
-    entry: Entry
-    children: list["TreeNode"] = field(default_factory=list)
-    label: str | None = None
-
-
-@dataclass
-class Tree:
-    roots: list[TreeNode]
-    problems: list[str]  # cycles found (each broken at its first entry), for the UI to report
+# What a Session tells its observers, synchronously, right after the storage has it: the
+# entry that was appended (the new leaf), or the leaf moving without a new row.
+AppendObserver = Callable[[Entry], None]
+LeafObserver = Callable[[str | None], None]
 
 
 class Session:
     def __init__(self, storage: SessionStorage, leaf_id: str | None):
         self.storage = storage
         self.session_id = storage.session_id
-        self.leaf_id = leaf_id
+        self.leaf_id = leaf_id  # the one owner of "where we are": every append goes through here
+        self._on_append: list[AppendObserver] = []
+        self._on_leaf: list[LeafObserver] = []
+
+    def observe(self, on_append: AppendObserver, on_leaf: LeafObserver) -> Callable[[], None]:
+        """Be told of every append (with the persisted entry) and every leaf move, whoever made
+        them (the agent persisting a reply, a compaction, a label, a model change, …)."""
+        self._on_append.append(on_append)
+        self._on_leaf.append(on_leaf)
+
+        def stop() -> None:
+            if on_append in self._on_append:
+                self._on_append.remove(on_append)
+            if on_leaf in self._on_leaf:
+                self._on_leaf.remove(on_leaf)
+
+        return stop
 
     @classmethod
     async def open(cls, storage: SessionStorage) -> "Session":
@@ -62,6 +69,8 @@ class Session:
         entry = cls(id=entry_id, parent_id=self.leaf_id, **{k: v for k, v in fields.items() if v is not None})
         await self.storage.append_entry(entry)
         self.leaf_id = entry_id
+        for observer in list(self._on_append):
+            observer(entry)
         return entry_id
 
     async def append_message(self, message: Any) -> str:
@@ -123,6 +132,8 @@ class Session:
         return await self._append(LabelEntry, target_id=target_id, label=label)
 
     async def append_session_info(self, name: str) -> str:
+        """Name the session (the last name wins; blank clears). Appended at the leaf like any
+        entry, so naming never forks the conversation."""
         return await self._append(SessionInfoEntry, name=name.strip())
 
     # ------------------------------------------------------------ navigation
@@ -146,6 +157,8 @@ class Session:
             return
         await self.storage.set_leaf_id(entry_id)
         self.leaf_id = entry_id
+        for observer in list(self._on_leaf):
+            observer(entry_id)
 
     async def reset_leaf(self) -> None:
         await self.move_to(None)
@@ -163,34 +176,6 @@ class Session:
 
     async def get_children(self, parent_id: str | None) -> list[Entry]:
         return await self.storage.get_children(parent_id)
-
-    async def get_tree(self) -> Tree:
-        """Every entry as a forest: roots in sequence order (parentless, self-parented and
-        orphans), children ordered by timestamp (stable). Cycles are broken and reported."""
-        entries = await self.storage.get_entries()
-        labels = await self.storage.get_labels()
-        nodes = {e.id: TreeNode(e, label=labels.get(e.id)) for e in entries}
-        roots: list[TreeNode] = []
-        for e in entries:
-            node = nodes[e.id]
-            parent = nodes.get(e.parent_id) if e.parent_id is not None else None
-            if parent is None or e.parent_id == e.id:
-                roots.append(node)
-            else:
-                parent.children.append(node)
-        reached = _reachable(roots)
-        problems: list[str] = []
-        for e in entries:  # entries only reachable through a parent cycle
-            if e.id not in reached:
-                problems.append(f"entry {e.id} is part of a parent cycle; shown as a root")
-                node = nodes[e.id]
-                parent = nodes[e.parent_id]  # type: ignore[index]
-                parent.children = [c for c in parent.children if c is not node]
-                roots.append(node)
-                reached |= _reachable([node])
-        for node in nodes.values():
-            node.children.sort(key=lambda n: _time_key(n.entry.timestamp))
-        return Tree(roots, problems)
 
     # ------------------------------------------------------------ derived state
 
@@ -211,20 +196,3 @@ class Session:
 
     async def get_session_name(self) -> str | None:
         return await self.storage.get_session_name()
-
-
-def _time_key(iso: str) -> float:
-    ms = iso_to_ms(iso)
-    return 0.0 if ms != ms else float(ms)  # NaN (unparseable) sorts first, like Pi's sort does
-
-
-def _reachable(roots: list[TreeNode]) -> set[str]:
-    seen: set[str] = set()
-    stack = list(roots)
-    while stack:
-        node = stack.pop()
-        if node.entry.id in seen:
-            continue
-        seen.add(node.entry.id)
-        stack.extend(node.children)
-    return seen

@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 
 from tests.fake_provider import FakeProvider
+from treechat.chat import Chat
 from treechat.config import load_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.print_mode import run_print
 from treechat.session.session import Session
 from treechat.storage import open_catalog
+from treechat.storage.base import SessionCatalog
 from treechat.storage.memory import MemoryCatalog
 from treechat.storage.model import MessageEntry, TextContent
 
@@ -30,43 +32,62 @@ def registry_for(fp: FakeProvider) -> ModelRegistry:
                               "ANTHROPIC_BASE_URL": fp.base_url, "ANTHROPIC_API_KEY": SECRET})
 
 
-async def run(fp, session, prompt="hi", model="openai/fake-model", **kw):
-    out, err = io.StringIO(), io.StringIO()
-    code = await run_print(prompt, session=session, model_ref=model, tools=kw.pop("tools", None),
-                           yes=kw.pop("yes", False), out=out, err=err, registry=registry_for(fp), **kw)
+async def allow(command: str) -> bool:
+    return True
+
+
+class Place:
+    """A catalog and one session in it, continued by every run (like `-c`)."""
+
+    def __init__(self, tmp_path: Path, catalog: SessionCatalog | None = None) -> None:
+        self.home, self.catalog, self.session_id = tmp_path, catalog or MemoryCatalog(), ""
+
+    async def session(self) -> Session:
+        if not self.session_id:
+            self.session_id = (await self.catalog.create()).session_id
+        return await Session.open(await self.catalog.open(self.session_id))
+
+
+async def run(fp, place: Place, prompt="hi", model="openai/fake-model", *, tools=None, yes=False, cwd=None,
+              registry=None, out=None):
+    out, err = out or io.StringIO(), io.StringIO()
+    chat = Chat(catalog=place.catalog, settings=load_settings(place.home, env={}), registry=registry or registry_for(fp),
+                model_ref=model, tools=tools, cwd=cwd, confirm=allow if yes else None)
+    await chat.open(await place.catalog.open((await place.session()).session_id))
+    code = await run_print(chat, prompt, out=out, err=err)
     return code, out.getvalue(), err.getvalue()
 
 
-async def test_streams_the_reply_and_persists_the_exchange(fake) -> None:
+async def test_streams_the_reply_and_persists_the_exchange(fake, tmp_path) -> None:
     fake.script_openai(["Hel", "lo"], usage={"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12})
-    session = await Session.open(await MemoryCatalog().create())
-    code, out, err = await run(fake, session)
+    place = Place(tmp_path)
+    code, out, err = await run(fake, place)
     assert (code, out, err) == (0, "Hello\n", "")
-    ctx = await session.build_session_context()
+    ctx = await (await place.session()).build_session_context()
     assert [m.role for m in ctx.messages] == ["user", "assistant"]
     assert ctx.messages[1].usage.input == 10 and ctx.messages[1].usage.output == 2
     assert fake.requests[0].headers["authorization"] == f"Bearer {SECRET}"
 
 
-async def test_same_session_continues_with_anthropic(fake) -> None:
+async def test_same_session_continues_with_anthropic(fake, tmp_path) -> None:
     fake.script_openai(["first"])
     fake.script_anthropic(["second"])
-    session = await Session.open(await MemoryCatalog().create())
-    assert (await run(fake, session))[0] == 0
-    code, out, _ = await run(fake, session, "again", model="anthropic/claude-sonnet-4-5")
+    place = Place(tmp_path)
+    assert (await run(fake, place))[0] == 0
+    code, out, _ = await run(fake, place, "again", model="anthropic/claude-sonnet-4-5")
     assert (code, out) == (0, "second\n")
     sent = fake.requests[1].body["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "user"]
 
 
-async def test_dropped_connection_stores_partial_error_and_exits_non_zero(fake) -> None:
+async def test_dropped_connection_stores_partial_error_and_exits_non_zero(fake, tmp_path) -> None:
     fake.script_openai(["partial ", "text", " never"], drop_after=2)
-    session = await Session.open(await MemoryCatalog().create())
-    code, out, err = await run(fake, session)
+    place = Place(tmp_path)
+    code, out, err = await run(fake, place)
     assert code == 1
     assert out == "partial text\n"
     assert err.count("\n") == 1 and err.startswith("treechat: ") and "lost" in err
-    last = (await session.get_branch())[-1]
+    last = (await (await place.session()).get_branch())[-1]
     assert isinstance(last, MessageEntry) and last.message.stop_reason == "error"
     assert last.message.content == [TextContent(text="partial text")]
 
@@ -74,25 +95,24 @@ async def test_dropped_connection_stores_partial_error_and_exits_non_zero(fake) 
 async def test_bash_without_yes_is_refused_with_a_clear_result(fake, tmp_path) -> None:
     fake.script_openai(tool_calls=[{"id": "c1", "name": "bash", "arguments": '{"command": "echo hi"}'}])
     fake.script_openai(["ok"])
-    session = await Session.open(await MemoryCatalog().create())
-    code, _, _ = await run(fake, session, tools="bash", cwd=str(tmp_path))
+    place = Place(tmp_path)
+    code, _, _ = await run(fake, place, tools=["bash"], cwd=str(tmp_path))
     assert code == 0
-    result = (await session.build_session_context()).messages[2]
+    result = (await (await place.session()).build_session_context()).messages[2]
     assert result.role == "toolResult" and result.is_error and "--yes" in result.content[0].text
 
 
 async def test_bash_with_yes_runs(fake, tmp_path) -> None:
     fake.script_openai(tool_calls=[{"id": "c1", "name": "bash", "arguments": '{"command": "echo hi"}'}])
     fake.script_openai(["ok"])
-    session = await Session.open(await MemoryCatalog().create())
-    code, _, _ = await run(fake, session, tools=["bash"], yes=True, cwd=str(tmp_path))
-    result = (await session.build_session_context()).messages[2]
+    place = Place(tmp_path)
+    code, _, _ = await run(fake, place, tools=["bash"], yes=True, cwd=str(tmp_path))
+    result = (await (await place.session()).build_session_context()).messages[2]
     assert code == 0 and not result.is_error and result.content[0].text == "hi"
 
 
-async def test_unknown_model_provider_is_one_clear_line(fake) -> None:
-    session = await Session.open(await MemoryCatalog().create())
-    code, out, err = await run(fake, session, model="nowhere/x")
+async def test_unknown_model_provider_is_one_clear_line(fake, tmp_path) -> None:
+    code, out, err = await run(fake, Place(tmp_path), model="nowhere/x")
     assert code == 2 and out == "" and err.startswith("treechat: Unknown provider 'nowhere'")
 
 
@@ -102,14 +122,11 @@ async def test_no_api_key_in_any_file_written(fake, tmp_path, backend) -> None:
     settings = load_settings(home, env={"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": SECRET})
     catalog = await open_catalog(backend, settings.home)
     try:
-        session = await Session.open(await catalog.create())
+        place = Place(home, catalog)
         fake.script_openai(["fine"])
-        out, err = io.StringIO(), io.StringIO()
-        code = await run_print("hi", session=session, model_ref="openai/fake-model", out=out, err=err,
-                               registry=ModelRegistry(settings), settings=settings)
+        code, _, _ = await run(fake, place, registry=ModelRegistry(settings))
         fake.script_status(401, {"error": {"message": f"bad key {SECRET[:6]}"}})
-        await run_print("again", session=session, model_ref="openai/fake-model", out=out, err=err,
-                        registry=ModelRegistry(settings), settings=settings)
+        await run(fake, place, "again", registry=ModelRegistry(settings))
     finally:
         await catalog.close()
     assert code == 0
@@ -127,21 +144,18 @@ class _ClosedPipe(io.StringIO):
         raise io.UnsupportedOperation("no file")
 
 
-async def test_a_reader_that_goes_away_does_not_lose_the_reply(fake) -> None:
+async def test_a_reader_that_goes_away_does_not_lose_the_reply(fake, tmp_path) -> None:
     fake.script_openai(["a long ", "answer"])
-    session = await Session.open(await MemoryCatalog().create())
-    err = io.StringIO()
-    code = await run_print("hi", session=session, model_ref="openai/fake-model", out=_ClosedPipe(), err=err,
-                           registry=registry_for(fake))
-    assert code == 0 and "Traceback" not in err.getvalue()
-    ctx = await session.build_session_context()
+    place = Place(tmp_path)
+    code, _, err = await run(fake, place, out=_ClosedPipe())
+    assert code == 0 and "Traceback" not in err
+    ctx = await (await place.session()).build_session_context()
     assert ctx.messages[-1].stop_reason == "stop" and ctx.messages[-1].content[0].text == "a long answer"
 
 
-async def test_a_missing_key_fails_before_any_request(fake) -> None:
-    session = await Session.open(await MemoryCatalog().create())
-    out, err = io.StringIO(), io.StringIO()
-    code = await run_print("hi", session=session, model_ref="openai/fake-model", out=out, err=err,
-                           registry=ModelRegistry(env={"OPENAI_BASE_URL": fake.base_url}))
+async def test_a_missing_key_fails_before_any_request_and_writes_nothing(fake, tmp_path) -> None:
+    place = Place(tmp_path)
+    code, _, err = await run(fake, place, registry=ModelRegistry(env={"OPENAI_BASE_URL": fake.base_url}))
     assert code == 2 and fake.requests == []
-    assert err.getvalue().count("\n") == 1 and "OPENAI_API_KEY" in err.getvalue()
+    assert err.count("\n") == 1 and "OPENAI_API_KEY" in err
+    assert (await (await place.session()).storage.get_session_stats()).entry_count == 0

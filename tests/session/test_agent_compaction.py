@@ -13,6 +13,8 @@ from pydantic import BaseModel
 
 from tests.fake_provider import FakeProvider
 from treechat.agent import FunctionTool, text_result
+from treechat.chat import Chat
+from treechat.config import load_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.llm.types import ModelInfo
 from treechat.print_mode import run_print
@@ -402,8 +404,9 @@ async def test_an_overflow_from_another_model_is_not_recovered(fake) -> None:
 # ---------------------------------------------------------------- print mode
 
 
-async def test_print_mode_compacts_on_overflow_retries_and_prints_the_reply(fake) -> None:
-    session = await Session.open(await MemoryCatalog().create())
+async def test_print_mode_compacts_on_overflow_retries_and_prints_the_reply(fake, tmp_path) -> None:
+    catalog = MemoryCatalog()
+    session = await Session.open(await catalog.create())
     for text in ("a" * 90_000, "b" * 90_000):  # an imported long conversation
         await session.append_message(UserMessage(content=text))
         await session.append_message(AssistantMessage(content=[TextContent(text="noted")], provider="openai",
@@ -413,7 +416,10 @@ async def test_print_mode_compacts_on_overflow_retries_and_prints_the_reply(fake
     fake.script_openai(["recovered"], usage=usage(23_000))
     out, err = io.StringIO(), io.StringIO()
     registry = ModelRegistry(env={"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "k"})
-    code = await run_print("next", session=session, model_ref="openai/fake-model", out=out, err=err, registry=registry)
+    chat = Chat(catalog=catalog, settings=load_settings(tmp_path, env={}), registry=registry,
+                model_ref="openai/fake-model")
+    await chat.open(session.storage)
+    code = await run_print(chat, "next", out=out, err=err)
     assert (code, out.getvalue()) == (0, "recovered\n")
     line = err.getvalue().strip()
     assert line.startswith("treechat: compacted the conversation (overflow): ") and line.count("\n") == 0

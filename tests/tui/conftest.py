@@ -9,6 +9,7 @@ from typing import Any, AsyncIterator, Callable
 import pytest
 
 from tests.fake_provider import FakeProvider
+from treechat.chat import Chat
 from treechat.config import load_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.storage import open_catalog
@@ -37,13 +38,15 @@ def make_app(tmp_path, fake) -> Callable[..., Any]:
         settings = load_settings(tmp_path, env=env)
         catalog = await open_catalog(storage_kind, tmp_path)
         storage = await (catalog.open(session_id) if session_id else catalog.create(cwd=str(tmp_path)))
-        app = TreechatApp(catalog=catalog, storage=storage, settings=settings, registry=ModelRegistry(settings, env=env),
-                          model_ref=model, detect_servers=False, cwd=str(tmp_path), tools=tools or [])
+        chat = Chat(catalog=catalog, settings=settings, registry=ModelRegistry(settings, env=env), model_ref=model,
+                    cwd=str(tmp_path), tools=tools or [])
+        app = TreechatApp(chat, storage, detect_servers=False)
         try:
             async with app.run_test(size=size) as pilot:
                 await pilot.pause()
                 yield app, pilot
         finally:
+            await chat.close()  # as run_tui does: a run still going is stopped before the store closes
             await catalog.close()
 
     return factory
@@ -69,7 +72,7 @@ async def path_texts(app: Any) -> list[tuple[str, str]]:
     """(role, text) of every message on the active path, from storage."""
     from treechat.storage.model import message_text
 
-    branch = await app.session.get_branch()
+    branch = await app.chat.session.get_branch()
     return [(e.message.role, message_text(e.message)) for e in branch if e.type == "message"]
 
 
@@ -79,7 +82,7 @@ def screen_text(app: Any) -> str:
 
 
 def idle(app: Any) -> bool:
-    return app.asession is not None and not app.asession.is_streaming and not app.query_one("Composer").running
+    return app.chat.agent is not None and not app.chat.is_running and not app.query_one("Composer").running
 
 
 __all__ = ["wait_for", "type_text", "path_texts", "idle", "asyncio"]

@@ -21,7 +21,7 @@ async def test_send_streams_the_reply_and_persists_both(make_app, fake):
         assert await path_texts(app) == [("user", "hi model"), ("assistant", "Hello there, human.")]
         assert app.query_one(Composer).text == ""
         tree = app.query_one(TreeView)
-        for entry in await app.session.get_branch():
+        for entry in await app.chat.session.get_branch():
             if entry.type == "message":
                 assert tree.layout_data.index_of(entry.id) is not None
         assert "human." in screen_text(app)
@@ -67,7 +67,7 @@ async def test_escape_stops_the_run_and_keeps_the_partial_reply(make_app, fake):
         await pilot.pause(0.05)
         await pilot.press("escape")
         await wait_for(pilot, lambda: idle(app), what="the stop")
-        branch = await app.session.get_branch()
+        branch = await app.chat.session.get_branch()
         last = branch[-1].message
         assert last.role == "assistant" and last.stop_reason == "aborted"
         gate.set()
@@ -102,7 +102,7 @@ async def test_alt_up_pulls_the_last_queued_message_back(make_app, fake):
         await wait_for(pilot, lambda: app.query_one(QueueTray).display, what="queued")
         await pilot.press("alt+up")
         await wait_for(pilot, lambda: app.query_one(Composer).text == "later please", what="pulled back")
-        assert app.asession.queue_update().follow_up == []
+        assert app.chat.queue.follow_up == ()
         gate.set()
         await wait_for(pilot, lambda: idle(app), what="the end of the run")
 
@@ -141,15 +141,17 @@ async def test_quitting_keeps_what_was_typed_and_queued_as_the_sessions_draft(ma
         await type_text(pilot, "queued for later")
         await pilot.press("alt+enter")
         await type_text(pilot, "half-written thought")
+        sid = app.chat.session_id
         await pilot.press("ctrl+q")
         from treechat.widgets.screens import ConfirmDialog
 
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the quit confirmation")
         await pilot.press("y")
         await wait_for(pilot, lambda: not app.is_running, what="the exit")
-        sid = app.session.session_id
         gate.set()
-        branch = await app.session.get_branch()
+        from treechat.session.session import Session
+
+        branch = await (await Session.open(await app.chat.catalog.open(sid))).get_branch()
         assert branch[-1].message.stop_reason == "aborted"  # the partial reply is saved
     async with make_app(session_id=sid) as (app, pilot):
         text = app.ui(Composer).text

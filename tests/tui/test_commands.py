@@ -31,7 +31,7 @@ def summaries(fake):
 def app_texts(app) -> list[tuple[str, str]]:
     from treechat.storage.model import message_text
 
-    return [(getattr(m, "role", ""), message_text(m)) for m in app.asession.state.messages]
+    return [(getattr(m, "role", ""), message_text(m)) for m in app.chat.agent.state.messages]
 
 
 async def slash(pilot, line: str) -> None:
@@ -73,27 +73,27 @@ async def test_name_label_export_and_fork(make_app, fake, tmp_path):
         await pilot.press("enter")
         await wait_for(pilot, lambda: idle(app), what="the reply")
         await slash(pilot, "/name My project")
-        assert await app.session.get_session_name() == "My project"
-        leaf = app.session.leaf_id
+        assert await app.chat.session.get_session_name() == "My project"
+        leaf = app.chat.session.leaf_id
         await slash(pilot, "/label milestone")
-        assert await app.session.get_label(leaf) == "milestone"
+        assert await app.chat.session.get_label(leaf) == "milestone"
         out = tmp_path / "out.jsonl"
         await slash(pilot, f"/export {out}")
         lines = [json.loads(x) for x in out.read_text().splitlines()]
         assert lines[0]["type"] == "session" and any(e.get("label") == "milestone" for e in lines[1:])
-        original = app.session.session_id
+        original = app.chat.session.session_id
         await slash(pilot, "/fork before")
-        await wait_for(pilot, lambda: app.session.session_id != original, what="the fork")
+        await wait_for(pilot, lambda: app.chat.session.session_id != original, what="the fork")
         assert app.ui(Composer).text == "a question"
-        rows = {r.id: r for r in await app.catalog.list()}
-        assert rows[app.session.session_id].parent_session_id == original
+        rows = {r.id: r for r in await app.chat.catalog.list()}
+        assert rows[app.chat.session.session_id].parent_session_id == original
         assert await path_texts(app) == []  # before the prompt: nothing yet on the new branch
 
 
 async def test_compact_command_keeps_everything_and_the_card_shows(make_app, fake):
     fake.responder = summaries(fake)
     async with make_app() as (app, pilot):
-        s = app.session
+        s = app.chat.session
         from treechat.storage.model import AssistantMessage, TextContent, UserMessage
 
         first = None
@@ -102,9 +102,8 @@ async def test_compact_command_keeps_everything_and_the_card_shows(make_app, fak
             first = first or uid
             await s.append_message(AssistantMessage(content=[TextContent(text=f"answer {i} " + "more " * 3000)],
                                                     provider="openai", model="fake-model"))
-        await app.reload_view()
         await slash(pilot, "/compact keep the goal")
-        await wait_for(pilot, lambda: any(r.type == "compaction" for r in app.index.rows) and not app.asession.is_compacting,
+        await wait_for(pilot, lambda: any(r.type == "compaction" for r in app.chat.tree.by_id.values()) and not app.chat.agent.is_compacting,
                        what="the compaction")
         await pilot.pause(0.2)
         assert all(is_summary(r) for r in fake.requests)
@@ -114,8 +113,8 @@ async def test_compact_command_keeps_everything_and_the_card_shows(make_app, fak
         assert len(await s.storage.find_entries("message")) == 24  # nothing deleted
         assert app.ui(Transcript).query("CompactionCard")  # the card stands where the summarised messages were
         # the entry before the compaction still has the full history
-        await app.move_leaf(comp.parent_id)
-        await wait_for(pilot, lambda: app.session.leaf_id == comp.parent_id, what="the move")
+        await app.chat.move_to(comp.parent_id)
+        await wait_for(pilot, lambda: app.chat.session.leaf_id == comp.parent_id, what="the move")
         ctx = await s.build_session_context()
         assert len(ctx.messages) == 24 and ctx.messages[0].role == "user"
 
@@ -125,16 +124,16 @@ async def test_context_too_long_compacts_retries_once_and_the_reply_arrives(make
     (tmp_path / "config.toml").write_text('[providers.openai]\nmodels = { "fake-model" = { context_window = 10000000 } }\n')
     header, entries, leaf, _ = read_session_file(FIXTURES / "large-session.v3.jsonl")
     async with make_app() as (app, pilot):
-        storage, _ = await app.catalog.import_session({**header, "id": "imported-long"}, entries, leaf)
-        await app.open_session(storage)
+        storage, _ = await app.chat.catalog.import_session({**header, "id": "imported-long"}, entries, leaf)
+        await app.chat.open(storage)
 
         fake.responder = summaries(fake)
         fake.script_status(400, OVERFLOW)
         fake.script_openai(["the reply after compaction"])
-        await app.choose_model("openai/fake-model")
+        await app.chat.set_model("openai/fake-model")
         await type_text(pilot, "and now?")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.asession is not None and idle(app) and not app.asession.is_compacting
+        await wait_for(pilot, lambda: app.chat.agent is not None and idle(app) and not app.chat.agent.is_compacting
                        and any("after compaction" in t for _, t in app_texts(app)), what="overflow, summary and retry",
                        rounds=1500)
         chats = [r for r in fake.requests if not is_summary(r)]
@@ -142,13 +141,13 @@ async def test_context_too_long_compacts_retries_once_and_the_reply_arrives(make
         assert len(chats[1].body["messages"]) < len(chats[0].body["messages"])  # the retry sent the compacted context
         texts = await path_texts(app)
         assert texts[-1] == ("assistant", "the reply after compaction")
-        comps = await app.session.storage.find_entries("compaction")
+        comps = await app.chat.session.storage.find_entries("compaction")
         assert [c.trigger for c in comps] == ["overflow"]
-        after = await app.session.storage.get_entries()
+        after = await app.chat.session.storage.get_entries()
         assert {e.id for e in entries} <= {e.id for e in after}  # every original entry is still there
         await pilot.pause(0.2)
         assert "reply after compaction" in screen_text(app)
         # choosing the entry before the compaction shows the full history again
-        await app.move_leaf(comps[-1].parent_id)
-        ctx = await app.session.build_session_context()
+        await app.chat.move_to(comps[-1].parent_id)
+        ctx = await app.chat.session.build_session_context()
         assert len(ctx.messages) >= 914 and ctx.messages[0].role != "compactionSummary"

@@ -1,5 +1,7 @@
 from treechat.storage.base import TreeRow
-from treechat.widgets.tree_layout import TreeLayout, gutter_prefix
+from treechat.storage.tree_index import TreeIndex
+from treechat.widgets.tree_layout import TreeLayout
+from treechat.widgets.tree_rows import gutter_prefix
 from treechat.widgets.tree_view import TreeView
 
 from .helpers import Host, chain, row
@@ -20,14 +22,14 @@ BRANCHY = [
 
 def test_forks_indent_and_chains_do_not():
     layout = TreeLayout()
-    layout.set_rows(BRANCHY)
+    layout.set_index(TreeIndex.build(BRANCHY))
     assert _drawn(layout) == ["a", "b", "├─c", "│ d", "└─e", "  f", "  ├─g", "  └─h", "    t", "    tr"]
 
 
 def test_hidden_rows_reattach_children_and_leaf_entries_never_show():
     layout = TreeLayout()
     layout.mode = "all"
-    layout.set_rows(BRANCHY)
+    layout.set_index(TreeIndex.build(BRANCHY))
     ids = [line[0].id for line in layout.lines]
     assert "s" in ids and "lv" not in ids
     layout.mode = "default"
@@ -37,7 +39,7 @@ def test_hidden_rows_reattach_children_and_leaf_entries_never_show():
 
 def test_filters():
     layout = TreeLayout()
-    layout.rows = {r.id: r for r in BRANCHY}
+    layout.set_index(TreeIndex.build(BRANCHY))
     expected = {
         "no-tools": {"tr"},
         "user-only": {"b", "d", "f", "t", "tr"},
@@ -56,13 +58,13 @@ def test_filters():
 def test_query_keeps_matches_and_their_ancestors():
     layout = TreeLayout()
     layout.query = "text g"
-    layout.set_rows(BRANCHY)
+    layout.set_index(TreeIndex.build(BRANCHY))
     assert [line[0].id for line in layout.lines] == ["a", "b", "e", "f", "g"]
 
 
 def test_five_thousand_deep_chain_is_flat_and_does_not_recurse():
     layout = TreeLayout()
-    layout.set_rows(chain(5000))
+    layout.set_index(TreeIndex.build(chain(5000)))
     assert len(layout.lines) == 5000
     assert all(gutter_prefix(g, c, 12) == "" for _, g, c, *_ in layout.lines)
 
@@ -73,7 +75,7 @@ def test_deep_fork_nesting_is_capped_on_screen():
         parent = rows[-2].id if i else "r"
         rows += [row(f"x{i}", parent), row(f"y{i}", parent)]
     layout = TreeLayout()
-    layout.set_rows(rows)
+    layout.set_index(TreeIndex.build(rows))
     widths = {len(gutter_prefix(g, c, 12)) for _, g, c, *_ in layout.lines}
     assert max(widths) <= 24
 
@@ -118,21 +120,27 @@ async def test_live_add_row_keeps_cursor_and_follows_leaf_only_from_the_leaf():
     app = Host(tree)
     async with app.run(size=(60, 10)) as pilot:
         rows = chain(50)
-        tree.set_rows(rows, "n49", {r.id for r in rows})
+        index = TreeIndex.build(rows)
+        tree.set_index(index, "n49", {r.id for r in rows})
+
+        def grow(new: TreeRow) -> None:  # as the controller does: the index first, then the view
+            index.add(new)
+            tree.add_row(new)
+
         tree.focus()
         await pilot.pause()
         await pilot.press("home", "down")
         assert tree.cursor_id == "n1"
         top = tree.scroll_y
-        tree.add_row(row("n50", "n49", "assistant"))
-        tree.add_row(row("fork", "n10"))  # creates a fork: full rebuild
+        grow(row("n50", "n49", "assistant"))
+        grow(row("fork", "n10"))  # creates a fork: full rebuild
         await pilot.pause()
         assert tree.cursor_id == "n1" and tree.scroll_y == top
         assert tree.layout_data.index_of("n50") is not None
         tree.set_leaf("n50", {"n50"})
         assert tree.cursor_id == "n1"  # not on the leaf: does not follow
         await pilot.press("g")
-        tree.add_row(row("n51", "n50"))
+        grow(row("n51", "n50"))
         tree.set_leaf("n51", {"n51"})
         assert tree.cursor_id == "n51"  # was on the leaf: follows it
 
@@ -167,47 +175,49 @@ async def test_hundred_thousand_rows_render():
         assert "leaf" in "".join(s.text for y in range(20) for s in tree.render_line(y))
 
 
-class _Maps:
-    """What the App hands in as ``index``: rows by id and every row's id under its parent."""
-
-    def __init__(self, rows: list[TreeRow]) -> None:
-        self.by_id = {r.id: r for r in rows}
-        self.children: dict = {}
-        for r in rows:
-            self.children.setdefault(r.parent_id, []).append(r.id)
-
-
 # a fork under a hidden row (its children join the visible parent's in row order), an orphan
-# (its parent was never stored) and a cycle: the reused maps must give the same lines
+# (its parent was never stored) and a cycle
 ODD = BRANCHY + [
     row("m", "b", None, type="model_change"), row("m1", "m"), row("b3", "b", "assistant"), row("m2", "m"),
     row("o", "missing"), row("o1", "o", "assistant"), row("x", "y"), row("y", "x"),
 ]
 
 
-def test_reused_index_gives_the_same_lines_siblings_and_parents():
+def test_rows_added_one_by_one_give_the_lines_of_the_whole_tree():
     for rows in (BRANCHY, ODD, chain(300)):
         for mode in ("default", "no-tools", "user-only", "labeled", "all"):
-            own, reused = TreeLayout(), TreeLayout()
-            own.mode = reused.mode = mode
-            own.folded = {"e"}
-            reused.folded = {"e"}
-            own.set_rows(rows)
-            reused.set_rows(rows, index=_Maps(rows))
-            assert reused.lines == own.lines, mode
+            whole, grown = TreeLayout(), TreeLayout()
+            whole.mode = grown.mode = mode
+            whole.folded = {"e"}
+            grown.folded = {"e"}
+            whole.set_index(TreeIndex.build(rows))
+            index = TreeIndex.build(rows[:1])
+            grown.set_index(index)
+            for r in rows[1:]:
+                index.add(r)
+                grown.add_row(r)
+            assert grown.lines == whole.lines, mode
             if rows is ODD and mode == "default":
-                assert reused.siblings("b3") == ["c", "e", "m1", "b3", "m2"]  # row order, across the hidden m
+                assert whole.siblings("b3") == ["c", "e", "m1", "b3", "m2"]  # row order, across the hidden m
             for r in rows:
-                assert reused.siblings(r.id) == own.siblings(r.id)
-                assert reused.visible_parent(r.id) == own.vparent.get(r.id)
-                assert reused.index_of(r.id) == own.index_of(r.id)
+                assert grown.siblings(r.id) == whole.siblings(r.id)
+                assert grown.index_of(r.id) == whole.index_of(r.id)
 
 
-def test_reused_index_is_never_written_by_the_layout():
-    maps = _Maps(BRANCHY)
+def test_the_index_is_never_written_by_the_layout():
+    index = TreeIndex.build(BRANCHY)
     layout = TreeLayout()
-    layout.set_rows(BRANCHY, index=maps)
-    layout.add_row(row("new", "g", "assistant"))
-    assert "new" not in maps.by_id and "new" not in maps.children.get("g", [])
+    layout.set_index(index)
+    before = (dict(index.by_id), {k: list(v) for k, v in index.children.items()})
+    layout.mode = "all"
+    layout.folded = {"b"}
+    layout.rebuild()
+    layout.query = "text"
+    layout.rebuild()
+    assert (dict(index.by_id), {k: list(v) for k, v in index.children.items()}) == before
+    layout.query, layout.folded, layout.mode = "", set(), "default"
+    layout.rebuild()
+    index.add(row("new", "g", "assistant"))
+    layout.add_row(index.by_id["new"])
     assert layout.index_of("new") == layout.index_of("g") + 1
     assert layout.siblings("new") == ["new"]

@@ -1,0 +1,65 @@
+"""Start-up, in one place for the CLI, the TUI and print mode: settings and the model registry,
+the store, and which session to open.
+
+Nothing here prints or exits: problems are raised as `ConfigError`, `ModelRefError` (a bad
+`[providers]` table) or `StorageError`, each one sentence the CLI shows on one line.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from treechat.config import Settings, load_settings
+from treechat.llm.registry import ModelRegistry
+from treechat.storage import BACKENDS, open_catalog
+from treechat.storage.base import SessionCatalog, SessionStorage
+
+__all__ = ["BACKENDS", "Environment", "load_environment", "storage_kind", "open_store", "pick_session",
+           "latest_with_content"]
+
+
+@dataclass
+class Environment:
+    settings: Settings
+    registry: ModelRegistry
+
+
+def load_environment(home: str | os.PathLike[str] | None = None) -> Environment:
+    """config.toml (strict) and the providers it and the environment define."""
+    settings = load_settings(home)
+    return Environment(settings, ModelRegistry(settings))
+
+
+def storage_kind(choice: str | None = None, *, ephemeral: bool = False) -> str:
+    """`--storage` (default SQLite); `--ephemeral` keeps nothing."""
+    return "memory" if ephemeral else (choice or "sqlite")
+
+
+async def open_store(kind: str, home: Path) -> SessionCatalog:
+    return await open_catalog(kind, home)
+
+
+async def latest_with_content(catalog: SessionCatalog) -> SessionStorage | None:
+    """`-c`: the newest session that holds something (an empty one left by a killed run is not
+    "the last conversation"), or None."""
+    rows = [r for r in await catalog.list() if r.entry_count > 0]
+    return await catalog.open(rows[0].id) if rows else None
+
+
+async def pick_session(catalog: SessionCatalog, *, session_ref: str | None = None, continue_latest: bool = False,
+                       cwd: str | None = None, reuse_empty: bool = False) -> SessionStorage:
+    """The session to open: `--session ID|PREFIX`, else `-c` (the latest with content, or a new
+    one), else a new session. `reuse_empty`: an empty session a killed run left (the newest) is
+    reused rather than adding another empty row (the app; print mode always starts afresh)."""
+    cwd = cwd or os.getcwd()
+    if session_ref:
+        return await catalog.open(session_ref)
+    if continue_latest:
+        return await latest_with_content(catalog) or await catalog.create(cwd=cwd)
+    if reuse_empty:
+        latest = await catalog.latest()
+        if latest is not None and (await latest.get_session_stats()).entry_count == 0:
+            return latest
+    return await catalog.create(cwd=cwd)

@@ -1,0 +1,229 @@
+"""The controller: the one thing a front end talks to, and the one owner of a chat's state.
+
+`Chat` holds the current `Session` (the tree and its leaf) and, once something needs a model,
+its `AgentSession`. Front ends call its methods (send, steer, stop, move, fork, compact, …) and
+subscribe to its typed events (`treechat.chat_events`); they never reach into the agent or the
+storage themselves. It imports no Textual, so the TUI and print mode share every rule.
+
+`ChatCore` (chat_core.py) keeps the state and its events, the sessions, the model, sending and
+the queue; this class adds moving in the tree and the commands. Errors a person can act on are
+`ChatError`s with one sentence.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from treechat.chat_core import ChatCore, ChatError
+from treechat.chat_events import Focused, HeaderChanged, Notice, PathChanged, StatusChanged
+from treechat.exporting import export_session
+from treechat.session.agent_session import CompactionError, CompactionResult
+from treechat.session.branching import ForkError, NothingToSummarize, fork_session
+from treechat.storage.base import SearchHit, SessionSummary, StorageError
+from treechat.storage.model import CompactionEntry, Entry, MessageEntry, message_text
+
+__all__ = ["Chat", "ChatError"]
+
+
+class Chat(ChatCore):
+    # ------------------------------------------------------------ moving in the tree
+
+    async def choose(self, entry_id: str) -> str | None:
+        """The tree's Enter/click (DESIGN §6): a user message moves the leaf to its parent and its
+        text comes back to edit and resend (a new sibling); anything else moves the leaf to it.
+        While a reply runs, the branch is only previewed."""
+        if self.is_running:
+            await self.preview(entry_id)
+            self._emit(Notice("The agent is still running: showing that branch only. Esc stops the run."))
+            return None
+        entry = await self.session.get_entry(entry_id)
+        if entry is None:
+            raise ChatError(f"Entry {entry_id} not found.")
+        if isinstance(entry, MessageEntry) and entry.message.role == "user":
+            await self.move_to(entry.parent_id)
+            return message_text(entry.message)
+        await self.move_to(entry_id)
+        return None
+
+    async def move_to(self, target: str | None, *, remember: bool = True) -> None:
+        old = self.session.leaf_id
+        if target != old:
+            if self.is_running:
+                raise ChatError("Stop the running reply (Esc) before moving in the tree.")
+            if remember:
+                self.leaf_history.append(old)
+            if self._agent is not None:
+                await self._agent.move_to(target)
+            else:
+                await self.session.move_to(target)
+            await self._load_state()
+            if old is not None and old not in set(self.tree.path_ids(target)):
+                self.abandoned_leaf = old
+                row = self.tree.get(old)
+                where = f"“{row.preview[:40]}”" if row else old
+                self._emit(Notice(f"Left the branch at {where}. /summarize adds a summary of it to the context; "
+                                  "Backspace in the tree goes back."))
+        self.preview_id = None
+        self._emit(PathChanged(await self._path_to_show(), self.session.leaf_id, None, "move"))
+        self._emit(HeaderChanged(self.header()))
+        self._emit(StatusChanged(self.status()))
+
+    async def back(self) -> None:
+        if not self.leaf_history:
+            raise ChatError("No earlier leaf position in this session.")
+        await self.move_to(self.leaf_history.pop(), remember=False)
+
+    async def preview(self, entry_id: str | None) -> None:
+        """Show another branch in the transcript without moving the leaf (None: back to the leaf)."""
+        self.preview_id = entry_id if entry_id != self.session.leaf_id else None
+        self._emit(PathChanged(await self._path_to_show(), self.session.leaf_id, self.preview_id, "preview"))
+        self._emit(HeaderChanged(self.header()))
+
+    async def switch_sibling(self, entry_id: str, delta: int) -> None:
+        """`‹ n/m ›`: go to the newest tip under the previous/next alternative of `entry_id`."""
+        sibs = self.tree.siblings(entry_id)
+        if len(sibs) < 2 or entry_id not in sibs:
+            return
+        target = sibs[(sibs.index(entry_id) + delta) % len(sibs)]
+        await self.move_to(self.tree.newest_tip_under(target))
+
+    def originals_of(self, compaction: CompactionEntry, full_path: list[Entry]) -> list[Entry]:
+        stop = compaction.id if compaction.retained_tail else compaction.first_kept_entry_id
+        out: list[Entry] = []
+        for entry in full_path:
+            if entry.id in (stop, compaction.id):
+                break
+            out.append(entry)
+        return out
+
+    async def compacted_away(self, compaction_id: str) -> list[Entry]:
+        """The entries a compaction took out of the context (the card shows them, dimmed)."""
+        entry = await self.session.get_entry(compaction_id)
+        if not isinstance(entry, CompactionEntry):
+            return []
+        return self.originals_of(entry, await self.session.get_branch(entry.id))
+
+    async def jump_to(self, hit: SearchHit) -> str:
+        """A search hit: open its session and show its entry (on the active path as it is; on
+        another branch, that branch previewed). Returns the entry to highlight."""
+        if hit.session_id != self.session_id:
+            await self.resume(hit.session_id)
+        row = self.tree.get(hit.entry_id)
+        target = hit.entry_id
+        if row is not None and row.type in ("label", "session_info") and row.parent_id:
+            target = row.parent_id
+        if target not in set(self.tree.path_ids(self.session.leaf_id)):
+            await self.preview(target)
+        self._emit(Focused(target))
+        return target
+
+    # ------------------------------------------------------------ names, labels, forks
+
+    async def rename(self, name: str, session_id: str | None = None) -> None:
+        """Name a session; the current one gets the entry at its leaf (never a fork)."""
+        if session_id is None or session_id == self.session_id:
+            await self.session.append_session_info(name)
+        else:
+            await self.catalog.rename(session_id, name)
+
+    async def label(self, entry_id: str | None, text: str | None) -> None:
+        """Label an entry (empty clears); `None` labels the leaf."""
+        target = entry_id or self.session.leaf_id
+        if target is None:
+            raise ChatError("Nothing to label yet: the session is empty.")
+        try:
+            await self.session.append_label(target, text or None)
+        except StorageError as err:
+            raise ChatError(str(err)) from None
+
+    def label_of(self, entry_id: str) -> str | None:
+        row = self.tree.get(entry_id)
+        return row.label if row is not None else None
+
+    async def fork(self, entry_id: str | None, position: Literal["auto", "at", "before"] = "auto",
+                   *, composer_text: str | None = None) -> str:
+        """A new session holding the path to `entry_id` (default: the leaf), which becomes the
+        current one. "before" a user message (or "auto" on one) forks at its parent and its text
+        comes back in the composer. The original session is not changed. Returns the new id."""
+        original = self.session_id
+        if entry_id is None:
+            if position == "before":
+                path = await self.session.get_branch()
+                prompt = next((e for e in reversed(path) if isinstance(e, MessageEntry)
+                               and e.message.role == "user"), None)
+                if prompt is None:
+                    raise ChatError("No prompt on this branch to fork before.")
+                entry_id = prompt.id
+            else:
+                entry_id = self.session.leaf_id
+        if entry_id is None:
+            raise ChatError("Nothing to fork yet: the session is empty.")
+        if position == "auto":
+            row = self.tree.get(entry_id)
+            position = "before" if row is not None and row.role == "user" else "at"
+        try:
+            storage, text = await fork_session(self.catalog, self.session, entry_id, position)
+        except (ForkError, StorageError) as err:
+            raise ChatError(str(err)) from None
+        await self.open(storage, composer_text=composer_text, editor_text=text)
+        self._emit(Notice(f"Forked into a new session {storage.session_id[:8]}; Ctrl+R goes back to {original[:8]}."))
+        return storage.session_id
+
+    async def delete_session(self, session_id: str) -> None:
+        if session_id == self.session_id:
+            await self.new_session()
+        await self.catalog.delete(session_id)
+
+    async def list_sessions(self) -> list[SessionSummary]:
+        """Every session with something in it (and the current one), newest first."""
+        return [r for r in await self.catalog.list() if r.entry_count > 0 or r.id == self.session_id]
+
+    # ------------------------------------------------------------ summaries
+
+    async def compact(self, instructions: str | None = None) -> CompactionResult | None:
+        """`/compact`: summarise the older part of the path. The outcome arrives as events
+        (CompactionStarted/Ended, PathChanged); None when nothing was compacted (the event says why)."""
+        agent = await self.ensure_agent()
+        try:
+            return await agent.compact(instructions or None)
+        except CompactionError:
+            return None  # CompactionEnded(error=…) was emitted already
+
+    async def summarize(self, instructions: str | None = None) -> None:
+        """Add a summary of the branch the leaf left to the context (after a move)."""
+        if not self.abandoned_leaf:
+            raise ChatError("No branch to summarize: move the leaf to another branch first (tree: Enter).")
+        agent = await self.ensure_agent()
+        leaf, self.abandoned_leaf = self.abandoned_leaf, None
+        try:
+            await agent.summarize_branch(leaf, instructions or None)
+        except NothingToSummarize as err:
+            raise ChatError(str(err) or "Nothing to summarize on that branch.") from None
+        except (RuntimeError, ValueError, StorageError) as err:
+            self.abandoned_leaf = leaf
+            raise ChatError(str(err)) from None
+        self._emit(Notice("Added a summary of the branch you left."))
+        self._emit(StatusChanged(self.status()))
+
+    # ------------------------------------------------------------ export and info
+
+    async def export(self, path: str | Path | None = None) -> Path:
+        """Write this session to `path` (.jsonl opens in Pi, .md for reading, .html to look at);
+        default: `<home>/exports/<id>.jsonl`."""
+        target = Path(path).expanduser() if path else Path(self.settings.home) / "exports" / f"{self.session_id}.jsonl"
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            await export_session(self.session, target)
+        except OSError as err:
+            raise ChatError(f"Could not export to {target}: {err.strerror or err}") from None
+        return target
+
+    async def info(self) -> str:
+        storage = self.session.storage
+        stats = await storage.get_session_stats()
+        meta = await storage.get_metadata()
+        where = f" · {meta.path}" if meta.path else ""
+        return (f"Session {self.session_id}{where}\n{stats.entry_count} entries · {stats.message_count} messages · "
+                f"{stats.total_tokens:,} tokens · ${stats.cost_total:.4f} (all branches)")
+

@@ -1,0 +1,501 @@
+"""The controller's core: the state of a chat and how it changes (see `treechat.chat.Chat`).
+
+A `Chat` holds the current `Session` (the tree and its leaf) and, once something needs a model,
+its `AgentSession`. Front ends call its methods (send, steer, stop, move, fork, compact, …) and
+subscribe to its typed events (`treechat.chat_events`); they never reach into the agent or the
+storage themselves. It imports no Textual: the TUI and print mode share every rule here.
+
+Errors a person can act on are `ChatError`s with one sentence. Long work (a run, a compaction)
+runs in a task the controller owns; `wait_idle()` waits for it, `close()` ends it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Literal, Sequence
+
+from treechat.agent.tools import make_tools
+from treechat.chat_drafts import Drafts
+from treechat.chat_events import (
+    ChatEvent,
+    CompactionEnded,
+    CompactionStarted,
+    EntryAppended,
+    Failed,
+    Header,
+    HeaderChanged,
+    LabelChanged,
+    Notice,
+    PathChanged,
+    QueueChanged,
+    Readiness,
+    ReplyStreaming,
+    RunEnded,
+    RunStarted,
+    SessionOpened,
+    Status,
+    StatusChanged,
+    Succeeded,
+    Waiting,
+)
+from treechat.config import Settings
+from treechat.llm.detect import DetectedServer
+from treechat.llm.registry import ModelRegistry
+from treechat.llm.types import ModelInfo
+from treechat.session.agent_session import AgentSession
+from treechat.session.compaction import CompactionSettings
+from treechat.session.session import Session
+from treechat.storage.aggregates import advance_path_state, tree_row
+from treechat.storage.base import PathState, SessionCatalog, SessionStorage, StorageError
+from treechat.storage.model import Entry, LabelEntry, MessageEntry, SessionInfoEntry, message_text
+from treechat.storage.tree_index import TreeIndex
+
+Listener = Callable[[ChatEvent], None]
+Confirm = Callable[[str], Awaitable[bool]]
+SendKind = Literal["send", "steer", "follow_up"]
+
+
+class ChatError(Exception):
+    """Something the user asked for cannot be done; the message is the one sentence to show."""
+
+
+class ChatCore:
+    """State, events, sessions, the model, sending and the queue (`Chat` adds the commands)."""
+
+    def __init__(self, *, catalog: SessionCatalog, settings: Settings, registry: ModelRegistry,
+                 model_ref: str | None = None, tools: Sequence[str] | None = None, cwd: str | None = None,
+                 stream_fn: Any = None, stream_options: dict[str, Any] | None = None,
+                 confirm: Confirm | None = None) -> None:
+        self.catalog, self.settings, self.registry = catalog, settings, registry
+        self.model_ref = model_ref or settings.model
+        self.tool_names = list(tools if tools is not None else settings.tools)
+        self.cwd = cwd or str(Path.cwd())
+        self.stream_fn, self.stream_options = stream_fn, dict(stream_options or {})
+        self.confirm = confirm  # asks before the bash tool runs a command (None: refuse)
+        self.drafts = Drafts(Path(settings.home) / "drafts")
+        self.detected: list[DetectedServer] = []
+        self._listeners: list[Listener] = []
+        self._session: Session | None = None
+        self._agent: AgentSession | None = None
+        self._stop_observing: Callable[[], None] | None = None
+        self._unsubscribe_agent: Callable[[], None] | None = None
+        self._run_task: asyncio.Task[None] | None = None
+        self.tree = TreeIndex()
+        self.preview_id: str | None = None
+        self.leaf_history: list[str | None] = []
+        self.abandoned_leaf: str | None = None
+        self._state = PathState()
+        self._state_leaf: str | None = None  # the leaf `_state` is for
+        self._name: str | None = None
+        self._first_prompt: str | None = None
+
+    # ------------------------------------------------------------ events
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _emit(self, event: ChatEvent) -> None:
+        for listener in list(self._listeners):
+            listener(event)
+
+    # ------------------------------------------------------------ what is current
+
+    @property
+    def session(self) -> Session:
+        if self._session is None:
+            raise ChatError("No session is open.")
+        return self._session
+
+    @property
+    def session_id(self) -> str:
+        return self.session.session_id
+
+    @property
+    def leaf_id(self) -> str | None:
+        return self.session.leaf_id
+
+    @property
+    def agent(self) -> AgentSession | None:
+        """The agent bound to this session, once a message or a setting needed one."""
+        return self._agent
+
+    @property
+    def is_running(self) -> bool:
+        return self._agent is not None and self._agent.is_streaming
+
+    @property
+    def is_busy(self) -> bool:
+        """A reply is running or messages wait in the queue (quitting should ask first)."""
+        return self._agent is not None and (self._agent.is_streaming or self._agent.has_queued_messages)
+
+    @property
+    def queue(self) -> QueueChanged:
+        if self._agent is None:
+            return QueueChanged((), ())
+        q = self._agent.queue_update()
+        return QueueChanged(tuple(q.steering), tuple(q.follow_up))
+
+    # ------------------------------------------------------------ sessions
+
+    async def open(self, storage: SessionStorage, *, composer_text: str | None = None,
+                   editor_text: str | None = None) -> None:
+        """Make `storage` the current session. What was typed in the composer (`composer_text`)
+        and anything still queued become the previous session's draft; `editor_text` (e.g. a
+        prompt to edit after `fork before`) goes to the composer after this session's own draft."""
+        previous = self._session
+        if previous is not None:
+            await self._leave(previous, composer_text if previous.session_id != storage.session_id else None)
+        session = await Session.open(storage)
+        self._session = session
+        self._stop_observing = session.observe(self._on_append, self._on_leaf)
+        self.preview_id, self.leaf_history, self.abandoned_leaf = None, [], None
+        self.tree = TreeIndex.build(await storage.get_tree_rows())
+        self._name = await storage.get_session_name()
+        await self._load_state()
+        path = await self._path_to_show()
+        draft = self.drafts.take(storage.session_id)
+        text = "\n\n".join(t for t in (draft, editor_text) if t) or None
+        history = [message_text(e.message) for e in path if isinstance(e, MessageEntry) and e.message.role == "user"]
+        self._emit(SessionOpened(session_id=storage.session_id, tree=self.tree, leaf_id=session.leaf_id, path=path,
+                                 header=self.header(), status=self.status(), composer_text=text,
+                                 history=history[-200:]))
+        self._emit(self.readiness())
+
+    async def _leave(self, session: Session, composer_text: str | None) -> None:
+        queued = await self._end_agent()
+        self.drafts.save(session.session_id, [*queued, composer_text or ""])
+        if self._stop_observing is not None:
+            self._stop_observing()
+            self._stop_observing = None
+        await self.drop_if_empty(session.session_id)
+
+    async def _end_agent(self) -> list[str]:
+        """Stop a running reply (it is saved as aborted); the queued texts come back."""
+        queued: list[str] = []
+        if self._agent is not None:
+            q = self._agent.queue_update()
+            queued = [*q.steering, *q.follow_up]
+            await self._agent.clear_queue()
+            if self._agent.is_streaming:
+                await self._agent.abort()
+            if self._unsubscribe_agent is not None:
+                self._unsubscribe_agent()
+            self._agent = None
+        if self._run_task is not None:
+            await asyncio.gather(self._run_task, return_exceptions=True)
+            self._run_task = None
+        return queued
+
+    async def new_session(self, *, composer_text: str | None = None) -> None:
+        await self.open(await self.catalog.create(cwd=self.cwd), composer_text=composer_text)
+
+    async def resume(self, session_ref: str, *, composer_text: str | None = None) -> None:
+        await self.open(await self.catalog.open(session_ref), composer_text=composer_text)
+
+    async def drop_if_empty(self, session_id: str) -> None:
+        """A session nobody wrote to is not worth a row in the list."""
+        try:
+            storage = await self.catalog.open(session_id)
+            if (await storage.get_session_stats()).entry_count == 0:
+                await self.catalog.delete(session_id)
+        except (StorageError, OSError):  # best effort: never block switching or quitting on cleanup
+            pass
+
+    async def close(self, *, composer_text: str | None = None) -> None:
+        """Quit: a running reply is stopped (and saved); typed and queued text becomes the draft."""
+        if self._session is not None:
+            await self._leave(self._session, composer_text)
+            self._session = None
+
+    # ------------------------------------------------------------ the model
+
+    def resolve_model(self) -> ModelInfo:
+        ref = self.model_ref or self._path_model_ref()
+        if not ref and self.detected and self.detected[0].models:
+            ref = f"{self.detected[0].provider}/{self.detected[0].models[0]}"
+        if not ref:
+            raise ChatError('No model chosen: press Ctrl+L to pick one, pass --model PROVIDER/ID, '
+                            'or set model = "PROVIDER/ID" in config.toml.')
+        try:
+            return self.registry.resolve(ref)
+        except ValueError as err:
+            raise ChatError(str(err)) from None
+
+    def _path_model_ref(self) -> str | None:
+        model = self._state.model
+        return f"{model['provider']}/{model['modelId']}" if model else None
+
+    def _model_or_none(self) -> ModelInfo | None:
+        if self._agent is not None:
+            return self._agent.state.model
+        try:
+            return self.resolve_model()
+        except ChatError:
+            return None
+
+    def readiness(self) -> Readiness:
+        servers = tuple(s.provider for s in self.detected)
+        try:
+            model = self._agent.state.model if self._agent is not None else self.resolve_model()
+        except ChatError as err:
+            return Readiness(str(err), servers)
+        return Readiness(self.registry.key_problem(model), servers)
+
+    async def ensure_agent(self) -> AgentSession:
+        """The AgentSession, made on first need (browsing never writes settings entries). Fails
+        before anything is written when there is no model or no key."""
+        if self._agent is not None:
+            return self._agent
+        model = self.resolve_model()
+        problem = self.registry.key_problem(model)
+        if problem:
+            raise ChatError(problem)
+        try:
+            # without a way to ask (print mode without --yes) the bash tool refuses, saying why
+            tools = make_tools(self.tool_names, cwd=self.cwd, confirm=self.confirm)
+            compaction = self.settings.compaction
+            self._agent = await AgentSession.create(
+                self.session, model=model, registry=self.registry, tools=tools,
+                thinking_level=self.settings.thinking, stream_fn=self.stream_fn,
+                stream_options=self.stream_options or None,
+                compaction_settings=CompactionSettings(enabled=compaction.enabled,
+                                                       reserve_tokens=compaction.reserve_tokens,
+                                                       keep_recent_tokens=compaction.keep_recent_tokens))
+        except ValueError as err:
+            raise ChatError(str(err)) from None
+        self._unsubscribe_agent = self._agent.subscribe(self._on_agent_event)
+        self._emit(StatusChanged(self.status()))
+        return self._agent
+
+    async def set_model(self, ref: str) -> None:
+        try:
+            self.registry.resolve(ref)
+        except ValueError as err:
+            raise ChatError(str(err)) from None
+        self.model_ref = ref
+        if self._agent is None:
+            await self.ensure_agent()
+        else:
+            await self._agent.set_model(ref)
+        self._emit(StatusChanged(self.status()))
+        self._emit(self.readiness())
+
+    async def set_thinking(self, level: str) -> str:
+        """The level in use afterwards (clamped to what the model supports; a notice says so)."""
+        agent = await self.ensure_agent()
+        try:
+            got = await agent.set_thinking_level(level)
+        except ValueError as err:
+            raise ChatError(str(err)) from None
+        if got != level:
+            self._emit(Notice(f"{agent.state.model.ref} supports thinking up to {got!r}."))
+        self._emit(StatusChanged(self.status()))
+        return got
+
+    def add_local_servers(self, found: Sequence[DetectedServer]) -> None:
+        """Local servers found at start-up: offered as models, used when nothing else is chosen."""
+        from treechat.llm.catalog import ProviderInfo
+
+        for server in found:
+            if server.provider not in self.registry.provider_names:
+                self.registry.add_provider(ProviderInfo(name=server.provider, api="openai", base_url=server.base_url,
+                                                        local=True, models={m: {} for m in server.models}))
+        self.detected = list(found)
+        self._emit(StatusChanged(self.status()))
+        self._emit(self.readiness())
+
+    # ------------------------------------------------------------ sending and the queue
+
+    async def send(self, text: str, kind: SendKind = "send") -> Literal["sent", "queued"]:
+        """Send a prompt; while a reply runs, queue it as a steer (Enter) or follow-up. Raises
+        ChatError (no model, no key) before anything is written: the caller keeps the text."""
+        text = text.strip()
+        if not text:
+            raise ChatError("Nothing to send.")
+        agent = await self.ensure_agent()
+        if agent.is_streaming:
+            await (agent.follow_up(text) if kind == "follow_up" else agent.steer(text))
+            return "queued"
+        if self.preview_id is not None:
+            await self.preview(None)
+        self.abandoned_leaf = None
+        self._start(text)
+        return "sent"
+
+    def _start(self, prompt: str | list[Any]) -> None:
+        assert self._agent is not None
+        agent = self._agent
+
+        async def run() -> None:
+            try:
+                await agent.prompt(prompt)  # a list of queued messages goes out as one batch
+            except StorageError as err:
+                self._emit(Failed(str(err)))
+            except Exception as err:  # the agent turns provider failures into messages; this is the rest
+                self._emit(Failed(f"Could not send: {err}"))
+
+        self._run_task = asyncio.create_task(run())
+
+    async def prompt(self, text: str) -> Any:
+        """Send and wait for the whole run (print mode); returns the run's last assistant message."""
+        await self.send(text)
+        await self.wait_idle()
+        agent = self._agent
+        messages = agent.state.messages if agent is not None else []
+        return next((m for m in reversed(messages) if getattr(m, "role", None) == "assistant"), None)
+
+    async def wait_idle(self) -> None:
+        while self._run_task is not None and not self._run_task.done():
+            await asyncio.gather(self._run_task, return_exceptions=True)
+
+    async def stop(self) -> None:
+        """Esc: end a preview; else stop the run, and what was queued goes out next (steering
+        first; follow-ups when nothing steers)."""
+        if self.preview_id is not None:
+            await self.preview(None)
+            return
+        if self._agent is None or not self._agent.is_streaming:
+            return
+        batch = await self._agent.interrupt()
+        await self.wait_idle()
+        if batch:
+            self._start(batch)
+
+    def abort(self) -> None:
+        """Stop the run now, from a signal handler (Ctrl+C in print mode); nothing is queued next."""
+        if self._agent is not None:
+            self._agent.abort_now()
+
+    async def pull_last_queued(self) -> str | None:
+        return await self._agent.pop_last_queued() if self._agent is not None else None
+
+    async def drop_queued(self, index: int) -> None:
+        if self._agent is None:
+            return
+        q = self._agent.queue_update()
+        if index < len(q.steering):
+            await self._agent.remove_queued("steer", index)
+        elif index - len(q.steering) < len(q.follow_up):
+            await self._agent.remove_queued("follow_up", index - len(q.steering))
+
+    # ------------------------------------------------------------ what happened (observers)
+
+    def _on_append(self, entry: Entry) -> None:
+        row = tree_row(entry)
+        self.tree.add(row)
+        if self._state_leaf == entry.parent_id:
+            self._state = advance_path_state(self._state, entry)
+            self._state_leaf = entry.id
+        else:  # appended elsewhere than at our state (a branch summary after a move): re-read soon
+            self._state_leaf = None
+            asyncio.get_running_loop().create_task(self._refresh_state())
+        self._emit(EntryAppended(entry=entry, row=row, leaf_id=self.session.leaf_id, shown=self.preview_id is None))
+        header_changed = False
+        if isinstance(entry, LabelEntry):
+            self._emit(LabelChanged(entry.target_id, entry.label, self.tree.relabel(entry.target_id, entry.label)))
+        elif isinstance(entry, SessionInfoEntry):
+            self._name = entry.name or None
+            header_changed = True
+        elif self._first_prompt is None and isinstance(entry, MessageEntry) and entry.message.role == "user":
+            header_changed = True
+        if header_changed or isinstance(entry, (MessageEntry,)) or entry.type in ("compaction", "branch_summary"):
+            self._emit(HeaderChanged(self.header()))
+        self._emit(StatusChanged(self.status()))
+
+    def _on_leaf(self, leaf_id: str | None) -> None:
+        if self._state_leaf != leaf_id:
+            self._state_leaf = None  # the controller re-reads the state after its own moves
+
+    async def _refresh_state(self) -> None:
+        await self._load_state()
+        self._emit(StatusChanged(self.status()))
+
+    async def _load_state(self) -> None:
+        leaf = self.session.leaf_id
+        self._state = await self.session.storage.get_path_state(leaf)
+        self._state_leaf = leaf
+
+    async def _on_agent_event(self, event: Any, signal: Any) -> None:
+        kind = event.type
+        if kind == "agent_start":
+            self._emit(RunStarted())
+        elif kind == "message_start" and getattr(event.message, "role", None) == "assistant":
+            self._emit(ReplyStreaming(event.message, started=True))
+        elif kind == "message_update":
+            ev = event.assistant_event
+            delta = ev.delta if ev is not None and ev.type == "text_delta" else ""
+            self._emit(ReplyStreaming(event.message, delta=delta))
+        elif kind == "agent_end":
+            self._emit(RunEnded())
+            last = event.messages[-1] if event.messages else None
+            if getattr(last, "stop_reason", None) not in ("error", "aborted"):
+                self._emit(Succeeded())
+            self._emit(StatusChanged(self.status()))
+        elif kind == "queue_update":
+            self._emit(QueueChanged(tuple(event.steering), tuple(event.follow_up)))
+            self._emit(StatusChanged(self.status()))
+        elif kind == "compaction_start":
+            self._emit(CompactionStarted(event.reason))
+        elif kind == "compaction_end":
+            await self._compaction_ended(event)
+        elif kind == "retry_wait":
+            self._emit(Waiting(seconds=event.delay_s, reason=event.reason, attempt=event.attempt))
+        elif kind in ("model_changed", "thinking_level_changed", "active_tools_changed"):
+            self._emit(StatusChanged(self.status()))
+
+    async def _compaction_ended(self, event: Any) -> None:
+        result = event.result
+        if result is None:
+            self._emit(CompactionEnded(event.reason, error=event.error))
+            return
+        self._emit(CompactionEnded(event.reason, tokens_before=result.tokens_before, tokens_after=result.tokens_after))
+        # Read inside the agent's listener chain: nothing is appended until the path is read.
+        self._emit(PathChanged(await self._path_to_show(), self.session.leaf_id, self.preview_id, "compaction"))
+        self._emit(StatusChanged(self.status()))
+
+    # ------------------------------------------------------------ the view's data
+
+    async def _path_to_show(self) -> list[Entry]:
+        shown = self.preview_id or self.session.leaf_id
+        return await self.session.storage.get_path_to_root_or_compaction(shown) if shown else []
+
+    def header(self) -> Header:
+        session = self.session
+        viewing = None
+        if self.preview_id:
+            row = self.tree.get(self.preview_id)
+            viewing = f"“{row.preview[:40]}”" if row else self.preview_id
+        return Header(title=self.title(), depth=self._state.depth if self._state_leaf == session.leaf_id
+                      else len(self.tree.path_ids(session.leaf_id)),
+                      branches=max(self.tree.branch_count(), 1 if len(self.tree) else 0), viewing=viewing)
+
+    def title(self) -> str:
+        """The session's name, else its first prompt (on the current path), else its id."""
+        if self._name:
+            return self._name
+        by_id = self.tree.by_id
+        for entry_id in self.tree.path_ids(self.session.leaf_id):
+            row = by_id[entry_id]
+            if row.type == "message" and row.role == "user":
+                self._first_prompt = " ".join(row.preview.split())
+                return self._first_prompt[:60]
+        return f"new session {self.session.session_id[:8]}"
+
+    def status(self) -> Status:
+        state, agent = self._state, self._agent
+        model = self._model_or_none()
+        percent, estimated = None, False
+        if agent is not None:
+            usage = agent.context_usage()
+            percent, estimated = usage.percent, usage.estimated
+        elif model is not None and model.context_window:
+            percent = 100.0 * state.context_tokens / model.context_window
+        q = agent.queue_update() if agent is not None else None
+        return Status(model=model.ref if model else "no model",
+                      thinking=agent.state.thinking_level if agent is not None else state.thinking_level,
+                      tokens_in=state.input_tokens + state.cache_read_tokens, tokens_out=state.output_tokens,
+                      cost=state.cost_total, context_percent=percent, context_estimated=estimated,
+                      model_warning=model is not None and bool(self.registry.key_problem(model)),
+                      queued_steer=len(q.steering) if q else 0, queued_follow_up=len(q.follow_up) if q else 0)

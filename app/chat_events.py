@@ -1,0 +1,191 @@
+"""What the controller (`treechat.chat.Chat`) tells its front ends: typed events, one per change.
+
+Every state change of a chat produces exactly one event of the kind below, in the order the
+changes happened; a front end reconciles the affected part of its view from the event alone
+(the persisted entry, the path to show, the status) and never reads storage to find out what
+happened. The TUI turns each into one Textual message (`treechat.tui.messages`); print mode
+listens for a few (`ReplyStreaming`, `CompactionEnded`, `Waiting`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from treechat.storage.base import TreeRow
+from treechat.storage.model import Entry
+from treechat.storage.tree_index import TreeIndex
+
+
+@dataclass(frozen=True)
+class Status:
+    """The status bar: model, thinking, tokens and cost of the path, context use, the queue."""
+
+    model: str  # "provider/id", or "no model"
+    thinking: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float = 0.0
+    context_percent: float | None = None
+    context_estimated: bool = False
+    model_warning: bool = False  # the model cannot be used as it is (no key)
+    queued_steer: int = 0
+    queued_follow_up: int = 0
+
+
+@dataclass(frozen=True)
+class Header:
+    """The session header: what this session is, where we are in it, what is being previewed."""
+
+    title: str
+    depth: int  # entries on the path root → leaf
+    branches: int  # conversation tips (metadata never counts)
+    viewing: str | None = None  # the previewed entry's first line, when previewing
+
+    @property
+    def position(self) -> str:
+        entries = "entry" if self.depth == 1 else "entries"
+        branches = "branch" if self.branches == 1 else "branches"
+        return f"{self.depth} {entries} on this branch · {self.branches} {branches}"
+
+
+@dataclass(frozen=True)
+class SessionOpened:
+    """A session became the current one: the whole view is drawn from this."""
+
+    session_id: str
+    tree: TreeIndex  # the controller's index; readers never change it
+    leaf_id: str | None
+    path: list[Entry]  # what the transcript shows (root or last compaction → leaf)
+    header: Header
+    status: Status
+    composer_text: str | None  # a draft kept from last time and/or text to edit (fork before)
+    history: list[str]  # the prompts on this branch, oldest first (Up in the composer)
+
+
+@dataclass(frozen=True)
+class EntryAppended:
+    """An entry was persisted (by anyone: the agent, a compaction, a label, a model change)."""
+
+    entry: Entry
+    row: TreeRow
+    leaf_id: str | None
+    shown: bool  # it belongs at the end of the transcript now (not previewing another branch)
+
+
+@dataclass(frozen=True)
+class LabelChanged:
+    target_id: str
+    label: str | None
+    row: TreeRow | None  # the target's row with its new label (None if the target has no row)
+
+
+@dataclass(frozen=True)
+class PathChanged:
+    """The transcript shows another path: the leaf moved, a preview started or ended, or a
+    compaction replaced older messages with a summary."""
+
+    path: list[Entry]
+    leaf_id: str | None
+    preview_id: str | None
+    cause: Literal["move", "preview", "compaction"]
+
+
+@dataclass(frozen=True)
+class Focused:
+    """Bring one entry into view: the transcript scrolls to it and marks it, the tree's cursor
+    goes to it (a search hit)."""
+
+    entry_id: str
+
+
+@dataclass(frozen=True)
+class HeaderChanged:
+    header: Header
+
+
+@dataclass(frozen=True)
+class StatusChanged:
+    status: Status
+
+
+@dataclass(frozen=True)
+class QueueChanged:
+    steering: tuple[str, ...]
+    follow_up: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    pass
+
+
+@dataclass(frozen=True)
+class RunEnded:
+    pass
+
+
+@dataclass(frozen=True)
+class ReplyStreaming:
+    """The assistant message being streamed: `started` on its first event, then every update;
+    `delta` is the new answer text of this update ("" for thinking, tool calls, the start)."""
+
+    message: Any
+    started: bool = False
+    delta: str = ""
+
+
+@dataclass(frozen=True)
+class CompactionStarted:
+    reason: str  # "manual" | "threshold" | "overflow"
+
+
+@dataclass(frozen=True)
+class CompactionEnded:
+    reason: str
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    error: str | None = None  # one sentence when nothing was compacted
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A wait the user should see (a retry back-off, a Retry-After): `seconds` from now."""
+
+    seconds: float
+    reason: str
+    attempt: int = 0
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """Whether a message can go out now; `problem` says why not (no model, no key)."""
+
+    problem: str | None
+    servers: tuple[str, ...] = ()  # local servers found (offered in the model picker)
+
+
+@dataclass(frozen=True)
+class Notice:
+    text: str
+    severity: Literal["information", "warning"] = "information"
+
+
+@dataclass(frozen=True)
+class Failed:
+    """Something the user asked for did not happen; one sentence saying why."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Succeeded:
+    """A run finished cleanly: an earlier error is no longer news."""
+
+
+ChatEvent = (SessionOpened | EntryAppended | LabelChanged | PathChanged | Focused | HeaderChanged | StatusChanged
+             | QueueChanged | RunStarted | RunEnded | ReplyStreaming | CompactionStarted | CompactionEnded
+             | Waiting | Readiness | Notice | Failed | Succeeded)
+
+EVENT_TYPES: tuple[type, ...] = ChatEvent.__args__  # type: ignore[attr-defined]
+

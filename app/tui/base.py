@@ -1,0 +1,108 @@
+"""What every part of the TUI shares: the controller, the main screen's widgets, error display.
+
+`TreechatApp` is assembled from small classes that each handle one kind of input (controller
+events, widget requests, keys, slash commands); they all derive from `TuiBase`, so each is
+type-checked against the same attributes.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Awaitable, Callable, TypeVar
+
+from textual.app import App
+from textual.css.query import NoMatches
+from textual.widget import MountError, Widget
+
+from treechat.chat import Chat, ChatError
+from treechat.widgets.banner import Banner
+from treechat.widgets.composer import Composer
+
+W = TypeVar("W", bound=Widget)
+T = TypeVar("T")
+M = TypeVar("M")
+
+
+def drawn(handler: Callable[[Any, M], Any]) -> Callable[[Any, M], Awaitable[None]]:
+    """For the handlers of controller events: once the App is closing (no screen left), events
+    still queued have nothing to be drawn on and are dropped, instead of failing on a widget."""
+
+    @functools.wraps(handler)
+    async def run(self: "TuiBase", message: M) -> None:
+        if not self.screen_stack:
+            return
+        try:
+            result = handler(self, message)
+            if inspect.isawaitable(result):
+                await result
+        except (NoMatches, MountError):
+            if self.screen_stack and self.is_running:
+                raise
+
+    return run
+
+
+class TuiBase(App[int]):
+    chat: Chat
+
+    def stop_listening(self) -> None:
+        """No more controller events for this App (it is closing)."""
+
+    def ui(self, expect_type: type[W], selector: str | None = None) -> W:
+        """A widget of the main screen, even while a dialog is on top (events keep coming)."""
+        if not self.screen_stack:
+            raise NoMatches("the app has no screen (shutting down)")
+        screen = self.screen_stack[0]
+        return screen.query_one(selector, expect_type) if selector else screen.query_one(expect_type)
+
+    def show_error(self, text: str) -> None:
+        self.ui(Banner, "#banner").show(text, "error")
+
+    async def attempt(self, work: Awaitable[T]) -> T | None:
+        """Run a controller call; a ChatError becomes the banner's one sentence."""
+        try:
+            return await work
+        except ChatError as err:
+            self.show_error(str(err))
+            return None
+
+    async def leave_session(self, switch: Callable[[str], Awaitable[Any]]) -> None:
+        """A call that opens another session: what is typed goes with the one we leave, as its
+        draft (the controller keeps it). On an error nothing moved, so the text comes back."""
+        composer = self.composer
+        text = composer.text
+        composer.load_text("")
+        try:
+            await switch(text)
+        except ChatError as err:
+            if not composer.text:
+                composer.load_text(text)
+            self.show_error(str(err))
+
+    def in_background(self, work: Awaitable[Any], group: str = "chat") -> None:
+        """Long controller work (a compaction, a summary) without blocking the keys; every screen
+        update still comes from the controller's events."""
+
+        async def run() -> None:
+            await self.attempt(work)
+
+        self.run_worker(run(), group=group)
+
+    @property
+    def composer(self) -> Composer:
+        return self.ui(Composer)
+
+    async def run_command(self, name: str, args: str) -> None:
+        """The slash command `name` (every one has a `cmd_<name>`; a test checks the table)."""
+        handler: Callable[[str], Awaitable[None]] = getattr(self, f"cmd_{name}")
+        await handler(args)
+
+    async def pull_queued(self) -> None:
+        """Alt+↑: the last queued message back into the composer, above what is typed there."""
+        text = await self.chat.pull_last_queued()
+        if text is not None:
+            composer = self.composer
+            current = composer.text.strip()
+            composer.set_text(f"{text}\n{current}" if current else text)
+            composer.focus()

@@ -1,0 +1,194 @@
+"""The one refresh path: each controller event reconciles the widgets it affects, once.
+
+Handlers read only their event (and the controller's tree index, which the event's data belongs
+to); none reads storage or redraws what did not change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from textual import on
+
+from treechat.chat_events import Header
+from treechat.storage import gc_policy
+from treechat.storage.model import AssistantMessage, Entry, MessageEntry
+from treechat.widgets.banner import Banner
+from treechat.widgets.queue_tray import QueueTray
+from treechat.widgets.session_header import SessionHeader
+from treechat.widgets.status_bar import StatusBar
+from treechat.widgets.transcript import Transcript
+from treechat.widgets.tree_view import TreeView
+
+from . import messages as m
+from .base import TuiBase, drawn
+from .view import item_for, sibling_marks, transcript_items
+
+
+class ChatView(TuiBase):
+    # ------------------------------------------------------------ a session, a path
+
+    @on(m.SessionOpened)
+    @drawn
+    async def _session_opened(self, message: m.SessionOpened) -> None:
+        e = message.event
+        self.ui(QueueTray).set_items([])
+        composer = self.composer
+        composer.running = False
+        self.ui(TreeView).set_index(e.tree, e.leaf_id, set(e.tree.path_ids(e.leaf_id)))
+        await self._show_path(e.path)
+        self._header(e.header)
+        self.ui(StatusBar).update_status(**asdict(e.status))
+        composer.set_history(e.history)
+        if e.composer_text:  # the session's draft (and text to edit): before anything typed since
+            typed = composer.text.strip()
+            composer.set_text(f"{e.composer_text}\n\n{typed}" if typed else e.composer_text)
+        self.call_after_refresh(gc_policy.settle)
+
+    @on(m.PathChanged)
+    @drawn
+    async def _path_changed(self, message: m.PathChanged) -> None:
+        e = message.event
+        await self._show_path(e.path)
+        tree = self.ui(TreeView)
+        tree.set_leaf(e.leaf_id, set(self.chat.tree.path_ids(e.leaf_id)))
+        if e.cause == "move":
+            tree.move_cursor_to(e.leaf_id)
+
+    async def _show_path(self, path: list[Entry]) -> None:
+        items = transcript_items(path, self.chat.tree)
+        transcript = self.ui(Transcript)
+        await transcript.set_messages(items)
+        for entry_id, index, count in sibling_marks([i.entry_id for i in items], self.chat.tree):
+            transcript.set_siblings(entry_id, index, count)
+
+    # ------------------------------------------------------------ entries as they are written
+
+    @on(m.EntryAppended)
+    @drawn
+    async def _entry_appended(self, message: m.EntryAppended) -> None:
+        e = message.event
+        tree = self.ui(TreeView)
+        tree.add_row(e.row)
+        tree.set_leaf(e.leaf_id, set(self.chat.tree.path_ids(e.leaf_id)))
+        if not e.shown:
+            return
+        transcript = self.ui(Transcript)
+        if isinstance(e.entry, MessageEntry) and isinstance(e.entry.message, AssistantMessage):
+            await transcript.set_streaming(None)
+        item = item_for(e.entry, self.chat.tree)
+        if item is None:
+            return
+        await transcript.append_message(item)
+        for entry_id, index, count in sibling_marks([e.entry.id], self.chat.tree):
+            transcript.set_siblings(entry_id, index, count)
+
+    @on(m.LabelChanged)
+    @drawn
+    def _label_changed(self, message: m.LabelChanged) -> None:
+        e = message.event
+        if e.row is not None:
+            self.ui(TreeView).replace_row(e.row)
+        self.ui(Transcript).set_label(e.target_id, e.label)
+
+    @on(m.Focused)
+    @drawn
+    async def _focused(self, message: m.Focused) -> None:
+        entry_id = message.event.entry_id
+        await self.ui(Transcript).highlight(entry_id)
+        self.remove_class("-tree-hidden")
+        self.ui(TreeView).move_cursor_to(entry_id)
+
+    @on(m.HeaderChanged)
+    @drawn
+    def _header_changed(self, message: m.HeaderChanged) -> None:
+        self._header(message.event.header)
+
+    def _header(self, header: Header) -> None:
+        self.ui(SessionHeader).set_session(header.title, header.position, header.viewing)
+
+    @on(m.StatusChanged)
+    @drawn
+    def _status_changed(self, message: m.StatusChanged) -> None:
+        self.ui(StatusBar).update_status(**asdict(message.event.status))
+
+    # ------------------------------------------------------------ runs
+
+    @on(m.RunStarted)
+    @drawn
+    def _run_started(self, message: m.RunStarted) -> None:
+        self.composer.running = True
+
+    @on(m.RunEnded)
+    @drawn
+    async def _run_ended(self, message: m.RunEnded) -> None:
+        self.composer.running = False
+        await self.ui(Transcript).set_streaming(None)
+
+    @on(m.ReplyStreaming)
+    @drawn
+    async def _reply_streaming(self, message: m.ReplyStreaming) -> None:
+        if self.chat.preview_id is not None:
+            return  # another branch is on screen; the reply shows when the preview ends
+        e, transcript = message.event, self.ui(Transcript)
+        if e.started:
+            await transcript.set_streaming(e.message)
+        else:
+            transcript.update_streaming(e.message)
+
+    @on(m.QueueChanged)
+    @drawn
+    def _queue_changed(self, message: m.QueueChanged) -> None:
+        e = message.event
+        self.ui(QueueTray).set_items([("steer", t) for t in e.steering] + [("follow_up", t) for t in e.follow_up])
+
+    @on(m.CompactionStarted)
+    @drawn
+    def _compaction_started(self, message: m.CompactionStarted) -> None:
+        self.notify(f"Compacting the conversation ({message.event.reason})…", timeout=3)
+
+    @on(m.CompactionEnded)
+    @drawn
+    def _compaction_ended(self, message: m.CompactionEnded) -> None:
+        e = message.event
+        if e.error:
+            self.show_error(e.error)
+        else:
+            self.notify(f"Compacted ({e.reason}): {e.tokens_before or 0:,} → {e.tokens_after or 0:,} tokens. "
+                        "Every original entry is still in the tree.", timeout=6)
+
+    @on(m.Waiting)
+    @drawn
+    def _waiting(self, message: m.Waiting) -> None:
+        e = message.event
+        self.notify(f"Retrying in {e.seconds:.0f} s: {e.reason}", timeout=min(max(e.seconds, 2), 10))
+
+    # ------------------------------------------------------------ what the user should know
+
+    @on(m.Readiness)
+    @drawn
+    def _readiness(self, message: m.Readiness) -> None:
+        e, banner = message.event, self.ui(Banner, "#banner")
+        if e.problem:
+            extra = f" Detected local servers: {', '.join(e.servers)} (Ctrl+L)." if e.servers else ""
+            banner.show(f"{e.problem}{extra} Browsing, the tree, search and sessions work without one.", "warning")
+        elif banner.severity == "warning":
+            banner.hide()
+
+    @on(m.Notice)
+    @drawn
+    def _notice(self, message: m.Notice) -> None:
+        self.notify(message.event.text, severity=message.event.severity, timeout=6)
+
+    @on(m.Failed)
+    @drawn
+    def _failed(self, message: m.Failed) -> None:
+        self.show_error(message.event.text)
+
+    @on(m.Succeeded)
+    @drawn
+    def _succeeded(self, message: m.Succeeded) -> None:
+        banner = self.ui(Banner, "#banner")
+        if banner.severity == "error":
+            banner.hide()  # an error is not news once a later run went through
+

@@ -1,0 +1,171 @@
+"""Slash commands and the command palette, both from the one table in `treechat.widgets.commands`.
+
+`/name args` typed in the composer (or the palette entry) calls `cmd_<name>(args)` here; an
+unknown `/word` is never sent to the model: the text stays and the banner names the closest
+command. Every `cmd_` is a thin call into the controller.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from textual import on
+from textual.app import SystemCommand
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.screen import Screen
+
+from treechat.storage.base import SearchHit
+from treechat.widgets.commands import BY_NAME, SLASH_COMMANDS, SlashCommand, closest
+from treechat.widgets.composer import Composer
+from treechat.widgets.screens import HelpScreen, ModelPicker, SearchScreen, SessionsScreen, ThinkingPicker
+from treechat.widgets.tree_view import TreeView
+
+from .base import TuiBase
+
+
+class TreechatCommands(Provider):
+    """Command palette (Ctrl+P): every slash command, with its argument hint."""
+
+    def _run(self, command: SlashCommand) -> Callable[[], None]:
+        app = self.app
+        assert isinstance(app, SlashCommands)
+
+        def run() -> None:  # the coroutine is made only when the command is chosen
+            app.run_worker(app.run_command(command.name, ""), group="command")
+
+        return run
+
+    @staticmethod
+    def _help(command: SlashCommand) -> str:
+        key = f" ({command.key})" if command.key else ""
+        return f"{command.usage}: {command.help}{key}"
+
+    async def discover(self) -> Hits:
+        for command in SLASH_COMMANDS:
+            yield DiscoveryHit(command.title, self._run(command), help=self._help(command))
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for command in SLASH_COMMANDS:
+            score = max(matcher.match(command.title), matcher.match("/" + command.name))
+            if score > 0:
+                yield Hit(score, matcher.highlight(command.title), self._run(command), help=self._help(command))
+
+
+class SlashCommands(TuiBase):
+    @on(Composer.Command)
+    async def _composer_command(self, message: Composer.Command) -> None:
+        await self.run_slash(message.name, message.args)
+
+    async def run_slash(self, name: str, args: str) -> None:
+        """A command typed in the composer: unknown ones keep their text and say so."""
+        if name not in BY_NAME:
+            guess = closest(name)
+            hint = f" Did you mean /{guess}?" if guess else " /help lists them; start with // to send a literal /."
+            self.show_error(f"Unknown command /{name}.{hint}")
+            return
+        self.composer.clear()
+        await self.run_command(name, args)
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's own palette commands (theme, keys, screenshot, …), our quit instead of its own
+        (ours keeps what was typed as a draft and asks while a reply runs)."""
+        for command in super().get_system_commands(screen):
+            if command.title.lower() != "quit":
+                yield command
+        yield SystemCommand("Quit", "Quit treechat (what you typed is kept as a draft)", self.action_quit)
+
+    # ------------------------------------------------------------ the commands (widgets.commands)
+
+    async def cmd_tree(self, args: str) -> None:
+        self.remove_class("-tree-hidden")
+        self.ui(TreeView).focus()
+
+    async def cmd_back(self, args: str) -> None:
+        await self.attempt(self.chat.back())
+
+    async def cmd_fork(self, args: str) -> None:
+        where = args or "here"
+        if where not in ("here", "before"):
+            self.show_error("Use /fork here (with the current reply) or /fork before (edit the last prompt).")
+            return
+        position = "at" if where == "here" else "before"
+        await self.leave_session(lambda text: self.chat.fork(None, position, composer_text=text))
+
+    async def cmd_resume(self, args: str) -> None:
+        rows = await self.chat.list_sessions()
+
+        async def done(choice: object) -> None:
+            if isinstance(choice, SessionsScreen.Resume):
+                await self.leave_session(lambda text: self.chat.resume(choice.session_id, composer_text=text))
+            elif isinstance(choice, SessionsScreen.New):
+                await self.cmd_new("")
+
+        self.push_screen(SessionsScreen(rows, current_id=self.chat.session_id), callback=done)
+
+    async def cmd_new(self, args: str) -> None:
+        await self.leave_session(lambda text: self.chat.new_session(composer_text=text))
+        self.composer.focus()
+
+    async def cmd_name(self, args: str) -> None:
+        await self.attempt(self.chat.rename(args))
+
+    async def cmd_label(self, args: str) -> None:
+        await self.attempt(self.chat.label(None, args))
+
+    async def cmd_compact(self, args: str) -> None:
+        self.in_background(self.chat.compact(args or None), group="agent")
+
+    async def cmd_summarize(self, args: str) -> None:
+        self.in_background(self.chat.summarize(args or None), group="agent")
+
+    async def cmd_model(self, args: str) -> None:
+        if args:
+            await self.attempt(self.chat.set_model(args))
+            return
+        models: list[Any] = []
+        for m in self.chat.registry.models():
+            problem = self.chat.registry.key_problem(m)
+            models.append((m.ref, problem) if problem else m.ref)
+        current = self.chat.status().model
+
+        async def done(ref: str | None) -> None:
+            if ref:
+                await self.attempt(self.chat.set_model(ref))
+
+        self.push_screen(ModelPicker(models, current=current), callback=done)
+
+    async def cmd_thinking(self, args: str) -> None:
+        async def done(level: str | None) -> None:
+            if level:
+                await self.attempt(self.chat.set_thinking(level))
+
+        if args:
+            await done(args)
+            return
+        self.push_screen(ThinkingPicker(self.chat.status().thinking), callback=done)
+
+    async def cmd_search(self, args: str) -> None:
+        async def search(query: str) -> list[SearchHit]:
+            return await self.chat.catalog.search(query, limit=50)
+
+        async def done(choice: object) -> None:
+            if isinstance(choice, SearchScreen.Chosen):
+                await self.show_hit(choice.hit)
+
+        self.push_screen(SearchScreen(search, query=args), callback=done)
+
+    async def show_hit(self, hit: SearchHit) -> None:
+        await self.attempt(self.chat.jump_to(hit))  # the view follows the Focused event
+
+    async def cmd_export(self, args: str) -> None:
+        path = await self.attempt(self.chat.export(args or None))
+        if path is not None:
+            self.notify(f"Exported to {path}", timeout=6)
+
+    async def cmd_session(self, args: str) -> None:
+        self.notify(await self.chat.info(), timeout=10)
+
+    async def cmd_help(self, args: str) -> None:
+        self.push_screen(HelpScreen())
+

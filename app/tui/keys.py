@@ -1,0 +1,78 @@
+"""The App's own keys (`widgets.keymap`, context "global"): each is one controller call or one
+screen change."""
+
+from __future__ import annotations
+
+from treechat.widgets.screens import ConfirmDialog
+from treechat.widgets.transcript import Transcript
+from treechat.widgets.tree_view import TreeView
+
+from .base import TuiBase
+
+
+class KeyActions(TuiBase):
+    async def action_toggle_tree(self) -> None:
+        tree = self.ui(TreeView)
+        if self.has_class("-tree-hidden"):
+            self.remove_class("-tree-hidden")
+            tree.focus()
+        elif not tree.has_focus:
+            tree.focus()
+        else:
+            self.add_class("-tree-hidden")
+            self.composer.focus()
+
+    async def action_sessions(self) -> None:
+        await self.run_command("resume", "")
+
+    async def action_search(self) -> None:
+        await self.run_command("search", "")
+
+    async def action_model(self) -> None:
+        await self.run_command("model", "")
+
+    async def action_thinking(self) -> None:
+        await self.run_command("thinking", "")
+
+    async def action_new_session(self) -> None:
+        await self.run_command("new", "")
+
+    async def action_help(self) -> None:
+        await self.run_command("help", "")
+
+    async def action_back(self) -> None:
+        await self.run_command("back", "")
+
+    def action_toggle_tool_output(self) -> None:
+        self.ui(Transcript).toggle_tools()
+
+    def action_toggle_thinking_blocks(self) -> None:
+        self.ui(Transcript).toggle_thinking()
+
+    async def action_stop(self) -> None:
+        """Esc: end a preview, or stop the run (what was queued goes out next)."""
+        await self.attempt(self.chat.stop())
+
+    async def action_pull_queued(self) -> None:
+        await self.pull_queued()
+
+    async def action_quit(self) -> None:
+        """Ctrl+Q: asks first while a reply runs or messages wait; whatever was typed or queued is
+        kept as the session's draft for next time."""
+        if not self.chat.is_busy:
+            await self.quit_keeping_draft()
+            return
+
+        async def done(ok: bool | None) -> None:
+            if ok:
+                await self.quit_keeping_draft()
+
+        self.push_screen(ConfirmDialog("Stop the running reply and quit?",
+                                       "The partial reply is saved; queued messages come back as a draft.",
+                                       yes="Quit", no="Stay"), callback=done)
+
+    async def quit_keeping_draft(self) -> None:
+        text = self.composer.text
+        self.stop_listening()  # stopping a reply writes entries; nothing is left to draw them on
+        await self.chat.close(composer_text=text)
+        self.exit()

@@ -1,0 +1,96 @@
+"""What the widgets ask for (their messages), turned into controller calls.
+
+Widgets post requests (choose this node, preview that, drop a queued message); these handlers
+call the controller and leave every screen update to the events it emits.
+"""
+
+from __future__ import annotations
+
+from textual import on
+
+from treechat.widgets.banner import Banner
+from treechat.widgets.composer import Composer
+from treechat.widgets.queue_tray import QueueTray
+from treechat.widgets.screens import LabelDialog, SessionsScreen
+from treechat.widgets.transcript import Transcript
+from treechat.widgets.tree_view import TreeView
+
+from .base import TuiBase
+from .view import dimmed
+
+
+class WidgetRequests(TuiBase):
+    # ------------------------------------------------------------ the composer
+
+    @on(Composer.Submitted)
+    async def _submitted(self, message: Composer.Submitted) -> None:
+        outcome = await self.attempt(self.chat.send(message.text, message.kind))  # type: ignore[arg-type]
+        if outcome is not None:  # sent or queued; on an error the text stays where it is
+            self.composer.clear()
+
+    # ------------------------------------------------------------ the tree
+
+    @on(TreeView.NodeChosen)
+    async def _node_chosen(self, message: TreeView.NodeChosen) -> None:
+        text = await self.attempt(self.chat.choose(message.entry_id))
+        if text is not None:  # a prompt to edit and resend as a new sibling
+            self.composer.set_text(text)
+            self.composer.focus()
+
+    @on(TreeView.PreviewRequested)
+    async def _preview_requested(self, message: TreeView.PreviewRequested) -> None:
+        await self.attempt(self.chat.preview(message.entry_id))
+
+    @on(TreeView.LabelRequested)
+    def _label_requested(self, message: TreeView.LabelRequested) -> None:
+        self.ask_label(message.entry_id)
+
+    def ask_label(self, entry_id: str) -> None:
+        row = self.chat.tree.get(entry_id)
+
+        async def done(label: str | None) -> None:
+            if label is not None:
+                await self.attempt(self.chat.label(entry_id, label))
+
+        self.push_screen(LabelDialog(self.chat.label_of(entry_id), row.preview if row else entry_id), callback=done)
+
+    @on(TreeView.ForkRequested)
+    async def _fork_requested(self, message: TreeView.ForkRequested) -> None:
+        await self.leave_session(lambda text: self.chat.fork(message.entry_id, "auto", composer_text=text))
+
+    @on(TreeView.BackRequested)
+    async def _back_requested(self, message: TreeView.BackRequested) -> None:
+        await self.attempt(self.chat.back())
+
+    # ------------------------------------------------------------ the transcript
+
+    @on(Transcript.SiblingRequested)
+    async def _sibling_requested(self, message: Transcript.SiblingRequested) -> None:
+        await self.attempt(self.chat.switch_sibling(message.entry_id, message.delta))
+
+    @on(Transcript.ExpandCompaction)
+    async def _expand_compaction(self, message: Transcript.ExpandCompaction) -> None:
+        entries = await self.chat.compacted_away(message.entry_id)
+        await self.ui(Transcript).show_originals(message.entry_id, dimmed(entries))
+
+    # ------------------------------------------------------------ the queue, the banner, sessions
+
+    @on(QueueTray.Dropped)
+    async def _queue_dropped(self, message: QueueTray.Dropped) -> None:
+        await self.chat.drop_queued(message.index)
+
+    @on(QueueTray.PullLast)
+    async def _queue_pull_last(self, message: QueueTray.PullLast) -> None:
+        await self.pull_queued()
+
+    @on(Banner.Dismissed)
+    def _banner_dismissed(self, message: Banner.Dismissed) -> None:
+        self.composer.focus()
+
+    @on(SessionsScreen.Rename)
+    async def _session_renamed(self, message: SessionsScreen.Rename) -> None:
+        await self.attempt(self.chat.rename(message.name, message.session_id))
+
+    @on(SessionsScreen.Delete)
+    async def _session_deleted(self, message: SessionsScreen.Delete) -> None:
+        await self.attempt(self.chat.delete_session(message.session_id))

@@ -1,0 +1,57 @@
+"""What the screen shows, computed from entries: transcript items and their sibling marks.
+
+Kept apart from the App so the rules (what the transcript holds after a compaction, what a
+message's `‹ n/m ›` counts) are plain functions over the controller's data.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from treechat.session.context import entry_to_message, transform_path
+from treechat.storage.model import BranchSummaryEntry, CompactionEntry, Entry
+from treechat.storage.tree_index import TreeIndex
+from treechat.widgets.message_view import TranscriptItem
+
+
+def transcript_items(path: Sequence[Entry], tree: TreeIndex) -> list[TranscriptItem]:
+    """The transcript for a path (as read up to its last compaction): what the model sees, with
+    the compaction and branch summaries as cards carrying their entry."""
+    items: list[TranscriptItem] = []
+    for entry in transform_path(path):
+        item = item_for(entry, tree)
+        if item is not None:
+            items.append(item)
+    return items
+
+
+def item_for(entry: Entry, tree: TreeIndex) -> TranscriptItem | None:
+    """The transcript item of one entry (None for entries the transcript does not show)."""
+    row = tree.get(entry.id)
+    label = row.label if row is not None else None
+    if isinstance(entry, CompactionEntry):
+        return TranscriptItem(entry.id, entry, label=label, trigger=entry.trigger, tokens_after=entry.tokens_after)
+    if isinstance(entry, BranchSummaryEntry):
+        return TranscriptItem(entry.id, entry, label=label) if entry.summary else None
+    msg = entry_to_message(entry)
+    return TranscriptItem(entry.id, msg, label=label) if msg is not None else None
+
+
+def dimmed(entries: Sequence[Entry]) -> list[TranscriptItem]:
+    """Messages a compaction took out of the context, shown dimmed under its card."""
+    out: list[TranscriptItem] = []
+    for entry in entries:
+        msg = entry_to_message(entry)
+        if msg is not None:
+            out.append(TranscriptItem(entry.id, msg, outside_context=True))
+    return out
+
+
+def sibling_marks(entry_ids: Sequence[str], tree: TreeIndex) -> list[tuple[str, int, int]]:
+    """(entry id, position 1-based, count) for each entry that has alternatives."""
+    marks = []
+    for entry_id in entry_ids:
+        sibs = tree.siblings(entry_id)
+        if len(sibs) > 1 and entry_id in sibs:
+            marks.append((entry_id, sibs.index(entry_id) + 1, len(sibs)))
+    return marks

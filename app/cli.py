@@ -153,7 +153,7 @@ async def cmd_export(args: argparse.Namespace) -> int:
             total = (await storage.get_session_stats()).entry_count
             sys.stdout.flush()
             with progress("Exporting", total=total, unit="entries") as bar:
-                await export_html(storage, args.output or getattr(sys.stdout, "buffer", sys.stdout), progress=bar)
+                await export_html(storage, args.output or sys.stdout.buffer, progress=bar)
             sys.stdout.flush()
             return 0
         if args.format == "md":

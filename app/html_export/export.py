@@ -102,6 +102,7 @@ async def _write_page(storage: SessionStorage, write: Callable[[str], int], prog
     if progress is not None:
         progress.update(total=total, completed=0)
     page_title = line(title or name or f"treechat session {storage.session_id}", 200)
+    generator = f"treechat {__version__}"
     session = {
         "id": storage.session_id,
         "name": line(name, 200) if name else None,
@@ -111,11 +112,11 @@ async def _write_page(storage: SessionStorage, write: Callable[[str], int], prog
         "parentSession": meta.parent_session_id,
         "leaf": await storage.get_leaf_id(),
         "exported": now_iso(),
-        "generator": f"treechat {__version__}",
+        "generator": generator,
         "stats": _stats_json(stats),
     }
     labels = {k: line(v, 200) for k, v in (await storage.get_labels()).items()}
-    size = write(document_head(page_title, session["generator"]))
+    size = write(document_head(page_title, generator))
     prefix = json_for_script({"v": 1, "session": session, "labels": labels})
     size += write(prefix[:-1] + ',"entries":[')  # the object stays open for the streamed entries
     renderer = Renderer()

@@ -103,12 +103,12 @@
     return s;
   }
 
-  /** Root → n, then on down: along the active path where it goes, else to the newest child. */
+  /** Root → n, then on down: along the active path to the leaf where it goes, else to the newest child. */
   function branchOf(n) {
     var up = [];
     for (var c = n; c >= 0; c = parent[c]) up.push(c);
     up.reverse();
-    for (c = n; ;) {
+    for (c = n; c !== leafIdx;) {  // the active branch ends at the leaf, as in the app
       var ks = kids[c], next = -1;
       if (!ks) break;
       for (var j = 0; j < ks.length; j++) {
@@ -337,7 +337,7 @@
     var head = el('div', 'branch-head');
     var tipEntry = E[branch[branch.length - 1]];
     var what = el('span');
-    what.appendChild(el('b', '', onActive[branch[branch.length - 1]] ? 'Active branch' : 'Branch'));
+    what.appendChild(el('b', '', leafIdx >= 0 && onBranch[leafIdx] ? 'Active branch' : 'Branch'));
     what.appendChild(document.createTextNode(' · ' + fmtInt(msgs) + ' messages, last ' + fmtTime(tipEntry[TS])));
     head.appendChild(what);
     head.appendChild(el('span', '', '↑ ' + fmtTokens(inp) + ' in · ↓ ' + fmtTokens(out) + ' out · cache ' + fmtTokens(cr) + ' read, ' + fmtTokens(cw) + ' written'));
@@ -354,7 +354,13 @@
   function fillCards() {
     var frag = document.createDocumentFragment();
     if (lo > 0) frag.appendChild(moreButton('earlier', lo));
-    for (var k = lo; k < hi; k++) frag.appendChild(card(items[k], outside[k]));
+    for (var k = lo; k < hi; k++) {
+      if (outside[k] && (k === lo || !outside[k - 1])) {
+        frag.appendChild(el('div', 'outside-note', 'Not in the model’s context at the end of this branch: ' +
+          'what follows, up to the compaction, was replaced by its summary (except the messages it kept).'));
+      }
+      frag.appendChild(card(items[k], outside[k]));
+    }
     if (hi < items.length) frag.appendChild(moreButton('later', items.length - hi));
     cardsEl.replaceChildren(frag);
   }
@@ -432,7 +438,7 @@
     link.title = 'link to this entry (' + e[ID] + ')';
     link.dataset.go = String(n);
     head.appendChild(link);
-    if (isOutside && !NOTICE[type]) box.appendChild(el('div', 'outside-note', 'not in the model’s context at the end of this branch (replaced by a compaction summary)'));
+    if (isOutside) box.title = 'not in the model’s context at the end of this branch';
     if (e[BODY]) {
       var body = el('div', 'body');
       if (type === 'compaction') {
@@ -475,7 +481,7 @@
       case 'session_info': return x.name ? '✎ session named “' + x.name + '”' : '✎ session name cleared';
       case 'label': {
         var target = index.has(x.target) ? E[index.get(x.target)][PREVIEW] : x.target;
-        return (x.label ? '🏷 labelled “' + x.label + '”: ' : '🏷 label cleared: ') + target;
+        return (x.label ? '⚑ labelled “' + x.label + '”: ' : '⚑ label cleared: ') + target;
       }
       case 'custom': return '◦ ' + (x.customType || 'custom') + ' (extension data)';
       default: return e[PREVIEW] || e[TYPE];

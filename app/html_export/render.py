@@ -17,10 +17,10 @@ from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
-from pygments.formatters import HtmlFormatter
-from pygments.lexer import Lexer
-from pygments.lexers import get_lexer_by_name
-from pygments.util import ClassNotFound
+from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
+from pygments.lexer import Lexer  # type: ignore[import-untyped]
+from pygments.lexers import get_lexer_by_name  # type: ignore[import-untyped]
+from pygments.util import ClassNotFound  # type: ignore[import-untyped]
 
 from treechat.widgets.sanitize import sanitize
 
@@ -108,7 +108,7 @@ class Renderer:
         lexer = self._lexer(language)
         if lexer is None:
             return ""
-        from pygments import highlight
+        from pygments import highlight  # type: ignore[import-untyped]
 
         body = highlight(code, lexer, self._formatter)
         return f'<pre class="{_CODE_CLASS}"><code>{body}</code></pre>'

@@ -3,8 +3,8 @@ loads nothing from anywhere, the writes are whole, progress is reported; and the
 
 from __future__ import annotations
 
-import hashlib
 import base64
+import hashlib
 import io
 import re
 from pathlib import Path

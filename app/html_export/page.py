@@ -20,9 +20,15 @@ from .render import code_css, esc
 DATA_ELEMENT_ID = "session-data"
 
 
+SCRIPT_PARTS = ("page.js", "page_tree.js", "page_branch.js", "page_start.js")
+
+
 @lru_cache(maxsize=1)
 def page_script() -> str:
-    text = resources.files(__package__).joinpath("page.js").read_text(encoding="utf-8")
+    """The page's script: its parts in order, in one strict function scope (one <script>, one hash)."""
+    folder = resources.files(__package__)
+    parts = [folder.joinpath(name).read_text(encoding="utf-8") for name in SCRIPT_PARTS]
+    text = "(function () {\n'use strict';\n" + "\n".join(parts) + "})();\n"
     # The script is inlined: it must not be able to end its own element early.
     assert "</script" not in text.lower() and "<!--" not in text
     return text

@@ -67,6 +67,8 @@ async def test_clicking_a_tree_node_shows_its_branch(catalog, tmp_path):
         assert "finalanswerword done" in text and "betabranch what about JSON?" in text
         assert "alphabranch" not in text  # (the alpha answer is named once, by the label notice)
         assert browser.eval("document.getElementById('tree').innerText").count("alphaanswer use PyYAML") == 1
+        # the leaf (a label entry, hidden in the default view) is marked on its nearest shown ancestor
+        assert "finalanswerword done" in browser.eval("document.querySelector('#tree .leaf-tag').parentElement.innerText")
         # the messages the compaction replaced are marked, the ones it kept are not
         outside = browser.eval("[...document.querySelectorAll('#main .card.outside')].map(c => c.innerText)")
         assert any("alphaprompt" in t for t in outside) and not any("betabranch" in t for t in outside)

@@ -192,7 +192,8 @@ def home(request, tmp_path):
     return ["--home", str(tmp_path / "home"), "--storage", request.param]
 
 
-def test_cli_exports_html_to_a_file_and_to_stdout(capsys, home, tmp_path):
+def test_cli_exports_html_to_a_file_and_to_stdout(capsys, home, tmp_path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-sentinel-never-exported")
     fixture = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "pi" / "large-session.jsonl"
     if not fixture.exists():
         pytest.skip(f"Pi fixture missing: {fixture}")
@@ -205,6 +206,7 @@ def test_cli_exports_html_to_a_file_and_to_stdout(capsys, home, tmp_path):
     page = out.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and page.endswith("</html>\n")
     assert len(payload(page)["entries"]) == 1018
+    assert "sk-ant-sentinel" not in page
     assert main(["export", sid[:13], "--format", "html", *home]) == 0
     assert capsys.readouterr().out.startswith("<!DOCTYPE html>")
 

@@ -79,10 +79,8 @@ def _body_and_extra(entry: Entry, r: Renderer) -> tuple[str, dict[str, Any]]:
         return r.markdown(entry.summary), {"from": entry.from_id}
     if isinstance(entry, ModelChangeEntry):
         return "", {"model": line(f"{entry.provider}/{entry.model_id}", 120)}
-    if isinstance(entry, ThinkingLevelChangeEntry):
-        return "", {}
-    if isinstance(entry, ActiveToolsChangeEntry):
-        return "", {}
+    if isinstance(entry, (ThinkingLevelChangeEntry, ActiveToolsChangeEntry)):
+        return "", {}  # the page shows their preview ("thinking: high", "tools: read, bash")
     if isinstance(entry, LabelEntry):
         return "", {"target": entry.target_id, "label": line(entry.label, 200) if entry.label else None}
     if isinstance(entry, SessionInfoEntry):

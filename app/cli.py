@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("export", help="write a session as Pi JSONL (opens in Pi) or Markdown")
     common(s, argparse.SUPPRESS)
     s.add_argument("session", metavar="SESSION")
-    s.add_argument("--format", choices=("jsonl", "md"), default="jsonl")
+    s.add_argument("--format", choices=("jsonl", "md", "html"), default="jsonl")
     s.add_argument("-o", "--output", metavar="PATH", help="file to write (default: stdout)")
 
     s = sub.add_parser("context", help="print the context built at the leaf (or --leaf)")
@@ -135,6 +135,17 @@ async def cmd_export(args: argparse.Namespace) -> int:
     async with catalog_for(args) as catalog:
         storage = await catalog.open(args.session)
         session = await Session.open(storage)
+        if args.format == "html":
+            from .html_export import export_html
+            from .progress import progress
+
+            # every branch, one file; stdout gets the UTF-8 bytes whatever its encoding
+            total = (await storage.get_session_stats()).entry_count
+            sys.stdout.flush()
+            with progress("Exporting", total=total, unit="entries") as bar:
+                await export_html(storage, args.output or sys.stdout.buffer, progress=bar)
+            sys.stdout.flush()
+            return 0
         if args.format == "md":
             ctx = await session.build_session_context()
             title = await session.get_session_name() or f"treechat session {storage.session_id}"

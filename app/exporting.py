@@ -1,5 +1,6 @@
 """Writing a session to a file, by the file's extension: `.jsonl` opens in Pi at the same leaf,
-`.md` is the active path for reading. One place for the CLI's `export` and the app's `/export`."""
+`.md` is the active path for reading, `.html` is the whole tree to look at and share (one
+self-contained page). One place for the CLI's `export` and the app's `/export`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from treechat.session.session import Session
 from treechat.storage.jsonl import write_session_file
 from treechat.storage.model import SessionMetadata
 
-FORMATS = ("jsonl", "md")
+FORMATS = ("jsonl", "md", "html")
 
 
 def format_of(path: Path) -> str:
@@ -32,6 +33,11 @@ async def markdown_of(session: Session) -> str:
 
 async def export_session(session: Session, path: Path, fmt: str | None = None) -> None:
     fmt = fmt or format_of(path)
+    if fmt == "html":
+        from treechat.html_export import export_html
+
+        await export_html(session.storage, path)
+        return
     if fmt == "md":
         path.write_text(await markdown_of(session), encoding="utf-8")
         return

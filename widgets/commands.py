@@ -42,7 +42,8 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("thinking", "Thinking level", "[off|minimal|low|medium|high|xhigh]",
                  "how hard the model thinks", "Alt+T"),
     SlashCommand("search", "Search all sessions", "[QUERY]", "anything ever said, on any branch", "Ctrl+F"),
-    SlashCommand("export", "Export this session", "[PATH]", ".jsonl opens in Pi, .md for reading"),
+    SlashCommand("export", "Export this session", "[PATH]",
+                 ".jsonl opens in Pi, .md for reading, .html to look at and share (every branch)"),
     SlashCommand("session", "Session info", "", "id, file, counts, tokens and cost"),
     SlashCommand("help", "Help: keys and commands", "", "every key binding", "F1"),
 )

@@ -151,3 +151,32 @@ async def test_context_too_long_compacts_retries_once_and_the_reply_arrives(make
         await app.chat.move_to(comps[-1].parent_id)
         ctx = await app.chat.session.build_session_context()
         assert len(ctx.messages) >= 914 and ctx.messages[0].role != "compactionSummary"
+
+
+async def test_export_writes_the_format_its_extension_names(make_app, fake, tmp_path):
+    fake.script_openai(["an answer worth sharing"])
+    async with make_app() as (app, pilot):
+        await type_text(pilot, "a question")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: idle(app), what="the reply")
+        for name in ("s.html", "s.md", "s.jsonl"):
+            await slash(pilot, f"/export {tmp_path / name}")
+            await wait_for(pilot, lambda name=name: (tmp_path / name).exists(), what=f"the {name} export")
+        page = (tmp_path / "s.html").read_text(encoding="utf-8")
+        assert page.startswith("<!DOCTYPE html>") and "an answer worth sharing" in page
+        assert "an answer worth sharing" in (tmp_path / "s.md").read_text(encoding="utf-8")
+        header, entries, _, _ = read_session_file(tmp_path / "s.jsonl")
+        assert header["id"] == app.chat.session_id and len(entries) >= 2
+
+
+async def test_an_unknown_command_is_never_sent_and_its_text_stays(make_app, fake):
+    async with make_app() as (app, pilot):
+        await slash(pilot, "/modle openai/x")
+        assert fake.requests == []
+        assert app.ui(Composer).text == "/modle openai/x"
+        banner = str(app.query_one("#banner").render())
+        assert "Unknown command /modle" in banner and "/model" in banner
+        app.ui(Composer).load_text("")
+        await slash(pilot, "//modle is how you spell it")  # a literal slash goes out as text
+        await wait_for(pilot, lambda: len(fake.requests) == 1, what="the literal message")
+        assert "/modle is how you spell it" in json.dumps(fake.requests[0].body["messages"][-1])

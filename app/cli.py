@@ -54,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", metavar="PROVIDER/ID", help="model to use, e.g. openai/gpt-4o-mini or anthropic/claude-sonnet-4-5")
     p.add_argument("--tools", metavar="LIST", help="enable built-in tools: read,ls,grep,bash")
     p.add_argument("--yes", action="store_true", help="print mode: allow the bash tool without asking")
+    p.add_argument("--system", metavar="TEXT", help="instructions added to the system prompt (also config system_prompt)")
+    p.add_argument("-a", "--attach", metavar="FILE", action="append",
+                   help="print mode: attach a file (an image, or a text file); repeatable. In a prompt, @path does the same")
     p.add_argument("--ephemeral", action="store_true", help="keep nothing: same as --storage memory")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -180,8 +183,25 @@ async def cmd_context(args: argparse.Namespace) -> int:
             ctx = await session.build_session_context()
         else:
             ctx = await session.build_session_context(None if args.leaf == "null" else args.leaf)
-    emit(ctx.to_json())
+    emit({**ctx.to_json(), "systemPrompt": context_system_prompt(args, ctx.active_tool_names)})
     return 0
+
+
+def context_system_prompt(args: argparse.Namespace, active_tools: list[str] | None) -> str:
+    """The system prompt a request from here would carry: the session's active tools (or the
+    configured ones), this folder, config `system_prompt` and `--system`, the AGENTS.md files."""
+    from .agent.tools import BUILTIN_TOOLS, make_tools, parse_tool_names
+    from .config import ConfigError, load_settings
+    from .session.system_prompt import SystemPromptBuilder
+
+    try:
+        settings = load_settings(args.home)
+        names = active_tools if active_tools is not None else parse_tool_names(args.tools or settings.tools)
+    except (ConfigError, ValueError) as err:
+        raise CliError(str(err)) from None
+    tools = make_tools([n for n in names if n in BUILTIN_TOOLS], cwd=os.getcwd())
+    builder = SystemPromptBuilder.from_settings(settings, cwd=os.getcwd(), instructions=getattr(args, "system", None))
+    return builder.build(tools)
 
 
 async def cmd_tree(args: argparse.Namespace) -> int:

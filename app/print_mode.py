@@ -15,6 +15,7 @@ from typing import Any, Iterable, TextIO
 
 from treechat.agent.tools import make_tools, parse_tool_names
 from treechat.llm.registry import ModelRegistry
+from treechat.prompt_context import images_replaced_note, prepare_prompt
 from treechat.session.agent_session import AgentSession
 from treechat.session.compaction import CompactionSettings
 
@@ -33,8 +34,12 @@ async def run_print(
     stream_options: dict[str, Any] | None = None,
     cwd: str | None = None,
     compaction_settings: CompactionSettings | None = None,
+    system: str | None = None,
+    attach: Iterable[str] = (),
 ) -> int:
-    """Run one prompt against `session` (a treechat.session.session.Session)."""
+    """Run one prompt against `session` (a treechat.session.session.Session). `@path` tokens in
+    the prompt and `attach` files (`-a`) go into the message; `system` (`--system`) adds to the
+    system prompt."""
     if not isinstance(prompt, str):
         # the CLI passes (argparse args, catalog); open the session and come back here
         return await run_print_args(prompt, session)
@@ -51,10 +56,13 @@ async def run_print(
         confirm = _always_yes if yes else None
         agent_tools = make_tools(names, cwd=cwd, confirm=confirm)
         model_ref = model_ref or getattr(settings, "model", None)
+        request = prepare_prompt(prompt, settings=settings, tools=agent_tools, cwd=cwd, system=system,
+                                 attach=list(attach))
         asession = await AgentSession.create(
             session, model=model_ref, registry=registry, tools=agent_tools,
             thinking_level=getattr(settings, "thinking", None), stream_options=stream_options,
             compaction_settings=compaction_settings or _compaction_from(settings),
+            system_prompt=request.system_prompt,
         )
         problem = registry.key_problem(asession.state.model)
         if problem:  # fail before any request: a missing key is not a network error
@@ -81,7 +89,7 @@ async def run_print(
     except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
         installed = False
     try:
-        await asession.prompt(prompt)
+        await asession.prompt(request.text, request.images)
     finally:
         if installed:
             loop.remove_signal_handler(signals.SIGINT)
@@ -118,6 +126,10 @@ class _CompactionNotes:
         self.err = err
 
     def __call__(self, event: Any, signal: Any) -> None:
+        if event.type == "images_replaced":
+            self.err.write(f"treechat: {images_replaced_note(event.model, event.count)}\n")
+            self.err.flush()
+            return
         if event.type != "compaction_end":
             return
         if event.result is not None:
@@ -191,4 +203,5 @@ async def run_print_args(args: Any, catalog: Any) -> int:
     session = await Session.open(storage)
     return await run_print(args.prompt, session, model_ref=getattr(args, "model", None),
                            tools=getattr(args, "tools", None), yes=bool(getattr(args, "yes", False)),
-                           settings=settings)
+                           settings=settings, system=getattr(args, "system", None),
+                           attach=getattr(args, "attach", None) or ())

@@ -9,10 +9,10 @@ import os
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Sequence, cast
 
 from treechat.storage import BACKENDS, open_catalog
-from treechat.storage.base import SessionCatalog, StorageError
+from treechat.storage.base import SearchHit, SessionCatalog, StorageError
 from treechat.storage.model import InvalidEntryError, dump, new_session_id
 
 from . import __version__
@@ -223,7 +223,8 @@ async def cmd_tree(args: argparse.Namespace) -> int:
 
 async def cmd_search(args: argparse.Namespace) -> int:
     async with catalog_for(args) as catalog:
-        hits = await catalog.search(args.query, limit=args.limit)
+        # SessionCatalog's method named `list` shadows the builtin in its annotations; say what it is
+        hits = cast("Sequence[SearchHit]", await catalog.search(args.query, limit=args.limit))
     if args.json:
         emit([{"sessionId": h.session_id, "entryId": h.entry_id, "type": h.type, "role": h.role,
                "snippet": h.snippet, "rank": h.rank, "sessionName": h.session_name, "timestamp": h.timestamp}

@@ -14,6 +14,7 @@ import sys
 from typing import Any, Iterable, TextIO
 
 from treechat.agent.tools import make_tools, parse_tool_names
+from treechat.llm.detect import LOCAL_SERVER_KINDS, with_server_facts
 from treechat.llm.registry import ModelRegistry
 from treechat.prompt_context import images_replaced_note, prepare_prompt
 from treechat.session.agent_session import AgentSession
@@ -67,6 +68,8 @@ async def run_print(
         problem = registry.key_problem(asession.state.model)
         if problem:  # fail before any request: a missing key is not a network error
             raise ValueError(problem)
+        if asession.state.model.provider in LOCAL_SERVER_KINDS:  # its real window, from the server
+            asession.agent.state.model, _ = await with_server_facts(asession.state.model)
     except (ValueError, OSError) as error:
         err.write(f"treechat: {error}\n")
         return 2

@@ -183,6 +183,7 @@ async def _vllm(client: httpx.AsyncClient, root: str, model_id: str) -> ServerMo
 
 
 _PROBES = {"ollama": _ollama, "llamacpp": _llamacpp, "lmstudio": _lmstudio, "vllm": _vllm}
+LOCAL_SERVER_KINDS = tuple(_PROBES)  # provider names that are local servers of a known kind
 
 
 async def detect_model_info(base_url: str, model_id: str, *, server: str | None = None,

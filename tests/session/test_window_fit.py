@@ -44,7 +44,9 @@ class WindowServer:
         sent = json.dumps(body.get("messages", []), ensure_ascii=False) + json.dumps(body.get("tools", []))
         return math.ceil(len(sent) / 4) + int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
 
-    def answer(self, request: Recorded) -> list:
+    def answer(self, request: Recorded) -> list | None:
+        if request.method != "POST" or not request.path.endswith("/chat/completions"):
+            return None  # e.g. the server's /props: scripted by the test
         count = self.tokens(request.body)
         if self.strict and count > self.window:
             self.overflows.append(count)
@@ -214,3 +216,30 @@ async def test_summary_input_is_fitted_and_keeps_the_first_request() -> None:
     assert text.startswith("[User]: GOAL: port the parser") and "step 199" in text and "step 3 " not in text
     assert "left out here" in text
     assert serialize_within(messages[:3], 100_000).count("[User]:") == 3
+
+
+async def test_print_mode_reads_a_llamacpp_window_and_compacts_before_sending(fake, tmp_path) -> None:
+    import io
+
+    from treechat.config import load_settings
+    from treechat.llm.registry import ModelRegistry
+    from treechat.print_mode import run_print
+    from treechat.storage.model import AssistantMessage, Usage
+
+    server = WindowServer(fake)
+    fake.script_json({"default_generation_settings": {"n_ctx": 8192}}, path="/props")
+    (tmp_path / "config.toml").write_text(f'[providers.llamacpp]\nbase_url = "{fake.base_url}/v1"\n')
+    settings = load_settings(tmp_path, env={})
+    session = await Session.open(await MemoryCatalog().create())
+    for i in range(6):  # an earlier conversation of ~12k tokens, the last reply measured by the server
+        await session.append_message(UserMessage(content=f"question {i} " + "words " * 1200))
+        await session.append_message(AssistantMessage(content=[TextContent(text=f"answer {i} " + "more " * 800)],
+                                                      provider="llamacpp", model="qwen", usage=Usage(
+                                                          input=12_000, total_tokens=12_000)))
+    out, err = io.StringIO(), io.StringIO()
+    code = await run_print("and now?", session=session, model_ref="llamacpp/qwen", out=out, err=err,
+                           registry=ModelRegistry(settings), settings=settings)
+    assert (code, out.getvalue()) == (0, "reply 1\n"), err.getvalue()
+    assert fake.requests[0].path == "/props"
+    assert server.overflows == [] and all(n <= 8192 for n in server.accepted)
+    assert "compacted the conversation (threshold)" in err.getvalue()

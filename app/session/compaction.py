@@ -62,9 +62,12 @@ def _blocks_chars(content: Any, image_chars: int = 0) -> int:
 
 
 def estimate_tokens(message: Any) -> int:
-    """chars/4 rounded up, counting what each role sends (Pi's estimateTokens)."""
+    """chars/4 rounded up, counting what each role sends (Pi's estimateTokens; images in user
+    messages count too)."""
     if isinstance(message, UserMessage):
-        chars = _blocks_chars(message.content)
+        # Pi counts only a user message's text; an attached image costs about as much as one in a
+        # tool result, and a small window must not be planned as if it were free
+        chars = _blocks_chars(message.content, image_chars=4800)
     elif isinstance(message, AssistantMessage):
         chars = 0
         for block in message.content:

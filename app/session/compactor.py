@@ -183,9 +183,12 @@ def too_large_text(err: TooLargeToCompact, model_ref: str, budget: Budget) -> st
     """The one sentence for a message no compaction can make room for, and what to do."""
     what = {"toolResult": "tool result", "user": "message"}.get(err.role, f"{err.role} message")
     advice = _ADVICE.get(err.role, "go back to before it (the tree) and continue from there")
+    overhead = int(budget.overhead * budget.ratio)
+    fixed = (f" (the system prompt and tool definitions alone take about {overhead:,} tokens; long AGENTS.md "
+             "files count)") if overhead > budget.window // 3 else ""
     return (f"Nothing to compact: the newest {what} alone is about {err.tokens:,} tokens, more than fits in "
-            f"{model_ref}'s {budget.window:,}-token context window next to a summary and the reply; {advice}, "
-            "or switch to a model with a larger window (Ctrl+L).")
+            f"{model_ref}'s {budget.window:,}-token context window next to a summary and the reply{fixed}; "
+            f"{advice}, or switch to a model with a larger window (Ctrl+L).")
 
 
 class _Replan(Exception):

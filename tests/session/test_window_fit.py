@@ -192,6 +192,14 @@ async def test_a_message_larger_than_the_window_says_so_and_what_to_do(fake) -> 
     assert len(server.overflows) == 1  # no blind retry
 
 
+def test_images_in_user_messages_count_towards_the_estimate() -> None:
+    from treechat.session.compaction import estimate_tokens
+    from treechat.storage.model import ImageContent
+
+    with_image = UserMessage(content=[TextContent(text="abcd"), ImageContent(data="AAAA", mime_type="image/png")])
+    assert estimate_tokens(with_image) == math.ceil((4 + 4800) / 4)
+
+
 def test_the_budget_fits_small_windows_and_leaves_large_ones_as_they_were() -> None:
     from treechat.session.compaction import compaction_budget
 
@@ -243,3 +251,17 @@ async def test_print_mode_reads_a_llamacpp_window_and_compacts_before_sending(fa
     assert fake.requests[0].path == "/props"
     assert server.overflows == [] and all(n <= 8192 for n in server.accepted)
     assert "compacted the conversation (threshold)" in err.getvalue()
+
+
+def test_when_the_system_prompt_is_what_does_not_fit_the_error_says_so() -> None:
+    from treechat.session.compaction import TooLargeToCompact, compaction_budget
+    from treechat.session.compactor import too_large_text
+
+    err = TooLargeToCompact("x", tokens=900, role="user")
+    small = too_large_text(err, "ollama/qwen", compaction_budget(8192, CompactionSettings(), overhead=300))
+    assert "system prompt" not in small and "about 900 tokens" in small
+    heavy = too_large_text(err, "ollama/qwen", compaction_budget(8192, CompactionSettings(), overhead=5000))
+    assert "the system prompt and tool definitions alone take about 5,000 tokens" in heavy
+    tool = too_large_text(TooLargeToCompact("x", tokens=9000, role="toolResult"), "m/x",
+                          compaction_budget(8192, CompactionSettings()))
+    assert "newest tool result alone" in tool and "offset and limit" in tool

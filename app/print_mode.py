@@ -19,6 +19,7 @@ from treechat.llm.registry import ModelRegistry
 from treechat.prompt_context import images_replaced_note, prepare_prompt
 from treechat.session.agent_session import AgentSession
 from treechat.session.compaction import CompactionSettings
+from treechat.session.system_prompt import bind_system_prompt
 
 
 async def run_print(
@@ -63,8 +64,8 @@ async def run_print(
             session, model=model_ref, registry=registry, tools=agent_tools,
             thinking_level=getattr(settings, "thinking", None), stream_options=stream_options,
             compaction_settings=compaction_settings or _compaction_from(settings),
-            system_prompt=request.system_prompt,
         )
+        bind_system_prompt(asession, request.builder)  # for the tools active on this path
         problem = registry.key_problem(asession.state.model)
         if problem:  # fail before any request: a missing key is not a network error
             raise ValueError(problem)

@@ -17,11 +17,11 @@ from .session.system_prompt import SystemPromptBuilder
 
 @dataclass
 class PreparedRequest:
-    system_prompt: str
+    system_prompt: str  # built for `tools`; bind `builder` to the session for the tools it activates
     text: str
+    builder: SystemPromptBuilder
     images: list[ImageContent] = field(default_factory=list)
     attachments: list[Attachment] = field(default_factory=list)
-    builder: SystemPromptBuilder | None = None
 
 
 def prepare_prompt(prompt: str, *, settings: Any, tools: Sequence[Any] = (), cwd: str | os.PathLike[str] | None = None,

@@ -158,3 +158,14 @@ async def test_the_agent_tells_once_per_model(fake) -> None:
         await agent.prompt("look", [img])
     assert [(e.model, e.count) for e in seen] == [("openai/t", 1)]
     assert agent.state.messages[0].content[1] == img
+
+
+async def test_the_system_prompt_lists_the_tools_active_on_the_path(fake, setup) -> None:
+    session = await Session.open(await MemoryCatalog().create())
+    await session.append_active_tools_change(["ls"])  # an earlier run narrowed the tools
+    reply(fake, "openai")
+    code, _, err, _ = await run(setup, "hi", "openai/gpt-4.1", tools="read,ls", session=session)
+    assert code == 0, err
+    system = fake.requests[0].body["messages"][0]["content"]
+    assert "- ls:" in system and "- read:" not in system
+    assert [t["function"]["name"] for t in fake.requests[0].body["tools"]] == ["ls"]

@@ -13,11 +13,13 @@ the queue; this class adds moving in the tree and the commands. Errors a person 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Sequence
 
+from treechat.agent.tools import make_tools
 from treechat.chat_core import ChatCore, ChatError
 from treechat.chat_events import Focused, HeaderChanged, Notice, PathChanged, StatusChanged
 from treechat.exporting import export_session
+from treechat.llm.detect import DetectedServer
 from treechat.session.agent_session import CompactionError, CompactionResult
 from treechat.session.branching import ForkError, NothingToSummarize, fork_session
 from treechat.storage.base import SearchHit, SessionSummary, StorageError
@@ -27,6 +29,57 @@ __all__ = ["Chat", "ChatError"]
 
 
 class Chat(ChatCore):
+    # ------------------------------------------------------------ the model and the system prompt
+
+    def system_prompt(self) -> str:
+        """The system prompt the next request carries."""
+        tools = self._agent.state.tools if self._agent is not None else make_tools(self.tool_names, cwd=self.cwd)
+        return self.prompt_builder.build(list(tools))
+
+    def set_instructions(self, text: str | None) -> str:
+        """`/system TEXT`: the user's own instructions (None or "" removes them); the new prompt."""
+        self.prompt_builder.instructions = (text or "").strip() or None
+        if self._refresh_prompt is not None:
+            return self._refresh_prompt()
+        return self.system_prompt()
+
+    async def set_model(self, ref: str) -> None:
+        try:
+            self.registry.resolve(ref)
+        except ValueError as err:
+            raise ChatError(str(err)) from None
+        self.model_ref = ref
+        if self._agent is None:
+            await self.ensure_agent()
+        else:
+            await self._agent.set_model(ref)
+        self._emit(StatusChanged(self.status()))
+        self._emit(self.readiness())
+
+    async def set_thinking(self, level: str) -> str:
+        """The level in use afterwards (clamped to what the model supports; a notice says so)."""
+        agent = await self.ensure_agent()
+        try:
+            got = await agent.set_thinking_level(level)
+        except ValueError as err:
+            raise ChatError(str(err)) from None
+        if got != level:
+            self._emit(Notice(f"{agent.state.model.ref} supports thinking up to {got!r}."))
+        self._emit(StatusChanged(self.status()))
+        return got
+
+    def add_local_servers(self, found: Sequence[DetectedServer]) -> None:
+        """Local servers found at start-up: offered as models, used when nothing else is chosen."""
+        from treechat.llm.catalog import ProviderInfo
+
+        for server in found:
+            if server.provider not in self.registry.provider_names:
+                self.registry.add_provider(ProviderInfo(name=server.provider, api="openai", base_url=server.base_url,
+                                                        local=True, models={m: {} for m in server.models}))
+        self.detected = list(found)
+        self._emit(StatusChanged(self.status()))
+        self._emit(self.readiness())
+
     # ------------------------------------------------------------ moving in the tree
 
     async def choose(self, entry_id: str) -> str | None:

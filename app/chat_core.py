@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Literal, Sequence
 
 from treechat.agent.tools import make_tools
+from treechat.attachments import AttachmentError, expand_prompt
 from treechat.chat_drafts import Drafts
 from treechat.chat_events import (
     ChatEvent,
@@ -40,15 +41,17 @@ from treechat.chat_events import (
     Waiting,
 )
 from treechat.config import Settings
-from treechat.llm.detect import DetectedServer
+from treechat.llm.detect import LOCAL_SERVER_KINDS, DetectedServer, with_server_facts
 from treechat.llm.registry import ModelRegistry
 from treechat.llm.types import ModelInfo
+from treechat.prompt_context import images_replaced_note
 from treechat.session.agent_session import AgentSession
 from treechat.session.compaction import CompactionSettings
 from treechat.session.session import Session
+from treechat.session.system_prompt import SystemPromptBuilder, bind_system_prompt
 from treechat.storage.aggregates import advance_path_state, tree_row
 from treechat.storage.base import PathState, SessionCatalog, SessionStorage, StorageError
-from treechat.storage.model import Entry, LabelEntry, MessageEntry, SessionInfoEntry, message_text
+from treechat.storage.model import Entry, ImageContent, LabelEntry, MessageEntry, SessionInfoEntry, message_text
 from treechat.storage.tree_index import TreeIndex
 
 Listener = Callable[[ChatEvent], None]
@@ -66,13 +69,16 @@ class ChatCore:
     def __init__(self, *, catalog: SessionCatalog, settings: Settings, registry: ModelRegistry,
                  model_ref: str | None = None, tools: Sequence[str] | None = None, cwd: str | None = None,
                  stream_fn: Any = None, stream_options: dict[str, Any] | None = None,
-                 confirm: Confirm | None = None) -> None:
+                 confirm: Confirm | None = None, system: str | None = None) -> None:
         self.catalog, self.settings, self.registry = catalog, settings, registry
         self.model_ref = model_ref or settings.model
         self.tool_names = list(tools if tools is not None else settings.tools)
         self.cwd = cwd or str(Path.cwd())
         self.stream_fn, self.stream_options = stream_fn, dict(stream_options or {})
         self.confirm = confirm  # asks before the bash tool runs a command (None: refuse)
+        # the system prompt: treechat's own, the tools, folder, date, AGENTS.md, the user's words
+        self.prompt_builder = SystemPromptBuilder.from_settings(settings, cwd=self.cwd, instructions=system)
+        self._refresh_prompt: Callable[[], str] | None = None
         self.drafts = Drafts(Path(settings.home) / "drafts")
         self.detected: list[DetectedServer] = []
         self._listeners: list[Listener] = []
@@ -252,6 +258,7 @@ class ChatCore:
         problem = self.registry.key_problem(model)
         if problem:
             raise ChatError(problem)
+        model = await self._with_server_window(model)
         try:
             # without a way to ask (print mode without --yes) the bash tool refuses, saying why
             tools = make_tools(self.tool_names, cwd=self.cwd, confirm=self.confirm)
@@ -265,72 +272,54 @@ class ChatCore:
                                                        keep_recent_tokens=compaction.keep_recent_tokens))
         except ValueError as err:
             raise ChatError(str(err)) from None
+        self._refresh_prompt = bind_system_prompt(self._agent, self.prompt_builder)
         self._unsubscribe_agent = self._agent.subscribe(self._on_agent_event)
         self._emit(StatusChanged(self.status()))
         return self._agent
 
-    async def set_model(self, ref: str) -> None:
-        try:
-            self.registry.resolve(ref)
-        except ValueError as err:
-            raise ChatError(str(err)) from None
-        self.model_ref = ref
-        if self._agent is None:
-            await self.ensure_agent()
-        else:
-            await self._agent.set_model(ref)
-        self._emit(StatusChanged(self.status()))
-        self._emit(self.readiness())
-
-    async def set_thinking(self, level: str) -> str:
-        """The level in use afterwards (clamped to what the model supports; a notice says so)."""
-        agent = await self.ensure_agent()
-        try:
-            got = await agent.set_thinking_level(level)
-        except ValueError as err:
-            raise ChatError(str(err)) from None
-        if got != level:
-            self._emit(Notice(f"{agent.state.model.ref} supports thinking up to {got!r}."))
-        self._emit(StatusChanged(self.status()))
-        return got
-
-    def add_local_servers(self, found: Sequence[DetectedServer]) -> None:
-        """Local servers found at start-up: offered as models, used when nothing else is chosen."""
-        from treechat.llm.catalog import ProviderInfo
-
-        for server in found:
-            if server.provider not in self.registry.provider_names:
-                self.registry.add_provider(ProviderInfo(name=server.provider, api="openai", base_url=server.base_url,
-                                                        local=True, models={m: {} for m in server.models}))
-        self.detected = list(found)
-        self._emit(StatusChanged(self.status()))
-        self._emit(self.readiness())
+    async def _with_server_window(self, model: ModelInfo) -> ModelInfo:
+        """A local server's real window (and image input), asked of the server once."""
+        if model.provider not in LOCAL_SERVER_KINDS:
+            return model
+        found, info = await with_server_facts(model)
+        if info is not None and info.note:
+            self._emit(Notice(info.note, "warning"))
+        return found
 
     # ------------------------------------------------------------ sending and the queue
 
-    async def send(self, text: str, kind: SendKind = "send") -> Literal["sent", "queued"]:
-        """Send a prompt; while a reply runs, queue it as a steer (Enter) or follow-up. Raises
-        ChatError (no model, no key) before anything is written: the caller keeps the text."""
-        text = text.strip()
-        if not text:
+    async def send(self, text: str, kind: SendKind = "send", *, attach: Sequence[str] = ()) -> Literal["sent", "queued"]:
+        """Send a prompt (`@path` tokens and `attach` files go into the message); while a reply
+        runs, queue it as a steer (Enter) or follow-up. Raises ChatError (no model, no key, a
+        file that cannot be attached) before anything is written: the caller keeps the text."""
+        if not text.strip() and not attach:
             raise ChatError("Nothing to send.")
+        try:
+            prepared = expand_prompt(text.strip(), self.cwd, attach=attach)
+        except AttachmentError as err:
+            raise ChatError(str(err)) from None
         agent = await self.ensure_agent()
         if agent.is_streaming:
-            await (agent.follow_up(text) if kind == "follow_up" else agent.steer(text))
+            if kind == "follow_up":
+                await agent.follow_up(prepared.text, prepared.images)
+            else:
+                await agent.steer(prepared.text, prepared.images)
             return "queued"
         if self.preview_id is not None:
             await self.preview(None)
         self.abandoned_leaf = None
-        self._start(text)
+        if self._refresh_prompt is not None:
+            self._refresh_prompt()  # today's date, AGENTS.md as it is now
+        self._start(prepared.text, prepared.images)
         return "sent"
 
-    def _start(self, prompt: str | list[Any]) -> None:
+    def _start(self, prompt: str | list[Any], images: Sequence[ImageContent] = ()) -> None:
         assert self._agent is not None
         agent = self._agent
 
         async def run() -> None:
             try:
-                await agent.prompt(prompt)  # a list of queued messages goes out as one batch
+                await agent.prompt(prompt, images)  # a list of queued messages goes out as one batch
             except StorageError as err:
                 self._emit(Failed(str(err)))
             except Exception as err:  # the agent turns provider failures into messages; this is the rest
@@ -338,9 +327,9 @@ class ChatCore:
 
         self._run_task = asyncio.create_task(run())
 
-    async def prompt(self, text: str) -> Any:
+    async def prompt(self, text: str, *, attach: Sequence[str] = ()) -> Any:
         """Send and wait for the whole run (print mode); returns the run's last assistant message."""
-        await self.send(text)
+        await self.send(text, attach=attach)
         await self.wait_idle()
         agent = self._agent
         messages = agent.state.messages if agent is not None else []
@@ -442,6 +431,8 @@ class ChatCore:
             await self._compaction_ended(event)
         elif kind == "retry_wait":
             self._emit(Waiting(seconds=event.delay_s, reason=event.reason, attempt=event.attempt))
+        elif kind == "images_replaced":
+            self._emit(Notice(images_replaced_note(event.model, event.count), "warning"))
         elif kind in ("model_changed", "thinking_level_changed", "active_tools_changed"):
             self._emit(StatusChanged(self.status()))
 

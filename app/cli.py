@@ -10,12 +10,12 @@ import stat
 import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator, TextIO
+from typing import Any, AsyncIterator, Sequence, TextIO, cast
 
 from treechat.bootstrap import BACKENDS, load_environment, open_store, pick_session, storage_kind
 from treechat.config import ConfigError
 from treechat.llm.registry import ModelRefError
-from treechat.storage.base import SessionCatalog, StorageError
+from treechat.storage.base import SearchHit, SessionCatalog, StorageError
 from treechat.storage.model import InvalidEntryError, dump, new_session_id
 
 from . import __version__
@@ -44,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", metavar="PROVIDER/ID", help="model to use, e.g. openai/gpt-4o-mini or anthropic/claude-sonnet-4-5")
     p.add_argument("--tools", metavar="LIST", help="enable built-in tools: read,ls,grep,bash")
     p.add_argument("--yes", action="store_true", help="print mode: allow the bash tool without asking")
+    p.add_argument("--system", metavar="TEXT", help="instructions added to the system prompt (also config system_prompt)")
+    p.add_argument("-a", "--attach", metavar="FILE", action="append",
+                   help="print mode: attach a file (an image, or a text file); repeatable. In a prompt, @path does the same")
     p.add_argument("--ephemeral", action="store_true", help="keep nothing: same as --storage memory")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -181,8 +184,25 @@ async def cmd_context(args: argparse.Namespace) -> int:
             ctx = await session.build_session_context()
         else:
             ctx = await session.build_session_context(None if args.leaf == "null" else args.leaf)
-    emit(ctx.to_json())
+    emit({**ctx.to_json(), "systemPrompt": context_system_prompt(args, ctx.active_tool_names)})
     return 0
+
+
+def context_system_prompt(args: argparse.Namespace, active_tools: list[str] | None) -> str:
+    """The system prompt a request from here would carry: the session's active tools (or the
+    configured ones), this folder, config `system_prompt` and `--system`, the AGENTS.md files."""
+    from .agent.tools import BUILTIN_TOOLS, make_tools, parse_tool_names
+    from .config import ConfigError, load_settings
+    from .session.system_prompt import SystemPromptBuilder
+
+    try:
+        settings = load_settings(args.home)
+        names = active_tools if active_tools is not None else parse_tool_names(args.tools or settings.tools)
+    except (ConfigError, ValueError) as err:
+        raise CliError(str(err)) from None
+    tools = make_tools([n for n in names if n in BUILTIN_TOOLS], cwd=os.getcwd())
+    builder = SystemPromptBuilder.from_settings(settings, cwd=os.getcwd(), instructions=getattr(args, "system", None))
+    return builder.build(tools)
 
 
 async def cmd_tree(args: argparse.Namespace) -> int:
@@ -204,7 +224,8 @@ async def cmd_tree(args: argparse.Namespace) -> int:
 
 async def cmd_search(args: argparse.Namespace) -> int:
     async with catalog_for(args) as catalog:
-        hits = await catalog.search(args.query, limit=args.limit)
+        # SessionCatalog's method named `list` shadows the builtin in its annotations; say what it is
+        hits = cast("Sequence[SearchHit]", await catalog.search(args.query, limit=args.limit))
     if args.json:
         emit([{"sessionId": h.session_id, "entryId": h.entry_id, "type": h.type, "role": h.role,
                "snippet": h.snippet, "rank": h.rank, "sessionName": h.session_name, "timestamp": h.timestamp}
@@ -229,10 +250,10 @@ async def cmd_print(args: argparse.Namespace) -> int:
     async with catalog_for(args) as catalog:
         storage = await pick_session(catalog, session_ref=args.session, continue_latest=args.continue_latest)
         chat = Chat(catalog=catalog, settings=env.settings, registry=env.registry, model_ref=args.model,
-                    tools=tools, confirm=_allow if args.yes else None)
+                    tools=tools, confirm=_allow if args.yes else None, system=args.system)
         await chat.open(storage)
         try:
-            code = await run_print(chat, prompt, out=sys.stdout, err=sys.stderr)
+            code = await run_print(chat, prompt, out=sys.stdout, err=sys.stderr, attach=args.attach or ())
         finally:
             await chat.close()  # a session the run never wrote to is not kept
         if code != 2 and not args.session:

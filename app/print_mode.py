@@ -12,14 +12,15 @@ from __future__ import annotations
 import asyncio
 import os
 import signal as signals
-from typing import TextIO
+from typing import Sequence, TextIO
 
 from treechat.chat import Chat, ChatError
-from treechat.chat_events import ChatEvent, CompactionEnded, ReplyStreaming, Waiting
+from treechat.chat_events import ChatEvent, CompactionEnded, Notice, ReplyStreaming, Waiting
 
 
-async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO) -> int:
-    """Send `prompt` in the chat's open session and stream the answer to `out`."""
+async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO, attach: Sequence[str] = ()) -> int:
+    """Send `prompt` (and the `attach` files, `-a`) in the chat's open session and stream the
+    answer to `out`."""
     printer = _Printer(out)
     notes = _Notes(err)
 
@@ -47,7 +48,7 @@ async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO) -> int
     except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
         installed = False
     try:
-        last = await chat.prompt(prompt)
+        last = await chat.prompt(prompt, attach=attach)
     except ChatError as error:  # nothing was sent and nothing written
         err.write(f"treechat: {error}\n")
         return 2
@@ -83,6 +84,8 @@ class _Notes:
                            f"{event.tokens_before} → {event.tokens_after} tokens")
         elif isinstance(event, Waiting):
             self._line(f"retrying in {event.seconds:.0f} s ({event.reason})")
+        elif isinstance(event, Notice) and event.severity == "warning":
+            self._line(event.text)  # e.g. images sent as a note to a text-only model
 
     def _line(self, text: str) -> None:
         self.err.write(f"treechat: {text}\n")

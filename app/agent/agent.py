@@ -53,8 +53,10 @@ class Agent:
     ) -> None:
         self.state = state or AgentState()
         if stream_fn is None:
-            from treechat.llm.registry import stream_model as stream_fn  # the real providers
-        self.stream_fn = stream_fn
+            from treechat.llm.registry import stream_model  # the real providers
+
+            stream_fn = stream_model
+        self.stream_fn: StreamFn = stream_fn
         self.convert_to_llm = convert_to_llm
         self.transform_context = transform_context
         self.get_api_key = get_api_key
@@ -67,6 +69,7 @@ class Agent:
         self.steering_queue = MessageQueue(steering_mode)
         self.follow_up_queue = MessageQueue(follow_up_mode)
         self._listeners: list[Listener] = []
+        self.images_notified: set[str] = set()  # model refs told "images were replaced" (once each)
         self._run: _Run | None = None
         self._emit_lock = asyncio.Lock()
 
@@ -195,7 +198,7 @@ class Agent:
             get_steering_messages=self.steering_queue.drain, get_follow_up_messages=self.follow_up_queue.drain,
             before_tool_call=self.before_tool_call, after_tool_call=self.after_tool_call,
             should_stop_after_turn=self.should_stop_after_turn, tool_execution=self.tool_execution,
-            thinking_level=self.state.thinking_level, options=options,
+            thinking_level=self.state.thinking_level, options=options, images_notified=self.images_notified,
         )
 
     async def _run_with_lifecycle(self, executor: Callable[..., Awaitable[Any]]) -> None:

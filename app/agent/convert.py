@@ -11,6 +11,7 @@ from treechat.storage.model import (
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
+    ImageContent,
     TextContent,
     ToolResultMessage,
     UserMessage,
@@ -48,7 +49,7 @@ def _convert_one(msg: Any) -> Any:
             return None
         return UserMessage(content=[TextContent(text=bash_execution_text(msg))], timestamp=msg.timestamp)
     if isinstance(msg, CustomMessage):
-        content = [TextContent(text=msg.content)] if isinstance(msg.content, str) else list(msg.content)
+        content: list[Any] = [TextContent(text=msg.content)] if isinstance(msg.content, str) else list(msg.content)
         return UserMessage(content=content, timestamp=msg.timestamp)
     if isinstance(msg, BranchSummaryMessage):
         text = BRANCH_SUMMARY_PREFIX + msg.summary + BRANCH_SUMMARY_SUFFIX
@@ -70,3 +71,40 @@ def convert_to_llm(messages: list[Any]) -> list[Any]:
         if converted is not None:
             out.append(converted)
     return out
+
+
+# ---------------------------------------------------------------- models without image input
+# Pi's convertToLlmWithBlockImages: the stored entry keeps the image; only the request to a
+# model that cannot see images carries a short note in its place.
+
+IMAGE_PLACEHOLDER = "[An image was attached here, but this model cannot see images.]"
+
+
+def accepts_images(model: Any) -> bool:
+    return "image" in (getattr(model, "input", None) or ("text",))
+
+
+def replace_images(messages: list[Any], placeholder: str = IMAGE_PLACEHOLDER) -> tuple[list[Any], int]:
+    """(messages with every image block of user and tool-result messages replaced by
+    `placeholder`, how many were replaced). Consecutive placeholders collapse into one; the
+    messages given are not modified."""
+    out: list[Any] = []
+    replaced = 0
+    for msg in messages:
+        content = getattr(msg, "content", None)
+        if not isinstance(msg, (UserMessage, ToolResultMessage)) or not isinstance(content, list) or not any(
+            isinstance(b, ImageContent) for b in content
+        ):
+            out.append(msg)
+            continue
+        blocks: list[Any] = []
+        for block in content:
+            if isinstance(block, ImageContent):
+                replaced += 1
+                block = TextContent(text=placeholder)
+            if isinstance(block, TextContent) and block.text == placeholder and blocks and \
+                    isinstance(blocks[-1], TextContent) and blocks[-1].text == placeholder:
+                continue
+            blocks.append(block)
+        out.append(msg.model_copy(update={"content": blocks}))
+    return out, replaced

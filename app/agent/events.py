@@ -78,6 +78,16 @@ class AgentEnd:
     type: str = "agent_end"
 
 
+@dataclass(frozen=True, kw_only=True)
+class ImagesReplaced:
+    """A request went to a model without image input: its `count` images were replaced by a short
+    note (the stored messages keep them). Emitted before the request, once per model per Agent."""
+
+    model: str  # "provider/id"
+    count: int
+    type: str = "images_replaced"
+
+
 AgentEvent = Union[
     AgentStart,
     TurnStart,
@@ -89,4 +99,5 @@ AgentEvent = Union[
     ToolExecutionEnd,
     TurnEnd,
     AgentEnd,
+    ImagesReplaced,
 ]

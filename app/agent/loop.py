@@ -17,10 +17,11 @@ from treechat.llm.openai import INVALID_ARGS_KEY
 from treechat.llm.types import LlmContext, ModelInfo, StreamFn, StreamOptions
 from treechat.storage.model import AssistantMessage, TextContent, ToolCall, ToolResultMessage
 
-from .convert import convert_to_llm
+from .convert import accepts_images, convert_to_llm, replace_images
 from .events import (
     AgentEnd,
     AgentStart,
+    ImagesReplaced,
     MessageEnd,
     MessageStart,
     MessageUpdate,
@@ -61,6 +62,7 @@ class LoopConfig:
     tool_execution: str = "parallel"
     thinking_level: str = "off"
     options: dict[str, Any] = field(default_factory=dict)  # extra StreamOptions fields (session_id, retry, …)
+    images_notified: set[str] = field(default_factory=set)  # models already reported by ImagesReplaced
 
 
 @dataclass
@@ -151,6 +153,11 @@ async def stream_assistant_response(context: LoopContext, config: LoopConfig, si
     if config.transform_context is not None:
         messages = await maybe_await(config.transform_context(messages, signal))
     llm_messages = await maybe_await(config.convert_to_llm(messages))
+    if not accepts_images(config.model):
+        llm_messages, replaced = replace_images(llm_messages)
+        if replaced and config.model.ref not in config.images_notified:
+            config.images_notified.add(config.model.ref)
+            await emit(ImagesReplaced(model=config.model.ref, count=replaced))
     llm_context = LlmContext(context.system_prompt, llm_messages, [t.spec for t in context.tools])
     api_key = await maybe_await(config.get_api_key(config.model.provider)) if config.get_api_key else None
     options = StreamOptions(api_key=api_key, thinking_level=config.thinking_level, **config.options)

@@ -25,11 +25,18 @@ class ProviderInfo:
     local: bool = False
     compat: dict[str, Any] = field(default_factory=dict)
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # what an id the catalog does not list gets (e.g. every Claude model takes images)
+    model_defaults: dict[str, Any] = field(default_factory=dict)
 
 
 @lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
     return json.loads(resources.files(__package__).joinpath("models.json").read_text("utf-8"))
+
+
+def default_context_window() -> int:
+    """The window an id gets when neither the catalog nor config.toml names one."""
+    return int(_data()["defaults"]["context_window"])
 
 
 def builtin_providers() -> dict[str, ProviderInfo]:
@@ -43,6 +50,7 @@ def builtin_providers() -> dict[str, ProviderInfo]:
             local=bool(p.get("local")),
             compat=dict(p.get("compat", {})),
             models=dict(p.get("models", {})),
+            model_defaults=dict(p.get("model_defaults", {})),
         )
     return out
 
@@ -53,7 +61,7 @@ def model_info(
     """Metadata for `provider/model_id`; defaults for ids the catalog does not know."""
     defaults = _data()["defaults"]
     entry = provider.models.get(model_id)
-    spec = {**defaults, **(entry or {}), **(overrides or {})}
+    spec = {**defaults, **provider.model_defaults, **(entry or {}), **(overrides or {})}
     cost = spec.get("cost") or {}
     return ModelInfo(
         id=model_id,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from typing import Literal, Mapping
@@ -178,3 +179,70 @@ def classify_stream_error(payload: object, *, provider: str) -> ProviderError:
     if etype == "overloaded_error":
         return ProviderError("overloaded", f"{provider} is overloaded: {msg}")
     return ProviderError("server", f"{provider} reported an error mid-stream: {msg}")
+
+
+# ---------------------------------------------------------------- the limit an overflow states
+# Kept apart from the classification above: the compactor reads the numbers out of the error
+# text, whichever layer produced it, to plan a compaction that fits the real window.
+
+_N = r"(\d[\d,_]*)"
+# (pattern, group of the window, group of the prompt size or 0) — provider wordings, newest first
+_LIMIT_PATTERNS: tuple[tuple[re.Pattern[str], int, int], ...] = tuple(
+    (re.compile(p, re.IGNORECASE), w, r)
+    for p, w, r in (
+        # Anthropic: "prompt is too long: 213462 tokens > 200000 maximum"
+        (rf"prompt is too long:\s*{_N}\s*tokens?\s*>\s*{_N}", 2, 1),
+        # OpenAI, OpenRouter, vLLM: "maximum context length is 8192 tokens. However, your messages
+        # resulted in 9000 tokens" / "…you requested 9000 tokens" / "…your request has 9000 input tokens"
+        (rf"maximum context length is {_N} tokens?(?:.*?(?:resulted in|requested(?: about)?|request has|contains)\s*{_N})?", 1, 2),
+        # llama.cpp: "request (9000 tokens) exceeds the available context size (8192 tokens)"
+        (rf"request \({_N} tokens?\) exceeds the available context size \({_N}", 2, 1),
+        (rf"exceeds the available context size \({_N}", 1, 0),
+        # LM Studio: "…the model is loaded with context length of only 8192 tokens"
+        (rf"context length of (?:only )?{_N}", 1, 0),
+        # Gemini: "The input token count (9000) exceeds the maximum number of tokens allowed (8192)"
+        (rf"input token count \({_N}\) exceeds the maximum number of tokens allowed \({_N}", 2, 1),
+        # xAI: "maximum prompt length is 131072 but the request contains 150000 tokens"
+        (rf"maximum prompt length is {_N}(?:.*?contains {_N})?", 1, 2),
+        # Mistral: "too large for model with 32768 maximum context length"
+        (rf"too large for model with {_N} maximum context length", 1, 0),
+        # Copilot and others: "exceeds the limit of 128000"
+        (rf"exceeds the limit of {_N}", 1, 0),
+        # generic: "context window of 8192 tokens", "context length is 8192"
+        (rf"context (?:window|length|size) (?:of|is) {_N}", 1, 0),
+    )
+)
+
+
+@dataclass(frozen=True)
+class StatedLimit:
+    """What an overflow error says: the window in tokens and, when stated, the prompt's size."""
+
+    window: int
+    requested: int | None = None
+
+
+def _int(text: str | None) -> int | None:
+    if not text:
+        return None
+    try:
+        return int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        return None
+
+
+def stated_context_limit(message: str | None) -> StatedLimit | None:
+    """The context window an overflow error states ("maximum context length is 8192 tokens",
+    "prompt is too long: 213462 tokens > 200000 maximum", …), or None when it names no number."""
+    if not message:
+        return None
+    for pattern, window_group, requested_group in _LIMIT_PATTERNS:
+        found = pattern.search(message)
+        if found is None:
+            continue
+        window = _int(found.group(window_group))
+        if window is None or window <= 0:
+            continue
+        requested = _int(found.group(requested_group)) if requested_group else None
+        return StatedLimit(window, requested if requested and requested > 0 else None)
+    return None

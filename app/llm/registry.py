@@ -55,6 +55,7 @@ class ModelRegistry:
             local=base.local if base else False,
             compat=dict(base.compat) if base else {},
             models=merged_models,
+            model_defaults=dict(base.model_defaults) if base else {},
         )
         if cfg.api_key:
             self._keys[name] = cfg.api_key

@@ -311,7 +311,8 @@ class AgentSession:
         return await self.compactor.compact(custom_instructions)
 
     def context_usage(self) -> ContextUsage:
-        return context_usage(self.agent.state.messages, self.agent.state.model.context_window)
+        # the compactor's window: smaller than the model's once its provider stated a limit
+        return context_usage(self.agent.state.messages, self.compactor.window)
 
     async def summarize_branch(self, abandoned_leaf_id: str, custom_instructions: str | None = None) -> str:
         """After the leaf moved away from `abandoned_leaf_id`: append a summary of the branch left

@@ -62,9 +62,12 @@ def _blocks_chars(content: Any, image_chars: int = 0) -> int:
 
 
 def estimate_tokens(message: Any) -> int:
-    """chars/4 rounded up, counting what each role sends (Pi's estimateTokens)."""
+    """chars/4 rounded up, counting what each role sends (Pi's estimateTokens; images in user
+    messages count too)."""
     if isinstance(message, UserMessage):
-        chars = _blocks_chars(message.content)
+        # Pi counts only a user message's text; an attached image costs about as much as one in a
+        # tool result, and a small window must not be planned as if it were free
+        chars = _blocks_chars(message.content, image_chars=4800)
     elif isinstance(message, AssistantMessage):
         chars = 0
         for block in message.content:
@@ -99,8 +102,48 @@ def estimate_context_tokens(messages: Sequence[Any]) -> tuple[int, int | None]:
     return sum(estimate_tokens(m) for m in messages), None
 
 
-def should_compact(tokens: int, context_window: int, settings: CompactionSettings) -> bool:
-    return settings.enabled and tokens > context_window - settings.reserve_tokens
+def should_compact(tokens: int, context_window: int, settings: CompactionSettings, reserve: int | None = None) -> bool:
+    """Past the threshold: fewer than `reserve` tokens (default: the settings' reserve) left free."""
+    reserve = settings.reserve_tokens if reserve is None else reserve
+    return settings.enabled and tokens > context_window - reserve
+
+
+# ---------------------------------------------------------------- fitting a window
+
+SAFETY = 0.9  # chars/4 is an estimate: plan to fill at most this share of what is left
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How a compaction fits a context window of `window` tokens: `reply` tokens stay free for
+    the answer, a summary takes at most `summary` tokens (a split turn's prefix summary half of
+    that again), `overhead` is the system prompt and tool definitions, and `ratio` is how many
+    of the provider's tokens one estimated token turned out to be (1 until a provider said)."""
+
+    window: int
+    reply: int
+    summary: int
+    overhead: int = 0
+    ratio: float = 1.0
+
+    @property
+    def keep_tail(self) -> int:
+        """Estimated tokens the kept messages may take after a compaction."""
+        free = self.window - self.reply - self.summary * 3 // 2 - int(self.overhead * self.ratio)
+        return max(0, int(free / self.ratio * SAFETY))
+
+    @property
+    def summary_input(self) -> int:
+        """Estimated tokens of conversation one summary request may carry (besides its prompt)."""
+        return max(0, int((self.window - self.summary) / self.ratio * SAFETY) - 600)
+
+
+def compaction_budget(window: int, settings: CompactionSettings, overhead: int = 0, ratio: float = 1.0) -> Budget:
+    """The budget for `window`; the settings' reserve and summary size hold for large windows and
+    shrink to a share of a small one (a 16k reserve cannot leave anything of an 8k window)."""
+    reply = min(settings.reserve_tokens, max(window // 4, 256))
+    summary = min(int(0.8 * settings.reserve_tokens), max(window // 8, 256))
+    return Budget(window=window, reply=reply, summary=summary, overhead=overhead, ratio=max(1.0, ratio))
 
 
 # ---------------------------------------------------------------- cut points
@@ -149,6 +192,11 @@ def find_cut_point(entries: Sequence[Entry], start: int, end: int, keep_recent_t
         if total >= keep_recent_tokens:
             cut = next((c for c in cut_points if c >= i), cut_points[0])
             break
+    return cut_at(entries, start, cut)
+
+
+def cut_at(entries: Sequence[Entry], start: int, cut: int) -> CutPoint:
+    """The cut that keeps entries[cut:], with the non-message entries just before it."""
     # Pull settings, labels and other non-message entries just before the cut into the kept part.
     while cut > start and not isinstance(entries[cut - 1], (MessageEntry, CompactionEntry)):
         cut -= 1
@@ -156,6 +204,36 @@ def find_cut_point(entries: Sequence[Entry], start: int, end: int, keep_recent_t
         return CutPoint(cut, -1, False)
     turn_start = find_turn_start_index(entries, cut, start)
     return CutPoint(cut, turn_start, turn_start != -1)
+
+
+def _entry_tokens(entry: Entry) -> int:
+    message = None if isinstance(entry, CompactionEntry) else entry_to_message(entry)
+    return estimate_tokens(message) if message is not None else 0
+
+
+def _failed_reply(entry: Entry) -> bool:
+    return isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage) and \
+        entry.message.stop_reason in ("error", "aborted")
+
+
+def fitting_cut_point(entries: Sequence[Entry], start: int, end: int, budget: int) -> int | None:
+    """The earliest cut whose kept part is at most `budget` estimated tokens, preferring one at
+    the start of a turn (a split turn costs a second summary request); None when even the last
+    cut keeps more (a single message, or a turn's tail, larger than the budget)."""
+    suffix = 0
+    any_fit: int | None = None
+    turn_fit: int | None = None
+    # a failed reply is never sent: keeping only it would keep nothing of the turn
+    cut_points = {i for i in find_valid_cut_points(entries, start, end) if not _failed_reply(entries[i])}
+    for i in range(end - 1, start - 1, -1):
+        suffix += _entry_tokens(entries[i])
+        if suffix > budget:
+            break
+        if i in cut_points:
+            any_fit = i
+            if find_turn_start_index(entries, i, i) == i:
+                turn_fit = i
+    return turn_fit if turn_fit is not None else any_fit
 
 
 # ---------------------------------------------------------------- preparation
@@ -204,13 +282,27 @@ class NothingToCompact(CompactionError):
     """The path is already compacted at its end, or too small to summarise."""
 
 
+class TooLargeToCompact(NothingToCompact):
+    """The newest message alone does not fit the budget: no compaction can make room for it."""
+
+    def __init__(self, message: str, *, tokens: int, role: str) -> None:
+        super().__init__(message)
+        self.tokens = tokens
+        self.role = role
+
+
 def _messages_of(entries: Sequence[Entry]) -> list[Any]:
     # Like the context conversion, but compaction entries inside the range are skipped.
     return [m for e in entries if not isinstance(e, CompactionEntry) and (m := entry_to_message(e)) is not None]
 
 
-def prepare_compaction(path: Sequence[Entry], context_messages: Sequence[Any], settings: CompactionSettings) -> CompactionPlan:
-    """What to summarise on `path` (root-first, the whole branch). Raises NothingToCompact."""
+def prepare_compaction(path: Sequence[Entry], context_messages: Sequence[Any], settings: CompactionSettings, *,
+                       tail_budget: int | None = None, keep_last_turn: bool = False) -> CompactionPlan:
+    """What to summarise on `path` (root-first, the whole branch). Raises NothingToCompact.
+
+    `tail_budget` caps the estimated tokens kept after the summary (so the result fits a small
+    window); TooLargeToCompact when even the newest message alone is over it. `keep_last_turn`
+    (manual /compact): when the usual tail would keep everything, keep only the last turn."""
     if not path:
         raise NothingToCompact("Nothing to compact (session too small)")
     if isinstance(path[-1], CompactionEntry):
@@ -228,10 +320,19 @@ def prepare_compaction(path: Sequence[Entry], context_messages: Sequence[Any], s
             file_ops.read.update(p for p in prev.details.get("readFiles", []) if isinstance(p, str))
             file_ops.modified.update(p for p in prev.details.get("modifiedFiles", []) if isinstance(p, str))
     tokens_before, _ = estimate_context_tokens(context_messages)
-    cut = find_cut_point(path, boundary, len(path), settings.keep_recent_tokens)
-    history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
-    to_summarize = _messages_of(path[boundary:history_end])
-    prefix = _messages_of(path[cut.turn_start_index : cut.first_kept_index]) if cut.is_split_turn else []
+    keep = settings.keep_recent_tokens if tail_budget is None else min(settings.keep_recent_tokens, tail_budget)
+    cut = find_cut_point(path, boundary, len(path), keep)
+    if tail_budget is not None and sum(_entry_tokens(e) for e in path[cut.first_kept_index:]) > tail_budget:
+        fit = fitting_cut_point(path, boundary, len(path), tail_budget)
+        if fit is None:
+            raise _too_large(path, boundary)
+        cut = cut_at(path, boundary, fit)
+    to_summarize, prefix = _ranges(path, boundary, cut)
+    if not to_summarize and not prefix and keep_last_turn:
+        turn = find_turn_start_index(path, len(path) - 1, boundary)
+        if turn > boundary:
+            cut = cut_at(path, boundary, turn)
+            to_summarize, prefix = _ranges(path, boundary, cut)
     if not to_summarize and not prefix:
         raise NothingToCompact("Nothing to compact (session too small)")
     for msg in [*to_summarize, *prefix]:
@@ -248,3 +349,21 @@ def prepare_compaction(path: Sequence[Entry], context_messages: Sequence[Any], s
         covered_from_id=covered[0].id if covered else None,
         covered_to_id=covered[-1].id if covered else None,
     )
+
+
+def _ranges(path: Sequence[Entry], boundary: int, cut: CutPoint) -> tuple[list[Any], list[Any]]:
+    history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
+    to_summarize = _messages_of(path[boundary:history_end])
+    prefix = _messages_of(path[cut.turn_start_index : cut.first_kept_index]) if cut.is_split_turn else []
+    return to_summarize, prefix
+
+
+def _too_large(path: Sequence[Entry], boundary: int) -> TooLargeToCompact:
+    # the biggest message of the last turn's tail is the one that cannot fit
+    last_cut = max((i for i in find_valid_cut_points(path, boundary, len(path)) if not _failed_reply(path[i])),
+                   default=boundary)
+    biggest = max(path[last_cut:], key=_entry_tokens)
+    tokens = _entry_tokens(biggest)
+    role = _role(biggest) or biggest.type
+    return TooLargeToCompact(f"Nothing to compact: the newest {role} message alone is about {tokens:,} tokens.",
+                             tokens=tokens, role=role)

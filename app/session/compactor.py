@@ -8,18 +8,25 @@ before it shows the full history again. Triggers:
   a run ends, and before a prompt — only on real usage newer than the latest compaction;
 - overflow: the provider said the context is too long; compact, drop the failed reply from the
   transcript (it stays in the tree) and retry once.
+
+Every plan fits the window: the model's, or the smaller one a provider stated in an overflow
+error ("maximum context length is 8192 tokens"), which becomes this session's budget for that
+model. The kept tail, the summary and the summary request itself are sized to it, with room left
+for the reply, so a compaction against an 8k local server produces something the server accepts.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import math
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 from treechat.agent.loop import maybe_await
 from treechat.llm.abort import AbortSignal
-from treechat.llm.errors import is_context_overflow
+from treechat.llm.errors import is_context_overflow, stated_context_limit
 from treechat.llm.types import LlmContext, StreamOptions
 from treechat.storage.model import (
     AssistantMessage,
@@ -30,11 +37,14 @@ from treechat.storage.model import (
 )
 
 from .compaction import (
+    Budget,
     CompactionError,
     CompactionPlan,
     CompactionSettings,
     NothingToCompact,
+    TooLargeToCompact,
     calculate_context_tokens,
+    compaction_budget,
     estimate_tokens,
     prepare_compaction,
     should_compact,
@@ -163,6 +173,28 @@ def _reason(err: BaseException) -> str:
     return str(err.__cause__ or err)
 
 
+_ADVICE = {
+    "user": "shorten it or attach less and send it again",
+    "toolResult": "go back to before that tool call (the tree) and ask for a smaller output, e.g. read with offset and limit",
+}
+
+
+def too_large_text(err: TooLargeToCompact, model_ref: str, budget: Budget) -> str:
+    """The one sentence for a message no compaction can make room for, and what to do."""
+    what = {"toolResult": "tool result", "user": "message"}.get(err.role, f"{err.role} message")
+    advice = _ADVICE.get(err.role, "go back to before it (the tree) and continue from there")
+    overhead = int(budget.overhead * budget.ratio)
+    fixed = (f" (the system prompt and tool definitions alone take about {overhead:,} tokens; long AGENTS.md "
+             "files count)") if overhead > budget.window // 3 else ""
+    return (f"Nothing to compact: the newest {what} alone is about {err.tokens:,} tokens, more than fits in "
+            f"{model_ref}'s {budget.window:,}-token context window next to a summary and the reply{fixed}; "
+            f"{advice}, or switch to a model with a larger window (Ctrl+L).")
+
+
+class _Replan(Exception):
+    """The summary request itself overflowed and the provider stated a smaller window: plan again."""
+
+
 # ---------------------------------------------------------------- the compactor
 
 
@@ -176,6 +208,8 @@ class Compactor:
         self._after_run: str | None = None  # "overflow" | "threshold", decided at agent_end
         self._compacted_in_run = False
         self._signal: AbortSignal | None = None
+        self._learned: dict[str, int] = {}  # model ref -> the window its provider stated
+        self._ratio: dict[str, float] = {}  # model ref -> provider tokens per estimated token (≥ 1)
         self._user_transform = owner.agent.transform_context
         owner.agent.transform_context = self._transform
 
@@ -201,6 +235,44 @@ class Compactor:
 
     def new_prompt(self) -> None:
         self._overflow_attempted = False
+
+    # ------------------------------------------------------------ the window and the budget
+
+    @property
+    def window(self) -> int:
+        """The context window plans are made for: the model's, or the smaller one its provider
+        stated when a request overflowed (0: unknown)."""
+        model = self.agent.state.model
+        declared = max(0, getattr(model, "context_window", 0) or 0)
+        learned = self._learned.get(model.ref, 0)
+        return min(declared, learned) if declared and learned else (learned or declared)
+
+    def _overhead(self) -> int:
+        # the system prompt and the tool definitions go out with every request
+        state = self.agent.state
+        chars = len(state.system_prompt or "")
+        for tool in state.tools:
+            chars += len(tool.name) + len(tool.description) + len(json.dumps(tool.parameters))
+        return math.ceil(chars / 4)
+
+    def budget(self) -> Budget:
+        model = self.agent.state.model
+        return compaction_budget(self.window, self.settings, self._overhead(), self._ratio.get(model.ref, 1.0))
+
+    def learn_from_overflow(self, error_text: str | None, sent: Sequence[Any]) -> None:
+        """A request of `sent` failed as too long: take the window the error states (or, when it
+        states none, plan for clearly less than was sent), and how the provider counts tokens."""
+        ref = self.agent.state.model.ref
+        estimate = sum(estimate_tokens(m) for m in sent) + self._overhead()
+        stated = stated_context_limit(error_text)
+        if stated is None:
+            guess = int(estimate * 0.75)
+            if guess > 0 and (self.window <= 0 or guess < self.window):
+                self._learned[ref] = guess
+            return
+        self._learned[ref] = stated.window
+        if stated.requested and estimate > 0:
+            self._ratio[ref] = min(4.0, max(self._ratio.get(ref, 1.0), stated.requested / estimate))
 
     # ------------------------------------------------------------ agent events
 
@@ -236,6 +308,8 @@ class Compactor:
                     await self.owner._emit(CompactionEnd(reason="overflow", error=OVERFLOW_RETRY_FAILED))
                     return
                 self._overflow_attempted = True
+                messages = self.agent.state.messages
+                self.learn_from_overflow(getattr(messages[-1], "error_message", None), messages[:-1])
                 if await self._auto("overflow", None, will_retry=True) is None:
                     return
             elif pending == "threshold":
@@ -252,8 +326,8 @@ class Compactor:
         if not self.settings.enabled:
             return None
         tokens, estimated = context_tokens(self.agent.state.messages)
-        window = self.agent.state.model.context_window
-        if estimated or window <= 0 or not should_compact(tokens, window, self.settings):
+        window = self.window
+        if estimated or window <= 0 or not should_compact(tokens, window, self.settings, self.budget().reply):
             return None
         return await self._auto("threshold", signal)
 
@@ -265,8 +339,7 @@ class Compactor:
         await self.owner._emit(CompactionStart(reason="manual"))
         try:
             async with self._lock:
-                path, plan = await self._plan("manual")
-                result = await self._execute("manual", path, plan, custom_instructions, None)
+                result = await self._run("manual", custom_instructions, None, announce=False)
         except CompactionError as err:
             await self.owner._emit(CompactionEnd(reason="manual", error=str(err)))
             raise
@@ -274,17 +347,20 @@ class Compactor:
         return result
 
     async def _auto(self, reason: str, signal: AbortSignal | None, will_retry: bool = False) -> CompactionResult | None:
+        announced: list[bool] = []
         async with self._lock:
             try:
-                path, plan = await self._plan(reason)
-            except NothingToCompact as err:
+                result = await self._run(reason, None, signal, announce=True, announced=announced)
+            except TooLargeToCompact as err:
                 if reason == "overflow":  # the person must learn why the reply failed for good
-                    await self.owner._emit(CompactionStart(reason=reason))
+                    await self._announce(reason, announced)
+                    await self.owner._emit(CompactionEnd(reason=reason, error=str(err)))
+                return None
+            except NothingToCompact as err:
+                if reason == "overflow":
+                    await self._announce(reason, announced)
                     await self.owner._emit(CompactionEnd(reason=reason, error=f"Context overflow recovery failed: {err}"))
                 return None  # a threshold with nothing new to summarise is not news
-            await self.owner._emit(CompactionStart(reason=reason))
-            try:
-                result = await self._execute(reason, path, plan, None, signal)
             except CompactionError as err:
                 what = "Context overflow recovery failed" if reason == "overflow" else "Auto-compaction failed"
                 detail = str(err).removeprefix("Compaction failed: ")
@@ -293,26 +369,61 @@ class Compactor:
         await self.owner._emit(CompactionEnd(reason=reason, result=result, will_retry=will_retry))
         return result
 
+    async def _announce(self, reason: str, announced: list[bool]) -> None:
+        if not announced:
+            announced.append(True)
+            await self.owner._emit(CompactionStart(reason=reason))
+
+    async def _run(self, trigger: str, custom: str | None, signal: AbortSignal | None, *, announce: bool,
+                   announced: list[bool] | None = None) -> CompactionResult:
+        """Plan and summarise; once more with a smaller plan if the summary request itself was
+        too long and its provider said how long it may be."""
+        announced = [] if announced is None else announced
+        for attempt in (1, 2):
+            path, plan = await self._plan(trigger)
+            if announce:
+                await self._announce(trigger, announced)
+            try:
+                return await self._execute(trigger, path, plan, custom, signal, may_replan=attempt == 1)
+            except _Replan:
+                continue
+        raise AssertionError("unreachable: the second attempt never replans")
+
     async def _plan(self, trigger: str) -> tuple[list[Any], CompactionPlan]:
         path = await self.owner.session.get_branch()
-        plan = prepare_compaction(path, self.agent.state.messages, self.settings)
+        budget = self.budget()
+        try:
+            plan = prepare_compaction(path, self.agent.state.messages, self.settings,
+                                      tail_budget=budget.keep_tail if budget.window > 0 else None,
+                                      keep_last_turn=trigger == "manual")
+        except TooLargeToCompact as err:
+            raise TooLargeToCompact(too_large_text(err, self.agent.state.model.ref, budget),
+                                    tokens=err.tokens, role=err.role) from None
         prev = _last_compaction(path)
         if trigger != "manual" and prev is not None and prev.first_kept_entry_id == plan.first_kept_entry_id:
             raise NothingToCompact("Already compacted")  # never summarise the same range twice in a row
         return path, plan
 
     async def _execute(self, trigger: str, path: list[Any], plan: CompactionPlan, custom: str | None,
-                       signal: AbortSignal | None) -> CompactionResult:
+                       signal: AbortSignal | None, *, may_replan: bool = False) -> CompactionResult:
         session = self.owner.session
         self.is_compacting = True
         self._signal = signal or AbortSignal()
         started = time.monotonic()
+        budget = self.budget()
+        sized = budget.window > 0
         try:
             try:
                 summary, files = await summarize_for_compaction(
-                    plan, model_complete(self.agent, self._signal), self.settings.reserve_tokens, custom)
+                    plan, model_complete(self.agent, self._signal), self.settings.reserve_tokens, custom,
+                    max_tokens=budget.summary if sized else None, input_tokens=budget.summary_input if sized else None)
             except SummaryError as err:
-                raise CompactionFailed(f"Compaction failed: {_reason(err)}") from err
+                reason = _reason(err)
+                stated = stated_context_limit(reason) if is_context_overflow(reason) else None
+                if may_replan and stated is not None and (self.window <= 0 or stated.window < self.window):
+                    self._learned[self.agent.state.model.ref] = stated.window
+                    raise _Replan() from err
+                raise CompactionFailed(f"Compaction failed: {reason}") from err
             if session.leaf_id != path[-1].id:
                 raise CompactionFailed("Compaction failed: the conversation changed while it was being summarised.")
             kept_from = next(i for i, e in enumerate(path) if e.id == plan.first_kept_entry_id)

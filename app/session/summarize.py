@@ -106,6 +106,10 @@ def _text(content: Any) -> str:
 
 def serialize_conversation(messages: Sequence[Any]) -> str:
     """Plain text with a labelled block per part, as the summariser reads it."""
+    return "\n\n".join(_parts(messages))
+
+
+def _parts(messages: Sequence[Any]) -> list[str]:
     parts: list[str] = []
     for msg in messages:
         if isinstance(msg, UserMessage):
@@ -137,7 +141,45 @@ def serialize_conversation(messages: Sequence[Any]) -> str:
                 more = len(out) - TOOL_RESULT_CHARS
                 out = out[:TOOL_RESULT_CHARS] + f"\n\n[... {more} more characters truncated]"
             parts.append(f"[Tool result]: {out}")
-    return "\n\n".join(parts)
+    return parts
+
+
+def _cap(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[... {len(text) - limit} more characters left out]"
+
+
+def serialize_within(messages: Sequence[Any], max_chars: int | None) -> str:
+    """The conversation as `serialize_conversation` writes it, in at most about `max_chars`
+    characters: each part is capped, the first request is kept (it usually states the goal), and
+    then the newest parts, with a note where older ones were left out. A summary request must fit
+    the model's window too, and a small local model cannot read a whole long session at once."""
+    parts = _parts(messages)
+    full = "\n\n".join(parts)
+    if max_chars is None or len(full) <= max_chars:
+        return full
+    capped = [_cap(p, max(300, max_chars // 8)) for p in parts]
+    first = next((i for i, p in enumerate(capped) if p.startswith("[User]:")), None)
+    room = max_chars - 200  # the note about what was left out
+    head: list[str] = []
+    if first is not None:
+        head = [_cap(capped[first], max(200, max_chars // 5))]
+        room -= len(head[0]) + 2
+    tail: list[str] = []
+    stop = first if first is not None else -1
+    i = len(capped) - 1
+    while i > stop and len(capped[i]) + 2 <= room:
+        tail.append(capped[i])
+        room -= len(capped[i]) + 2
+        i -= 1
+    tail.reverse()
+    left_out = i - stop
+    if left_out > 0:
+        note = (f"[... {left_out} part(s) of the conversation left out here: they do not fit in the model's "
+                "context window; say in the summary that earlier details may be missing ...]")
+        head = [*head, note]
+    return "\n\n".join([*head, *tail])
 
 
 def _file_blocks(ops: dict[str, list[str]]) -> str:
@@ -154,26 +196,35 @@ def _with_focus(instructions: str, custom: str | None) -> str:
 
 
 async def summarize_for_compaction(
-    plan: CompactionPlan, complete: Complete, reserve_tokens: int, custom_instructions: str | None = None
+    plan: CompactionPlan, complete: Complete, reserve_tokens: int, custom_instructions: str | None = None, *,
+    max_tokens: int | None = None, input_tokens: int | None = None,
 ) -> tuple[str, dict[str, list[str]]]:
-    """(summary text, details {readFiles, modifiedFiles}). An earlier summary is updated, not redone."""
-    max_tokens = int(0.8 * reserve_tokens)
+    """(summary text, details {readFiles, modifiedFiles}). An earlier summary is updated, not redone.
+    `max_tokens` caps the summary (default 0.8 × reserve); `input_tokens` caps the estimated size
+    of the conversation (and earlier summary) in one request, so it fits a small window."""
+    prefix_tokens = int(0.5 * reserve_tokens) if max_tokens is None else max(128, max_tokens // 2)
+    max_tokens = int(0.8 * reserve_tokens) if max_tokens is None else max_tokens
+    chars = None if input_tokens is None else max(2000, input_tokens * 4)
+    previous = plan.previous_summary
+    if previous and chars is not None:
+        previous = _cap(previous, chars // 3)
+        chars -= len(previous)
 
     async def history() -> str:
         if not plan.messages_to_summarize:
             return "No prior history."
-        prompt = f"<conversation>\n{serialize_conversation(plan.messages_to_summarize)}\n</conversation>\n\n"
-        if plan.previous_summary:
-            prompt += f"<previous-summary>\n{plan.previous_summary}\n</previous-summary>\n\n"
+        prompt = f"<conversation>\n{serialize_within(plan.messages_to_summarize, chars)}\n</conversation>\n\n"
+        if previous:
+            prompt += f"<previous-summary>\n{previous}\n</previous-summary>\n\n"
             prompt += _with_focus(UPDATE_INSTRUCTIONS, custom_instructions)
         else:
             prompt += _with_focus(INITIAL_INSTRUCTIONS, custom_instructions)
         return await _call(complete, SYSTEM_PROMPT, prompt, max_tokens, "Summarization failed")
 
     async def prefix() -> str:
-        prompt = f"<conversation>\n{serialize_conversation(plan.turn_prefix_messages)}\n</conversation>\n\n"
+        prompt = f"<conversation>\n{serialize_within(plan.turn_prefix_messages, chars)}\n</conversation>\n\n"
         prompt += TURN_PREFIX_INSTRUCTIONS
-        return await _call(complete, SYSTEM_PROMPT, prompt, int(0.5 * reserve_tokens), "Turn prefix summarization failed")
+        return await _call(complete, SYSTEM_PROMPT, prompt, prefix_tokens, "Turn prefix summarization failed")
 
     if plan.is_split_turn and plan.turn_prefix_messages:
         hist, pre = await asyncio.gather(history(), prefix())

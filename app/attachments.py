@@ -1,0 +1,263 @@
+"""Files in a prompt: `@path` tokens (composer and `-p`), `-a FILE` (print mode), pasted image
+paths, and Tab completion of a partial `@pa`.
+
+A text file's contents go into the message under its path; an image becomes an image block of
+the user message (stored in the entry like any content). An `@` that does not name a readable
+file stays text (`a@b.com`, `@user`, `@src/` a folder); a file that cannot be attached (too
+big, binary and not an image) is one clear sentence and nothing is sent.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Literal, Sequence
+from urllib.parse import unquote, urlparse
+
+from treechat.storage.model import ImageContent
+
+from .images import IMAGE_TYPES, ImageInfo, human_size, image_info, image_mime
+
+MAX_TEXT_BYTES = 100_000  # ~25k tokens: more than that is a job for the read tool
+MAX_IMAGE_BYTES = 5 * 1024 * 1024  # the strictest provider limit (Anthropic) per image
+MAX_COMPLETIONS = 200
+
+# `@` at the start or after a space or an opening bracket; quoted `@"a b.txt"` or a run of non-spaces
+_TOKEN = re.compile(r'(?<![^\s(\[{])@(?:"([^"\n]+)"|([^\s"]+))')
+_TRAILING = ".,;:!?)]}'\""
+
+
+class AttachmentError(ValueError):
+    """A file that was asked for but cannot be attached; the message is one sentence."""
+
+
+@dataclass(frozen=True)
+class Attachment:
+    path: Path  # resolved
+    shown: str  # the path as the person wrote it
+    kind: Literal["text", "image"]
+    size: int
+    image: ImageInfo | None = None
+
+
+@dataclass
+class PreparedPrompt:
+    """What to send: `text` with the attached text files, `images` for the user message."""
+
+    text: str
+    images: list[ImageContent] = field(default_factory=list)
+    attachments: list[Attachment] = field(default_factory=list)
+
+
+def _resolve(raw: str, cwd: Path) -> Path:
+    path = Path(os.path.expanduser(raw))
+    return path if path.is_absolute() else cwd / path
+
+
+def _readable_file(path: Path) -> bool:
+    try:
+        return path.is_file() and os.access(path, os.R_OK)
+    except OSError:
+        return False
+
+
+def load_attachment(raw: str, cwd: str | os.PathLike[str]) -> tuple[Attachment, str | ImageContent]:
+    """Read one file for attaching: (facts, the text or the image block). Raises AttachmentError
+    with a sentence naming the file when it is too big, binary, or cannot be read."""
+    path = _resolve(raw, Path(cwd))
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            head = handle.read(12)
+            mime = image_mime(head)
+            limit = MAX_IMAGE_BYTES if mime else MAX_TEXT_BYTES
+            if size > limit:
+                what = f"{IMAGE_TYPES[mime]} images" if mime else "text files"
+                raise AttachmentError(f"{raw} is {human_size(size)}; {what} over {human_size(limit)} cannot be "
+                                      "attached" + ("." if mime else " (ask the model to read parts of it instead)."))
+            data = head + handle.read(limit + 1 - len(head))
+    except FileNotFoundError:
+        raise AttachmentError(f"{raw}: no such file.") from None
+    except IsADirectoryError:
+        raise AttachmentError(f"{raw} is a folder; attach files one by one.") from None
+    except OSError as err:
+        raise AttachmentError(f"{raw} cannot be read ({err.strerror or err}).") from None
+    if mime:
+        info = image_info(data, len(data))
+        assert info is not None
+        block = ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime)
+        return Attachment(path=path, shown=raw, kind="image", size=len(data), image=info), block
+    if b"\x00" in data[:8192]:
+        raise AttachmentError(f"{raw} is a binary file; only text files and PNG, JPEG, GIF or WebP images "
+                              "can be attached.")
+    text = data.decode("utf-8", errors="replace")
+    return Attachment(path=path, shown=raw, kind="text", size=len(data)), text
+
+
+def file_block(shown: str, text: str) -> str:
+    """How an attached text file appears in the message: its path, then its contents."""
+    body = text if text.endswith("\n") or not text else text + "\n"
+    return f'<file path="{shown}">\n{body}</file>'
+
+
+_BLOCK = re.compile(r'\n\n<file path="([^"\n]*)">\n(.*?)</file>(?=\n\n<file path=|\Z)', re.S)
+
+
+def split_file_blocks(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """(the words the person typed, [(path, contents), …]) of a message built by expand_prompt,
+    so the transcript can show attached files as chips instead of their whole text."""
+    first = _BLOCK.search(text)
+    if first is None:
+        return text, []
+    return text[:first.start()], [(m.group(1), m.group(2)) for m in _BLOCK.finditer(text, first.start())]
+
+
+def _candidates(token: str) -> Iterable[str]:
+    """The token as written, then with trailing punctuation peeled off ("see @a.txt.")."""
+    yield token
+    while token and token[-1] in _TRAILING:
+        token = token[:-1]
+        yield token
+
+
+def expand_prompt(text: str, cwd: str | os.PathLike[str], *, attach: Sequence[str] = ()) -> PreparedPrompt:
+    """Resolve `@path` tokens in `text` and the explicit `attach` files (`-a`, which must exist).
+
+    Each attached text file is appended as `<file path="…">…</file>`; each image becomes an image
+    block; the token itself becomes the bare path, so the sentence still reads. Raises
+    AttachmentError (one sentence) when a named file cannot be attached; nothing is half-done."""
+    base = Path(cwd)
+    files: list[tuple[Attachment, str | ImageContent]] = []
+    seen: set[Path] = set()
+    out: list[str] = []
+    pos = 0
+    for match in _TOKEN.finditer(text):
+        quoted, bare = match.group(1), match.group(2)
+        chosen = None
+        if quoted is not None:
+            if _readable_file(_resolve(quoted, base)):
+                chosen, rest = quoted, ""
+        else:
+            for candidate in _candidates(bare):
+                if _readable_file(_resolve(candidate, base)):
+                    chosen, rest = candidate, bare[len(candidate):]
+                    break
+        if chosen is None:
+            continue  # not a file: the `@` stays as typed
+        loaded = load_attachment(chosen, base)
+        if loaded[0].path.resolve() not in seen:
+            seen.add(loaded[0].path.resolve())
+            files.append(loaded)
+        out.append(text[pos:match.start()] + chosen + rest)
+        pos = match.end()
+    out.append(text[pos:])
+    for raw in attach:
+        loaded = load_attachment(raw, base)
+        if loaded[0].path.resolve() not in seen:
+            seen.add(loaded[0].path.resolve())
+            files.append(loaded)
+    body = "".join(out)
+    blocks = [file_block(a.shown, content) for a, content in files if isinstance(content, str)]
+    if blocks:
+        body = (body.rstrip() + "\n\n" if body.strip() else "") + "\n\n".join(blocks)
+    images = [content for _, content in files if isinstance(content, ImageContent)]
+    return PreparedPrompt(text=body, images=images, attachments=[a for a, _ in files])
+
+
+# ---------------------------------------------------------------- the composer
+
+
+def _needs_quotes(path: str) -> bool:
+    return any(c.isspace() or c == '"' for c in path)
+
+
+def _quote(path: str) -> str:
+    return f'@"{path}"' if _needs_quotes(path) else f"@{path}"
+
+
+def _open_token(path: str, quoted: bool) -> str:
+    """A token still being typed: quotes stay open so more of the path can follow."""
+    return f'@"{path}' if quoted or _needs_quotes(path) else f"@{path}"
+
+
+@dataclass(frozen=True)
+class PathCompletion:
+    """Tab after `@pa`: replace text[start:end] with `replacement`. `candidates` are the paths
+    that matched (folders end with "/"), for a list under the composer."""
+
+    start: int
+    end: int
+    replacement: str
+    candidates: list[str]
+
+
+def _partial_token(before: str) -> tuple[int, str, bool] | None:
+    """(start of the `@` token that ends at the cursor, the partial path typed, quoted?)."""
+    quote = before.rfind('@"')
+    if quote != -1 and '"' not in before[quote + 2:] and "\n" not in before[quote:]:
+        if quote == 0 or before[quote - 1].isspace() or before[quote - 1] in "([{":
+            return quote, before[quote + 2:], True
+    match = re.search(r'(?<![^\s(\[{])@([^\s"]*)$', before)
+    return (match.start(), match.group(1), False) if match else None
+
+
+def complete_at_path(text: str, cursor: int, cwd: str | os.PathLike[str]) -> PathCompletion | None:
+    """Completions for the `@` path token that ends at `cursor`, or None when there is none (the
+    composer then gives Tab its usual meaning). Hidden entries are offered only when the typed
+    name starts with "."; one matching file is completed whole, with a space after it."""
+    found = _partial_token(text[:cursor])
+    if found is None:
+        return None
+    start, partial, quoted = found
+    folder_text, _, name_part = partial.rpartition("/")
+    folder_text = folder_text + "/" if "/" in partial else ""
+    try:
+        entries = sorted(os.scandir(_resolve(folder_text or ".", Path(cwd))), key=lambda e: e.name)
+    except OSError:
+        return None
+    matches: list[tuple[str, bool]] = []
+    for entry in entries:
+        if not entry.name.startswith(name_part) or (entry.name.startswith(".") and not name_part.startswith(".")):
+            continue
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        matches.append((folder_text + entry.name + ("/" if is_dir else ""), is_dir))
+        if len(matches) >= MAX_COMPLETIONS:
+            break
+    if not matches:
+        return None
+    if len(matches) == 1:
+        path, is_dir = matches[0]
+        replacement = _open_token(path, quoted) if is_dir else _quote(path) + " "
+    else:
+        replacement = _open_token(os.path.commonprefix([m for m, _ in matches]), quoted)
+    return PathCompletion(start=start, end=cursor, replacement=replacement, candidates=[m for m, _ in matches])
+
+
+def pasted_image_token(pasted: str, cwd: str | os.PathLike[str]) -> str | None:
+    """When a paste is the path of an image file (a terminal's drag and drop: quoted, `file://`,
+    or with backslash-escaped spaces), the `@` token to insert instead; otherwise None."""
+    raw = pasted.strip()
+    if not raw or "\n" in raw:
+        return None
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+        raw = raw[1:-1]
+    elif raw.startswith("file://"):
+        raw = unquote(urlparse(raw).path)
+    else:
+        raw = re.sub(r"\\(.)", r"\1", raw)
+    path = _resolve(raw, Path(cwd))
+    if not _readable_file(path):
+        return None
+    try:
+        with path.open("rb") as handle:
+            if image_mime(handle.read(12)) is None:
+                return None
+    except OSError:
+        return None
+    return _quote(raw)

@@ -1,0 +1,185 @@
+"""The system prompt every request carries: what the agent is, its tools, where it works, the
+date, the person's own instructions and the project's context files (AGENTS.md / CLAUDE.md).
+
+`SystemPromptBuilder` holds what does not change between requests (the working folder, the
+instructions, the context files, read once) and renders the text for a list of tools, so a tool
+change or `/system TEXT` is a cheap rebuild. `bind_system_prompt(asession, builder)` keeps a live
+AgentSession's prompt current when its active tools change or its leaf moves.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from treechat.agent.tools import BashTool, GrepTool, LsTool, ReadTool
+from treechat.context_files import ContextFile, find_context_files
+
+INTRO = (
+    "You are the assistant in treechat, a terminal chat app in which a person works with an AI model. "
+    "The conversation is a tree: the person can go back to an earlier message and branch from it, and "
+    "older parts may have been compacted into a summary, so refer to what is in front of you rather than "
+    "to messages you cannot see. Answer in Markdown; be direct and concise, and say so when you are unsure."
+)
+
+NO_TOOLS = (
+    "No tools are enabled in this conversation: you cannot look at files or run commands yourself. "
+    "Work from what is in the conversation and ask the person for anything else you need."
+)
+
+# How to use each built-in tool well; any other tool is listed with its own description only.
+BUILTIN_TOOL_TYPES = (ReadTool, LsTool, GrepTool, BashTool)
+TOOL_GUIDES = {
+    "read": "Use it to look at a file instead of guessing what it says.",
+    "ls": "Use it to find your way around a folder.",
+    "grep": "Use it to find where something is defined or used.",
+    "bash": ("The person approves each command, so say briefly why you need it; prefer read, ls and grep "
+             "(when enabled) for looking at files."),
+}
+
+
+def _os_name() -> str:
+    system = platform.system() or "unknown OS"
+    if system == "Darwin":
+        version = platform.mac_ver()[0]
+        return f"macOS {version}".strip()
+    if system == "Linux":
+        try:
+            release = platform.freedesktop_os_release().get("PRETTY_NAME")
+        except OSError:
+            release = None
+        return f"Linux, {release}" if release else f"Linux {platform.release()}"
+    return f"{system} {platform.release()}".strip()
+
+
+def _shell() -> str:
+    return os.environ.get("SHELL") or os.environ.get("COMSPEC") or "/bin/sh"
+
+
+@dataclass(frozen=True)
+class Environment:
+    cwd: str
+    today: date
+    os_name: str
+    shell: str
+
+    @classmethod
+    def current(cls, cwd: str | os.PathLike[str] | None = None) -> "Environment":
+        return cls(cwd=str(Path(cwd or os.getcwd()).resolve()), today=date.today(), os_name=_os_name(), shell=_shell())
+
+
+def _tool_lines(tools: Sequence[Any]) -> str:
+    lines = []
+    for tool in tools:
+        guide = TOOL_GUIDES.get(tool.name) if isinstance(tool, BUILTIN_TOOL_TYPES) else None
+        description = " ".join(str(getattr(tool, "description", "")).split())
+        text = " ".join(t for t in (description, guide) if t)
+        lines.append(f"- {tool.name}: {text}" if text else f"- {tool.name}")
+    return "\n".join(lines)
+
+
+def build_system_prompt(
+    *,
+    tools: Sequence[Any] = (),
+    environment: Environment,
+    instructions: Iterable[str] = (),
+    context_files: Sequence[ContextFile] = (),
+) -> str:
+    """The whole system prompt. `tools` are the active AgentTools (name, description);
+    `instructions` the person's own text (config `system_prompt`, `--system`, `/system`)."""
+    parts = [INTRO]
+    if tools:
+        parts.append(
+            "# Tools\n\nYou can call these tools; call them whenever they help instead of guessing, and "
+            "read their results before you answer. Paths are relative to the working folder.\n\n"
+            + _tool_lines(tools)
+        )
+    else:
+        parts.append(NO_TOOLS)
+    env = environment
+    parts.append(
+        "# Environment\n\n"
+        f"- Working folder: {env.cwd}\n"
+        f"- Today's date: {env.today.isoformat()} ({env.today.strftime('%A')})\n"
+        f"- Operating system: {env.os_name}\n"
+        f"- Shell: {env.shell}"
+    )
+    own = [t.strip() for t in instructions if t and t.strip()]
+    if own:
+        parts.append("# Instructions from the person\n\nFollow these; they override the guidance above.\n\n"
+                     + "\n\n".join(own))
+    if context_files:
+        blocks = [f"## {f.path}\n\n{f.text.strip()}" for f in context_files]
+        parts.append(
+            "# Project context\n\nInstructions from the project's context files, outermost first (later, "
+            "more specific files win where they disagree).\n\n" + "\n\n".join(blocks)
+        )
+    return "\n\n".join(parts) + "\n"
+
+
+@dataclass
+class SystemPromptBuilder:
+    """Everything the prompt needs except the tools. `config_instructions` comes from config.toml's
+    `system_prompt`, `instructions` from `--system` or `/system TEXT` (None: not set)."""
+
+    cwd: str
+    global_dir: str | None = None
+    config_instructions: str | None = None
+    instructions: str | None = None
+    load_context_files: bool = True
+    _files: list[ContextFile] | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_settings(cls, settings: Any, *, cwd: str | os.PathLike[str] | None = None,
+                      instructions: str | None = None) -> "SystemPromptBuilder":
+        """From a treechat.config.Settings (its config folder is the global context-file folder)."""
+        config_file = getattr(settings, "config_file", None)
+        return cls(
+            cwd=str(cwd or os.getcwd()),
+            global_dir=str(Path(config_file).parent) if config_file else None,
+            config_instructions=getattr(settings, "system_prompt", None),
+            instructions=instructions,
+        )
+
+    @property
+    def context_files(self) -> list[ContextFile]:
+        if self._files is None:
+            self._files = find_context_files(self.cwd, self.global_dir) if self.load_context_files else []
+        return self._files
+
+    def reload_context_files(self) -> list[ContextFile]:
+        """Read AGENTS.md / CLAUDE.md again (they are read once, at the first build)."""
+        self._files = None
+        return self.context_files
+
+    def build(self, tools: Sequence[Any] = ()) -> str:
+        return build_system_prompt(
+            tools=tools,
+            environment=Environment.current(self.cwd),
+            instructions=[t for t in (self.config_instructions, self.instructions) if t],
+            context_files=self.context_files,
+        )
+
+
+def bind_system_prompt(asession: Any, builder: SystemPromptBuilder) -> Callable[[], str]:
+    """Set `asession`'s system prompt now and rebuild it whenever its active tools change or the
+    transcript is rebuilt (a leaf move can restore other tools). Returns `refresh()`, which
+    rebuilds on demand (after `/system TEXT` changed `builder.instructions`, or before a prompt
+    on a day that has changed) and returns the new text."""
+
+    def refresh() -> str:
+        text = builder.build(list(asession.state.tools))
+        asession.agent.state.system_prompt = text
+        return text
+
+    def on_event(event: Any, signal: Any) -> None:
+        if getattr(event, "type", None) in ("active_tools_changed", "session_reloaded"):
+            refresh()
+
+    asession.subscribe(on_event)
+    refresh()
+    return refresh

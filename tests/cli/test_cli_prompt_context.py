@@ -1,0 +1,62 @@
+"""The command line's share of issue 12: `context --json` shows the system prompt, `--system`
+adds to it, and `-p … -a FILE` sends the attachment (parsed by the real parser)."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+from tests.fake_provider import FakeProvider
+from tests.images import png_bytes, write
+from treechat.cli import build_parser, cmd_print, main
+
+
+def test_context_json_includes_the_system_prompt(capsys, tmp_path, monkeypatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text('system_prompt = "Cite file paths."\ntools = ["read", "ls"]\n')
+    (home / "AGENTS.md").write_text("GLOBAL: be careful")
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    (project / "AGENTS.md").write_text("PROJECT: use pytest")
+    monkeypatch.chdir(project)
+    lines = [json.dumps({"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/"}),
+             json.dumps({"type": "message", "id": "m1", "parentId": None, "timestamp": "2026-01-01T00:00:01Z",
+                         "message": {"role": "user", "content": "hi", "timestamp": 1}})]
+    (tmp_path / "one.jsonl").write_text("\n".join(lines) + "\n")
+    assert main(["--home", str(home), "--storage", "jsonl", "import", str(tmp_path / "one.jsonl")]) == 0
+    sid = capsys.readouterr().out.strip()
+
+    assert main(["--home", str(home), "--storage", "jsonl", "--system", "Be brief.", "context", sid, "--json"]) == 0
+    ctx = json.loads(capsys.readouterr().out)
+    prompt = ctx["systemPrompt"]
+    assert [m["role"] for m in ctx["messages"]] == ["user"]
+    for part in ("You are the assistant in treechat", "- read:", "- ls:", "Cite file paths.", "Be brief.",
+                 "GLOBAL: be careful", "PROJECT: use pytest", f"- Working folder: {project}"):
+        assert part in prompt, part
+    assert prompt.index("GLOBAL") < prompt.index("PROJECT")
+
+
+def test_attach_is_repeatable_and_system_is_parsed() -> None:
+    args = build_parser().parse_args(["-p", "look", "-a", "a.png", "--attach", "b.txt", "--system", "Be brief."])
+    assert (args.prompt, args.attach, args.system) == ("look", ["a.png", "b.txt"], "Be brief.")
+    assert build_parser().parse_args([]).attach is None
+
+
+async def test_print_mode_sends_attachments_from_the_command_line(tmp_path, monkeypatch) -> None:
+    write(tmp_path / "shot.png", png_bytes(3, 2))
+    (tmp_path / "todo.txt").write_text("buy milk\n")
+    monkeypatch.chdir(tmp_path)
+    async with FakeProvider() as fake:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        fake.script_openai(["seen"])
+        args = build_parser().parse_args(["--home", str(tmp_path / "home"), "--storage", "memory",
+                                          "--model", "openai/gpt-4.1",
+                                          "-p", "check @todo.txt", "-a", "shot.png", "--system", "Be brief."])
+        assert await cmd_print(args) == 0
+        body = fake.requests[0].body
+    assert "Be brief." in body["messages"][0]["content"]
+    user = body["messages"][-1]["content"]
+    assert user[0]["text"] == 'check todo.txt\n\n<file path="todo.txt">\nbuy milk\n</file>'
+    assert user[1]["image_url"]["url"] == "data:image/png;base64," + base64.b64encode(png_bytes(3, 2)).decode()

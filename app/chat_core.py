@@ -49,6 +49,7 @@ from treechat.session.agent_session import AgentSession
 from treechat.session.compaction import CompactionSettings
 from treechat.session.session import Session
 from treechat.session.system_prompt import SystemPromptBuilder, bind_system_prompt
+from treechat.storage import gc_policy
 from treechat.storage.aggregates import advance_path_state, tree_row
 from treechat.storage.base import PathState, SessionCatalog, SessionStorage, StorageError
 from treechat.storage.model import Entry, ImageContent, LabelEntry, MessageEntry, SessionInfoEntry, message_text
@@ -157,7 +158,8 @@ class ChatCore:
         self._session = session
         self._stop_observing = session.observe(self._on_append, self._on_leaf)
         self.preview_id, self.leaf_history, self.abandoned_leaf = None, [], None
-        self.tree = TreeIndex.build(await storage.get_tree_rows())
+        with gc_policy.paused():  # 10^5 rows and no cycles: see storage.gc_policy
+            self.tree = TreeIndex.build(await storage.get_tree_rows())
         self._name = await storage.get_session_name()
         await self._load_state()
         path = await self._path_to_show()

@@ -71,23 +71,24 @@ class TreeIndex:
             index._by_id = {r.id: r for r in rows}
             children: dict[str | None, list[str]] = {}
             get = children.get
-            last_time: dict[str | None, float] = {}
+            # Stamps are compared as strings (ISO-8601 of one writer sorts as text); only a stamp
+            # that looks earlier than its elder sibling's is parsed, to sort that parent's children.
+            last_stamp: dict[str | None, str] = {}
             unsorted: set[str | None] = set()
             for r in rows:
                 pid = r.parent_id
                 kids = get(pid)
                 if kids is None:
                     children[pid] = [r.id]
-                    last_time[pid] = _time(r)
+                    last_stamp[pid] = r.timestamp
+                elif r.timestamp >= last_stamp[pid]:
+                    kids.append(r.id)
+                    last_stamp[pid] = r.timestamp
                 else:
                     kids.append(r.id)
-                    t = _time(r)
-                    if t < last_time[pid]:
-                        unsorted.add(pid)
-                    else:
-                        last_time[pid] = t
+                    unsorted.add(pid)
             by_id = index._by_id
-            for pid in unsorted:
+            for pid in unsorted:  # a stable sort: equal times keep their arrival order
                 children[pid].sort(key=lambda cid: _time(by_id[cid]))
             index._children = children
         return index
@@ -163,7 +164,7 @@ class TreeIndex:
             return
         self._by_id[row.id] = row
         kids = self._children.setdefault(row.parent_id, [])
-        if kids and _time(row) < _time(self._by_id[kids[-1]]):
+        if kids and row.timestamp < self._by_id[kids[-1]].timestamp and _time(row) < _time(self._by_id[kids[-1]]):
             times = [_time(self._by_id[c]) for c in kids]
             kids.insert(bisect_right(times, _time(row)), row.id)
         else:

@@ -31,7 +31,8 @@ def make_app(tmp_path, fake) -> Callable[..., Any]:
     @asynccontextmanager
     async def factory(*, key: str | None = KEY, model: str | None = "openai/fake-model", session_id: str | None = None,
                       size: tuple[int, int] = (140, 44), storage_kind: str = "sqlite",
-                      tools: list[str] | None = None) -> AsyncIterator[tuple[Any, Any]]:
+                      tools: list[str] | None = None,
+                      message_hook: Callable[[Any], None] | None = None) -> AsyncIterator[tuple[Any, Any]]:
         env = {"OPENAI_BASE_URL": fake.base_url}
         if key:
             env["OPENAI_API_KEY"] = key
@@ -42,7 +43,7 @@ def make_app(tmp_path, fake) -> Callable[..., Any]:
                     cwd=str(tmp_path), tools=tools or [])
         app = TreechatApp(chat, storage, detect_servers=False)
         try:
-            async with app.run_test(size=size) as pilot:
+            async with app.run_test(size=size, message_hook=message_hook) as pilot:
                 await pilot.pause()
                 yield app, pilot
         finally:

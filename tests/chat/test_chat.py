@@ -1,0 +1,224 @@
+"""The controller without any UI: every rule a front end relies on, through `Chat`'s methods and
+its typed events, against the loopback fake provider."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, AsyncIterator
+
+import pytest
+
+from tests.fake_provider import FakeProvider
+from treechat.chat import Chat, ChatError
+from treechat.chat_events import (
+    ChatEvent,
+    CompactionEnded,
+    EntryAppended,
+    PathChanged,
+    QueueChanged,
+    ReplyStreaming,
+    RunEnded,
+    RunStarted,
+    SessionOpened,
+)
+from treechat.config import load_settings
+from treechat.llm.registry import ModelRegistry
+from treechat.storage.base import SessionCatalog
+from treechat.storage.model import AssistantMessage, MessageEntry, TextContent, UserMessage, message_text
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeProvider]:
+    async with FakeProvider() as fp:
+        yield fp
+
+
+class Recorder:
+    def __init__(self, chat: Chat) -> None:
+        self.events: list[ChatEvent] = []
+        chat.subscribe(self.events.append)
+
+    def of(self, kind: type) -> list[Any]:
+        return [e for e in self.events if isinstance(e, kind)]
+
+
+async def make_chat(catalog: SessionCatalog, fake: FakeProvider, tmp_path: Any, *, key: str | None = "k",
+                    model: str | None = "openai/fake-model") -> tuple[Chat, Recorder]:
+    env = {"OPENAI_BASE_URL": fake.base_url, **({"OPENAI_API_KEY": key} if key else {})}
+    settings = load_settings(tmp_path / "home", env=env)
+    chat = Chat(catalog=catalog, settings=settings, registry=ModelRegistry(settings, env=env), model_ref=model,
+                cwd=str(tmp_path))
+    recorder = Recorder(chat)
+    await chat.open(await catalog.create(cwd=str(tmp_path)))
+    return chat, recorder
+
+
+async def texts(chat: Chat) -> list[tuple[str, str]]:
+    return [(e.message.role, message_text(e.message)) for e in await chat.session.get_branch()
+            if isinstance(e, MessageEntry)]
+
+
+async def wait_until(predicate: Any, what: str) -> None:
+    for _ in range(500):
+        if predicate():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def test_send_streams_persists_and_reports_every_entry_once(catalog, fake, tmp_path) -> None:
+    fake.script_openai(["Hel", "lo"])
+    chat, rec = await make_chat(catalog, fake, tmp_path)
+    assert isinstance(rec.events[0], SessionOpened)
+    assert await chat.send("hi") == "sent"
+    await chat.wait_idle()
+    assert await texts(chat) == [("user", "hi"), ("assistant", "Hello")]
+    appended = rec.of(EntryAppended)
+    branch = await chat.session.get_branch()
+    assert [e.entry.id for e in appended] == [e.id for e in branch]  # settings entries too, each once
+    assert all(e.row.id == e.entry.id for e in appended)
+    assert appended[-1].leaf_id == chat.leaf_id and appended[-1].shown
+    kinds = [type(e) for e in rec.events if isinstance(e, (RunStarted, RunEnded, ReplyStreaming))]
+    assert kinds[0] is RunStarted and kinds[-1] is RunEnded and ReplyStreaming in kinds
+    assert "".join(e.delta for e in rec.of(ReplyStreaming)) == "Hello"
+    assert chat.header().title == "hi" and chat.header().branches == 1
+
+
+async def test_steer_and_follow_up_are_queued_and_answered_in_order(catalog, fake, tmp_path) -> None:
+    gate = asyncio.Event()
+    fake.script_openai(["first"], gate=gate)
+    fake.script_openai(["to the steer"])
+    fake.script_openai(["to the follow-up"])
+    chat, rec = await make_chat(catalog, fake, tmp_path)
+    await chat.send("start")
+    await wait_until(lambda: chat.is_running and len(fake.requests) == 1, "the first request")
+    assert await chat.send("steer this", "steer") == "queued"
+    assert await chat.send("and then this", "follow_up") == "queued"
+    assert rec.of(QueueChanged)[-1] == QueueChanged(("steer this",), ("and then this",))
+    assert chat.is_busy
+    gate.set()
+    await chat.wait_idle()
+    await wait_until(lambda: not chat.is_busy, "the queue to drain")
+    assert [t for _, t in await texts(chat)] == ["start", "first", "steer this", "to the steer", "and then this",
+                                                 "to the follow-up"]
+
+
+async def test_stop_keeps_the_partial_reply_and_sends_the_steering_next(catalog, fake, tmp_path) -> None:
+    gate = asyncio.Event()
+    fake.script_openai(["partial"], gate=gate, gate_after=0)
+    fake.script_openai(["steered"])
+    chat, _ = await make_chat(catalog, fake, tmp_path)
+    await chat.send("go")
+    await wait_until(lambda: chat.is_running and len(fake.requests) == 1, "streaming")
+    await chat.send("do this instead", "steer")
+    await chat.stop()
+    await chat.wait_idle()
+    got = await texts(chat)
+    assert got[-2:] == [("user", "do this instead"), ("assistant", "steered")]
+    aborted = [e for e in await chat.session.get_branch() if isinstance(e, MessageEntry)
+               and isinstance(e.message, AssistantMessage) and e.message.stop_reason == "aborted"]
+    assert len(aborted) == 1
+    gate.set()
+
+
+async def test_no_model_or_no_key_is_a_chat_error_and_writes_nothing(catalog, fake, tmp_path) -> None:
+    chat, _ = await make_chat(catalog, fake, tmp_path, key=None)
+    with pytest.raises(ChatError, match="OPENAI_API_KEY"):
+        await chat.send("hi")
+    assert (await chat.session.storage.get_session_stats()).entry_count == 0 and fake.requests == []
+    chat.model_ref = None
+    with pytest.raises(ChatError, match="No model chosen"):
+        await chat.send("hi")
+
+
+async def seeded(chat: Chat) -> list[str]:
+    ids = []
+    for q, a in (("q1", "a1"), ("q2", "a2")):
+        ids.append(await chat.session.append_message(UserMessage(content=q)))
+        ids.append(await chat.session.append_message(AssistantMessage(content=[TextContent(text=a)],
+                                                                      provider="openai", model="fake-model")))
+    return ids
+
+
+async def test_choose_a_prompt_moves_before_it_and_returns_its_text_then_back(catalog, fake, tmp_path) -> None:
+    chat, rec = await make_chat(catalog, fake, tmp_path)
+    ids = await seeded(chat)
+    assert await chat.choose(ids[2]) == "q2"
+    assert chat.leaf_id == ids[1]
+    moved = rec.of(PathChanged)[-1]
+    assert moved.cause == "move" and [e.id for e in moved.path] == ids[:2]
+    assert chat.abandoned_leaf == ids[3]
+    assert await chat.choose(ids[1]) is None  # a reply: the leaf moves to it (already there)
+    await chat.back()
+    assert chat.leaf_id == ids[3]
+    with pytest.raises(ChatError, match="No earlier leaf"):
+        await chat.back()
+
+
+async def test_siblings_switch_to_the_newest_tip_of_the_other_branch(catalog, fake, tmp_path) -> None:
+    fake.script_openai(["a2, again"])
+    chat, _ = await make_chat(catalog, fake, tmp_path)
+    ids = await seeded(chat)
+    await chat.choose(ids[2])
+    await chat.send("q2, edited")
+    await chat.wait_idle()
+    new_prompt = (await chat.session.get_branch())[-2].id
+    assert chat.tree.siblings(new_prompt) == [ids[2], new_prompt]
+    await chat.switch_sibling(new_prompt, -1)
+    assert chat.leaf_id == ids[3]
+    assert chat.header().branches == 2
+
+
+async def test_fork_opens_a_new_session_and_leaves_the_original_alone(catalog, fake, tmp_path) -> None:
+    chat, rec = await make_chat(catalog, fake, tmp_path)
+    ids = await seeded(chat)
+    original = chat.session_id
+    new_id = await chat.fork(ids[2], "auto", composer_text="half typed")
+    assert chat.session_id == new_id != original
+    opened = rec.of(SessionOpened)[-1]
+    assert opened.composer_text == "q2" and [e.id for e in opened.path] == ids[:2]
+    assert len(await (await catalog.open(original)).get_entries()) == 4
+    await chat.resume(original)
+    assert rec.of(SessionOpened)[-1].composer_text == "half typed"  # the draft came back
+
+
+async def test_compact_replaces_the_path_shown_and_keeps_every_entry(catalog, fake, tmp_path) -> None:
+    fake.responder = lambda request: fake.openai_reply(["## Goal\nsummarised"])
+    chat, rec = await make_chat(catalog, fake, tmp_path)
+    for i in range(8):
+        await chat.session.append_message(UserMessage(content=f"question {i} " + "words " * 2000))
+        await chat.session.append_message(AssistantMessage(content=[TextContent(text=f"answer {i}")],
+                                                           provider="openai", model="fake-model"))
+    result = await chat.compact("keep the goal")
+    assert result is not None and result.tokens_after < result.tokens_before
+    ended = rec.of(CompactionEnded)[-1]
+    assert ended.error is None and ended.tokens_before == result.tokens_before
+    shown = [e for e in rec.of(PathChanged) if e.cause == "compaction"][-1]
+    assert any(e.type == "compaction" for e in shown.path) and len(shown.path) < 16
+    assert len(await chat.session.storage.find_entries("message")) == 16
+
+
+async def test_metadata_never_forks_the_conversation(catalog, fake, tmp_path) -> None:
+    """Every command that appends something other than a message keeps the chat one line."""
+    fake.script_openai(["one"])
+    fake.script_openai(["two"])
+    chat, _ = await make_chat(catalog, fake, tmp_path)
+    await chat.send("first")
+    await chat.wait_idle()
+    await chat.rename("My project")
+    await chat.label(None, "milestone")
+    await chat.set_model("openai/other-model")
+    await chat.set_thinking("high")
+    await chat.set_model("openai/fake-model")
+    await chat.send("second")
+    await chat.wait_idle()
+    entries = await chat.session.storage.get_entries()
+    kids: dict[str | None, int] = {}
+    for e in entries:
+        if e.type != "leaf":
+            kids[e.parent_id] = kids.get(e.parent_id, 0) + 1
+    assert max(kids.values()) == 1, "an entry has two children: the chat forked"
+    assert chat.header().branches == 1
+    assert chat.tree.path_ids(chat.leaf_id)[-1] == chat.leaf_id == (await chat.session.storage.get_leaf_id())
+    assert [t for _, t in await texts(chat)] == ["first", "one", "second", "two"]
+    assert await chat.session.get_session_name() == "My project"

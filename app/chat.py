@@ -23,7 +23,7 @@ from treechat.llm.detect import DetectedServer
 from treechat.session.agent_session import CompactionError, CompactionResult
 from treechat.session.branching import ForkError, NothingToSummarize, fork_session
 from treechat.storage.base import SearchHit, SessionSummary, StorageError
-from treechat.storage.model import CompactionEntry, Entry, MessageEntry, message_text
+from treechat.storage.model import AssistantMessage, CompactionEntry, Entry, MessageEntry, message_text
 
 __all__ = ["Chat", "ChatError"]
 
@@ -111,6 +111,7 @@ class Chat(ChatCore):
             else:
                 await self.session.move_to(target)
             await self._load_state()
+            self._first_prompt = None  # another root may begin this path
             if old is not None and old not in set(self.tree.path_ids(target)):
                 self.abandoned_leaf = old
                 row = self.tree.get(old)
@@ -126,12 +127,6 @@ class Chat(ChatCore):
         if not self.leaf_history:
             raise ChatError("No earlier leaf position in this session.")
         await self.move_to(self.leaf_history.pop(), remember=False)
-
-    async def preview(self, entry_id: str | None) -> None:
-        """Show another branch in the transcript without moving the leaf (None: back to the leaf)."""
-        self.preview_id = entry_id if entry_id != self.session.leaf_id else None
-        self._emit(PathChanged(await self._path_to_show(), self.session.leaf_id, self.preview_id, "preview"))
-        self._emit(HeaderChanged(self.header()))
 
     async def switch_sibling(self, entry_id: str, delta: int) -> None:
         """`‹ n/m ›`: go to the newest tip under the previous/next alternative of `entry_id`."""
@@ -231,6 +226,37 @@ class Chat(ChatCore):
     async def list_sessions(self) -> list[SessionSummary]:
         """Every session with something in it (and the current one), newest first."""
         return [r for r in await self.catalog.list() if r.entry_count > 0 or r.id == self.session_id]
+
+    # ------------------------------------------------------------ copy and retry
+
+    async def copy_text(self, n: int | None = None) -> str:
+        """What `/copy` copies: the last reply (None), or the N-th message from the end of the
+        path (1 = the last). The text as a person would paste it: a reply without its thinking."""
+        path = await self._path_to_show()
+        messages = [e.message for e in path if isinstance(e, MessageEntry)]
+        if n is None:
+            replies = [m for m in messages if isinstance(m, AssistantMessage) and message_text(m).strip()]
+            if not replies:
+                raise ChatError("No reply to copy yet.")
+            return message_text(replies[-1])
+        if n < 1 or n > len(messages):
+            raise ChatError(f"There are {len(messages)} messages on this branch; /copy N takes 1 to {len(messages)}.")
+        return message_text(messages[-n])
+
+    async def retry(self, reply_id: str | None = None) -> None:
+        """Ask again: the prompt a reply answered (default: the last prompt) gets a new reply, a
+        sibling of the old one (`‹ n/m ›` switches between them); nothing is deleted."""
+        if self.is_running:
+            raise ChatError("A reply is still running: Esc stops it, then retry.")
+        path = await self.session.get_branch(reply_id) if reply_id else await self.session.get_branch()
+        prompt = next((e for e in reversed(path) if isinstance(e, MessageEntry) and e.message.role == "user"), None)
+        if prompt is None:
+            raise ChatError("No prompt on this branch to ask again.")
+        agent = await self.ensure_agent()
+        if prompt.id != self.session.leaf_id:
+            await self.move_to(prompt.id)
+        self.abandoned_leaf = None  # the old reply is an alternative now, not a branch left behind
+        self._start_continue(agent)
 
     # ------------------------------------------------------------ summaries
 

@@ -40,6 +40,7 @@ from treechat.chat_events import (
     Succeeded,
     Waiting,
 )
+from treechat.chat_status import build_status, first_prompt, viewing_text
 from treechat.config import Settings
 from treechat.llm.detect import LOCAL_SERVER_KINDS, DetectedServer, with_server_facts
 from treechat.llm.registry import ModelRegistry
@@ -130,12 +131,15 @@ class ChatCore:
 
     @property
     def is_running(self) -> bool:
-        return self._agent is not None and self._agent.is_streaming
+        """A run is under way: the agent streams, or a run was started and has not ended (a message
+        sent in the same burst as the one before it must queue, not start a second run)."""
+        running_task = self._run_task is not None and not self._run_task.done()
+        return running_task or (self._agent is not None and self._agent.is_streaming)
 
     @property
     def is_busy(self) -> bool:
         """A reply is running or messages wait in the queue (quitting should ask first)."""
-        return self._agent is not None and (self._agent.is_streaming or self._agent.has_queued_messages)
+        return self.is_running or (self._agent is not None and self._agent.has_queued_messages)
 
     @property
     def queue(self) -> QueueChanged:
@@ -160,7 +164,7 @@ class ChatCore:
         self.preview_id, self.leaf_history, self.abandoned_leaf = None, [], None
         with gc_policy.paused():  # 10^5 rows and no cycles: see storage.gc_policy
             self.tree = TreeIndex.build(await storage.get_tree_rows())
-        self._name = await storage.get_session_name()
+        self._name, self._first_prompt = await storage.get_session_name(), None
         await self._load_state()
         path = await self._path_to_show()
         draft = self.drafts.take(storage.session_id)
@@ -301,7 +305,7 @@ class ChatCore:
         except AttachmentError as err:
             raise ChatError(str(err)) from None
         agent = await self.ensure_agent()
-        if agent.is_streaming:
+        if self.is_running:
             if kind == "follow_up":
                 await agent.follow_up(prepared.text, prepared.images)
             else:
@@ -319,9 +323,23 @@ class ChatCore:
         assert self._agent is not None
         agent = self._agent
 
+        async def work() -> None:
+            await agent.prompt(prompt, images)  # a list of queued messages goes out as one batch
+            while agent.has_queued_messages and not agent.is_streaming:
+                await agent.continue_()  # queued just as the run ended: delivered, not stranded
+
+        self._spawn(work)
+
+    def _start_continue(self, agent: AgentSession) -> None:
+        """A run from the transcript as it is (its last message is the prompt to answer)."""
+        self._spawn(agent.continue_)
+
+    def _spawn(self, work: Callable[[], Awaitable[None]]) -> None:
+        """The run, in a task the controller owns (`wait_idle`, `close`)."""
+
         async def run() -> None:
             try:
-                await agent.prompt(prompt, images)  # a list of queued messages goes out as one batch
+                await work()
             except StorageError as err:
                 self._emit(Failed(str(err)))
             except Exception as err:  # the agent turns provider failures into messages; this is the rest
@@ -347,7 +365,7 @@ class ChatCore:
         if self.preview_id is not None:
             await self.preview(None)
             return
-        if self._agent is None or not self._agent.is_streaming:
+        if self._agent is None or not self.is_running:
             return
         batch = await self._agent.interrupt()
         await self.wait_idle()
@@ -448,6 +466,12 @@ class ChatCore:
         self._emit(PathChanged(await self._path_to_show(), self.session.leaf_id, self.preview_id, "compaction"))
         self._emit(StatusChanged(self.status()))
 
+    async def preview(self, entry_id: str | None) -> None:
+        """Show another branch in the transcript without moving the leaf (None: back to the leaf)."""
+        self.preview_id = entry_id if entry_id != self.session.leaf_id else None
+        self._emit(PathChanged(await self._path_to_show(), self.session.leaf_id, self.preview_id, "preview"))
+        self._emit(HeaderChanged(self.header()))
+
     # ------------------------------------------------------------ the view's data
 
     async def _path_to_show(self) -> list[Entry]:
@@ -455,40 +479,19 @@ class ChatCore:
         return await self.session.storage.get_path_to_root_or_compaction(shown) if shown else []
 
     def header(self) -> Header:
-        session = self.session
-        viewing = None
-        if self.preview_id:
-            row = self.tree.get(self.preview_id)
-            viewing = f"“{row.preview[:40]}”" if row else self.preview_id
-        return Header(title=self.title(), depth=self._state.depth if self._state_leaf == session.leaf_id
-                      else len(self.tree.path_ids(session.leaf_id)),
-                      branches=max(self.tree.branch_count(), 1 if len(self.tree) else 0), viewing=viewing)
+        leaf = self.session.leaf_id
+        depth = self._state.depth if self._state_leaf == leaf else len(self.tree.path_ids(leaf))
+        branches = max(self.tree.branch_count(), 1 if len(self.tree) else 0)
+        return Header(title=self.title(), depth=depth, branches=branches,
+                      viewing=viewing_text(self.tree, self.preview_id))
 
     def title(self) -> str:
-        """The session's name, else its first prompt (on the current path), else its id."""
+        """The session's name, else its first prompt, else its id."""
         if self._name:
             return self._name
-        by_id = self.tree.by_id
-        for entry_id in self.tree.path_ids(self.session.leaf_id):
-            row = by_id[entry_id]
-            if row.type == "message" and row.role == "user":
-                self._first_prompt = " ".join(row.preview.split())
-                return self._first_prompt[:60]
-        return f"new session {self.session.session_id[:8]}"
+        if self._first_prompt is None:
+            self._first_prompt = first_prompt(self.tree, self.session.leaf_id)
+        return self._first_prompt[:60] if self._first_prompt else f"new session {self.session_id[:8]}"
 
     def status(self) -> Status:
-        state, agent = self._state, self._agent
-        model = self._model_or_none()
-        percent, estimated = None, False
-        if agent is not None:
-            usage = agent.context_usage()
-            percent, estimated = usage.percent, usage.estimated
-        elif model is not None and model.context_window:
-            percent = 100.0 * state.context_tokens / model.context_window
-        q = agent.queue_update() if agent is not None else None
-        return Status(model=model.ref if model else "no model",
-                      thinking=agent.state.thinking_level if agent is not None else state.thinking_level,
-                      tokens_in=state.input_tokens + state.cache_read_tokens, tokens_out=state.output_tokens,
-                      cost=state.cost_total, context_percent=percent, context_estimated=estimated,
-                      model_warning=model is not None and bool(self.registry.key_problem(model)),
-                      queued_steer=len(q.steering) if q else 0, queued_follow_up=len(q.follow_up) if q else 0)
+        return build_status(self._state, self._agent, self._model_or_none(), self.registry)

@@ -187,5 +187,5 @@ ChatEvent = (SessionOpened | EntryAppended | LabelChanged | PathChanged | Focuse
              | QueueChanged | RunStarted | RunEnded | ReplyStreaming | CompactionStarted | CompactionEnded
              | Waiting | Readiness | Notice | Failed | Succeeded)
 
-EVENT_TYPES: tuple[type, ...] = ChatEvent.__args__  # type: ignore[attr-defined]
+EVENT_TYPES: tuple[type, ...] = ChatEvent.__args__
 

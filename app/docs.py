@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import Callable
 
 from treechat.widgets.commands import SLASH_COMMANDS
 from treechat.widgets.keymap import readme_section
@@ -30,11 +31,17 @@ def commands_section() -> str:
 SECTIONS = {"keys": readme_section, "commands": commands_section}
 
 
+def _replacement(body: str) -> Callable[[re.Match[str]], str]:
+    def replace(match: re.Match[str]) -> str:
+        return match.group(1) + body + "\n" + match.group(2)
+
+    return replace
+
+
 def render(text: str) -> str:
     for name, make in SECTIONS.items():
         pattern = re.compile(rf"(<!-- {name}:start -->\n)(?:.*?\n)?(<!-- {name}:end -->)", re.S)
-        body = make().strip()
-        text = pattern.sub(lambda m, body=body: m.group(1) + body + "\n" + m.group(2), text)
+        text = pattern.sub(_replacement(make().strip()), text)
     return text
 
 

@@ -4,19 +4,25 @@ Data in (from the App):
     ``running``            reactive: the agent is working (Enter then steers; Tab/Alt+Enter queue a follow-up)
     ``set_text(text)``     put text in to edit (e.g. an old user message); the draft it replaces is
                            kept in ``stashed_draft`` and comes back with ``restore_draft()``
-    ``clear()``            the App accepted the submission: empty the box and remember the text in history
+    ``give_back(text)``    the App could not send ``text`` (no model, unknown command): it goes back in,
+                           before anything typed since
     ``set_history(texts)`` earlier prompts (kept in ``sent_history``), oldest first (Up on an empty composer walks back)
 
 Messages out:
     ``Submitted(text, kind)``  kind "send" (idle), "steer" (Enter while running) or "follow_up"
-    ``Command(name, args)``    a line starting with ``/word`` (known or not: the App says which it does not
-                               know, and the text stays); ``//x`` sends "/x" as text
+    ``Command(name, args, text)``  a line starting with ``/word`` (known or not: the App says which it
+                               does not know and gives the text back); ``//x`` sends "/x" as text
 
-Nothing is cleared on submit: if sending fails the text stays where it is.
+Keys in arrival order: Enter, Alt+Enter, Tab (running) and the newline keys are handled in the
+composer's own key handler, after every character typed before them, never as an App-level
+binding that would run ahead of characters still queued for the composer. The box is emptied
+the moment a message is taken, so what is typed next starts a new message; if the App cannot
+send it, ``give_back`` restores it.
 """
 
 from __future__ import annotations
 
+from textual import events
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import TextArea
@@ -51,8 +57,8 @@ class Composer(TextArea):
             super().__init__()
 
     class Command(Message):
-        def __init__(self, name: str, args: str) -> None:
-            self.name, self.args = name, args
+        def __init__(self, name: str, args: str, text: str = "") -> None:
+            self.name, self.args, self.text = name, args, text
             super().__init__()
 
     def __init__(self, text: str = "", *, id: str | None = None, classes: str | None = None) -> None:
@@ -86,12 +92,12 @@ class Composer(TextArea):
             self.move_cursor(self.document.end)
             self.stashed_draft = None
 
-    def clear(self) -> None:  # type: ignore[override]  (TextArea.clear returns an EditResult)
-        text = self.text
-        if text.strip() and (not self.sent_history or self.sent_history[-1] != text):
-            self.sent_history.append(text)
+    def give_back(self, text: str) -> None:
+        """A message the App could not send comes back, before anything typed since."""
+        typed = self.text
+        self.load_text(f"{text}\n{typed}" if typed.strip() else text)
+        self.move_cursor(self.document.end)
         self._history_pos = None
-        self.load_text("")
 
     def set_history(self, texts: list[str]) -> None:
         self.sent_history = list(texts)
@@ -99,13 +105,35 @@ class Composer(TextArea):
 
     # ------------------------------------------------------------ submitting
 
-    def _submit(self, kind: str) -> None:
-        text = self.text
-        if not text.strip():
+    async def _on_key(self, event: events.Key) -> None:
+        key = event.key
+        action = {"enter": self.action_submit, "alt+enter": self.action_follow_up,
+                  "shift+enter": self.action_newline, "ctrl+j": self.action_newline}.get(key)
+        if key == "tab" and self.running and self.text.strip():
+            action = self.action_follow_up
+        if action is not None:
+            event.stop()
+            event.prevent_default()
+            action()
             return
+        await super()._on_key(event)
+
+    def _take(self) -> str:
+        """Empty the box and remember its text in the history."""
+        text = self.text
+        if text.strip() and (not self.sent_history or self.sent_history[-1] != text):
+            self.sent_history.append(text)
+        self._history_pos = None
+        self.load_text("")
+        return text
+
+    def _submit(self, kind: str) -> None:
+        if not self.text.strip():
+            return
+        text = self._take()
         command = parse_command(text)
         if command is not None:
-            self.post_message(self.Command(*command))
+            self.post_message(self.Command(*command, text=text))
             return
         if text.lstrip().startswith("//"):
             text = text.lstrip()[1:]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 from .commands import SLASH_COMMANDS
 
@@ -52,13 +52,16 @@ KEYMAP: tuple[Key, ...] = (
     Key("escape", "stop", "Stop run (queue goes next)", "global", show=False),
     Key("alt+up", "pull_queued", "Pull queued back", "global", show=False, priority=True),
     Key("ctrl+p", "command_palette", "Palette", "global", show=False),
+    Key("ctrl+g", "edit_in_editor", "Edit in $EDITOR", "global", show=False),
     Key("f1", "help", "Help", "global"),
     Key("ctrl+q", "quit", "Quit", "global", show=False),
     # ---- composer
-    Key("enter", "submit", "Send (running: steer)", "composer", priority=True),
-    Key("alt+enter", "follow_up", "Queue follow-up", "composer", priority=True),
+    # Enter, Alt+Enter, Tab and the newline keys are handled in the composer's own key handler, in
+    # order with the characters typed before them (a priority binding would run ahead of them).
+    Key("enter", "submit", "Send (running: steer)", "composer"),
+    Key("alt+enter", "follow_up", "Queue follow-up", "composer"),
     Key("tab", "tab_follow_up", "Follow-up (while running)", "composer", show=False),
-    Key("shift+enter,ctrl+j", "newline", "New line", "composer", show=False, priority=True),
+    Key("shift+enter,ctrl+j", "newline", "New line", "composer", show=False),
     Key("up", "history_previous", "History (empty composer)", "composer", show=False),
     Key("down", "history_next", "History forward", "composer", show=False),
     # ---- tree panel
@@ -143,7 +146,7 @@ def keys_for(context: str) -> list[Key]:
     return [k for k in KEYMAP if k.context == context]
 
 
-def bindings_for(context: str) -> list[Binding]:
+def bindings_for(context: str) -> list[BindingType]:
     """Textual ``Binding`` objects for a context; use as a widget's ``BINDINGS``."""
     return [
         Binding(

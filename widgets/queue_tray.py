@@ -13,6 +13,7 @@ from __future__ import annotations
 from rich.cells import cell_len
 from textual import events
 from textual.content import Content
+from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -53,7 +54,7 @@ class QueueTray(Widget, can_focus=True):
         self.cursor = min(self.cursor, max(len(self.items) - 1, 0))
         self.refresh(layout=True)
 
-    def get_content_height(self, container, viewport, width) -> int:
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return len(self.items)
 
     def render(self) -> Content:

@@ -8,6 +8,8 @@ reactive attribute. Posts nothing.
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -39,7 +41,7 @@ class StatusBar(Widget):
     queued_steer: reactive[int] = reactive(0)
     queued_follow_up: reactive[int] = reactive(0)
 
-    def update_status(self, **fields) -> None:
+    def update_status(self, **fields: Any) -> None:
         for name, value in fields.items():
             if name not in self._reactives:
                 raise AttributeError(f"StatusBar has no field {name!r}")

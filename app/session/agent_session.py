@@ -190,7 +190,8 @@ class AgentSession:
     def is_compacting(self) -> bool:
         return self.compactor.is_compacting
 
-    async def prompt(self, text: str, images: Iterable[ImageContent] = (), *, streaming_behavior: str | None = None) -> None:
+    async def prompt(self, text: str | list[Any], images: Iterable[ImageContent] = (), *,
+                     streaming_behavior: str | None = None) -> None:
         """Send a prompt; while a run is active, `streaming_behavior` ("steer" | "follow_up") queues it.
         Returns when the run is over, including an automatic compaction and the overflow retry
         after it; a prompt sent while a compaction runs starts once it is done."""

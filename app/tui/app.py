@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from textual import events
 from textual.app import ComposeResult, get_system_commands_provider
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer
@@ -33,6 +34,9 @@ from .commands import SlashCommands, TreechatCommands
 from .keys import KeyActions
 from .messages import message_for
 from .requests import WidgetRequests
+from .terminal_keys import register
+
+register()  # Alt+Enter as most terminals send it (ESC CR)
 
 
 class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions):
@@ -76,6 +80,18 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions):
 
     def stop_listening(self) -> None:
         self._unsubscribe()  # whatever the controller does while closing has nowhere to be drawn
+
+    def on_key(self, event: events.Key) -> None:
+        """You can always just type: a printable key nothing else took (the transcript or the
+        tree has focus and no binding for it) goes to the composer, which takes the focus."""
+        if not event.is_printable or not event.character or self.screen is not self.screen_stack[0]:
+            return
+        composer = self.composer
+        if composer.has_focus:
+            return
+        event.stop()
+        composer.focus()
+        composer.insert(event.character)
 
     async def _detect_local(self) -> None:
         from treechat.llm.detect import detect_local_servers

@@ -7,17 +7,18 @@ command. Every `cmd_` is a thin call into the controller.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Literal
 
 from textual import on
 from textual.app import SystemCommand
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.screen import Screen
 
+from treechat.clipboard import copy_with_command, platform_command, size_text
 from treechat.storage.base import SearchHit
 from treechat.widgets.commands import BY_NAME, SLASH_COMMANDS, SlashCommand, closest
 from treechat.widgets.composer import Composer
-from treechat.widgets.screens import HelpScreen, ModelPicker, SearchScreen, SessionsScreen, ThinkingPicker
+from treechat.widgets.screens import HelpScreen, ModelPicker, SearchScreen, SessionsScreen, TextDialog, ThinkingPicker
 from treechat.widgets.tree_view import TreeView
 
 from .base import TuiBase
@@ -55,17 +56,18 @@ class TreechatCommands(Provider):
 class SlashCommands(TuiBase):
     @on(Composer.Command)
     async def _composer_command(self, message: Composer.Command) -> None:
-        await self.run_slash(message.name, message.args)
+        if not await self.run_slash(message.name, message.args):
+            self.composer.give_back(message.text)
 
-    async def run_slash(self, name: str, args: str) -> None:
-        """A command typed in the composer: unknown ones keep their text and say so."""
+    async def run_slash(self, name: str, args: str) -> bool:
+        """A command typed in the composer; False (and a sentence) for one we do not know."""
         if name not in BY_NAME:
             guess = closest(name)
             hint = f" Did you mean /{guess}?" if guess else " /help lists them; start with // to send a literal /."
             self.show_error(f"Unknown command /{name}.{hint}")
-            return
-        self.composer.clear()
+            return False
         await self.run_command(name, args)
+        return True
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Textual's own palette commands (theme, keys, screenshot, …), our quit instead of its own
@@ -89,7 +91,7 @@ class SlashCommands(TuiBase):
         if where not in ("here", "before"):
             self.show_error("Use /fork here (with the current reply) or /fork before (edit the last prompt).")
             return
-        position = "at" if where == "here" else "before"
+        position: Literal["at", "before"] = "at" if where == "here" else "before"
         await self.leave_session(lambda text: self.chat.fork(None, position, composer_text=text))
 
     async def cmd_resume(self, args: str) -> None:
@@ -157,6 +159,34 @@ class SlashCommands(TuiBase):
 
     async def show_hit(self, hit: SearchHit) -> None:
         await self.attempt(self.chat.jump_to(hit))  # the view follows the Focused event
+
+    async def cmd_copy(self, args: str) -> None:
+        n: int | None = None
+        if args.strip():
+            if not args.strip().isdigit():
+                self.show_error("/copy takes the number of a message from the end (1 is the last), or nothing.")
+                return
+            n = int(args)
+        text = await self.attempt(self.chat.copy_text(n))
+        if text is not None:
+            await self.copy(text)
+
+    async def copy(self, text: str) -> None:
+        """To the clipboard: OSC 52 through the terminal (SSH, tmux) and the system's command."""
+        self.copy_to_clipboard(text)
+        await copy_with_command(text, platform_command())
+        self.notify(f"Copied {size_text(text)}", timeout=3)
+
+    async def cmd_retry(self, args: str) -> None:
+        await self.attempt(self.chat.retry())
+
+    async def cmd_system(self, args: str) -> None:
+        if args.strip():
+            self.chat.set_instructions(args)
+            self.notify("Your instructions are part of the system prompt now (/system shows it all).", timeout=4)
+            return
+        self.push_screen(TextDialog("The system prompt (what the model is told before every request)",
+                                    self.chat.system_prompt()))
 
     async def cmd_export(self, args: str) -> None:
         path = await self.attempt(self.chat.export(args or None))

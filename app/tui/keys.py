@@ -3,6 +3,11 @@ screen change."""
 
 from __future__ import annotations
 
+import asyncio
+
+from textual.app import SuspendNotSupported
+
+from treechat.editor import EditorError, edit_text, editor_command
 from treechat.widgets.screens import ConfirmDialog
 from treechat.widgets.transcript import Transcript
 from treechat.widgets.tree_view import TreeView
@@ -55,6 +60,22 @@ class KeyActions(TuiBase):
 
     async def action_pull_queued(self) -> None:
         await self.pull_queued()
+
+    async def action_edit_in_editor(self) -> None:
+        """Ctrl+G: the composer's text in $VISUAL/$EDITOR; the saved text comes back."""
+        composer = self.composer
+        try:
+            command = editor_command()
+            try:
+                with self.suspend():
+                    edited = edit_text(composer.text, command)
+            except SuspendNotSupported:  # no terminal to hand over (headless): run it beside the app
+                edited = await asyncio.to_thread(edit_text, composer.text, command)
+        except EditorError as err:
+            self.show_error(str(err))
+            return
+        composer.set_text(edited.rstrip("\n"))
+        composer.focus()
 
     async def action_quit(self) -> None:
         """Ctrl+Q: asks first while a reply runs or messages wait; whatever was typed or queued is

@@ -7,7 +7,7 @@ Tests can watch them with `message_hook` like any other message.
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from textual.message import Message
 
@@ -96,7 +96,7 @@ class Succeeded(ChatMessage[ev.Succeeded]):
     pass
 
 
-MESSAGE_FOR: dict[type, type[ChatMessage[object]]] = {
+MESSAGE_FOR: dict[type, type[ChatMessage[Any]]] = {
     ev.SessionOpened: SessionOpened,
     ev.EntryAppended: EntryAppended,
     ev.LabelChanged: LabelChanged,
@@ -118,5 +118,5 @@ MESSAGE_FOR: dict[type, type[ChatMessage[object]]] = {
 }
 
 
-def message_for(event: ev.ChatEvent) -> ChatMessage[object]:
+def message_for(event: ev.ChatEvent) -> ChatMessage[Any]:
     return MESSAGE_FOR[type(event)](event)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from textual import on
 
+from treechat.chat_core import SendKind
 from treechat.widgets.banner import Banner
 from treechat.widgets.composer import Composer
 from treechat.widgets.queue_tray import QueueTray
@@ -24,9 +25,10 @@ class WidgetRequests(TuiBase):
 
     @on(Composer.Submitted)
     async def _submitted(self, message: Composer.Submitted) -> None:
-        outcome = await self.attempt(self.chat.send(message.text, message.kind))  # type: ignore[arg-type]
-        if outcome is not None:  # sent or queued; on an error the text stays where it is
-            self.composer.clear()
+        kind: SendKind = "follow_up" if message.kind == "follow_up" else "steer" if message.kind == "steer" else "send"
+        outcome = await self.attempt(self.chat.send(message.text, kind))
+        if outcome is None:  # not sent (no model, no key, a file that cannot be attached): the text comes back
+            self.composer.give_back(message.text)
 
     # ------------------------------------------------------------ the tree
 

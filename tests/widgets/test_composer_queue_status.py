@@ -15,7 +15,7 @@ def test_parse_command():
     assert parse_command("hello /tree") is None
 
 
-async def test_enter_sends_and_text_stays_until_cleared():
+async def test_enter_takes_the_message_and_a_refused_one_comes_back():
     composer = Composer()
     app = Host(composer)
     async with app.run() as pilot:
@@ -23,12 +23,13 @@ async def test_enter_sends_and_text_stays_until_cleared():
         await pilot.press(*"hello", "enter")
         await pilot.pause()
         assert [(m.text, m.kind) for m in app.posted(Composer.Submitted)] == [("hello", "send")]
-        assert composer.text == "hello"  # kept until the App confirms
-        composer.clear()
-        assert composer.text == "" and composer.sent_history == ["hello"]
+        assert composer.text == "" and composer.sent_history == ["hello"]  # what is typed next is a new message
         await pilot.press("enter")  # empty: nothing
         await pilot.pause()
         assert len(app.posted(Composer.Submitted)) == 1
+        await pilot.press(*"more")
+        composer.give_back("hello")  # the App could not send it: back, before what was typed since
+        assert composer.text == "hello\nmore"
 
 
 async def test_newline_keys_and_running_kinds():
@@ -39,11 +40,12 @@ async def test_newline_keys_and_running_kinds():
         await pilot.press("a", "shift+enter", "b", "ctrl+j", "c")
         assert composer.text == "a\nb\nc"
         composer.running = True
-        await pilot.press("enter", "alt+enter", "tab")
+        await pilot.press("enter", "x", "alt+enter", "y", "tab")
         await pilot.pause()
-        assert [m.kind for m in app.posted(Composer.Submitted)] == ["steer", "follow_up", "follow_up"]
+        assert [(m.text, m.kind) for m in app.posted(Composer.Submitted)] == [
+            ("a\nb\nc", "steer"), ("x", "follow_up"), ("y", "follow_up")]
         composer.running = False
-        await pilot.press("alt+enter")
+        await pilot.press("z", "alt+enter")
         await pilot.pause()
         assert app.posted(Composer.Submitted)[-1].kind == "send"
 
@@ -67,8 +69,7 @@ async def test_slash_commands_post_command():
         composer.focus()
         await pilot.press(*"/label plan b", "enter")
         await pilot.pause()
-        assert [(m.name, m.args) for m in app.posted(Composer.Command)] == [("label", "plan b")]
-        composer.clear()
+        assert [(m.name, m.args, m.text) for m in app.posted(Composer.Command)] == [("label", "plan b", "/label plan b")]
         await pilot.press(*"//tree", "enter")
         await pilot.pause()
         assert app.posted(Composer.Submitted)[-1].text == "/tree"

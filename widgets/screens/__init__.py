@@ -5,6 +5,8 @@ from .help import HelpScreen
 from .model_picker import ModelPicker
 from .search import SearchScreen
 from .sessions import SessionsScreen
+from .text_view import TextDialog
 from .thinking_picker import ThinkingPicker
 
-__all__ = ["ConfirmDialog", "HelpScreen", "LabelDialog", "ModelPicker", "SearchScreen", "SessionsScreen", "ThinkingPicker"]
+__all__ = ["ConfirmDialog", "HelpScreen", "LabelDialog", "ModelPicker", "SearchScreen", "SessionsScreen", "TextDialog",
+           "ThinkingPicker"]

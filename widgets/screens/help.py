@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown
@@ -17,6 +18,6 @@ class HelpScreen(Dialog):
 
     BINDINGS = [Binding("escape,f1,q", "close", "Close")]
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         with VerticalScroll(id="dialog"):
             yield Markdown(help_markdown())

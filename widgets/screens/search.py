@@ -16,6 +16,7 @@ import re
 from typing import Awaitable, Callable
 
 from textual import events, work
+from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
@@ -64,7 +65,7 @@ class SearchScreen(Dialog):
         self.initial_query = query
         self.hits: list[SearchHit] = []
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static("Search all sessions", id="title")
             yield Input(self.initial_query, placeholder="words to find", id="query")
@@ -109,7 +110,8 @@ class SearchScreen(Dialog):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        self.dismiss(self.Chosen(self.hits[int(event.option.id)]))
+        if event.option.id is not None:
+            self.dismiss(self.Chosen(self.hits[int(event.option.id)]))
 
     def on_key(self, event: events.Key) -> None:
         self.steer_list_from_input(event, self.query_one("#hits", OptionList))

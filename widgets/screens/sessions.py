@@ -15,6 +15,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from textual import events
+from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
@@ -96,7 +97,7 @@ class SessionsScreen(Dialog):
         self.now = now
         self._renaming: str | None = None
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static("Sessions", id="title")
             yield Input(placeholder="type to filter", id="filter")
@@ -153,7 +154,8 @@ class SessionsScreen(Dialog):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        self.dismiss(self.Resume(event.option.id))
+        if event.option.id is not None:
+            self.dismiss(self.Resume(event.option.id))
 
     def on_key(self, event: events.Key) -> None:
         if self._renaming and event.key == "escape":

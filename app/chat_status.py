@@ -1,0 +1,51 @@
+"""The status bar's and the header's data, computed from the controller's state (pure functions).
+
+Everything here is read from memory: the path state kept as entries arrive, the agent's context
+use and queue, the tree index. Nothing reads storage, so a status after every appended entry
+costs microseconds.
+"""
+
+from __future__ import annotations
+
+from treechat.chat_events import Status
+from treechat.llm.registry import ModelRegistry
+from treechat.llm.types import ModelInfo
+from treechat.session.agent_session import AgentSession
+from treechat.storage.base import PathState
+from treechat.storage.tree_index import TreeIndex
+
+
+def build_status(state: PathState, agent: AgentSession | None, model: ModelInfo | None,
+                 registry: ModelRegistry) -> Status:
+    percent, estimated = None, False
+    if agent is not None:
+        usage = agent.context_usage()
+        percent, estimated = usage.percent, usage.estimated
+    elif model is not None and model.context_window:
+        percent = 100.0 * state.context_tokens / model.context_window
+    queue = agent.queue_update() if agent is not None else None
+    return Status(model=model.ref if model else "no model",
+                  thinking=agent.state.thinking_level if agent is not None else state.thinking_level,
+                  tokens_in=state.input_tokens + state.cache_read_tokens, tokens_out=state.output_tokens,
+                  cost=state.cost_total, context_percent=percent, context_estimated=estimated,
+                  model_warning=model is not None and bool(registry.key_problem(model)),
+                  queued_steer=len(queue.steering) if queue else 0,
+                  queued_follow_up=len(queue.follow_up) if queue else 0)
+
+
+def first_prompt(tree: TreeIndex, leaf_id: str | None) -> str | None:
+    """The first user prompt on the path root → leaf, as one line (what an unnamed session is
+    called); never a tool result's or a summary's text."""
+    by_id = tree.by_id
+    for entry_id in tree.path_ids(leaf_id):
+        row = by_id[entry_id]
+        if row.type == "message" and row.role == "user":
+            return " ".join(row.preview.split())
+    return None
+
+
+def viewing_text(tree: TreeIndex, preview_id: str | None) -> str | None:
+    if not preview_id:
+        return None
+    row = tree.get(preview_id)
+    return f"“{row.preview[:40]}”" if row else preview_id

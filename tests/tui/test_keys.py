@@ -1,0 +1,82 @@
+"""Keys in arrival order, through the terminal parser and the driver's path into the App
+(issue 10): bursts of text + Enter are never merged, lost or reordered; Alt+Enter as terminals
+send it (ESC CR) queues a follow-up; a printable key nobody takes goes to the composer."""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual._xterm_parser import XTermParser
+
+from treechat.widgets.composer import Composer
+from treechat.widgets.queue_tray import QueueTray
+from treechat.widgets.transcript import Transcript
+
+from .conftest import idle, path_texts, wait_for
+
+
+def feed(app, data: str) -> None:
+    """Bytes as a terminal sends them: parsed like the driver does, posted like its input thread."""
+    parser = XTermParser()
+    events = list(parser.feed(data))
+    events += list(parser.feed(""))  # flush a trailing lone ESC, if any
+    for event in events:
+        app._driver.send_message(event)
+
+
+async def test_a_burst_of_messages_arrives_whole_and_in_order(make_app, fake):
+    for i in range(4):
+        fake.script_openai([f"answer {i}"])
+    async with make_app() as (app, pilot):
+        app.ui(Composer).focus()
+        feed(app, "first message\rsecond one\rthird\rfourth and last\r")
+        # the first starts a run; the rest arrive while it runs and are steers, delivered in order
+        # (one that lands before the first request goes out shares it: the model sees both)
+        await wait_for(pilot, lambda: idle(app) and not app.chat.is_busy and fake.requests
+                       and "fourth and last" in str(fake.requests[-1].body["messages"]), what="the last message sent",
+                       rounds=800)
+        await wait_for(pilot, lambda: idle(app), what="the last reply")
+        texts = await path_texts(app)
+        assert [t for role, t in texts if role == "user"] == ["first message", "second one", "third", "fourth and last"]
+        assert texts[-1][0] == "assistant"
+        assert app.ui(Composer).text == ""
+
+
+async def test_a_burst_while_a_reply_streams_becomes_steers_in_order(make_app, fake):
+    gate = asyncio.Event()
+    fake.script_openai(["slow"], gate=gate, gate_after=0)
+    async with make_app() as (app, pilot):
+        app.ui(Composer).focus()
+        feed(app, "go\r")
+        await wait_for(pilot, lambda: app.chat.is_running and len(fake.requests) == 1, what="streaming")
+        feed(app, "one\rtwo\rthree\r")
+        await wait_for(pilot, lambda: len(app.ui(QueueTray).items) == 3, what="three queued")
+        assert app.ui(QueueTray).items == [("steer", "one"), ("steer", "two"), ("steer", "three")]
+        gate.set()
+        await app.chat.stop()
+
+
+async def test_alt_enter_as_esc_cr_queues_a_follow_up_and_tab_still_does(make_app, fake):
+    gate = asyncio.Event()
+    fake.script_openai(["slow"], gate=gate, gate_after=0)
+    async with make_app() as (app, pilot):
+        app.ui(Composer).focus()
+        feed(app, "go\r")
+        await wait_for(pilot, lambda: app.chat.is_running, what="streaming")
+        feed(app, "later please\x1b\r")  # what tmux, xterm and GNOME Terminal send for Alt+Enter
+        feed(app, "and this\t")
+        feed(app, "now\x1b[13;3u")  # the kitty keyboard protocol's Alt+Enter
+        await wait_for(pilot, lambda: len(app.ui(QueueTray).items) == 3, what="three follow-ups")
+        assert app.ui(QueueTray).items == [("follow_up", "later please"), ("follow_up", "and this"),
+                                           ("follow_up", "now")]
+        gate.set()
+        await app.chat.stop()
+
+
+async def test_typing_after_a_click_in_the_transcript_goes_to_the_composer(make_app, fake):
+    async with make_app() as (app, pilot):
+        app.ui(Transcript).focus()
+        await pilot.pause()
+        feed(app, "hello")
+        await wait_for(pilot, lambda: app.ui(Composer).text == "hello", what="the text in the composer")
+        assert app.ui(Composer).has_focus

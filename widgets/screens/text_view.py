@@ -1,0 +1,35 @@
+"""TextDialog: a long plain text to read (e.g. the effective system prompt); Esc or q closes.
+
+The text may hold file contents (AGENTS.md) or anything else untrusted: it is sanitized and shown
+as plain text, never as markup.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.widgets import Static
+
+from ..sanitize import sanitize, sanitize_line
+from .base import Dialog
+
+
+class TextDialog(Dialog):
+    DEFAULT_CSS = """
+    TextDialog > #dialog { height: 85%; }
+    TextDialog #text { padding: 0 1; }
+    """
+
+    BINDINGS = [Binding("q", "close", "Close")]  # Escape closes every Dialog
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__()
+        self.title_text, self.text = title, text
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="dialog"):
+            yield Static(Content(sanitize_line(self.title_text, 200)), id="title")
+            yield Static(Content(sanitize(self.text)), id="text")
+

@@ -8,6 +8,10 @@ Data in (from the App):
                            before anything typed since
     ``set_history(texts)`` earlier prompts (kept in ``sent_history``), oldest first (Up on an empty composer walks back)
 
+Hooks (set by the App; the composer calls them, it knows no files):
+    ``completer(text, cursor) -> Completion | None``  Tab inside an ``@path`` token completes it
+    ``paste_filter(pasted) -> str | None``             e.g. a dragged-in image path becomes ``@path``
+
 Messages out:
     ``Submitted(text, kind)``  kind "send" (idle), "steer" (Enter while running) or "follow_up"
     ``Command(name, args, text)``  a line starting with ``/word`` (known or not: the App says which it
@@ -21,6 +25,8 @@ send it, ``give_back`` restores it.
 """
 
 from __future__ import annotations
+
+from typing import Callable, Protocol
 
 from textual import events
 from textual.message import Message
@@ -37,6 +43,18 @@ BUSY_HINT = "⏎ steer · ⌥⏎/Tab later · Esc stop"
 def parse_command(text: str) -> tuple[str, str] | None:
     """``/name args`` → ("name", "args"); None for plain text (see ``commands.parse_slash``)."""
     return parse_slash(text)
+
+
+class Completion(Protocol):
+    """Replace text[start:end] with `replacement`; `candidates` are what matched."""
+
+    start: int
+    end: int
+    replacement: str
+    candidates: list[str]
+
+
+Completer = Callable[[str, int], "Completion | None"]
 
 
 class Composer(TextArea):
@@ -68,6 +86,8 @@ class Composer(TextArea):
         self._draft_before_history = ""
         self.stashed_draft: str | None = None
         self.placeholder = "Message… (/help for commands)"
+        self.completer: Completer | None = None
+        self.paste_filter: Callable[[str], str | None] | None = None
 
     def on_mount(self) -> None:
         self.border_subtitle = IDLE_HINT
@@ -107,6 +127,11 @@ class Composer(TextArea):
 
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
+        if key == "tab" and self._complete():
+            event.stop()
+            event.prevent_default()
+            return
+        self._show_hint()
         action = {"enter": self.action_submit, "alt+enter": self.action_follow_up,
                   "shift+enter": self.action_newline, "ctrl+j": self.action_newline}.get(key)
         if key == "tab" and self.running and self.text.strip():
@@ -117,6 +142,35 @@ class Composer(TextArea):
             action()
             return
         await super()._on_key(event)
+
+    def _complete(self) -> bool:
+        """Tab in an ``@path`` token: complete it (the common part of several matches, listed
+        under the box). False when the cursor is in no such token: Tab means what it always did."""
+        if self.completer is None:
+            return False
+        cursor = self.document.get_index_from_location(self.cursor_location)
+        found = self.completer(self.text, cursor)
+        if found is None:
+            return False
+        start = self.document.get_location_from_index(found.start)
+        end = self.document.get_location_from_index(found.end)
+        self.replace(found.replacement, start, end)
+        if len(found.candidates) > 1:
+            self._show_hint("  ".join(found.candidates[:8]) + (" …" if len(found.candidates) > 8 else ""))
+        return True
+
+    def _show_hint(self, text: str | None = None) -> None:
+        """The hint under the box: completions after a Tab, the keys otherwise."""
+        self.border_subtitle = text if text else (BUSY_HINT if self.running else IDLE_HINT)
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        token = self.paste_filter(event.text) if self.paste_filter is not None else None
+        if token is None:
+            await super()._on_paste(event)
+            return
+        event.stop()
+        event.prevent_default()
+        self.insert(token)
 
     def _take(self) -> str:
         """Empty the box and remember its text in the history."""

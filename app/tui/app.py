@@ -16,6 +16,7 @@ from textual.app import ComposeResult, get_system_commands_provider
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer
 
+from treechat.attachments import complete_at_path, pasted_image_token
 from treechat.chat import Chat
 from treechat.chat_events import ChatEvent
 from treechat.storage.base import SessionStorage
@@ -70,6 +71,10 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions):
 
     async def on_mount(self) -> None:
         self.ui(Banner, "#banner").hide()
+        composer = self.composer
+        cwd = self.chat.cwd
+        composer.completer = lambda text, cursor: complete_at_path(text, cursor, cwd)
+        composer.paste_filter = lambda pasted: pasted_image_token(pasted, cwd)
         await self.chat.open(self.first_storage)
         self.composer.focus()
         if self.detect_servers:

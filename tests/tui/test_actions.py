@@ -80,3 +80,29 @@ async def test_system_adds_instructions_and_shows_the_whole_prompt(make_app, fak
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, TextDialog), what="the prompt dialog")
         assert "Always answer in French." in app.screen.text
+
+
+async def test_tab_completes_a_path_after_at_and_a_pasted_image_path_becomes_an_attachment(make_app, fake, tmp_path):
+    from textual import events
+
+    from tests.images import png_bytes, write
+
+    (tmp_path / "notes.txt").write_text("the milk is in the fridge\n")
+    (tmp_path / "notebook").mkdir()
+    write(tmp_path / "shot.png", png_bytes(3, 2))
+    fake.script_openai(["seen"])
+    async with make_app() as (app, pilot):
+        composer = app.ui(Composer)
+        await type_text(pilot, "read @no")
+        await pilot.press("tab")
+        assert composer.text == "read @note"  # the common part of notes.txt and notebook/
+        assert "notes.txt" in composer.border_subtitle and "notebook/" in composer.border_subtitle
+        await pilot.press("s", "tab")
+        assert composer.text == "read @notes.txt "
+        composer.post_message(events.Paste(f"'{tmp_path / 'shot.png'}'"))
+        await pilot.pause()
+        assert composer.text.endswith("@" + str(tmp_path / "shot.png"))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(fake.requests) == 1 and idle(app), what="the reply")
+        sent = json.dumps(fake.requests[0].body["messages"][-1])
+        assert "the milk is in the fridge" in sent and "data:image/png;base64," in sent

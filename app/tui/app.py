@@ -14,7 +14,6 @@ from pathlib import Path
 from textual import events
 from textual.app import ComposeResult, get_system_commands_provider
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer
 
 from treechat.attachments import complete_at_path, pasted_image_token
 from treechat.chat import Chat
@@ -22,6 +21,7 @@ from treechat.chat_events import ChatEvent
 from treechat.storage.base import SessionStorage
 from treechat.widgets.banner import Banner
 from treechat.widgets.composer import Composer
+from treechat.widgets.fitted_footer import FittedFooter
 from treechat.widgets.keymap import bindings_for
 from treechat.widgets.queue_tray import QueueTray
 from treechat.widgets.screens import ConfirmDialog
@@ -39,6 +39,8 @@ from .terminal_keys import register
 
 register()  # Alt+Enter as most terminals send it (ESC CR)
 
+NARROW = 110  # columns: below this the tree panel becomes a drawer
+
 
 class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions):
     CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles.tcss")
@@ -52,6 +54,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions):
         self.first_storage = storage
         self.detect_servers = detect_servers
         self._unsubscribe = chat.subscribe(self._on_chat_event)
+        self._tree_hidden_when_wide = False
         chat.confirm = self.confirm_command
 
     def _on_chat_event(self, event: ChatEvent) -> None:
@@ -67,7 +70,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions):
                 yield Composer()
             yield TreeView(id="tree")
         yield StatusBar()
-        yield Footer()
+        yield FittedFooter()
 
     async def on_mount(self) -> None:
         self.ui(Banner, "#banner").hide()
@@ -85,6 +88,24 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions):
 
     def stop_listening(self) -> None:
         self._unsubscribe()  # whatever the controller does while closing has nowhere to be drawn
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.fit_width(event.size.width)
+
+    def fit_width(self, width: int) -> None:
+        """Under NARROW columns the tree is a drawer over the transcript (closed at first), so a
+        reply is readable at full width; back above it, the tree is where it was."""
+        narrow = width < NARROW
+        if narrow == self.has_class("-narrow"):
+            return
+        if narrow:
+            self._tree_hidden_when_wide = self.has_class("-tree-hidden")
+            self.add_class("-narrow", "-tree-hidden")
+            if self.ui(TreeView).has_focus:
+                self.composer.focus()
+        else:
+            self.remove_class("-narrow")
+            self.set_class(self._tree_hidden_when_wide, "-tree-hidden")
 
     def on_key(self, event: events.Key) -> None:
         """You can always just type: a printable key nothing else took (the transcript or the

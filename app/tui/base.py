@@ -13,6 +13,7 @@ from typing import Any, Awaitable, Callable, TypeVar
 
 from textual.app import App
 from textual.css.query import NoMatches
+from textual.notifications import Notify, SeverityLevel
 from textual.widget import MountError, Widget
 
 from treechat.chat import Chat, ChatError
@@ -55,6 +56,15 @@ class TuiBase(App[int]):
             raise NoMatches("the app has no screen (shutting down)")
         screen = self.screen_stack[0]
         return screen.query_one(selector, expect_type) if selector else screen.query_one(expect_type)
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """As plain text: a toast may quote a model's or a file's words."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def _on_notify(self, event: Notify) -> None:
+        # One toast at a time: the newest replaces the last (App._on_notify, after this, adds it).
+        self.clear_notifications()
 
     def show_error(self, text: str) -> None:
         self.ui(Banner, "#banner").show(text, "error")

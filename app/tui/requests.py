@@ -35,6 +35,9 @@ class WidgetRequests(TuiBase):
     @on(TreeView.NodeChosen)
     async def _node_chosen(self, message: TreeView.NodeChosen) -> None:
         text = await self.attempt(self.chat.choose(message.entry_id))
+        if self.has_class("-narrow"):  # the drawer closes: the transcript shows where we went
+            self.add_class("-tree-hidden")
+            self.composer.focus()
         if text is not None:  # a prompt to edit and resend as a new sibling
             self.composer.set_text(text)
             self.composer.focus()

@@ -1,0 +1,125 @@
+"""The shape the code keeps (issue 13): one import name, no import cycles (imports inside
+functions count; those under `if TYPE_CHECKING:` do not), layers that point one way, and no
+source module over 500 lines."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = {"app": "treechat", "storage": "treechat.storage", "widgets": "treechat.widgets"}
+MAX_LINES = 500
+
+
+def modules() -> dict[str, Path]:
+    """Every source module by its import name."""
+    out: dict[str, Path] = {}
+    for folder, name in PACKAGES.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            parts = list(path.relative_to(ROOT / folder).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            dotted = ".".join([name, *parts])
+            if folder == "app" and parts and parts[0] in ("storage", "widgets"):
+                continue  # (there are none: app/ holds no such folders)
+            out[dotted] = path
+    return out
+
+
+def _type_checking_block(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """The treechat modules `name` imports at run time, anywhere in the file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if _type_checking_block(node):
+            skip |= {id(n) for n in ast.walk(node)}
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base]) if base else ".".join(anchor)
+            targets = [base] + [f"{base}.{a.name}" for a in node.names]
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name and target.startswith("treechat"):
+                found.add(target)
+    return found
+
+
+def test_nothing_imports_the_folder_names() -> None:
+    for name, path in modules().items():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            stripped = line.strip()
+            for folder in PACKAGES:
+                assert not stripped.startswith((f"from {folder}.", f"from {folder} import", f"import {folder}")), (
+                    f"{path}: {stripped!r} (import treechat…, the folders are not import names)")
+
+
+def test_no_import_cycles() -> None:
+    mods = modules()
+    known = set(mods)
+    graph = {name: imports_of(name, path, known) for name, path in mods.items()}
+    # a package's __init__ importing its own modules is not a cycle worth the name
+    for name in graph:
+        graph[name] = {t for t in graph[name] if not t.startswith(name + ".")}
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    assert not cycles, "import cycles:\n" + "\n".join(" → ".join(c) for c in cycles)
+
+
+def test_layers_point_one_way() -> None:
+    mods = modules()
+    known = set(mods)
+    for name, path in mods.items():
+        deps = imports_of(name, path, known)
+        if name.startswith("treechat.storage"):
+            assert all(d.startswith("treechat.storage") for d in deps), (name, deps)
+        elif name.startswith("treechat.widgets"):
+            assert all(d.startswith(("treechat.widgets", "treechat.storage")) for d in deps), (name, deps)
+
+
+def test_every_package_folder_is_installed() -> None:
+    """pyproject.toml lists the packages (the folder mapping rules out discovery): a new folder
+    left out of the list would be missing from the wheel."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {name for name, path in modules().items() if path.name == "__init__.py"}
+    assert found == listed, f"missing from pyproject: {found - listed}; listed but absent: {listed - found}"
+
+
+def test_no_source_module_over_500_lines() -> None:
+    long = {str(p.relative_to(ROOT)): n for p in modules().values()
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, f"split these along their seams: {long}"

@@ -26,7 +26,7 @@ send it, ``give_back`` restores it.
 
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 from textual import events
 from textual.message import Message
@@ -48,10 +48,17 @@ def parse_command(text: str) -> tuple[str, str] | None:
 class Completion(Protocol):
     """Replace text[start:end] with `replacement`; `candidates` are what matched."""
 
-    start: int
-    end: int
-    replacement: str
-    candidates: list[str]
+    @property
+    def start(self) -> int: ...
+
+    @property
+    def end(self) -> int: ...
+
+    @property
+    def replacement(self) -> str: ...
+
+    @property
+    def candidates(self) -> list[str]: ...
 
 
 Completer = Callable[[str, int], "Completion | None"]
@@ -148,12 +155,13 @@ class Composer(TextArea):
         under the box). False when the cursor is in no such token: Tab means what it always did."""
         if self.completer is None:
             return False
-        cursor = self.document.get_index_from_location(self.cursor_location)
+        document: Any = self.document  # a Document (TextArea's default), which maps index <-> location
+        cursor = document.get_index_from_location(self.cursor_location)
         found = self.completer(self.text, cursor)
         if found is None:
             return False
-        start = self.document.get_location_from_index(found.start)
-        end = self.document.get_location_from_index(found.end)
+        start = document.get_location_from_index(found.start)
+        end = document.get_location_from_index(found.end)
         self.replace(found.replacement, start, end)
         if len(found.candidates) > 1:
             self._show_hint("  ".join(found.candidates[:8]) + (" …" if len(found.candidates) > 8 else ""))

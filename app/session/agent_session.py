@@ -124,7 +124,7 @@ class AgentSession:
             model = resolve(model)
         if model is None and ctx.model and resolve is not None:
             model = resolve(f"{ctx.model['provider']}/{ctx.model['modelId']}")
-        if model is None:
+        if not isinstance(model, ModelInfo):
             raise ValueError("No model chosen: pass --model PROVIDER/ID or set `model` in config.toml.")
         tools = list(tools)
         names = list(active_tools) if active_tools is not None else (
@@ -196,6 +196,8 @@ class AgentSession:
         Returns when the run is over, including an automatic compaction and the overflow retry
         after it; a prompt sent while a compaction runs starts once it is done."""
         if self.is_streaming:
+            if isinstance(text, list):
+                raise RuntimeError("Queued messages go out when the current run is over.")
             if streaming_behavior == "steer":
                 return await self.steer(text, images)
             if streaming_behavior == "follow_up":

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
+from typing import Any
+
+from textual import _ansi_sequences
 
 
 @dataclass(frozen=True)
@@ -27,5 +29,6 @@ EXTRA_SEQUENCES: dict[str, tuple[_Key, ...]] = {
 
 
 def register() -> None:
+    table: Any = _ansi_sequences.ANSI_SEQUENCES_KEYS  # typed as a Mapping; it is the parser's dict
     for sequence, keys in EXTRA_SEQUENCES.items():
-        ANSI_SEQUENCES_KEYS.setdefault(sequence, keys)  # type: ignore[arg-type]
+        table.setdefault(sequence, keys)

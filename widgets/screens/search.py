@@ -98,7 +98,7 @@ class SearchScreen(Dialog):
     @work(exclusive=True, group="search")
     async def _run_search(self, text: str) -> None:
         await asyncio.sleep(DEBOUNCE)  # a newer keystroke cancels this worker first
-        hits = await self.search(text) if text.strip() else []
+        hits = await self.search(text) if text.strip() and self.search is not None else []
         self.set_results(hits)
 
     def on_input_changed(self, event: Input.Changed) -> None:

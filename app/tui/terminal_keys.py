@@ -10,7 +10,6 @@ send an unambiguous CSI u sequence, which Textual decodes itself).
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from typing import Any
 
 from textual import _ansi_sequences

@@ -3,15 +3,19 @@
 Data in: ``update_status(**fields)`` with any of ``model``, ``thinking``, ``tokens_in``,
 ``tokens_out``, ``cost``, ``context_percent`` (None = unknown), ``context_estimated`` (draw
 "~"), ``model_warning`` (no key: draw ⚠), ``queued_steer``, ``queued_follow_up``. Each is also a
-reactive attribute. Posts nothing.
+reactive attribute. ``wait(seconds, reason)`` shows a countdown ("retrying in 12 s") until it
+runs out or ``wait(0)`` ends it. Posts nothing.
 """
 
 from __future__ import annotations
 
+import math
+import time
 from typing import Any
 
 from textual.content import Content
 from textual.reactive import reactive
+from textual.timer import Timer
 from textual.widget import Widget
 
 from .sanitize import sanitize_line
@@ -30,6 +34,12 @@ class StatusBar(Widget):
     StatusBar { height: 1; background: $panel; color: $text-muted; padding: 0 1; }
     """
 
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._wait_until = 0.0
+        self._wait_reason = ""
+        self._wait_timer: Timer | None = None
+
     model: reactive[str] = reactive("")
     thinking: reactive[str] = reactive("off")
     tokens_in: reactive[int] = reactive(0)
@@ -40,6 +50,30 @@ class StatusBar(Widget):
     model_warning: reactive[bool] = reactive(False)
     queued_steer: reactive[int] = reactive(0)
     queued_follow_up: reactive[int] = reactive(0)
+
+    waiting: reactive[str] = reactive("")
+
+    def wait(self, seconds: float, reason: str = "") -> None:
+        """A visible wait: the countdown replaces itself every second until it runs out."""
+        if self._wait_timer is not None:
+            self._wait_timer.stop()
+            self._wait_timer = None
+        self._wait_until = time.monotonic() + seconds if seconds > 0 else 0.0
+        self._wait_reason = sanitize_line(reason, 60)
+        self._tick()
+        if seconds > 0:
+            self._wait_timer = self.set_interval(1.0, self._tick)
+
+    def _tick(self) -> None:
+        left = self._wait_until - time.monotonic()
+        if left <= 0:
+            self.waiting = ""
+            if self._wait_timer is not None:
+                self._wait_timer.stop()
+                self._wait_timer = None
+            return
+        reason = f": {self._wait_reason}" if self._wait_reason else ""
+        self.waiting = f"⏳ retrying in {math.ceil(left)} s{reason}"
 
     def update_status(self, **fields: Any) -> None:
         for name, value in fields.items():
@@ -61,4 +95,6 @@ class StatusBar(Widget):
             parts += ["  │  ", (f"ctx {mark}{pct:.0f}%", style)]
         if self.queued_steer or self.queued_follow_up:
             parts += ["  │  ", (f"⚡{self.queued_steer} ⏭{self.queued_follow_up}", "$warning")]
+        if self.waiting:
+            parts += ["  │  ", (self.waiting, "bold $warning")]
         return Content.assemble(*parts)

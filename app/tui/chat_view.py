@@ -123,6 +123,7 @@ class ChatView(TuiBase):
     @drawn
     async def _run_ended(self, message: m.RunEnded) -> None:
         self.composer.running = False
+        self.ui(StatusBar).wait(0)
         await self.ui(Transcript).set_streaming(None)
 
     @on(m.ReplyStreaming)
@@ -161,7 +162,7 @@ class ChatView(TuiBase):
     @drawn
     def _waiting(self, message: m.Waiting) -> None:
         e = message.event
-        self.notify(f"Retrying in {e.seconds:.0f} s: {e.reason}", timeout=min(max(e.seconds, 2), 10))
+        self.ui(StatusBar).wait(e.seconds, e.reason)  # a countdown in the status bar
 
     # ------------------------------------------------------------ what the user should know
 

@@ -144,3 +144,15 @@ async def test_status_bar_header_and_banner():
         await pilot.click(Banner, offset=(banner.content_region.width, 0))
         await pilot.pause()
         assert app.posted(Banner.Dismissed) and "OPENAI_API_KEY" not in screen_text(app)
+
+
+async def test_status_bar_counts_a_wait_down_and_ends_it():
+    bar = StatusBar()
+    app = Host(bar)
+    async with app.run(size=(120, 3)) as pilot:
+        bar.wait(3, "server overloaded")
+        await pilot.pause()
+        assert "retrying in 3 s: server overloaded" in str(bar.render())
+        bar.wait(0)
+        await pilot.pause()
+        assert "retrying" not in str(bar.render())

@@ -203,7 +203,9 @@ def proxy_http_error(status: int, body: str, *, proxy: str, source: str, provide
     """A 407/502/503/504 that came back through a proxy: name the proxy (it may be its own answer)."""
     if status not in (407, 502, 503, 504):
         return None
-    detail, _, _ = error_body_message(body)
+    detail, etype, code = error_body_message(body)
+    if status != 407 and (etype or code or _is_json_error(body)):
+        return None  # the provider's own JSON error, passed along by the proxy: classify it as such
     shown = f": {detail[:200]}" if detail and not detail.lstrip().startswith("<") else ""
     if status == 407:
         return ProviderError(
@@ -214,6 +216,14 @@ def proxy_http_error(status: int, body: str, *, proxy: str, source: str, provide
         "transport", f"HTTP {status} from the proxy {proxy} (from {source}) on the way to {provider}{shown}; "
         f"check the proxy, or add the host to NO_PROXY.", status=status,
     )
+
+
+def _is_json_error(body: str) -> bool:
+    try:
+        data = json.loads(body)
+    except (ValueError, TypeError):
+        return False
+    return isinstance(data, dict) and ("error" in data or data.get("object") == "error")
 
 
 def not_event_stream(content_type: str, head: bytes, *, provider: str, base_url: str) -> ProviderError:

@@ -283,3 +283,10 @@ async def test_anthropic_stream_passes_the_content_type_check(fake) -> None:
     fake.script_anthropic(events=anthropic_events(["ok"]))
     final = await stream(fake.base_url, "anthropic")
     assert final.stop_reason == "stop"
+
+
+async def test_a_provider_error_passed_along_by_a_proxy_stays_the_provider_s(proxy, monkeypatch) -> None:
+    monkeypatch.setenv("HTTP_PROXY", proxy.url)
+    proxy.script_status(503, {"error": {"message": "The engine is currently overloaded", "type": "server_error"}})
+    final = await stream("http://provider.invalid/v1", retry=RetryPolicy(max_retries=0))
+    assert "openai had a server error (HTTP 503)" in final.error_message and "proxy" not in final.error_message

@@ -17,11 +17,11 @@ from typing import Any, Awaitable, Callable, Literal, Sequence
 
 from treechat.agent.tools import make_tools
 from treechat.attachments import AttachmentError, expand_prompt
+from treechat.chat_agent_events import CHANGES_STATUS, translate
 from treechat.chat_drafts import Drafts
 from treechat.chat_events import (
     ChatEvent,
     CompactionEnded,
-    CompactionStarted,
     EntryAppended,
     Failed,
     Header,
@@ -31,21 +31,16 @@ from treechat.chat_events import (
     PathChanged,
     QueueChanged,
     Readiness,
-    ReplyStreaming,
-    RunEnded,
-    RunStarted,
     SessionOpened,
     Status,
     StatusChanged,
-    Succeeded,
-    Waiting,
 )
 from treechat.chat_status import build_status, first_prompt, viewing_text
 from treechat.config import Settings
 from treechat.llm.detect import LOCAL_SERVER_KINDS, DetectedServer, with_server_facts
+from treechat.llm.options import stream_options_from_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.llm.types import ModelInfo
-from treechat.prompt_context import images_replaced_note
 from treechat.session.agent_session import AgentSession
 from treechat.session.compaction import CompactionSettings
 from treechat.session.session import Session
@@ -76,7 +71,9 @@ class ChatCore:
         self.model_ref = model_ref or settings.model
         self.tool_names = list(tools if tools is not None else settings.tools)
         self.cwd = cwd or str(Path.cwd())
-        self.stream_fn, self.stream_options = stream_fn, dict(stream_options or {})
+        # the bounded waits of config.toml, unless the caller (a test, a bench) gives its own
+        self.stream_fn = stream_fn
+        self.stream_options = {**stream_options_from_settings(settings), **(stream_options or {})}
         self.confirm = confirm  # asks before the bash tool runs a command (None: refuse)
         # the system prompt: treechat's own, the tools, folder, date, AGENTS.md, the user's words
         self.prompt_builder = SystemPromptBuilder.from_settings(settings, cwd=self.cwd, instructions=system)
@@ -427,33 +424,12 @@ class ChatCore:
         self._state_leaf = leaf
 
     async def _on_agent_event(self, event: Any, signal: Any) -> None:
-        kind = event.type
-        if kind == "agent_start":
-            self._emit(RunStarted())
-        elif kind == "message_start" and getattr(event.message, "role", None) == "assistant":
-            self._emit(ReplyStreaming(event.message, started=True))
-        elif kind == "message_update":
-            ev = event.assistant_event
-            delta = ev.delta if ev is not None and ev.type == "text_delta" else ""
-            self._emit(ReplyStreaming(event.message, delta=delta))
-        elif kind == "agent_end":
-            self._emit(RunEnded())
-            last = event.messages[-1] if event.messages else None
-            if getattr(last, "stop_reason", None) not in ("error", "aborted"):
-                self._emit(Succeeded())
-            self._emit(StatusChanged(self.status()))
-        elif kind == "queue_update":
-            self._emit(QueueChanged(tuple(event.steering), tuple(event.follow_up)))
-            self._emit(StatusChanged(self.status()))
-        elif kind == "compaction_start":
-            self._emit(CompactionStarted(event.reason))
-        elif kind == "compaction_end":
+        if event.type == "compaction_end":
             await self._compaction_ended(event)
-        elif kind == "retry_wait":
-            self._emit(Waiting(seconds=event.delay_s, reason=event.reason, attempt=event.attempt))
-        elif kind == "images_replaced":
-            self._emit(Notice(images_replaced_note(event.model, event.count), "warning"))
-        elif kind in ("model_changed", "thinking_level_changed", "active_tools_changed"):
+            return
+        for chat_event in translate(event):
+            self._emit(chat_event)
+        if event.type in CHANGES_STATUS:
             self._emit(StatusChanged(self.status()))
 
     async def _compaction_ended(self, event: Any) -> None:

@@ -150,11 +150,14 @@ class CompactionEnded:
 
 @dataclass(frozen=True)
 class Waiting:
-    """A wait the user should see (a retry back-off, a Retry-After): `seconds` from now."""
+    """A wait the user should see: a retry back-off or Retry-After ("retry"), or a provider silent
+    for over 5 s ("silence", `seconds` until the request gives up). `detail` is the provider
+    layer's own event (`RetryWait` / `StreamWait`) for front ends that describe it in full."""
 
     seconds: float
     reason: str
-    attempt: int = 0
+    kind: Literal["retry", "silence"] = "retry"
+    detail: Any = None
 
 
 @dataclass(frozen=True)

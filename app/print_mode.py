@@ -15,7 +15,8 @@ import signal as signals
 from typing import Sequence, TextIO
 
 from treechat.chat import Chat, ChatError
-from treechat.chat_events import ChatEvent, CompactionEnded, Notice, ReplyStreaming, Waiting
+from treechat.chat_events import ChatEvent, CompactionEnded, Notice, ReplyStreaming, RunEnded, Waiting
+from treechat.wait_notes import WaitNotes
 
 
 async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO, attach: Sequence[str] = ()) -> int:
@@ -23,8 +24,14 @@ async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO, attach
     answer to `out`."""
     printer = _Printer(out)
     notes = _Notes(err)
+    waits = WaitNotes(err)
 
     def listen(event: ChatEvent) -> None:
+        if isinstance(event, Waiting) and event.detail is not None:
+            waits(event.detail)  # a countdown on a terminal, one line otherwise
+            return
+        if isinstance(event, (ReplyStreaming, RunEnded)):
+            waits.end(event.delta if isinstance(event, ReplyStreaming) else "")
         if isinstance(event, ReplyStreaming):
             if event.started:
                 printer.finish()  # a reply after a tool call starts on its own line
@@ -56,6 +63,7 @@ async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO, attach
         if installed:
             loop.remove_signal_handler(signals.SIGINT)
         unsubscribe()
+        waits.close()
     printer.finish()
     if last is None:
         err.write("treechat: the model returned nothing.\n")
@@ -82,8 +90,6 @@ class _Notes:
             else:
                 self._line(f"compacted the conversation ({event.reason}): "
                            f"{event.tokens_before} → {event.tokens_after} tokens")
-        elif isinstance(event, Waiting):
-            self._line(f"retrying in {event.seconds:.0f} s ({event.reason})")
         elif isinstance(event, Notice) and event.severity == "warning":
             self._line(event.text)  # e.g. images sent as a note to a text-only model
 

@@ -31,7 +31,7 @@ class Status:
 
 @dataclass
 class Send:
-    data: bytes
+    data: bytes | Callable[["Recorded"], bytes]  # a function gets the request (to echo its headers)
 
 
 @dataclass
@@ -54,10 +54,22 @@ class Hang:
 
 
 @dataclass
+class Drip:
+    """Send `data` every `every` seconds until the client goes away (at most `limit` seconds):
+    a server that keeps the connection alive with SSE comments (or pings) and never says anything."""
+
+    data: bytes = b": ping\n\n"
+    every: float = 0.05
+    limit: float = 30.0
+
+
+@dataclass
 class Reset:
     """Abort the TCP connection (no terminating chunk): a dropped connection mid-stream."""
 
 
+_FAULT_KEYS = ("drop_after", "terminal", "hang_after", "path", "split", "gate", "gate_after", "drip_after", "drip",
+               "every", "gap")
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
 
 
@@ -210,9 +222,13 @@ class FakeProvider:
     @staticmethod
     def sse_steps(frames: list[bytes], *, drop_after: int | None = None, terminal: bool = True,
                   hang_after: int | None = None, split: int | None = None,
-                  gate: asyncio.Event | None = None, gate_after: int = 1) -> list[Any]:
+                  gate: asyncio.Event | None = None, gate_after: int = 1,
+                  drip_after: int | None = None, drip: bytes = b": ping\n\n", every: float = 0.05,
+                  gap: float = 0.0) -> list[Any]:
         """Serve SSE frames; `drop_after` resets after N frames, `terminal=False` ends cleanly
-        without the last frame (close-delimited), `split` writes every frame in N-byte pieces."""
+        without the last frame (close-delimited), `split` writes every frame in N-byte pieces,
+        `hang_after` / `drip_after` go silent / send only `drip` (every `every` s) after N frames,
+        `gap` sleeps that long before every frame after the first."""
         steps: list[Any] = [Status(200, SSE_HEADERS, "chunked" if terminal or drop_after is not None else "close")]
         if not terminal:
             frames = frames[:-1]
@@ -223,6 +239,11 @@ class FakeProvider:
             if hang_after is not None and i == hang_after:
                 steps.append(Hang())
                 break
+            if drip_after is not None and i == drip_after:
+                steps.append(Drip(drip, every))
+                break
+            if gap and i:
+                steps.append(Sleep(gap))
             if gate is not None and i == gate_after:
                 steps.append(Gate(gate))
             if split:
@@ -233,12 +254,12 @@ class FakeProvider:
 
     def script_openai(self, text: Iterable[str] = (), *, chunks: list[Any] | None = None, **kw: Any) -> None:
         """OpenAI reply from `openai_chunks(text, ...)` or explicit `chunks`; fault keywords as in script_sse."""
-        fault = {k: kw.pop(k) for k in ("drop_after", "terminal", "hang_after", "path", "split", "gate", "gate_after") if k in kw}
+        fault = {k: kw.pop(k) for k in _FAULT_KEYS if k in kw}
         data = chunks if chunks is not None else openai_chunks(text, **kw)
         self.script_sse([sse_frame(c) for c in data], **fault)
 
     def script_anthropic(self, text: Iterable[str] = (), *, events: list[tuple[str, Any]] | None = None, **kw: Any) -> None:
-        fault = {k: kw.pop(k) for k in ("drop_after", "terminal", "hang_after", "path", "split", "gate", "gate_after") if k in kw}
+        fault = {k: kw.pop(k) for k in _FAULT_KEYS if k in kw}
         data = events if events is not None else anthropic_events(text, **kw)
         self.script_sse([sse_frame(d, e) for e, d in data], **fault)
 
@@ -301,7 +322,8 @@ class FakeProvider:
                 framing = "Transfer-Encoding: chunked\r\n" if chunked else ""
                 writer.write(f"HTTP/1.1 {step.code} Fake\r\n{extra}{framing}Connection: close\r\n\r\n".encode())
             elif isinstance(step, Send):
-                writer.write(b"%x\r\n%s\r\n" % (len(step.data), step.data) if chunked else step.data)
+                data = step.data(self.requests[-1]) if callable(step.data) else step.data
+                writer.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
             elif isinstance(step, Sleep):
                 await asyncio.sleep(step.seconds)
             elif isinstance(step, Gate):
@@ -316,6 +338,9 @@ class FakeProvider:
                 self.disconnects += 1
                 self.client_disconnected.set()
                 return
+            elif isinstance(step, Drip):
+                await self._drip(reader, writer, step, chunked)
+                return
             elif isinstance(step, Reset):
                 await writer.drain()
                 writer.transport.abort()
@@ -325,3 +350,36 @@ class FakeProvider:
             writer.write(b"0\r\n\r\n")
         await writer.drain()
         writer.close()
+
+    async def _drip(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, step: Drip, chunked: bool) -> None:
+        gone = asyncio.ensure_future(reader.read())  # b"" when the client closes
+        deadline = time.monotonic() + step.limit
+        try:
+            while not gone.done() and time.monotonic() < deadline:
+                writer.write(b"%x\r\n%s\r\n" % (len(step.data), step.data) if chunked else step.data)
+                await writer.drain()
+                await asyncio.wait({gone}, timeout=step.every)
+        finally:
+            gone.cancel()
+            self.disconnects += 1
+            self.client_disconnected.set()
+
+
+class FakeProxy(FakeProvider):
+    """A loopback HTTP proxy that answers by script (default: 502 from the proxy itself).
+
+    A forward request arrives as `POST http://host/path`, a tunnel as `CONNECT host:443`; both are
+    recorded in `requests` (with their headers, so a test sees whether a key reached the proxy).
+    It never connects anywhere: a scripted reply stands in for the origin server."""
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _next_script(self, path: str) -> list[Any]:
+        for i, (want, steps) in enumerate(self._scripts):
+            if want is None or want == path:
+                del self._scripts[i]
+                return steps
+        return [Status(502, {"Content-Type": "text/html"}, "close"),
+                Send(b"<html><body><h1>502 Bad Gateway</h1>fake proxy</body></html>")]

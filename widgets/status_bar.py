@@ -38,6 +38,7 @@ class StatusBar(Widget):
         super().__init__(id=id, classes=classes)
         self._wait_until = 0.0
         self._wait_reason = ""
+        self._wait_label = "retrying in"
         self._wait_timer: Timer | None = None
 
     model: reactive[str] = reactive("")
@@ -53,13 +54,14 @@ class StatusBar(Widget):
 
     waiting: reactive[str] = reactive("")
 
-    def wait(self, seconds: float, reason: str = "") -> None:
+    def wait(self, seconds: float, reason: str = "", *, label: str = "retrying in") -> None:
         """A visible wait: the countdown replaces itself every second until it runs out."""
         if self._wait_timer is not None:
             self._wait_timer.stop()
             self._wait_timer = None
         self._wait_until = time.monotonic() + seconds if seconds > 0 else 0.0
         self._wait_reason = sanitize_line(reason, 60)
+        self._wait_label = label
         self._tick()
         if seconds > 0:
             self._wait_timer = self.set_interval(1.0, self._tick)
@@ -73,7 +75,7 @@ class StatusBar(Widget):
                 self._wait_timer = None
             return
         reason = f": {self._wait_reason}" if self._wait_reason else ""
-        self.waiting = f"⏳ retrying in {math.ceil(left)} s{reason}"
+        self.waiting = f"⏳ {self._wait_label} {math.ceil(left)} s{reason}"
 
     def update_status(self, **fields: Any) -> None:
         for name, value in fields.items():

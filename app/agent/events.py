@@ -2,6 +2,11 @@
 
 agent_start, turn_start, (message_start, message_update*, message_end)*,
 (tool_execution_start, tool_execution_update*, tool_execution_end)*, turn_end, …, agent_end
+
+Two more (ours, not Pi's) announce waits a person should see as a countdown, whenever they start
+inside a run: `retry_wait` (the request failed before its first byte and is sent again after
+`delay_s`) and `stream_wait` (the provider has been silent for `waited_s`; the request fails when
+the silence reaches `limit_s`). The next message_start / message_update / message_end ends the wait.
 """
 
 from __future__ import annotations
@@ -88,6 +93,28 @@ class ImagesReplaced:
     type: str = "images_replaced"
 
 
+@dataclass(frozen=True, kw_only=True)
+class RetryWait:
+    attempt: int  # 1-based: the first retry is attempt 1
+    max_attempts: int  # retries allowed (RetryPolicy.max_retries)
+    delay_s: float  # seconds until the request is sent again
+    reason: str  # the failure's sentence (secrets redacted; model/server text: sanitise before showing)
+    retry_after: bool = False  # the server named the delay (Retry-After)
+    provider: str = ""
+    started_at: float = 0.0  # time.monotonic() when the wait began: remaining = delay_s - (now - started_at)
+    type: str = "retry_wait"
+
+
+@dataclass(frozen=True, kw_only=True)
+class StreamWait:
+    phase: str  # "first_byte": no token yet; "idle": the reply stopped mid-way
+    waited_s: float  # silent for this long when announced
+    limit_s: float  # the request fails when the silence reaches this (first_byte_timeout / idle_timeout)
+    provider: str = ""
+    started_at: float = 0.0  # time.monotonic() when the silence began
+    type: str = "stream_wait"
+
+
 AgentEvent = Union[
     AgentStart,
     TurnStart,
@@ -100,4 +127,6 @@ AgentEvent = Union[
     TurnEnd,
     AgentEnd,
     ImagesReplaced,
+    RetryWait,
+    StreamWait,
 ]

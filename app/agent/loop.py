@@ -14,7 +14,7 @@ from typing import Any, Awaitable, Callable
 
 from treechat.llm.abort import AbortSignal
 from treechat.llm.openai import INVALID_ARGS_KEY
-from treechat.llm.types import LlmContext, ModelInfo, StreamFn, StreamOptions
+from treechat.llm.types import LlmContext, ModelInfo, StreamFn, StreamOptions, WaitNotice
 from treechat.storage.model import AssistantMessage, TextContent, ToolCall, ToolResultMessage
 
 from .convert import accepts_images, convert_to_llm, replace_images
@@ -25,6 +25,8 @@ from .events import (
     MessageEnd,
     MessageStart,
     MessageUpdate,
+    RetryWait,
+    StreamWait,
     ToolExecutionEnd,
     ToolExecutionStart,
     ToolExecutionUpdate,
@@ -34,6 +36,7 @@ from .events import (
 from .tools.base import AgentTool, ToolArgumentsError, ToolResult, text_result
 
 Emit = Callable[[Any], Awaitable[None]]
+CANCEL_GRACE = 0.5  # seconds a stopped tool gets to return its own result, and again after it is cancelled
 
 
 async def maybe_await(value: Any) -> Any:
@@ -160,7 +163,9 @@ async def stream_assistant_response(context: LoopContext, config: LoopConfig, si
             await emit(ImagesReplaced(model=config.model.ref, count=replaced))
     llm_context = LlmContext(context.system_prompt, llm_messages, [t.spec for t in context.tools])
     api_key = await maybe_await(config.get_api_key(config.model.provider)) if config.get_api_key else None
-    options = StreamOptions(api_key=api_key, thinking_level=config.thinking_level, **config.options)
+    extra = dict(config.options)
+    extra["on_wait"] = _wait_announcer(emit, extra.get("on_wait"))
+    options = StreamOptions(api_key=api_key, thinking_level=config.thinking_level, **extra)
     added = False
     last: AssistantMessage | None = None
     async for event in config.stream_fn(config.model, llm_context, options, signal):
@@ -180,6 +185,23 @@ async def stream_assistant_response(context: LoopContext, config: LoopConfig, si
     final = final.model_copy(update={"stop_reason": "aborted" if signal.aborted else "error",
                                      "error_message": "The provider stream ended without a result."})
     return await _finish(context, final, added, emit)
+
+
+def _wait_announcer(emit: Emit, also: Any) -> Callable[[WaitNotice], Awaitable[None]]:
+    """The stream's wait notices as agent events (retry_wait / stream_wait), then to `also` if given."""
+
+    async def on_wait(notice: WaitNotice) -> None:
+        if notice.kind == "retry":
+            await emit(RetryWait(attempt=notice.attempt, max_attempts=notice.max_attempts, delay_s=notice.seconds,
+                                 reason=notice.reason, retry_after=notice.retry_after, provider=notice.provider,
+                                 started_at=notice.started_at))
+        else:
+            await emit(StreamWait(phase=notice.kind, waited_s=notice.waited, limit_s=notice.seconds,
+                                  provider=notice.provider, started_at=notice.started_at))
+        if also is not None:
+            await maybe_await(also(notice))
+
+    return on_wait
 
 
 async def _finish(context: LoopContext, final: AssistantMessage, added: bool, emit: Emit) -> AssistantMessage:
@@ -287,7 +309,7 @@ class _ToolRunner:
                                                 args=call.arguments, partial_result=partial))
 
         try:
-            result = await tool.execute(call.id, args, self.signal, on_update)
+            result = await run_tool_bounded(tool, call.id, args, self.signal, on_update)
             is_error = bool(result.is_error)
         except Exception as err:
             result, is_error = text_result(str(err) or type(err).__name__, is_error=True, details={}), True
@@ -307,6 +329,40 @@ class _ToolRunner:
                 result, is_error = text_result(str(err) or type(err).__name__, is_error=True), True
         await self.emit(ToolExecutionEnd(tool_call_id=call.id, tool_name=call.name, result=result, is_error=is_error))
         return result, is_error, True
+
+
+async def run_tool_bounded(tool: AgentTool, call_id: str, args: Any, signal: AbortSignal, on_update: Any) -> ToolResult:
+    """`tool.execute`, stopped within about a second of an abort and after `tool.timeout_for(args)`.
+
+    A stopped tool first gets CANCEL_GRACE to return its own result (bash reports the output so
+    far), then is cancelled and gets CANCEL_GRACE again; after that we stop waiting for it."""
+    limit = tool.timeout_for(args)
+    task = asyncio.ensure_future(tool.execute(call_id, args, signal, on_update))
+    aborted = asyncio.ensure_future(signal.wait())
+    try:
+        await asyncio.wait({task, aborted}, timeout=limit, return_when=asyncio.FIRST_COMPLETED)
+        if not task.done():
+            await asyncio.wait({task}, timeout=CANCEL_GRACE)
+        if not task.done():
+            task.cancel()
+            await asyncio.wait({task}, timeout=CANCEL_GRACE)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    finally:
+        aborted.cancel()
+    if task.done() and not task.cancelled():
+        return task.result()  # the tool's own result (or its exception, for the caller)
+    if not task.done():
+        task.add_done_callback(_drop_outcome)  # it ignored cancellation; never wait for it
+    if signal.aborted:
+        return text_result(f"Tool {tool.name} was stopped: the run was cancelled.", is_error=True)
+    return text_result(f"Tool {tool.name} timed out after {limit:g} s and was stopped.", is_error=True)
+
+
+def _drop_outcome(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()  # mark it retrieved: a late failure is not an "exception never retrieved" warning
 
 
 def _get(obj: Any, key: str) -> Any:

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
-from typing import Literal, Mapping
+from typing import Iterable, Literal, Mapping
 
 ErrorKind = Literal[
     "auth",
@@ -24,7 +24,14 @@ ErrorKind = Literal[
     "aborted",
 ]
 
-RETRYABLE_KINDS = {"rate_limited", "overloaded", "server", "transport", "timeout"}
+# A timeout is not retried: it already took the whole bound (a dead server would cost it again per try).
+RETRYABLE_KINDS = {"rate_limited", "overloaded", "server", "transport"}
+REDACTED = "[redacted]"
+_MIN_SECRET = 8  # shorter "keys" are placeholders local servers accept (`ollama`); hiding them mangles text
+_TOKEN_SHAPES = re.compile(
+    r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}"  # an Authorization value echoed back
+    r"|\b(?:sk|pk|rk|gsk|xai|sk-ant|sk-proj|sk-or)-[A-Za-z0-9_-]{16,}"  # the usual key shapes
+)
 
 _OVERFLOW = re.compile(
     "|".join(
@@ -71,19 +78,31 @@ class ProviderError(Exception):
         *,
         status: int | None = None,
         retry_after: float | None = None,
-    ):
+        retryable: bool | None = None,
+    ) -> None:
         super().__init__(message)
         self.kind: ErrorKind = kind
         self.status = status
         self.retry_after = retry_after
+        self._retryable = retryable
 
     @property
     def retryable(self) -> bool:
-        return self.kind in RETRYABLE_KINDS
+        return self.kind in RETRYABLE_KINDS if self._retryable is None else self._retryable
 
     @property
     def is_overflow(self) -> bool:
         return self.kind == "overflow"
+
+
+def redact(text: str, secrets: "Iterable[str | None]" = ()) -> str:
+    """`text` with every secret value, Authorization-style token and key-shaped string replaced.
+
+    Applied where provider errors become message text (stored as `errorMessage`, printed, exported):
+    servers echo keys in 401 bodies, proxies echo headers."""
+    for secret in sorted({s for s in secrets if s and len(s) >= _MIN_SECRET}, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return _TOKEN_SHAPES.sub(lambda m: f"{m.group(1)} {REDACTED}" if m.group(1) else REDACTED, text)
 
 
 def parse_retry_after(headers: Mapping[str, str]) -> float | None:
@@ -246,3 +265,44 @@ def stated_context_limit(message: str | None) -> StatedLimit | None:
         requested = _int(found.group(requested_group)) if requested_group else None
         return StatedLimit(window, requested if requested and requested > 0 else None)
     return None
+
+
+def proxy_http_error(status: int, body: str, *, proxy: str, source: str, provider: str) -> ProviderError | None:
+    """A 407/502/503/504 that came back through a proxy: name the proxy (it may be its own answer)."""
+    if status not in (407, 502, 503, 504):
+        return None
+    detail, etype, code = error_body_message(body)
+    if status != 407 and (etype or code or _is_json_error(body)):
+        return None  # the provider's own JSON error, passed along by the proxy: classify it as such
+    shown = f": {detail[:200]}" if detail and not detail.lstrip().startswith("<") else ""
+    if status == 407:
+        return ProviderError(
+            "transport", f"The proxy {proxy} (from {source}) wants credentials (HTTP 407){shown}; "
+            f"put them in {source} or add the host to NO_PROXY.", status=status, retryable=False,
+        )
+    return ProviderError(
+        "transport", f"HTTP {status} from the proxy {proxy} (from {source}) on the way to {provider}{shown}; "
+        f"check the proxy, or add the host to NO_PROXY.", status=status,
+    )
+
+
+def _is_json_error(body: str) -> bool:
+    try:
+        data = json.loads(body)
+    except (ValueError, TypeError):
+        return False
+    return isinstance(data, dict) and ("error" in data or data.get("object") == "error")
+
+
+def not_event_stream(content_type: str, head: bytes, *, provider: str, base_url: str) -> ProviderError:
+    """A 2xx answer that is not SSE (an HTML page, a JSON document): almost always a wrong base URL."""
+    got = content_type.split(";", 1)[0].strip() or "no content type"
+    detail = ""
+    if got == "application/json" or head.lstrip().startswith(b"{"):
+        message, _, _ = error_body_message(head.decode("utf-8", "replace"))
+        if message and not message.lstrip().startswith("{"):
+            detail = f" ({message[:200]})"
+    return ProviderError(
+        "protocol", f"{provider} at {base_url} answered with something that is not an event stream "
+        f"(got {got}){detail}: check the base URL.", retryable=False,
+    )

@@ -3,25 +3,39 @@
 The HTTP work runs in a producer task that feeds a queue; abort puts a sentinel into the same
 queue, so the consumer wakes at once, cancels the producer (closing the request) and finishes
 with an `aborted` message that keeps the partial content.
+
+Every wait is bounded and visible (issue 15): connecting by `connect_timeout`; the silence before
+the first token by `first_byte_timeout` and between tokens by `idle_timeout`, where only tokens
+count (SSE comments, pings and empty chunks do not: a server could send them forever). A silence
+longer than `notice_after` and every retry wait are announced through `options.on_wait`.
+Error text is built here, once, and every secret the request carried is redacted from it.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator, Protocol
+import inspect
+import logging
+import time
+from typing import Any, AsyncIterator, Callable, Protocol
 
 import httpx
 
 from treechat.storage.model import AssistantMessage
 
 from .abort import AbortSignal
-from .errors import ProviderError, classify_http_error
+from .errors import ProviderError, classify_http_error, not_event_stream, proxy_http_error, redact
+from .proxy import client_for, route_for
 from .retry import RetryPolicy, with_retry
 from .sse import SSEDecoder, SSEEvent
-from .types import ModelInfo, StreamEvent, StreamOptions
+from .types import ModelInfo, StreamEvent, StreamOptions, WaitNotice
+
+log = logging.getLogger(__name__)
 
 _ABORT = object()
 _END = object()
+_SECRET_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key", "proxy-authorization")
+_SSE_STARTS = (b"data:", b"event:", b"id:", b"retry:", b":")
 
 
 class ProtocolParser(Protocol):
@@ -47,6 +61,68 @@ def _failed(message: AssistantMessage, reason: str, text: str) -> AssistantMessa
     return final
 
 
+class _Silence:
+    """The producer's bounded wait for the next token, checked lazily by one timer.
+
+    A token only stamps the time (streams carry thousands a second); the timer, when it fires,
+    either announces a long silence, expires the attempt (via the enclosing `asyncio.timeout`),
+    or sleeps until the next moment either could happen."""
+
+    def __init__(self, options: StreamOptions, provider: str, announce: Callable[[WaitNotice], None]) -> None:
+        self.options, self.provider, self.announce = options, provider, announce
+        self.phase = "first_byte"
+        self.expired = False
+        self._loop = asyncio.get_running_loop()
+        self._scope: asyncio.Timeout | None = None
+        self._handle: asyncio.TimerHandle | None = None
+        self._last = 0.0
+        self._announced = False
+
+    @property
+    def limit(self) -> float:
+        return self.options.first_byte_timeout if self.phase == "first_byte" else self.options.idle_timeout
+
+    def start(self, scope: asyncio.Timeout, phase: str = "first_byte") -> None:
+        """Begin a silence of `phase` now (a new attempt, or after the first token)."""
+        self._scope, self.phase = scope, phase
+        self._last, self._announced = self._loop.time(), False
+        self._arm(self._last + min(self.options.notice_after, self.limit))
+
+    def token(self) -> None:
+        if self.phase == "first_byte" and self._scope is not None:
+            self.start(self._scope, "idle")
+            return
+        self._last, self._announced = self._loop.time(), False
+
+    def pause(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _arm(self, when: float) -> None:
+        self.pause()
+        self._handle = self._loop.call_at(when, self._check)
+
+    def _check(self) -> None:
+        self._handle = None
+        now = self._loop.time()
+        silent = now - self._last
+        if silent >= self.limit:
+            self.expired = True
+            if self._scope is not None and not self._scope.expired():
+                try:
+                    self._scope.reschedule(now)  # the scope cancels the attempt; TimeoutError at its exit
+                except RuntimeError:  # the scope already ended: nothing left to stop
+                    pass
+            return
+        if not self._announced and silent >= self.options.notice_after:
+            self._announced = True
+            self.announce(WaitNotice(self.phase, self.limit, time.monotonic() - silent,  # type: ignore[arg-type]
+                                     waited=silent, provider=self.provider))
+        due = self._last + self.limit if self._announced else self._last + self.options.notice_after
+        self._arm(min(due, self._last + self.limit))
+
+
 async def run_http_stream(
     *,
     model: ModelInfo,
@@ -59,18 +135,38 @@ async def run_http_stream(
 ) -> AsyncIterator[StreamEvent]:
     queue: asyncio.Queue[Any] = asyncio.Queue()
     policy: RetryPolicy = options.retry or RetryPolicy()
-    timeout = httpx.Timeout(connect=options.connect_timeout, read=options.read_timeout, write=30, pool=10)
+    # reads are bounded by _Silence (httpx's read timeout would restart on every keep-alive byte)
+    timeout = httpx.Timeout(connect=options.connect_timeout, read=None, write=60.0, pool=options.connect_timeout)
     provider = model.provider
+    route = route_for(url, local=model.local)
+    secrets = [options.api_key, route.password]
+    for name, value in headers.items():
+        if name.lower() in _SECRET_HEADERS:
+            secrets += [value, value.partition(" ")[2]]
+    silence = _Silence(options, provider, queue.put_nowait)
 
-    async def open_response(client: httpx.AsyncClient) -> httpx.Response:
+    def proxy_failure(err: Exception) -> ProviderError:
+        return ProviderError("transport", f"Could not get through the proxy {route.shown} (from {route.source}) to "
+                             f"{provider} ({type(err).__name__}: {err}); check the proxy, or add the host to NO_PROXY.",
+                             retryable=not str(err).startswith("407"))
+
+    async def open_response(client: httpx.AsyncClient, scope: asyncio.Timeout) -> httpx.Response:
+        silence.start(scope)
         request = client.build_request("POST", url, headers=headers, json=body)
         try:
             response = await client.send(request, stream=True)
-        except httpx.TimeoutException:
+        except httpx.ProxyError as err:
+            raise proxy_failure(err) from None
+        except httpx.TimeoutException as err:
+            if route.proxy and isinstance(err, httpx.ConnectTimeout):
+                raise proxy_failure(err) from None
             raise ProviderError(
-                "timeout", f"{provider} at {model.base_url} did not answer in time; check that the server is up."
+                "timeout", f"Could not connect to {provider} at {model.base_url} within {options.connect_timeout:g} s; "
+                "check that the server is up."
             ) from None
         except httpx.TransportError as err:
+            if route.proxy and isinstance(err, httpx.ConnectError):
+                raise proxy_failure(err) from None
             raise ProviderError(
                 "transport", f"Could not reach {provider} at {model.base_url} ({type(err).__name__}); check the base URL and that the server is running."
             ) from None
@@ -81,37 +177,73 @@ async def run_http_stream(
                 text = ""
             finally:
                 await response.aclose()
-            raise classify_http_error(
+            via_proxy = proxy_http_error(response.status_code, text, proxy=route.shown, source=route.source,
+                                         provider=provider) if route.proxy else None
+            raise via_proxy or classify_http_error(
                 response.status_code, response.headers, text, provider=provider, model=model.id, base_url=model.base_url
             )
         return response
 
+    def on_retry(attempt: int, delay: float, error: ProviderError) -> None:
+        silence.pause()
+        queue.put_nowait(WaitNotice("retry", delay, time.monotonic(), attempt=attempt, max_attempts=policy.max_retries,
+                                    reason=redact(str(error), secrets), retry_after=error.retry_after is not None,
+                                    provider=provider))
+
+    def feed(decoder_events: list[SSEEvent]) -> None:
+        for sse in decoder_events:
+            events = parser.feed(sse)
+            if events:
+                silence.token()
+            for ev in events:
+                queue.put_nowait(ev)
+
+    async def read(response: httpx.Response) -> None:
+        chunks = response.aiter_bytes()
+        first = b""
+        ctype = response.headers.get("content-type", "")
+        if ctype.split(";", 1)[0].strip().lower() != "text/event-stream":
+            # sniff: some servers send SSE as text/plain or with no type; an HTML page or JSON never passes
+            async for chunk in chunks:
+                first += chunk
+                if len(first.lstrip()) >= 8:
+                    break
+            if not first.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(_SSE_STARTS):
+                raise not_event_stream(ctype, first[:2000], provider=provider, base_url=model.base_url)
+        queue.put_nowait(StreamEvent("start", snapshot(parser.message)))
+        decoder = SSEDecoder()
+        feed(decoder.feed(first))
+        async for chunk in chunks:
+            feed(decoder.feed(chunk))
+        feed(decoder.close())
+
+    async def attempt_and_read(client: httpx.AsyncClient) -> None:
+        async with asyncio.timeout(None) as scope:
+            response = await with_retry(lambda: open_response(client, scope), policy, signal=signal, on_retry=on_retry)
+            try:
+                await read(response)
+            except httpx.TransportError as err:
+                raise ProviderError(
+                    "transport", f"The connection to {provider} was lost mid-reply ({type(err).__name__}); try again."
+                ) from None
+            finally:
+                silence.pause()
+                await response.aclose()
+
     async def produce() -> None:
         try:
-            async with httpx.AsyncClient(timeout=timeout, transport=options.transport) as client:
-                response = await with_retry(
-                    lambda: open_response(client), policy, signal=signal, on_retry=options.on_retry
-                )
+            try:
+                client = client_for(route, timeout=timeout, transport=options.transport)
+            except ImportError:
+                raise ProviderError("transport", f"The proxy {route.shown} (from {route.source}) needs SOCKS support "
+                                    "(pip install 'httpx[socks]'), or add the host to NO_PROXY.") from None
+            async with client:
                 try:
-                    queue.put_nowait(StreamEvent("start", snapshot(parser.message)))
-                    decoder = SSEDecoder()
-                    async for chunk in response.aiter_bytes():
-                        for sse in decoder.feed(chunk):
-                            for ev in parser.feed(sse):
-                                queue.put_nowait(ev)
-                    for sse in decoder.close():
-                        for ev in parser.feed(sse):
-                            queue.put_nowait(ev)
-                except httpx.TimeoutException:
-                    raise ProviderError(
-                        "timeout", f"{provider} stopped sending for {options.read_timeout:g} s mid-reply; try again."
-                    ) from None
-                except httpx.TransportError as err:
-                    raise ProviderError(
-                        "transport", f"The connection to {provider} was lost mid-reply ({type(err).__name__}); try again."
-                    ) from None
-                finally:
-                    await response.aclose()
+                    await attempt_and_read(client)
+                except TimeoutError:
+                    if not silence.expired:
+                        raise
+                    raise _silence_error(silence, provider, model.base_url) from None
             if not parser.finished:
                 raise ProviderError(
                     "transport", f"The reply from {provider} ended without its end marker (stream ended without completion); try again."
@@ -122,7 +254,10 @@ async def run_http_stream(
         except ProviderError as err:
             queue.put_nowait(err)
         except Exception as err:  # a bug or an unexpected library error: still a legal message
+            log.debug("unexpected stream failure", exc_info=True)
             queue.put_nowait(ProviderError("protocol", f"Unexpected error talking to {provider}: {err}"))
+        finally:
+            silence.pause()
 
     task = asyncio.create_task(produce())
     remove = signal.add_listener(lambda: queue.put_nowait(_ABORT)) if signal else (lambda: None)
@@ -134,10 +269,13 @@ async def run_http_stream(
                 task.cancel()
                 yield StreamEvent("error", _failed(parser.message, "aborted", "Request was aborted"))
                 return
+            if isinstance(item, WaitNotice):
+                await _announce(options, item)
+                continue
             if isinstance(item, ProviderError):
                 reason = "aborted" if item.kind == "aborted" else "error"
-                final = _failed(parser.message, reason, str(item))
-                final.errorKind = item.kind  # extra field (kept on disk): compaction and retry read it
+                final = _failed(parser.message, reason, redact(str(item), secrets))
+                final.errorKind = item.kind  # type: ignore[attr-defined]  # an extra field, kept on disk: compaction reads it
                 yield StreamEvent("error", final)
                 return
             if item is _END:
@@ -156,3 +294,33 @@ async def run_http_stream(
                 await task
             except BaseException:
                 pass
+
+
+def _silence_error(silence: _Silence, provider: str, base_url: str) -> ProviderError:
+    if silence.phase == "first_byte":
+        return ProviderError(
+            "timeout", f"{provider} at {base_url} sent no reply within {silence.limit:g} s; check that the server is "
+            "up, or raise first_byte_timeout in config.toml for a slow model."
+        )
+    return ProviderError(
+        "timeout", f"{provider} stopped sending for {silence.limit:g} s mid-reply; try again, or raise idle_timeout "
+        "in config.toml."
+    )
+
+
+async def _announce(options: StreamOptions, notice: WaitNotice) -> None:
+    """Tell the caller about a wait; a failing listener must not break the stream."""
+    callbacks: list[Callable[[], Any]] = []
+    if options.on_wait is not None:
+        on_wait = options.on_wait
+        callbacks.append(lambda: on_wait(notice))
+    if notice.kind == "retry" and options.on_retry is not None:
+        on_retry = options.on_retry
+        callbacks.append(lambda: on_retry(notice.attempt, notice.seconds, notice.reason))
+    for call in callbacks:
+        try:
+            result = call()
+            if inspect.isawaitable(result):
+                await result
+        except Exception:
+            log.exception("a wait listener failed")

@@ -98,11 +98,16 @@ class ModelRegistry:
                 f"Unknown provider {provider!r} in {ref!r}; use one of {', '.join(self.provider_names)} "
                 f"or add [providers.{provider}] to config.toml."
             )
-        return model_info(info, model_id)
+        return _with_route(info, model_info(info, model_id))
 
     def models(self) -> list[ModelInfo]:
         """Every model the catalog or config names, for pickers."""
-        return [model_info(p, m) for p in self._providers.values() for m in p.models]
+        return [_with_route(p, model_info(p, m)) for p in self._providers.values() for m in p.models]
+
+
+def _with_route(provider: ProviderInfo, model: ModelInfo) -> ModelInfo:
+    """Carry the provider's `local` mark on the model: requests to local providers skip proxies."""
+    return dataclasses.replace(model, local=True) if provider.local and not model.local else model
 
 
 def stream_model(

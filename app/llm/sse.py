@@ -1,8 +1,12 @@
-"""Server-sent events decoding over raw bytes.
+"""Server-sent events decoding over raw bytes, in time linear in the input.
 
 Lines end only at CR, LF or CRLF (the SSE spec). `str.splitlines` — and so httpx's
 `aiter_lines` — also breaks on U+2028, U+2029 and U+0085, which models emit raw inside JSON
 strings; that would cut a `data:` line in pieces. So we split bytes ourselves and decode per line.
+
+Linear: each chunk is scanned once, by `bytes.find` (C speed), and an unfinished line is kept as a
+list of pieces joined once when its end arrives. Re-joining a growing buffer on every chunk made a
+10 MB event cost minutes (issue 15); see bench/sse.py.
 """
 
 from __future__ import annotations
@@ -19,47 +23,65 @@ class SSEEvent:
 
 
 class SSEDecoder:
-    """Feed it bytes in any chunking; it returns complete events in order."""
+    """Feed it bytes in any chunking; it returns complete events in order.
+
+    `comments` counts comment lines (`: keep-alive`) seen so far: they carry no event, and the
+    stream runner must not take them for progress."""
 
     def __init__(self) -> None:
-        self._buffer = b""
+        self._pieces: list[bytes] = []  # the current line so far (no terminator seen yet)
         self._pending_cr = False  # a CR ended the last chunk: a following LF belongs to it
         self._event = ""
         self._data: list[str] = []
         self._id: str | None = None
+        self.comments = 0
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         events: list[SSEEvent] = []
-        if self._pending_cr and chunk.startswith(b"\n"):
-            chunk = chunk[1:]
-        self._pending_cr = False
-        buf = self._buffer + chunk
         start = 0
-        i = 0
-        n = len(buf)
-        while i < n:
-            byte = buf[i]
-            if byte == 0x0A or byte == 0x0D:  # LF or CR
-                self._line(buf[start:i].decode("utf-8", errors="replace"), events)
-                if byte == 0x0D:
-                    if i + 1 < n:
-                        if buf[i + 1] == 0x0A:
-                            i += 1
-                    else:
-                        self._pending_cr = True
-                start = i + 1
-            i += 1
-        self._buffer = buf[start:]
+        n = len(chunk)
+        if self._pending_cr and n and chunk[0] == 0x0A:
+            start = 1
+        if n:
+            self._pending_cr = False
+        lf = -1  # the next LF at or after `start`, found once per LF (CR-only lines must not rescan)
+        while start < n:
+            if lf < start:
+                lf = chunk.find(b"\n", start)
+                if lf < 0:
+                    lf = n  # none in this chunk: a CR may still end lines
+            cr = chunk.find(b"\r", start, lf)
+            if cr < 0 and lf == n:
+                self._pieces.append(chunk[start:])
+                break
+            end = cr if cr >= 0 else lf
+            self._take_line(chunk[start:end], events)
+            if end == cr:
+                if cr + 1 < n:
+                    start = cr + 2 if chunk[cr + 1] == 0x0A else cr + 1
+                else:
+                    self._pending_cr = True
+                    start = n
+            else:
+                start = lf + 1
         return events
 
     def close(self) -> list[SSEEvent]:
         """End of stream: a last event without its blank line is still delivered (lenient)."""
         events: list[SSEEvent] = []
-        if self._buffer:
-            self._line(self._buffer.decode("utf-8", errors="replace"), events)
-            self._buffer = b""
+        if self._pieces:
+            self._take_line(b"", events)
         self._line("", events)
         return events
+
+    def _take_line(self, tail: bytes, out: list[SSEEvent]) -> None:
+        if self._pieces:
+            self._pieces.append(tail)
+            raw = b"".join(self._pieces)
+            self._pieces = []
+        else:
+            raw = tail
+        self._line(raw.decode("utf-8", errors="replace"), out)
 
     def _line(self, line: str, out: list[SSEEvent]) -> None:
         if line == "":
@@ -68,6 +90,7 @@ class SSEDecoder:
             self._event, self._data = "", []
             return
         if line.startswith(":"):  # comment / keep-alive
+            self.comments += 1
             return
         field, sep, value = line.partition(":")
         if sep and value.startswith(" "):

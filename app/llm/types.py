@@ -42,6 +42,7 @@ class ModelInfo:
     input: tuple[str, ...] = ("text",)
     known: bool = True  # False when the id is not in the catalog and defaults were used
     compat: dict[str, Any] = field(default_factory=dict)
+    local: bool = False  # served on this machine or LAN (the provider is marked local): never via a proxy
 
     @property
     def ref(self) -> str:
@@ -66,6 +67,38 @@ class LlmContext:
 
 
 RetryCallback = Callable[[int, float, str], Awaitable[None] | None]
+WaitKind = Literal["retry", "first_byte", "idle"]
+
+
+@dataclass(frozen=True)
+class WaitNotice:
+    """A wait a person should see (a countdown), announced when it starts.
+
+    kind "retry": the request failed before its first byte and is sent again in `seconds`;
+    `attempt` of `max_attempts` retries, `reason` the failure's sentence, `retry_after` True when
+    the server named the delay. kind "first_byte" / "idle": the provider has been silent for
+    `waited` seconds (before its first token / between tokens); the request fails when the
+    silence reaches `seconds`. `started_at` is `time.monotonic()` when the wait began."""
+
+    kind: WaitKind
+    seconds: float
+    started_at: float
+    waited: float = 0.0
+    attempt: int = 0
+    max_attempts: int = 0
+    reason: str = ""
+    retry_after: bool = False
+    provider: str = ""
+
+
+WaitCallback = Callable[[WaitNotice], Awaitable[None] | None]
+
+# Defaults of the three waits (seconds); config.toml's keys of the same names override them
+# (treechat.llm.options.stream_options_from_settings). Why these values: see app/config.py.
+CONNECT_TIMEOUT = 10.0
+FIRST_BYTE_TIMEOUT = 300.0
+IDLE_TIMEOUT = 120.0
+NOTICE_AFTER = 5.0  # a silence longer than this is announced (WaitNotice) so a front end can show it
 
 
 @dataclass
@@ -75,9 +108,14 @@ class StreamOptions:
     max_tokens: int | None = None
     session_id: str | None = None
     on_retry: RetryCallback | None = None  # (attempt, delay seconds, error message)
+    on_wait: WaitCallback | None = None  # retries and silences longer than `notice_after`
     retry: Any = None  # a retry.RetryPolicy; None means the default policy
-    read_timeout: float = 300.0
-    connect_timeout: float = 10.0
+    connect_timeout: float = CONNECT_TIMEOUT  # TCP (and TLS) connect, per attempt
+    # From sending the request to the first token (text, thinking or a tool call): headers, SSE
+    # comments, pings and empty chunks do not end it. A local model may read a long prompt for minutes.
+    first_byte_timeout: float = FIRST_BYTE_TIMEOUT
+    idle_timeout: float = IDLE_TIMEOUT  # between tokens once the reply streams; keep-alives do not count
+    notice_after: float = NOTICE_AFTER
     transport: Any = None  # an httpx transport, for tests
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -132,6 +132,9 @@ class ChatView(TuiBase):
         if self.chat.preview_id is not None:
             return  # another branch is on screen; the reply shows when the preview ends
         e, transcript = message.event, self.ui(Transcript)
+        status = self.ui(StatusBar)
+        if status.waiting:
+            status.wait(0)  # the reply is coming: a wait shown is over
         if e.started:
             await transcript.set_streaming(e.message)
         else:
@@ -162,7 +165,8 @@ class ChatView(TuiBase):
     @drawn
     def _waiting(self, message: m.Waiting) -> None:
         e = message.event
-        self.ui(StatusBar).wait(e.seconds, e.reason)  # a countdown in the status bar
+        label = "retrying in" if e.kind == "retry" else "gives up in"
+        self.ui(StatusBar).wait(e.seconds, e.reason, label=label)  # a countdown in the status bar
 
     # ------------------------------------------------------------ what the user should know
 

@@ -7,7 +7,6 @@ import pytest
 from tests.fake_provider import openai_chunks, sse_frame
 from treechat.llm.abort import AbortSignal
 from treechat.llm.openai import stream_openai
-from treechat.llm.retry import RetryPolicy
 from treechat.llm.types import LlmContext, StreamOptions, ToolSpec
 from treechat.storage.model import (
     AssistantMessage,
@@ -151,13 +150,14 @@ async def test_error_chunk_inside_a_200_stream(fake) -> None:
 
 async def test_hang_before_headers_times_out(fake) -> None:
     fake.script_hang()
-    final = (await run(fake, options=StreamOptions(read_timeout=0.2, retry=RetryPolicy(max_retries=0))))[-1].partial
-    assert final.stop_reason == "error" and "did not answer" in final.error_message
+    final = (await run(fake, options=StreamOptions(first_byte_timeout=0.2)))[-1].partial
+    assert final.stop_reason == "error" and "sent no reply within 0.2 s" in final.error_message
+    assert len(fake.requests) == 1  # a timeout already took its whole bound: not retried
 
 
 async def test_hang_mid_stream_times_out_keeping_text(fake) -> None:
     fake.script_openai(["a", "b", "c"], hang_after=1)
-    final = (await run(fake, options=StreamOptions(read_timeout=0.2)))[-1].partial
+    final = (await run(fake, options=StreamOptions(idle_timeout=0.2)))[-1].partial
     assert final.stop_reason == "error" and "stopped sending" in final.error_message
     assert final.content == [TextContent(text="a")]
 

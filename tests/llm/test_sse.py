@@ -60,3 +60,25 @@ def test_last_event_without_blank_line_is_flushed_at_eof() -> None:
 def test_unicode_line_separators_do_not_split() -> None:
     events = decode(["data: a\u2028b\u2029c\u0085d\n\n".encode()])
     assert events == [SSEEvent("message", "a\u2028b\u2029c\u0085d")]
+
+
+def test_cr_only_lines_and_a_cr_at_a_chunk_edge() -> None:
+    wire = b"data: a\rdata: b\r\rdata: c\r"
+    assert decode([wire[:8], wire[8:]]) == [SSEEvent("message", "a\nb")] + [SSEEvent("message", "c")]
+    assert decode([b"data: x\r", b"\n", b"\ndata: y\n\n"]) == [SSEEvent("message", "x"), SSEEvent("message", "y")]
+
+
+def test_a_multi_megabyte_event_in_small_chunks_decodes_in_linear_time() -> None:
+    """Issue 15: re-joining the buffer per chunk made one 10 MB event take minutes. The bound
+    below is not a benchmark (bench/sse.py is): a quadratic decoder needs hours for this."""
+    import time
+
+    payload = ("x" * 1023 + "\u2028") * 4096  # ~4 MB, with separators that must not split it
+    wire = f"event: big\ndata: {payload}\n\n".encode()
+    decoder = SSEDecoder()
+    out: list[SSEEvent] = []
+    deadline = time.monotonic() + 20
+    for i in range(0, len(wire), 512):
+        out.extend(decoder.feed(wire[i : i + 512]))
+        assert time.monotonic() < deadline, f"decoding stalled at byte {i} of {len(wire)}"
+    assert out == [SSEEvent("big", payload)] and decoder.close() == []

@@ -14,6 +14,7 @@ from treechat.storage.model import TextContent
 
 ExecutionMode = Literal["parallel", "sequential"]
 OnUpdate = Callable[[Any], Awaitable[None]]
+DEFAULT_TOOL_TIMEOUT = 300.0  # seconds; the agent loop stops a tool that runs longer (a backstop)
 
 
 @dataclass
@@ -40,6 +41,9 @@ class AgentTool:
     description: str = ""
     Args: type[BaseModel] = BaseModel
     execution_mode: ExecutionMode = "parallel"
+    # The loop stops (cancels) the tool after this many seconds; None: the tool bounds itself
+    # (bash, whose time includes waiting for the user's confirmation).
+    timeout: float | None = DEFAULT_TOOL_TIMEOUT
 
     @property
     def parameters(self) -> dict[str, Any]:
@@ -48,6 +52,10 @@ class AgentTool:
     @property
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.parameters)
+
+    def timeout_for(self, args: Any) -> float | None:
+        """The limit for one call with these (validated) arguments."""
+        return self.timeout
 
     def prepare_arguments(self, args: dict[str, Any]) -> dict[str, Any]:
         """Hook to repair arguments before validation (e.g. a model that sends a string for a list)."""
@@ -82,9 +90,11 @@ class FunctionTool(AgentTool):
         fn: Callable[..., Awaitable[Any]],
         *,
         execution_mode: ExecutionMode = "parallel",
+        timeout: float | None = DEFAULT_TOOL_TIMEOUT,
     ) -> None:
         self.name, self.description, self.Args = name, description, args
         self.execution_mode = execution_mode
+        self.timeout = timeout
         self._fn = fn
 
     async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal | None, on_update: OnUpdate) -> ToolResult:

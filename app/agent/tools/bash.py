@@ -1,4 +1,11 @@
-"""bash: run a shell command after the user confirms it (a TUI dialog, or --yes in print mode)."""
+"""bash: run a shell command after the user confirms it (a TUI dialog, or --yes in print mode).
+
+Bounded: the command gets `timeout` seconds (DEFAULT_TIMEOUT unless the model asks, at most
+MAX_TIMEOUT), then its whole process group is killed; abort (Ctrl+C / Esc) and cancellation kill it
+at once. The output is read by us, not by `communicate()`: a background process that keeps the
+pipe open (`setsid server &`) would otherwise hold the tool forever after the shell exits, and
+a command printing without end (`yes`) would fill memory — we keep the last OUTPUT_KEEP bytes.
+"""
 
 from __future__ import annotations
 
@@ -15,11 +22,17 @@ from .truncate import truncate_tail
 Confirm = Callable[[str], Awaitable[bool]]
 NO_CONFIRM = ("The bash tool needs confirmation and none is available here; "
               "rerun with --yes to allow shell commands in print mode.")
+DEFAULT_TIMEOUT = 120.0  # seconds; builds and test runs fit, a command waiting on input does not hang the run
+MAX_TIMEOUT = 600.0  # what a model may ask for at most
+OUTPUT_KEEP = 1_000_000  # bytes of output kept (the tail); the model is shown at most truncate_tail's 50 KB
+PIPE_GRACE = 0.5  # after the shell exits, how long its output pipe may stay open before we stop reading
 
 
 class BashArgs(BaseModel):
     command: str = Field(description="Shell command to run")
-    timeout: float | None = Field(None, gt=0, description="Seconds before the command is killed")
+    timeout: float | None = Field(
+        None, gt=0, description=f"Seconds before the command is killed (default {DEFAULT_TIMEOUT:g}, at most {MAX_TIMEOUT:g})"
+    )
 
 
 class BashTool(AgentTool):
@@ -27,6 +40,7 @@ class BashTool(AgentTool):
     description = "Run a shell command in the working directory; returns stdout and stderr (the tail if long)."
     Args = BashArgs
     execution_mode = "sequential"  # commands may depend on each other's side effects
+    timeout = None  # bounded by the command's own timeout, which starts after the user confirms
 
     def __init__(self, cwd: str | os.PathLike[str] | None = None, confirm: Confirm | None = None) -> None:
         self.cwd = str(cwd or os.getcwd())
@@ -37,37 +51,80 @@ class BashTool(AgentTool):
             return text_result(NO_CONFIRM, is_error=True)
         if not await self.confirm(args.command):
             return text_result("The user declined to run this command.", is_error=True)
+        if signal is not None and signal.aborted:
+            return text_result("(command cancelled before it started)", is_error=True)
+        limit = min(args.timeout or DEFAULT_TIMEOUT, MAX_TIMEOUT)
         proc = await asyncio.create_subprocess_shell(
             args.command, cwd=self.cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
             stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
         )
         remove = signal.add_listener(lambda: _kill(proc)) if signal is not None else (lambda: None)
         try:
-            output, timed_out = await _communicate(proc, args.timeout)
+            output, timed_out, held_open = await _collect(proc, limit)
+        except BaseException:  # cancelled (the loop stopping the tool): never leave the command running
+            _kill(proc)
+            raise
         finally:
             remove()
         text, cut = truncate_tail(output.decode("utf-8", "replace"))
-        if cut:
+        if cut or len(output) >= OUTPUT_KEEP:
             text = f"[Output truncated: showing the last {len(text.splitlines())} lines.]\n" + text
+        text = text.rstrip("\n")
+        if held_open:
+            text += "\n\n(a background process still holds the output open; its later output is not shown)"
         status = proc.returncode
         if signal is not None and signal.aborted:
             return text_result((text + "\n\n(command cancelled)").strip(), is_error=True)
         if timed_out:
-            return text_result((text + f"\n\nCommand timed out after {args.timeout:g} s").strip(), is_error=True)
+            return text_result((text + f"\n\nCommand timed out after {limit:g} s").strip(), is_error=True)
         if status:
             return text_result((text + f"\n\nCommand exited with code {status}").strip(), is_error=True,
                                details={"exitCode": status})
         return text_result(text.rstrip("\n") or "(no output)", details={"exitCode": 0})
 
 
-async def _communicate(proc: asyncio.subprocess.Process, timeout: float | None) -> tuple[bytes, bool]:
+async def _collect(proc: asyncio.subprocess.Process, limit: float) -> tuple[bytes, bool, bool]:
+    """(the output's tail, timed out, a survivor held the pipe open) once the shell has exited."""
+    assert proc.stdout is not None
+    stream = proc.stdout
+    kept = bytearray()
+
+    async def pump() -> None:
+        while chunk := await stream.read(65536):
+            kept.extend(chunk)
+            if len(kept) > OUTPUT_KEEP:
+                del kept[: len(kept) - OUTPUT_KEEP]
+
+    reader = asyncio.ensure_future(pump())
+    timed_out = False
     try:
-        out, _ = await asyncio.wait_for(proc.communicate(), timeout)
-        return out or b"", False
-    except asyncio.TimeoutError:
-        _kill(proc)
-        out, _ = await proc.communicate()
-        return out or b"", True
+        try:
+            await asyncio.wait_for(_exited(proc), limit)
+        except asyncio.TimeoutError:
+            timed_out = True
+            _kill(proc)
+            await _exited(proc)
+        done, _ = await asyncio.wait({reader}, timeout=PIPE_GRACE)
+        held_open = reader not in done
+    finally:
+        if not reader.done():
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+            # Let go of the pipe a survivor still holds; asyncio has no public way to close one
+            # subprocess pipe, and leaving it open would keep a descriptor per such command.
+            transport = getattr(proc, "_transport", None)
+            if transport is not None:
+                transport.close()
+    return bytes(kept), timed_out, held_open
+
+
+async def _exited(proc: asyncio.subprocess.Process) -> None:
+    """Until the shell has exited. Not `proc.wait()`: asyncio returns from that only once the
+    output pipe is closed too, which a background process can keep open indefinitely."""
+    pause = 0.002
+    while proc.returncode is None:
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def _kill(proc: asyncio.subprocess.Process) -> None:

@@ -34,13 +34,19 @@ _EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "
 def _blocks(content: Any) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
-    out = []
+    out: list[dict[str, Any]] = []
     for b in content:
         if isinstance(b, TextContent) and b.text:
             out.append({"type": "text", "text": b.text})
         elif isinstance(b, ImageContent):
             out.append({"type": "image", "source": {"type": "base64", "media_type": b.mime_type, "data": b.data}})
     return out
+
+
+def _tool_call(message: AssistantMessage, index: int) -> ToolCall:
+    block = message.content[index]
+    assert isinstance(block, ToolCall)  # arguments are only collected for tool_use blocks
+    return block
 
 
 def _assistant_blocks(msg: AssistantMessage) -> list[dict[str, Any]]:
@@ -138,7 +144,7 @@ class AnthropicParser:
         elif kind == "content_block_stop":
             idx = self._blocks.get(data.get("index", 0))
             if idx is not None and idx in self._args:
-                self.message.content[idx].arguments = parse_arguments(self._args.pop(idx))
+                _tool_call(self.message, idx).arguments = parse_arguments(self._args.pop(idx))
                 return [StreamEvent("toolcall_end", snapshot(self.message), "", idx)]
         elif kind == "message_delta":
             self._stop = (data.get("delta") or {}).get("stop_reason") or self._stop
@@ -154,7 +160,9 @@ class AnthropicParser:
         elif btype == "thinking":
             new = ThinkingContent(thinking=block.get("thinking") or "")
         elif btype == "redacted_thinking":
-            new = ThinkingContent(thinking="[Reasoning redacted]", thinkingSignature=block.get("data"), redacted=True)
+            # the signature travels back to Anthropic as it came (an extra field the model keeps)
+            new = ThinkingContent.model_validate({"thinking": "[Reasoning redacted]",
+                                                  "thinkingSignature": block.get("data"), "redacted": True})
         elif btype == "tool_use":
             new = ToolCall(id=block.get("id") or f"toolu_{wire}", name=block.get("name") or "", arguments={})
             self._args[len(self.message.content)] = ""
@@ -177,7 +185,8 @@ class AnthropicParser:
             block.thinking += delta.get("thinking") or ""
             return [StreamEvent("thinking_delta", snapshot(self.message), delta.get("thinking") or "", idx)]
         if dtype == "signature_delta" and isinstance(block, ThinkingContent):
-            block.thinkingSignature = (getattr(block, "thinkingSignature", None) or "") + (delta.get("signature") or "")
+            signature = (getattr(block, "thinkingSignature", None) or "") + (delta.get("signature") or "")
+            setattr(block, "thinkingSignature", signature)  # noqa: B010  (an extra field of the model)
         elif dtype == "input_json_delta" and idx in self._args:
             piece = delta.get("partial_json") or ""
             self._args[idx] += piece
@@ -194,7 +203,7 @@ class AnthropicParser:
 
     def finish(self) -> AssistantMessage:
         for idx, raw in list(self._args.items()):
-            self.message.content[idx].arguments = parse_arguments(raw)
+            _tool_call(self.message, idx).arguments = parse_arguments(raw)
         if self._stop in ("refusal", "sensitive"):
             self.message.stop_reason = "error"
             self.message.error_message = f"{self.model.provider} declined to answer (stop reason {self._stop})."

@@ -42,7 +42,7 @@ def parse_arguments(raw: str) -> dict[str, Any]:
 def _user_content(content: Any) -> Any:
     if isinstance(content, str):
         return content
-    parts = []
+    parts: list[dict[str, Any]] = []
     for block in content:
         if isinstance(block, TextContent):
             parts.append({"type": "text", "text": block.text})
@@ -162,7 +162,7 @@ class OpenAIParser:
             self._calls[key] = (len(self.message.content) - 1, "")
         self._last_call_key = key
         index, raw = self._calls[key]
-        block = self.message.content[index]
+        block = self._call_at(index)
         if fn.get("name") and not block.name:
             block.name = fn["name"]
         args = fn.get("arguments")
@@ -170,8 +170,13 @@ class OpenAIParser:
         self._calls[key] = (index, raw + piece)
         return StreamEvent("toolcall_delta", snapshot(self.message), piece, index)
 
+    def _call_at(self, index: int) -> ToolCall:
+        block = self.message.content[index]
+        assert isinstance(block, ToolCall)  # the index came from appending this tool call
+        return block
+
     def _calls_id(self, key: Any) -> str:
-        return self.message.content[self._calls[key][0]].id
+        return self._call_at(self._calls[key][0]).id
 
     def _usage(self, raw: dict[str, Any]) -> None:
         prompt = int(raw.get("prompt_tokens") or 0)
@@ -186,7 +191,7 @@ class OpenAIParser:
 
     def finish(self) -> AssistantMessage:
         for index, raw in self._calls.values():
-            self.message.content[index].arguments = parse_arguments(raw)
+            self._call_at(index).arguments = parse_arguments(raw)
         reason = _FINISH.get(self._finish_reason or "stop", "stop")
         if self._finish_reason == "content_filter":
             self.message.stop_reason = "error"

@@ -12,12 +12,14 @@ from typing import Any
 from treechat.chat_events import (
     ChatEvent,
     CompactionStarted,
+    Failed,
     Notice,
     QueueChanged,
     ReplyStreaming,
     RunEnded,
     RunStarted,
     Succeeded,
+    Unsaved,
     Waiting,
 )
 from treechat.prompt_context import images_replaced_note
@@ -51,6 +53,10 @@ def translate(event: Any) -> list[ChatEvent]:
         what = "no reply yet" if event.phase == "first_byte" else "the reply stopped"
         return [Waiting(seconds=max(event.limit_s - event.waited_s, 0.0), kind="silence", detail=event,
                         reason=f"{what} ({event.waited_s:.0f} s); Esc stops")]
+    if kind == "persist_failed":
+        where = f"kept in {event.recovery_path}" if event.recovery_path else "it could not be kept anywhere: copy it now"
+        return [Unsaved(event.message, event.reason, str(event.recovery_path) if event.recovery_path else None),
+                Failed(f"Could not save to the session ({event.reason}); the run stopped. The message is {where}.")]
     if kind == "images_replaced":
         return [Notice(images_replaced_note(event.model, event.count), "warning")]
     return []

@@ -275,6 +275,9 @@ class ChatCore:
                                                        keep_recent_tokens=compaction.keep_recent_tokens))
         except ValueError as err:
             raise ChatError(str(err)) from None
+        except (StorageError, OSError) as err:  # the settings entries could not be written
+            raise ChatError(f"Could not write to this session: {getattr(err, 'strerror', None) or err}") from None
+        self._agent.recovery_folders = [Path(self.settings.home) / "recovery"]
         self._refresh_prompt = bind_system_prompt(self._agent, self.prompt_builder)
         self._unsubscribe_agent = self._agent.subscribe(self._on_agent_event)
         self._emit(StatusChanged(self.status()))

@@ -182,13 +182,23 @@ class Failed:
 
 
 @dataclass(frozen=True)
+class Unsaved:
+    """A message could not be written to the session; it stays on screen and was kept in
+    `recovery_path` (None: nowhere). The run stopped."""
+
+    message: Any
+    reason: str
+    recovery_path: str | None
+
+
+@dataclass(frozen=True)
 class Succeeded:
     """A run finished cleanly: an earlier error is no longer news."""
 
 
 ChatEvent = (SessionOpened | EntryAppended | LabelChanged | PathChanged | Focused | HeaderChanged | StatusChanged
              | QueueChanged | RunStarted | RunEnded | ReplyStreaming | CompactionStarted | CompactionEnded
-             | Waiting | Readiness | Notice | Failed | Succeeded)
+             | Waiting | Readiness | Notice | Failed | Unsaved | Succeeded)
 
 EVENT_TYPES: tuple[type, ...] = ChatEvent.__args__
 

@@ -15,7 +15,7 @@ import signal as signals
 from typing import Sequence, TextIO
 
 from treechat.chat import Chat, ChatError
-from treechat.chat_events import ChatEvent, CompactionEnded, Notice, ReplyStreaming, RunEnded, Waiting
+from treechat.chat_events import ChatEvent, CompactionEnded, Failed, Notice, ReplyStreaming, RunEnded, Waiting
 from treechat.wait_notes import WaitNotes
 
 
@@ -26,7 +26,12 @@ async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO, attach
     notes = _Notes(err)
     waits = WaitNotes(err)
 
+    failures: list[str] = []
+
     def listen(event: ChatEvent) -> None:
+        if isinstance(event, Failed):
+            failures.append(event.text)  # e.g. the reply could not be saved: where it was kept
+            return
         if isinstance(event, Waiting) and event.detail is not None:
             waits(event.detail)  # a countdown on a terminal, one line otherwise
             return
@@ -65,6 +70,9 @@ async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO, attach
         unsubscribe()
         waits.close()
     printer.finish()
+    if failures:
+        err.write(f"treechat: {failures[-1]}\n")
+        return 1
     if last is None:
         err.write("treechat: the model returned nothing.\n")
         return 1

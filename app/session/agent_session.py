@@ -13,6 +13,7 @@ compactor.py and branching.py; the methods here are their public face.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Literal
 
 from treechat.agent.agent import Agent
@@ -35,6 +36,7 @@ from .compactor import (
     context_usage,
     model_complete,
 )
+from .recovery import save_unsaved
 
 __all__ = ["AgentSession", "CompactionEnd", "CompactionError", "CompactionFailed", "CompactionResult",
            "CompactionSettings", "CompactionStart", "ContextUsage", "NothingToCompact", "NothingToSummarize"]
@@ -68,6 +70,17 @@ class ActiveToolsChanged:
 
 
 @dataclass(frozen=True, kw_only=True)
+class PersistFailed:
+    """A message could not be written to the session (full disk, read-only store): it was kept
+    in `recovery_path` (None: nowhere could take it; it stays on screen only) and the run stops."""
+
+    message: Any
+    reason: str
+    recovery_path: Path | None
+    type: str = "persist_failed"
+
+
+@dataclass(frozen=True, kw_only=True)
 class SessionReloaded:
     """The leaf moved (or the session was resumed): the transcript was rebuilt from the path."""
 
@@ -94,6 +107,7 @@ class AgentSession:
         self.available_tools = {t.name: t for t in available_tools}
         self.resolve_model = resolve_model
         self._listeners: list[Listener] = []
+        self.recovery_folders: list[Path] = []  # where unsaved messages go (save_unsaved adds /tmp)
         self.compactor = Compactor(self, compaction_settings or CompactionSettings())
         agent.subscribe(self._on_agent_event)
 
@@ -169,12 +183,24 @@ class AgentSession:
 
     async def _persist(self, message: Any) -> None:
         role = getattr(message, "role", None)
-        if role in ("user", "assistant", "toolResult"):
-            await self.session.append_message(message)
-        elif role == "custom":
-            await self.session.append_custom_message(message.custom_type, message.content, message.display,
-                                                     message.details)
-        # bashExecution and summaries have their own entries, written by whoever creates them
+        try:
+            if role in ("user", "assistant", "toolResult"):
+                await self.session.append_message(message)
+            elif role == "custom":
+                await self.session.append_custom_message(message.custom_type, message.content, message.display,
+                                                         message.details)
+            # bashExecution and summaries have their own entries, written by whoever creates them
+        except Exception as err:  # any write failure: the message must not be lost with it
+            await self._keep_unsaved(message, err)
+
+    async def _keep_unsaved(self, message: Any, err: Exception) -> None:
+        reason = str(err) or type(err).__name__
+        if isinstance(err, OSError) and err.strerror:
+            reason = err.strerror + (f": {err.filename}" if err.filename else "")
+        path = save_unsaved(message, self.session.session_id, reason, self.recovery_folders)
+        # nothing more goes out (no request, no tool run) while what it says cannot be kept
+        self.agent.abort()
+        await self._emit(PersistFailed(message=message, reason=reason, recovery_path=path))
 
     # ------------------------------------------------------------ prompting and queues
 

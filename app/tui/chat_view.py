@@ -22,7 +22,7 @@ from treechat.widgets.tree_view import TreeView
 
 from . import messages as m
 from .base import TuiBase, drawn
-from .view import item_for, sibling_marks, transcript_items
+from .view import TranscriptItem, item_for, sibling_marks, transcript_items
 
 
 class ChatView(TuiBase):
@@ -189,6 +189,16 @@ class ChatView(TuiBase):
     @drawn
     def _failed(self, message: m.Failed) -> None:
         self.show_error(message.event.text)
+
+    @on(m.Unsaved)
+    @drawn
+    async def _unsaved(self, message: m.Unsaved) -> None:
+        """A reply that could not be saved stays on screen (the banner says where it was kept)."""
+        e = message.event
+        if getattr(e.message, "role", None) == "assistant":
+            transcript = self.ui(Transcript)
+            await transcript.set_streaming(None)
+            await transcript.append_message(TranscriptItem(f"unsaved-{id(e.message)}", e.message))
 
     @on(m.Succeeded)
     @drawn

@@ -92,6 +92,10 @@ class Failed(ChatMessage[ev.Failed]):
     pass
 
 
+class Unsaved(ChatMessage[ev.Unsaved]):
+    pass
+
+
 class Succeeded(ChatMessage[ev.Succeeded]):
     pass
 
@@ -114,6 +118,7 @@ MESSAGE_FOR: dict[type, type[ChatMessage[Any]]] = {
     ev.Readiness: Readiness,
     ev.Notice: Notice,
     ev.Failed: Failed,
+    ev.Unsaved: Unsaved,
     ev.Succeeded: Succeeded,
 }
 

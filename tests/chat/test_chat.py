@@ -4,6 +4,7 @@ its typed events, against the loopback fake provider."""
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any, AsyncIterator
 
 import pytest
@@ -222,3 +223,34 @@ async def test_metadata_never_forks_the_conversation(catalog, fake, tmp_path) ->
     assert chat.tree.path_ids(chat.leaf_id)[-1] == chat.leaf_id == (await chat.session.storage.get_leaf_id())
     assert [t for _, t in await texts(chat)] == ["first", "one", "second", "two"]
     assert await chat.session.get_session_name() == "My project"
+
+
+async def test_a_reply_that_cannot_be_written_is_kept_in_a_recovery_file(catalog, fake, tmp_path) -> None:
+    """A full disk mid-run: the streamed reply is not lost, the person is told where it is."""
+    import errno
+    import json as _json
+
+    from treechat.chat_events import Failed, Unsaved
+
+    fake.script_openai(["the whole ", "answer"])
+    chat, rec = await make_chat(catalog, fake, tmp_path)
+    await chat.ensure_agent()
+    storage = chat.session.storage
+    real_append = storage.append_entry
+
+    async def full_disk(entry):
+        if entry.type == "message" and entry.message.role == "assistant":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return await real_append(entry)
+
+    storage.append_entry = full_disk
+    await chat.send("question")
+    await chat.wait_idle()
+    (unsaved,) = [e for e in rec.of(Unsaved) if e.message.role == "assistant"][:1]
+    assert unsaved.reason == "No space left on device" and unsaved.recovery_path
+    kept = [_json.loads(line) for line in open(unsaved.recovery_path)]
+    assert any("the whole answer" in _json.dumps(k["message"]) for k in kept)
+    assert "the whole answer" == message_text(unsaved.message)
+    assert any("Could not save" in f.text and unsaved.recovery_path in f.text for f in rec.of(Failed))
+    assert oct(os.stat(unsaved.recovery_path).st_mode & 0o777) == "0o600"
+    assert len(fake.requests) == 1  # nothing more went out

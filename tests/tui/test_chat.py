@@ -156,3 +156,27 @@ async def test_quitting_keeps_what_was_typed_and_queued_as_the_sessions_draft(ma
     async with make_app(session_id=sid) as (app, pilot):
         text = app.ui(Composer).text
         assert "queued for later" in text and "half-written thought" in text
+
+
+async def test_a_reply_that_cannot_be_saved_stays_on_screen_and_says_where_it_is(make_app, fake):
+    import errno
+
+    fake.script_openai(["an answer ", "worth keeping"])
+    async with make_app() as (app, pilot):
+        await app.chat.ensure_agent()
+        storage = app.chat.session.storage
+        real_append = storage.append_entry
+
+        async def full_disk(entry):
+            if entry.type == "message" and entry.message.role == "assistant":
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return await real_append(entry)
+
+        storage.append_entry = full_disk
+        await type_text(pilot, "question")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "Could not save" in str(app.query_one("#banner").render()),
+                       what="the banner")
+        await pilot.pause(0.2)
+        assert "worth keeping" in screen_text(app)
+        assert "recovery" in str(app.query_one("#banner").render())

@@ -99,7 +99,9 @@ class Chat(ChatCore):
         await self.move_to(entry_id)
         return None
 
-    async def move_to(self, target: str | None, *, remember: bool = True) -> None:
+    async def move_to(self, target: str | None, *, remember: bool = True, announce: bool = True) -> None:
+        """Move the leaf; leaving a branch is announced (with `/summarize` offered) unless the
+        caller is about to grow an alternative there (retry)."""
         old = self.session.leaf_id
         if target != old:
             if self.is_running:
@@ -112,7 +114,7 @@ class Chat(ChatCore):
                 await self.session.move_to(target)
             await self._load_state()
             self._first_prompt = None  # another root may begin this path
-            if old is not None and old not in set(self.tree.path_ids(target)):
+            if announce and old is not None and old not in set(self.tree.path_ids(target)):
                 self.abandoned_leaf = old
                 row = self.tree.get(old)
                 where = f"“{row.preview[:40]}”" if row else old
@@ -254,8 +256,7 @@ class Chat(ChatCore):
             raise ChatError("No prompt on this branch to ask again.")
         agent = await self.ensure_agent()
         if prompt.id != self.session.leaf_id:
-            await self.move_to(prompt.id)
-        self.abandoned_leaf = None  # the old reply is an alternative now, not a branch left behind
+            await self.move_to(prompt.id, announce=False)  # the old reply becomes an alternative
         self._start_continue(agent)
 
     # ------------------------------------------------------------ summaries

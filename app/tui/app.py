@@ -116,6 +116,8 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions):
         if composer.has_focus:
             return
         event.stop()
+        if self.has_class("-narrow"):
+            self.add_class("-tree-hidden")  # the drawer would cover what is being typed
         composer.focus()
         composer.insert(event.character)
 

@@ -316,6 +316,7 @@ def region_text(app: Any, region: Any = None, sep: str = "\n") -> str:
 
 async def open_app(home: Path, sid: str | None, env: dict[str, str], model_ref: str | None = None):
     """The App as `run_tui` builds it (SQLite, one session), without starting it."""
+    from treechat.chat import Chat
     from treechat.config import load_settings
     from treechat.llm.registry import ModelRegistry
     from treechat.tui import TreechatApp
@@ -323,8 +324,9 @@ async def open_app(home: Path, sid: str | None, env: dict[str, str], model_ref: 
     settings = load_settings(home, env=env)
     catalog = await open_catalog("sqlite", home)
     storage = await (catalog.open(sid) if sid else catalog.create(cwd=str(home)))
-    app = TreechatApp(catalog=catalog, storage=storage, settings=settings, registry=ModelRegistry(settings, env=env),
-                      model_ref=model_ref, detect_servers=False, cwd=str(home))
+    chat = Chat(catalog=catalog, settings=settings, registry=ModelRegistry(settings, env=env), model_ref=model_ref,
+                cwd=str(home))
+    app = TreechatApp(chat, storage, detect_servers=False)
     return app, catalog
 
 
@@ -383,7 +385,7 @@ async def bench_branch(messages: int, repeat: int, work: Path) -> None:
 # ------------------------------------------------------------------ 3. 100k-entry tree
 
 async def bench_tree(size: int, repeat: int, work: Path) -> None:
-    import treechat.tui as tui_module
+    import treechat.chat_core as core_module
     from treechat.widgets.tree_view import TreeView
 
     t0 = time.perf_counter()
@@ -399,7 +401,7 @@ async def bench_tree(size: int, repeat: int, work: Path) -> None:
     try:
         emit(bench="tui.tree_open", ms=fig["ms"], first_frame_ms=fig["first_frame_ms"], entries=size, setup_ms=setup,
              what="open_catalog -> App usable on the tree session (informational; the budget is tui.tree_100k)")
-        storage, tree = app.session.storage, app.ui(TreeView)
+        storage, tree = app.chat.session.storage, app.ui(TreeView)
         marks: dict[str, float] = {}
 
         def timed(name: str, fn: Callable, is_async: bool) -> Callable:
@@ -422,14 +424,13 @@ async def bench_tree(size: int, repeat: int, work: Path) -> None:
                     marks[name + "_end"] = time.perf_counter()
             return wrapped_sync
 
-        original_build = tui_module.TreeIndex.__dict__["build"]
+        original_build = core_module.TreeIndex.__dict__["build"]
         storage.get_tree_rows = timed("read", storage.get_tree_rows, True)
-        storage.get_labels = timed("labels", storage.get_labels, True)
-        tree.set_rows = timed("set_rows", tree.set_rows, False)
-        tui_module.TreeIndex.build = classmethod(timed("index", original_build.__func__, False))
+        tree.set_index = timed("set_rows", tree.set_index, False)
+        core_module.TreeIndex.build = classmethod(timed("index", original_build.__func__, False))
         draw_line = tree.render_line
 
-        def render_line(y: int) -> Any:  # the tree repaints (after set_rows) in the frame being built
+        def render_line(y: int) -> Any:  # the tree repaints (after set_index) in the frame being built
             if "set_rows_end" in marks:
                 marks.setdefault("painted", time.perf_counter())
             return draw_line(y)
@@ -444,32 +445,31 @@ async def bench_tree(size: int, repeat: int, work: Path) -> None:
         try:
             for _ in range(repeat):
                 marks.clear()
-                app.index_session = None  # as after a session switch: rebuild the tree from storage
                 await asyncio.sleep(0.2)
                 drawn = frames.wait_for(lambda: "painted" in marks and leaf_in_view())
                 with profiled("tree_reload"), GcWatch() as gcw:
                     start = time.perf_counter()
-                    await app.reload_view()
+                    await app.chat.open(storage)  # as after a session switch: the tree from storage
                     reload_done = time.perf_counter()
                     t_drawn = await asyncio.wait_for(drawn, 30)
                 runs.append({**gcw.summary(), "read_ms": ms(marks["read"]), "index_ms": ms(marks["index"]), "set_rows_ms": ms(marks["set_rows"]),
-                             "render_ms": ms(t_drawn - marks["set_rows_end"]), "labels_ms": ms(marks["labels"]),
+                             "render_ms": ms(t_drawn - marks["set_rows_end"]),
                              "reload_view_ms": ms(reload_done - start), "to_frame_ms": ms(t_drawn - start)})
         finally:
-            tui_module.TreeIndex.build = original_build
+            core_module.TreeIndex.build = original_build
         t = time.perf_counter()
-        await app.refresh_status()  # runs after every persisted message, also while streaming
+        app.chat.status()  # runs after every persisted message, also while streaming
         status_ms = ms(time.perf_counter() - t)
         t = time.perf_counter()
-        app.index.branch_count()
+        app.chat.tree.branch_count()
         branch_count_ms = ms(time.perf_counter() - t)
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
         tree_ms = round(med["read_ms"] + med["index_ms"] + med["set_rows_ms"] + med["render_ms"], 1)
         judged("tui.tree_100k", tree_ms, **med, refresh_status_ms=status_ms, branch_count_ms=branch_count_ms, entries=size, branches=50, rows_shown=len(tree.lines),
                runs_tree_ms=[round(r["read_ms"] + r["index_ms"] + r["set_rows_ms"] + r["render_ms"], 1) for r in runs],
-               what="get_tree_rows + TreeIndex.build + TreeView.set_rows + wait for the frame that repaints the tree "
-                    "with the leaf in view; "
-                    "to_frame_ms = the whole reload_view (transcript, status too) until that frame")
+               what="get_tree_rows + TreeIndex.build + TreeView.set_index + wait for the frame that repaints the tree "
+                    "with the leaf in view; reload_view_ms = the controller's open (read, index, state, path); "
+                    "to_frame_ms = from the open until that frame (transcript, status too)")
     finally:
         await close(ctx, catalog)
 

@@ -372,11 +372,15 @@ class TreeLayout:
             self._total = sum(1 for r in self.rows.values() if r.type != "leaf")
         return self._total
 
+    @property
+    def total_counted(self) -> bool:
+        return self._total is not None
+
     def hidden_under(self, entry_id: str) -> int:
-        """Rows the filter would show below a folded row (what unfolding brings back)."""
+        """Rows the filter (and query) would show below a folded row (what unfolding brings back)."""
         count = self._hidden_under.get(entry_id)
         if count is None:
-            hidden, pred = visibility(self.mode)
+            hidden, pred = self._visibility()
             rows, kids_map, count = self.rows, self._kids, 0
             stack = list(kids_map.get(entry_id, ()))
             while stack:

@@ -258,8 +258,17 @@ class TreeView(ScrollView, can_focus=True):
             count = len(data.matches)
             found = f"{count} match{'es' if count != 1 else ''}" if data.query.strip() else "type to filter"
             self.border_subtitle = f"{data.mode} /{typed}{typing} · {found}"
-        else:
+        elif data.total_counted or len(data.rows) < 5000:
             self.border_subtitle = f"{data.mode} · {len(data.lines)}/{data.total}"
+        else:
+            # counting 100k rows is a few ms: not before the first frame of a new tree
+            self.border_subtitle = f"{data.mode} · {len(data.lines)}"
+            self.call_after_refresh(self._count_rows)
+
+    def _count_rows(self) -> None:
+        if not self.layout_data.total_counted:
+            _ = self.layout_data.total  # counts once; the subtitle reads it
+            self._update_subtitle()
 
     def _set_cursor(self, index: int, center: bool = False) -> None:
         if not self.lines:

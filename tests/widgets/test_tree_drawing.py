@@ -137,6 +137,10 @@ async def test_folded_rows_and_alternatives_hidden_by_a_filter_show_how_many():
         tree.set_query("text c")  # c matches; its alternative e does not
         await pilot.pause()
         assert "+1 " in drawn(tree, "c")
+        tree.set_query("")
+        tree.move_cursor_to("c")
+        await pilot.press("left")  # fold the leaf's parent: the mark moves to it, hollow
+        assert drawn(tree, "c").startswith("○") and "⊞+1 " in drawn(tree, "c")
 
 
 async def test_moving_the_cursor_in_a_scrolled_tree_repaints_the_rows_on_screen():

@@ -61,6 +61,7 @@ async def test_a_hundred_thousand_entries_open_at_the_leaf():
     async with app.run(size=(60, 20)) as pilot:
         await pilot.pause()
         assert app.panel.cursor_id == "n99999" and on_screen(app.panel, "n99999")
+        assert app.panel.border_subtitle == "default · 100000/100000"  # counted after the first frame
 
 
 async def test_after_a_move_the_new_leaf_is_selected_and_scrolled_into_view():

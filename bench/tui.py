@@ -563,7 +563,8 @@ async def tree_keys(app: Any, frames: Frames, tree: Any, size: int) -> None:
     both = keys + resizes
     stats = spread(both)
     judged("tui.tree_keys", stats["p95_ms"], **stats, metric="p95", keys_p50_ms=spread(keys)["p50_ms"],
-           keys_max_ms=max(keys), resizes_ms=resizes, tree_code_max_ms=max(tree_parts), entries=size,
+           keys_max_ms=max(keys), keys_ms=dict(zip((f"{i}:{k}" for i, (k, _) in enumerate(TREE_KEYS)), keys)),
+           resizes_ms=resizes, tree_code_max_ms=max(tree_parts), entries=size,
            rows_shown=len(tree.lines), load1=load1(),
            what=f"{len(keys)} tree keys (arrows, pages, {{ }}, g, Home/End) and {len(resizes)} resizes "
                 "160x45 <-> 80x24 with the 100k tree focused: event -> first frame with the cursor row drawn "

@@ -11,14 +11,19 @@ adds one level in O(1), whatever the depth; the renderer walks only the levels i
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Container, Mapping, Sequence
 
 from treechat.storage.base import TreeRow
 from treechat.storage.gc_policy import paused
-from treechat.storage.tree_index import TreeSnapshot
+from treechat.storage.tree_index import CONVERSATION_TYPES, TreeSnapshot
 
 from .sanitize import sanitize_line
+from .tree_flatten import break_cycles, flatten
+from .tree_query import Haystacks, narrow, query_words
 from .tree_rows import CHILDREN, ELBOW, GUTTER, NONE, ROW, TEE, Gutter, Line, row_visible, visibility
+
+# Rows that are alternatives of one another (the index's rule): what "+N hidden" counts.
+_ALTERNATIVE_TYPES = CONVERSATION_TYPES
 
 
 class TreeLayout:
@@ -45,6 +50,13 @@ class TreeLayout:
         self._index: dict[str, int] | None = {}
         self._lookups: dict[str, int | None] = {}  # index_of answers before the full index exists
         self.retired: list[tuple[Any, ...]] = []
+        self.haystacks = Haystacks()
+        self.matches: frozenset[str] = frozenset()  # with a query: the rows that match it
+        self.context: frozenset[str] = frozenset()  # with a query: fork points kept for the drawing
+        self.generation = 0  # bumped whenever the lines change (caches key on it)
+        self._hidden_under: dict[str, int] = {}
+        self._keep: frozenset[str] | None = None  # with a query: the rows it keeps
+        self._total: int | None = None
 
     # ------------------------------------------------------------ building
 
@@ -55,6 +67,8 @@ class TreeLayout:
                              self._order))
         self.lines, self._ids, self._index = [], [], {}
         self.rows, self._kids = index.by_id, index.children
+        self.haystacks.reset()
+        self._total = None
         self._pos = self._order = None
         self._order_lookups = 0
         self.rebuild()
@@ -80,7 +94,19 @@ class TreeLayout:
         return self._vchildren
 
     def _is_visible(self, row: TreeRow) -> bool:
-        return row_visible(row, self.mode)
+        keep = self._keep
+        return row_visible(row, self.mode) and (keep is None or row.id in keep)
+
+    def _visibility(self) -> tuple[frozenset[str], Callable[[TreeRow], bool] | None]:
+        """The filter mode's (hidden types, predicate), narrowed to the query's rows if any."""
+        hidden, pred = visibility(self.mode)
+        keep = self._keep
+        if keep is None:
+            return hidden, pred
+        if pred is None:
+            return hidden, lambda r: r.id in keep
+        mode_pred = pred
+        return hidden, lambda r: r.id in keep and mode_pred(r)
 
     def visible_parent(self, entry_id: str | None) -> str | None:
         """The nearest shown-by-the-filter ancestor of a visible entry (None for roots and for
@@ -97,10 +123,10 @@ class TreeLayout:
     def visible_children(self, parent_id: str | None) -> list[str]:
         if self._vchildren is not None:
             return self._vchildren.get(parent_id, [])
-        hidden, pred = visibility(self.mode)
+        hidden, pred = self._visibility()
         return self._expand(self._children_map().get(parent_id, ()), hidden, pred, None)
 
-    def _visible_parent(self, row: TreeRow, visible, cache: dict[str, str | None]) -> str | None:
+    def _visible_parent(self, row: TreeRow, visible: Container[str], cache: dict[str, str | None]) -> str | None:
         """Nearest visible ancestor (``visible`` is any container of visible ids); memoised
         walk over hidden rows, cycle-safe (a cycle ends the walk)."""
         chain: list[str] = []
@@ -131,19 +157,30 @@ class TreeLayout:
     def _rebuild(self) -> None:
         self._index = None
         self._lookups = {}
-        if not self.query.strip():
-            out = self._flatten_kids()
-            if out is not None:
-                self.lines, self._ids = out
-                self._vparent = self._vchildren = None
-                return
+        self.generation += 1
+        self._hidden_under = {}
+        self.matches = self.context = frozenset()
+        self._keep = None
+        words = query_words(self.query)
+        if words:
+            # only the matches (and the fork points where they meet) are visible; the usual
+            # passes put each under its nearest visible ancestor (``tree_query``)
+            mode = self.mode
+            result = narrow(self.rows, self.haystacks.get(self.rows), words, lambda r: row_visible(r, mode))
+            self.matches, self.context = result
+            self._keep = result.matches | result.context
+        out = self._flatten_kids()
+        if out is not None:
+            self.lines, self._ids = out
+            self._vparent = self._vchildren = None
+            return
         self._rebuild_general()
 
     def _rebuild_general(self) -> None:
         """Any input: orphans (their nearest present ancestor is missing) become roots, so does
-        the first row of a parent cycle; a query keeps only matches and their ancestors."""
-        mode = self.mode
-        visible = {rid for rid, r in self.rows.items() if row_visible(r, mode)}
+        the first row of a parent cycle."""
+        is_visible = self._is_visible
+        visible = {rid for rid, r in self.rows.items() if is_visible(r)}
         cache: dict[str, str | None] = {}
         vparent: dict[str, str | None] = {}
         children: dict[str | None, list[str]] = {}
@@ -157,17 +194,13 @@ class TreeLayout:
                     children[pid].append(rid)
                 else:
                     children[pid] = [rid]
-        _break_cycles(vparent, children)
-        if self.query.strip():
-            vparent = self._keep_matches(vparent)
-            children = {}
-            for rid, pid in vparent.items():
-                children.setdefault(pid, []).append(rid)
+        break_cycles(vparent, children)
         self._vparent, self._vchildren = vparent, children
-        self.lines = self._flatten(children)
+        self.lines = flatten(self.rows, children, self.folded)
         self._ids = [line[ROW].id for line in self.lines]
 
-    def _expand(self, kids, hidden, pred, counter: list[int] | None) -> list[str]:
+    def _expand(self, kids: Sequence[str], hidden: frozenset[str], pred: Callable[[TreeRow], bool] | None,
+                counter: list[int] | None) -> list[str]:
         """Visible ids among ``kids``, a hidden one replaced by its own visible descendants (the
         same nearest-visible-ancestor rule as the general pass, in row order)."""
         rows, kids_map = self.rows, self._kids
@@ -203,7 +236,7 @@ class TreeLayout:
             pos = self._pos = {rid: i for i, rid in enumerate(self.rows)}
         return pos[entry_id]
 
-    def _subtree_size(self, roots: list[str]) -> int:
+    def _subtree_size(self, roots: Sequence[str]) -> int:
         kids_map, n, stack = self._kids, 0, list(roots)
         while stack:
             n += 1
@@ -219,7 +252,7 @@ class TreeLayout:
         rows, folded = self.rows, self.folded
         kids_map = self._children_map()
         n = len(rows)
-        hidden, pred = visibility(self.mode)
+        hidden, pred = self._visibility()
         counter = [0]  # hidden rows and rows under folds, walked
         expand = self._expand
         lines: list[Line] = []
@@ -282,50 +315,6 @@ class TreeLayout:
             return None
         return lines, ids
 
-    def _keep_matches(self, vparent: dict[str, str | None]) -> dict[str, str | None]:
-        """Only rows matching every query word, plus their ancestors (the path stays readable)."""
-        words = self.query.lower().split()
-        keep: dict[str, str | None] = {}
-        for rid in vparent:
-            row = self.rows[rid]
-            hay = f"{row.preview} {row.label or ''} {row.role or row.type}".lower()
-            if all(w in hay for w in words):
-                node: str | None = rid
-                while node is not None and node not in keep:
-                    keep[node] = vparent[node]
-                    node = vparent[node]
-        # keep the input (timestamp) order of the rows
-        return {rid: keep[rid] for rid in vparent if rid in keep}
-
-    def _flatten(self, children: dict[str | None, list[str]]) -> list[Line]:
-        rows, folded = self.rows, self.folded
-        lines: list[Line] = []
-        roots = children.get(None, [])
-        stack: list[tuple[str, Gutter | None, int]] = []
-        if len(roots) > 1:
-            for i in range(len(roots) - 1, -1, -1):
-                last = i == len(roots) - 1
-                stack.append((roots[i], (not last, None, 1), ELBOW if last else TEE))
-        elif roots:
-            stack.append((roots[0], None, NONE))
-        append, pop, push = lines.append, stack.pop, stack.append
-        while stack:
-            rid, gutter, connector = pop()
-            kids = children.get(rid, ())
-            is_folded = rid in folded and bool(kids)
-            append((rows[rid], gutter, connector, len(kids), is_folded))
-            if is_folded or not kids:
-                continue
-            if len(kids) == 1:
-                # a chain continues at the same indent; the fork line (if any) keeps running
-                push((kids[0], gutter, NONE))
-                continue
-            depth = gutter[2] + 1 if gutter else 1
-            last_i = len(kids) - 1
-            for i in range(last_i, -1, -1):
-                push((kids[i], (i != last_i, gutter, depth), ELBOW if i == last_i else TEE))
-        return lines
-
     # ------------------------------------------------------------ live growth
 
     def add_row(self, row: TreeRow) -> bool:
@@ -337,11 +326,14 @@ class TreeLayout:
         """
         self._pos = self._order = None
         self._order_lookups = 0
-        if not row_visible(row, self.mode):
-            return True
-        if self.query.strip():
+        self.haystacks.update(row)
+        if self._total is not None and row.type != "leaf":
+            self._total += 1
+        if query_words(self.query):
             self.rebuild()
             return False
+        if not row_visible(row, self.mode):
+            return True
         pid = self.visible_parent(row.id) if self._vparent is None else self._visible_parent(row, self._vparent, {})
         at = self.index_of(pid)
         if at is None or self.lines[at][CHILDREN] or pid in self.folded:
@@ -356,6 +348,7 @@ class TreeLayout:
         self.lines.insert(at + 1, (row, parent_line[GUTTER], NONE, 0, False))
         self._ids.insert(at + 1, row.id)
         self._lookups = {}
+        self.generation += 1
         if at + 2 < len(self.lines):
             self._index = None  # later rows shifted
         elif self._index is not None:
@@ -364,10 +357,53 @@ class TreeLayout:
 
     def replace_row(self, row: TreeRow) -> int | None:
         """The index replaced a row (a new label): its line shows the new one. Returns the line."""
+        self.haystacks.update(row)
         at = self.index_of(row.id)
         if at is not None:
             self.lines[at] = (row,) + self.lines[at][ROW + 1:]
         return at
+
+    # ------------------------------------------------------------ counts (for the drawing)
+
+    @property
+    def total(self) -> int:
+        """Rows a filter could show (every row but ``leaf`` pointers); counted once per tree."""
+        if self._total is None:
+            self._total = sum(1 for r in self.rows.values() if r.type != "leaf")
+        return self._total
+
+    @property
+    def total_counted(self) -> bool:
+        return self._total is not None
+
+    def hidden_under(self, entry_id: str) -> int:
+        """Rows the filter (and query) would show below a folded row (what unfolding brings back)."""
+        count = self._hidden_under.get(entry_id)
+        if count is None:
+            hidden, pred = self._visibility()
+            rows, kids_map, count = self.rows, self._kids, 0
+            stack = list(kids_map.get(entry_id, ()))
+            while stack:
+                r = rows[stack.pop()]
+                if r.type not in hidden and (pred is None or pred(r)):
+                    count += 1
+                grand = kids_map.get(r.id)
+                if grand:
+                    stack.extend(grand)
+            self._hidden_under[entry_id] = count
+        return count
+
+    def hidden_alternatives(self, row: TreeRow) -> int:
+        """Alternatives of a row (other replies or prompts at the same point) that have no line:
+        what the filter or the query hides there. Without a filter that hides conversation rows
+        nothing can be hidden, and nothing is looked up."""
+        if self.mode in ("default", "all") and not self.matches and not self.context:
+            return 0
+        kids = self._kids.get(row.parent_id, ())
+        if len(kids) < 2:
+            return 0
+        rows = self.rows
+        return sum(1 for k in kids if k != row.id and rows[k].type in _ALTERNATIVE_TYPES and self.index_of(k) is None)
 
     # ------------------------------------------------------------ lookups
 
@@ -429,31 +465,6 @@ class TreeLayout:
         return sanitize_line(row.label or "", limit)
 
 
-def _break_cycles(vparent: dict[str, str | None], children: dict[str | None, list[str]]) -> None:
-    """Rows no root reaches are in (or under) a parent cycle: the first of each, in row order,
-    becomes a root, so every row has a line (never hidden, never an endless walk)."""
-    reached: set[str] = set()
-
-    def reach(start: list[str]) -> None:
-        stack = list(start)
-        while stack:
-            node = stack.pop()
-            if node not in reached:
-                reached.add(node)
-                stack.extend(children.get(node, ()))
-
-    reach(children.get(None, []))
-    if len(reached) == len(vparent):
-        return
-    for rid in list(vparent):
-        if rid in reached:
-            continue
-        children[vparent[rid]].remove(rid)
-        vparent[rid] = None
-        children.setdefault(None, []).append(rid)
-        reach([rid])
-
-
 class _VisibleIds:
     """``id in visible`` answered from the rows and the filter (no set of 100k ids)."""
 
@@ -463,5 +474,5 @@ class _VisibleIds:
         self.layout = layout
 
     def __contains__(self, entry_id: object) -> bool:
-        row = self.layout.rows.get(entry_id)  # type: ignore[arg-type]
+        row = self.layout.rows.get(entry_id) if isinstance(entry_id, str) else None
         return row is not None and self.layout._is_visible(row)

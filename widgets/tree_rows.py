@@ -48,6 +48,26 @@ def row_kind(row: TreeRow) -> str:
 _TOOL_ROLES = ("toolResult", "bashExecution")
 
 
+def row_glyph(row: TreeRow) -> tuple[str, str] | None:
+    """(glyph, colour class) of the gutter mark that says what happened to a row, the most
+    important first: an error or aborted reply, a compaction, a branch summary, a label.
+
+    The reply's stop reason comes as ``row.status`` ("error" | "aborted" | None) where the storage
+    provides it (read with ``getattr`` so rows without the field draw the same)."""
+    status = getattr(row, "status", None)
+    if status == "error":
+        return "✗", "error"
+    if status == "aborted":
+        return "⊘", "aborted"
+    if row.type == "compaction" or (row.type == "message" and row.role == "compactionSummary"):
+        return "≡", "summary"
+    if row.type == "branch_summary" or (row.type == "message" and row.role == "branchSummary"):
+        return "↩", "summary"
+    if row.label:
+        return "⚑", "label"
+    return None
+
+
 def visibility(mode: str) -> tuple[frozenset[str], Callable[[TreeRow], bool] | None]:
     """(hidden types, extra predicate or None): the same answer as ``row_visible`` in a form the
     flattening loop can test cheaply (a set lookup on the type for the common modes)."""

@@ -1,27 +1,33 @@
-"""TreeView: the session tree panel, drawn line by line (Textual Line API).
+"""TreeView: the session tree panel, drawn line by line (Textual Line API: only the lines on
+screen are drawn, whatever the size of the tree).
 
 Data in (from the App):
     ``set_index(index, leaf_id, active_path_ids)`` the whole tree: the controller's ``TreeIndex``
-                                                   (read only); rebuilds the lines in O(n)
+                                                   (read only); rebuilds the lines in O(n). The
+                                                   cursor starts on the leaf, scrolled into view
     ``set_rows(rows, leaf_id, active_path_ids)``   the same from bare rows (an index is built)
     ``add_row(row)``                               a row the index gained while the agent runs; the
                                                    cursor stays on its entry, the view does not jump
     ``replace_row(row)``                           the index replaced a row (a new label)
     ``set_leaf(leaf_id, active_path_ids)``         the leaf moved; redraws markers only (if the
-                                                   cursor was on the old leaf it follows)
+                                                   cursor was on the old leaf it follows, in view)
     ``set_filter(mode)`` / ``filter_mode``          "default" | "no-tools" | "user-only" | "labeled" | "all"
-    ``set_query(text)``                            type-to-filter (also typed after ``/``)
-    ``move_cursor_to(entry_id)``                   e.g. a search hit
+    ``set_query(text)``                            narrow to the rows matching every word (also typed
+                                                   after ``/``); ``match_count`` says how many
+    ``move_cursor_to(entry_id)``                   select and scroll into view (a search hit, a move)
+    ``set_details(entry_id, text)``                more about a row for its tooltip (model, tokens),
+                                                   the answer to ``DetailsRequested``
     ``cursor_id``                                  the entry under the cursor (read)
 
 Messages out: ``NodeChosen(entry_id)`` (Enter, click), ``PreviewRequested(entry_id)`` (Space),
-``LabelRequested(entry_id)`` (L), ``ForkRequested(entry_id)`` (f), ``BackRequested()`` (Backspace).
+``LabelRequested(entry_id)`` (L), ``ForkRequested(entry_id)`` (f), ``BackRequested()`` (Backspace),
+``DetailsRequested(entry_id)`` (the pointer rests on a row whose details were not given yet).
 Keys are in ``widgets.keymap`` (context "tree"); they act only while the tree has focus.
 """
 
 from __future__ import annotations
 
-from rich.segment import Segment
+from rich.style import Style
 from textual import events
 from textual.geometry import Size
 from textual.message import Message
@@ -33,46 +39,48 @@ from treechat.storage.base import TreeRow
 from treechat.storage.tree_index import TreeIndex, TreeSnapshot
 
 from .keymap import bindings_for
+from .tree_hover import RowTooltips
 from .tree_layout import TreeLayout
-from .tree_rows import CHILDREN, CONNECTOR, FILTERS, FOLDED, GUTTER, ROW, gutter_prefix, row_kind
-
-_MAX_LEVELS = 12  # deeper fork nesting is drawn as "⋯" so the text stays on screen
-_ROLE_TAG = {"user": "user: ", "assistant": "asst: ", "tool": "tool: ", "summary": "", "settings": ""}
+from .tree_nav import fork_above, fork_below, next_match
+from .tree_paint import Look, paint
+from .tree_query import query_words
+from .tree_rows import CHILDREN, FILTERS, FOLDED, ROW, Line
 
 
 class TreeView(ScrollView, can_focus=True):
-    BINDINGS = bindings_for("tree")
+    BINDINGS = bindings_for("tree")  # type: ignore[assignment]  # list[Binding] is a valid BINDINGS
 
     COMPONENT_CLASSES = {
-        "tree-view--cursor",
-        "tree-view--connector",
-        "tree-view--active",
-        "tree-view--leaf",
-        "tree-view--label",
-        "tree-view--user",
-        "tree-view--assistant",
-        "tree-view--tool",
-        "tree-view--summary",
-        "tree-view--settings",
-        "tree-view--other",
-        "tree-view--fold",
+        "tree-view--cursor", "tree-view--plain", "tree-view--connector", "tree-view--active",
+        "tree-view--leaf", "tree-view--label", "tree-view--user", "tree-view--assistant",
+        "tree-view--tool", "tree-view--summary", "tree-view--settings", "tree-view--other",
+        "tree-view--fold", "tree-view--error", "tree-view--aborted", "tree-view--match",
+        "tree-view--context",
     }
 
+    # The cursor row: a neutral background unfocused (visible on dark and light themes), $accent
+    # focused; either way one contrasting text colour over the whole row. Coloured text uses the themes'
+    # $text-* colours (tinted for contrast on the background; $warning itself is unreadable on a
+    # light theme).
     DEFAULT_CSS = """
     TreeView { overflow-x: hidden; }
-    TreeView > .tree-view--cursor { background: $boost; text-style: bold; }
-    TreeView:focus > .tree-view--cursor { background: $accent 40%; }
+    TreeView > .tree-view--cursor { background: $foreground 20%; color: auto 90%; }
+    TreeView:focus > .tree-view--cursor { background: $accent; color: auto 90%; }
     TreeView > .tree-view--connector { color: $text-muted; }
-    TreeView > .tree-view--active { color: $success; text-style: bold; }
-    TreeView > .tree-view--leaf { color: $warning; text-style: bold; }
-    TreeView > .tree-view--label { color: $secondary; }
-    TreeView > .tree-view--user { color: $primary-lighten-2; }
+    TreeView > .tree-view--active { color: $text-success; text-style: bold; }
+    TreeView > .tree-view--leaf { color: $text-warning; text-style: bold; }
+    TreeView > .tree-view--label { color: $text-secondary; }
+    TreeView > .tree-view--user { color: $text-primary; }
     TreeView > .tree-view--assistant { color: $text; }
     TreeView > .tree-view--tool { color: $text-muted; }
-    TreeView > .tree-view--summary { color: $warning-lighten-1; text-style: italic; }
+    TreeView > .tree-view--summary { color: $text-warning; text-style: italic; }
     TreeView > .tree-view--settings { color: $text-disabled; }
     TreeView > .tree-view--other { color: $text-muted; }
-    TreeView > .tree-view--fold { color: $accent; }
+    TreeView > .tree-view--fold { color: $text-accent; }
+    TreeView > .tree-view--error { color: $text-error; }
+    TreeView > .tree-view--aborted { color: $text-warning; }
+    TreeView > .tree-view--match { background: $warning 35%; text-style: bold; }
+    TreeView > .tree-view--context { color: $text-disabled; }
     """
 
     filter_mode: reactive[str] = reactive("default", init=False)
@@ -96,6 +104,9 @@ class TreeView(ScrollView, can_focus=True):
     class ForkRequested(EntryMessage):
         """Fork a new session at this entry (f)."""
 
+    class DetailsRequested(EntryMessage):
+        """The pointer rests on this row: answer with ``set_details(entry_id, text)`` (model, tokens)."""
+
     class BackRequested(Message):
         """Go back to the previous leaf position (Backspace)."""
 
@@ -107,19 +118,27 @@ class TreeView(ScrollView, can_focus=True):
         self.active_ids: frozenset[str] | set[str] = frozenset()
         self.cursor = 0
         self._typing = False  # "/" was pressed: printable keys edit the query
-        self._sized = False
+        self._pending_query: str | None = None  # typed, not applied yet (keys typed meanwhile coalesce)
+        self._remembered: str | None = None  # the cursor's last entry (a filter showing nothing keeps it)
+        self._leaf_mark: tuple[object, ...] = ()  # (leaf id, layout generation, shown row id)
+        self._tips = RowTooltips(self, lambda: self.layout_data.rows, self._ask_details)
         self.border_title = "tree"
 
     # ------------------------------------------------------------ data in
 
     @property
-    def lines(self) -> list:
+    def lines(self) -> list[Line]:
         return self.layout_data.lines
 
     @property
     def cursor_id(self) -> str | None:
         lines = self.lines
         return lines[self.cursor][ROW].id if 0 <= self.cursor < len(lines) else None
+
+    @property
+    def match_count(self) -> int:
+        """Rows matching the query (0 without one)."""
+        return len(self.layout_data.matches)
 
     def set_index(self, index: TreeSnapshot, leaf_id: str | None, active_path_ids: set[str]) -> None:
         """A whole (new) tree: the controller's index, read, never changed here. The cursor
@@ -147,7 +166,7 @@ class TreeView(ScrollView, can_focus=True):
             if at is not None and at <= self.cursor and keep is not None:
                 self.cursor += 1
             if at is not None and at < round(self.scroll_y) + 1 and self.scroll_y > 0:
-                self.scroll_to(y=self.scroll_y + 1, animate=False, immediate=True)
+                self._scroll_y_to(self.scroll_y + 1)
             self._sync_size()
         else:
             self._after_change(keep, top_id=top)
@@ -156,7 +175,7 @@ class TreeView(ScrollView, can_focus=True):
         """The index replaced a row (its label changed)."""
         at = self.layout_data.replace_row(row)
         if at is not None:
-            self.refresh_lines_at(at)
+            self.refresh_line(at)
 
     def set_leaf(self, leaf_id: str | None, active_path_ids: set[str]) -> None:
         follow = self.cursor_id is not None and self.cursor_id == self.layout_data.shown_ancestor(self.leaf_id)
@@ -177,9 +196,16 @@ class TreeView(ScrollView, can_focus=True):
         self._after_change(keep, top_id=None, center=True)
 
     def set_query(self, text: str) -> None:
+        """Narrow the rows to the query's matches; the cursor stays on its row if it matches,
+        else goes to the first match (an empty query shows the whole tree again, the cursor on
+        the same row)."""
         keep = self.cursor_id
-        self.layout_data.query = text
-        self.layout_data.rebuild()
+        data = self.layout_data
+        data.query = text
+        data.rebuild()
+        if data.matches and keep not in data.matches:
+            first = next_match(data, -1, 1)
+            keep = self.lines[first][ROW].id if first is not None else keep
         self._after_change(keep, top_id=None, center=True)
 
     def move_cursor_to(self, entry_id: str | None) -> None:
@@ -189,7 +215,11 @@ class TreeView(ScrollView, can_focus=True):
         shown = self.layout_data.shown_ancestor(entry_id)
         at = self.layout_data.index_of(shown)
         if at is not None:
-            self._set_cursor(at)
+            self._set_cursor(at, center=True)
+
+    def set_details(self, entry_id: str, text: str) -> None:
+        """More about a row (model, tokens, …) for its tooltip; shown at once if it is hovered."""
+        self._tips.set_details(entry_id, text)
 
     # ------------------------------------------------------------ internal state
 
@@ -200,15 +230,20 @@ class TreeView(ScrollView, can_focus=True):
     def _after_change(self, keep_id: str | None, top_id: str | None, center: bool = False) -> None:
         """Re-find the cursor's entry after a rebuild so nothing appears to move."""
         data = self.layout_data
-        at = data.index_of(data.shown_ancestor(keep_id))
+        at = data.index_of(data.shown_ancestor(keep_id if keep_id is not None else self._remembered))
         self.cursor = at if at is not None else min(self.cursor, max(len(self.lines) - 1, 0))
+        self._remembered = self.cursor_id or keep_id or self._remembered
         self._sync_size()
         top = data.index_of(top_id)
-        # the new virtual size reaches the scrollbars only after a refresh; scroll after it
         if top is not None:
-            self.call_after_refresh(self.scroll_to, y=top, animate=False, immediate=True)
+            self._scroll_y_to(top)
         else:
-            self.call_after_refresh(self._scroll_cursor_visible, center)
+            self._scroll_cursor_visible(center)
+
+    def _scroll_y_to(self, y: float) -> None:
+        # force: the scrollbars learn of a new virtual size only at the next layout, and a
+        # scroll asked for before that would be dropped (a big session opened at its top)
+        self.scroll_to(y=y, animate=False, immediate=True, force=True)
 
     def _sync_size(self) -> None:
         self.virtual_size = Size(self.scrollable_content_region.width, len(self.lines))
@@ -217,42 +252,59 @@ class TreeView(ScrollView, can_focus=True):
 
     def _update_subtitle(self) -> None:
         data = self.layout_data
-        shown = len(data.lines)
-        total = sum(1 for r in data.rows.values() if r.type != "leaf") if len(data.rows) < 5000 else len(data.rows)
-        query = f" /{data.query}" + ("▏" if self._typing else "") if (data.query or self._typing) else ""
-        self.border_subtitle = f"{data.mode}{query} · {shown}/{total}"
+        typed = self._typed_query
+        if query_words(typed) or self._typing:
+            typing = "▏" if self._typing else ""
+            count = len(data.matches)
+            found = f"{count} match{'es' if count != 1 else ''}" if data.query.strip() else "type to filter"
+            self.border_subtitle = f"{data.mode} /{typed}{typing} · {found}"
+        elif data.total_counted or len(data.rows) < 5000:
+            self.border_subtitle = f"{data.mode} · {len(data.lines)}/{data.total}"
+        else:
+            # counting 100k rows is a few ms: not before the first frame of a new tree
+            self.border_subtitle = f"{data.mode} · {len(data.lines)}"
+            self.call_after_refresh(self._count_rows)
 
-    def _set_cursor(self, index: int) -> None:
+    def _count_rows(self) -> None:
+        if not self.layout_data.total_counted:
+            _ = self.layout_data.total  # counts once; the subtitle reads it
+            self._update_subtitle()
+
+    def _set_cursor(self, index: int, center: bool = False) -> None:
         if not self.lines:
             self.cursor = 0
             return
         old = self.cursor
         self.cursor = max(0, min(index, len(self.lines) - 1))
-        self.refresh_lines_at(old, self.cursor)
-        self._scroll_cursor_visible()
-
-    def refresh_lines_at(self, *indexes: int) -> None:
-        top = round(self.scroll_y)
-        for index in indexes:
-            self.refresh_line(index - top)
+        self.refresh_line(old)
+        self.refresh_line(self.cursor)
+        self._scroll_cursor_visible(center)
 
     def _scroll_cursor_visible(self, center: bool = False) -> None:
+        """Bring the cursor into view: scrolled by the least, or centred when ``center`` and the
+        cursor is off screen (a jump: the rows around it matter)."""
         height = self.scrollable_content_region.height or 1
         top = round(self.scroll_y)
-        if center and not (top <= self.cursor < top + height):
-            self.scroll_to(y=max(self.cursor - height // 2, 0), animate=False, immediate=True)
+        if top <= self.cursor < top + height:
+            return
+        if center:
+            self._scroll_y_to(max(self.cursor - height // 2, 0))
         elif self.cursor < top:
-            self.scroll_to(y=self.cursor, animate=False, immediate=True)
-        elif self.cursor >= top + height:
-            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
+            self._scroll_y_to(self.cursor)
+        else:
+            self._scroll_y_to(self.cursor - height + 1)
 
     def on_resize(self) -> None:
         self._sync_size()
-        if not self._sized and self.size.height > 0:
-            # Rows handed in before the panel had a height could not be scrolled to; the
-            # first real size is when the leaf can be brought into view.
-            self._sized = True
-            self.call_after_refresh(self._scroll_cursor_visible, True)
+        # rows handed in before the panel had a size (or while it was hidden) could not be
+        # scrolled to; any resize keeps the cursor in view
+        self._scroll_cursor_visible(center=True)
+
+    def on_focus(self) -> None:
+        self.refresh_line(self.cursor)
+
+    def on_blur(self) -> None:
+        self.refresh_line(self.cursor)
 
     # ------------------------------------------------------------ drawing
 
@@ -264,25 +316,26 @@ class TreeView(ScrollView, can_focus=True):
             return Strip.blank(width, self.rich_style)
         line = lines[index]
         row: TreeRow = line[ROW]
-        style = self.get_component_rich_style
-        base = self.rich_style
-        if index == self.cursor:
-            base = base + style("tree-view--cursor")
-        kind = row_kind(row)
-        segments = [Segment(gutter_prefix(line[GUTTER], line[CONNECTOR], _MAX_LEVELS), base + style("tree-view--connector"))]
-        if row.id in self.active_ids:
-            segments.append(Segment("• ", base + style("tree-view--active")))
-        else:
-            segments.append(Segment("  ", base))
-        if line[FOLDED]:
-            segments.append(Segment(f"⊞{line[CHILDREN]} ", base + style("tree-view--fold")))
-        text = _ROLE_TAG.get(kind, "") + (self.layout_data.preview(row) or f"({row.type})")
-        segments.append(Segment(text, base + style(f"tree-view--{kind}")))
-        if row.label:
-            segments.append(Segment(f" [{self.layout_data.preview_label(row)}]", base + style("tree-view--label")))
-        if row.id == self.layout_data.shown_ancestor(self.leaf_id):
-            segments.append(Segment(" ◀ leaf", base + style("tree-view--leaf")))
-        return Strip(segments).crop_extend(0, width, base)
+        data = self.layout_data
+        shown_leaf = self._shown_leaf()
+        leaf = "" if row.id != shown_leaf else ("here" if row.id == self.leaf_id else "below")
+        hidden = data.hidden_under(row.id) if line[FOLDED] else data.hidden_alternatives(row)
+        look = Look(leaf, row.id in self.active_ids, index == self.cursor, hidden,
+                    row.id in data.context, query_words(data.query) if data.matches else [])
+        return paint(line, width, look, self._component, self.rich_style, data.preview(row),
+                     data.preview_label(row) if row.label else "")
+
+    def _component(self, name: str) -> Style:
+        return self.get_component_rich_style(f"tree-view--{name}")
+
+    def _shown_leaf(self) -> str | None:
+        """The row that carries the leaf mark (the leaf or its nearest shown ancestor), found once
+        per change of the lines, not per line drawn."""
+        data = self.layout_data
+        mark = self._leaf_mark
+        if not mark or mark[0] != self.leaf_id or mark[1] != data.generation:
+            mark = self._leaf_mark = (self.leaf_id, data.generation, data.shown_ancestor(self.leaf_id))
+        return mark[2]  # type: ignore[return-value]
 
     # ------------------------------------------------------------ keys and mouse
 
@@ -335,6 +388,32 @@ class TreeView(ScrollView, can_focus=True):
             target = siblings[(siblings.index(current) + delta) % len(siblings)]
             self.move_cursor_to(target)
 
+    def action_fork_point(self, delta: int) -> None:
+        """``{`` / ``}``: the previous / next fork on the path through the cursor (``tree_nav``)."""
+        if delta < 0:
+            at = fork_above(self.layout_data, self.cursor_id)
+        else:
+            at = fork_below(self.layout_data, self.cursor, self.active_ids)
+        if at is not None:
+            self._set_cursor(at, center=True)
+        else:
+            self.app.bell()
+
+    def action_next_match(self, delta: int) -> None:
+        at = next_match(self.layout_data, self.cursor, delta)
+        if at is not None:
+            self._set_cursor(at, center=True)
+
+    def action_clear_filter(self) -> None:
+        self._typing = False
+        self.set_query("")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # n/N and Esc belong to the filter; without one, Esc goes on to the App (stop, preview)
+        if action in ("next_match", "clear_filter"):
+            return bool(self.layout_data.query.strip())
+        return True
+
     def action_fold(self) -> None:
         """Fold the cursor's subtree; on a folded or childless row, go to the parent instead."""
         current = self.cursor_id
@@ -368,23 +447,59 @@ class TreeView(ScrollView, can_focus=True):
         # while typing a filter, keys edit the query instead of running tree bindings
         event.stop()
         event.prevent_default()
-        query = self.layout_data.query
+        query = self._typed_query
         if event.key == "escape":
-            self._typing = False
-            self.set_query("")
+            self._pending_query = None
+            self.action_clear_filter()
         elif event.key == "enter":
+            self._apply_query()
             self._typing = False
             self._update_subtitle()
+            self.refresh_bindings()
         elif event.key == "backspace":
-            self.set_query(query[:-1])
+            self._edit_query(query[:-1])
         elif event.is_printable and event.character:
-            self.set_query(query + event.character)
+            self._edit_query(query + event.character)
+
+    @property
+    def _typed_query(self) -> str:
+        return self._pending_query if self._pending_query is not None else self.layout_data.query
+
+    def _edit_query(self, text: str) -> None:
+        """Narrowing a 100k tree takes a pass over it: keys typed while one runs are applied
+        together by the next one, not one pass each."""
+        scheduled = self._pending_query is not None
+        self._pending_query = text
+        self._update_subtitle()
+        if not scheduled:
+            self.call_later(self._apply_query)
+
+    def _apply_query(self) -> None:
+        text, self._pending_query = self._pending_query, None
+        if text is not None and text != self.layout_data.query:
+            self.set_query(text)
 
     def on_click(self, event: events.Click) -> None:
-        offset = event.get_content_offset(self)
-        if offset is None:
-            return
-        index = round(self.scroll_y) + offset.y
-        if 0 <= index < len(self.lines):
+        index = self._line_at(event)
+        if index is not None:
             self._set_cursor(index)
             self.post_message(self.NodeChosen(self.lines[index][ROW].id))
+
+    def _line_at(self, event: events.MouseEvent) -> int | None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return None
+        index = round(self.scroll_y) + offset.y
+        return index if 0 <= index < len(self.lines) else None
+
+    # ------------------------------------------------------------ hover details
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        index = self._line_at(event)
+        self._tips.hover(self.lines[index][ROW].id if index is not None else None)
+
+    def on_leave(self, event: events.Leave) -> None:
+        self._tips.hover(None)
+
+    def _ask_details(self, entry_id: str) -> None:
+        self.post_message(self.DetailsRequested(entry_id))

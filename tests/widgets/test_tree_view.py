@@ -5,6 +5,7 @@ from treechat.widgets.tree_rows import gutter_prefix
 from treechat.widgets.tree_view import TreeView
 
 from .helpers import Host, chain, row
+from .tree_helpers import drawn
 
 
 def _drawn(layout: TreeLayout) -> list[str]:
@@ -55,11 +56,25 @@ def test_filters():
     assert [line[0].id for line in layout.lines] == ["d"]
 
 
-def test_query_keeps_matches_and_their_ancestors():
+def test_query_keeps_only_matches_and_the_forks_where_they_meet():
     layout = TreeLayout()
     layout.query = "text g"
     layout.set_index(TreeIndex.build(BRANCHY))
-    assert [line[0].id for line in layout.lines] == ["a", "b", "e", "f", "g"]
+    assert [line[0].id for line in layout.lines] == ["g"]  # its ancestors are collapsed
+    assert layout.matches == {"g"} and not layout.context
+    rows = [r._replace(preview="deploy plan") if r.id == "d" else r._replace(preview="Deploy now") if r.id == "g" else r
+            for r in BRANCHY]
+    layout.query = "DEPLOY"
+    layout.set_index(TreeIndex.build(rows))
+    # d and g are on the two branches of b: b is kept (dimmed by the view) to show where they split
+    assert _drawn(layout) == ["b", "├─d", "└─g"]
+    assert layout.matches == {"d", "g"} and layout.context == {"b"}
+    layout.query = "deploy plan"  # every word must match
+    layout.rebuild()
+    assert _drawn(layout) == ["d"]
+    layout.query = ""
+    layout.rebuild()
+    assert len(layout.lines) == 10 and not layout.matches
 
 
 def test_five_thousand_deep_chain_is_flat_and_does_not_recurse():
@@ -152,7 +167,7 @@ async def test_type_to_filter_and_fold():
         tree.set_rows(BRANCHY, "d", {"a", "b", "c", "d"})
         tree.focus()
         await pilot.press("slash", *"text g", "enter")
-        assert [line[0].id for line in tree.lines] == ["a", "b", "e", "f", "g"]
+        assert [line[0].id for line in tree.lines] == ["g"]
         await pilot.press("slash", "escape")
         assert len(tree.lines) == 10
         tree.move_cursor_to("b")
@@ -172,7 +187,7 @@ async def test_hundred_thousand_rows_render():
         tree.set_rows(rows, "n99999", {"n99999"})
         await pilot.pause()
         assert tree.cursor_id == "n99999"
-        assert "leaf" in "".join(s.text for y in range(20) for s in tree.render_line(y))
+        assert drawn(tree, "n99999").startswith("●")  # the leaf mark, on screen
 
 
 # a fork under a hidden row (its children join the visible parent's in row order), an orphan

@@ -1,0 +1,102 @@
+"""Where the tree's jump keys land and what a row's tooltip says (pure functions over a layout).
+
+- ``fork_above``/``fork_below`` (``{``/``}``): the fork points on the path through the cursor. Up
+  means the nearest fork among the cursor's ancestors (where its branch split off); down follows
+  the cursor's branch to its next fork — along the active path where the cursor is on it, else
+  along the newest child (where a sibling switch would land).
+- ``next_match`` (``n``/``N``): the next or previous row matching the query, wrapping around.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import AbstractSet
+
+from treechat.storage.base import TreeRow
+
+from .sanitize import sanitize_line
+from .tree_layout import TreeLayout
+from .tree_rows import CHILDREN, FOLDED, ROW, row_kind
+
+
+def fork_above(layout: TreeLayout, entry_id: str | None) -> int | None:
+    """The line of the nearest ancestor with several visible children (None at the top)."""
+    rows, seen = layout.rows, set()
+    row = rows.get(entry_id) if entry_id is not None else None
+    pid = row.parent_id if row is not None else None
+    lines = layout.lines
+    while pid is not None and pid not in seen:
+        seen.add(pid)
+        at = layout.index_of(pid)
+        if at is not None and lines[at][CHILDREN] >= 2:
+            return at
+        parent = rows.get(pid)
+        pid = parent.parent_id if parent is not None else None
+    return None
+
+
+def fork_below(layout: TreeLayout, start: int, active: AbstractSet[str]) -> int | None:
+    """The line of the next fork down the cursor's branch (None when the branch ends first)."""
+    lines = layout.lines
+    if not 0 <= start < len(lines):
+        return None
+    at = start
+    while True:
+        line = lines[at]
+        count = line[CHILDREN]
+        if at != start and count >= 2:
+            return at
+        if count == 0 or line[FOLDED]:
+            return None
+        if count == 1:
+            at += 1  # a line with one visible child is followed by that child
+            continue
+        kids = layout.visible_children(line[ROW].id)
+        pick = next((k for k in kids if k in active), kids[-1])
+        nxt = layout.index_of(pick)
+        if nxt is None:
+            return None
+        at = nxt
+
+
+def next_match(layout: TreeLayout, start: int, delta: int) -> int | None:
+    """The next (delta 1) or previous (-1) line that matches the query, wrapping; None if none."""
+    lines, matches = layout.lines, layout.matches
+    n = len(lines)
+    if not matches or not n:
+        return None
+    for step in range(1, n + 1):
+        at = (start + delta * step) % n
+        if lines[at][ROW].id in matches:
+            return at
+    return None
+
+
+_KIND_NAMES = {"user": "user message", "assistant": "assistant reply", "tool": "tool result",
+               "summary": "summary", "settings": "setting", "other": "entry"}
+_TYPE_NAMES = {"compaction": "compaction", "branch_summary": "branch summary", "model_change": "model change",
+               "thinking_level_change": "thinking level", "active_tools_change": "tools change",
+               "session_info": "session name", "custom_message": "extension message", "custom": "extension data"}
+
+
+def local_time(timestamp: str) -> str:
+    """An entry's ISO time as the local wall clock (the text as stored if it does not parse)."""
+    try:
+        when = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return sanitize_line(timestamp, 40)
+    if when.tzinfo is not None:
+        when = when.astimezone()
+    return when.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def row_summary(row: TreeRow) -> str:
+    """The first line of a row's tooltip, known without reading the entry: kind, time, status."""
+    kind = _TYPE_NAMES.get(row.type) or _KIND_NAMES[row_kind(row)]
+    parts = [kind, local_time(row.timestamp)]
+    status = getattr(row, "status", None)
+    if status in ("error", "aborted"):
+        parts.append(status)
+    if row.label:
+        parts.append(f"label: {sanitize_line(row.label, 40)}")
+    return " · ".join(parts)

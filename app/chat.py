@@ -154,6 +154,21 @@ class Chat(ChatCore):
             return []
         return self.originals_of(entry, await self.session.get_branch(entry.id))
 
+    async def entry_details(self, entry_id: str) -> str | None:
+        """What the tree's tooltip adds about an entry: the model and tokens of a reply, the
+        tokens a compaction saved, the size of a prompt."""
+        entry = await self.session.get_entry(entry_id)
+        if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
+            msg, u = entry.message, entry.message.usage
+            cost = f" · ${u.cost.total:.4f}" if u.cost.total else ""
+            return f"{msg.provider}/{msg.model} · {u.input + u.cache_read:,} in / {u.output:,} out{cost}"
+        if isinstance(entry, MessageEntry):
+            return f"{len(message_text(entry.message)):,} characters"
+        if isinstance(entry, CompactionEntry):
+            after = f" → {entry.tokens_after:,}" if entry.tokens_after else ""
+            return f"compacted {entry.tokens_before:,}{after} tokens"
+        return None
+
     async def jump_to(self, hit: SearchHit) -> str:
         """A search hit: open its session and show its entry (on the active path as it is; on
         another branch, that branch previewed). Returns the entry to highlight."""

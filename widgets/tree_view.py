@@ -45,6 +45,7 @@ from .tree_nav import fork_above, fork_below, next_match
 from .tree_paint import Look, paint
 from .tree_query import query_words
 from .tree_rows import CHILDREN, FILTERS, FOLDED, ROW, Line
+from .tree_typing import QueryTyping
 
 
 class TreeView(ScrollView, can_focus=True):
@@ -117,8 +118,8 @@ class TreeView(ScrollView, can_focus=True):
         self.leaf_id: str | None = None
         self.active_ids: frozenset[str] | set[str] = frozenset()
         self.cursor = 0
-        self._typing = False  # "/" was pressed: printable keys edit the query
-        self._pending_query: str | None = None  # typed, not applied yet (keys typed meanwhile coalesce)
+        self._query_typing = QueryTyping(lambda: self.layout_data.query, self.set_query, self.call_later,
+                                         self._update_subtitle)
         self._remembered: str | None = None  # the cursor's last entry (a filter showing nothing keeps it)
         self._leaf_mark: tuple[object, ...] = ()  # (leaf id, layout generation, shown row id)
         self._tips = RowTooltips(self, lambda: self.layout_data.rows, self._ask_details)
@@ -252,9 +253,9 @@ class TreeView(ScrollView, can_focus=True):
 
     def _update_subtitle(self) -> None:
         data = self.layout_data
-        typed = self._typed_query
-        if query_words(typed) or self._typing:
-            typing = "▏" if self._typing else ""
+        typed = self._query_typing.text
+        if query_words(typed) or self._query_typing.active:
+            typing = "▏" if self._query_typing.active else ""
             count = len(data.matches)
             found = f"{count} match{'es' if count != 1 else ''}" if data.query.strip() else "type to filter"
             self.border_subtitle = f"{data.mode} /{typed}{typing} · {found}"
@@ -405,7 +406,7 @@ class TreeView(ScrollView, can_focus=True):
             self._set_cursor(at, center=True)
 
     def action_clear_filter(self) -> None:
-        self._typing = False
+        self._query_typing.stop()
         self.set_query("")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -438,46 +439,11 @@ class TreeView(ScrollView, can_focus=True):
         self.set_filter(mode)
 
     def action_start_filter(self) -> None:
-        self._typing = True
-        self._update_subtitle()
+        self._query_typing.start()
 
     async def on_key(self, event: events.Key) -> None:
-        if not self._typing:
-            return
-        # while typing a filter, keys edit the query instead of running tree bindings
-        event.stop()
-        event.prevent_default()
-        query = self._typed_query
-        if event.key == "escape":
-            self._pending_query = None
-            self.action_clear_filter()
-        elif event.key == "enter":
-            self._apply_query()
-            self._typing = False
-            self._update_subtitle()
+        if self._query_typing.key(event):
             self.refresh_bindings()
-        elif event.key == "backspace":
-            self._edit_query(query[:-1])
-        elif event.is_printable and event.character:
-            self._edit_query(query + event.character)
-
-    @property
-    def _typed_query(self) -> str:
-        return self._pending_query if self._pending_query is not None else self.layout_data.query
-
-    def _edit_query(self, text: str) -> None:
-        """Narrowing a 100k tree takes a pass over it: keys typed while one runs are applied
-        together by the next one, not one pass each."""
-        scheduled = self._pending_query is not None
-        self._pending_query = text
-        self._update_subtitle()
-        if not scheduled:
-            self.call_later(self._apply_query)
-
-    def _apply_query(self) -> None:
-        text, self._pending_query = self._pending_query, None
-        if text is not None and text != self.layout_data.query:
-            self.set_query(text)
 
     def on_click(self, event: events.Click) -> None:
         index = self._line_at(event)

@@ -59,6 +59,12 @@ class WidgetRequests(TuiBase):
 
         self.push_screen(LabelDialog(self.chat.label_of(entry_id), row.preview if row else entry_id), callback=done)
 
+    @on(TreeView.DetailsRequested)
+    async def _details_requested(self, message: TreeView.DetailsRequested) -> None:
+        text = await self.chat.entry_details(message.entry_id)
+        if text:
+            self.ui(TreeView).set_details(message.entry_id, text)
+
     @on(TreeView.ForkRequested)
     async def _fork_requested(self, message: TreeView.ForkRequested) -> None:
         await self.leave_session(lambda text: self.chat.fork(message.entry_id, "auto", composer_text=text))

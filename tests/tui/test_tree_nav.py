@@ -158,3 +158,20 @@ async def test_up_on_an_empty_composer_recalls_this_branchs_prompts_after_reopen
         assert app.ui(Composer).text == "the second prompt"
         await pilot.press("up")
         assert app.ui(Composer).text == "the first prompt"
+
+
+async def test_hovering_a_reply_shows_its_model_and_tokens(make_app, fake):
+    from treechat.storage.model import Usage
+
+    async with make_app() as (app, pilot):
+        storage = await app.chat.catalog.create()
+        s = await Session.open(storage)
+        await s.append_message(UserMessage(content="q"))
+        reply = await s.append_message(AssistantMessage(content=[TextContent(text="a")], provider="openai",
+                                                        model="fake-model", usage=Usage(input=1200, output=34)))
+        await app.chat.open(storage)
+        await pilot.pause()
+        tree = app.query_one(TreeView)
+        tree._tips.hover(reply)  # the pointer rests on the reply's row
+        await wait_for(pilot, lambda: "1,200 in / 34 out" in str(tree.tooltip or ""), what="the details")
+        assert "openai/fake-model" in str(tree.tooltip)

@@ -59,10 +59,11 @@ def sanitize_line(text: object, limit: int | None = None) -> str:
 # visible stand-in instead of vanishing, and a reader sees that something was there. ESC becomes
 # "␛", which leaves the rest of its sequence as harmless printable text; other C0 controls become
 # their Unicode control pictures; DEL, C1 controls (the 8-bit CSI \x9b among them), bidi
-# embeddings/overrides/isolates and lone surrogates (they would make writing to a UTF-8 stream fail)
-# become "<U+XXXX>". "\r\n" becomes "\n" and a lone "\r" a newline too: it must not return to the
+# embeddings/overrides/isolates and lone surrogates (they would make writing to a UTF-8 stream fail;
+# a well-formed pair is joined into its character first) become "<U+XXXX>". "\r\n" becomes "\n" and a lone "\r" a newline too: it must not return to the
 # start of a line and hide what was written there.
 _VISIBLE_NEEDED = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 @cache
@@ -95,6 +96,8 @@ def visible(text: object) -> str:
         text = "" if text is None else str(text)
     if not _VISIBLE_NEEDED.search(text):  # the common case: nothing to do, no copies
         return text
+    if _SURROGATE.search(text):  # a pair that JSON escaped in two halves is one character: join it
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
     return text.replace("\r\n", "\n").translate(_visible_table())
 
 

@@ -82,6 +82,7 @@ TERMINAL_ACTS_ON = set(map(chr, [*range(0x00, 0x09), *range(0x0B, 0x20), *range(
         ("nul\x00 bs\x08 del\x7f nel\x85", "nul␀ bs␈ del␡ nel<U+0085>"),
         ("crlf\r\nnext\rhidden", "crlf\nnext\nhidden"),  # a lone CR must not rewrite the line
         ("lone surrogate \ud83d", "lone surrogate <U+D83D>"),
+        ("a pair in halves \ud83d\ude00", "a pair in halves 😀"),  # JSON "\ud83d\ude00" split across chunks
         ("emoji 😀 and 漢字 stay", "emoji 😀 and 漢字 stay"),
     ],
 )

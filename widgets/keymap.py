@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 from .commands import SLASH_COMMANDS
 
@@ -143,7 +143,7 @@ def keys_for(context: str) -> list[Key]:
     return [k for k in KEYMAP if k.context == context]
 
 
-def bindings_for(context: str) -> list[Binding]:
+def bindings_for(context: str) -> list[BindingType]:  # BINDINGS' own type, so a class can assign it
     """Textual ``Binding`` objects for a context; use as a widget's ``BINDINGS``."""
     return [
         Binding(

@@ -22,7 +22,7 @@ from treechat.widgets.banner import Banner
 from treechat.widgets.composer import Composer
 from treechat.widgets.keymap import bindings_for
 from treechat.widgets.queue_tray import QueueTray
-from treechat.widgets.screens import ConfirmDialog
+from treechat.widgets.screens import ToolConfirmDialog
 from treechat.widgets.session_header import SessionHeader
 from treechat.widgets.status_bar import StatusBar
 from treechat.widgets.transcript import Transcript
@@ -48,6 +48,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions):
         self.detect_servers = detect_servers
         self._unsubscribe = chat.subscribe(self._on_chat_event)
         chat.confirm = self.confirm_command
+        self.allowed_commands: set[tuple[str, str]] = set()  # (session id, command): "allow for this session"
 
     def _on_chat_event(self, event: ChatEvent) -> None:
         self.post_message(message_for(event))
@@ -83,8 +84,32 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions):
         self.chat.add_local_servers(await detect_local_servers())
 
     async def confirm_command(self, command: str) -> bool:
-        """The bash tool asks before it runs a command."""
+        """The bash tool asks before it runs a command (a dialog typing cannot answer), unless this
+        exact command was allowed for this session."""
+        allowed = (self.chat.session_id, command)
+        if allowed in self.allowed_commands:
+            return True
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self.push_screen(ConfirmDialog("Run this shell command?", command, yes="Run", no="Refuse"),
-                         callback=lambda ok: None if future.done() else future.set_result(bool(ok)))
-        return await future
+        dialog = ToolConfirmDialog("Run this shell command?", command)
+
+        def answered(answer: bool | str | None) -> None:
+            if answer == ToolConfirmDialog.ALLOW_SESSION:
+                self.allowed_commands.add(allowed)
+            if not future.done():
+                future.set_result(answer is True or answer == ToolConfirmDialog.ALLOW_SESSION)
+
+        def stopped() -> None:
+            # The run was stopped (quit, another session) while asking: refuse now, or closing the
+            # chat would wait for an answer forever.
+            if not future.done():
+                future.set_result(False)
+            if dialog.is_active:  # on top (not under the quit confirmation), and the app still runs
+                dialog.dismiss(False)
+
+        signal = self.chat.agent.agent.signal if self.chat.agent is not None else None
+        forget = signal.add_listener(stopped) if signal is not None else (lambda: None)
+        self.push_screen(dialog, callback=answered)
+        try:
+            return await future
+        finally:
+            forget()

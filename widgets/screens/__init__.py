@@ -6,5 +6,7 @@ from .model_picker import ModelPicker
 from .search import SearchScreen
 from .sessions import SessionsScreen
 from .thinking_picker import ThinkingPicker
+from .tool_confirm import ToolConfirmDialog
 
-__all__ = ["ConfirmDialog", "HelpScreen", "LabelDialog", "ModelPicker", "SearchScreen", "SessionsScreen", "ThinkingPicker"]
+__all__ = ["ConfirmDialog", "HelpScreen", "LabelDialog", "ModelPicker", "SearchScreen", "SessionsScreen", "ThinkingPicker",
+           "ToolConfirmDialog"]

@@ -5,7 +5,8 @@ It appears when the model decides, not when the user asks, so the user may be ty
 at that moment. Hence:
 
 - keys and pastes that were typed before it was on screen (their events are stamped earlier than its
-  mount) are not its answers: they are handed back to the screen below (the composer) when it closes;
+  first paint) are not its answers: they are handed back to the screen below (the composer) when it
+  closes;
 - for its first ``ARM_DELAY`` seconds, and while keys keep coming less than ``ARM_DELAY`` apart,
   every key and click is ignored (the hint line says so): an answer needs a pause first;
 - Enter presses the focused button, which starts on the refusing one: Enter alone never approves;
@@ -24,6 +25,7 @@ from typing import Literal
 from textual import events, on
 from textual.await_complete import AwaitComplete
 from textual.binding import Binding
+from textual.message import Message
 from textual.widgets import Button, Static
 
 from ..sanitize import visible
@@ -67,10 +69,23 @@ class ToolConfirmDialog(ConfirmDialog):
     def hint(self) -> str:
         return HINT
 
+    class Shown(Message):
+        """Posted by the dialog to itself once it has been drawn: its `time` (the clock of every
+        input event's `time`) is when a person could first see it."""
+
     @on(events.Mount)
-    def remember_when_shown(self, event: events.Mount) -> None:
-        # the same clock as every input event's `time` (Textual stamps messages when created)
-        self.shown_at = event.time
+    def wait_for_first_paint(self) -> None:
+        self.call_after_refresh(lambda: self.post_message(self.Shown()))
+
+    @on(Shown)
+    def remember_when_shown(self, message: Shown) -> None:
+        message.stop()
+        self.shown_at = message.time
+        # input held while this was being drawn but typed after it was: ignored, not given back
+        late = [held for held in self.early if held.time >= self.shown_at]
+        if late:
+            self.early = [held for held in self.early if held.time < self.shown_at]
+            self.last_ignored = max(held.time for held in late)
 
     # ------------------------------------------------------------ the guard
 

@@ -17,6 +17,7 @@ from treechat.config import ConfigError
 from treechat.llm.registry import ModelRefError
 from treechat.storage.base import SearchHit, SessionCatalog, StorageError
 from treechat.storage.model import InvalidEntryError, dump, new_session_id
+from treechat.widgets.sanitize import json_for_terminal, visible_line
 
 from . import __version__
 from .agent.tools import UnknownToolError
@@ -34,6 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
     def common(parser: argparse.ArgumentParser, default: Any) -> None:
         parser.add_argument("--home", default=default, help="folder for the database, session files and config (env: TREECHAT_HOME)")
         parser.add_argument("--storage", choices=BACKENDS, default=default, help="storage backend (default: sqlite)")
+        parser.add_argument("--raw", action="store_true", default=False if default is None else default,
+                            help="write replies, listings and exports byte for byte (by default control "
+                                 "characters from models and files are shown as placeholders such as ␛)")
 
     p = argparse.ArgumentParser(prog="treechat", description="A terminal chat for LLM agents whose history is a tree.")
     p.add_argument("--version", action="version", version=f"treechat {__version__}")
@@ -94,7 +98,16 @@ async def catalog_for(args: argparse.Namespace) -> AsyncIterator[SessionCatalog]
 
 
 def emit(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    # JSON already escapes C0 controls; C1 controls and bidi overrides are escaped too (same value)
+    sys.stdout.write(json_for_terminal(json.dumps(data, ensure_ascii=False, indent=2)) + "\n")
+
+
+def shown(args: argparse.Namespace, text: str, limit: int | None = None) -> str:
+    """A field of a listing line from stored text (a session name, a snippet): one line with its
+    control characters shown as placeholders, or, with --raw, the text as it is."""
+    if getattr(args, "raw", False):
+        return text if limit is None else text[:limit]
+    return visible_line(text, limit)
 
 
 # ---------------------------------------------------------------- commands
@@ -110,7 +123,7 @@ async def cmd_sessions(args: argparse.Namespace) -> int:
         print("No sessions yet. Start one with `treechat`, or import Pi files with `treechat import`.")
     for r in rows:
         title = r.name or r.first_message or "(empty)"
-        print(f"{r.id[:13]}  {r.modified_at[:16].replace('T', ' ')}  {r.message_count:>5} msgs  ${r.cost_total:,.4f}  {title[:60]}")
+        print(f"{shown(args, r.id[:13])}  {r.modified_at[:16].replace('T', ' ')}  {r.message_count:>5} msgs  ${r.cost_total:,.4f}  {shown(args, title, 60)}")
     return 0
 
 
@@ -126,7 +139,7 @@ async def cmd_import(args: argparse.Namespace) -> int:
             if skipped:
                 first = (report.problems + load_report.problems)[:1]
                 hint = f" (first: {first[0]})" if first else ""
-                print(f"treechat: warning: {name}: skipped {skipped} unreadable line(s){hint}; everything else was imported", file=sys.stderr)
+                print(f"treechat: warning: {visible_line(name)}: skipped {skipped} unreadable line(s){visible_line(hint)}; everything else was imported", file=sys.stderr)
             print(storage.session_id)
     return 0
 
@@ -152,7 +165,7 @@ async def cmd_export(args: argparse.Namespace) -> int:
         if args.format == "md":
             ctx = await session.build_session_context()
             title = await session.get_session_name() or f"treechat session {storage.session_id}"
-            text = render_markdown(title, ctx.messages)
+            text = render_markdown(title, ctx.messages, raw=args.raw)
             if args.output:
                 Path(args.output).write_text(text, encoding="utf-8")
             else:
@@ -171,7 +184,8 @@ async def cmd_export(args: argparse.Namespace) -> int:
             with tempfile.TemporaryDirectory() as tmp:
                 out = Path(tmp) / "session.jsonl"
                 write_session_file(out, header, entries, session.leaf_id)
-                sys.stdout.write(out.read_text(encoding="utf-8"))
+                text = out.read_text(encoding="utf-8")
+                sys.stdout.write(text if args.raw else json_for_terminal(text))
     return 0
 
 
@@ -235,7 +249,7 @@ async def cmd_search(args: argparse.Namespace) -> int:
         print(f"No matches for {args.query!r}.")
     for h in hits:
         where = h.session_name or h.session_id[:13]
-        print(f"{where}  {h.entry_id}  {h.role or h.type}: {' '.join(h.snippet.split())[:100]}")
+        print(f"{shown(args, where)}  {shown(args, h.entry_id)}  {shown(args, h.role or h.type)}: {shown(args, ' '.join(h.snippet.split()), 100)}")
     return 0
 
 
@@ -253,12 +267,12 @@ async def cmd_print(args: argparse.Namespace) -> int:
                     tools=tools, confirm=_allow if args.yes else None, system=args.system)
         await chat.open(storage)
         try:
-            code = await run_print(chat, prompt, out=sys.stdout, err=sys.stderr, attach=args.attach or ())
+            code = await run_print(chat, prompt, out=sys.stdout, err=sys.stderr, attach=args.attach or (), raw=args.raw)
         finally:
             await chat.close()  # a session the run never wrote to is not kept
         if code != 2 and not args.session:
             # stdout is only the answer: say on stderr where the exchange went, to continue it
-            print(f"treechat: session {storage.session_id} (continue with -c or --session)", file=sys.stderr)
+            print(f"treechat: session {visible_line(storage.session_id)} (continue with -c or --session)", file=sys.stderr)
         return code
 
 
@@ -322,12 +336,13 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    # error text can carry a file's, a server's or a model's words: one line, controls made visible
     except (CliError, StorageError, InvalidEntryError, ConfigError, ModelRefError, ChatError, UnknownToolError) as err:
-        print(f"treechat: {err}", file=sys.stderr)
+        print(f"treechat: {visible_line(err)}", file=sys.stderr)
         return 1
     except OSError as err:
         where = f": {err.filename}" if err.filename else ""
-        print(f"treechat: {err.strerror or err}{where}", file=sys.stderr)
+        print(f"treechat: {visible_line(f'{err.strerror or err}{where}')}", file=sys.stderr)
         return 1
 
 

@@ -1,4 +1,8 @@
-"""Markdown export of a session's active path (for reading and sharing, not for re-import)."""
+"""Markdown export of a session's active path (for reading and sharing, not for re-import).
+
+The file is read in a terminal (`cat`, `less -R`, a pager in git) as often as in an editor, so
+control characters from the model, tools and files are written as visible placeholders ("␛",
+"<U+202E>") unless the caller asks for the raw text."""
 
 from __future__ import annotations
 
@@ -18,14 +22,16 @@ from treechat.storage.model import (
     UserMessage,
     message_text,
 )
+from treechat.widgets.sanitize import visible, visible_line
 
 
-def render_markdown(title: str, messages: list[Any]) -> str:
-    out = [f"# {title}", ""]
+def render_markdown(title: str, messages: list[Any], *, raw: bool = False) -> str:
+    out = [f"# {title if raw else visible_line(title)}", ""]
     for msg in messages:
         out.extend(_render(msg))
         out.append("")
-    return "\n".join(out).rstrip() + "\n"
+    text = "\n".join(out).rstrip() + "\n"
+    return text if raw else visible(text)
 
 
 def _render(msg: Any) -> list[str]:

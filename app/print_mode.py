@@ -17,12 +17,15 @@ from typing import Sequence, TextIO
 from treechat.chat import Chat, ChatError
 from treechat.chat_events import ChatEvent, CompactionEnded, Failed, Notice, ReplyStreaming, RunEnded, Waiting
 from treechat.wait_notes import WaitNotes
+from treechat.widgets.sanitize import visible, visible_line
 
 
-async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO, attach: Sequence[str] = ()) -> int:
+async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO, attach: Sequence[str] = (),
+                    raw: bool = False) -> int:
     """Send `prompt` (and the `attach` files, `-a`) in the chat's open session and stream the
-    answer to `out`."""
-    printer = _Printer(out)
+    answer to `out`. The answer's control characters are shown as placeholders unless `raw`
+    (`--raw`); stderr lines always are."""
+    printer = _Printer(out, raw=raw)
     notes = _Notes(err)
     waits = WaitNotes(err)
 
@@ -62,7 +65,7 @@ async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO, attach
     try:
         last = await chat.prompt(prompt, attach=attach)
     except ChatError as error:  # nothing was sent and nothing written
-        err.write(f"treechat: {error}\n")
+        notes.line(str(error))
         return 2
     finally:
         if installed:
@@ -71,16 +74,16 @@ async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO, attach
         waits.close()
     printer.finish()
     if failures:
-        err.write(f"treechat: {failures[-1]}\n")
+        notes.line(failures[-1])
         return 1
     if last is None:
-        err.write("treechat: the model returned nothing.\n")
+        notes.line("the model returned nothing.")
         return 1
     if last.stop_reason == "aborted" or interrupted:
-        err.write("treechat: interrupted; the partial reply was saved.\n")
+        notes.line("interrupted; the partial reply was saved.")
         return 130
     if last.stop_reason == "error":
-        err.write(f"treechat: {last.error_message or 'the provider failed'}\n")
+        notes.line(last.error_message or "the provider failed")
         return 1
     return 0
 
@@ -94,34 +97,55 @@ class _Notes:
     def __call__(self, event: ChatEvent) -> None:
         if isinstance(event, CompactionEnded):
             if event.error:
-                self._line(event.error)
+                self.line(event.error)
             else:
-                self._line(f"compacted the conversation ({event.reason}): "
-                           f"{event.tokens_before} → {event.tokens_after} tokens")
+                self.line(f"compacted the conversation ({event.reason}): "
+                          f"{event.tokens_before} → {event.tokens_after} tokens")
         elif isinstance(event, Notice) and event.severity == "warning":
-            self._line(event.text)  # e.g. images sent as a note to a text-only model
+            self.line(event.text)  # e.g. images sent as a note to a text-only model
 
-    def _line(self, text: str) -> None:
-        self.err.write(f"treechat: {text}\n")
+    def line(self, text: str) -> None:
+        # provider errors and notices carry server and model text: one line, controls made visible
+        self.err.write(f"treechat: {visible_line(text)}\n")
         self.err.flush()
 
 
 class _Printer:
     """Writes the answer as it streams; tool activity goes nowhere (stdout is the answer).
 
-    If the reader goes away (`| head`), writing stops quietly; the reply is still stored."""
+    If the reader goes away (`| head`), writing stops quietly; the reply is still stored. Unless
+    `raw`, the model's control characters are written as visible placeholders (an OSC 52 clipboard
+    write or a clear-screen in a reply must not reach the terminal)."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, *, raw: bool = False) -> None:
         self.out = out
+        self.raw = raw
         self.wrote = False
         self.at_line_start = True
         self.closed = False
+        # A delta that ends in "\r" or in the first half of a surrogate pair is held back: the next
+        # delta says whether it was "\r\n" (one line break) or a whole character.
+        self.held = ""
 
     def write(self, text: str) -> None:
+        if not self.raw:
+            text = self._visible(text)
+            if not text:
+                return
         self._write(text)
         self.wrote, self.at_line_start = True, text.endswith("\n")
 
+    def _visible(self, text: str) -> str:
+        text, self.held = self.held + text, ""
+        if text and (text[-1] == "\r" or "\ud800" <= text[-1] <= "\udbff"):
+            text, self.held = text[:-1], text[-1]
+        return visible(text)
+
     def finish(self) -> None:
+        if self.held:
+            held, self.held = visible(self.held), ""
+            self._write(held)  # a lone "\r" shows as a line break
+            self.wrote, self.at_line_start = True, held.endswith("\n")
         if self.wrote and not self.at_line_start:
             self._write("\n")
             self.at_line_start = True

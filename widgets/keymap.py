@@ -154,7 +154,7 @@ def keys_for(context: str) -> list[Key]:
     return [k for k in KEYMAP if k.context == context]
 
 
-def bindings_for(context: str) -> list[BindingType]:
+def bindings_for(context: str) -> list[BindingType]:  # BINDINGS' own type, so a class can assign it
     """Textual ``Binding`` objects for a context; use as a widget's ``BINDINGS``."""
     return [
         Binding(

@@ -24,7 +24,7 @@ from treechat.widgets.composer import Composer
 from treechat.widgets.fitted_footer import FittedFooter
 from treechat.widgets.keymap import bindings_for
 from treechat.widgets.queue_tray import QueueTray
-from treechat.widgets.screens import ConfirmDialog
+from treechat.widgets.screens import ToolConfirmDialog
 from treechat.widgets.session_header import SessionHeader
 from treechat.widgets.status_bar import StatusBar
 from treechat.widgets.transcript import Transcript
@@ -56,6 +56,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions):
         self._unsubscribe = chat.subscribe(self._on_chat_event)
         self._tree_hidden_when_wide = False
         chat.confirm = self.confirm_command
+        self.allowed_commands: set[tuple[str, str]] = set()  # (session id, command): "allow for this session"
 
     def _on_chat_event(self, event: ChatEvent) -> None:
         self.post_message(message_for(event))
@@ -127,8 +128,24 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions):
         self.chat.add_local_servers(await detect_local_servers())
 
     async def confirm_command(self, command: str) -> bool:
-        """The bash tool asks before it runs a command."""
+        """The bash tool asks before it runs a command (a dialog typing cannot answer), unless this
+        exact command was allowed for this session."""
+        allowed = (self.chat.session_id, command)
+        if allowed in self.allowed_commands:
+            return True
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self.push_screen(ConfirmDialog("Run this shell command?", command, yes="Run", no="Refuse"),
-                         callback=lambda ok: None if future.done() else future.set_result(bool(ok)))
-        return await future
+        dialog = ToolConfirmDialog("Run this shell command?", command)
+
+        def answered(answer: bool | str | None) -> None:
+            if answer == ToolConfirmDialog.ALLOW_SESSION:
+                self.allowed_commands.add(allowed)
+            if not future.done():
+                future.set_result(answer is True or answer == ToolConfirmDialog.ALLOW_SESSION)
+
+        self.push_screen(dialog, callback=answered)
+        try:
+            return await future
+        finally:
+            # asked no more (the tool withdrew the question: the run was stopped): close it
+            if not future.done() and dialog.is_active:
+                dialog.dismiss(False)

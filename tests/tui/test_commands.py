@@ -8,7 +8,7 @@ from pathlib import Path
 
 from treechat.storage.jsonl import read_session_file
 from treechat.widgets.composer import Composer
-from treechat.widgets.screens import ConfirmDialog, SessionsScreen
+from treechat.widgets.screens import ConfirmDialog, SessionsScreen, ToolConfirmDialog
 from treechat.widgets.transcript import Transcript
 
 from .conftest import idle, path_texts, screen_text, type_text, wait_for
@@ -59,6 +59,7 @@ async def test_bash_tool_asks_before_running(make_app, fake):
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the confirmation")
         assert "echo from-the-tool" in screen_text(app)
+        await pilot.pause(ToolConfirmDialog.ARM_DELAY + 0.1)  # typing cannot answer it: a pause first
         await pilot.press("y")
         await wait_for(pilot, lambda: len(fake.requests) == 2 and idle(app), what="the second turn")
         roles = [r for r, _ in await path_texts(app)]

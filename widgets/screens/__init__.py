@@ -7,6 +7,7 @@ from .search import SearchScreen
 from .sessions import SessionsScreen
 from .text_view import TextDialog
 from .thinking_picker import ThinkingPicker
+from .tool_confirm import ToolConfirmDialog
 
 __all__ = ["ConfirmDialog", "HelpScreen", "LabelDialog", "ModelPicker", "SearchScreen", "SessionsScreen", "TextDialog",
-           "ThinkingPicker"]
+           "ThinkingPicker", "ToolConfirmDialog"]

@@ -1,8 +1,9 @@
-"""Small dialogs: ``ConfirmDialog`` (bash tool confirmation, delete) and ``LabelDialog``.
+"""Small dialogs: ``ConfirmDialog`` (quit, delete) and ``LabelDialog``.
 
 ``ConfirmDialog(title, body="", yes="Yes", no="No", danger=False)`` dismisses with True/False
 (y/Enter = yes; n/Escape = no). The body is untrusted text (e.g. a command a model wants to run):
-it is sanitized and shown verbatim, never as markup.
+it is sanitized and shown verbatim, never as markup. For a confirmation that appears without the
+user asking (a tool's command), use ``ToolConfirmDialog`` (``tool_confirm.py``): typing cannot answer it.
 
 ``LabelDialog(current=None, target="")`` dismisses with the new label ("" = clear it) or None
 when cancelled.
@@ -10,6 +11,7 @@ when cancelled.
 
 from __future__ import annotations
 
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
@@ -35,14 +37,28 @@ class ConfirmDialog(Dialog):
         super().__init__()
         self.title_text, self.body, self.yes, self.no, self.danger = title, body, yes, no, danger
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(Content(sanitize_line(self.title_text, 200)), id="title")
             if self.body:
-                yield Static(Content(sanitize(self.body)), id="body")
+                yield Static(Content(self.shown_body()), id="body")
             with Horizontal(id="buttons"):
-                yield Button(f"{self.no} (n)", id="no")
-                yield Button(f"{self.yes} (y)", id="yes", variant="error" if self.danger else "primary")
+                yield from self.buttons()
+            hint = self.hint()
+            if hint:
+                yield Static(Content(hint), id="hint", classes="hint")
+
+    def shown_body(self) -> str:
+        return sanitize(self.body)
+
+    def buttons(self) -> list[Button]:
+        """The answers, left to right (a subclass may add its own)."""
+        return [Button(f"{self.no} (n)", id="no"),
+                Button(f"{self.yes} (y)", id="yes", variant="error" if self.danger else "primary")]
+
+    def hint(self) -> str:
+        """A line under the buttons ("" for none)."""
+        return ""
 
     def on_mount(self) -> None:
         self.query_one("#no" if self.danger else "#yes", Button).focus()
@@ -60,7 +76,7 @@ class LabelDialog(Dialog):
         super().__init__()
         self.current, self.target = current or "", target
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(Content("Label " + (f"“{sanitize_line(self.target, 60)}”" if self.target else "this entry")), id="title")
             yield Input(self.current, placeholder="label (empty clears it)", id="label", select_on_focus=False)

@@ -10,6 +10,7 @@ a command printing without end (`yes`) would fill memory — we keep the last OU
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal as signals
 from typing import Any, Awaitable, Callable
@@ -47,9 +48,11 @@ class BashTool(AgentTool):
         self.confirm = confirm
 
     async def execute(self, tool_call_id: str, args: Any, signal: Any, on_update: Any) -> ToolResult:
+        """Ask, then run (the run's stop signal also ends the asking: a stopped run never waits
+        for an answer, and a dialog still open is withdrawn by its front end)."""
         if self.confirm is None:
             return text_result(NO_CONFIRM, is_error=True)
-        if not await self.confirm(args.command):
+        if not await _ask(self.confirm, args.command, signal):
             return text_result("The user declined to run this command.", is_error=True)
         if signal is not None and signal.aborted:
             return text_result("(command cancelled before it started)", is_error=True)
@@ -133,3 +136,21 @@ def _kill(proc: asyncio.subprocess.Process) -> None:
             os.killpg(proc.pid, signals.SIGKILL)  # the whole group: the shell and what it started
         except (ProcessLookupError, PermissionError):
             pass
+
+
+async def _ask(confirm: Confirm, command: str, signal: Any) -> bool:
+    """The user's answer, or False as soon as the run is stopped (the question is withdrawn)."""
+    if signal is None:
+        return await confirm(command)
+    ask = asyncio.ensure_future(confirm(command))
+    stop = asyncio.ensure_future(signal.wait())
+    try:
+        done, _ = await asyncio.wait({ask, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+    if ask in done:
+        return bool(ask.result())
+    ask.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await ask
+    return False

@@ -49,7 +49,7 @@ from .tree_typing import QueryTyping
 
 
 class TreeView(ScrollView, can_focus=True):
-    BINDINGS = bindings_for("tree")  # type: ignore[assignment]  # list[Binding] is a valid BINDINGS
+    BINDINGS = bindings_for("tree")
 
     COMPONENT_CLASSES = {
         "tree-view--cursor", "tree-view--plain", "tree-view--connector", "tree-view--active",

@@ -316,6 +316,7 @@ def region_text(app: Any, region: Any = None, sep: str = "\n") -> str:
 
 async def open_app(home: Path, sid: str | None, env: dict[str, str], model_ref: str | None = None):
     """The App as `run_tui` builds it (SQLite, one session), without starting it."""
+    from treechat.chat import Chat
     from treechat.config import load_settings
     from treechat.llm.registry import ModelRegistry
     from treechat.tui import TreechatApp
@@ -323,8 +324,9 @@ async def open_app(home: Path, sid: str | None, env: dict[str, str], model_ref: 
     settings = load_settings(home, env=env)
     catalog = await open_catalog("sqlite", home)
     storage = await (catalog.open(sid) if sid else catalog.create(cwd=str(home)))
-    app = TreechatApp(catalog=catalog, storage=storage, settings=settings, registry=ModelRegistry(settings, env=env),
-                      model_ref=model_ref, detect_servers=False, cwd=str(home))
+    chat = Chat(catalog=catalog, settings=settings, registry=ModelRegistry(settings, env=env), model_ref=model_ref,
+                cwd=str(home))
+    app = TreechatApp(chat, storage, detect_servers=False)
     return app, catalog
 
 
@@ -674,8 +676,16 @@ async def main() -> None:
             await bench_tree(10_000 if q else 100_000, 1 if q else 3, work)
         elif name == "keystroke":
             await bench_keystroke(30 if q else 100, 200, 200.0, work)
+        elif name == "originals":
+            from bench.tui_large import bench_originals
+
+            await bench_originals(work)
+        elif name == "long_branch":
+            from bench.tui_large import bench_long_branch
+
+            await bench_long_branch(500 if q else 2000, work)
         else:
-            raise SystemExit(f"unknown measurement {name!r}: first_frame, branch, tree, keystroke")
+            raise SystemExit(f"unknown measurement {name!r}: first_frame, branch, tree, keystroke, originals, long_branch")
 
 
 if __name__ == "__main__":

@@ -94,6 +94,9 @@ class Transcript(VerticalScroll, can_focus=True):
         return AwaitComplete(serialized())
 
     def set_messages(self, items: Iterable[Any]) -> AwaitComplete:
+        # ‹ n/m › belongs to the path handed in: the App sends the new marks right after this call
+        # (a fork keeps entry ids, so old marks would show a switcher with nothing to switch to)
+        self.sibling_counts = {}
         return self._run(self._set_messages(list(items)))
 
     async def _set_messages(self, items: list[Any]) -> None:

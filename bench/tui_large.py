@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from bench.storage import emit
 from bench.tui import (
     MARKER,
     Frames,
@@ -41,7 +42,6 @@ from bench.tui import (
     region_text,
     spread,
 )
-from bench.storage import emit
 
 FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "pi" / "large-session.v3.jsonl"
 BIG, SMALL = (160, 45), (80, 24)
@@ -202,7 +202,7 @@ async def bench_originals(work: Path) -> None:
             expand = None
         expand_settle = ms(await settle(frames) - t0)
         keys: list[tuple[str, Callable[[], bool] | None]] = [(k, None) for k in ["pageup"] * 3 + ["pagedown"] * 3
-                                                             + ["up"] * 4 + ["down"] * 4]
+                                                             + ["up"] * 5 + ["down"] * 3]
         keys += [("ctrl+b", None)] * 6  # focus tree, hide, show (focused), hide, show, hide
         key_fig = await run_keys(app, frames, keys)
         res = await run_resizes(app, frames, lambda: bool(visible_text(app).strip()))

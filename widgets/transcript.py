@@ -217,6 +217,13 @@ class Transcript(TranscriptWindow, can_focus=True):
         card = self._cards().get(entry_id)
         if card is not None:
             await card.show_originals(originals, self._view)
+            self.call_after_refresh(self._card_to_top, entry_id)
+
+    def _card_to_top(self, entry_id: str) -> None:
+        """An opened card starts at the top of the view (not pushed up by its own rows)."""
+        view = self.view_of(entry_id)
+        if view is not None and self.max_scroll_y > 0:
+            self.scroll_to_widget(view, animate=False, immediate=True, top=True)
 
     def toggle_tools(self, expanded: bool | None = None) -> None:
         self.tools_expanded = (not self.tools_expanded) if expanded is None else expanded
@@ -504,6 +511,7 @@ class Transcript(TranscriptWindow, can_focus=True):
 
     def on_compaction_card_expanded(self, event: CompactionCard.Expanded) -> None:
         event.stop()
+        self.call_after_refresh(self._card_to_top, event.entry_id)
         self.post_message(self.ExpandCompaction(event.entry_id))
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from treechat.session.session import Session
 from treechat.storage.model import AssistantMessage, TextContent, UserMessage
-from treechat.widgets.message_view import MessageView
+from treechat.widgets.message_view import CompactionCard, MessageView
+from treechat.widgets.originals import OriginalLines
 from treechat.widgets.transcript import Transcript
 from treechat.widgets.tree_view import TreeView
 
@@ -68,3 +69,30 @@ async def test_the_sibling_switcher_after_a_fork_matches_the_new_session(make_ap
         q2c = s.leaf_id
         await click_arrow(pilot, header_of(app, q2c), -1)
         await wait_for(pilot, lambda: app.chat.session.leaf_id == ids["a2b"], what="the switch back to q2b's branch")
+
+
+async def test_an_expanded_compaction_card_in_the_app_lists_its_originals_as_rows(make_app):
+    async with make_app(size=(100, 30)) as (app, pilot):
+        storage = await app.chat.catalog.create()
+        s = await Session.open(storage)
+        ids = []
+        for i in range(60):
+            ids.append(await s.append_message(UserMessage(content=f"old question {i}")))
+            ids.append(await s.append_message(AssistantMessage(content=[TextContent(text=f"old answer {i}")],
+                                                               provider="openai", model="fake-model")))
+        await s.append_compaction("## Goal\nkeep going", ids[-2], 50_000, tokens_after=2_000, trigger="manual")
+        await app.chat.open(await app.chat.catalog.open(storage.session_id))
+        await pilot.pause()
+        transcript = app.query_one(Transcript)
+        await pilot.click(CompactionCard)
+        await wait_for(pilot, lambda: bool(transcript.query(OriginalLines)), what="the originals")
+        rows = transcript.query_one(OriginalLines)
+        assert rows.count == 118 and len(transcript.query(MessageView)) == 3  # the card and the kept tail
+        assert "compacted · manual" in screen_text(app) and "▸ you · old question 0" in screen_text(app)  # from its top
+        transcript.focus()
+        await pilot.press("home", "down", "down", "enter")
+        await wait_for(pilot, lambda: any(v.entry_id == ids[1] for v in transcript.query(MessageView)),
+                       what="the second original opened in full")
+        assert transcript.selected == ids[1]
+        await pilot.press("escape")
+        assert transcript.selected is None and app.chat.is_running is False

@@ -139,6 +139,13 @@ async def run_resizes(app: Any, frames: TimedFrames, expect: Callable[[], bool])
             "resize_timeouts": sum(r["timeout"] for r in runs)}
 
 
+def quiet_cursor(app: Any) -> None:
+    """No blinking composer cursor: its frames every 0.5 s would hide when the screen settles."""
+    from treechat.widgets.composer import Composer
+
+    app.ui(Composer).cursor_blink = False
+
+
 class TimedFrames(Frames):
     """Frames, plus `last`: perf_counter of the newest frame (for `settle`)."""
 
@@ -191,6 +198,7 @@ async def bench_originals(work: Path) -> None:
     pilot = await ctx.__aenter__()
     try:
         await asyncio.wait_for(frames.wait_for(lambda: "compacted" in visible_text(app)), 60)
+        quiet_cursor(app)
         await settle(frames)
         card = app.query_one(CompactionCard)
         shown = frames.wait_for(lambda: card.size.height >= originals)  # one row or more per original, laid out
@@ -229,6 +237,7 @@ async def bench_long_branch(messages: int, work: Path) -> None:
     await ctx.__aenter__()
     try:
         await asyncio.wait_for(frames.wait_for(lambda: MARKER in visible_text(app).replace("\n", "")), 60)
+        quiet_cursor(app)
         await settle(frames)
 
         def at_top() -> bool:

@@ -209,6 +209,9 @@ async def bench_originals(work: Path) -> None:
         except asyncio.TimeoutError:
             expand = None
         expand_settle = ms(await settle(frames) - t0)
+        transcript = transcript_of(app)
+        transcript.scroll_to(y=transcript.max_scroll_y // 2, animate=False)  # among the rows: room both ways
+        await settle(frames)
         keys: list[tuple[str, Callable[[], bool] | None]] = [(k, None) for k in ["pageup"] * 3 + ["pagedown"] * 3
                                                              + ["up"] * 5 + ["down"] * 3]
         keys += [("ctrl+b", None)] * 6  # focus tree, hide, show (focused), hide, show, hide

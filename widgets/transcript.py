@@ -355,13 +355,29 @@ class Transcript(TranscriptWindow, can_focus=True):
         self.scroll_to_widget(view, animate=False, immediate=True, top=tall)
 
     def _edge_place(self, order: list[Place], delta: int) -> Place | None:
-        """Nothing selected yet: ↑ takes the lowest message on screen, ↓ the highest."""
+        """Nothing selected yet: ↑ takes the lowest message on screen, ↓ the highest (a row of an
+        open card's originals when that is what the screen's bottom shows)."""
         top, height = round(self.scroll_y), self.scrollable_content_region.height
-        seen = [v.entry_id for v in self._views() if v.virtual_region.y < top + height and v.virtual_region.bottom > top]
+        seen = [v for v in self._views() if v.virtual_region.y < top + height and v.virtual_region.bottom > top]
         if not seen:
             return order[-1] if delta < 0 else order[0]
-        wanted = seen[-1] if delta < 0 else seen[0]
-        return next((p for p in order if p[0] == wanted and p[2] is None), order[-1])
+        view = seen[-1] if delta < 0 else seen[0]
+        place = next((p for p in order if p[0] == view.entry_id and p[2] is None), order[-1])
+        card = self._cards().get(view.entry_id)
+        if delta < 0 and card is not None and card.expanded:
+            row = self._lowest_row(card)
+            if row is not None:
+                return next((p for p in order if p[1] == place[1] and p[2] == row), place)
+        return place
+
+    def _lowest_row(self, card: CompactionCard) -> int | None:
+        """The original whose row is lowest on screen, if any row is on screen."""
+        shown = self.scrollable_content_region
+        for lines in reversed(list(card.query(OriginalLines))):
+            region = lines.region.intersection(shown)
+            if region.height:
+                return lines.first + region.bottom - 1 - lines.region.y
+        return None
 
     async def _move(self, delta: int) -> None:
         order = self._order()

@@ -241,12 +241,19 @@ async def test_a_thousand_originals_stay_a_handful_of_widgets():
         await pilot.pause()
         assert transcript.query_one(OriginalLines).size.height == 1000  # a row each, whatever the width
         transcript.focus()
-        await pilot.press("home", *["down"] * 101)
-        await wait_for(pilot, lambda: transcript.selected == "m100")
+        transcript.scroll_to(y=500, animate=False, immediate=True)
+        await pilot.pause()
+        await pilot.press("up")  # nothing selected: the lowest row on screen
         await pilot.pause()
         lines = transcript.query_one(OriginalLines)
-        assert lines.selected == 100
-        row = lines.content_region.y + 100
+        bottom = transcript.scrollable_content_region.bottom - 1
+        assert lines.selected == bottom - lines.region.y and transcript.selected == f"m{lines.selected}"
+        await pilot.press("home", *["down"] * 61)
+        await wait_for(pilot, lambda: transcript.selected == "m60")
+        await pilot.pause()
+        lines = transcript.query_one(OriginalLines)
+        assert lines.selected == 60
+        row = lines.content_region.y + 60
         assert transcript.scrollable_content_region.y <= row < transcript.scrollable_content_region.bottom
 
 

@@ -316,3 +316,29 @@ async def test_a_short_transcript_stays_whole_after_home_and_growth():
         await pilot.pause()
         text = screen_text(app)
         assert all(f"short {i}" in text for i in range(7))
+
+
+async def test_a_sibling_switch_stays_at_that_message_with_the_new_sibling_selected():
+    transcript = Transcript()
+    app = Host(transcript)
+    async with app.run(size=(80, 30)) as pilot:
+        path = long_branch(200)
+        await transcript.set_messages(path)
+        transcript.set_siblings("m100", 1, 2)
+        await transcript.highlight("m100")
+        await pilot.pause()
+        transcript.focus()
+        await pilot.press("right_square_bracket")
+        assert [(m.entry_id, m.delta) for m in app.posted(Transcript.SiblingRequested)] == [("m100", 1)]
+        # the App answers with the new path: the sibling x100 in m100's place, then its own replies
+        after = [(f"y{i}", UserMessage(content=f"later {i}")) for i in range(60)]
+        await transcript.set_messages(path[:100] + [("x100", UserMessage(content="the other prompt")), ("x101", reply("its reply"))] + after)
+        transcript.set_siblings("x100", 2, 2)
+        await pilot.pause()
+        await pilot.pause()
+        assert transcript.selected == "x100"
+        assert "the other prompt" in screen_text(app) and "‹ 2/2 ›" in screen_text(app)
+        # any other new path (not that switch's result) shows its end as before
+        await transcript.set_messages(long_branch(150))
+        await pilot.pause()
+        assert transcript.selected is None and "reply 149" in screen_text(app)

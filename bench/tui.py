@@ -1,6 +1,6 @@
 """TUI benchmark: the four budgets of issue 5, one JSON object per measurement.
 
-    .venv/bin/python bench/tui.py [--quick] [--only first_frame,branch,tree,keystroke]
+    .venv/bin/python bench/tui.py [--quick] [--only first_frame,branch,tree,keystroke,originals,long_branch]
 
 1. tui.first_frame   the real `treechat` console script in a pseudo-terminal (fresh home, SQLite,
                      no network): spawn -> the terminal output holds the composer placeholder and
@@ -18,6 +18,8 @@
                      to the App the way the terminal driver posts them; latency = post -> the first
                      frame handed to the driver whose composer cells show the new character.
                      p50/p95/max over 100 keys (tui.keystroke_idle: the same with nothing streaming).
+5. tui.originals / tui.long_branch (bench/tui_large.py): keys and resizes on an expanded compaction
+                     card over ~900 originals and on the 2,000-message branch, to the next frame.
 
 "A frame" is a call of `App._display` with a compositor update for the current screen (what a real
 terminal gets written; headless skips only the byte encoding). The check reads the compositor's
@@ -740,7 +742,7 @@ async def bench_keystroke(keys: int, history: int, rate: float, work: Path) -> N
 async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats (same budgets, so judge with care)")
-    ap.add_argument("--only", default="first_frame,branch,tree,keystroke", help="comma-separated subset")
+    ap.add_argument("--only", default="first_frame,branch,tree,keystroke,originals,long_branch", help="comma-separated subset")
     ap.add_argument("--profile", metavar="DIR", help="cProfile the streaming keystrokes and the tree reload into DIR")
     ap.add_argument("--in-child", action="store_true", help=argparse.SUPPRESS)  # internal: one measurement, no machine line
     ap.add_argument("--serve-fake", help=argparse.SUPPRESS)  # internal: the child process of FakeServer
@@ -771,8 +773,16 @@ async def main() -> None:
             await bench_tree(10_000 if q else 100_000, 1 if q else 3, work)
         elif name == "keystroke":
             await bench_keystroke(30 if q else 100, 200, 200.0, work)
+        elif name == "originals":
+            from bench.tui_large import bench_originals
+
+            await bench_originals(work)
+        elif name == "long_branch":
+            from bench.tui_large import bench_long_branch
+
+            await bench_long_branch(500 if q else 2000, work)
         else:
-            raise SystemExit(f"unknown measurement {name!r}: first_frame, branch, tree, keystroke")
+            raise SystemExit(f"unknown measurement {name!r}: first_frame, branch, tree, keystroke, originals, long_branch")
 
 
 if __name__ == "__main__":

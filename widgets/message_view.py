@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Iterator
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.markdown import Markdown as RichMarkdown
+from rich.style import Style
 from rich.text import Text
 from textual import events
+from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Static
 
 from treechat.storage.model import (
@@ -37,6 +40,8 @@ from treechat.storage.model import (
     message_text,
 )
 
+from .copy_text import code_blocks, markdown_parts
+from .originals import OriginalLines
 from .sanitize import sanitize, sanitize_line
 
 _EXPANDED_LINES = 400  # longer tool output is cut when expanded; the rest is summarised
@@ -73,6 +78,54 @@ def markdown(text: str) -> RichMarkdown:
 
 def plain(text: str) -> Text:
     return Text(sanitize(text))
+
+
+class MarkdownBody(Static):
+    """A reply's text: Rich Markdown, with a clickable "⧉ copy" above each top-level code block
+    (and after a list or quote for the blocks inside it)."""
+
+    class CopyCode(Message):
+        """The "copy" of code block ``index`` (of ``total`` in this text) was clicked."""
+
+        def __init__(self, code: str, language: str, index: int, total: int) -> None:
+            self.code, self.language, self.index, self.total = code, language, index, total
+            super().__init__()
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        super().__init__(self._renderable(), classes="body markdown")
+
+    def _renderable(self) -> RenderableType:
+        parts = markdown_parts(self.source)
+        if not any(part.code is not None or part.nested for part in parts):
+            return markdown(self.source)
+        blocks = code_blocks(self.source)
+        pieces: list[RenderableType] = []
+        for part in parts:
+            if part.code is not None:
+                pieces.append(self._copy_line([part.code], blocks))
+            elif pieces:
+                pieces.append(Text(""))  # the blank line one Markdown puts between blocks
+            pieces.append(markdown(part.source))
+            if part.nested:
+                pieces.append(self._copy_line(list(part.nested), blocks))
+        return Group(*pieces)
+
+    @staticmethod
+    def _copy_line(indices: list[int], blocks: Any) -> Text:
+        line = Text(justify="right")
+        for n, index in enumerate(indices):
+            words = "⧉ copy" + (f" {blocks[index].language}" if blocks[index].language else "")
+            if len(indices) > 1:
+                words += f" #{index + 1}"
+            line.append(("  " if n else "") + words, Style(dim=True, meta={"@click": f"copy_code({index})"}))
+        return line
+
+    def action_copy_code(self, index: int) -> None:
+        blocks = code_blocks(self.source)
+        if 0 <= index < len(blocks):
+            block = blocks[index]
+            self.post_message(self.CopyCode(block.code, block.language, index, len(blocks)))
 
 
 def _first_line(text: str, limit: int = 100) -> str:
@@ -176,6 +229,7 @@ class MessageView(Vertical):
     MessageView.-role-user > .message-header { color: $primary; }
     MessageView.-outside { opacity: 60%; }
     MessageView.-highlight { background: $accent 15%; border-left: thick $accent; }
+    MessageView.-selected { background: $primary 12%; outline-left: thick $primary; }
     MessageView.-error { border-left: thick $error; }
     MessageView.-aborted { border-left: thick $warning; }
     MessageView .error-line { color: $error; text-style: bold; }
@@ -202,7 +256,7 @@ class MessageView(Vertical):
     def entry_id(self) -> str:
         return self.item.entry_id
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         item, msg = self.item, self.item.message
         if isinstance(msg, (CompactionEntry, CompactionSummaryMessage)):
             yield CompactionCard(item)
@@ -245,12 +299,12 @@ class MessageView(Vertical):
             return msg.custom_type, ""
         return str(getattr(msg, "role", "message")), ""
 
-    def _assistant_parts(self, msg: AssistantMessage):
+    def _assistant_parts(self, msg: AssistantMessage) -> Iterator[Widget]:
         text_run: list[str] = []
 
-        def flush():
+        def flush() -> Iterator[Widget]:
             if text_run:
-                yield Static(markdown("\n\n".join(text_run)), classes="body markdown")
+                yield MarkdownBody("\n\n".join(text_run))
                 text_run.clear()
 
         for block in msg.content:
@@ -321,8 +375,11 @@ class CompactionCard(Vertical):
         super().__init__(classes="card compaction")
         self.item = item
         self.expanded = False
+        self.originals: list[TranscriptItem] = []
+        self.opened: set[int] = set()  # originals shown in full
+        self.selected_original: int | None = None
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         msg = self.item.message
         before = msg.tokens_before
         after = getattr(msg, "tokens_after", None) if isinstance(msg, CompactionEntry) else self.item.tokens_after
@@ -331,19 +388,64 @@ class CompactionCard(Vertical):
         if trigger:
             parts.append(sanitize_line(trigger, 20))
         parts.append(f"{before:,} → {after:,} tokens" if after is not None else f"{before:,} tokens before")
-        yield Static(Content(f"⟪ {' · '.join(parts)} ⟫  ▸ summary"), classes="card-head")
+        self._head = f"⟪ {' · '.join(parts)} ⟫"
+        yield Static(Content(f"{self._head}  ▸ summary"), classes="card-head")
         yield Static(markdown(msg.summary), classes="card-body")
         yield Vertical(classes="originals")
 
     def on_click(self, event: events.Click) -> None:
+        box = self.query_one(".originals", Vertical)
+        if event.widget is not None and (event.widget is box or box in event.widget.ancestors):
+            return  # a click among the originals is theirs (a row opens, a message is selected)
         event.stop()
+        self.toggle()
+
+    def toggle(self) -> None:
+        """Show or hide the summary and the originals (the App is asked for them on opening)."""
         self.expanded = not self.expanded
         self.set_class(self.expanded, "-expanded")
+        self.query_one(".card-head", Static).update(Content(f"{self._head}  {'▾' if self.expanded else '▸'} summary"))
         if self.expanded:
             self.post_message(self.Expanded(self.item.entry_id))
 
-    async def show_originals(self, views: list[MessageView]) -> None:
+    # ------------------------------------------------------------ the originals
+
+    async def show_originals(self, items: list[TranscriptItem], make_view: Callable[[TranscriptItem], MessageView]) -> None:
+        """The messages this compaction replaced: a row each; ``make_view`` draws an opened one."""
+        self.originals, self.opened, self.selected_original = items, set(), None
+        await self._build(make_view)
+
+    async def open_original(self, index: int, make_view: Callable[[TranscriptItem], MessageView]) -> None:
+        """Open original ``index`` in full below its row, or close it again."""
+        if not 0 <= index < len(self.originals):
+            return
+        self.opened ^= {index}
+        await self._build(make_view)
+
+    async def _build(self, make_view: Callable[[TranscriptItem], MessageView]) -> None:
         box = self.query_one(".originals", Vertical)
-        await box.remove_children()
-        if views:
-            await box.mount(Static(Content("not in model context — replaced by the summary above"), classes="outside-note"), *views)
+        widgets: list[Widget] = []
+        if self.originals:
+            widgets.append(Static(Content("not in model context — replaced by the summary above"), classes="outside-note"))
+        first, total = 0, len(self.originals)
+        for index in sorted(self.opened):  # the rows up to an opened one (its own row included), then it
+            widgets.append(OriginalLines(self.originals, first, index + 1 - first, self.opened))
+            widgets.append(make_view(self.originals[index]))
+            first = index + 1
+        if first < total:
+            widgets.append(OriginalLines(self.originals, first, total - first, self.opened))
+        with self.app.batch_update():
+            await box.remove_children()
+            if widgets:
+                await box.mount_all(widgets)
+        self.select_original(self.selected_original)
+
+    def select_original(self, index: int | None) -> OriginalLines | None:
+        """Mark original ``index`` (None: none); returns the run that shows its row."""
+        self.selected_original = index
+        shown = None
+        for lines in self.query(OriginalLines):
+            lines.select(index)
+            if index is not None and lines.holds(index):
+                shown = lines
+        return shown

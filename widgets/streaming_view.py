@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Markdown, Static
+from textual.widgets.markdown import MarkdownStream
 
 from treechat.storage.model import TextContent, ThinkingContent, ToolCall
 
@@ -41,13 +43,13 @@ class StreamingView(Vertical):
         self.latest: Any = None
         self._scheduled = False
         self._frame = 0
-        self._stream = None
+        self._stream: MarkdownStream | None = None
         self.header = Static(Content("assistant ⠋"), classes="message-header")
         self.thinking = Static("", classes="thinking")
         self.markdown = Markdown("", classes="body")
         self.tools = Static("", classes="tool")
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         yield self.header
         yield self.thinking
         yield self.markdown

@@ -7,7 +7,6 @@ from datetime import datetime, timezone
 
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer
 
 from treechat.storage.model import (
     AssistantMessage,
@@ -19,6 +18,7 @@ from treechat.storage.model import (
 )
 from treechat.widgets.banner import Banner
 from treechat.widgets.composer import Composer
+from treechat.widgets.fitted_footer import FittedFooter
 from treechat.widgets.keymap import bindings_for
 from treechat.widgets.queue_tray import QueueTray
 from treechat.widgets.screens import SessionsScreen
@@ -71,7 +71,7 @@ class MainLayout(App):
                 yield Composer()
             yield TreeView(id="tree")
         yield StatusBar()
-        yield Footer()
+        yield FittedFooter()
 
     async def on_mount(self) -> None:
         self.query_one(SessionHeader).set_session("refactor-auth", "branch 2/2 at “try approach B”")

@@ -11,7 +11,8 @@ from treechat.storage.model import (
     UserMessage,
 )
 from treechat.widgets.message_view import CompactionCard, MessageView, ThinkingBlock, ToolLine, TranscriptItem
-from treechat.widgets.transcript import WINDOW, Transcript
+from treechat.widgets.originals import OriginalLines
+from treechat.widgets.transcript import MAX_MOUNTED, WINDOW, Transcript
 
 from .helpers import Host, screen_text
 
@@ -75,7 +76,7 @@ async def test_tool_lines_expand_on_click_and_ctrl_o():
         assert all(block.expanded for block in transcript.query(ThinkingBlock))
 
 
-async def test_compaction_card_asks_for_originals_and_shows_them_dimmed():
+async def test_compaction_card_asks_for_originals_shows_a_row_each_and_opens_one():
     transcript = Transcript()
     app = Host(transcript)
     async with app.run(size=(100, 40)) as pilot:
@@ -84,11 +85,22 @@ async def test_compaction_card_asks_for_originals_and_shows_them_dimmed():
         await pilot.click(CompactionCard)
         await pilot.pause()
         assert [m.entry_id for m in app.posted(Transcript.ExpandCompaction)] == ["k1"]
-        await transcript.show_originals("k1", [("o1", UserMessage(content="old question"))])
+        await transcript.show_originals("k1", [("o1", UserMessage(content="old question")), ("o2", assistant("old answer"))])
         await pilot.pause()
-        inner = [v for v in transcript.query(MessageView) if v.entry_id == "o1"]
+        text = screen_text(app)
+        assert "not in model context" in text and "▸ you · old question" in text and "▸ assistant · old answer" in text
+        assert [v.entry_id for v in transcript.query(MessageView)] == ["k1"]  # rows, not views
+        rows = transcript.query_one(OriginalLines)
+        await pilot.click(rows, offset=(2, 1))  # the second row opens in full, dimmed
+        await pilot.pause()
+        inner = [v for v in transcript.query(MessageView) if v.entry_id == "o2"]
         assert inner and inner[0].has_class("-outside")
-        assert "not in model context" in screen_text(app)
+        assert "▾ assistant · old answer" in screen_text(app)
+        assert transcript.selected == "o2"
+        await pilot.click(transcript.query(OriginalLines)[0], offset=(2, 1))  # and closes again
+        await pilot.pause()
+        assert [v.entry_id for v in transcript.query(MessageView)] == ["k1"]
+        assert not app.posted(CompactionCard.Expanded)[1:]  # clicks among the originals never fold the card
 
 
 async def test_sibling_switcher_posts_requests():
@@ -140,11 +152,13 @@ async def test_two_thousand_messages_mount_a_window_and_load_older_on_scroll():
         await transcript.set_messages(items)
         await pilot.pause()
         views = list(transcript.query(MessageView))
-        assert len(views) == WINDOW and views[-1].entry_id == "m1999"
+        assert WINDOW <= len(views) <= MAX_MOUNTED and views[-1].entry_id == "m1999"
+        start = transcript.start
         transcript.scroll_home(animate=False, immediate=True)
         await pilot.pause()
         await pilot.pause()
-        assert len(transcript.query(MessageView)) > WINDOW
+        assert transcript.start < start  # reaching the top mounted older items above
+        assert "message" in screen_text(app)
         await transcript.highlight("m5")
         await pilot.pause()
         marked = [v.entry_id for v in transcript.query(MessageView) if v.has_class("-highlight")]

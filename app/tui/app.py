@@ -116,6 +116,9 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions):
         composer = self.composer
         if composer.has_focus:
             return
+        bound = self.screen.active_bindings.get(event.key)
+        if bound is not None and bound.enabled:
+            return  # a key the focused widget (or the App) acts on: its binding runs, not typing
         event.stop()
         if self.has_class("-narrow"):
             self.add_class("-tree-hidden")  # the drawer would cover what is being typed

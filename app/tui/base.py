@@ -17,6 +17,7 @@ from textual.notifications import Notify, SeverityLevel
 from textual.widget import MountError, Widget
 
 from treechat.chat import Chat, ChatError
+from treechat.clipboard import copy_with_command, platform_command, size_text
 from treechat.widgets.banner import Banner
 from treechat.widgets.composer import Composer
 
@@ -107,6 +108,12 @@ class TuiBase(App[int]):
         """The slash command `name` (every one has a `cmd_<name>`; a test checks the table)."""
         handler: Callable[[str], Awaitable[None]] = getattr(self, f"cmd_{name}")
         await handler(args)
+
+    async def copy(self, text: str, what: str = "") -> None:
+        """To the clipboard: OSC 52 through the terminal (SSH, tmux) and the system's command."""
+        self.copy_to_clipboard(text)
+        await copy_with_command(text, platform_command())
+        self.notify(f"Copied {what + ', ' if what else ''}{size_text(text)}", timeout=3)
 
     async def pull_queued(self) -> None:
         """Alt+↑: the last queued message back into the composer, above what is typed there."""

@@ -14,7 +14,6 @@ from textual.app import SystemCommand
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.screen import Screen
 
-from treechat.clipboard import copy_with_command, platform_command, size_text
 from treechat.storage.base import SearchHit
 from treechat.widgets.commands import BY_NAME, SLASH_COMMANDS, SlashCommand, closest
 from treechat.widgets.composer import Composer
@@ -170,12 +169,6 @@ class SlashCommands(TuiBase):
         text = await self.attempt(self.chat.copy_text(n))
         if text is not None:
             await self.copy(text)
-
-    async def copy(self, text: str) -> None:
-        """To the clipboard: OSC 52 through the terminal (SSH, tmux) and the system's command."""
-        self.copy_to_clipboard(text)
-        await copy_with_command(text, platform_command())
-        self.notify(f"Copied {size_text(text)}", timeout=3)
 
     async def cmd_retry(self, args: str) -> None:
         await self.attempt(self.chat.retry())

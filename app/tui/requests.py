@@ -34,7 +34,11 @@ class WidgetRequests(TuiBase):
 
     @on(TreeView.NodeChosen)
     async def _node_chosen(self, message: TreeView.NodeChosen) -> None:
-        text = await self.attempt(self.chat.choose(message.entry_id))
+        await self.choose(message.entry_id)
+
+    async def choose(self, entry_id: str) -> None:
+        """The tree's click (and the transcript's edit): DESIGN §6 in the controller."""
+        text = await self.attempt(self.chat.choose(entry_id))
         if self.has_class("-narrow"):  # the drawer closes: the transcript shows where we went
             self.add_class("-tree-hidden")
             self.composer.focus()
@@ -78,6 +82,26 @@ class WidgetRequests(TuiBase):
     @on(Transcript.SiblingRequested)
     async def _sibling_requested(self, message: Transcript.SiblingRequested) -> None:
         await self.attempt(self.chat.switch_sibling(message.entry_id, message.delta))
+
+    @on(Transcript.EditRequested)
+    async def _edit_requested(self, message: Transcript.EditRequested) -> None:
+        await self.choose(message.entry_id)  # exactly what a click on the prompt in the tree does
+
+    @on(Transcript.RetryRequested)
+    async def _retry_requested(self, message: Transcript.RetryRequested) -> None:
+        await self.attempt(self.chat.retry(message.entry_id))
+
+    @on(Transcript.ForkRequested)
+    async def _transcript_fork_requested(self, message: Transcript.ForkRequested) -> None:
+        await self.leave_session(lambda text: self.chat.fork(message.entry_id, "auto", composer_text=text))
+
+    @on(Transcript.LabelRequested)
+    def _transcript_label_requested(self, message: Transcript.LabelRequested) -> None:
+        self.ask_label(message.entry_id)
+
+    @on(Transcript.CopyRequested)
+    async def _copy_requested(self, message: Transcript.CopyRequested) -> None:
+        await self.copy(message.text, message.what)
 
     @on(Transcript.ExpandCompaction)
     async def _expand_compaction(self, message: Transcript.ExpandCompaction) -> None:

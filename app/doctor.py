@@ -25,14 +25,13 @@ from . import __version__
 from .config import ConfigError, Settings, load_settings
 from .doctor_report import Check, failed, render_json, render_text
 from .doctor_terminal import TmuxAsk, ask_tmux, terminal_checks
-from .llm.catalog import builtin_providers
 from .llm.detect import LOCAL_SERVERS, DetectedServer, detect_local_servers, is_local_url
 from .llm.registry import ModelRefError, ModelRegistry
 from .llm.types import ModelInfo
 from .paths import config_path, resolve_home
+from .provider_keys import key_source
 
 DETECT_TIMEOUT = 0.5  # seconds per local server, all asked at once
-_KEY_VARS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
 async def collect(home: str | None = None, *, env: Mapping[str, str] | None = None, model: str | None = None,
@@ -220,12 +219,7 @@ def _provider(registry: ModelRegistry, name: str) -> ModelInfo:
 
 
 def _key_source(name: str, settings: Settings | None) -> str:
-    cfg = settings.providers.get(name) if settings is not None else None
-    if cfg is not None and cfg.api_key:
-        return "api_key in config.toml"
-    builtin = builtin_providers().get(name)
-    var = (cfg.api_key_env if cfg is not None else None) or _KEY_VARS.get(name) or (builtin.api_key_env if builtin else None)
-    return var or "config.toml"
+    return key_source(name, settings) or "config.toml"
 
 
 def provider_checks(registry: ModelRegistry, settings: Settings | None) -> list[Check]:

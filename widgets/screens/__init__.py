@@ -2,9 +2,9 @@
 
 from .dialogs import ConfirmDialog, LabelDialog
 from .help import HelpScreen
-from .model_picker import ModelPicker
+from .model_picker import ModelChoice, ModelGroup, ModelPicker
 from .search import SearchScreen
 from .sessions import SessionsScreen
 from .thinking_picker import ThinkingPicker
 
-__all__ = ["ConfirmDialog", "HelpScreen", "LabelDialog", "ModelPicker", "SearchScreen", "SessionsScreen", "ThinkingPicker"]
+__all__ = ["ConfirmDialog", "HelpScreen", "LabelDialog", "ModelChoice", "ModelGroup", "ModelPicker", "SearchScreen", "SessionsScreen", "ThinkingPicker"]

@@ -55,8 +55,12 @@ async def test_every_model_is_one_line_even_when_narrow():
         app.push_screen(ModelPicker(GROUPS))
         await pilot.pause()
         text = screen_text(app)
-        rows = [ln for ln in text.splitlines() if "/" in ln and "PROVIDER" not in ln]
-        assert len(rows) == sum(len(g.models) for g in GROUPS)
+        lines = text.splitlines()
+        first = next(i for i, ln in enumerate(lines) if "Recent" in ln)
+        last = next(i for i, ln in enumerate(lines) if "Enter chooses" in ln)
+        inner = [ln for ln in lines[first:last] if ln.replace("│", "").strip()]
+        assert len(inner) == len(GROUPS) + sum(len(g.models) for g in GROUPS), inner  # no row wrapped
+        assert "openai/gpt-5-mini" in next(ln for ln in inner if "400k" in ln)
 
 
 async def test_a_typed_ref_that_is_not_listed_is_offered_and_chosen():

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Awaitable, Callable
 
 from textual import events
+from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Input, OptionList, Static
@@ -63,7 +64,7 @@ class ModelPicker(Dialog):
         self._typed_row = False  # row 0 is "use <typed ref>"
         self._busy = False
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static("Model", id="title")
             yield Input(placeholder="type to filter, or a PROVIDER/MODEL-ID to use any model", id="filter")
@@ -118,7 +119,8 @@ class ModelPicker(Dialog):
             hit = next((i for i in listed if wanted and self._refs[i] == wanted), None)
             if hit is not None:
                 return hit
-        return (listed or enabled or [None])[0]
+        found = listed or enabled
+        return found[0] if found else None
 
     # ------------------------------------------------------------ choosing
 

@@ -7,6 +7,7 @@ can use (the App derives them from the model: "off" alone for a model that does 
 
 from __future__ import annotations
 
+from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import OptionList, Static
@@ -23,7 +24,7 @@ class ThinkingPicker(Dialog):
         super().__init__()
         self.current, self.levels, self.note = current, tuple(levels) or ("off",), note
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static("Thinking level", id="title")
             yield OptionList(*(Option(("● " if lv == self.current else "  ") + lv, id=lv) for lv in self.levels))

@@ -19,6 +19,9 @@ from textual import events
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
+from textual.theme import Theme
+from textual.types import NoActiveAppError
+from textual.widget import Widget
 from textual.widgets import Static
 
 from treechat.storage.model import (
@@ -67,8 +70,38 @@ def as_item(value: Any) -> TranscriptItem:
     return TranscriptItem(entry_id, message)
 
 
-def markdown(text: str) -> RichMarkdown:
-    return RichMarkdown(sanitize(text), code_theme="monokai", hyperlinks=False)
+# Pygments styles for code blocks: a dark one on dark themes, a light one on light themes
+CODE_THEMES = {True: "monokai", False: "default"}
+
+
+def markdown(text: str, *, dark: bool = True) -> RichMarkdown:
+    return RichMarkdown(sanitize(text), code_theme=CODE_THEMES[dark], hyperlinks=False)
+
+
+def _dark(widget: Widget) -> bool:
+    """Whether the running app's theme is dark (code colours follow it)."""
+    try:
+        return widget.app.current_theme.dark
+    except NoActiveAppError:  # built outside an app (a test): the dark default
+        return True
+
+
+class MarkdownBody(Static):
+    """Assistant text as Markdown. Its code blocks follow the theme: drawn for the theme in use,
+    drawn again when a theme change flips light and dark (only then: a theme picked from the
+    same side changes nothing here)."""
+
+    def __init__(self, text: str, *, dark: bool = True, classes: str = "") -> None:
+        super().__init__(markdown(text, dark=dark), classes=classes)
+        self.source, self._dark = text, dark
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def _theme_changed(self, theme: Theme) -> None:
+        if theme.dark != self._dark:
+            self._dark = theme.dark
+            self.update(markdown(self.source, dark=theme.dark))
 
 
 def plain(text: str) -> Text:
@@ -208,7 +241,8 @@ class MessageView(Vertical):
             yield CompactionCard(item)
             return
         if isinstance(msg, (BranchSummaryEntry, BranchSummaryMessage)):
-            yield Foldable("↪ branch summary · " + _first_line(msg.summary), markdown(msg.summary), classes="card branch-summary")
+            yield Foldable("↪ branch summary · " + _first_line(msg.summary), markdown(msg.summary, dark=_dark(self)),
+                           classes="card branch-summary")
             return
         self.header = MessageHeader(*self._role_and_detail(msg), label=item.label)
         yield self.header
@@ -250,7 +284,7 @@ class MessageView(Vertical):
 
         def flush():
             if text_run:
-                yield Static(markdown("\n\n".join(text_run)), classes="body markdown")
+                yield MarkdownBody("\n\n".join(text_run), dark=_dark(self), classes="body markdown")
                 text_run.clear()
 
         for block in msg.content:
@@ -332,7 +366,7 @@ class CompactionCard(Vertical):
             parts.append(sanitize_line(trigger, 20))
         parts.append(f"{before:,} → {after:,} tokens" if after is not None else f"{before:,} tokens before")
         yield Static(Content(f"⟪ {' · '.join(parts)} ⟫  ▸ summary"), classes="card-head")
-        yield Static(markdown(msg.summary), classes="card-body")
+        yield Static(markdown(msg.summary, dark=_dark(self)), classes="card-body")
         yield Vertical(classes="originals")
 
     def on_click(self, event: events.Click) -> None:

@@ -33,9 +33,10 @@ from .commands import SlashCommands, TreechatCommands
 from .keys import KeyActions
 from .messages import message_for
 from .requests import WidgetRequests
+from .themes import ThemeSettings
 
 
-class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions):
+class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSettings):
     CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles.tcss")
     TITLE = "treechat"
     BINDINGS = bindings_for("global")
@@ -65,6 +66,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions):
         yield Footer()
 
     async def on_mount(self) -> None:
+        self.apply_saved_theme()
         self.ui(Banner, "#banner").hide()
         await self.chat.open(self.first_storage)
         self.composer.focus()

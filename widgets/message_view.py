@@ -16,6 +16,7 @@ from rich.console import Group
 from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual import events
+from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
@@ -235,7 +236,7 @@ class MessageView(Vertical):
     def entry_id(self) -> str:
         return self.item.entry_id
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         item, msg = self.item, self.item.message
         if isinstance(msg, (CompactionEntry, CompactionSummaryMessage)):
             yield CompactionCard(item)
@@ -279,10 +280,10 @@ class MessageView(Vertical):
             return msg.custom_type, ""
         return str(getattr(msg, "role", "message")), ""
 
-    def _assistant_parts(self, msg: AssistantMessage):
+    def _assistant_parts(self, msg: AssistantMessage) -> ComposeResult:
         text_run: list[str] = []
 
-        def flush():
+        def flush() -> ComposeResult:
             if text_run:
                 yield MarkdownBody("\n\n".join(text_run), dark=_dark(self), classes="body markdown")
                 text_run.clear()
@@ -356,7 +357,7 @@ class CompactionCard(Vertical):
         self.item = item
         self.expanded = False
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         msg = self.item.message
         before = msg.tokens_before
         after = getattr(msg, "tokens_after", None) if isinstance(msg, CompactionEntry) else self.item.tokens_after

@@ -27,6 +27,7 @@ from treechat.widgets.session_header import SessionHeader
 from treechat.widgets.status_bar import StatusBar
 from treechat.widgets.transcript import Transcript
 from treechat.widgets.tree_view import TreeView
+from treechat.widgets.welcome import Welcome
 
 from .chat_view import ChatView
 from .commands import SlashCommands, TreechatCommands
@@ -58,6 +59,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
             with Vertical(id="chat"):
                 yield SessionHeader()
                 yield Banner(id="banner")
+                yield Welcome()
                 yield Transcript()
                 yield QueueTray()
                 yield Composer()

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import ClassVar
 
 from textual.app import ComposeResult, get_system_commands_provider
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer
 
@@ -40,7 +42,7 @@ from .themes import ThemeSettings
 class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSettings):
     CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles.tcss")
     TITLE = "treechat"
-    BINDINGS = bindings_for("global")
+    BINDINGS: ClassVar[list[BindingType]] = [*bindings_for("global")]
     COMMANDS = {get_system_commands_provider, TreechatCommands}
 
     def __init__(self, chat: Chat, storage: SessionStorage, *, detect_servers: bool = True) -> None:

@@ -7,7 +7,7 @@ command. Every `cmd_` is a thin call into the controller.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Literal
 
 from textual import on
 from textual.app import SystemCommand
@@ -92,7 +92,7 @@ class SlashCommands(TuiBase):
         if where not in ("here", "before"):
             self.show_error("Use /fork here (with the current reply) or /fork before (edit the last prompt).")
             return
-        position = "at" if where == "here" else "before"
+        position: Literal["at", "before"] = "at" if where == "here" else "before"
         await self.leave_session(lambda text: self.chat.fork(None, position, composer_text=text))
 
     async def cmd_resume(self, args: str) -> None:

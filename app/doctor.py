@@ -241,53 +241,66 @@ def provider_checks(registry: ModelRegistry, settings: Settings | None) -> list[
     return checks
 
 
-def _probes(registry: ModelRegistry, servers: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
-    """The usual local servers, and every configured provider on this machine (probed where it is)."""
-    known = {name for name, _ in LOCAL_SERVERS}
-    out = list(servers)
-    roots = {root.rstrip("/") for _, root in out}
-    for name in registry.provider_names:
-        if name in known:
+def _root(base_url: str) -> str:
+    """What a local server is probed at: its base URL without /v1 (nor a query)."""
+    parts = urlsplit(base_url)
+    path = parts.path.rstrip("/")
+    return urlunsplit((parts.scheme, parts.netloc, path[:-3] if path.endswith("/v1") else path, "", ""))
+
+
+def _configured_local(registry: ModelRegistry, settings: Settings | None,
+                      servers: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """Providers config.toml puts on this machine, where the usual probes do not already look."""
+    roots = {root.rstrip("/") for _, root in servers}
+    out: list[tuple[str, str]] = []
+    for name in sorted(settings.providers) if settings is not None else []:
+        if name not in registry.provider_names:
             continue
         base = _provider(registry, name).base_url
-        parts = urlsplit(base)
-        path = parts.path.rstrip("/")
-        root = urlunsplit((parts.scheme, parts.netloc, path[:-3] if path.endswith("/v1") else path, "", ""))
+        root = _root(base)
         if is_local_url(base) and root not in roots:
             out.append((name, root))
             roots.add(root)
     return tuple(out)
 
 
-def server_checks(probed: tuple[tuple[str, str], ...], found: list[DetectedServer]) -> list[Check]:
-    checks = []
-    answered = {s.provider for s in found}
+def server_checks(usual: tuple[tuple[str, str], ...], configured: tuple[tuple[str, str], ...],
+                  found: list[DetectedServer]) -> list[Check]:
+    checks: list[Check] = []
+    seen: set[str] = set()
+
+    def check_id(name: str, root: str) -> str:
+        wanted = f"local.{name}" if f"local.{name}" not in seen else f"local.{name}@{urlsplit(root).port}"
+        seen.add(wanted)
+        return wanted
+
     for server in found:
         names = ", ".join(server.models[:3]) + (", …" if len(server.models) > 3 else "")
         count = f"{len(server.models)} model{'s' if len(server.models) != 1 else ''}"
-        checks.append(Check(f"local.{server.provider}", server.provider, "ok" if server.models else "warn",
+        checks.append(Check(check_id(server.provider, server.base_url), server.provider, "ok" if server.models else "warn",
                             f"{_redact(server.base_url)} · {count}" + (f" ({names})" if names else ""),
                             None if server.models else "the server answers but lists no model: load or pull one",
                             {"base_url": _redact(server.base_url), "models": list(server.models)}))
-    usual = {name for name, _ in LOCAL_SERVERS}
-    for name, root in probed:
-        if name not in answered and name not in usual:  # configured in config.toml, and silent
-            checks.append(Check(f"local.{name}", name, "warn", f"{_redact(root)} does not answer",
-                                "start that server, or fix base_url in [providers." + name + "]",
+    answered = {_root(s.base_url) for s in found}
+    for name, root in configured:
+        if root not in answered:  # named in config.toml, and silent
+            checks.append(Check(check_id(name, root), name, "warn", f"{_redact(root)} does not answer",
+                                f"start that server, or fix base_url in [providers.{name}]",
                                 {"base_url": _redact(root), "models": []}))
     if not found:
-        ports = ", ".join(f"{name} :{urlsplit(root).port}" for name, root in probed if name in usual)
+        ports = ", ".join(f"{name} :{urlsplit(root).port}" for name, root in usual)
         checks.append(Check("local", "local servers", "info", f"none answering (asked {ports})" if ports else "none asked",
-                            data={"probed": [_redact(root) for _, root in probed]}))
+                            data={"probed": [_redact(root) for _, root in (*usual, *configured)]}))
     return checks
 
 
 async def model_checks(settings: Settings | None, registry: ModelRegistry, model: str | None, env: Mapping[str, str],
                        servers: tuple[tuple[str, str], ...], timeout: float) -> list[Check]:
-    probed = _probes(registry, servers)
-    found = await detect_local_servers(probed, timeout=timeout)
+    configured = _configured_local(registry, settings, servers)
+    found = await detect_local_servers((*servers, *configured), timeout=timeout)
     providers = provider_checks(registry, settings)
-    return [_model_check(settings, registry, model, found, providers), *providers, *server_checks(probed, found)]
+    return [_model_check(settings, registry, model, found, providers), *providers,
+            *server_checks(servers, configured, found)]
 
 
 def _model_check(settings: Settings | None, registry: ModelRegistry, model: str | None, found: list[DetectedServer],

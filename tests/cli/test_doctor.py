@@ -309,3 +309,11 @@ def test_ascii_output_when_the_stream_cannot_show_marks(tmp_path, quiet_servers)
     out.flush()
     text = out.buffer.getvalue().decode("ascii")  # type: ignore[attr-defined]
     assert "x model" in text and "+ Python" in text
+
+
+def test_only_the_given_servers_and_configured_ones_are_asked(tmp_path, quiet_servers):
+    port = closed_port()
+    (tmp_path / "config.toml").write_text(f'[providers.ollama]\nbase_url = "http://127.0.0.1:{port}/v1"\n', "utf-8")
+    checks = by_id(report(tmp_path, quiet_servers, as_json=True)[1])
+    assert checks["local"]["data"]["probed"] == [root for _, root in quiet_servers] + [f"http://127.0.0.1:{port}"]
+    assert checks["local.ollama"]["status"] == "warn" and "[providers.ollama]" in checks["local.ollama"]["fix"]

@@ -12,6 +12,7 @@ the queue; this class adds moving in the tree and the commands. Errors a person 
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Literal, Sequence
 
@@ -73,9 +74,13 @@ class Chat(ChatCore):
         from treechat.llm.catalog import ProviderInfo
 
         for server in found:
-            if server.provider not in self.registry.provider_names:
+            known = self.registry.provider(server.provider)
+            served = {m: {} for m in server.models}
+            if known is None:
                 self.registry.add_provider(ProviderInfo(name=server.provider, api="openai", base_url=server.base_url,
-                                                        local=True, models={m: {} for m in server.models}))
+                                                        local=True, models=served))
+            else:  # a built-in or configured local kind (ollama, …): add the models it runs now
+                self.registry.add_provider(dataclasses.replace(known, local=True, models={**served, **known.models}))
         self.detected = list(found)
         self._emit(StatusChanged(self.status()))
         self._emit(self.readiness())

@@ -44,6 +44,8 @@ class Header:
 
     @property
     def position(self) -> str:
+        if self.depth == 0 and self.branches == 0:
+            return "empty"
         entries = "entry" if self.depth == 1 else "entries"
         branches = "branch" if self.branches == 1 else "branches"
         return f"{self.depth} {entries} on this branch · {self.branches} {branches}"

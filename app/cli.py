@@ -84,6 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("query", metavar="QUERY")
     s.add_argument("--json", action="store_true")
     s.add_argument("--limit", type=int, default=20)
+
+    s = sub.add_parser("doctor", help="check the set-up: config, storage, keys, local servers, terminal")
+    common(s, argparse.SUPPRESS)
+    s.add_argument("--json", action="store_true", help="the report as JSON")
     return p
 
 
@@ -253,6 +257,12 @@ async def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+async def cmd_doctor(args: argparse.Namespace) -> int:
+    from .doctor import run_doctor
+
+    return await run_doctor(args.home, model=args.model, as_json=args.json)
+
+
 async def cmd_print(args: argparse.Namespace) -> int:
     from .agent.tools import parse_tool_names
     from .chat import Chat
@@ -317,6 +327,7 @@ COMMANDS = {
     "context": cmd_context,
     "tree": cmd_tree,
     "search": cmd_search,
+    "doctor": cmd_doctor,
 }
 
 

@@ -8,11 +8,13 @@ from pathlib import Path
 import platformdirs
 
 
-def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
-    """The data folder (database, session files); created on demand, private to the user."""
+def resolve_home(home: str | os.PathLike[str] | None = None, *, create: bool = True) -> Path:
+    """The data folder (database, session files); created on demand, private to the user
+    (`create=False`: only where it is, for `treechat doctor`, which changes nothing)."""
     chosen = home or os.environ.get("TREECHAT_HOME")
     path = Path(chosen).expanduser() if chosen else Path(platformdirs.user_data_dir("treechat"))
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if create:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
     return path
 
 

@@ -21,6 +21,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
+from textual.theme import Theme
+from textual.types import NoActiveAppError
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -72,8 +74,20 @@ def as_item(value: Any) -> TranscriptItem:
     return TranscriptItem(entry_id, message)
 
 
-def markdown(text: str) -> RichMarkdown:
-    return RichMarkdown(sanitize(text), code_theme="monokai", hyperlinks=False)
+# Pygments styles for code blocks: a dark one on dark themes, a light one on light themes
+CODE_THEMES = {True: "monokai", False: "default"}
+
+
+def markdown(text: str, *, dark: bool = True) -> RichMarkdown:
+    return RichMarkdown(sanitize(text), code_theme=CODE_THEMES[dark], hyperlinks=False)
+
+
+def _dark(widget: Widget) -> bool:
+    """Whether the running app's theme is dark (code colours follow it)."""
+    try:
+        return widget.app.current_theme.dark
+    except NoActiveAppError:  # built outside an app (a test): the dark default
+        return True
 
 
 def plain(text: str) -> Text:
@@ -82,7 +96,8 @@ def plain(text: str) -> Text:
 
 class MarkdownBody(Static):
     """A reply's text: Rich Markdown, with a clickable "⧉ copy" above each top-level code block
-    (and after a list or quote for the blocks inside it)."""
+    (and after a list or quote for the blocks inside it). Its code blocks follow the theme: drawn
+    for the theme in use, drawn again when a theme change flips light and dark (only then)."""
 
     class CopyCode(Message):
         """The "copy" of code block ``index`` (of ``total`` in this text) was clicked."""
@@ -91,14 +106,22 @@ class MarkdownBody(Static):
             self.code, self.language, self.index, self.total = code, language, index, total
             super().__init__()
 
-    def __init__(self, source: str) -> None:
-        self.source = source
-        super().__init__(self._renderable(), classes="body markdown")
+    def __init__(self, source: str, *, dark: bool = True, classes: str = "body markdown") -> None:
+        self.source, self._dark = source, dark
+        super().__init__(self._renderable(), classes=classes)
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def _theme_changed(self, theme: Theme) -> None:
+        if theme.dark != self._dark:
+            self._dark = theme.dark
+            self.update(self._renderable())
 
     def _renderable(self) -> RenderableType:
         parts = markdown_parts(self.source)
         if not any(part.code is not None or part.nested for part in parts):
-            return markdown(self.source)
+            return markdown(self.source, dark=self._dark)
         blocks = code_blocks(self.source)
         pieces: list[RenderableType] = []
         for part in parts:
@@ -106,7 +129,7 @@ class MarkdownBody(Static):
                 pieces.append(self._copy_line([part.code], blocks))
             elif pieces:
                 pieces.append(Text(""))  # the blank line one Markdown puts between blocks
-            pieces.append(markdown(part.source))
+            pieces.append(markdown(part.source, dark=self._dark))
             if part.nested:
                 pieces.append(self._copy_line(list(part.nested), blocks))
         return Group(*pieces)
@@ -262,7 +285,8 @@ class MessageView(Vertical):
             yield CompactionCard(item)
             return
         if isinstance(msg, (BranchSummaryEntry, BranchSummaryMessage)):
-            yield Foldable("↪ branch summary · " + _first_line(msg.summary), markdown(msg.summary), classes="card branch-summary")
+            yield Foldable("↪ branch summary · " + _first_line(msg.summary), markdown(msg.summary, dark=_dark(self)),
+                           classes="card branch-summary")
             return
         self.header = MessageHeader(*self._role_and_detail(msg), label=item.label)
         yield self.header
@@ -304,7 +328,7 @@ class MessageView(Vertical):
 
         def flush() -> Iterator[Widget]:
             if text_run:
-                yield MarkdownBody("\n\n".join(text_run))
+                yield MarkdownBody("\n\n".join(text_run), dark=_dark(self))
                 text_run.clear()
 
         for block in msg.content:
@@ -390,7 +414,7 @@ class CompactionCard(Vertical):
         parts.append(f"{before:,} → {after:,} tokens" if after is not None else f"{before:,} tokens before")
         self._head = f"⟪ {' · '.join(parts)} ⟫"
         yield Static(Content(f"{self._head}  ▸ summary"), classes="card-head")
-        yield Static(markdown(msg.summary), classes="card-body")
+        yield Static(markdown(msg.summary, dark=_dark(self)), classes="card-body")
         yield Vertical(classes="originals")
 
     def on_click(self, event: events.Click) -> None:

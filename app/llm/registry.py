@@ -66,6 +66,9 @@ class ModelRegistry:
     def provider_names(self) -> list[str]:
         return sorted(self._providers)
 
+    def provider(self, name: str) -> ProviderInfo | None:
+        return self._providers.get(name)
+
     def add_provider(self, info: ProviderInfo, api_key: str | None = None) -> None:
         """Register a provider found at run time (e.g. a detected local server)."""
         self._providers[info.name] = info

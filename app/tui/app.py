@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import ClassVar
 
 from textual import events
 from textual.app import ComposeResult, get_system_commands_provider
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 
 from treechat.attachments import complete_at_path, pasted_image_token
@@ -29,6 +31,7 @@ from treechat.widgets.session_header import SessionHeader
 from treechat.widgets.status_bar import StatusBar
 from treechat.widgets.transcript import Transcript
 from treechat.widgets.tree_view import TreeView
+from treechat.widgets.welcome import Welcome
 
 from .chat_view import ChatView
 from .commands import SlashCommands, TreechatCommands
@@ -36,16 +39,17 @@ from .keys import KeyActions
 from .messages import message_for
 from .requests import WidgetRequests
 from .terminal_keys import register
+from .themes import ThemeSettings
 
 register()  # Alt+Enter as most terminals send it (ESC CR)
 
 NARROW = 110  # columns: below this the tree panel becomes a drawer
 
 
-class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions):
+class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSettings):
     CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles.tcss")
     TITLE = "treechat"
-    BINDINGS = bindings_for("global")
+    BINDINGS: ClassVar[list[BindingType]] = [*bindings_for("global")]
     COMMANDS = {get_system_commands_provider, TreechatCommands}
 
     def __init__(self, chat: Chat, storage: SessionStorage, *, detect_servers: bool = True) -> None:
@@ -66,6 +70,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions):
             with Vertical(id="chat"):
                 yield SessionHeader()
                 yield Banner(id="banner")
+                yield Welcome()
                 yield Transcript()
                 yield QueueTray()
                 yield Composer()
@@ -74,6 +79,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions):
         yield FittedFooter()
 
     async def on_mount(self) -> None:
+        self.apply_saved_theme()
         self.ui(Banner, "#banner").hide()
         composer = self.composer
         cwd = self.chat.cwd

@@ -10,7 +10,7 @@ from dataclasses import asdict
 
 from textual import on
 
-from treechat.chat_events import Header
+from treechat.chat_events import Header, Readiness, Status
 from treechat.storage import gc_policy
 from treechat.storage.model import AssistantMessage, Entry, MessageEntry
 from treechat.widgets.banner import Banner
@@ -19,10 +19,12 @@ from treechat.widgets.session_header import SessionHeader
 from treechat.widgets.status_bar import StatusBar
 from treechat.widgets.transcript import Transcript
 from treechat.widgets.tree_view import TreeView
+from treechat.widgets.welcome import Welcome
 
 from . import messages as m
 from .base import TuiBase, drawn
 from .view import TranscriptItem, item_for, sibling_marks, transcript_items
+
 
 
 class ChatView(TuiBase):
@@ -39,6 +41,7 @@ class ChatView(TuiBase):
         await self._show_path(e.path)
         self._header(e.header)
         self.ui(StatusBar).update_status(**asdict(e.status))
+        self._welcome_model(status=e.status)
         composer.set_history(e.history)
         if e.composer_text:  # the session's draft (and text to edit): before anything typed since
             typed = composer.text.strip()
@@ -61,6 +64,7 @@ class ChatView(TuiBase):
         await transcript.set_messages(items)
         for entry_id, index, count in sibling_marks([i.entry_id for i in items], self.chat.tree):
             transcript.set_siblings(entry_id, index, count)
+        self._show_welcome(not items)
 
     # ------------------------------------------------------------ entries as they are written
 
@@ -80,6 +84,7 @@ class ChatView(TuiBase):
         if item is None:
             return
         await transcript.append_message(item)
+        self._show_welcome(False)
         for entry_id, index, count in sibling_marks([e.entry.id], self.chat.tree):
             transcript.set_siblings(entry_id, index, count)
 
@@ -111,6 +116,7 @@ class ChatView(TuiBase):
     @drawn
     def _status_changed(self, message: m.StatusChanged) -> None:
         self.ui(StatusBar).update_status(**asdict(message.event.status))
+        self._welcome_model(status=message.event.status)
 
     # ------------------------------------------------------------ runs
 
@@ -173,8 +179,15 @@ class ChatView(TuiBase):
     @on(m.Readiness)
     @drawn
     def _readiness(self, message: m.Readiness) -> None:
-        e, banner = message.event, self.ui(Banner, "#banner")
-        if e.problem:
+        self._welcome_model(readiness=message.event)
+        self._readiness_banner(message.event)
+
+    def _readiness_banner(self, e: Readiness) -> None:
+        banner = self.ui(Banner, "#banner")
+        if e.problem and self.ui(Welcome).display:
+            if banner.severity == "warning":
+                banner.hide()  # the welcome says it, with the rest of what to do first
+        elif e.problem:
             extra = f" Detected local servers: {', '.join(e.servers)} (Ctrl+L)." if e.servers else ""
             banner.show(f"{e.problem}{extra} Browsing, the tree, search and sessions work without one.", "warning")
         elif banner.severity == "warning":
@@ -207,3 +220,23 @@ class ChatView(TuiBase):
         if banner.severity == "error":
             banner.hide()  # an error is not news once a later run went through
 
+    # ------------------------------------------------------------ the welcome (an empty transcript)
+
+    _welcome_readiness: Readiness = Readiness(None)
+
+    def _show_welcome(self, empty: bool) -> None:
+        """An empty transcript shows the welcome in its place; the first item replaces it. (On a
+        narrow terminal the tree is a closed drawer anyway: the welcome has the width.)"""
+        welcome = self.ui(Welcome)
+        if welcome.display == empty:
+            return
+        welcome.display = empty
+        self.ui(Transcript).display = not empty
+        self._readiness_banner(self._welcome_readiness)  # the banner says what the welcome no longer does
+
+    def _welcome_model(self, *, status: Status | None = None, readiness: Readiness | None = None) -> None:
+        welcome = self.ui(Welcome)
+        if readiness is not None:
+            self._welcome_readiness = readiness
+        model = status.model if status is not None else welcome.model
+        welcome.set_model(None if model == "no model" else model, self._welcome_readiness.problem, self._welcome_readiness.servers)

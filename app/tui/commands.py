@@ -14,6 +14,8 @@ from textual.app import SystemCommand
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.screen import Screen
 
+from treechat.chat import ChatError
+from treechat.state import StateFile
 from treechat.storage.base import SearchHit
 from treechat.widgets.commands import BY_NAME, SLASH_COMMANDS, SlashCommand, closest
 from treechat.widgets.composer import Composer
@@ -21,6 +23,7 @@ from treechat.widgets.screens import HelpScreen, ModelPicker, SearchScreen, Sess
 from treechat.widgets.tree_view import TreeView
 
 from .base import TuiBase
+from .model_choices import current_model, model_groups, thinking_levels
 
 
 class TreechatCommands(Provider):
@@ -121,20 +124,25 @@ class SlashCommands(TuiBase):
         self.in_background(self.chat.summarize(args or None), group="agent")
 
     async def cmd_model(self, args: str) -> None:
+        """`/model REF` sets it (an unknown provider is the banner's one sentence); `/model` opens
+        the picker, which shows the controller's refusal in the dialog and stays open."""
         if args:
-            await self.attempt(self.chat.set_model(args))
+            error = await self.choose_model(args)
+            if error:
+                self.show_error(error)
             return
-        models: list[Any] = []
-        for m in self.chat.registry.models():
-            problem = self.chat.registry.key_problem(m)
-            models.append((m.ref, problem) if problem else m.ref)
-        current = self.chat.status().model
+        current = current_model(self.chat)
+        groups = model_groups(self.chat, StateFile(self.chat.settings.home).recent_models())
+        self.push_screen(ModelPicker(groups, current=current.ref if current else None, choose=self.choose_model))
 
-        async def done(ref: str | None) -> None:
-            if ref:
-                await self.attempt(self.chat.set_model(ref))
-
-        self.push_screen(ModelPicker(models, current=current), callback=done)
+    async def choose_model(self, ref: str) -> str | None:
+        """Set the model; None when done (and it goes first in the recent list), else why not."""
+        try:
+            await self.chat.set_model(ref)
+        except ChatError as err:
+            return str(err)
+        StateFile(self.chat.settings.home).remember_model(ref)
+        return None
 
     async def cmd_thinking(self, args: str) -> None:
         async def done(level: str | None) -> None:
@@ -144,7 +152,8 @@ class SlashCommands(TuiBase):
         if args:
             await done(args)
             return
-        self.push_screen(ThinkingPicker(self.chat.status().thinking), callback=done)
+        levels, note = thinking_levels(current_model(self.chat))
+        self.push_screen(ThinkingPicker(self.chat.status().thinking, levels, note), callback=done)
 
     async def cmd_search(self, args: str) -> None:
         async def search(query: str) -> list[SearchHit]:

@@ -6,6 +6,8 @@ from treechat.widgets.screens import (
     ConfirmDialog,
     HelpScreen,
     LabelDialog,
+    ModelChoice,
+    ModelGroup,
     ModelPicker,
     SearchScreen,
     SessionsScreen,
@@ -126,7 +128,10 @@ async def test_pickers_and_dialogs():
     app = Host()
     results = []
     async with app.run(size=(100, 30)) as pilot:
-        app.push_screen(ModelPicker(["openai/gpt-4o", ("anthropic/claude", "no key: set ANTHROPIC_API_KEY"), "ollama/llama3"]), results.append)
+        groups = [ModelGroup("openai", (ModelChoice("openai/gpt-4o"),)),
+                  ModelGroup("anthropic", (ModelChoice("anthropic/claude"),), problem="no key: set ANTHROPIC_API_KEY"),
+                  ModelGroup("ollama", (ModelChoice("ollama/llama3"),))]
+        app.push_screen(ModelPicker(groups), results.append)
         await pilot.pause()
         assert "no key: set ANTHROPIC_API_KEY" in screen_text(app)
         await pilot.press(*"llama", "enter")

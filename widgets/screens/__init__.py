@@ -2,12 +2,12 @@
 
 from .dialogs import ConfirmDialog, LabelDialog
 from .help import HelpScreen
-from .model_picker import ModelPicker
+from .model_picker import ModelChoice, ModelGroup, ModelPicker
 from .search import SearchScreen
 from .sessions import SessionsScreen
 from .text_view import TextDialog
 from .thinking_picker import ThinkingPicker
 from .tool_confirm import ToolConfirmDialog
 
-__all__ = ["ConfirmDialog", "HelpScreen", "LabelDialog", "ModelPicker", "SearchScreen", "SessionsScreen", "TextDialog",
-           "ThinkingPicker", "ToolConfirmDialog"]
+__all__ = ["ConfirmDialog", "HelpScreen", "LabelDialog", "ModelChoice", "ModelGroup", "ModelPicker", "SearchScreen",
+           "SessionsScreen", "TextDialog", "ThinkingPicker", "ToolConfirmDialog"]

@@ -1,13 +1,25 @@
-"""ModelPicker (Ctrl+L): filter and choose a model; dismisses with its ref ("provider/id") or None.
+"""ModelPicker (Ctrl+L): filter and choose a model, or type any ``provider/model-id``.
 
-``ModelPicker(models, current=None)``: ``models`` is a list of refs, or of ``(ref, problem)``
-pairs where ``problem`` (e.g. "no key: set OPENAI_API_KEY") greys the model out — it is listed,
-with the reason, but cannot be chosen.
+``ModelPicker(groups, current=None, choose=None)``:
+
+- ``groups``: ``ModelGroup``s in the order shown (e.g. "Recent", then one per provider). A group
+  with a ``problem`` (e.g. "no key: set OPENAI_API_KEY") says it once, on its header, and its
+  rows are listed but cannot be chosen.
+- ``current``: the ref in use, marked ``●``.
+- ``choose``: an async callable ``ref -> error or None``. The dialog calls it on Enter and stays
+  open showing the error, or closes with the ref. Without it the dialog closes with the ref.
+
+Text typed in the filter that is a whole ``provider/model-id`` not in the list is offered as its
+own row ("use …"), so a model the catalog does not know can be chosen too. Every row is one line.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Awaitable, Callable
+
 from textual import events
+from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Input, OptionList, Static
@@ -16,51 +28,136 @@ from textual.widgets.option_list import Option
 from ..sanitize import sanitize_line
 from .base import Dialog
 
+Choose = Callable[[str], Awaitable["str | None"]]
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    ref: str  # "provider/model-id"
+    detail: str = ""  # shown dim after the ref: "1M ctx · thinks · images"
+    disabled: bool = False  # listed, cannot be chosen (e.g. a recent model whose provider lost its key)
+
+
+@dataclass(frozen=True)
+class ModelGroup:
+    title: str  # a provider's name, or "Recent"
+    models: tuple[ModelChoice, ...]
+    problem: str | None = None  # why none of these can be chosen now, said once on the header
+
+
+def looks_like_ref(text: str) -> bool:
+    provider, sep, model = text.strip().partition("/")
+    return bool(sep and provider and model) and not any(c.isspace() for c in text.strip())
+
 
 class ModelPicker(Dialog):
-    def __init__(self, models: list, current: str | None = None) -> None:
-        super().__init__()
-        self.models = [(m, None) if isinstance(m, str) else (m[0], m[1]) for m in models]
-        self.current = current
+    DEFAULT_CSS = """
+    ModelPicker OptionList { text-wrap: nowrap; text-overflow: ellipsis; }
+    ModelPicker #error { color: $error; display: none; margin-top: 1; }
+    ModelPicker #error.-shown { display: block; }
+    """
 
-    def compose(self):
+    def __init__(self, groups: list[ModelGroup], current: str | None = None, choose: Choose | None = None) -> None:
+        super().__init__()
+        self.groups, self.current, self.choose = list(groups), current, choose
+        self._refs: list[str | None] = []  # the ref of each row (None: a group header)
+        self._typed_row = False  # row 0 is "use <typed ref>"
+        self._busy = False
+
+    def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static("Model", id="title")
-            yield Input(placeholder="type to filter", id="filter")
+            yield Input(placeholder="type to filter, or a PROVIDER/MODEL-ID to use any model", id="filter")
             yield OptionList(id="models")
+            yield Static("", id="error")
+            yield Static("Enter chooses · Esc closes", classes="hint")
 
     def on_mount(self) -> None:
         self._fill("")
         self.query_one("#filter", Input).focus()
 
+    # ------------------------------------------------------------ the list
+
     def _fill(self, text: str) -> None:
         words = text.lower().split()
+        typed = text.strip()
         options = self.query_one("#models", OptionList)
         options.clear_options()
-        for ref, problem in self.models:
-            if all(w in ref.lower() for w in words):
-                mark = "● " if ref == self.current else "  "
-                label = Content(mark + sanitize_line(ref, 80) + (f"  ({sanitize_line(problem, 80)})" if problem else ""))
-                options.add_option(Option(label, id=ref, disabled=bool(problem)))
-        for index in range(options.option_count):
-            if not options.get_option_at_index(index).disabled:
-                options.highlighted = index
-                break
+        self._refs = []
+        listed = {m.ref for g in self.groups for m in g.models}
+        self._typed_row = looks_like_ref(typed) and typed not in listed
+        if self._typed_row:
+            self._add(options, Content.assemble(("↵ use ", "bold"), sanitize_line(typed, 80), (" (not in the list)", "dim")),
+                      typed)
+        shown = [(g, [m for m in g.models if all(w in m.ref.lower() for w in words)]) for g in self.groups]
+        width = min(max((len(m.ref) for _, rows in shown for m in rows), default=0), 48) + 2
+        for group, rows in shown:
+            if not rows:
+                continue
+            head = Content.assemble((sanitize_line(group.title, 40), "bold"),
+                                    (f" · {sanitize_line(group.problem, 90)}", "italic") if group.problem else "")
+            self._add(options, head, None)
+            for model in rows:
+                mark = "● " if model.ref == self.current else "  "
+                ref = sanitize_line(model.ref, 80)
+                label = Content.assemble(f"  {mark}", (ref, "bold") if model.ref == self.current else ref,
+                                         " " * max(width - len(ref), 2), (sanitize_line(model.detail, 40), "dim"))
+                self._add(options, label, model.ref, disabled=bool(group.problem) or model.disabled)
+        options.highlighted = self._best(typed)
+
+    def _add(self, options: OptionList, prompt: Content, ref: str | None, *, disabled: bool = False) -> None:
+        options.add_option(Option(prompt, id=str(len(self._refs)), disabled=disabled or ref is None))
+        self._refs.append(ref)
+
+    def _best(self, typed: str) -> int | None:
+        """The row Enter takes: the exact ref typed, else the current model (nothing typed), else
+        the first model listed, else the typed ref's own row."""
+        options = self.query_one("#models", OptionList)
+        enabled = [i for i, ref in enumerate(self._refs) if ref is not None and not options.get_option_at_index(i).disabled]
+        listed = [i for i in enabled if not (i == 0 and self._typed_row)]
+        for wanted in (typed, None if typed else self.current):
+            hit = next((i for i in listed if wanted and self._refs[i] == wanted), None)
+            if hit is not None:
+                return hit
+        found = listed or enabled
+        return found[0] if found else None
+
+    # ------------------------------------------------------------ choosing
 
     def on_input_changed(self, event: Input.Changed) -> None:
+        self._show_error(None)
         self._fill(event.value)
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
+    async def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         options = self.query_one("#models", OptionList)
-        if options.highlighted is not None:
-            option = options.get_option_at_index(options.highlighted)
-            if not option.disabled:
-                self.dismiss(option.id)
+        if options.highlighted is not None and not options.get_option_at_index(options.highlighted).disabled:
+            await self._take(self._refs[options.highlighted])
 
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+    async def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        self.dismiss(event.option.id)
+        await self._take(self._refs[event.option_index])
+
+    async def _take(self, ref: str | None) -> None:
+        if ref is None or self._busy:
+            return
+        if self.choose is None:
+            self.dismiss(ref)
+            return
+        self._busy = True  # a second Enter while the first is being checked chooses nothing twice
+        try:
+            error = await self.choose(ref)
+        finally:
+            self._busy = False
+        if error:
+            self._show_error(error)
+        else:
+            self.dismiss(ref)
+
+    def _show_error(self, text: str | None) -> None:
+        box = self.query_one("#error", Static)
+        box.update(Content(sanitize_line(text or "", 300)))
+        box.set_class(bool(text), "-shown")
 
     def on_key(self, event: events.Key) -> None:
         self.steer_list_from_input(event, self.query_one("#models", OptionList))

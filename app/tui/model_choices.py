@@ -55,12 +55,8 @@ def model_groups(chat: Chat, recent: Sequence[str]) -> list[ModelGroup]:
     by_provider: dict[str, list[ModelInfo]] = {}
     for model in registry.models():
         by_provider.setdefault(model.provider, []).append(model)
-    # Local servers found at start-up: every model they run (the catalog lists none for them).
-    for server in chat.detected:
-        listed = {m.id for m in by_provider.get(server.provider, [])}
-        for model_id in server.models:
-            if model_id not in listed:
-                by_provider.setdefault(server.provider, []).append(registry.resolve(f"{server.provider}/{model_id}"))
+    # (local servers found at start-up are in the registry with the models they run:
+    # Chat.add_local_servers)
 
     def problem(provider: str, sample: ModelInfo) -> str | None:
         return missing_key_hint(provider, chat.settings) if registry.key_problem(sample) else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import typing
 from datetime import datetime, timezone
 from typing import Annotated, Any, Literal, Union
 
@@ -399,7 +400,7 @@ KnownEntry = Union[
     SessionInfoEntry,
     LeafEntry,
 ]
-ENTRY_TYPES = tuple(cls.model_fields["type"].default for cls in KnownEntry.__args__)
+ENTRY_TYPES = tuple(cls.model_fields["type"].default for cls in typing.get_args(KnownEntry))
 _ENTRY_TYPE_SET = set(ENTRY_TYPES)
 
 SessionEntry = Annotated[

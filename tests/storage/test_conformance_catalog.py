@@ -8,7 +8,6 @@ from treechat.storage import open_catalog
 from treechat.storage.base import (
     AmbiguousSessionError,
     EntryNotFoundError,
-    InvalidTreeError,
     SessionNotFoundError,
     StorageError,
 )
@@ -202,7 +201,7 @@ async def test_import_unknown_leaf(catalog):
         await catalog.import_session({"id": "bad"}, [user("u1", None)], "ghost")
 
 
-async def test_cycles_raise_instead_of_hanging(catalog):
+async def test_import_breaks_cycles_and_keeps_every_entry(catalog):
     entries = [
         user("r1", None),
         user("self", "self", "i am my own parent"),
@@ -210,18 +209,17 @@ async def test_cycles_raise_instead_of_hanging(catalog):
         user("c2", "c1"),
         user("d1", "c2"),  # below the loop
     ]
-    s, _ = await catalog.import_session({"id": "loopy"}, entries, "r1")
-    for entry_id in ("self", "c1", "d1"):
-        with pytest.raises(InvalidTreeError):
-            await s.get_path_to_root(entry_id)
-        with pytest.raises(InvalidTreeError):
-            await s.get_path_to_root_or_compaction(entry_id)
-        with pytest.raises(InvalidTreeError):
-            await s.get_path_state(entry_id)
-    with pytest.raises(InvalidTreeError, match="self"):
-        await s.get_path_to_root("self")
+    s, report = await catalog.import_session({"id": "loopy"}, entries, "d1")
+    assert report.repaired == 2 and report.entries == 5
+    assert any("self" in p and "own parent" in p for p in report.problems)
+    assert ids(await s.get_path_to_root("self")) == ["self"]
+    # the cycle's first entry becomes a root; everything under it builds a path
+    assert ids(await s.get_path_to_root("d1")) == ["c1", "c2", "d1"]
+    assert ids(await s.get_path_to_root_or_compaction("d1")) == ["c1", "c2", "d1"]
+    assert (await s.get_path_state("d1")).depth == 3
     assert ids(await s.get_path_to_root("r1")) == ["r1"]
     assert len(await s.get_tree_rows()) == 5
+    assert (await s.get_entry("c1")).parent_id is None
 
 
 # ---------------------------------------------------------------- search

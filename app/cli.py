@@ -13,7 +13,7 @@ from typing import Any, AsyncIterator
 
 from treechat.storage import BACKENDS, open_catalog
 from treechat.storage.base import SessionCatalog, StorageError
-from treechat.storage.model import InvalidEntryError, dump, new_session_id
+from treechat.storage.model import InvalidEntryError
 
 from . import __version__
 from .paths import resolve_home
@@ -61,9 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     common(s, argparse.SUPPRESS)
     s.add_argument("--json", action="store_true")
 
-    s = sub.add_parser("import", help="import Pi session files (v1-v3); prints the new ids")
+    s = sub.add_parser("import", help="import Pi session files and folders (v1-v3); prints the session ids")
     common(s, argparse.SUPPRESS)
-    s.add_argument("files", nargs="+", metavar="FILE.jsonl")
+    s.add_argument("files", nargs="*", metavar="PATH", help="session files, or folders searched for *.jsonl")
+    s.add_argument("--from-pi", action="store_true", help="import Pi's sessions folder (~/.pi/agent/sessions)")
+    s.add_argument("--force", action="store_true", help="replace sessions that were imported before (same id)")
 
     s = sub.add_parser("export", help="write a session as Pi JSONL (opens in Pi) or Markdown")
     common(s, argparse.SUPPRESS)
@@ -110,6 +112,7 @@ def emit(data: Any) -> None:
 async def cmd_sessions(args: argparse.Namespace) -> int:
     async with catalog_for(args) as catalog:
         rows = await catalog.list()
+        _warn_unreadable(catalog)
     if args.json:
         emit([r.to_json() for r in rows])
         return 0
@@ -122,20 +125,23 @@ async def cmd_sessions(args: argparse.Namespace) -> int:
 
 
 async def cmd_import(args: argparse.Namespace) -> int:
-    from treechat.storage.jsonl import read_session_file
+    from .cli_storage import from_pi_folder, run_import
 
+    paths = [Path(p).expanduser() for p in args.files]
+    if args.from_pi:
+        paths.append(from_pi_folder())
+    if not paths:
+        raise CliError("give session files or folders to import, or --from-pi for Pi's sessions folder")
     async with catalog_for(args) as catalog:
-        for name in args.files:
-            header, entries, leaf_id, report = read_session_file(Path(name))
-            header = {**header, "id": new_session_id()}  # importing twice must not collide
-            storage, load_report = await catalog.import_session(header, entries, leaf_id)
-            skipped = report.skipped + load_report.skipped
-            if skipped:
-                first = (report.problems + load_report.problems)[:1]
-                hint = f" (first: {first[0]})" if first else ""
-                print(f"treechat: warning: {name}: skipped {skipped} unreadable line(s){hint}; everything else was imported", file=sys.stderr)
-            print(storage.session_id)
-    return 0
+        return await run_import(catalog, paths, force=args.force, stdout=sys.stdout)
+
+
+def _warn_unreadable(catalog: SessionCatalog) -> None:
+    """One line for session files a listing had to pass over (JSONL: a damaged file)."""
+    problems = getattr(catalog, "problems", None)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        print(f"treechat: warning: skipped an unreadable session file: {problems[0]}{more}", file=sys.stderr)
 
 
 async def cmd_export(args: argparse.Namespace) -> int:
@@ -154,20 +160,9 @@ async def cmd_export(args: argparse.Namespace) -> int:
             else:
                 sys.stdout.write(text)
             return 0
-        from treechat.storage.jsonl import write_session_file
+        from .cli_storage import stream_export
 
-        meta = await storage.get_metadata()
-        header = {"type": "session", "version": 3, "id": meta.id, "timestamp": meta.created_at, "cwd": meta.cwd}
-        entries = await storage.get_entries()
-        if args.output:
-            write_session_file(Path(args.output), header, entries, session.leaf_id)
-        else:
-            import tempfile
-
-            with tempfile.TemporaryDirectory() as tmp:
-                out = Path(tmp) / "session.jsonl"
-                write_session_file(out, header, entries, session.leaf_id)
-                sys.stdout.write(out.read_text(encoding="utf-8"))
+        await stream_export(storage, args.output, sys.stdout)
     return 0
 
 
@@ -185,25 +180,17 @@ async def cmd_context(args: argparse.Namespace) -> int:
 
 
 async def cmd_tree(args: argparse.Namespace) -> int:
+    from .cli_storage import stream_tree
+
     async with catalog_for(args) as catalog:
-        storage = await catalog.open(args.session)
-        leaf_id = await storage.get_leaf_id()
-        labels = await storage.get_labels()
-        entries = []
-        for entry in await storage.get_entries():
-            data = dump(entry)
-            # A label entry's own `label` field is its content; every other entry gets its
-            # current label (null when none) under the same key.
-            if entry.type != "label":
-                data["label"] = labels.get(entry.id)
-            entries.append(data)
-    emit({"leafId": leaf_id, "entries": entries})
+        await stream_tree(await catalog.open(args.session), sys.stdout)
     return 0
 
 
 async def cmd_search(args: argparse.Namespace) -> int:
     async with catalog_for(args) as catalog:
         hits = await catalog.search(args.query, limit=args.limit)
+        _warn_unreadable(catalog)
     if args.json:
         emit([{"sessionId": h.session_id, "entryId": h.entry_id, "type": h.type, "role": h.role,
                "snippet": h.snippet, "rank": h.rank, "sessionName": h.session_name, "timestamp": h.timestamp}

@@ -150,6 +150,38 @@ class EntryIndex:
         elif t == "session_info":
             self.name = (skel.name.strip() if isinstance(skel.name, str) else "") or None
 
+    def load(
+        self, skels: list[Skeleton], raws: list[Raw], lines: Sequence[int], positions: dict[str, int] | None = None
+    ) -> None:
+        """Index a whole file's entries at once into an empty index (ids already unique): the
+        lists are taken as they are; only labels, names and markers are looked at one by one."""
+        assert not self._skel
+        self._skel, self._raw = skels, raws
+        self._lines = lines if isinstance(lines, list) else list(lines)
+        self._pos = positions if positions is not None else dict(zip([s.id for s in skels], range(len(skels))))
+        special = ("label", "session_info", "leaf")
+        for pos in [p for p, s in enumerate(skels) if s.type in special]:
+            s = skels[pos]
+            if s.type == "label" and isinstance(s.target_id, str):
+                if isinstance(s.label, str) and s.label:
+                    self._labels[s.target_id] = s.label
+                    self._label_ts[s.target_id] = s.timestamp
+                else:
+                    self._labels.pop(s.target_id, None)
+                    self._label_ts.pop(s.target_id, None)
+            elif s.type == "session_info":
+                self.name = (s.name.strip() if isinstance(s.name, str) else "") or None
+        self.leaf_id = None
+        for s in reversed(skels):
+            if s.type != "leaf":
+                self.leaf_id = s.id
+                break
+            if s.target_id is None or (isinstance(s.target_id, str) and s.target_id in self._pos):
+                self.leaf_id = s.target_id
+                break
+            if len(self.problems) < 5:  # a marker naming no entry: ignored, the leaf stays
+                self.problems.append(f"leaf marker {s.id} names a missing entry {s.target_id}; ignored")
+
     def _under(self, parent_id: str | None) -> str | None:
         """Pi, continuing one of our files, appends under a leaf marker (its last line); markers
         are not drawn, so such an entry hangs under the marker's target."""

@@ -73,7 +73,7 @@ def _read_all(fd: int, start: int = 0) -> bytes:
     chunks: list[bytes] = []
     offset = start
     while True:
-        chunk = os.pread(fd, 1 << 24, offset)
+        chunk = os.pread(fd, max(1 << 20, os.fstat(fd).st_size - offset), offset)
         if not chunk:
             return b"".join(chunks)
         chunks.append(chunk)
@@ -179,17 +179,14 @@ class JsonlSessionStorage(IndexedSessionStorage):
         data = _read_all(fd)
         scanned = scan_bytes(data, self.file)
         old, index = self.index, EntryIndex()
-        with gc_paused():
-            for skel, raw, line in zip(scanned.skels, scanned.raws, scanned.lines):
-                index.add(skel, raw, line)
-                if skel.id not in old:
-                    self._unpolled.append(len(index) - 1)
+        index.load(scanned.skels, scanned.raws, scanned.lines, scanned.positions)
+        self._unpolled = [p for p, s in enumerate(scanned.skels) if s.id not in old]
         if old.leaf_id is not None and old.leaf_id in index:
             index.leaf_id = old.leaf_id
         self.index = index
         self.load_report = scanned.report
         self._needs_rewrite = scanned.migrated
-        self._state = _state(st, data.count(b"\n"), scanned.ends_with_newline)
+        self._state = _state(st, scanned.line_count, scanned.ends_with_newline)
 
     async def poll_appended(self) -> AppendedEntries:
         try:
@@ -276,9 +273,7 @@ class JsonlCatalog(IndexedCatalog):
             raise SessionFileError(f"Session file {path} is too large to open") from None
         scanned = scan_bytes(data, path)
         index = EntryIndex()
-        with gc_paused():
-            for skel, raw, line in zip(scanned.skels, scanned.raws, scanned.lines):
-                index.add(skel, raw, line)
+        index.load(scanned.skels, scanned.raws, scanned.lines, scanned.positions)
         record = self.cache.get(path.name, file_key(st))
         if record is not None:
             try:
@@ -287,7 +282,7 @@ class JsonlCatalog(IndexedCatalog):
             except (TypeError, ValueError, KeyError):
                 pass
         header = {**scanned.header, "id": session_id}
-        state = _state(st, data.count(b"\n"), scanned.ends_with_newline)
+        state = _state(st, scanned.line_count, scanned.ends_with_newline)
         return JsonlSessionStorage(header, path, index, scanned.report, state)
 
     def _make(self, header: dict[str, Any]) -> JsonlSessionStorage:

@@ -32,7 +32,7 @@ from .base import (
     write_error,
 )
 from .imports import ImportRecords
-from .index import EntryIndex, gc_paused
+from .index import EntryIndex
 from .indexed import IndexedCatalog, IndexedSessionStorage, index_of
 from .jsonl_cache import SummaryCache, file_key, summary_from
 from .jsonl_format import (

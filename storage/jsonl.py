@@ -289,7 +289,7 @@ class JsonlCatalog(IndexedCatalog):
         path = self.directory / session_file_name(header)
         data = file_lines(header, [])
         try:
-            ensure_dir(self.directory)
+            ensure_dir(self.directory, private=True)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
         except FileExistsError:
             raise SessionFileError(f"Session file {path} already exists") from None

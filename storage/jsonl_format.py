@@ -282,9 +282,17 @@ def file_lines(header: dict[str, Any], raws: Sequence[str | bytes]) -> bytes:
     return b"\n".join([head, *body]) + b"\n"
 
 
-def ensure_dir(directory: Path) -> None:
-    """Create a private folder (0700); an existing one keeps its mode."""
+def ensure_dir(directory: Path, private: bool = False) -> None:
+    """Create a folder (0700). `private`: an existing one of ours is made 0700 too (older
+    versions left the sessions folder 0755)."""
     directory.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+    if private:
+        try:
+            st = directory.stat()
+            if st.st_uid == os.getuid() and st.st_mode & 0o077:
+                directory.chmod(DIR_MODE)
+        except OSError:
+            pass
 
 
 def write_atomic(path: Path, data: bytes | Sequence[bytes], *, mode: int = FILE_MODE) -> None:

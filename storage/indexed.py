@@ -153,6 +153,9 @@ class IndexedSessionStorage:
         """Nothing else can write to a session held in this process's memory."""
         return AppendedEntries()
 
+    def refresh(self) -> None:
+        """Catch up with other writers (a file another process appended to); nothing in memory."""
+
     async def close(self) -> None:
         self.closed = True
 
@@ -275,7 +278,9 @@ class IndexedCatalog:
         return self._new(header)
 
     async def open(self, session_ref: str) -> IndexedSessionStorage:
-        return self._get(self._resolve(session_ref))
+        storage = self._get(self._resolve(session_ref))
+        storage.refresh()
+        return storage
 
     async def latest(self) -> IndexedSessionStorage | None:
         rows = await self.list()

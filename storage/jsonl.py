@@ -188,18 +188,21 @@ class JsonlSessionStorage(IndexedSessionStorage):
         self._needs_rewrite = scanned.migrated
         self._state = _state(st, scanned.line_count, scanned.ends_with_newline)
 
-    async def poll_appended(self) -> AppendedEntries:
+    def refresh(self) -> None:
+        """Fold in what other processes wrote, if the file changed (one stat when it did not)."""
         try:
             st = os.stat(self.file)
         except OSError:
-            return AppendedEntries()
+            return
         s = self._state
-        if s is not None and (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns) == (s.ino, s.dev, s.size, s.mtime_ns):
-            if not self._unpolled:
-                return AppendedEntries()
-        else:
+        if s is None or (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns) != (s.ino, s.dev, s.size, s.mtime_ns):
             with _Locked(self.file, exclusive=False) as (fd, locked):
                 self._sync(fd, locked)
+
+    async def poll_appended(self) -> AppendedEntries:
+        self.refresh()
+        if not self._unpolled:
+            return AppendedEntries()
         positions, self._unpolled = self._unpolled, []
         entries = self.index.fresh_at(positions)
         rows = self.index.rows_at([p for p in positions if self.index.skeleton_at(p).type != "leaf"])

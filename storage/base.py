@@ -220,23 +220,6 @@ class ImportReport:
     def skipped(self) -> int:
         return self.skipped_lines + self.duplicate_ids
 
-    def unique(self, entries: Sequence[Entry], leaf_id: str | None) -> tuple[list[Entry], set[str]]:
-        """The entries to import, each id once (a later duplicate is skipped and counted), and
-        the ids kept. The leaf must be one of them (EntryNotFoundError otherwise)."""
-        kept: list[Entry] = []
-        seen: set[str] = set()
-        for entry in entries:
-            if entry.id in seen:
-                self.duplicate_ids += 1
-                if len(self.problems) < 5:
-                    self.problems.append(f"duplicate entry id {entry.id} skipped")
-                continue
-            seen.add(entry.id)
-            kept.append(entry)
-        if leaf_id is not None and leaf_id not in seen:
-            raise EntryNotFoundError(leaf_id)
-        return kept, seen
-
 
 @dataclass
 class AppendedEntries:

@@ -91,6 +91,7 @@ class EntryIndex:
         self._label_ts: dict[str, str] = {}
         self._states: dict[str, PathState] = {}
         self._dead: set[int] = set()
+        self._rows: dict[int, TreeRow] = {}  # rows computed so far (without their label)
         self.problems: list[str] = []  # lines found invalid when read
         self.leaf_id: str | None = None
         self.name: str | None = None
@@ -452,16 +453,24 @@ class EntryIndex:
         return self.rows_at(range(len(self._skel)))
 
     def rows_at(self, positions: Iterable[int]) -> list[TreeRow]:
+        """Rows are computed once per entry (a view decode and a preview) and kept; only the
+        label, which a later entry can change, is looked up on every read."""
         rows = []
-        labels, under, skel, raw, dead = self._labels, self._under, self._skel, self._raw, self._dead
+        labels, under, skel, raw, dead, cache = self._labels, self._under, self._skel, self._raw, self._dead, self._rows
         for pos in positions:
-            if pos in dead or skel[pos].type == "leaf":
+            if pos in dead:
                 continue
-            try:
-                view = view_of_raw(raw[pos])
-            except (InvalidEntryError, RecursionError, ValueError) as err:
-                self._kill(pos, str(err).splitlines()[0])
-                continue
-            rows.append(TreeRow(view.id, under(view.parent_id), view.type, view.role, view_preview(view),
-                                view.timestamp, labels.get(view.id)))
+            row = cache.get(pos)
+            if row is None:
+                if skel[pos].type == "leaf":
+                    continue
+                try:
+                    view = view_of_raw(raw[pos])
+                except (InvalidEntryError, RecursionError, ValueError) as err:
+                    self._kill(pos, str(err).splitlines()[0])
+                    continue
+                row = cache[pos] = TreeRow(view.id, under(view.parent_id), view.type, view.role, view_preview(view),
+                                           view.timestamp, None)
+            label = labels.get(row.id)
+            rows.append(row if label is None else row._replace(label=label))
         return rows

@@ -145,11 +145,27 @@ class JsonlSessionStorage(IndexedSessionStorage):
     ):
         super().__init__(header, index, path)
         self.file: Path = path
-        self.load_report = load_report or ImportReport(session_id=header["id"])
+        self._load_report = load_report or ImportReport(session_id=header["id"])
         # A v1/v2 file is migrated in memory only; it is rewritten (atomically) at the first write.
         self._needs_rewrite = self.load_report.migrated_from is not None
         self._state = state
         self._unpolled: list[int] = []  # positions of entries other writers appended
+
+    @property
+    def load_report(self) -> ImportReport:
+        """What reading this file had to skip: lines refused at open, and entries whose body
+        turned out invalid when they were read (opening validates only the tree fields)."""
+        r = self._load_report
+        late = self.index.dead
+        if not late:
+            return r
+        problems = (r.problems + self.index.problems)[:5]
+        return ImportReport(r.session_id, r.entries - late, r.skipped_lines + late, r.duplicate_ids, r.migrated_from,
+                            r.repaired, problems)
+
+    @load_report.setter
+    def load_report(self, report: ImportReport) -> None:
+        self._load_report = report
 
     # ------------------------------------------------------------ reading what others wrote
 
@@ -162,11 +178,11 @@ class JsonlSessionStorage(IndexedSessionStorage):
             self._reload(fd, st)
         elif st.st_size > s.size:
             data = _read_all(fd, s.size)
-            scanned = ScannedFile(header=self.header, report=self.load_report)
+            scanned = ScannedFile(header=self.header, report=self._load_report)
             scan_lines(scanned, data, s.lines + 1, seen=set())
             for skel, raw, line in zip(scanned.skels, scanned.raws, scanned.lines):
                 if skel.id in self.index:
-                    self.load_report.duplicate_ids += 1
+                    self._load_report.duplicate_ids += 1
                     continue
                 self._unpolled.append(len(self.index))
                 self.index.add(skel, raw, line, move_leaf=False)

@@ -75,3 +75,58 @@ def test_every_command_on_a_full_disk_is_one_line(tmp_path):
     shutil.copy(FIXTURES / "large-session.v3.jsonl", tmp_path / "s.jsonl")
     done = treechat("--home", str(tmp_path / "h"), "import", str(tmp_path / "s.jsonl"), fsize=4096)
     assert done.returncode == 1 and "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+APPEND_ON_FULL_DISK = """
+import asyncio, resource, signal, sys
+from pathlib import Path
+from treechat.storage import open_catalog
+from treechat.storage.base import StorageWriteError
+from treechat.storage.model import MessageEntry, UserMessage
+
+async def main():
+    cat = await open_catalog(sys.argv[1], Path(sys.argv[2]))
+    s = await cat.open("full")
+    used = sum(p.stat().st_size for p in Path(sys.argv[2]).rglob("*") if p.is_file())
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (used + 2048, used + 2048))
+    try:
+        for i in range(50):
+            await s.append_entry(MessageEntry(id=f"big{i}", parent_id=await s.get_leaf_id(),
+                                              message=UserMessage(content="x" * 50_000)))
+    except StorageWriteError as err:
+        print("refused:", err)
+    await cat.close()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("storage", ["sqlite", "jsonl"])
+async def test_an_append_on_a_full_disk_is_refused_and_stores_nothing_half(tmp_path, storage):
+    import subprocess
+    import sys
+
+    from treechat.storage import open_catalog
+
+    from ..storage.helpers import append_all, assistant, user
+    from .helpers import env
+
+    cat = await open_catalog(storage, tmp_path)
+    s = await cat.create(session_id="full")
+    await append_all(s, user("u1", None), assistant("a1", "u1"))
+    await cat.close()
+    done = subprocess.run([sys.executable, "-c", APPEND_ON_FULL_DISK, storage, str(tmp_path)], capture_output=True,
+                          text=True, env=env(), timeout=60)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert done.stdout.startswith("refused:") and ("full" in done.stdout or "large" in done.stdout), done.stdout
+    cat = await open_catalog(storage, tmp_path)
+    try:
+        s = await cat.open("full")
+        entries = [e.id for e in await s.get_entries()]
+        assert entries[:2] == ["u1", "a1"] and all(e.startswith("big") for e in entries[2:])
+        if storage == "jsonl":
+            assert s.load_report.skipped == 0  # no torn line was left behind
+        await s.append_entry(user("after", await s.get_leaf_id()))  # the session goes on
+    finally:
+        await cat.close()

@@ -326,6 +326,11 @@ class SessionCatalog(Protocol):
     async def has_session(self, session_id: str) -> bool:
         """Whether a session with exactly this id exists."""
 
+    @property
+    def read_only(self) -> str | None:
+        """Why nothing can be saved in this store (opened read-only), or None. Reads and search
+        work either way; a write raises ReadOnlyStorageError with the same reason."""
+
     async def search(
         self, query: str, *, session_id: str | None = None, limit: int = 50
     ) -> builtins.list[SearchHit]: ...

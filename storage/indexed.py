@@ -292,6 +292,10 @@ class IndexedCatalog:
     async def has_session(self, session_id: str) -> bool:
         return session_id in self._ids()
 
+    @property
+    def read_only(self) -> str | None:
+        return None
+
     async def rename(self, session_ref: str, name: str) -> None:
         storage = await self.open(session_ref)
         entry = SessionInfoEntry(id=storage.index.new_id(), parent_id=storage.index.leaf_id, name=name.strip())
@@ -369,7 +373,12 @@ class IndexedCatalog:
         if session_id is not None:
             sessions = [self._get(self._resolve(session_id))]
         else:
-            sessions = [self._get(s.id) for s in await self.list()]
+            sessions = []
+            for row in await self.list():
+                try:
+                    sessions.append(self._get(row.id))
+                except (StorageError, OSError, MemoryError):
+                    continue  # a file that broke since it was listed: the others are still searched
         hits: builtins.list[tuple[int, int, int, SearchHit]] = []
         for order, storage in enumerate(sessions):
             index = storage.index

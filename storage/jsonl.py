@@ -212,8 +212,11 @@ class JsonlSessionStorage(IndexedSessionStorage):
             return
         s = self._state
         if s is None or (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns) != (s.ino, s.dev, s.size, s.mtime_ns):
-            with _Locked(self.file, exclusive=False) as (fd, locked):
-                self._sync(fd, locked)
+            try:
+                with _Locked(self.file, exclusive=False) as (fd, locked):
+                    self._sync(fd, locked)
+            except SessionFileError:
+                return  # removed or unreadable meanwhile: what was read stays readable
 
     async def poll_appended(self) -> AppendedEntries:
         self.refresh()
@@ -266,6 +269,13 @@ class JsonlCatalog(IndexedCatalog):
         self.directory = Path(directory)
         self.cache = SummaryCache(self.directory)
         self.problems: list[str] = []  # files `list` had to pass over, with the reason
+
+    @property
+    def read_only(self) -> str | None:
+        folder = self.directory if self.directory.exists() else self.directory.parent
+        if folder.exists() and not os.access(folder, os.W_OK):
+            return f"the sessions folder {folder} is not writable"
+        return None
 
     def _paths(self) -> dict[str, Path]:
         try:

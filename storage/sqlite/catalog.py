@@ -105,6 +105,10 @@ class SqliteCatalog:
     def path(self) -> Path:
         return self.db.path
 
+    @property
+    def read_only(self) -> str | None:
+        return self.db.read_only
+
     def _storage(self, sid: str, seen_seq: int = 0) -> SqliteSessionStorage:
         return SqliteSessionStorage(self.db, sid, self, seen_seq)
 

@@ -130,3 +130,49 @@ async def test_an_append_on_a_full_disk_is_refused_and_stores_nothing_half(tmp_p
         await s.append_entry(user("after", await s.get_leaf_id()))  # the session goes on
     finally:
         await cat.close()
+
+
+READ_ONLY_PROBE = """
+import asyncio, sys
+from pathlib import Path
+from treechat.storage import open_catalog
+from treechat.storage.base import ReadOnlyStorageError
+
+async def main():
+    cat = await open_catalog(sys.argv[1], Path(sys.argv[2]))
+    s = await cat.open("ro")
+    print(bool(cat.read_only), len(await s.get_entries()))
+    try:
+        await s.append_entry((await s.get_entries())[0].model_copy(update={"id": "new1"}))
+    except ReadOnlyStorageError as err:
+        print("refused:", err)
+    print(len((await s.poll_appended()).entries))
+    await cat.close()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("storage", ["sqlite", "jsonl"])
+async def test_the_catalog_says_it_is_read_only_and_refuses_writes_with_the_reason(tmp_path, storage):
+    import subprocess
+    import sys
+
+    from treechat.storage import open_catalog
+
+    from ..storage.helpers import append_all, assistant, user
+    from .helpers import env
+
+    why = can_mount_read_only()
+    if why:
+        pytest.skip(why)
+    cat = await open_catalog(storage, tmp_path)
+    await append_all(await cat.create(session_id="ro"), user("u1", None), assistant("a1", "u1"))
+    assert cat.read_only is None
+    await cat.close()
+    cmd = ["unshare", "--mount", "sh", "-c", 'mount --bind -o ro "$0" "$0" && exec "$@"', str(tmp_path),
+           sys.executable, "-c", READ_ONLY_PROBE, storage, str(tmp_path)]
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env(), timeout=60)
+    assert done.returncode == 0, done.stderr
+    first, refused, polled = done.stdout.strip().splitlines()
+    assert first == "True 2" and refused.startswith("refused:") and "read-only" in refused and polled == "0"

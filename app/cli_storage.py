@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -163,7 +162,8 @@ async def _total(storage: SessionStorage) -> int | None:
 
 
 async def stream_tree(storage: SessionStorage, out: TextIO) -> None:
-    """`tree --json`: {"leafId", "entries": [...]} with every entry's current label, streamed."""
+    """`tree --json`: {"leafId", "entries": [...]} with every entry's current label, streamed,
+    one entry per line (compact: 100k entries print in seconds, and grep finds them)."""
     leaf_id = await storage.get_leaf_id()
     labels = await storage.get_labels()
     out.write('{\n  "leafId": ' + json.dumps(leaf_id) + ',\n  "entries": [')
@@ -175,8 +175,7 @@ async def stream_tree(storage: SessionStorage, out: TextIO) -> None:
             # current label (null when none) under the same key.
             if entry.type != "label":
                 data["label"] = labels.get(entry.id)
-            text = textwrap.indent(json.dumps(data, ensure_ascii=False, indent=2), "    ")
-            out.write(("\n" if first else ",\n") + text)
+            out.write(("\n    " if first else ",\n    ") + json.dumps(data, ensure_ascii=False))
             first = False
             bar.advance(1)
     out.write("\n  ]\n}\n" if not first else "]\n}\n")

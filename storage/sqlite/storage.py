@@ -22,6 +22,7 @@ from ..base import (
     StorageError,
     TreeRow,
 )
+from ..index import gc_paused
 from ..model import (
     CompactionEntry,
     Entry,
@@ -84,8 +85,12 @@ def _locate(c: sqlite3.Connection, sid: str, entry_id: str) -> tuple[Any, ...]:
 
 
 def _join(payloads: list[tuple[str]]) -> list[Entry]:
-    # One validation call for the whole array is several times faster than parse_entry per row.
-    return parse_entries_json("[" + ",".join(p for (p,) in payloads) + "]") if payloads else []
+    # One validation call for the whole array is several times faster than parse_entry per row;
+    # with the cyclic GC paused, another 3-4x (thousands of new models, no cycles among them).
+    if not payloads:
+        return []
+    with gc_paused():
+        return parse_entries_json("[" + ",".join(p for (p,) in payloads) + "]")
 
 
 def _fresh_id(c: sqlite3.Connection, sid: str) -> str:

@@ -136,9 +136,8 @@ def _load(
             if ms is not None and (newest is None or ms > newest):
                 newest = ms
 
-    def search_rows(start: int, stop: int) -> Iterator[tuple[int, str]]:
-        for i in range(start, stop):
-            v = views[i]
+    def search_rows() -> Iterator[tuple[int, str]]:
+        for i, v in enumerate(views):
             if on_progress is not None and i % _STEP == _STEP - 1:
                 on_progress(_STEP // 2)
             if v.type != "leaf":
@@ -146,11 +145,8 @@ def _load(
                 if text:
                     yield base + i, text
 
-    with fts.bulk_mode(c) as bulk:
-        split = max(0, n - fts.TAIL_ROWS)
-        c.executemany(rows.INSERT_SEARCH, search_rows(0, split))
-        bulk.tail()
-        c.executemany(rows.INSERT_SEARCH, search_rows(split, n))
+    with fts.bulk_mode(c):
+        c.executemany(rows.INSERT_SEARCH, search_rows())
     c.executemany(
         "INSERT INTO labels (session_id, target_id, label, entry_seq, position) VALUES (?,?,?,?,?)",
         [(sid, t, *v) for t, v in labels.items()],

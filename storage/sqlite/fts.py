@@ -16,13 +16,13 @@ So automerge is off (migration 004) and the storage does the merging itself, in 
   costs about a millisecond.
 * level 0 must never hold a large segment (the crisis merge would then finish a large merge
   inside an append). Only a bulk load (import, fork) writes large segments: it flushes FTS5's
-  default 1 MiB of pending data at a time with automerge off (the crisis merge keeps level 0
-  under 16 segments meanwhile), its last TAIL_ROWS rows in 64 KiB flushes (`tail`), then merges
-  level 0 down (`tidy_level0`), finishes any merge in progress and merges any level holding
-  `usermerge` segments (`balance`): appends start from a small level 0 and no pending large
-  merge. (Earlier the whole load flushed 64 KiB at a time with automerge on: 8.6 s instead of
-  2.7 s for the 28 M characters of a 100k-entry session. Appends right after a 100k import are
-  still a little slower at p99 than with that structure — bench/README.md, issue 14.)
+  default 1 MiB of pending data at a time with automerge off (FTS5's crisis merge keeps level 0
+  under 16 segments meanwhile), then merges level 0 down into level 1 (`tidy_level0`) and merges
+  any level that has gathered BALANCE_SEGMENTS segments (`balance`). (Earlier the load ran with
+  64 KiB flushes and automerge on: 8.6 s instead of 2.7 s for the 28 M characters of a
+  100k-entry session.) The price: right after a 100k import, level 1 holds a merge in progress
+  that the next few hundred appends carry a step at a time (append p99 ~4-7 ms there instead of
+  ~2 ms; p50 unchanged). Finishing it at import time cost ~1 s of a 6.5 s import.
 * each entry indexes at most SEARCH_TEXT_LIMIT characters (rows.search_text), so no single
   append tokenizes or writes an unbounded amount.
 """
@@ -33,10 +33,7 @@ import sqlite3
 
 MERGE_EVERY = 4
 MERGE_PAGES = 16
-BALANCE_SEGMENTS = 4  # after a bulk load, a level holding this many segments is merged
-TAIL_HASHSIZE = 64 * 1024  # the last TAIL_ROWS of a load: what stays on level 0 is small
-TAIL_ROWS = 2000
-DEFAULT_HASHSIZE = 1024 * 1024  # FTS5's default
+BALANCE_SEGMENTS = 8  # after a bulk load, a level holding this many segments is merged
 _TIDY_PAGES = 256
 _TIDY_STEPS = 200  # bounds a tidy-up even if the structure is not what we expect
 
@@ -100,28 +97,20 @@ class bulk_mode:
     def __enter__(self) -> "bulk_mode":
         return self
 
-    def tail(self) -> None:
-        """Before the last rows: flush the pending data, then small flushes, so that what stays
-        on level 0 for appends to merge is small."""
-        self.c.execute(_MERGE, (1,))  # a merge command flushes the pending data first
-        self.c.execute(_CONFIG, ("hashsize", TAIL_HASHSIZE))
-
     def __exit__(self, exc_type: object, *_: object) -> None:
         if exc_type is not None:
-            return  # the transaction rolls back, config rows included
-        self.c.execute(_CONFIG, ("hashsize", DEFAULT_HASHSIZE))
+            return  # the transaction rolls back
         tidy_level0(self.c)
         balance(self.c)
 
 
 def balance(c: sqlite3.Connection) -> None:
-    """Finish merges in progress and merge any level above 0 holding BALANCE_SEGMENTS or more
-    segments (bounded steps): appends then never carry a large merge a step at a time."""
+    """Merge while some level holds BALANCE_SEGMENTS or more segments (bounded steps)."""
     c.execute(_CONFIG, ("usermerge", BALANCE_SEGMENTS))
     try:
         for _ in range(_TIDY_STEPS):
             lv = levels(c)
-            if not lv or not any(n >= BALANCE_SEGMENTS or m for n, m in lv[1:]):
+            if not lv or not any(n >= BALANCE_SEGMENTS for n, _ in lv):
                 return
             c.execute(_MERGE, (_TIDY_PAGES * 4,))
     finally:

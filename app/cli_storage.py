@@ -97,14 +97,15 @@ async def _import_one(catalog: SessionCatalog, file: Path, force: bool, summary:
         advance(0.5)
         return
     n = max(len(records), 1)
+    kw = _progress_kw(catalog, lambda k: advance(0.5 * k / n))
     try:
-        storage, report = await catalog.import_records(
-            header, records, report, replace=force, **_progress_kw(catalog, lambda k: advance(0.5 * k / n))
-        )
+        storage, report = await catalog.import_records(header, records, report, replace=force, **kw)
     except StorageError as err:
         summary.failed.append(f"{file}: {err}")
         advance(0.5)
         return
+    if not kw:
+        advance(0.5)  # a backend that does not report its progress: the file is done
     summary.imported.append(storage.session_id)
     summary.entries += report.entries
     summary.repaired += report.repaired

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import json
 import os
 import stat
@@ -16,7 +17,7 @@ from treechat.bootstrap import BACKENDS, load_environment, open_store, pick_sess
 from treechat.config import ConfigError
 from treechat.llm.registry import ModelRefError
 from treechat.storage.base import SearchHit, SessionCatalog, StorageError
-from treechat.storage.model import InvalidEntryError, dump, new_session_id
+from treechat.storage.model import InvalidEntryError
 from treechat.widgets.sanitize import json_for_terminal, visible_line
 
 from . import __version__
@@ -58,9 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
     common(s, argparse.SUPPRESS)
     s.add_argument("--json", action="store_true")
 
-    s = sub.add_parser("import", help="import Pi session files (v1-v3); prints the new ids")
+    s = sub.add_parser("import", help="import Pi session files and folders (v1-v3); prints the session ids")
     common(s, argparse.SUPPRESS)
-    s.add_argument("files", nargs="+", metavar="FILE.jsonl")
+    s.add_argument("files", nargs="*", metavar="PATH", help="session files, or folders searched for *.jsonl")
+    s.add_argument("--from-pi", action="store_true", help="import Pi's sessions folder (~/.pi/agent/sessions)")
+    s.add_argument("--force", action="store_true", help="replace sessions that were imported before (same id)")
 
     s = sub.add_parser("export", help="write a session as Pi JSONL (opens in Pi) or Markdown")
     common(s, argparse.SUPPRESS)
@@ -101,6 +104,20 @@ async def catalog_for(args: argparse.Namespace) -> AsyncIterator[SessionCatalog]
         await catalog.close()
 
 
+class _TerminalSafe(io.TextIOBase):
+    """stdout for streamed JSON: C1 controls and bidi overrides written as \\uXXXX escapes (the
+    same JSON value), as `emit` does for whole documents; `--raw` skips it."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def write(self, text: str) -> int:
+        return self.out.write(json_for_terminal(text))
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
 def emit(data: Any) -> None:
     # JSON already escapes C0 controls; C1 controls and bidi overrides are escaped too (same value)
     sys.stdout.write(json_for_terminal(json.dumps(data, ensure_ascii=False, indent=2)) + "\n")
@@ -120,6 +137,7 @@ def shown(args: argparse.Namespace, text: str, limit: int | None = None) -> str:
 async def cmd_sessions(args: argparse.Namespace) -> int:
     async with catalog_for(args) as catalog:
         rows = await catalog.list()
+        _warn_unreadable(catalog)
     if args.json:
         emit([r.to_json() for r in rows])
         return 0
@@ -132,20 +150,24 @@ async def cmd_sessions(args: argparse.Namespace) -> int:
 
 
 async def cmd_import(args: argparse.Namespace) -> int:
-    from treechat.storage.jsonl import read_session_file
+    from .cli_storage import from_pi_folder, run_import
 
+    paths = [Path(p).expanduser() for p in args.files]
+    if args.from_pi:
+        paths.append(from_pi_folder())
+    if not paths:
+        raise CliError("give session files or folders to import, or --from-pi for Pi's sessions folder")
     async with catalog_for(args) as catalog:
-        for name in args.files:
-            header, entries, leaf_id, report = read_session_file(Path(name))
-            header = {**header, "id": new_session_id()}  # importing twice must not collide
-            storage, load_report = await catalog.import_session(header, entries, leaf_id)
-            skipped = report.skipped + load_report.skipped
-            if skipped:
-                first = (report.problems + load_report.problems)[:1]
-                hint = f" (first: {first[0]})" if first else ""
-                print(f"treechat: warning: {visible_line(name)}: skipped {skipped} unreadable line(s){visible_line(hint)}; everything else was imported", file=sys.stderr)
-            print(storage.session_id)
-    return 0
+        return await run_import(catalog, paths, force=args.force, stdout=sys.stdout)
+
+
+def _warn_unreadable(catalog: SessionCatalog) -> None:
+    """One line for session files a listing had to pass over (JSONL: a damaged file)."""
+    problems = getattr(catalog, "problems", None)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        print(f"treechat: warning: skipped an unreadable session file: {visible_line(problems[0])}{more}",
+              file=sys.stderr)
 
 
 async def cmd_export(args: argparse.Namespace) -> int:
@@ -175,21 +197,9 @@ async def cmd_export(args: argparse.Namespace) -> int:
             else:
                 sys.stdout.write(text)
             return 0
-        from treechat.storage.jsonl import write_session_file
+        from .cli_storage import stream_export
 
-        meta = await storage.get_metadata()
-        header = {"type": "session", "version": 3, "id": meta.id, "timestamp": meta.created_at, "cwd": meta.cwd}
-        entries = await storage.get_entries()
-        if args.output:
-            write_session_file(Path(args.output), header, entries, session.leaf_id)
-        else:
-            import tempfile
-
-            with tempfile.TemporaryDirectory() as tmp:
-                out = Path(tmp) / "session.jsonl"
-                write_session_file(out, header, entries, session.leaf_id)
-                text = out.read_text(encoding="utf-8")
-                sys.stdout.write(text if args.raw else json_for_terminal(text))
+        await stream_export(storage, args.output, sys.stdout if args.raw or args.output else cast(TextIO, _TerminalSafe(sys.stdout)))
     return 0
 
 
@@ -224,19 +234,10 @@ def context_system_prompt(args: argparse.Namespace, active_tools: list[str] | No
 
 
 async def cmd_tree(args: argparse.Namespace) -> int:
+    from .cli_storage import stream_tree
+
     async with catalog_for(args) as catalog:
-        storage = await catalog.open(args.session)
-        leaf_id = await storage.get_leaf_id()
-        labels = await storage.get_labels()
-        entries = []
-        for entry in await storage.get_entries():
-            data = dump(entry)
-            # A label entry's own `label` field is its content; every other entry gets its
-            # current label (null when none) under the same key.
-            if entry.type != "label":
-                data["label"] = labels.get(entry.id)
-            entries.append(data)
-    emit({"leafId": leaf_id, "entries": entries})
+        await stream_tree(await catalog.open(args.session), sys.stdout if args.raw else cast(TextIO, _TerminalSafe(sys.stdout)))
     return 0
 
 
@@ -244,6 +245,7 @@ async def cmd_search(args: argparse.Namespace) -> int:
     async with catalog_for(args) as catalog:
         # SessionCatalog's method named `list` shadows the builtin in its annotations; say what it is
         hits = cast("Sequence[SearchHit]", await catalog.search(args.query, limit=args.limit))
+        _warn_unreadable(catalog)
     if args.json:
         emit([{"sessionId": h.session_id, "entryId": h.entry_id, "type": h.type, "role": h.role,
                "snippet": h.snippet, "rank": h.rank, "sessionName": h.session_name, "timestamp": h.timestamp}

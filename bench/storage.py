@@ -8,6 +8,11 @@ Prints one JSON object per measurement. Text is drawn from a ~9k-word Zipf-like 
 Pi (`npm install @mariozechner/pi-coding-agent@0.73.1` in --pi-dir) is timed by a node script
 written to a temp dir: SessionManager.open(file) + buildSessionContext() on the same session
 saved as a Pi JSONL file. Budgets for sqlite at 100k are in issue 3.
+
+Process to process (issue 14): each side starts a fresh process that opens the session file and
+builds the context once (`pi_process`, `ours_process` per backend, median of 3 spawns), and
+`import_process` times `python -m treechat import FILE` into a fresh SQLite home; `process_ratio`
+and `import_ratio` compare them with Pi's process.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from treechat.session.context import build_context  # noqa: E402
 from treechat.storage import open_catalog  # noqa: E402
-from treechat.storage.jsonl import read_session_file  # noqa: E402
+from treechat.storage.imports import read_records  # noqa: E402
 from treechat.storage.model import ENTRY_TYPES, Entry, parse_entries_json  # noqa: E402
 
 assert "message" in ENTRY_TYPES
@@ -164,8 +169,8 @@ async def bench_backend(kind: str, size: int, entries: list[Entry], leaf: str, p
     home.mkdir()
     cat = await open_catalog(kind, home)
     t0 = time.perf_counter()
-    header, parsed, file_leaf, _ = read_session_file(pi_file)
-    storage, report = await cat.import_session(header, parsed, file_leaf)
+    header, records, report = read_records(pi_file)
+    storage, report = await cat.import_records(header, records, report)
     emit(bench="import", backend=kind, entries=size, ms=ms_since(t0), imported=report.entries)
     sid = storage.session_id
     result: dict = {}
@@ -291,9 +296,87 @@ def run_pi(pi_dir: Path, pi_file: Path, work: Path, runs: int) -> dict | None:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+OURS_SCRIPT = """
+import asyncio, sys
+from pathlib import Path
+from treechat.session.context import build_context
+from treechat.storage import open_catalog
+
+async def main():
+    cat = await open_catalog(sys.argv[1], Path(sys.argv[2]))
+    s = await cat.open(sys.argv[3])
+    leaf = await s.get_leaf_id()
+    ctx = build_context(await s.get_path_to_root_or_compaction(leaf), await s.get_path_state(leaf))
+    print(len(ctx.messages))
+    await cat.close()
+
+asyncio.run(main())
+"""
+
+
+def spawn_ms(argv: list[str], runs: int = 3) -> tuple[float, str]:
+    """Median wall time of `runs` fresh processes (spawn to exit), and the last one's stdout."""
+    times, out = [], ""
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        times.append(ms_since(t0))
+        if done.returncode != 0:
+            raise RuntimeError(done.stderr[-500:])
+        out = done.stdout
+    return round(statistics.median(times), 3), out
+
+
+def import_cli(pi_file: Path, home: Path, kind: str) -> float:
+    """`python -m treechat import FILE` into `home`, spawn to exit, ms."""
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "treechat", "--home", str(home), "--storage", kind, "import",
+                           str(pi_file)], capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-500:])
+    return ms_since(t0)
+
+
+def bench_processes(size: int, pi_dir: Path, pi_file: Path, work: Path, kinds: list[str]) -> None:
+    """Pi and us, process to process: open the session and build its context once; and our
+    import of the same file into a fresh SQLite home."""
+    entry = pi_dir / "node_modules/@mariozechner/pi-coding-agent/dist/index.js"
+    node = shutil.which("node")
+    pi_ms = None
+    if entry.exists() and node is not None:
+        script = work / "pi_once.mjs"
+        script.write_text(PI_SCRIPT.replace("%s", json.dumps(entry.as_uri()), 1).replace("%d", "1", 1))
+        copy = work / "pi-once.jsonl"
+        shutil.copyfile(pi_file, copy)
+        pi_ms, out = spawn_ms([node, str(script), str(copy)])
+        emit(bench="pi_process", backend="pi", entries=size, ms=pi_ms, messages=json.loads(out)["messages"])
+    import_times = []
+    for i in range(3):
+        home = work / f"import-{size}-{i}"
+        import_times.append(import_cli(pi_file, home, "sqlite"))
+        if i:
+            shutil.rmtree(home)
+    import_ms = round(statistics.median(import_times), 3)
+    emit(bench="import_process", backend="sqlite", entries=size, ms=import_ms)
+    if pi_ms:
+        emit(bench="import_ratio", backend="sqlite", entries=size, pi_ms=pi_ms, import_ms=import_ms,
+             times_pi=round(import_ms / pi_ms, 2))
+    script = work / "ours_once.py"
+    script.write_text(OURS_SCRIPT)
+    for kind in kinds:
+        home = work / f"import-{size}-0"
+        if kind != "sqlite":
+            home = work / f"proc-{kind}-{size}"
+            import_cli(pi_file, home, kind)
+        ms, out = spawn_ms([sys.executable, str(script), kind, str(home), f"bench-{size}"])
+        emit(bench="ours_process", backend=kind, entries=size, ms=ms, messages=int(out.strip()))
+        if pi_ms:
+            emit(bench="process_ratio", backend=kind, entries=size, pi_ms=pi_ms, ours_ms=ms, ratio=round(pi_ms / ms, 2))
+
+
 def available(kind: str) -> bool:
     try:
-        importlib.import_module(f"storage.{kind}")
+        importlib.import_module(f"treechat.storage.{kind}")
         return True
     except ImportError:
         return False
@@ -305,6 +388,8 @@ async def main() -> None:
     ap.add_argument("--sizes", help="comma-separated session sizes (default 1000,10000,100000)")
     ap.add_argument("--pi-dir", type=Path, default=Path("/tmp/pibench"), help="where pi-coding-agent is installed")
     ap.add_argument("--backends", default="memory,jsonl,sqlite")
+    ap.add_argument("--no-process", action="store_true", help="skip the process-to-process runs")
+    ap.add_argument("--no-search", action="store_true", help="skip the search corpus")
     args = ap.parse_args()
     sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else ([1000, 10_000] if args.quick else [1000, 10_000, 100_000])
     backends = [b for b in args.backends.split(",") if available(b)]
@@ -321,6 +406,8 @@ async def main() -> None:
                 run = work / f"{kind}-{size}"
                 run.mkdir()
                 results[kind] = await bench_backend(kind, size, entries, leaf, pi_file, run)
+            if size >= 10_000 and not args.no_process:
+                bench_processes(size, args.pi_dir, pi_file, work, [k for k in backends if k != "memory"])
             pi = run_pi(args.pi_dir, pi_file, work, 3 if size >= 100_000 else 7)
             if pi is None:
                 emit(bench="pi_open_context", entries=size, note=f"skipped: no pi-coding-agent under {args.pi_dir} or no node")
@@ -330,7 +417,7 @@ async def main() -> None:
                 ours = r["open"] + r["context"]
                 emit(bench="pi_ratio", backend=kind, entries=size, pi_ms=round(pi["median"], 3), ours_ms=round(ours, 3),
                      ratio=round(pi["median"] / ours, 1), same_messages=pi["messages"] == r["messages"])
-        if "sqlite" in backends:
+        if "sqlite" in backends and not args.no_search:
             await bench_search(*((100, 200) if args.quick else (1000, 200)), work)
 
 

@@ -1,154 +1,170 @@
-"""Pure functions every backend shares: how one entry changes the aggregates, previews.
+"""Pure functions every backend shares: how one entry changes the aggregates, previews, text.
 
-SQLite applies them incrementally on append (so opening replays nothing); the in-memory index
-applies them while walking. Keeping one definition keeps the backends in agreement.
+They are written once, on `views.EntryView` (decoded from JSON without pydantic), so that a bulk
+import, a lazily opened JSONL file and an incremental SQLite append all compute the same values.
+The `Entry`-taking names (`tree_row`, `entry_preview`, `advance_path_state`, …) are thin wrappers.
+
+Path state is also available as a plain tuple (`StateTuple`, `advance_state`): a 100k-entry
+import computes 100k states, and building frozen dataclasses with `replace` cost ~2 s of that.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from typing import Any
 
 from .base import PathState, SessionStats, TreeRow
-from .model import (
-    ActiveToolsChangeEntry,
-    AssistantMessage,
-    BranchSummaryEntry,
-    CompactionEntry,
-    CustomMessageEntry,
-    Entry,
-    LabelEntry,
-    MessageEntry,
-    ModelChangeEntry,
-    SessionInfoEntry,
-    TextContent,
-    ThinkingLevelChangeEntry,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-    message_text,
-)
+from .model import Entry, iso_to_ms
+from .views import Block, EntryView, MessageView, view_of_entry
 
 PREVIEW_CHARS = 120
+
+# (depth, message_count, input, output, cache_read, cache_write, cost, context_tokens, model,
+#  thinking_level, active_tool_names): PathState's fields in order.
+StateTuple = tuple[int, int, int, int, int, int, float, int, Any, str, Any]
+EMPTY_STATE: StateTuple = (0, 0, 0, 0, 0, 0, 0.0, 0, None, "off", None)
+_KNOWN_ROLES = {"user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary"}
+
+
+def _usage(msg: MessageView) -> tuple[int, int, int, int, int, float]:
+    u = msg.usage
+    if u is None:
+        return 0, 0, 0, 0, 0, 0.0
+    return u.input, u.output, u.cache_read, u.cache_write, u.total_tokens, (u.cost.total if u.cost else 0.0)
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def advance_state(s: StateTuple, v: EntryView) -> StateTuple:
+    """The state at `v`, given the state at its parent (build_session_context's rules)."""
+    t = v.type
+    depth = s[0] + 1
+    if t == "message":
+        msg = v.message
+        if msg is not None and msg.role == "assistant":
+            i, o, cr, cw, total, cost = _usage(msg)
+            ctx = 0 if msg.stop_reason in ("error", "aborted") else (total or i + o + cr + cw)
+            model = {"provider": _str(msg.provider), "modelId": _str(msg.model)}
+            return (depth, s[1] + 1, s[2] + i, s[3] + o, s[4] + cr, s[5] + cw, s[6] + cost, ctx or s[7], model,
+                    s[9], s[10])
+        return (depth, s[1] + 1, *s[2:])
+    if t == "thinking_level_change" and isinstance(v.thinking_level, str):
+        return (depth, *s[1:9], v.thinking_level, s[10])
+    if t == "model_change" and isinstance(v.provider, str) and isinstance(v.model_id, str):
+        return (depth, *s[1:8], {"provider": v.provider, "modelId": v.model_id}, *s[9:])
+    if t == "active_tools_change" and v.active_tool_names is not None:
+        return (depth, *s[1:10], list(v.active_tool_names))
+    return (depth, *s[1:])
+
+
+def state_tuple(state: PathState) -> StateTuple:
+    return (state.depth, state.message_count, state.input_tokens, state.output_tokens, state.cache_read_tokens,
+            state.cache_write_tokens, state.cost_total, state.context_tokens, state.model, state.thinking_level,
+            state.active_tool_names)
+
+
+def path_state(s: StateTuple) -> PathState:
+    return PathState(*s)
 
 
 def advance_path_state(state: PathState, entry: Entry) -> PathState:
     """The PathState at `entry`, given the state at its parent."""
-    if isinstance(entry, MessageEntry):
-        msg = entry.message
-        if isinstance(msg, AssistantMessage):
-            u = msg.usage
-            return replace(
-                state,
-                depth=state.depth + 1,
-                message_count=state.message_count + 1,
-                input_tokens=state.input_tokens + u.input,
-                output_tokens=state.output_tokens + u.output,
-                cache_read_tokens=state.cache_read_tokens + u.cache_read,
-                cache_write_tokens=state.cache_write_tokens + u.cache_write,
-                cost_total=state.cost_total + u.cost.total,
-                context_tokens=context_tokens_of(msg) or state.context_tokens,
-                model={"provider": msg.provider, "modelId": msg.model},
-            )
-        return replace(state, depth=state.depth + 1, message_count=state.message_count + 1)
-    if isinstance(entry, ThinkingLevelChangeEntry):
-        return replace(state, depth=state.depth + 1, thinking_level=entry.thinking_level)
-    if isinstance(entry, ModelChangeEntry):
-        model = {"provider": entry.provider, "modelId": entry.model_id}
-        return replace(state, depth=state.depth + 1, model=model)
-    if isinstance(entry, ActiveToolsChangeEntry):
-        tools = list(entry.active_tool_names)
-        return replace(state, depth=state.depth + 1, active_tool_names=tools)
-    return replace(state, depth=state.depth + 1)
+    return PathState(*advance_state(state_tuple(state), view_of_entry(entry)))
 
 
-def context_tokens_of(msg: AssistantMessage) -> int:
-    """Tokens the model saw plus what it wrote, as Pi's calculateContextTokens (0 for failures)."""
-    if msg.stop_reason in ("error", "aborted"):
-        return 0
-    u = msg.usage
-    return u.total_tokens or (u.input + u.output + u.cache_read + u.cache_write)
+class StatsAccumulator:
+    """Whole-session aggregates, accumulated in place (one entry at a time, leaf markers excluded)."""
+
+    __slots__ = ("entries", "messages", "users", "assistants", "tool_results", "input", "output", "cache_read",
+                 "cache_write", "total", "cost")
+
+    def __init__(self, stats: SessionStats | None = None) -> None:
+        s = stats or SessionStats()
+        self.entries, self.messages, self.users = s.entry_count, s.message_count, s.user_messages
+        self.assistants, self.tool_results = s.assistant_messages, s.tool_results
+        self.input, self.output, self.cache_read = s.input_tokens, s.output_tokens, s.cache_read_tokens
+        self.cache_write, self.total, self.cost = s.cache_write_tokens, s.total_tokens, s.cost_total
+
+    def add(self, v: EntryView) -> None:
+        self.entries += 1
+        if v.type != "message":
+            return
+        self.messages += 1
+        msg = v.message
+        role = msg.role if msg is not None else None
+        if role == "user":
+            self.users += 1
+        elif role == "toolResult":
+            self.tool_results += 1
+        elif role == "assistant" and msg is not None:
+            i, o, cr, cw, total, cost = _usage(msg)
+            self.assistants += 1
+            self.input += i
+            self.output += o
+            self.cache_read += cr
+            self.cache_write += cw
+            self.total += total or i + o + cr + cw
+            self.cost += cost
+
+    def stats(self) -> SessionStats:
+        return SessionStats(self.entries, self.messages, self.users, self.assistants, self.tool_results, self.input,
+                            self.output, self.cache_read, self.cache_write, self.total, self.cost)
 
 
 def advance_stats(stats: SessionStats, entry: Entry) -> SessionStats:
     """Whole-session aggregates after appending `entry`."""
-    stats = replace(stats, entry_count=stats.entry_count + 1)
-    if not isinstance(entry, MessageEntry):
-        return stats
-    msg = entry.message
-    stats = replace(stats, message_count=stats.message_count + 1)
-    if isinstance(msg, UserMessage):
-        return replace(stats, user_messages=stats.user_messages + 1)
-    if isinstance(msg, ToolResultMessage):
-        return replace(stats, tool_results=stats.tool_results + 1)
-    if isinstance(msg, AssistantMessage):
-        u = msg.usage
-        return replace(
-            stats,
-            assistant_messages=stats.assistant_messages + 1,
-            input_tokens=stats.input_tokens + u.input,
-            output_tokens=stats.output_tokens + u.output,
-            cache_read_tokens=stats.cache_read_tokens + u.cache_read,
-            cache_write_tokens=stats.cache_write_tokens + u.cache_write,
-            total_tokens=stats.total_tokens + (u.total_tokens or u.input + u.output + u.cache_read + u.cache_write),
-            cost_total=stats.cost_total + u.cost.total,
-        )
-    return stats
+    acc = StatsAccumulator(stats)
+    acc.add(view_of_entry(entry))
+    return acc.stats()
 
 
-def entry_role(entry: Entry) -> str | None:
-    return getattr(entry.message, "role", None) if isinstance(entry, MessageEntry) else None
+# ---------------------------------------------------------------- text
 
 
-def entry_text(entry: Entry) -> str:
-    """The searchable text of an entry (what a person would look for)."""
-    if isinstance(entry, MessageEntry):
-        msg = entry.message
-        parts = [message_text(msg)]
-        content = getattr(msg, "content", None)
-        if isinstance(content, list):
-            for block in content:
-                if isinstance(block, ToolCall):
-                    parts.append(f"{block.name} {block.arguments}")
-                elif getattr(block, "type", None) == "thinking":
-                    parts.append(getattr(block, "thinking", ""))
-        if isinstance(msg, ToolResultMessage):
-            parts.insert(0, msg.tool_name)
-        return "\n".join(p for p in parts if p)
-    if isinstance(entry, (CompactionEntry, BranchSummaryEntry)):
-        return entry.summary
-    if isinstance(entry, CustomMessageEntry):
-        c = entry.content
-        return c if isinstance(c, str) else "\n".join(b.text for b in c if isinstance(b, TextContent))
-    if isinstance(entry, LabelEntry):
-        return entry.label or ""
-    if isinstance(entry, SessionInfoEntry):
-        return entry.name or ""
+def _text_of(content: str | list[Block] | None, sep: str = "\n") -> str:
+    if isinstance(content, str):
+        return content
+    if content:
+        return sep.join(b.text for b in content if b.type == "text" and isinstance(b.text, str))
     return ""
 
 
-def entry_preview(entry: Entry) -> str:
-    """One line for the tree: the first non-empty line of the text, or what the entry did."""
-    if isinstance(entry, ThinkingLevelChangeEntry):
-        return f"thinking: {entry.thinking_level}"
-    if isinstance(entry, ModelChangeEntry):
-        return f"model: {entry.provider}/{entry.model_id}"
-    if isinstance(entry, ActiveToolsChangeEntry):
-        return "tools: " + (", ".join(entry.active_tool_names) or "none")
-    if isinstance(entry, LabelEntry):
-        return f"label {entry.target_id}: {entry.label or '(cleared)'}"
-    if isinstance(entry, SessionInfoEntry):
-        return f"name: {entry.name or '(cleared)'}"
-    if isinstance(entry, MessageEntry):
-        msg = entry.message
-        if isinstance(msg, AssistantMessage):
-            text = message_text(msg).strip()
-            if not text:
-                calls = [b.name for b in msg.content if isinstance(b, ToolCall)]
-                text = ("→ " + ", ".join(calls)) if calls else (msg.error_message or f"({msg.stop_reason})")
-            return _first_line(text)
-        if isinstance(msg, ToolResultMessage):
-            return _first_line(f"{msg.tool_name}: {message_text(msg).strip()}")
-    return _first_line(entry_text(entry).strip())
+def message_text(msg: MessageView) -> str:
+    """All plain text of a message (text blocks joined; summaries; bash command + output)."""
+    if msg.content is not None and (msg.role in _KNOWN_ROLES or isinstance(msg.content, str)):
+        return _text_of(msg.content)
+    if msg.role in ("branchSummary", "compactionSummary"):
+        return _str(msg.summary)
+    if msg.role == "bashExecution":
+        return f"{_str(msg.command)}\n{_str(msg.output)}"
+    return ""
+
+
+def view_text(v: EntryView) -> str:
+    """The searchable text of an entry (what a person would look for)."""
+    t = v.type
+    if t == "message" and v.message is not None:
+        msg = v.message
+        parts = [message_text(msg)]
+        if isinstance(msg.content, list) and msg.role in _KNOWN_ROLES:
+            for b in msg.content:
+                if b.type == "toolCall":
+                    parts.append(f"{_str(b.name)} {b.arguments if b.arguments is not None else {}}")
+                elif b.type == "thinking":
+                    parts.append(_str(b.thinking))
+        if msg.role == "toolResult":
+            parts.insert(0, _str(msg.tool_name))
+        return "\n".join(p for p in parts if p)
+    if t in ("compaction", "branch_summary"):
+        return _str(v.summary)
+    if t == "custom_message":
+        return _text_of(v.content)
+    if t == "label":
+        return _str(v.label)
+    if t == "session_info":
+        return _str(v.name)
+    return ""
 
 
 def _first_line(text: str) -> str:
@@ -159,13 +175,71 @@ def _first_line(text: str) -> str:
     return ""
 
 
+def view_preview(v: EntryView) -> str:
+    """One line for the tree: the first non-empty line of the text, or what the entry did."""
+    t = v.type
+    if t == "thinking_level_change":
+        return f"thinking: {_str(v.thinking_level)}"
+    if t == "model_change":
+        return f"model: {_str(v.provider)}/{_str(v.model_id)}"
+    if t == "active_tools_change":
+        return "tools: " + (", ".join(v.active_tool_names or ()) or "none")
+    if t == "label":
+        return f"label {_str(v.target_id)}: {_str(v.label) or '(cleared)'}"
+    if t == "session_info":
+        return f"name: {_str(v.name) or '(cleared)'}"
+    if t == "message" and v.message is not None:
+        msg = v.message
+        if msg.role == "assistant":
+            text = message_text(msg).strip()
+            if not text:
+                blocks = msg.content if isinstance(msg.content, list) else []
+                calls = [_str(b.name) for b in blocks if b.type == "toolCall"]
+                text = ("→ " + ", ".join(calls)) if calls else (_str(msg.error_message) or f"({_str(msg.stop_reason) or 'stop'})")
+            return _first_line(text)
+        if msg.role == "toolResult":
+            return _first_line(f"{_str(msg.tool_name)}: {message_text(msg).strip()}")
+    return _first_line(view_text(v).strip())
+
+
+def first_user_text(v: EntryView) -> str:
+    """The text a session list shows for its first user message ('' if this is not one)."""
+    if v.type == "message" and v.message is not None and v.message.role == "user":
+        return _text_of(v.message.content, " ").strip()
+    return ""
+
+
+def message_ms(v: EntryView) -> float | None:
+    """When a user/assistant message was written (Pi's `modified` looks only at those)."""
+    msg = v.message
+    if v.type != "message" or msg is None or msg.role not in ("user", "assistant"):
+        return None
+    ts = msg.timestamp
+    ms = ts if isinstance(ts, (int, float)) and not isinstance(ts, bool) else iso_to_ms(v.timestamp)
+    return ms if ms == ms else None  # NaN: unparseable
+
+
+def view_row(v: EntryView, label: str | None = None, parent_id: str | None = None) -> TreeRow:
+    return TreeRow(v.id, parent_id if parent_id is not None else v.parent_id, v.type, v.role, view_preview(v),
+                   v.timestamp, label)
+
+
+# ---------------------------------------------------------------- Entry wrappers
+
+
+def entry_role(entry: Entry) -> str | None:
+    message = getattr(entry, "message", None) if entry.type == "message" else None
+    role = getattr(message, "role", None)
+    return role if isinstance(role, str) else None
+
+
+def entry_text(entry: Entry) -> str:
+    return view_text(view_of_entry(entry))
+
+
+def entry_preview(entry: Entry) -> str:
+    return view_preview(view_of_entry(entry))
+
+
 def tree_row(entry: Entry, label: str | None = None) -> TreeRow:
-    return TreeRow(
-        id=entry.id,
-        parent_id=entry.parent_id,
-        type=entry.type,
-        role=entry_role(entry),
-        preview=entry_preview(entry),
-        timestamp=entry.timestamp,
-        label=label,
-    )
+    return view_row(view_of_entry(entry), label)

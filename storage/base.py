@@ -6,6 +6,7 @@ Every backend (SQLite, JSONL, in-memory) implements both and passes the same con
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, Sequence, runtime_checkable
 
@@ -58,6 +59,32 @@ class AmbiguousSessionError(StorageError):
 
 class SessionFileError(StorageError):
     """A session file that cannot be read at all (missing, unreadable, not a session)."""
+
+
+class DamagedStorageError(StorageError):
+    """The store exists but cannot be read as one (a truncated or garbage database). The file is
+    left as it is; the message names it and says what to do (move it aside)."""
+
+
+class ReadOnlyStorageError(StorageError):
+    """A write to a store that was opened read-only (its folder or file is not writable); reads
+    and search still work. The message says why."""
+
+
+class StorageWriteError(StorageError):
+    """A write failed part-way (disk full, I/O error, file system turned read-only). Nothing of
+    the failed write was stored; what was stored before is intact."""
+
+
+def write_error(err: OSError, what: str) -> StorageError:
+    """The typed error for an OSError raised while writing `what`."""
+    import errno
+
+    if err.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return ReadOnlyStorageError(f"Cannot write {what}: {err.strerror or err} (the store is read-only)")
+    if err.errno in (errno.ENOSPC, errno.EDQUOT):
+        return StorageWriteError(f"Cannot write {what}: the disk is full; free some space and try again")
+    return StorageWriteError(f"Cannot write {what}: {err.strerror or err}")
 
 
 # ---------------------------------------------------------------- value objects
@@ -186,28 +213,25 @@ class ImportReport:
     skipped_lines: int = 0  # not JSON, or not a valid entry
     duplicate_ids: int = 0
     migrated_from: int | None = None  # file version before in-memory migration
+    repaired: int = 0  # parent cycles broken (the entry that closed one became a root)
     problems: list[str] = field(default_factory=list)  # first few, human readable
 
     @property
     def skipped(self) -> int:
         return self.skipped_lines + self.duplicate_ids
 
-    def unique(self, entries: Sequence[Entry], leaf_id: str | None) -> tuple[list[Entry], set[str]]:
-        """The entries to import, each id once (a later duplicate is skipped and counted), and
-        the ids kept. The leaf must be one of them (EntryNotFoundError otherwise)."""
-        kept: list[Entry] = []
-        seen: set[str] = set()
-        for entry in entries:
-            if entry.id in seen:
-                self.duplicate_ids += 1
-                if len(self.problems) < 5:
-                    self.problems.append(f"duplicate entry id {entry.id} skipped")
-                continue
-            seen.add(entry.id)
-            kept.append(entry)
-        if leaf_id is not None and leaf_id not in seen:
-            raise EntryNotFoundError(leaf_id)
-        return kept, seen
+
+@dataclass
+class AppendedEntries:
+    """What other writers (another process, another catalog) appended to a session since this
+    storage object last looked: the entries in append order (leaf markers included: they never
+    move this process's leaf) and the tree rows of the non-marker ones (labels as they are now)."""
+
+    entries: list[Entry] = field(default_factory=list)
+    rows: list[TreeRow] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.entries)
 
 
 # ---------------------------------------------------------------- protocols
@@ -245,6 +269,14 @@ class SessionStorage(Protocol):
     async def get_path_to_root_or_compaction(self, leaf_id: str) -> list[Entry]: ...
     async def get_entries(self, cursor: EntryCursor | None = None) -> list[Entry]: ...
     async def get_tree_rows(self) -> list[TreeRow]: ...
+
+    async def poll_appended(self) -> AppendedEntries:
+        """Entries that other writers (another process or catalog) appended to this session since
+        this object last looked, in order; empty when there are none. Cheap enough to call once a
+        second (JSONL: one stat; SQLite: one indexed query). It never moves this object's leaf
+        (`get_leaf_id` of JSONL and memory is this process's; SQLite's is the last writer's)."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -282,10 +314,25 @@ class SessionCatalog(Protocol):
         self, header: dict[str, Any], entries: Sequence[Entry], leaf_id: str | None
     ) -> tuple[SessionStorage, ImportReport]:
         """Bulk-load already-parsed entries (from a Pi file). Duplicate ids are skipped and
-        counted; orphans are kept (they show as roots)."""
+        counted; orphans are kept (they show as roots); parent cycles are broken (reported).
+        All or nothing: a failed import leaves no session behind."""
+
+    async def import_records(
+        self, header: dict[str, Any], records: Any, report: ImportReport, *, replace: bool = False
+    ) -> tuple[SessionStorage, ImportReport]:
+        """The fast path of import: `imports.ImportRecords` read by `imports.read_records`.
+        The header's id is kept; StorageError if it exists unless `replace`."""
+
+    async def has_session(self, session_id: str) -> bool:
+        """Whether a session with exactly this id exists."""
+
+    @property
+    def read_only(self) -> str | None:
+        """Why nothing can be saved in this store (opened read-only), or None. Reads and search
+        work either way; a write raises ReadOnlyStorageError with the same reason."""
 
     async def search(
         self, query: str, *, session_id: str | None = None, limit: int = 50
-    ) -> list[SearchHit]: ...
+    ) -> builtins.list[SearchHit]: ...
 
     async def close(self) -> None: ...

@@ -7,13 +7,15 @@ hooks a subclass provides (which ids exist, how to load, create and remove a ses
 
 from __future__ import annotations
 
+import builtins
 import re
 from pathlib import Path
 from typing import Any, Sequence
 
-from .aggregates import entry_role, entry_text
+from .aggregates import view_text
 from .base import (
     AmbiguousSessionError,
+    AppendedEntries,
     EntryCursor,
     ImportReport,
     PathState,
@@ -24,19 +26,20 @@ from .base import (
     StorageError,
     TreeRow,
 )
-from .index import EntryIndex, entry_json, gc_paused, ms_to_iso
+from .imports import ImportRecords, prepare_records
+from .index import EntryIndex, entry_json, gc_paused, ms_to_iso, view_of_raw
 from .model import (
     Entry,
+    InvalidEntryError,
     LabelEntry,
     LeafEntry,
     SessionInfoEntry,
     SessionMetadata,
     iso_to_ms,
-    new_entry_id,
     new_session_id,
     now_iso,
-    parse_entry,
 )
+from .views import decode_skeleton, skeleton_of, view_of_entry
 
 
 def new_header(session_id: str, cwd: str = "", **extra: Any) -> dict[str, Any]:
@@ -68,13 +71,12 @@ class IndexedSessionStorage:
     def _persist(self, lines: list[str]) -> None:
         """Make `lines` (JSON, no newline) durable before they are indexed. In memory: nothing."""
 
-    def _append_many(self, entries: Sequence[Entry]) -> None:
-        """Bulk append of entries already known to be consistent (fork, import): one write."""
-        with gc_paused():
-            lines = [entry_json(e) for e in entries]
-            self._persist(lines)
-            for entry, line in zip(entries, lines):
-                self.index.add(entry, line)
+    def _write(self, lines: list[str]) -> None:
+        """Persist and index lines this process wrote (the leaf follows them)."""
+        skels = [decode_skeleton(line) for line in lines]
+        self._persist(lines)
+        for skel, line in zip(skels, lines):
+            self.index.add(skel, line)
 
     # ------------------------------------------------------------ SessionStorage
 
@@ -99,9 +101,7 @@ class IndexedSessionStorage:
         if leaf_id == self.index.leaf_id:
             return  # already where the file says it is; a marker would change nothing
         marker = LeafEntry(id=self.index.new_id(), parent_id=leaf_id, target_id=leaf_id)
-        line = entry_json(marker)
-        self._persist([line])
-        self.index.add(parse_entry(line), line)
+        self._write([entry_json(marker)])
 
     async def create_entry_id(self) -> str:
         return self.index.new_id()
@@ -110,19 +110,17 @@ class IndexedSessionStorage:
         if isinstance(entry, LeafEntry):
             raise StorageError("A leaf entry is written by set_leaf_id, not append_entry")
         self.index.check_append(entry)
-        line = entry_json(entry)
-        self._persist([line])
-        # Index a private copy so later changes to the caller's object cannot reach the store.
-        self.index.add(parse_entry(line), line)
+        # The stored line is a private copy: later changes to the caller's object cannot reach it.
+        self._write([entry_json(entry)])
 
     async def get_entry(self, entry_id: str) -> Entry | None:
         return self.index.fresh_one(entry_id)
 
     async def find_entries(self, type: str) -> list[Entry]:
-        return self.index.fresh(self.index.of_type(type))
+        return self.index.fresh_at(self.index.of_type(type))
 
     async def get_children(self, parent_id: str | None) -> list[Entry]:
-        return self.index.fresh(self.index.children_of(parent_id))
+        return self.index.fresh_at(self.index.children_of(parent_id))
 
     async def get_label(self, entry_id: str) -> str | None:
         return self.index.label(entry_id)
@@ -140,16 +138,23 @@ class IndexedSessionStorage:
         return self.index.path_state(entry_id)
 
     async def get_path_to_root(self, leaf_id: str) -> list[Entry]:
-        return self.index.fresh(self.index.path_to_root(leaf_id))
+        return self.index.fresh_path(self.index.path_to_root(leaf_id))
 
     async def get_path_to_root_or_compaction(self, leaf_id: str) -> list[Entry]:
-        return self.index.fresh(self.index.path_to_root_or_compaction(leaf_id))
+        return self.index.fresh_path(self.index.path_to_root_or_compaction(leaf_id))
 
     async def get_entries(self, cursor: EntryCursor | None = None) -> list[Entry]:
-        return self.index.fresh(self.index.window(cursor))
+        return self.index.fresh_at(self.index.window(cursor))
 
     async def get_tree_rows(self) -> list[TreeRow]:
         return self.index.tree_rows()
+
+    async def poll_appended(self) -> AppendedEntries:
+        """Nothing else can write to a session held in this process's memory."""
+        return AppendedEntries()
+
+    def refresh(self) -> None:
+        """Catch up with other writers (a file another process appended to); nothing in memory."""
 
     async def close(self) -> None:
         self.closed = True
@@ -159,17 +164,19 @@ class IndexedSessionStorage:
     def summary(self) -> SessionSummary:
         h, idx = self.header, self.index
         created = h.get("timestamp") or ""
-        modified = (ms_to_iso(idx.modified_ms) if idx.modified_ms is not None else "") or created
+        modified_ms = idx.modified_ms
+        modified = (ms_to_iso(modified_ms) if modified_ms is not None else "") or created
+        stats = idx.stats
         return SessionSummary(
             id=self.session_id,
             created_at=created,
             modified_at=modified,
             name=idx.name,
             cwd=h.get("cwd") or "",
-            entry_count=idx.stats.entry_count,
-            message_count=idx.stats.message_count,
-            total_tokens=idx.stats.total_tokens,
-            cost_total=idx.stats.cost_total,
+            entry_count=stats.entry_count,
+            message_count=stats.message_count,
+            total_tokens=stats.total_tokens,
+            cost_total=stats.cost_total,
             first_message=idx.first_user_text,
             path=str(self.path) if self.path else None,
             parent_session_id=h.get("parentSessionId") or _id_from_session_path(h.get("parentSession")),
@@ -193,7 +200,7 @@ def _snippet(text: str, start: int, end: int, before: int = 40, after: int = 80)
 
 
 class IndexedCatalog:
-    """Catalog logic over five hooks: `_ids`, `_load`, `_make`, `_remove`, `_parent_path`."""
+    """Catalog logic over hooks: `_ids`, `_load`, `_make`, `_store`, `_remove`, `_parent_path`."""
 
     def __init__(self) -> None:
         self._open: dict[str, IndexedSessionStorage] = {}
@@ -208,6 +215,10 @@ class IndexedCatalog:
 
     def _make(self, header: dict[str, Any]) -> IndexedSessionStorage:
         """A new, empty session with this header, persisted at once."""
+        raise NotImplementedError
+
+    def _store(self, header: dict[str, Any], records: ImportRecords, replace: bool) -> IndexedSessionStorage:
+        """A new session holding `records`, persisted all at once (nothing if it fails)."""
         raise NotImplementedError
 
     def _remove(self, session_id: str) -> None:
@@ -267,7 +278,9 @@ class IndexedCatalog:
         return self._new(header)
 
     async def open(self, session_ref: str) -> IndexedSessionStorage:
-        return self._get(self._resolve(session_ref))
+        storage = self._get(self._resolve(session_ref))
+        storage.refresh()
+        return storage
 
     async def latest(self) -> IndexedSessionStorage | None:
         rows = await self.list()
@@ -276,6 +289,13 @@ class IndexedCatalog:
     async def list(self) -> list[SessionSummary]:
         return sorted(self._summaries(), key=_modified_key, reverse=True)
 
+    async def has_session(self, session_id: str) -> bool:
+        return session_id in self._ids()
+
+    @property
+    def read_only(self) -> str | None:
+        return None
+
     async def rename(self, session_ref: str, name: str) -> None:
         storage = await self.open(session_ref)
         entry = SessionInfoEntry(id=storage.index.new_id(), parent_id=storage.index.leaf_id, name=name.strip())
@@ -283,28 +303,32 @@ class IndexedCatalog:
 
     async def fork(self, session_ref: str, entry_id: str) -> IndexedSessionStorage:
         source = await self.open(session_ref)
-        path = [e for e in source.index.path_to_root(entry_id) if not isinstance(e, (LabelEntry, LeafEntry))]
-        entries = source.index.fresh(path)
+        index = source.index
+        path = index.fresh_path(index.path_to_root(entry_id))
+        entries: list[Entry] = [e for e in path if not isinstance(e, (LabelEntry, LeafEntry))]
         on_path = {e.id for e in entries}
         taken = set(on_path)
         parent = entries[-1].id if entries else None  # forking at a root label leaves no path
-        stamps = source.index.label_timestamps()
+        stamps = index.label_timestamps()
         # Like Pi's createBranchedSession: labels of path entries come back as a fresh chain.
-        for target, label in source.index.labels().items():
+        for target, label in index.labels().items():
             if target not in on_path:
                 continue
-            new_id = source.index.new_id()
-            while new_id in taken:
-                new_id = source.index.new_id()
+            new_id = index.new_id(taken)
             taken.add(new_id)
             entries.append(
                 LabelEntry(id=new_id, parent_id=parent, target_id=target, label=label, timestamp=stamps[target])
             )
             parent = new_id
-        fork = await self.create(
-            cwd=source.header.get("cwd") or "", parent_session_id=source.session_id, parent_entry_id=entry_id
+        header = new_header(
+            new_session_id(),
+            source.header.get("cwd") or "",
+            parentSession=self._parent_path(source),
+            parentSessionId=source.session_id,
+            parentEntryId=entry_id,
         )
-        fork._append_many(entries)
+        records = prepare_records([(entry_json(e), view_of_entry(e)) for e in entries], None, ImportReport(), natural=True)
+        fork = self._open[header["id"]] = self._store(header, records, replace=False)
         return fork
 
     async def delete(self, session_ref: str) -> None:
@@ -315,52 +339,70 @@ class IndexedCatalog:
     async def import_session(
         self, header: dict[str, Any], entries: Sequence[Entry], leaf_id: str | None
     ) -> tuple[IndexedSessionStorage, ImportReport]:
-        """Takes ownership of `entries` (they are indexed as given, not copied: 100k must be quick)."""
+        report = ImportReport()
+        with gc_paused():
+            records = prepare_records([(entry_json(e), view_of_entry(e)) for e in entries], leaf_id, report)
+        return await self.import_records(header, records, report)
+
+    async def import_records(
+        self, header: dict[str, Any], records: ImportRecords, report: ImportReport, *, replace: bool = False
+    ) -> tuple[IndexedSessionStorage, ImportReport]:
+        """Store prepared records as one new session (all or nothing); `replace` overwrites a
+        session with the same id."""
         header = {**header, "type": "session", "version": 3}
-        header.setdefault("id", new_session_id())
+        if not isinstance(header.get("id"), str) or not header["id"]:
+            header["id"] = new_session_id()
         header.setdefault("timestamp", now_iso())
         header.setdefault("cwd", "")
-        report = ImportReport(session_id=header["id"])
-        kept, seen = report.unique(entries, leaf_id)
-        report.entries = len(kept)
-        natural_leaf = None
-        if kept:
-            last = kept[-1]
-            natural_leaf = last.target_id if isinstance(last, LeafEntry) else last.id
-        if kept and natural_leaf != leaf_id:
-            # Our files (like Pi's) resume at the last line, so a different leaf needs a marker.
-            marker_id = new_entry_id(seen)
-            kept.append(LeafEntry(id=marker_id, parent_id=leaf_id, target_id=leaf_id))
-        storage = self._new(header)
-        storage._append_many(kept)
+        report.session_id = header["id"]
+        if not replace and header["id"] in self._ids():
+            raise StorageError(f"A session with id {header['id']} already exists")
+        if replace:
+            old = self._open.pop(header["id"], None)
+            if old is not None:
+                await old.close()
+        storage = self._open[header["id"]] = self._store(header, records, replace)
         return storage, report
 
-    async def search(self, query: str, *, session_id: str | None = None, limit: int = 50) -> list[SearchHit]:
+    async def search(
+        self, query: str, *, session_id: str | None = None, limit: int = 50
+    ) -> builtins.list[SearchHit]:
         if not query.strip() or limit <= 0:
             return []
         pattern = re.compile(re.escape(query), re.IGNORECASE)
         if session_id is not None:
             sessions = [self._get(self._resolve(session_id))]
         else:
-            sessions = [self._get(s.id) for s in await self.list()]
-        hits: list[tuple[int, int, int, SearchHit]] = []
+            sessions = []
+            for row in await self.list():
+                try:
+                    sessions.append(self._get(row.id))
+                except (StorageError, OSError, MemoryError):
+                    continue  # a file that broke since it was listed: the others are still searched
+        hits: builtins.list[tuple[int, int, int, SearchHit]] = []
         for order, storage in enumerate(sessions):
-            for seq, entry in enumerate(storage.index.entries()):
-                if isinstance(entry, LeafEntry):
+            index = storage.index
+            for seq in range(len(index)):
+                skel = index.skeleton_at(seq)
+                if skel.type == "leaf" or index.is_dead(seq):
                     continue
-                text = entry_text(entry)
+                try:
+                    view = view_of_raw(index.raw_at(seq))
+                except (InvalidEntryError, RecursionError, ValueError):
+                    continue
+                text = view_text(view)
                 m = pattern.search(text)
                 if m is None:
                     continue
                 hit = SearchHit(
                     session_id=storage.session_id,
-                    entry_id=entry.id,
-                    type=entry.type,
-                    role=entry_role(entry),
+                    entry_id=view.id,
+                    type=view.type,
+                    role=view.role,
                     snippet=_snippet(text, m.start(), m.end()),
                     rank=float(m.start()),
-                    session_name=storage.index.name,
-                    timestamp=entry.timestamp,
+                    session_name=index.name,
+                    timestamp=view.timestamp,
                 )
                 hits.append((m.start(), order, seq, hit))
         hits.sort(key=lambda h: h[:3])
@@ -370,3 +412,12 @@ class IndexedCatalog:
         for storage in self._open.values():
             await storage.close()
         self._open.clear()
+
+
+def index_of(records: ImportRecords) -> EntryIndex:
+    """An index holding prepared records (their view serves as skeleton)."""
+    index = EntryIndex()
+    with gc_paused():
+        for raw, view in zip(records.raws, records.views):
+            index.add(skeleton_of(view), raw)
+    return index

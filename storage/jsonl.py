@@ -1,28 +1,52 @@
-"""JSONL backend: one Pi-compatible v3 file per session, one flushed line per appended entry.
+"""JSONL backend: one Pi-compatible v3 file per session, one line per appended entry.
 
-The header is written when the session is created (Pi delays it until the first assistant
-message and can then write it twice; we do not). Each append is a single `write` on an
-O_APPEND descriptor, so a finished entry is in the kernel before `append_entry` returns and
-survives a kill -9 of this process.
+Opening reads the file once and decodes only each line's skeleton (see index.py); entries are
+validated when read. The catalog lists sessions from a summary cache (jsonl_cache.py).
+
+Several processes may hold one session (the app and `treechat -p`, two print runs):
+* every write takes an exclusive `flock` on the file, first folds in whatever other processes
+  appended since this one last looked (by size), then appends its line with one `write` on an
+  O_APPEND descriptor — in the kernel before `append_entry` returns, so it survives kill -9;
+* a file replaced while we waited for the lock (another process migrated it) is re-locked and
+  re-read; a v1/v2 file is migrated only under the lock, after re-reading it, by writing a new
+  file, fsync and rename — never from a copy that may be stale. v1 ids are deterministic
+  (jsonl_format.migration_id), so every process agrees on them;
+* `poll_appended` (one stat when nothing changed) folds in other writers' entries without
+  moving this process's leaf.
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from .base import ImportReport, SessionFileError, SessionSummary
-from .index import EntryIndex, gc_paused
-from .indexed import IndexedCatalog, IndexedSessionStorage
+from .base import (
+    AppendedEntries,
+    DuplicateEntryError,
+    ImportReport,
+    SessionFileError,
+    SessionSummary,
+    write_error,
+)
+from .imports import ImportRecords
+from .index import EntryIndex
+from .indexed import IndexedCatalog, IndexedSessionStorage, index_of
+from .jsonl_cache import SummaryCache, file_key, summary_from
 from .jsonl_format import (
+    FILE_MODE,
+    ScannedFile,
+    ensure_dir,
     file_lines,
     read_session_file,
-    scan_session_file,
+    scan_bytes,
+    scan_lines,
     write_atomic,
     write_session_file,
 )
+from .views import decode_skeleton
 
 __all__ = [
     "JsonlCatalog",
@@ -45,6 +69,69 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
+def _read_all(fd: int, start: int = 0) -> bytes:
+    chunks: list[bytes] = []
+    offset = start
+    while True:
+        chunk = os.pread(fd, max(1 << 20, os.fstat(fd).st_size - offset), offset)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        offset += len(chunk)
+
+
+class FileState(NamedTuple):
+    """What this process has read of its file: identity, bytes consumed, lines, mtime."""
+
+    ino: int
+    dev: int
+    size: int
+    lines: int
+    mtime_ns: int
+    ends_with_newline: bool
+
+
+def _state(st: os.stat_result, lines: int, ends_with_newline: bool) -> FileState:
+    return FileState(st.st_ino, st.st_dev, st.st_size, lines, st.st_mtime_ns, ends_with_newline)
+
+
+class _Locked:
+    """The session file opened and flock'ed; re-opened if another process replaced it meanwhile."""
+
+    def __init__(self, path: Path, exclusive: bool):
+        self.path, self.exclusive = path, exclusive
+        self.fd = -1
+
+    def __enter__(self) -> tuple[int, os.stat_result]:
+        flags = os.O_RDWR | os.O_APPEND if self.exclusive else os.O_RDONLY
+        while True:
+            try:
+                fd = os.open(self.path, flags)
+            except FileNotFoundError:
+                raise SessionFileError(f"Session file {self.path} was removed") from None
+            except OSError as err:
+                if self.exclusive:
+                    raise write_error(err, f"session file {self.path}") from None
+                raise SessionFileError(f"Session file {self.path} cannot be read: {err.strerror}") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX if self.exclusive else fcntl.LOCK_SH)
+                st = os.fstat(fd)
+                try:
+                    current = os.stat(self.path)
+                except FileNotFoundError:
+                    current = None
+            except BaseException:
+                os.close(fd)
+                raise
+            if current is not None and (current.st_ino, current.st_dev) == (st.st_ino, st.st_dev):
+                self.fd = fd
+                return fd, st
+            os.close(fd)  # renamed over while we waited: lock the file that is there now
+
+    def __exit__(self, *_: object) -> None:
+        os.close(self.fd)  # closing releases the lock
+
+
 class JsonlSessionStorage(IndexedSessionStorage):
     """A session backed by one file. `load_report` tells what opening it had to skip."""
 
@@ -54,50 +141,151 @@ class JsonlSessionStorage(IndexedSessionStorage):
         path: Path,
         index: EntryIndex | None = None,
         load_report: ImportReport | None = None,
-        ends_with_newline: bool = True,
+        state: FileState | None = None,
     ):
         super().__init__(header, index, path)
-        self.load_report = load_report or ImportReport(session_id=header["id"])
+        self.file: Path = path
+        self._load_report = load_report or ImportReport(session_id=header["id"])
         # A v1/v2 file is migrated in memory only; it is rewritten (atomically) at the first write.
         self._needs_rewrite = self.load_report.migrated_from is not None
-        self._ends_with_newline = ends_with_newline
+        self._state = state
+        self._unpolled: list[int] = []  # positions of entries other writers appended
+
+    @property
+    def load_report(self) -> ImportReport:
+        """What reading this file had to skip: lines refused at open, and entries whose body
+        turned out invalid when they were read (opening validates only the tree fields)."""
+        r = self._load_report
+        late = self.index.dead
+        if not late:
+            return r
+        problems = (r.problems + self.index.problems)[:5]
+        return ImportReport(r.session_id, r.entries - late, r.skipped_lines + late, r.duplicate_ids, r.migrated_from,
+                            r.repaired, problems)
+
+    @load_report.setter
+    def load_report(self, report: ImportReport) -> None:
+        self._load_report = report
+
+    # ------------------------------------------------------------ reading what others wrote
+
+    def _sync(self, fd: int, st: os.stat_result) -> None:
+        """Bring the index up to date with the (locked) file."""
+        s = self._state
+        if s is None or (st.st_ino, st.st_dev) != (s.ino, s.dev) or st.st_size < s.size:
+            self._reload(fd, st)
+        elif self._needs_rewrite and st.st_size != s.size:
+            self._reload(fd, st)
+        elif st.st_size > s.size:
+            data = _read_all(fd, s.size)
+            scanned = ScannedFile(header=self.header, report=self._load_report)
+            scan_lines(scanned, data, s.lines + 1, seen=set())
+            for skel, raw, line in zip(scanned.skels, scanned.raws, scanned.lines):
+                if skel.id in self.index:
+                    self._load_report.duplicate_ids += 1
+                    continue
+                self._unpolled.append(len(self.index))
+                self.index.add(skel, raw, line, move_leaf=False)
+            self._state = _state(st, s.lines + data.count(b"\n"), data.endswith(b"\n"))
+        elif st.st_mtime_ns != s.mtime_ns:
+            self._state = s._replace(mtime_ns=st.st_mtime_ns)
+
+    def _reload(self, fd: int, st: os.stat_result) -> None:
+        """Another process replaced or rewrote the file: read it again, keep our leaf."""
+        data = _read_all(fd)
+        scanned = scan_bytes(data, self.file)
+        old, index = self.index, EntryIndex()
+        index.load(scanned.skels, scanned.raws, scanned.lines, scanned.positions)
+        self._unpolled = [p for p, s in enumerate(scanned.skels) if s.id not in old]
+        if old.leaf_id is not None and old.leaf_id in index:
+            index.leaf_id = old.leaf_id
+        self.index = index
+        self.load_report = scanned.report
+        self._needs_rewrite = scanned.migrated
+        self._state = _state(st, scanned.line_count, scanned.ends_with_newline)
+
+    def refresh(self) -> None:
+        """Fold in what other processes wrote, if the file changed (one stat when it did not)."""
+        try:
+            st = os.stat(self.file)
+        except OSError:
+            return
+        s = self._state
+        if s is None or (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns) != (s.ino, s.dev, s.size, s.mtime_ns):
+            try:
+                with _Locked(self.file, exclusive=False) as (fd, locked):
+                    self._sync(fd, locked)
+            except SessionFileError:
+                return  # removed or unreadable meanwhile: what was read stays readable
+
+    async def poll_appended(self) -> AppendedEntries:
+        self.refresh()
+        if not self._unpolled:
+            return AppendedEntries()
+        positions, self._unpolled = self._unpolled, []
+        entries = self.index.fresh_at(positions)
+        rows = self.index.rows_at([p for p in positions if self.index.skeleton_at(p).type != "leaf"])
+        return AppendedEntries(entries, rows)
+
+    # ------------------------------------------------------------ writing
 
     def _persist(self, lines: list[str]) -> None:
-        assert self.path is not None
-        if self._needs_rewrite:
-            write_atomic(self.path, file_lines(self.header, self.index.raw_lines() + list(lines)))
-            self._needs_rewrite = False
-            self._ends_with_newline = True
-            return
-        data = "\n".join(lines).encode() + b"\n"
-        if not self._ends_with_newline:
-            data = b"\n" + data  # a torn last line (killed mid-write) must not swallow ours
-        try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-        except FileNotFoundError:
-            raise SessionFileError(f"Session file {self.path} was removed; the entry was not saved") from None
-        try:
-            _write_all(fd, data)
-        finally:
-            os.close(fd)
-        self._ends_with_newline = True
+        with _Locked(self.file, exclusive=True) as (fd, st):
+            self._sync(fd, st)
+            for line in lines:
+                entry_id = decode_skeleton(line).id
+                if entry_id in self.index:
+                    raise DuplicateEntryError(entry_id)  # another process took the id meanwhile
+            if self._needs_rewrite:
+                # Migration: written from what was just re-read under the lock, atomically.
+                data = file_lines(self.header, self.index.raw_lines() + list(lines))
+                try:
+                    write_atomic(self.file, data)
+                except OSError as err:
+                    raise write_error(err, f"session file {self.file}") from None
+                self._needs_rewrite = False
+                self._state = _state(os.stat(self.file), data.count(b"\n"), True)
+                return
+            assert self._state is not None
+            data = "\n".join(lines).encode() + b"\n"
+            if not self._state.ends_with_newline:
+                data = b"\n" + data  # a torn last line (killed mid-write) must not swallow ours
+            try:
+                _write_all(fd, data)
+            except OSError as err:
+                try:
+                    os.ftruncate(fd, st.st_size)  # leave no torn line behind (disk full)
+                except OSError:
+                    pass
+                raise write_error(err, f"session file {self.file}") from None
+            self._state = _state(os.fstat(fd), self._state.lines + data.count(b"\n"), True)
 
 
 class JsonlCatalog(IndexedCatalog):
-    """All `*.jsonl` sessions of one directory (created on first write)."""
+    """All `*.jsonl` sessions of one directory (created on first write, 0700; files 0600)."""
 
     def __init__(self, directory: Path | str):
         super().__init__()
         self.directory = Path(directory)
-        self._summary_cache: dict[Path, tuple[tuple[int, int], SessionSummary]] = {}
+        self.cache = SummaryCache(self.directory)
+        self.problems: list[str] = []  # files `list` had to pass over, with the reason
+
+    @property
+    def read_only(self) -> str | None:
+        folder = self.directory if self.directory.exists() else self.directory.parent
+        if folder.exists() and not os.access(folder, os.W_OK):
+            return f"the sessions folder {folder} is not writable"
+        return None
 
     def _paths(self) -> dict[str, Path]:
         try:
             names = os.listdir(self.directory)
         except FileNotFoundError:
             return {}
+        except OSError as err:
+            raise SessionFileError(f"Sessions folder {self.directory} cannot be read: {err.strerror}") from None
         paths: dict[str, Path] = {}
-        for name in names:
+        for name in sorted(names):
             if name.endswith(".jsonl") and "_" in name and not name.startswith("."):
                 paths[name[: -len(".jsonl")].split("_", 1)[1]] = self.directory / name
         return paths
@@ -107,26 +295,71 @@ class JsonlCatalog(IndexedCatalog):
 
     def _load(self, session_id: str) -> JsonlSessionStorage:
         path = self._paths()[session_id]
-        with gc_paused():
-            scanned = scan_session_file(path)
-            index = EntryIndex()
-            for entry, raw in zip(scanned.entries, scanned.raws):
-                index.add(entry, raw)
+        try:
+            with _Locked(path, exclusive=False) as (fd, st):
+                data = _read_all(fd)
+        except MemoryError:
+            raise SessionFileError(f"Session file {path} is too large to open") from None
+        scanned = scan_bytes(data, path)
+        index = EntryIndex()
+        index.load(scanned.skels, scanned.raws, scanned.lines, scanned.positions)
+        record = self.cache.get(path.name, file_key(st))
+        if record is not None:
+            try:
+                summary, stats, modified = summary_from(record)
+                index.seed(stats, summary.first_message, modified)
+            except (TypeError, ValueError, KeyError):
+                pass
         header = {**scanned.header, "id": session_id}
-        return JsonlSessionStorage(header, path, index, scanned.report, scanned.ends_with_newline)
+        state = _state(st, scanned.line_count, scanned.ends_with_newline)
+        return JsonlSessionStorage(header, path, index, scanned.report, state)
 
     def _make(self, header: dict[str, Any]) -> JsonlSessionStorage:
-        self.directory.mkdir(parents=True, exist_ok=True)
         path = self.directory / session_file_name(header)
+        data = file_lines(header, [])
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            ensure_dir(self.directory, private=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
         except FileExistsError:
             raise SessionFileError(f"Session file {path} already exists") from None
+        except OSError as err:
+            raise write_error(err, f"session file {path}") from None
         try:
-            _write_all(fd, file_lines(header, []))
-        finally:
+            _write_all(fd, data)
+            st = os.fstat(fd)
+        except OSError as err:
             os.close(fd)
-        return JsonlSessionStorage(header, path)
+            path.unlink(missing_ok=True)
+            raise write_error(err, f"session file {path}") from None
+        os.close(fd)
+        return JsonlSessionStorage(header, path, state=_state(st, 1, True))
+
+    def _store(self, header: dict[str, Any], records: ImportRecords, replace: bool) -> JsonlSessionStorage:
+        old = self._paths().get(header["id"]) if replace else None
+        path = self.directory / session_file_name(header)
+        data = file_lines(header, records.raws)
+        try:
+            write_atomic(path, data)  # all or nothing: a killed import leaves no partial session
+        except OSError as err:
+            raise write_error(err, f"session file {path}") from None
+        if old is not None and old != path:
+            old.unlink(missing_ok=True)
+        index = index_of(records)
+        storage = JsonlSessionStorage(header, path, index, state=_state(os.stat(path), data.count(b"\n"), True))
+        self._remember(storage)
+        return storage
+
+    def _remember(self, storage: JsonlSessionStorage) -> None:
+        """Put an open session's summary in the cache when the file is exactly what it has read."""
+        s = storage._state
+        try:
+            st = os.stat(storage.file)
+        except OSError:
+            return
+        if s is None or (st.st_ino, st.st_size, st.st_mtime_ns) != (s.ino, s.size, s.mtime_ns):
+            return
+        idx = storage.index
+        self.cache.put(storage.file.name, file_key(st), storage.summary(), idx.stats, idx.modified_ms)
 
     def _remove(self, session_id: str) -> None:
         path = self._paths()[session_id]
@@ -134,26 +367,45 @@ class JsonlCatalog(IndexedCatalog):
             path.unlink()
         except OSError as err:
             if err.errno != errno.ENOENT:
-                raise SessionFileError(f"Session file {path} cannot be deleted: {err.strerror}") from None
+                raise write_error(err, f"session file {path}") from None
 
     def _summaries(self) -> list[SessionSummary]:
         rows = []
-        for session_id, path in self._paths().items():
+        self.problems = []
+        paths = self._paths()
+        for session_id, path in paths.items():
             storage = self._open.get(session_id)
-            if storage is not None:
+            if isinstance(storage, JsonlSessionStorage):
                 rows.append(storage.summary())
+                self._remember(storage)
                 continue
             try:
                 st = path.stat()
-                key = (st.st_mtime_ns, st.st_size)
-                cached = self._summary_cache.get(path)
-                if cached is None or cached[0] != key:
-                    cached = (key, self._load(session_id).summary())
-                    self._summary_cache[path] = cached
-            except (OSError, SessionFileError):
+                record = self.cache.get(path.name, file_key(st))
+                if record is not None:
+                    rows.append(summary_from(record)[0])
+                    continue
+            except (OSError, TypeError, ValueError, KeyError):
+                pass
+            try:
+                loaded = self._load(session_id)
+                rows.append(loaded.summary())
+                self._remember(loaded)
+            except (OSError, SessionFileError, MemoryError, RecursionError, ValueError) as err:
+                self.problems.append(f"{path.name}: {err}")
                 continue  # like Pi's list: a file that cannot be read is not a session
-            rows.append(cached[1])
+        self.cache.forget_missing({p.name for p in paths.values()})
+        self.cache.save()
         return rows
 
-    async def open(self, session_ref: str) -> JsonlSessionStorage:  # type: ignore[override]
-        return await super().open(session_ref)  # type: ignore[return-value]
+    async def open(self, session_ref: str) -> JsonlSessionStorage:
+        storage = await super().open(session_ref)
+        assert isinstance(storage, JsonlSessionStorage)
+        return storage
+
+    async def close(self) -> None:
+        for storage in self._open.values():
+            if isinstance(storage, JsonlSessionStorage):
+                self._remember(storage)
+        self.cache.save()
+        await super().close()

@@ -1,51 +1,66 @@
 """Pi's JSONL session file: reading any version (v1–v3, migrated in memory), writing v3.
 
 A file is a header line `{"type":"session","version":3,"id",...}` and one entry per line. Reading
-is one pass; lines that are not JSON or not a valid entry are skipped and counted, never fatal.
+is one pass that decodes only each line's skeleton (`views.Skeleton`) or, for an import, its view
+plus a full pydantic validation. Lines that are not JSON, not a valid entry, nested deeper than the
+parsers allow, or duplicates are skipped and counted, never fatal.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .base import ImportReport, SessionFileError
 from .index import entry_json, gc_paused
 from .model import Entry, InvalidEntryError, LeafEntry, new_entry_id, parse_entry
+from .views import DecodeErrors, EntryView, Skeleton, decode_skeleton, decode_view, skeleton_of, view_of_entry
 
 CURRENT_VERSION = 3
 _MAX_PROBLEMS = 5
+FILE_MODE = 0o600
+DIR_MODE = 0o700
 
 
 @dataclass
 class ScannedFile:
-    """Everything one pass over a session file yields."""
+    """Everything one pass over a session file yields: per entry its line, skeleton (or view)
+    and line number, in file order."""
 
     header: dict[str, Any]
-    entries: list[Entry] = field(default_factory=list)
-    raws: list[str | bytes] = field(default_factory=list)  # each entry's JSON, as it is (to be) stored
+    raws: list[str | bytes] = field(default_factory=list)
+    skels: list[Any] = field(default_factory=list)  # Skeleton, or EntryView when scanned in full
+    lines: list[int] = field(default_factory=list)
     report: ImportReport = field(default_factory=ImportReport)
     ends_with_newline: bool = True
+    size: int = 0  # bytes read
+    line_count: int = 0  # newlines in what was read
+    positions: dict[str, int] | None = None  # id → position, when the fast scan built it
 
     @property
     def leaf_id(self) -> str | None:
-        return effective_leaf(self.entries)
+        return effective_leaf(self.skels)
 
     @property
     def migrated(self) -> bool:
         return self.report.migrated_from is not None
 
 
-def effective_leaf(entries: Sequence[Entry]) -> str | None:
-    """Where a reader that resumes at the last line lands: the last entry, or a marker's target."""
-    if not entries:
-        return None
-    last = entries[-1]
-    return last.target_id if isinstance(last, LeafEntry) else last.id
+def effective_leaf(entries: Sequence[Any]) -> str | None:
+    """Where a reader that resumes at the last line lands: the last entry, or a marker's target.
+    A marker naming an entry that is not there is ignored (the entry before it counts)."""
+    known = {e.id for e in entries} if entries and entries[-1].type == "leaf" else set()
+    for e in reversed(entries):
+        if e.type != "leaf":
+            return e.id
+        if e.target_id is None or e.target_id in known:
+            return e.target_id
+    return None
 
 
 def _is_header(obj: Any) -> bool:
@@ -57,18 +72,30 @@ def _problem(report: ImportReport, text: str) -> None:
         report.problems.append(text)
 
 
+def migration_id(session_id: str, position: int, taken: set[str]) -> str:
+    """Ids for v1 entries, which have none. Deterministic (Pi draws random ones): two processes
+    migrating the same file in memory agree on every id, so neither's leaf is lost when the other
+    rewrites the file."""
+    for attempt in range(100):
+        digest = hashlib.blake2s(f"{session_id}\0{position}\0{attempt}".encode(), digest_size=4).hexdigest()
+        if digest not in taken:
+            return digest
+    return new_entry_id(taken)
+
+
 class _Migrator:
     """Pi's v1→v2→v3 migration, applied line by line as the file is read."""
 
-    def __init__(self, version: int):
+    def __init__(self, version: int, session_id: str):
         self.version = version
+        self.session_id = session_id
         self.ids_by_position: list[str | None] = [None]  # position 0 is the header
         self.previous_id: str | None = None
         self.taken: set[str] = set()
 
     def apply(self, obj: dict[str, Any]) -> None:
         if self.version < 2:
-            new_id = new_entry_id(self.taken)
+            new_id = migration_id(self.session_id, len(self.ids_by_position), self.taken)
             self.taken.add(new_id)
             obj["id"] = new_id
             obj["parentId"] = self.previous_id
@@ -86,77 +113,166 @@ class _Migrator:
                 message["role"] = "custom"
 
 
-def scan_session_file(path: Path) -> ScannedFile:
-    """One pass over a session file. Raises SessionFileError if it is missing or has no header."""
-    path = Path(path)
+def _first_line(err: BaseException) -> str:
+    if isinstance(err, RecursionError):
+        return "nested too deeply"
+    text = str(err).splitlines()
+    return text[0] if text else type(err).__name__
+
+
+def read_bytes(path: Path) -> bytes:
     try:
-        data = path.read_bytes()
+        return Path(path).read_bytes()
     except FileNotFoundError:
         raise SessionFileError(f"Session file {path} does not exist") from None
+    except IsADirectoryError:
+        raise SessionFileError(f"{path} is a folder, not a session file") from None
     except OSError as err:
         raise SessionFileError(f"Session file {path} cannot be read: {err.strerror}") from None
-    lines = data.split(b"\n")
-    scanned: ScannedFile | None = None
-    migrator: _Migrator | None = None
-    skipped_before_header = 0
-    seen: set[str] = set()
-    for number, line in enumerate(lines, start=1):
-        line = line.strip()
-        if not line:
+
+
+def parse_header(data: bytes, path: Path | str = "") -> tuple[dict[str, Any], int, int]:
+    """(header, skipped lines before it, offset after its line). SessionFileError if none."""
+    skipped, start = 0, 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        line = data[start:end]
+        start = end + 1
+        if not line.strip():
             continue
-        if scanned is None:
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                skipped_before_header += 1
-                continue
-            if not _is_header(obj):
-                # Pi: the first parsed object must be the header, otherwise the file is not a session.
-                break
-            version = obj.get("version") if isinstance(obj.get("version"), int) else 1
-            scanned = ScannedFile(header=obj, report=ImportReport(session_id=obj["id"]))
-            scanned.report.skipped_lines = skipped_before_header
-            if version < CURRENT_VERSION:
-                migrator = _Migrator(version)
-                scanned.report.migrated_from = version
-                obj["version"] = CURRENT_VERSION
-            continue
-        report = scanned.report
         try:
-            if migrator is None:
-                entry = parse_entry(line)
-                raw: str | bytes = line
-            else:
-                obj = json.loads(line)
-                if not isinstance(obj, dict):
-                    raise InvalidEntryError("a JSON value that is not an object")
-                migrator.apply(obj)
-                entry = parse_entry(obj)
-                raw = entry_json(entry)
-        except (ValueError, InvalidEntryError) as err:
-            report.skipped_lines += 1
-            _problem(report, f"line {number} skipped: {str(err).splitlines()[0]}")
+            obj = json.loads(line)
+        except (ValueError, RecursionError):
+            skipped += 1
             continue
-        if entry.id in seen:
-            report.duplicate_ids += 1
-            _problem(report, f"line {number} skipped: duplicate entry id {entry.id}")
-            continue
-        seen.add(entry.id)
-        scanned.entries.append(entry)
-        scanned.raws.append(raw)
-    if scanned is None:
-        what = "is empty" if not data.strip() else "has no session header on its first line"
-        raise SessionFileError(f"Session file {path} {what}, so it is not a Pi or treechat session")
-    scanned.report.entries = len(scanned.entries)
+        if _is_header(obj):
+            return obj, skipped, start
+        break  # Pi: the first parsed object must be the header, otherwise the file is not a session
+    what = "is empty" if not data.strip() else "has no session header on its first line"
+    raise SessionFileError(f"Session file {path} {what}, so it is not a Pi or treechat session")
+
+
+def scan_lines(
+    scanned: ScannedFile,
+    data: bytes,
+    first_line: int,
+    *,
+    full: bool = False,
+    migrator: _Migrator | None = None,
+    seen: set[str] | None = None,
+) -> None:
+    """Append the entries of `data` (whole lines) to `scanned`. `full`: views and a pydantic
+    validation of every line (import); otherwise skeletons only (opening)."""
+    report = scanned.report
+    raws, skels, numbers = scanned.raws, scanned.skels, scanned.lines
+    seen = seen if seen is not None else set(e.id for e in skels)
+    decode: Callable[[Any], Any] = decode_view if full else decode_skeleton
+    split = data.split(b"\n")
+    scanned.line_count = first_line - 1 + len(split) - 1
+    if not full and migrator is None and not skels and _fast_scan(scanned, split, first_line):
+        return
+    with gc_paused():
+        for number, line in enumerate(split, start=first_line):
+            if not line:
+                continue
+            try:
+                if migrator is not None:
+                    obj = json.loads(line)
+                    if not isinstance(obj, dict):
+                        raise InvalidEntryError("a JSON value that is not an object")
+                    migrator.apply(obj)
+                    line = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+                if full:
+                    entry = parse_entry(line)
+                    try:
+                        skel = decode(line)
+                    except DecodeErrors:
+                        skel = view_of_entry(entry)  # lax values pydantic accepted
+                else:
+                    try:
+                        skel = decode(line)
+                    except DecodeErrors:
+                        skel = _lenient_skeleton(line)
+            except (ValueError, RecursionError, *DecodeErrors) as err:
+                if line.isspace():
+                    continue
+                report.skipped_lines += 1
+                _problem(report, f"line {number} skipped: {_first_line(err)}")
+                continue
+            if skel.id in seen:
+                report.duplicate_ids += 1
+                _problem(report, f"line {number} skipped: duplicate entry id {skel.id}")
+                continue
+            if not skel.id:
+                report.skipped_lines += 1
+                _problem(report, f"line {number} skipped: an entry needs an id")
+                continue
+            seen.add(skel.id)
+            raws.append(line)
+            skels.append(skel)
+            numbers.append(number)
+    report.entries = len(skels)
+
+
+def _fast_scan(scanned: ScannedFile, split: list[bytes], first_line: int) -> bool:
+    """The common case, a clean file, in a few C-level passes: every line decodes, no blank line
+    but the last, no duplicate id. False (nothing changed) when any of that fails."""
+    raws = split[:-1] if split and not split[-1] else split
+    try:
+        with gc_paused():
+            skels = [decode_skeleton(line) for line in raws]
+    except (*DecodeErrors, ValueError):
+        return False
+    ids = [s.id for s in skels]
+    positions = dict(zip(ids, range(len(ids))))
+    if len(positions) != len(skels) or "" in positions:
+        return False
+    scanned.positions = positions
+    scanned.raws, scanned.skels = raws, skels  # type: ignore[assignment]
+    scanned.lines = range(first_line, first_line + len(raws))  # type: ignore[assignment]
+    scanned.report.entries = len(skels)
+    return True
+
+
+def _lenient_skeleton(line: bytes) -> Skeleton:
+    """A skeleton for a line the fast decoder refused but pydantic accepts (e.g. a message that is
+    not an object in an unknown entry type); pydantic's error for a line that is no entry at all."""
+    return skeleton_of(view_of_entry(parse_entry(line)))
+
+
+def scan_bytes(data: bytes, path: Path | str = "", *, full: bool = False) -> ScannedFile:
+    header, skipped, offset = parse_header(data, path)
+    raw_version = header.get("version")
+    version: int = raw_version if isinstance(raw_version, int) else 1
+    scanned = ScannedFile(header=header, report=ImportReport(session_id=header["id"]))
+    scanned.report.skipped_lines = skipped
+    migrator = None
+    if version < CURRENT_VERSION:
+        migrator = _Migrator(version, header["id"])
+        scanned.report.migrated_from = version
+        header["version"] = CURRENT_VERSION
+    first_line = data.count(b"\n", 0, offset) + 1
+    body = data[offset:]
+    # The last line of a file written by a killed process may be torn: it is read (and skipped
+    # if incomplete) like any other, but a writer must start its line on a fresh one.
+    scan_lines(scanned, body, first_line, full=full, migrator=migrator)
     scanned.ends_with_newline = data.endswith(b"\n") or not data
+    scanned.size = len(data)
     return scanned
 
 
+def scan_session_file(path: Path, *, full: bool = False) -> ScannedFile:
+    """One pass over a session file. Raises SessionFileError if it is missing or has no header."""
+    return scan_bytes(read_bytes(Path(path)), path, full=full)
+
+
 def read_session_file(path: Path | str) -> tuple[dict[str, Any], list[Entry], str | None, ImportReport]:
-    """Header, entries, leaf and what was skipped, for any Pi v1–v3 file (migrated in memory)."""
+    """Header, validated entries, leaf and what was skipped, for any Pi v1–v3 file."""
+    scanned = scan_session_file(Path(path), full=True)
     with gc_paused():
-        scanned = scan_session_file(Path(path))
-    return scanned.header, scanned.entries, scanned.leaf_id, scanned.report
+        entries = [parse_entry(r) for r in scanned.raws]
+    return scanned.header, entries, scanned.leaf_id, scanned.report
 
 
 def file_lines(header: dict[str, Any], raws: Sequence[str | bytes]) -> bytes:
@@ -166,37 +282,105 @@ def file_lines(header: dict[str, Any], raws: Sequence[str | bytes]) -> bytes:
     return b"\n".join([head, *body]) + b"\n"
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` so a reader sees the old file or the new one, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+def ensure_dir(directory: Path, private: bool = False) -> None:
+    """Create a folder (0700). `private`: an existing one of ours is made 0700 too (older
+    versions left the sessions folder 0755)."""
+    directory.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+    if private:
+        try:
+            st = directory.stat()
+            if st.st_uid == os.getuid() and st.st_mode & 0o077:
+                directory.chmod(DIR_MODE)
+        except OSError:
+            pass
+
+
+def write_atomic(path: Path, data: bytes | Sequence[bytes], *, mode: int = FILE_MODE) -> None:
+    """Replace `path` with `data` so a reader sees the old file or the new one, never half: a new
+    file, fsync'd, renamed over the old one (and the folder fsync'd so the rename survives a crash)."""
+    ensure_dir(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            for chunk in [data] if isinstance(data, bytes) else data:
+                f.write(chunk)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    fsync_dir(path.parent)
+
+
+class AtomicWriter:
+    """A file written in pieces that appears whole or not at all: a temporary file beside it,
+    fsync'd and renamed over `path` by `commit`; removed if the writer is closed without one."""
+
+    def __init__(self, path: Path, mode: int = 0o644):
+        ensure_dir(path.parent)
+        self.path = path
+        fd, self.tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.fchmod(fd, mode)
+        self.file = os.fdopen(fd, "wb")
+
+    def write(self, data: bytes) -> None:
+        self.file.write(data)
+
+    def commit(self) -> None:
+        self.file.flush()
+        os.fsync(self.file.fileno())
+        self.file.close()
+        os.replace(self.tmp, self.path)
+        fsync_dir(self.path.parent)
+
+    def close(self) -> None:
+        if not self.file.closed:
+            self.file.close()
+            Path(self.tmp).unlink(missing_ok=True)
+
+
+def fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def export_entries(entries: Sequence[Entry], leaf_id: str | None) -> list[Entry]:
     """The entries to write so that a reader resuming at the last line lands on `leaf_id`."""
     out = list(entries)
-    if effective_leaf(out) != leaf_id:
+    last = out[-1] if out else None
+    natural = None if last is None else (last.target_id if isinstance(last, LeafEntry) else last.id)
+    if natural != leaf_id:
         taken = {e.id for e in out}
         out.append(LeafEntry(id=new_entry_id(taken), parent_id=leaf_id, target_id=leaf_id))
     return out
+
+
+def export_header(header: dict[str, Any]) -> dict[str, Any]:
+    head = {"type": "session", "version": CURRENT_VERSION, **header}
+    head["type"], head["version"] = "session", CURRENT_VERSION
+    if not isinstance(head.get("id"), str):
+        raise SessionFileError("A session file header needs an id")
+    return head
 
 
 def write_session_file(
     path: Path | str, header: dict[str, Any], entries: Sequence[Entry], leaf_id: str | None
 ) -> None:
     """Export: a v3 file that Pi (and we) open at `leaf_id` with the same context. Atomic."""
-    head = {"type": "session", "version": CURRENT_VERSION, **header}
-    head["type"], head["version"] = "session", CURRENT_VERSION
-    if not isinstance(head.get("id"), str):
-        raise SessionFileError("A session file header needs an id")
     lines = [entry_json(e) for e in export_entries(entries, leaf_id)]
-    write_atomic(Path(path), file_lines(head, lines))
+    write_atomic(Path(path), file_lines(export_header(header), lines), mode=0o644)
+
+
+def views_of(entries: Sequence[Entry]) -> list[tuple[str, EntryView]]:
+    """(line, view) records for already-validated entries (what import takes)."""
+    return [(entry_json(e), view_of_entry(e)) for e in entries]

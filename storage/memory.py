@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .indexed import IndexedCatalog, IndexedSessionStorage
+from .imports import ImportRecords
+from .indexed import IndexedCatalog, IndexedSessionStorage, index_of
 
 
 class MemorySessionStorage(IndexedSessionStorage):
@@ -26,6 +27,10 @@ class MemoryCatalog(IndexedCatalog):
 
     def _make(self, header: dict[str, Any]) -> MemorySessionStorage:
         storage = self._sessions[header["id"]] = MemorySessionStorage(header)
+        return storage
+
+    def _store(self, header: dict[str, Any], records: ImportRecords, replace: bool) -> MemorySessionStorage:
+        storage = self._sessions[header["id"]] = MemorySessionStorage(header, index_of(records))
         return storage
 
     def _remove(self, session_id: str) -> None:

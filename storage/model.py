@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import secrets
 from datetime import datetime, timezone
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import (
     BaseModel,
@@ -399,7 +399,7 @@ KnownEntry = Union[
     SessionInfoEntry,
     LeafEntry,
 ]
-ENTRY_TYPES = tuple(cls.model_fields["type"].default for cls in KnownEntry.__args__)
+ENTRY_TYPES = tuple(cls.model_fields["type"].default for cls in get_args(KnownEntry))
 _ENTRY_TYPE_SET = set(ENTRY_TYPES)
 
 SessionEntry = Annotated[
@@ -478,17 +478,6 @@ def parse_message(data: dict[str, Any]) -> Any:
 
 
 # ---------------------------------------------------------------- session metadata
-
-
-class SessionHeader(Model):
-    """Line 1 of a JSONL session file."""
-
-    type: Literal["session"] = "session"
-    version: int | None = None
-    id: str
-    timestamp: str = Field(default_factory=now_iso)
-    cwd: str = ""
-    parent_session: str | None = None
 
 
 class SessionMetadata(Model):

@@ -26,7 +26,6 @@ from .base import TuiBase, drawn
 from .view import TranscriptItem, item_for, sibling_marks, transcript_items
 
 
-
 class ChatView(TuiBase):
     # ------------------------------------------------------------ a session, a path
 

@@ -9,6 +9,7 @@ interleave with another coroutine's statements on the shared connection.
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import os
 import re
@@ -20,7 +21,7 @@ from typing import Any, Callable, TypeVar
 
 import aiosqlite
 
-from ..base import StorageError
+from ..base import DamagedStorageError, ReadOnlyStorageError, StorageError, StorageWriteError, write_error
 from ..model import parse_entry
 from .rows import search_text
 
@@ -65,15 +66,44 @@ def _payload_text(payload: str) -> str:
         return ""
 
 
-def create_db_file(path: Path) -> None:
-    """Create the file with mode 0600 before SQLite touches it (SQLite gives -wal/-shm the same mode)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+def create_db_file(path: Path) -> str | None:
+    """Create the file with mode 0600 before SQLite touches it (SQLite gives -wal/-shm the same
+    mode). Returns why the database can only be read (its folder or file is not writable), or None."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+    except OSError as err:
+        if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and path.exists():
+            return f"{path} is not writable ({err.strerror})"
+        raise write_error(err, f"the database {path}") from None
     try:
         if os.fstat(fd).st_size == 0:
             os.fchmod(fd, 0o600)
     finally:
         os.close(fd)
+    if not os.access(path.parent, os.W_OK):
+        return f"its folder {path.parent} is not writable"
+    return None
+
+
+def translate(err: sqlite3.Error, path: Path) -> StorageError:
+    """One actionable line for what SQLite reports (never its traceback)."""
+    msg = str(err)
+    low = msg.lower()
+    if "not a database" in low or "malformed" in low or isinstance(err, sqlite3.DatabaseError) and "corrupt" in low:
+        return DamagedStorageError(
+            f"The database {path} is damaged ({msg}); it was left as it is. Move it aside "
+            f"(mv '{path}' '{path}.damaged') and treechat starts a new one, or use --storage jsonl"
+        )
+    if "readonly" in low or "read-only" in low:
+        return ReadOnlyStorageError(f"Cannot write to {path}: it is read-only ({msg}); nothing was saved")
+    if "disk is full" in low or "database or disk is full" in low:
+        return StorageWriteError(f"Cannot write to {path}: the disk is full; free some space (nothing was saved)")
+    if "disk i/o error" in low or "unable to open" in low:
+        return StorageWriteError(f"Cannot use the database {path}: {msg}")
+    if _is_busy(err) if isinstance(err, sqlite3.OperationalError) else False:
+        return StorageError(f"The database {path} stayed locked by another writer; try again")
+    return StorageError(f"The database {path} failed: {msg}")
 
 
 def configure(conn: sqlite3.Connection) -> None:
@@ -85,6 +115,36 @@ def configure(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA wal_autocheckpoint = 0")  # see CHECKPOINT_EVERY
     conn.create_function("treechat_entry_text", 1, _payload_text, deterministic=True)
+
+
+def configure_read_only(conn: sqlite3.Connection) -> None:
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA query_only = ON")
+    conn.create_function("treechat_entry_text", 1, _payload_text, deterministic=True)
+
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _check_header(conn: sqlite3.Connection, path: Path) -> None:
+    """A file that is not empty and not a SQLite database is damaged: say so before SQLite (or a
+    migration) touches it. A truncated database is caught by the first read (`translate`)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(_SQLITE_MAGIC))
+    except OSError:
+        return
+    if head and head != _SQLITE_MAGIC:
+        raise sqlite3.DatabaseError("file is not a database")
+    conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+
+
+def _check_version(conn: sqlite3.Connection, path: Path) -> None:
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version != SCHEMA_VERSION:
+        raise ReadOnlyStorageError(
+            f"The database {path} needs an upgrade (schema {version} → {SCHEMA_VERSION}) but is read-only"
+        )
 
 
 def _statements(sql: str) -> list[str]:
@@ -161,9 +221,10 @@ def write_tx(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) ->
 class Database:
     """One aiosqlite connection; everything goes through `run`."""
 
-    def __init__(self, conn: aiosqlite.Connection, path: Path):
+    def __init__(self, conn: aiosqlite.Connection, path: Path, read_only: str | None = None):
         self.conn = conn
         self.path = path
+        self.read_only = read_only  # why nothing can be written, or None
         self._writes = 0
         self._checkpoint: asyncio.Future[None] | None = None
         self._checkpoint_conn: sqlite3.Connection | None = None
@@ -171,28 +232,70 @@ class Database:
 
     @classmethod
     async def open(cls, path: Path) -> "Database":
+        """Open (creating) the database; read-only when its file or folder cannot be written.
+        A damaged file raises DamagedStorageError and is never written to."""
         path = Path(path)
-        create_db_file(path)
-        conn = await aiosqlite.connect(path, isolation_level=None)
-        db = cls(conn, path)
+        read_only = create_db_file(path)
+        if read_only:
+            return await cls._open_read_only(path, read_only)
         try:
-            await db.run(configure)
-            await db.run(migrate)
+            conn = await aiosqlite.connect(path, isolation_level=None)
+        except sqlite3.Error as err:
+            raise translate(err, path) from None
+        db = cls(conn, path, read_only)
+        try:
+            await db.run(_check_header, path)
+            await db.run(configure_read_only if read_only else configure)
+            if read_only:
+                await db.run(_check_version, path)
+            else:
+                await db.run(migrate)
         except BaseException:
             await conn.close()
             raise
         return db
 
+    @classmethod
+    async def _open_read_only(cls, path: Path, why: str) -> "Database":
+        """mode=ro needs the WAL index (-shm) to exist or be creatable; in a read-only folder
+        without one, the database is opened immutable (it cannot change under us: no writer can
+        create the files either)."""
+        last: StorageError | None = None
+        for query in ("mode=ro", "mode=ro&immutable=1"):
+            conn = await aiosqlite.connect(f"file:{path}?{query}", isolation_level=None, uri=True)
+            db = cls(conn, path, why)
+            try:
+                await db.run(_check_header, path)
+                await db.run(configure_read_only)
+                await db.run(_check_version, path)
+                return db
+            except DamagedStorageError:
+                await conn.close()
+                raise
+            except StorageError as err:
+                await conn.close()
+                last = err
+        assert last is not None
+        raise last
+
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Call fn(sqlite3_connection, *args) on the connection's thread.
 
         Uses aiosqlite's queue (`_execute`) directly: its public API is one statement per call.
+        SQLite's errors come back as typed StorageErrors (damaged, read-only, disk full).
         """
         conn = self.conn
-        return await conn._execute(lambda: fn(conn._conn, *args))
+        try:
+            return await conn._execute(lambda: fn(conn._conn, *args))
+        except sqlite3.Error as err:
+            raise translate(err, self.path) from None
 
     async def write(self, fn: Callable[..., T], *args: Any) -> T:
         """Like run, inside one write transaction."""
+        if self.read_only:
+            raise ReadOnlyStorageError(
+                f"Cannot save: the database {self.path} is read-only ({self.read_only}); browsing and search still work"
+            )
         catch_up = self._wal_long and (self._checkpoint is None or self._checkpoint.done())
 
         def tx(c: sqlite3.Connection) -> T:

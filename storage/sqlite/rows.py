@@ -7,18 +7,10 @@ import json
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
-from ..aggregates import entry_preview, entry_role, entry_text
+from .. import aggregates
 from ..base import PathState, SessionStats
-from ..model import (
-    AssistantMessage,
-    Entry,
-    LabelEntry,
-    LeafEntry,
-    MessageEntry,
-    TextContent,
-    UserMessage,
-    iso_to_ms,
-)
+from ..model import Entry, iso_to_ms
+from ..views import EntryView, view_of_entry
 
 INSERT_ENTRY = (
     "INSERT INTO session_entries (entry_seq, session_id, id, parent_id, type, role,"
@@ -41,7 +33,11 @@ SEARCH_TEXT_LIMIT = 32 * 1024
 
 def search_text(entry: Entry) -> str:
     """What the search index holds for an entry ('' for nothing)."""
-    return entry_text(entry)[:SEARCH_TEXT_LIMIT]
+    return aggregates.entry_text(entry)[:SEARCH_TEXT_LIMIT]
+
+
+def view_search_text(view: EntryView) -> str:
+    return aggregates.view_text(view)[:SEARCH_TEXT_LIMIT]
 
 # Columns of entry_materialized after (branch_id, depth, ctx_start_depth), in PathState order.
 STATE_COLUMNS = (
@@ -70,19 +66,13 @@ def payload_of(entry: Entry) -> str:
 
 
 def entry_row(seq: int | None, session_id: str, entry: Entry) -> tuple[Any, ...]:
-    target = entry.target_id if isinstance(entry, (LabelEntry, LeafEntry)) else None
-    return (
-        seq,
-        session_id,
-        entry.id,
-        entry.parent_id,
-        entry.type,
-        entry_role(entry),
-        entry.timestamp,
-        entry_preview(entry),
-        target,
-        payload_of(entry),
-    )
+    return view_row(seq, session_id, view_of_entry(entry), payload_of(entry))
+
+
+def view_row(seq: int | None, session_id: str, v: EntryView, payload: str) -> tuple[Any, ...]:
+    target = v.target_id if v.type in ("label", "leaf") and isinstance(v.target_id, str) else None
+    return (seq, session_id, v.id, v.parent_id, v.type, v.role, v.timestamp, aggregates.view_preview(v), target,
+            payload)
 
 
 def state_values(state: PathState) -> tuple[Any, ...]:
@@ -127,19 +117,12 @@ def stats_from(values: Sequence[Any]) -> SessionStats:
 
 def first_user_text(entry: Entry) -> str:
     """The text a session list shows for its first user message ('' if this is not one)."""
-    if isinstance(entry, MessageEntry) and isinstance(entry.message, UserMessage):
-        c = entry.message.content
-        return (c if isinstance(c, str) else " ".join(b.text for b in c if isinstance(b, TextContent))).strip()
-    return ""
+    return aggregates.first_user_text(view_of_entry(entry))
 
 
 def message_ms(entry: Entry) -> float | None:
     """When a user/assistant message was written (Pi's `modified` looks only at those)."""
-    if not isinstance(entry, MessageEntry) or not isinstance(entry.message, (UserMessage, AssistantMessage)):
-        return None
-    ts = entry.message.timestamp
-    ms = ts if isinstance(ts, (int, float)) else iso_to_ms(entry.timestamp)
-    return ms if ms == ms else None  # NaN: unparseable
+    return aggregates.message_ms(view_of_entry(entry))
 
 
 def ms_to_iso(ms: float) -> str:

@@ -29,6 +29,11 @@ def home(request, tmp_path):
     return ["--home", str(tmp_path), "--storage", request.param]
 
 
+def elsewhere(home: list[str], tmp_path: Path) -> list[str]:
+    """The same backend in a second, empty home."""
+    return ["--home", str(tmp_path / "other"), *home[2:]]
+
+
 def import_one(capsys, home, path: Path) -> str:
     code, out, err = run(capsys, "import", str(path), *home)
     assert code == 0, err
@@ -74,9 +79,11 @@ def test_export_jsonl_round_trip_keeps_tree_leaf_and_context(capsys, home, tmp_p
     assert code == 0, err
     first = json.loads(out_file.read_text().splitlines()[0])
     assert first["type"] == "session" and first["version"] == 3
-    sid2 = import_one(capsys, home, out_file)
-    assert json.loads(run(capsys, "context", sid2, "--json", *home)[1]) == before_ctx
-    after_tree = json.loads(run(capsys, "tree", sid2, "--json", *home)[1])
+    other = elsewhere(home, tmp_path)
+    sid2 = import_one(capsys, other, out_file)
+    assert sid2 == sid  # the session keeps its id
+    assert json.loads(run(capsys, "context", sid2, "--json", *other)[1]) == before_ctx
+    after_tree = json.loads(run(capsys, "tree", sid2, "--json", *other)[1])
     assert after_tree["leafId"] == before_tree["leafId"]
     assert after_tree["entries"] == before_tree["entries"]
 
@@ -102,8 +109,9 @@ def test_export_after_moving_the_leaf_reopens_at_that_leaf(capsys, home, tmp_pat
     assert want == json.loads(run(capsys, "context", sid, "--leaf", earlier, "--json", *home)[1])
     out_file = tmp_path / "moved.jsonl"
     assert run(capsys, "export", sid, "-o", str(out_file), *home)[0] == 0
-    sid2 = import_one(capsys, home, out_file)
-    assert json.loads(run(capsys, "context", sid2, "--json", *home)[1]) == want
+    other = elsewhere(home, tmp_path)
+    sid2 = import_one(capsys, other, out_file)
+    assert json.loads(run(capsys, "context", sid2, "--json", *other)[1]) == want
 
 
 def test_markdown_export(capsys, home):

@@ -8,7 +8,6 @@ from treechat.storage import open_catalog
 from treechat.storage.base import (
     AmbiguousSessionError,
     EntryNotFoundError,
-    InvalidTreeError,
     SessionNotFoundError,
     StorageError,
 )
@@ -202,7 +201,7 @@ async def test_import_unknown_leaf(catalog):
         await catalog.import_session({"id": "bad"}, [user("u1", None)], "ghost")
 
 
-async def test_cycles_raise_instead_of_hanging(catalog):
+async def test_import_breaks_cycles_and_keeps_every_entry(catalog):
     entries = [
         user("r1", None),
         user("self", "self", "i am my own parent"),
@@ -210,18 +209,17 @@ async def test_cycles_raise_instead_of_hanging(catalog):
         user("c2", "c1"),
         user("d1", "c2"),  # below the loop
     ]
-    s, _ = await catalog.import_session({"id": "loopy"}, entries, "r1")
-    for entry_id in ("self", "c1", "d1"):
-        with pytest.raises(InvalidTreeError):
-            await s.get_path_to_root(entry_id)
-        with pytest.raises(InvalidTreeError):
-            await s.get_path_to_root_or_compaction(entry_id)
-        with pytest.raises(InvalidTreeError):
-            await s.get_path_state(entry_id)
-    with pytest.raises(InvalidTreeError, match="self"):
-        await s.get_path_to_root("self")
+    s, report = await catalog.import_session({"id": "loopy"}, entries, "d1")
+    assert report.repaired == 2 and report.entries == 5
+    assert any("self" in p and "own parent" in p for p in report.problems)
+    assert ids(await s.get_path_to_root("self")) == ["self"]
+    # the cycle's first entry becomes a root; everything under it builds a path
+    assert ids(await s.get_path_to_root("d1")) == ["c1", "c2", "d1"]
+    assert ids(await s.get_path_to_root_or_compaction("d1")) == ["c1", "c2", "d1"]
+    assert (await s.get_path_state("d1")).depth == 3
     assert ids(await s.get_path_to_root("r1")) == ["r1"]
     assert len(await s.get_tree_rows()) == 5
+    assert (await s.get_entry("c1")).parent_id is None
 
 
 # ---------------------------------------------------------------- search
@@ -251,3 +249,34 @@ async def test_search_limit_and_session_filter(catalog):
     await catalog.rename("sa", "Fruit")
     names = {h.session_id: h.session_name for h in await catalog.search("tart")}
     assert names == {"sa": "Fruit"}
+
+
+# ---------------------------------------------------------------- other writers
+
+
+async def test_poll_appended_returns_other_writers_entries_without_moving_the_leaf(catalog, tmp_path):
+    if catalog.kind == "memory":
+        s = await two_turns(catalog)
+        assert not await s.poll_appended()  # nothing else can write to it
+        return
+    mine = await two_turns(catalog, session_id="shared")
+    assert not await mine.poll_appended()
+    other_catalog = await open_catalog(catalog.kind, tmp_path)
+    try:
+        other = await other_catalog.open("shared")
+        await append_all(other, user("o1", "a1", "from elsewhere"), label("ol", "o1", "u1", "seen"))
+        await other.set_leaf_id("u1")
+        await mine.append_entry(user("m1", "a1", "mine"))  # interleaved: mine is not reported back
+        got = await mine.poll_appended()
+        assert [e.id for e in got.entries if e.type != "leaf"] == ["o1", "ol"]
+        assert [r.id for r in got.rows] == ["o1", "ol"] and got.rows[0].parent_id == "a1"
+        assert got.rows[0].preview == "from elsewhere"
+        assert not await mine.poll_appended()  # each entry is reported once
+        assert await mine.get_labels() == {"u1": "seen"}
+        assert (await mine.get_entry("o1")).message.content == "from elsewhere"
+        if catalog.kind == "jsonl":
+            assert await mine.get_leaf_id() == "m1"  # this process's leaf did not move
+        await mine.append_entry(user("m2", "o1", "answering theirs"))
+        assert ids(await mine.get_path_to_root("m2")) == ["u1", "a1", "o1", "m2"]
+    finally:
+        await other_catalog.close()

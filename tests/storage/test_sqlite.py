@@ -175,7 +175,7 @@ async def test_failed_append_leaves_nothing_behind(db, tmp_path):
     before = await s.get_session_stats()
     c = raw(tmp_path / "treechat.db")  # make the last step of the transaction fail
     c.execute("CREATE TRIGGER boom BEFORE UPDATE ON session_materialized BEGIN SELECT RAISE(ABORT, 'boom'); END")
-    with pytest.raises(sqlite3.DatabaseError):
+    with pytest.raises(StorageError, match="boom"):  # SQLite's error, as one typed line
         await s.append_entry(user("u2", "a1", "lost needle"))
     c.execute("DROP TRIGGER boom")
     assert await s.get_entry("u2") is None and await s.get_leaf_id() == "a1"

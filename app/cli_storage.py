@@ -1,0 +1,218 @@
+"""The storage commands' work behind `treechat import`, `tree --json` and `export --format jsonl`.
+
+Import takes files and folders (recursively: Pi keeps `~/.pi/agent/sessions/<cwd>/*.jsonl`),
+skips what is not a session and what is already imported (same session id; `replace` overwrites),
+shows a progress bar on a terminal and ends with one summary line. Tree and export stream: a
+100k-entry session is read and written a page at a time, never held whole.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from treechat.storage.base import EntryCursor, SessionCatalog, SessionFileError, SessionStorage, StorageError
+from treechat.storage.imports import find_session_files, pi_sessions_dir, read_records
+from treechat.storage.index import entry_json
+from treechat.storage.jsonl_format import AtomicWriter, export_header
+from treechat.storage.model import Entry, LeafEntry, dump, new_entry_id
+from treechat.widgets.sanitize import visible_line
+
+from .progress import is_terminal, progress
+
+PAGE = 2000  # entries per read when streaming
+
+
+@dataclass
+class ImportSummary:
+    imported: list[str] = field(default_factory=list)
+    already: list[str] = field(default_factory=list)
+    not_sessions: int = 0
+    failed: list[str] = field(default_factory=list)
+    entries: int = 0
+    skipped_lines: int = 0
+    repaired: int = 0
+    first_problem: str = ""
+
+    def line(self) -> str:
+        n = len(self.imported)
+        parts = [f"imported {n} session{'s' if n != 1 else ''} ({self.entries:,} entries)"]
+        if self.already:
+            parts.append(f"{len(self.already)} already imported, skipped (--force replaces them)")
+        if self.not_sessions:
+            parts.append(f"{self.not_sessions} file{'s' if self.not_sessions != 1 else ''} not a session, skipped")
+        if self.skipped_lines:
+            parts.append(f"skipped {self.skipped_lines} unreadable line(s) (first: {self.first_problem})")
+        if self.repaired:
+            parts.append(f"{self.repaired} parent cycle(s) broken, every entry kept")
+        if self.failed:
+            shown = "; ".join(self.failed[:3]) + (f"; and {len(self.failed) - 3} more" if len(self.failed) > 3 else "")
+            parts.append(f"{len(self.failed)} failed: {shown}")
+        return "; ".join(parts)
+
+
+async def run_import(catalog: SessionCatalog, paths: list[Path], *, force: bool, stdout: TextIO) -> int:
+    """Import every session file under `paths`; prints ids (stdout) and one summary line (stderr)."""
+    summary = ImportSummary()
+    files: list[Path] = []
+    for path, reason in find_session_files(paths):
+        if reason is not None:
+            summary.failed.append(f"{path}: {reason}")
+        else:
+            files.append(path)
+    sizes = {f: _size(f) for f in files}
+    with progress("Importing", total=sum(sizes.values()) or None, unit="bytes") as bar:
+        for file in files:
+            size = sizes[file]
+            bar.update(description=f"Importing {_short(file.name)}")
+            await _import_one(catalog, file, force, summary, lambda part, s=size: bar.advance(s * part))
+    listed = summary.imported + summary.already
+    if not is_terminal(stdout) or len(listed) <= 10:
+        for sid in listed:
+            stdout.write(sid + "\n")
+    print(f"treechat: {visible_line(summary.line())}", file=sys.stderr)  # file names: shown, never obeyed
+    return 1 if summary.failed else 0
+
+
+async def _import_one(catalog: SessionCatalog, file: Path, force: bool, summary: ImportSummary, advance: Any) -> None:
+    try:
+        header, records, report = read_records(file)
+    except SessionFileError as err:
+        advance(1.0)
+        if "not a Pi or treechat session" in str(err):
+            summary.not_sessions += 1
+        else:
+            summary.failed.append(str(err))
+        return
+    except (MemoryError, OSError) as err:
+        advance(1.0)
+        summary.failed.append(f"{file}: {err}")
+        return
+    advance(0.5)
+    sid = header["id"]
+    if not force and await catalog.has_session(sid):
+        summary.already.append(sid)
+        advance(0.5)
+        return
+    n = max(len(records), 1)
+    kw = _progress_kw(catalog, lambda k: advance(0.5 * k / n))
+    try:
+        storage, report = await catalog.import_records(header, records, report, replace=force, **kw)
+    except StorageError as err:
+        summary.failed.append(f"{file}: {err}")
+        advance(0.5)
+        return
+    if not kw:
+        advance(0.5)  # a backend that does not report its progress: the file is done
+    summary.imported.append(storage.session_id)
+    summary.entries += report.entries
+    summary.repaired += report.repaired
+    if report.skipped:
+        summary.skipped_lines += report.skipped
+        if not summary.first_problem and report.problems:
+            summary.first_problem = f"{file.name} {report.problems[0]}"
+
+
+def _progress_kw(catalog: SessionCatalog, callback: Any) -> dict[str, Any]:
+    """SQLite reports entries written (its import is the long one); the others are quick."""
+    from treechat.storage.sqlite import SqliteCatalog
+
+    return {"on_progress": callback} if isinstance(catalog, SqliteCatalog) else {}
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _short(name: str, width: int = 40) -> str:
+    return name if len(name) <= width else "…" + name[-(width - 1) :]
+
+
+def from_pi_folder() -> Path:
+    folder = pi_sessions_dir()
+    if not folder.is_dir():
+        raise StorageError(
+            f"Pi's sessions folder {folder} does not exist (set PI_CODING_AGENT_DIR if Pi keeps it elsewhere)"
+        )
+    return folder
+
+
+# ---------------------------------------------------------------- streaming reads
+
+
+async def pages(storage: SessionStorage) -> Any:
+    """Every entry in append order, PAGE at a time."""
+    after: str | None = None
+    while True:
+        page = await storage.get_entries(EntryCursor(after_id=after, limit=PAGE))
+        if not page:
+            return
+        for entry in page:
+            yield entry
+        after = page[-1].id
+
+
+async def _total(storage: SessionStorage) -> int | None:
+    stats = await storage.get_session_stats()
+    return stats.entry_count or None
+
+
+async def stream_tree(storage: SessionStorage, out: TextIO) -> None:
+    """`tree --json`: {"leafId", "entries": [...]} with every entry's current label, streamed,
+    one entry per line (compact: 100k entries print in seconds, and grep finds them)."""
+    leaf_id = await storage.get_leaf_id()
+    labels = await storage.get_labels()
+    out.write('{\n  "leafId": ' + json.dumps(leaf_id) + ',\n  "entries": [')
+    first = True
+    with progress("Reading the tree", total=await _total(storage), unit="entries") as bar:
+        async for entry in pages(storage):
+            data = dump(entry)
+            # A label entry's own `label` field is its content; every other entry gets its
+            # current label (null when none) under the same key.
+            if entry.type != "label":
+                data["label"] = labels.get(entry.id)
+            out.write(("\n    " if first else ",\n    ") + json.dumps(data, ensure_ascii=False))
+            first = False
+            bar.advance(1)
+    out.write("\n  ]\n}\n" if not first else "]\n}\n")
+
+
+async def stream_export(storage: SessionStorage, output: str | None, stdout: TextIO) -> None:
+    """`export --format jsonl`: a v3 file that Pi (and we) open at this session's leaf. To a file
+    it is atomic (a temporary file renamed at the end); to stdout it streams."""
+    meta = await storage.get_metadata()
+    leaf_id = await storage.get_leaf_id()
+    header = export_header({"id": meta.id, "timestamp": meta.created_at, "cwd": meta.cwd})
+    writer = AtomicWriter(Path(output)) if output else None
+
+    def write(line: str) -> None:
+        if writer is not None:
+            writer.write(line.encode() + b"\n")
+        else:
+            stdout.write(line + "\n")
+
+    try:
+        write(json.dumps(header, separators=(",", ":"), ensure_ascii=False))
+        last: Entry | None = None
+        taken: set[str] = set()
+        with progress("Exporting", total=await _total(storage), unit="entries") as bar:
+            async for entry in pages(storage):
+                write(entry_json(entry))
+                taken.add(entry.id)
+                last = entry
+                bar.advance(1)
+        natural = None if last is None else (last.target_id if isinstance(last, LeafEntry) else last.id)
+        if last is not None and natural != leaf_id:
+            # Pi resumes at the last line: a marker puts it where this session is.
+            write(entry_json(LeafEntry(id=new_entry_id(taken), parent_id=leaf_id, target_id=leaf_id)))
+        if writer is not None:
+            writer.commit()
+    finally:
+        if writer is not None:
+            writer.close()

@@ -1,0 +1,141 @@
+"""Bulk import shared by every backend: records prepared once (ids unique, cycles broken, leaf
+marked), read from Pi files in one pass, and the discovery of session files in folders.
+
+A record is an entry's JSON line plus its `EntryView`; backends store the line as it is and
+compute everything else (tree, aggregates, search text) from the view, never building pydantic
+models for 100k entries (each line is still validated by pydantic once, in `scan_session_file`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+from .base import EntryNotFoundError, ImportReport
+from .index import gc_paused
+from .jsonl_format import effective_leaf, scan_session_file
+from .model import new_entry_id, now_iso
+from .views import EntryView
+
+Raw = str | bytes
+
+
+@dataclass
+class ImportRecords:
+    """Entries ready to store: each id once, no parent cycle, ending where the leaf is."""
+
+    raws: list[Raw] = field(default_factory=list)
+    views: list[EntryView] = field(default_factory=list)
+    leaf_id: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.views)
+
+
+def _note(report: ImportReport, text: str) -> None:
+    if len(report.problems) < 5:
+        report.problems.append(text)
+
+
+def prepare_records(
+    pairs: Sequence[tuple[Raw, EntryView]], leaf_id: str | None, report: ImportReport, *, natural: bool = False
+) -> ImportRecords:
+    """Dedupe (a later duplicate id is skipped and counted), break parent cycles (the entry of the
+    cycle that comes first becomes a root: every entry is kept, the session always builds a
+    context) and end with a leaf marker when `leaf_id` is not where a reader would resume.
+    `natural`: the leaf is wherever the entries end (a file's own leaf)."""
+    raws: list[Raw] = []
+    views: list[EntryView] = []
+    seen: set[str] = set()
+    for raw, view in pairs:
+        if view.id in seen:
+            report.duplicate_ids += 1
+            _note(report, f"duplicate entry id {view.id} skipped")
+            continue
+        seen.add(view.id)
+        raws.append(raw)
+        views.append(view)
+    if natural:
+        leaf_id = effective_leaf(views)
+    elif leaf_id is not None and leaf_id not in seen:
+        raise EntryNotFoundError(leaf_id)
+    _break_cycles(raws, views, report)
+    report.entries = len(views)
+    last = views[-1] if views else None
+    at_end = None if last is None else (last.target_id if last.type == "leaf" else last.id)
+    if views and at_end != leaf_id:
+        # Our files (like Pi's) resume at the last line, so a different leaf needs a marker.
+        marker_id, stamp = new_entry_id(seen), now_iso()
+        marker = {"type": "leaf", "id": marker_id, "parentId": leaf_id, "timestamp": stamp, "targetId": leaf_id}
+        raws.append(json.dumps(marker, separators=(",", ":")))
+        views.append(EntryView(type="leaf", id=marker_id, parent_id=leaf_id, timestamp=stamp, target_id=leaf_id))
+    return ImportRecords(raws, views, leaf_id)
+
+
+def _break_cycles(raws: list[Raw], views: list[EntryView], report: ImportReport) -> None:
+    pos = {v.id: i for i, v in enumerate(views)}
+    state = bytearray(len(views))  # 0 unvisited, 1 on the current walk, 2 done
+    for start in range(len(views)):
+        if state[start]:
+            continue
+        walk: list[int] = []
+        j: int | None = start
+        while j is not None and state[j] == 0:
+            state[j] = 1
+            walk.append(j)
+            parent = views[j].parent_id
+            j = pos.get(parent) if parent is not None else None
+        if j is not None and state[j] == 1:
+            cycle = walk[walk.index(j) :]
+            k = min(cycle)
+            view = views[k]
+            what = "is its own parent" if view.parent_id == view.id else f"closes a parent cycle through {view.parent_id}"
+            _note(report, f"entry {view.id} {what}; it is kept as a root")
+            report.repaired += 1
+            obj = json.loads(raws[k])
+            obj["parentId"] = None
+            raws[k] = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+            view.parent_id = None
+        for i in walk:
+            state[i] = 2
+
+
+def read_records(path: Path) -> tuple[dict[str, Any], ImportRecords, ImportReport]:
+    """A Pi/treechat session file as records (one pass, every line validated). SessionFileError
+    when it is not a session file."""
+    scanned = scan_session_file(path, full=True)
+    report = scanned.report
+    with gc_paused():
+        records = prepare_records(list(zip(scanned.raws, scanned.skels)), None, report, natural=True)
+    return scanned.header, records, report
+
+
+# ---------------------------------------------------------------- finding session files
+
+
+def pi_sessions_dir() -> Path:
+    """Pi's sessions folder: `$PI_CODING_AGENT_DIR/sessions`, else `~/.pi/agent/sessions`."""
+    agent = os.environ.get("PI_CODING_AGENT_DIR")
+    base = Path(agent).expanduser() if agent else Path.home() / ".pi" / "agent"
+    return base / "sessions"
+
+
+def find_session_files(paths: Iterable[Path]) -> Iterator[tuple[Path, str | None]]:
+    """(file, None) for every candidate `*.jsonl` under the given files and folders (folders
+    recursively, in name order); (path, reason) for a path that cannot be used at all."""
+    for path in paths:
+        if path.is_dir():
+            found: list[Path] = []
+            for root, dirs, files in os.walk(path, onerror=None):
+                dirs.sort()
+                dirs[:] = [d for d in dirs if not d.startswith(".")]
+                found.extend(Path(root) / f for f in sorted(files) if f.endswith(".jsonl") and not f.startswith("."))
+            for f in found:
+                yield f, None
+        elif path.exists():
+            yield path, None
+        else:
+            yield path, "does not exist"

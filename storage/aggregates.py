@@ -219,9 +219,15 @@ def message_ms(v: EntryView) -> float | None:
     return ms if ms == ms else None  # NaN: unparseable
 
 
+def view_status(v: EntryView) -> str | None:
+    """"error" or "aborted" for a reply that failed or was stopped (the tree marks them)."""
+    reason = v.message.stop_reason if v.message is not None and v.role == "assistant" else None
+    return reason if reason in ("error", "aborted") else None
+
+
 def view_row(v: EntryView, label: str | None = None, parent_id: str | None = None) -> TreeRow:
     return TreeRow(v.id, parent_id if parent_id is not None else v.parent_id, v.type, v.role, view_preview(v),
-                   v.timestamp, label)
+                   v.timestamp, label, view_status(v))
 
 
 # ---------------------------------------------------------------- Entry wrappers

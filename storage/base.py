@@ -154,6 +154,7 @@ class TreeRow(NamedTuple):
     preview: str  # first line of the text, at most ~120 characters
     timestamp: str
     label: str | None = None
+    status: str | None = None  # a reply that failed ("error") or was stopped ("aborted")
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from .aggregates import (
     message_ms,
     path_state,
     view_preview,
+    view_status,
 )
 from .base import (
     DuplicateEntryError,
@@ -470,7 +471,7 @@ class EntryIndex:
                     self._kill(pos, str(err).splitlines()[0])
                     continue
                 row = cache[pos] = TreeRow(view.id, under(view.parent_id), view.type, view.role, view_preview(view),
-                                           view.timestamp, None)
+                                           view.timestamp, None, view_status(view))
             label = labels.get(row.id)
             rows.append(row if label is None else row._replace(label=label))
         return rows

@@ -14,7 +14,7 @@ from ..views import EntryView, view_of_entry
 
 INSERT_ENTRY = (
     "INSERT INTO session_entries (entry_seq, session_id, id, parent_id, type, role,"
-    " timestamp, preview, target_id, payload) VALUES (?,?,?,?,?,?,?,?,?,?)"
+    " timestamp, preview, target_id, payload, status) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
 )
 INSERT_BRANCH = "INSERT INTO branches (branch_id, session_id, parent_branch_id, fork_depth) VALUES (?,?,?,?)"
 INSERT_BRANCH_ENTRY = "INSERT INTO branch_entries (branch_id, depth, entry_seq) VALUES (?,?,?)"
@@ -72,7 +72,7 @@ def entry_row(seq: int | None, session_id: str, entry: Entry) -> tuple[Any, ...]
 def view_row(seq: int | None, session_id: str, v: EntryView, payload: str) -> tuple[Any, ...]:
     target = v.target_id if v.type in ("label", "leaf") and isinstance(v.target_id, str) else None
     return (seq, session_id, v.id, v.parent_id, v.type, v.role, v.timestamp, aggregates.view_preview(v), target,
-            payload)
+            payload, aggregates.view_status(v))
 
 
 def state_values(state: PathState) -> tuple[Any, ...]:

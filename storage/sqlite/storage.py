@@ -199,7 +199,7 @@ def _advance_session(c: sqlite3.Connection, sid: str, entry: Entry) -> None:
 
 _APPENDED_SQL = (
     "SELECT e.entry_seq, e.payload, e.id, CASE WHEN p.entry_seq IS NULL THEN e.parent_id ELSE p.target_id END,"
-    " e.type, e.role, e.preview, e.timestamp, l.label FROM session_entries e"
+    " e.type, e.role, e.preview, e.timestamp, l.label, e.status FROM session_entries e"
     " LEFT JOIN session_entries p ON p.session_id = e.session_id AND p.id = e.parent_id AND p.type = 'leaf'"
     " LEFT JOIN labels l ON l.session_id = e.session_id AND l.target_id = e.id"
     " WHERE e.session_id = ? AND e.entry_seq > ? ORDER BY e.entry_seq"
@@ -233,7 +233,7 @@ class SqliteSessionStorage:
         if not foreign:
             return AppendedEntries()
         entries = _join([(r[1],) for r in foreign])
-        rows_ = [TreeRow(r[2], r[3], r[4], r[5], r[6], r[7], r[8]) for r in foreign if r[4] != "leaf"]
+        rows_ = [TreeRow(r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9]) for r in foreign if r[4] != "leaf"]
         return AppendedEntries(entries, rows_)
 
     async def _one(self, sql: str, *params: Any) -> Any:
@@ -387,7 +387,7 @@ class SqliteSessionStorage:
         def read(c: sqlite3.Connection) -> list[TreeRow]:
             labels = dict(c.execute("SELECT target_id, label FROM labels WHERE session_id=?", (self.session_id,)))
             cur = c.execute(
-                "SELECT id, parent_id, type, role, preview, timestamp, target_id FROM session_entries"
+                "SELECT id, parent_id, type, role, preview, timestamp, target_id, status FROM session_entries"
                 " WHERE session_id=? ORDER BY entry_seq",
                 (self.session_id,),
             )
@@ -400,11 +400,11 @@ class SqliteSessionStorage:
             new, append, marker = tuple.__new__, out.append, markers.get
             words: dict[str, str] = {}
             word = words.setdefault
-            for i, p, t, r, pv, ts, target in cur:
+            for i, p, t, r, pv, ts, target, status in cur:
                 if t == "leaf":
                     markers[i] = target  # not drawn; an entry appended under one hangs under its target
                     continue
-                append(new(TreeRow, (i, marker(p, p), word(t, t), r and word(r, r), pv, ts, get(i))))
+                append(new(TreeRow, (i, marker(p, p), word(t, t), r and word(r, r), pv, ts, get(i), status)))
             return out
 
         return await self.db.run(read)

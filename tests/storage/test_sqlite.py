@@ -69,6 +69,7 @@ async def test_migrates_from_previous_version_and_backfills_search(tmp_path):
     c.execute("DROP TABLE entry_search")
     c.execute("DROP INDEX session_entries_skeleton")
     c.execute(V1_SESSION_INDEX)  # dropped by v5
+    c.execute(V6_UNDO)  # the v6 column, added again by the migration
     c.execute("PRAGMA user_version = 1")
     c.close()
     cat = await SqliteCatalog.open(path)
@@ -91,6 +92,7 @@ async def test_migrates_from_version_2_adds_the_skeleton_index(tmp_path):
     c.execute("DROP INDEX session_entries_skeleton")
     c.execute(V1_SESSION_INDEX)
     c.execute("INSERT INTO entry_search(entry_search, rank) VALUES ('automerge', 4)")  # as v2 had it
+    c.execute(V6_UNDO)  # the v6 column, added again by the migration
     c.execute("PRAGMA user_version = 2")
     c.close()
     cat = await SqliteCatalog.open(path)
@@ -101,6 +103,31 @@ async def test_migrates_from_version_2_adds_the_skeleton_index(tmp_path):
         await cat.close()
     names = {r[0] for r in raw(path).execute("SELECT name FROM sqlite_master WHERE type='index'")}
     assert "session_entries_skeleton" in names
+
+
+V6_UNDO = "ALTER TABLE session_entries DROP COLUMN status"
+
+
+async def test_migrates_from_version_5_marks_failed_and_stopped_replies(tmp_path):
+    from treechat.storage.model import AssistantMessage, MessageEntry, TextContent
+
+    path = tmp_path / "treechat.db"
+    cat = await SqliteCatalog.open(path)
+    s = await cat.create(session_id="s")
+    failed = MessageEntry(id="f1", parent_id="u1", message=AssistantMessage(
+        content=[TextContent(text="")], provider="p", model="m", stop_reason="error", error_message="boom"))
+    await append_all(s, user("u1", None, "a question"), failed)
+    await cat.close()
+    c = raw(path)
+    c.execute(V6_UNDO)
+    c.execute("PRAGMA user_version = 5")
+    c.close()
+    cat = await SqliteCatalog.open(path)
+    try:
+        rows = {r.id: r.status for r in await (await cat.open("s")).get_tree_rows()}
+        assert rows == {"u1": None, "f1": "error"}
+    finally:
+        await cat.close()
 
 
 def fts_config(path: Path) -> dict[str, object]:
@@ -116,6 +143,7 @@ async def test_migrates_from_version_3_to_stepwise_search_merging(tmp_path):
     c = raw(path)  # a v3 database: FTS5's own automerge, no explicit merge settings
     c.execute("DELETE FROM entry_search_config WHERE k IN ('automerge', 'usermerge', 'crisismerge')")
     c.execute(V1_SESSION_INDEX)
+    c.execute(V6_UNDO)  # the v6 column, added again by the migration
     c.execute("PRAGMA user_version = 3")
     c.close()
     assert "automerge" not in fts_config(path)
@@ -144,6 +172,7 @@ async def test_migrates_from_version_4_drops_the_redundant_session_index(tmp_pat
     await cat.close()
     c = raw(path)  # a v4 database still has the v1 index
     c.execute(V1_SESSION_INDEX)
+    c.execute(V6_UNDO)  # the v6 column, added again by the migration
     c.execute("PRAGMA user_version = 4")
     c.close()
     cat = await SqliteCatalog.open(path)
@@ -158,7 +187,7 @@ async def test_migrates_from_version_4_drops_the_redundant_session_index(tmp_pat
         await cat.close()
     names = {r[0] for r in raw(path).execute("SELECT name FROM sqlite_master WHERE type='index'")}
     assert "session_entries_by_session" not in names and "session_entries_skeleton" in names
-    assert raw(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+    assert raw(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
 async def test_newer_schema_is_refused(tmp_path):

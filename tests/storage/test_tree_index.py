@@ -92,3 +92,18 @@ def test_relabel_replaces_the_row_in_place() -> None:
                              TreeRow("b", "a", "message", "assistant", "r", "2026-01-01T00:00:01Z")])
     row = index.relabel("a", "keep")
     assert row is not None and index.by_id["a"].label == "keep" and list(index.by_id) == ["a", "b"]
+
+
+async def test_failed_and_stopped_replies_carry_their_status_on_every_backend(catalog) -> None:
+    from treechat.session.session import Session
+    from treechat.storage.model import AssistantMessage, TextContent, UserMessage
+
+    s = await Session.open(await catalog.create())
+    await s.append_message(UserMessage(content="q"))
+    ok = await s.append_message(AssistantMessage(content=[TextContent(text="fine")], provider="p", model="m"))
+    failed = await s.append_message(AssistantMessage(content=[TextContent(text="")], provider="p", model="m",
+                                                     stop_reason="error", error_message="boom"))
+    stopped = await s.append_message(AssistantMessage(content=[TextContent(text="half")], provider="p", model="m",
+                                                      stop_reason="aborted"))
+    rows = {r.id: r for r in await s.storage.get_tree_rows()}
+    assert (rows[ok].status, rows[failed].status, rows[stopped].status) == (None, "error", "aborted")

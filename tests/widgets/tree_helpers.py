@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections import namedtuple
-
 from rich.segment import Segment
 
 from treechat.storage.base import TreeRow
@@ -11,16 +9,9 @@ from treechat.widgets.tree_view import TreeView
 
 from .helpers import row
 
-# The lead adds ``status`` ("error" | "aborted" | None) to TreeRow; until then a look-alike row type
-# carries it (the widget reads it with getattr, so both draw the same).
-_StatusRow = namedtuple("_StatusRow", TreeRow._fields + ("status",))  # type: ignore[misc]
-
-
 def status_row(entry_id: str, parent: str | None, status: str | None, **kw: object) -> TreeRow:
-    base = row(entry_id, parent, "assistant", **kw)  # type: ignore[arg-type]
-    if "status" in TreeRow._fields:
-        return base._replace(status=status)  # type: ignore[call-arg]
-    return _StatusRow(*base, status)  # type: ignore[return-value]
+    """A reply's row with its stop status ("error" | "aborted" | None)."""
+    return row(entry_id, parent, "assistant", **kw)._replace(status=status)  # type: ignore[arg-type]
 
 
 def segments(tree: TreeView, entry_id: str) -> list[Segment]:

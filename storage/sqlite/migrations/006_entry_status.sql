@@ -1,0 +1,7 @@
+-- treechat schema v6: a reply that failed or was stopped carries its stop reason on its row
+-- ("error" | "aborted"; NULL otherwise), so the tree can mark it without reading payloads.
+ALTER TABLE session_entries ADD COLUMN status TEXT;
+UPDATE session_entries
+   SET status = json_extract(payload, '$.message.stopReason')
+ WHERE type = 'message' AND role = 'assistant'
+   AND json_extract(payload, '$.message.stopReason') IN ('error', 'aborted');

@@ -14,7 +14,7 @@ from pathlib import Path
 from treechat.config import Settings, load_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.storage import BACKENDS, open_catalog
-from treechat.storage.base import SessionCatalog, SessionStorage
+from treechat.storage.base import SessionCatalog, SessionStorage, StorageError
 
 __all__ = ["BACKENDS", "Environment", "load_environment", "storage_kind", "open_store", "pick_session",
            "latest_with_content"]
@@ -56,6 +56,13 @@ async def pick_session(catalog: SessionCatalog, *, session_ref: str | None = Non
     cwd = cwd or os.getcwd()
     if session_ref:
         return await catalog.open(session_ref)
+    read_only = getattr(catalog, "read_only", None)
+    if isinstance(read_only, str) and read_only:  # nothing can be created: browse the latest
+        latest = await latest_with_content(catalog)
+        if latest is None:
+            raise StorageError(f"Sessions are read-only here ({read_only}) and there are none to open; "
+                               "use a writable home (--home DIR or TREECHAT_HOME).")
+        return latest
     if continue_latest:
         return await latest_with_content(catalog) or await catalog.create(cwd=cwd)
     if reuse_empty:

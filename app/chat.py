@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import Any, Literal, Sequence
 
 from treechat.agent.tools import make_tools
 from treechat.chat_core import ChatCore, ChatError
-from treechat.chat_events import Focused, HeaderChanged, Notice, PathChanged, StatusChanged
+from treechat.chat_events import EntryAppended, Focused, HeaderChanged, LabelChanged, Notice, PathChanged, StatusChanged
 from treechat.exporting import export_session
 from treechat.llm.detect import DetectedServer
 from treechat.session.agent_session import CompactionError, CompactionResult
 from treechat.session.branching import ForkError, NothingToSummarize, fork_session
 from treechat.storage.base import SearchHit, SessionSummary, StorageError
-from treechat.storage.model import AssistantMessage, CompactionEntry, Entry, MessageEntry, message_text
+from treechat.storage.model import AssistantMessage, CompactionEntry, Entry, LabelEntry, MessageEntry, message_text
 
 __all__ = ["Chat", "ChatError"]
 
@@ -75,7 +75,7 @@ class Chat(ChatCore):
 
         for server in found:
             known = self.registry.provider(server.provider)
-            served = {m: {} for m in server.models}
+            served: dict[str, dict[str, Any]] = {m: {} for m in server.models}
             if known is None:
                 self.registry.add_provider(ProviderInfo(name=server.provider, api="openai", base_url=server.base_url,
                                                         local=True, models=served))
@@ -106,8 +106,14 @@ class Chat(ChatCore):
 
     async def move_to(self, target: str | None, *, remember: bool = True, announce: bool = True) -> None:
         """Move the leaf; leaving a branch is announced (with `/summarize` offered) unless the
-        caller is about to grow an alternative there (retry)."""
+        caller is about to grow an alternative there (retry). A read-only store cannot keep a
+        move: the branch is shown instead."""
         old = self.session.leaf_id
+        if target != old and self.read_only:
+            await self.preview(target)
+            self._emit(Notice(f"Read-only ({self.read_only}): showing that branch; the leaf cannot move.",
+                              "warning"))
+            return
         if target != old:
             if self.is_running:
                 raise ChatError("Stop the running reply (Esc) before moving in the tree.")
@@ -248,6 +254,40 @@ class Chat(ChatCore):
     async def list_sessions(self) -> list[SessionSummary]:
         """Every session with something in it (and the current one), newest first."""
         return [r for r in await self.catalog.list() if r.entry_count > 0 or r.id == self.session_id]
+
+    # ------------------------------------------------------------ other writers, read-only stores
+
+    async def poll_others(self) -> int:
+        """Entries another process appended to this session since the last look (a `-p` run,
+        another window): they join the tree where they hang; the leaf stays where it is. Returns
+        how many; cheap enough to call every second."""
+        if self._session is None:
+            return 0
+        try:
+            found = await self.session.storage.poll_appended()
+        except (StorageError, OSError):
+            return 0  # a store gone bad says so on the next write; polling stays quiet
+        if not found:
+            return 0
+        for row in found.rows:
+            self.tree.add(row)
+            self._emit(EntryAppended(entry=next(e for e in found.entries if e.id == row.id), row=row,
+                                     leaf_id=self.session.leaf_id, shown=False))
+        for entry in found.entries:
+            if isinstance(entry, LabelEntry):
+                self._emit(LabelChanged(entry.target_id, entry.label, self.tree.relabel(entry.target_id, entry.label)))
+        count = len(found.rows)
+        if count:
+            self._emit(HeaderChanged(self.header()))
+            self._emit(Notice(f"{count} {'entry' if count == 1 else 'entries'} from another process joined this "
+                              "session's tree (your leaf stays where it is)."))
+        return count
+
+    @property
+    def read_only(self) -> str | None:
+        """Why this store cannot be written (browsing and search still work), or None."""
+        reason = getattr(self.catalog, "read_only", None)
+        return reason if isinstance(reason, str) and reason else None
 
     # ------------------------------------------------------------ copy and retry
 

@@ -246,6 +246,9 @@ class ChatCore:
 
     def readiness(self) -> Readiness:
         servers = tuple(s.provider for s in self.detected)
+        read_only = getattr(self.catalog, "read_only", None)
+        if isinstance(read_only, str) and read_only:
+            return Readiness(f"Read-only ({read_only}): browsing and search work, sending does not.", servers)
         try:
             model = self._agent.state.model if self._agent is not None else self.resolve_model()
         except ChatError as err:
@@ -257,6 +260,10 @@ class ChatCore:
         before anything is written when there is no model or no key."""
         if self._agent is not None:
             return self._agent
+        read_only = getattr(self.catalog, "read_only", None)
+        if isinstance(read_only, str) and read_only:
+            raise ChatError(f"Sessions are read-only here ({read_only}): browsing and search work; sending needs a "
+                            "writable home (--home DIR or TREECHAT_HOME).")
         model = self.resolve_model()
         problem = self.registry.key_problem(model)
         if problem:

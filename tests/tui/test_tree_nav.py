@@ -175,3 +175,21 @@ async def test_hovering_a_reply_shows_its_model_and_tokens(make_app, fake):
         tree._tips.hover(reply)  # the pointer rests on the reply's row
         await wait_for(pilot, lambda: "1,200 in / 34 out" in str(tree.tooltip or ""), what="the details")
         assert "openai/fake-model" in str(tree.tooltip)
+
+
+async def test_entries_another_process_writes_show_in_the_tree_within_a_second(make_app, tmp_path):
+    from treechat.storage import open_catalog
+
+    async with make_app() as (app, pilot):
+        sid, ids = await seed(app.chat.catalog, [("q1", "a1")])
+        await app.chat.open(await app.chat.catalog.open(sid))
+        await pilot.pause()
+        theirs = await open_catalog("sqlite", tmp_path)  # another process's view of the same home
+        try:
+            other = await Session.open(await theirs.open(sid))
+            new = await other.append_message(UserMessage(content="written elsewhere"))
+            await wait_for(pilot, lambda: app.query_one(TreeView).layout_data.index_of(new) is not None,
+                           what="the other process's entry in the tree", rounds=300)
+            assert app.chat.leaf_id == ids[1]  # the leaf stays
+        finally:
+            await theirs.close()

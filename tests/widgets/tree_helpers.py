@@ -9,6 +9,7 @@ from treechat.widgets.tree_view import TreeView
 
 from .helpers import row
 
+
 def status_row(entry_id: str, parent: str | None, status: str | None, **kw: object) -> TreeRow:
     """A reply's row with its stop status ("error" | "aborted" | None)."""
     return row(entry_id, parent, "assistant", **kw)._replace(status=status)  # type: ignore[arg-type]

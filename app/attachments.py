@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Iterable, Literal, Sequence
 from urllib.parse import unquote, urlparse
 
+from treechat.storage.attached import file_block
+from treechat.storage.images import IMAGE_TYPES, ImageInfo, human_size, image_info, image_mime
 from treechat.storage.model import ImageContent
-
-from .images import IMAGE_TYPES, ImageInfo, human_size, image_info, image_mime
 
 MAX_TEXT_BYTES = 100_000  # ~25k tokens: more than that is a job for the read tool
 MAX_IMAGE_BYTES = 5 * 1024 * 1024  # the strictest provider limit (Anthropic) per image
@@ -95,24 +95,6 @@ def load_attachment(raw: str, cwd: str | os.PathLike[str]) -> tuple[Attachment, 
                               "can be attached.")
     text = data.decode("utf-8", errors="replace")
     return Attachment(path=path, shown=raw, kind="text", size=len(data)), text
-
-
-def file_block(shown: str, text: str) -> str:
-    """How an attached text file appears in the message: its path, then its contents."""
-    body = text if text.endswith("\n") or not text else text + "\n"
-    return f'<file path="{shown}">\n{body}</file>'
-
-
-_BLOCK = re.compile(r'\n\n<file path="([^"\n]*)">\n(.*?)</file>(?=\n\n<file path=|\Z)', re.S)
-
-
-def split_file_blocks(text: str) -> tuple[str, list[tuple[str, str]]]:
-    """(the words the person typed, [(path, contents), …]) of a message built by expand_prompt,
-    so the transcript can show attached files as chips instead of their whole text."""
-    first = _BLOCK.search(text)
-    if first is None:
-        return text, []
-    return text[:first.start()], [(m.group(1), m.group(2)) for m in _BLOCK.finditer(text, first.start())]
 
 
 def _candidates(token: str) -> Iterable[str]:

@@ -17,9 +17,9 @@ from treechat.attachments import (
     complete_at_path,
     expand_prompt,
     pasted_image_token,
-    split_file_blocks,
 )
-from treechat.images import image_block_info, image_info
+from treechat.storage.attached import split_file_blocks
+from treechat.storage.images import image_block_info, image_info
 
 
 @pytest.fixture

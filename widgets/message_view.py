@@ -42,6 +42,7 @@ from treechat.storage.model import (
     message_text,
 )
 
+from .attachment_chips import user_parts
 from .copy_text import code_blocks, markdown_parts
 from .originals import OriginalLines
 from .sanitize import sanitize, sanitize_line
@@ -258,6 +259,7 @@ class MessageView(Vertical):
     MessageView .error-line { color: $error; text-style: bold; }
     MessageView .aborted-line { color: $warning; }
     MessageView .thinking { color: $text-muted; text-style: italic; }
+    MessageView .attachments { color: $text-muted; }
     MessageView .tool { color: $text-muted; }
     MessageView .tool.-error { color: $error; }
     """
@@ -291,7 +293,7 @@ class MessageView(Vertical):
         self.header = MessageHeader(*self._role_and_detail(msg), label=item.label)
         yield self.header
         if isinstance(msg, UserMessage):
-            yield Static(plain(message_text(msg)), classes="body")
+            yield from user_parts(msg)
         elif isinstance(msg, AssistantMessage):
             yield from self._assistant_parts(msg)
         elif isinstance(msg, ToolResultMessage):

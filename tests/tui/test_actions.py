@@ -106,3 +106,7 @@ async def test_tab_completes_a_path_after_at_and_a_pasted_image_path_becomes_an_
         await wait_for(pilot, lambda: len(fake.requests) == 1 and idle(app), what="the reply")
         sent = json.dumps(fake.requests[0].body["messages"][-1])
         assert "the milk is in the fridge" in sent and "data:image/png;base64," in sent
+        await pilot.pause()
+        shown = screen_text(app)  # chips, not the file's text
+        assert "📄 notes.txt · 1 line" in shown and "🖼 PNG" in shown and "3×2" in shown
+        assert "the milk is in the fridge" not in shown

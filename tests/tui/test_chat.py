@@ -182,3 +182,19 @@ async def test_a_reply_that_cannot_be_saved_stays_on_screen_and_says_where_it_is
         await pilot.pause(0.2)
         assert "worth keeping" in screen_text(app)
         assert "recovery" in str(app.query_one("#banner").render())
+
+
+async def test_an_error_banner_clears_once_a_later_run_succeeds(make_app, fake):
+    fake.script_openai(["fine now"])
+    async with make_app() as (app, pilot):
+        await type_text(pilot, "/fork sideways")  # a mistake: one sentence in the banner
+        await pilot.press("enter")
+        await pilot.pause()
+        banner = app.query_one("#banner")
+        assert banner.display and "Use /fork here" in str(banner.render())
+        app.ui(Composer).load_text("")
+        await type_text(pilot, "a real question")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: idle(app), what="the reply")
+        await pilot.pause()
+        assert not banner.display

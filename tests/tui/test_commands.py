@@ -148,6 +148,10 @@ async def test_context_too_long_compacts_retries_once_and_the_reply_arrives(make
         assert {e.id for e in entries} <= {e.id for e in after}  # every original entry is still there
         await pilot.pause(0.2)
         assert "reply after compaction" in screen_text(app)
+        shown = [i.entry_id for i in app.ui(Transcript).items]
+        assert len(shown) == len(set(shown))  # nothing shown twice after the compaction
+        title = str(app.query_one("SessionHeader").render()).split("▸")[0].strip()
+        assert title and "Debugger" not in title  # the session's name or first prompt, not a tool's text
         # choosing the entry before the compaction shows the full history again
         await app.chat.move_to(comps[-1].parent_id)
         ctx = await app.chat.session.build_session_context()

@@ -136,7 +136,8 @@ def shown(args: argparse.Namespace, text: str, limit: int | None = None) -> str:
 
 async def cmd_sessions(args: argparse.Namespace) -> int:
     async with catalog_for(args) as catalog:
-        rows = await catalog.list()
+        # a session nobody wrote to (an app opened and closed, a killed start) is not listed
+        rows = [r for r in await catalog.list() if r.entry_count > 0]
         _warn_unreadable(catalog)
     if args.json:
         emit([r.to_json() for r in rows])

@@ -171,3 +171,21 @@ def test_home_from_environment(capsys, tmp_path, monkeypatch):
     sid = import_one(capsys, [], FIXTURES / "large-session.v3.jsonl")
     rows = json.loads(run(capsys, "sessions", "--json")[1])
     assert [r["id"] for r in rows] == [sid]
+
+
+def test_sessions_never_lists_an_empty_session(tmp_path, capsys) -> None:
+    import asyncio
+
+    from treechat.cli import main
+    from treechat.storage import open_catalog
+
+    async def make_empty() -> str:
+        catalog = await open_catalog("sqlite", tmp_path)
+        try:
+            return (await catalog.create()).session_id
+        finally:
+            await catalog.close()
+
+    empty = asyncio.run(make_empty())
+    assert main(["--home", str(tmp_path), "sessions", "--json"]) == 0
+    assert empty not in capsys.readouterr().out

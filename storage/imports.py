@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from .base import EntryNotFoundError, ImportReport
-from .index import gc_paused
+from .gc_policy import paused
 from .jsonl_format import effective_leaf, scan_session_file
 from .model import new_entry_id, now_iso
 from .views import EntryView
@@ -108,7 +108,7 @@ def read_records(path: Path) -> tuple[dict[str, Any], ImportRecords, ImportRepor
     when it is not a session file."""
     scanned = scan_session_file(path, full=True)
     report = scanned.report
-    with gc_paused():
+    with paused():
         records = prepare_records(list(zip(scanned.raws, scanned.skels)), None, report, natural=True)
     return scanned.header, records, report
 

@@ -12,9 +12,7 @@ stops below it, as if the line had been skipped at open).
 
 from __future__ import annotations
 
-import gc
 import secrets
-from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Iterable, Iterator, Sequence
 
@@ -38,6 +36,7 @@ from .base import (
     SessionStats,
     TreeRow,
 )
+from .gc_policy import paused
 from .model import Entry, InvalidEntryError, parse_entries_json, parse_entry
 from .views import DecodeErrors, EntryView, Skeleton, decode_view, view_of_entry
 
@@ -47,18 +46,6 @@ Raw = str | bytes
 def entry_json(entry: Entry) -> str:
     """One JSONL line (without newline): compact like Pi's JSON.stringify, only the keys that are set."""
     return entry.model_dump_json(by_alias=True, exclude_unset=True)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Bulk loads make many objects and no cycles; the cyclic GC would rescan them all, repeatedly."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def ms_to_iso(ms: float) -> str:
@@ -204,7 +191,7 @@ class EntryIndex:
         raws = [self._raw[p] for p in positions]
         parts = [r.decode() if isinstance(r, bytes) else r for r in raws]
         try:
-            with gc_paused():
+            with paused():
                 return list(parse_entries_json("[" + ",".join(parts) + "]"))
         except (InvalidEntryError, RecursionError, ValueError):
             pass

@@ -26,8 +26,9 @@ from .base import (
     StorageError,
     TreeRow,
 )
+from .gc_policy import paused
 from .imports import ImportRecords, prepare_records
-from .index import EntryIndex, entry_json, gc_paused, ms_to_iso, view_of_raw
+from .index import EntryIndex, entry_json, ms_to_iso, view_of_raw
 from .model import (
     Entry,
     InvalidEntryError,
@@ -340,7 +341,7 @@ class IndexedCatalog:
         self, header: dict[str, Any], entries: Sequence[Entry], leaf_id: str | None
     ) -> tuple[IndexedSessionStorage, ImportReport]:
         report = ImportReport()
-        with gc_paused():
+        with paused():
             records = prepare_records([(entry_json(e), view_of_entry(e)) for e in entries], leaf_id, report)
         return await self.import_records(header, records, report)
 
@@ -417,7 +418,7 @@ class IndexedCatalog:
 def index_of(records: ImportRecords) -> EntryIndex:
     """An index holding prepared records (their view serves as skeleton)."""
     index = EntryIndex()
-    with gc_paused():
+    with paused():
         for raw, view in zip(records.raws, records.views):
             index.add(skeleton_of(view), raw)
     return index

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .base import ImportReport, SessionFileError
-from .index import entry_json, gc_paused
+from .gc_policy import paused
+from .index import entry_json
 from .model import Entry, InvalidEntryError, LeafEntry, new_entry_id, parse_entry
 from .views import DecodeErrors, EntryView, Skeleton, decode_skeleton, decode_view, skeleton_of, view_of_entry
 
@@ -172,7 +173,7 @@ def scan_lines(
     scanned.line_count = first_line - 1 + len(split) - 1
     if not full and migrator is None and not skels and _fast_scan(scanned, split, first_line):
         return
-    with gc_paused():
+    with paused():
         for number, line in enumerate(split, start=first_line):
             if not line:
                 continue
@@ -220,7 +221,7 @@ def _fast_scan(scanned: ScannedFile, split: list[bytes], first_line: int) -> boo
     but the last, no duplicate id. False (nothing changed) when any of that fails."""
     raws = split[:-1] if split and not split[-1] else split
     try:
-        with gc_paused():
+        with paused():
             skels = [decode_skeleton(line) for line in raws]
     except (*DecodeErrors, ValueError):
         return False
@@ -270,7 +271,7 @@ def scan_session_file(path: Path, *, full: bool = False) -> ScannedFile:
 def read_session_file(path: Path | str) -> tuple[dict[str, Any], list[Entry], str | None, ImportReport]:
     """Header, validated entries, leaf and what was skipped, for any Pi v1–v3 file."""
     scanned = scan_session_file(Path(path), full=True)
-    with gc_paused():
+    with paused():
         entries = [parse_entry(r) for r in scanned.raws]
     return scanned.header, entries, scanned.leaf_id, scanned.report
 

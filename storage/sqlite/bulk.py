@@ -14,8 +14,8 @@ from typing import Any, Callable, Iterator
 
 from ..aggregates import EMPTY_STATE, StateTuple, StatsAccumulator, advance_state, first_user_text, message_ms
 from ..base import ImportReport
+from ..gc_policy import paused
 from ..imports import ImportRecords
-from ..index import gc_paused
 from . import fts, rows
 
 Progress = Callable[[int], None]
@@ -38,7 +38,7 @@ def bulk_load(
     cache = c.execute("PRAGMA cache_size").fetchone()[0]
     c.execute(f"PRAGMA cache_size = {-BULK_CACHE_KIB}")
     try:
-        with gc_paused():  # millions of row tuples and no cycles: the cyclic GC only rescans them
+        with paused():  # millions of row tuples and no cycles: the cyclic GC only rescans them
             _load(c, sid, records, report, on_progress)
     finally:
         c.execute(f"PRAGMA cache_size = {int(cache)}")

@@ -22,7 +22,7 @@ from ..base import (
     StorageError,
     TreeRow,
 )
-from ..index import gc_paused
+from ..gc_policy import paused
 from ..model import (
     CompactionEntry,
     Entry,
@@ -89,7 +89,7 @@ def _join(payloads: list[tuple[str]]) -> list[Entry]:
     # with the cyclic GC paused, another 3-4x (thousands of new models, no cycles among them).
     if not payloads:
         return []
-    with gc_paused():
+    with paused():
         return parse_entries_json("[" + ",".join(p for (p,) in payloads) + "]")
 
 

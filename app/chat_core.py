@@ -161,6 +161,7 @@ class ChatCore:
         self.preview_id, self.leaf_history, self.abandoned_leaf = None, [], None
         with gc_policy.paused():  # 10^5 rows and no cycles: see storage.gc_policy
             self.tree = TreeIndex.build(await storage.get_tree_rows())
+            gc_policy.keep_loaded()  # the tree stays: later collections need not walk it
         self._name, self._first_prompt = await storage.get_session_name(), None
         await self._load_state()
         path = await self._path_to_show()

@@ -183,9 +183,11 @@ async def stream_tree(storage: SessionStorage, out: TextIO) -> None:
     out.write("\n  ]\n}\n" if not first else "]\n}\n")
 
 
-async def stream_export(storage: SessionStorage, output: str | None, stdout: TextIO) -> None:
+async def stream_export(storage: SessionStorage, output: str | None, stdout: TextIO, *,
+                        show_progress: bool = True) -> None:
     """`export --format jsonl`: a v3 file that Pi (and we) open at this session's leaf. To a file
-    it is atomic (a temporary file renamed at the end); to stdout it streams."""
+    it is atomic (a temporary file renamed at the end); to stdout it streams. The app's `/export`
+    uses it too, without the progress bar (its terminal belongs to the app)."""
     meta = await storage.get_metadata()
     leaf_id = await storage.get_leaf_id()
     header = export_header({"id": meta.id, "timestamp": meta.created_at, "cwd": meta.cwd})
@@ -201,7 +203,8 @@ async def stream_export(storage: SessionStorage, output: str | None, stdout: Tex
         write(json.dumps(header, separators=(",", ":"), ensure_ascii=False))
         last: Entry | None = None
         taken: set[str] = set()
-        with progress("Exporting", total=await _total(storage), unit="entries") as bar:
+        total = await _total(storage) if show_progress else None
+        with progress("Exporting", total=total, unit="entries", enabled=show_progress) as bar:
             async for entry in pages(storage):
                 write(entry_json(entry))
                 taken.add(entry.id)
@@ -216,3 +219,4 @@ async def stream_export(storage: SessionStorage, output: str | None, stdout: Tex
     finally:
         if writer is not None:
             writer.close()
+

@@ -1,16 +1,16 @@
 """Writing a session to a file, by the file's extension: `.jsonl` opens in Pi at the same leaf,
 `.md` is the active path for reading, `.html` is the whole tree to look at and share (one
-self-contained page). One place for the CLI's `export` and the app's `/export`."""
+self-contained page). The app's `/export`; each format is written by the same code as the CLI's
+`export --format …` (the HTML page, the streamed JSONL file, the Markdown of the path)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Any
 
+from treechat.cli_storage import stream_export
 from treechat.export_md import render_markdown
 from treechat.session.session import Session
-from treechat.storage.jsonl import write_session_file
-from treechat.storage.model import SessionMetadata
 
 FORMATS = ("jsonl", "md", "html")
 
@@ -18,11 +18,6 @@ FORMATS = ("jsonl", "md", "html")
 def format_of(path: Path) -> str:
     suffix = path.suffix.lower().lstrip(".")
     return suffix if suffix in FORMATS else "jsonl"
-
-
-def pi_header(meta: SessionMetadata) -> dict[str, Any]:
-    """The header line of a Pi v3 session file for this session."""
-    return {"type": "session", "version": 3, "id": meta.id, "timestamp": meta.created_at, "cwd": meta.cwd}
 
 
 async def markdown_of(session: Session) -> str:
@@ -41,6 +36,5 @@ async def export_session(session: Session, path: Path, fmt: str | None = None) -
     if fmt == "md":
         path.write_text(await markdown_of(session), encoding="utf-8")
         return
-    storage = session.storage
-    meta = await storage.get_metadata()
-    write_session_file(path, pi_header(meta), await storage.get_entries(), session.leaf_id)
+    # the CLI's own export: paged, atomic, a leaf marker where the last line is not the leaf
+    await stream_export(session.storage, str(path), sys.stdout, show_progress=False)

@@ -57,10 +57,11 @@ def is_terminal(stream: TextIO) -> bool:
 
 @contextmanager
 def progress(description: str, total: float | None, *, unit: Unit = "items",
-             stream: TextIO | None = None, force: bool = False) -> Iterator[Reporter]:
-    """A progress reporter for `total` units of work (None: unknown, the bar pulses)."""
+             stream: TextIO | None = None, force: bool = False, enabled: bool = True) -> Iterator[Reporter]:
+    """A progress reporter for `total` units of work (None: unknown, the bar pulses). `enabled`
+    False: nothing is drawn (the terminal belongs to someone else, e.g. the app)."""
     stream = stream or sys.stderr
-    if not (force or is_terminal(stream)):
+    if not enabled or not (force or is_terminal(stream)):
         yield _Silent()
         return
     from rich.console import Console

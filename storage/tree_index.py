@@ -71,25 +71,24 @@ class TreeIndex:
             index._by_id = {r.id: r for r in rows}
             children: dict[str | None, list[str]] = {}
             get = children.get
-            # Stamps are compared as strings (ISO-8601 of one writer sorts as text); only a stamp
-            # that looks earlier than its elder sibling's is parsed, to sort that parent's children.
-            last_stamp: dict[str | None, str] = {}
-            unsorted: set[str | None] = set()
+            in_order = True  # rows in time order (the usual case) make every children list sorted
+            previous = ""
             for r in rows:
                 pid = r.parent_id
                 kids = get(pid)
                 if kids is None:
                     children[pid] = [r.id]
-                    last_stamp[pid] = r.timestamp
-                elif r.timestamp >= last_stamp[pid]:
-                    kids.append(r.id)
-                    last_stamp[pid] = r.timestamp
                 else:
                     kids.append(r.id)
-                    unsorted.add(pid)
-            by_id = index._by_id
-            for pid in unsorted:  # a stable sort: equal times keep their arrival order
-                children[pid].sort(key=lambda cid: _time(by_id[cid]))
+                if in_order:
+                    if r.timestamp < previous:  # ISO-8601 stamps of one writer sort as text
+                        in_order = False
+                    previous = r.timestamp
+            if not in_order:
+                by_id = index._by_id
+                for kids in children.values():
+                    if len(kids) > 1:  # a stable sort: equal times keep their arrival order
+                        kids.sort(key=lambda cid: _time(by_id[cid]))
             index._children = children
         return index
 

@@ -106,16 +106,17 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         self.fit_width(event.size.width)
 
     def fit_width(self, width: int) -> None:
-        """Under NARROW columns the tree is a drawer over the transcript (closed at first), so a
-        reply is readable at full width; back above it, the tree is where it was."""
+        """Under NARROW columns the tree is a drawer over the transcript (closed at first, or open
+        when the tree has the focus), so a reply is readable at full width; back above it, the
+        tree is where it was."""
         narrow = width < NARROW
         if narrow == self.has_class("-narrow"):
             return
         if narrow:
             self._tree_hidden_when_wide = self.has_class("-tree-hidden")
-            self.add_class("-narrow", "-tree-hidden")
-            if self.ui(TreeView).has_focus:
-                self.composer.focus()
+            self.add_class("-narrow")
+            if not self.ui(TreeView).has_focus:
+                self.add_class("-tree-hidden")  # the drawer starts closed, unless you are in the tree
         else:
             self.remove_class("-narrow")
             self.set_class(self._tree_hidden_when_wide, "-tree-hidden")

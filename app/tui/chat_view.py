@@ -36,7 +36,9 @@ class ChatView(TuiBase):
         self.ui(QueueTray).set_items([])
         composer = self.composer
         composer.running = False
-        self.ui(TreeView).set_index(e.tree, e.leaf_id, set(e.tree.path_ids(e.leaf_id)))
+        with gc_policy.paused():  # a big tree's lines: 10^5 tuples, no cycles (storage.gc_policy)
+            self.ui(TreeView).set_index(e.tree, e.leaf_id, set(e.tree.path_ids(e.leaf_id)))
+            gc_policy.keep_loaded()
         await self._show_path(e.path)
         self._header(e.header)
         self.ui(StatusBar).update_status(**asdict(e.status))

@@ -69,7 +69,7 @@ async def test_migrates_from_previous_version_and_backfills_search(tmp_path):
     c.execute("DROP TABLE entry_search")
     c.execute("DROP INDEX session_entries_skeleton")
     c.execute(V1_SESSION_INDEX)  # dropped by v5
-    c.execute(V6_UNDO)  # the v6 column, added again by the migration
+    undo_v6(c)  # the v6 column, added again by the migration
     c.execute("PRAGMA user_version = 1")
     c.close()
     cat = await SqliteCatalog.open(path)
@@ -92,7 +92,7 @@ async def test_migrates_from_version_2_adds_the_skeleton_index(tmp_path):
     c.execute("DROP INDEX session_entries_skeleton")
     c.execute(V1_SESSION_INDEX)
     c.execute("INSERT INTO entry_search(entry_search, rank) VALUES ('automerge', 4)")  # as v2 had it
-    c.execute(V6_UNDO)  # the v6 column, added again by the migration
+    undo_v6(c)  # the v6 column, added again by the migration
     c.execute("PRAGMA user_version = 2")
     c.close()
     cat = await SqliteCatalog.open(path)
@@ -105,7 +105,14 @@ async def test_migrates_from_version_2_adds_the_skeleton_index(tmp_path):
     assert "session_entries_skeleton" in names
 
 
-V6_UNDO = "ALTER TABLE session_entries DROP COLUMN status"
+def undo_v6(c: sqlite3.Connection) -> None:
+    """The database as v5 left it: no status column, the v3 skeleton index (if it is there)."""
+    had = c.execute("SELECT 1 FROM sqlite_master WHERE name = 'session_entries_skeleton'").fetchone()
+    c.execute("DROP INDEX IF EXISTS session_entries_skeleton")
+    c.execute("ALTER TABLE session_entries DROP COLUMN status")
+    if had:
+        c.execute("CREATE INDEX session_entries_skeleton ON session_entries"
+                  "(session_id, entry_seq, id, parent_id, type, role, timestamp, preview, target_id)")
 
 
 async def test_migrates_from_version_5_marks_failed_and_stopped_replies(tmp_path):
@@ -119,7 +126,7 @@ async def test_migrates_from_version_5_marks_failed_and_stopped_replies(tmp_path
     await append_all(s, user("u1", None, "a question"), failed)
     await cat.close()
     c = raw(path)
-    c.execute(V6_UNDO)
+    undo_v6(c)
     c.execute("PRAGMA user_version = 5")
     c.close()
     cat = await SqliteCatalog.open(path)
@@ -143,7 +150,7 @@ async def test_migrates_from_version_3_to_stepwise_search_merging(tmp_path):
     c = raw(path)  # a v3 database: FTS5's own automerge, no explicit merge settings
     c.execute("DELETE FROM entry_search_config WHERE k IN ('automerge', 'usermerge', 'crisismerge')")
     c.execute(V1_SESSION_INDEX)
-    c.execute(V6_UNDO)  # the v6 column, added again by the migration
+    undo_v6(c)  # the v6 column, added again by the migration
     c.execute("PRAGMA user_version = 3")
     c.close()
     assert "automerge" not in fts_config(path)
@@ -172,7 +179,7 @@ async def test_migrates_from_version_4_drops_the_redundant_session_index(tmp_pat
     await cat.close()
     c = raw(path)  # a v4 database still has the v1 index
     c.execute(V1_SESSION_INDEX)
-    c.execute(V6_UNDO)  # the v6 column, added again by the migration
+    undo_v6(c)  # the v6 column, added again by the migration
     c.execute("PRAGMA user_version = 4")
     c.close()
     cat = await SqliteCatalog.open(path)

@@ -237,7 +237,8 @@ class ChatCore:
         model = self._state.model
         return f"{model['provider']}/{model['modelId']}" if model else None
 
-    def _model_or_none(self) -> ModelInfo | None:
+    def current_model(self) -> ModelInfo | None:
+        """The model the next message goes to (None: none chosen, or it cannot be resolved)."""
         if self._agent is not None:
             return self._agent.state.model
         try:
@@ -481,4 +482,4 @@ class ChatCore:
         return self._first_prompt[:60] if self._first_prompt else f"new session {self.session_id[:8]}"
 
     def status(self) -> Status:
-        return build_status(self._state, self._agent, self._model_or_none(), self.registry)
+        return build_status(self._state, self._agent, self.current_model(), self.registry)

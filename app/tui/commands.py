@@ -23,7 +23,7 @@ from treechat.widgets.screens import HelpScreen, ModelPicker, SearchScreen, Sess
 from treechat.widgets.tree_view import TreeView
 
 from .base import TuiBase
-from .model_choices import current_model, model_groups, thinking_levels
+from .model_choices import model_groups, thinking_levels
 
 
 class TreechatCommands(Provider):
@@ -131,7 +131,7 @@ class SlashCommands(TuiBase):
             if error:
                 self.show_error(error)
             return
-        current = current_model(self.chat)
+        current = self.chat.current_model()
         groups = model_groups(self.chat, StateFile(self.chat.settings.home).recent_models())
         self.push_screen(ModelPicker(groups, current=current.ref if current else None, choose=self.choose_model))
 
@@ -152,7 +152,7 @@ class SlashCommands(TuiBase):
         if args:
             await done(args)
             return
-        levels, note = thinking_levels(current_model(self.chat))
+        levels, note = thinking_levels(self.chat.current_model())
         self.push_screen(ThinkingPicker(self.chat.status().thinking, levels, note), callback=done)
 
     async def cmd_search(self, args: str) -> None:

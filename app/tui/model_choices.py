@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from treechat.chat import Chat, ChatError
+from treechat.chat import Chat
 from treechat.llm.registry import ModelRefError
 from treechat.llm.types import THINKING_LEVELS, ModelInfo
 from treechat.provider_keys import missing_key_hint
@@ -40,16 +40,6 @@ def _local_names() -> set[str]:
     return set(LOCAL_SERVER_KINDS)
 
 
-def current_model(chat: Chat) -> ModelInfo | None:
-    """The model the next message goes to (None: none chosen, or it cannot be resolved)."""
-    if chat.agent is not None:
-        return chat.agent.state.model
-    try:
-        return chat.resolve_model()
-    except ChatError:
-        return None
-
-
 def model_groups(chat: Chat, recent: Sequence[str]) -> list[ModelGroup]:
     registry = chat.registry
     by_provider: dict[str, list[ModelInfo]] = {}
@@ -62,7 +52,7 @@ def model_groups(chat: Chat, recent: Sequence[str]) -> list[ModelGroup]:
         return missing_key_hint(provider, chat.settings) if registry.key_problem(sample) else None
 
     groups: list[ModelGroup] = []
-    current = current_model(chat)
+    current = chat.current_model()
     recent_rows: list[ModelChoice] = []
     refs = list(dict.fromkeys([*recent, *([current.ref] if current is not None else [])]))
     known = {m.ref for models in by_provider.values() for m in models}

@@ -8,14 +8,16 @@ shows a progress bar on a terminal and ends with one summary line. Tree and expo
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
 from treechat.storage.base import EntryCursor, SessionCatalog, SessionFileError, SessionStorage, StorageError
-from treechat.storage.imports import find_session_files, pi_sessions_dir, read_records
+from treechat.storage.imports import UncheckedLineError, find_session_files, pi_sessions_dir, read_records
 from treechat.storage.index import entry_json
 from treechat.storage.jsonl_format import AtomicWriter, export_header
 from treechat.storage.model import Entry, LeafEntry, dump, new_entry_id
@@ -68,7 +70,7 @@ async def run_import(catalog: SessionCatalog, paths: list[Path], *, force: bool,
         for file in files:
             size = sizes[file]
             bar.update(description=f"Importing {_short(file.name)}")
-            await _import_one(catalog, file, force, summary, lambda part, s=size: bar.advance(s * part))
+            await _import_one(catalog, file, force, summary, functools.partial(_advance_by, bar, size))
     listed = summary.imported + summary.already
     if not is_terminal(stdout) or len(listed) <= 10:
         for sid in listed:
@@ -77,9 +79,34 @@ async def run_import(catalog: SessionCatalog, paths: list[Path], *, force: bool,
     return 1 if summary.failed else 0
 
 
-async def _import_one(catalog: SessionCatalog, file: Path, force: bool, summary: ImportSummary, advance: Any) -> None:
+def _advance_by(bar: Any, size: int, part: float) -> None:
+    bar.advance(size * part)
+
+
+class _FileShare:
+    """One file's share of the progress bar (1.0 in all): never more than that, whichever thread
+    reports (SQLite's loader reports from two) and however often (a retried import reports again)."""
+
+    def __init__(self, advance: Callable[[float], None]) -> None:
+        self._advance, self._left, self._lock = advance, 1.0, threading.Lock()
+
+    def __call__(self, part: float) -> None:
+        with self._lock:
+            part = min(part, self._left)
+            self._left -= part
+        if part > 0:
+            self._advance(part)
+
+    def finish(self) -> None:
+        self(1.0)
+
+
+async def _import_one(
+    catalog: SessionCatalog, file: Path, force: bool, summary: ImportSummary, advance_bar: Callable[[float], None]
+) -> None:
+    advance = _FileShare(advance_bar)
     try:
-        header, records, report = read_records(file)
+        header, records, report = read_records(file, check_later=True)
     except SessionFileError as err:
         advance(1.0)
         if "not a Pi or treechat session" in str(err):
@@ -95,18 +122,23 @@ async def _import_one(catalog: SessionCatalog, file: Path, force: bool, summary:
     sid = header["id"]
     if not force and await catalog.has_session(sid):
         summary.already.append(sid)
-        advance(0.5)
+        advance.finish()
         return
     n = max(len(records), 1)
     kw = _progress_kw(catalog, lambda k: advance(0.5 * k / n))
     try:
-        storage, report = await catalog.import_records(header, records, report, replace=force, **kw)
+        try:
+            storage, report = await catalog.import_records(header, records, report, replace=force, **kw)
+        except UncheckedLineError:
+            # A line the quick read let through is not a valid entry (nothing was stored): read
+            # the file again, validating every line, so that line is skipped and counted.
+            header, records, report = read_records(file)
+            storage, report = await catalog.import_records(header, records, report, replace=force, **kw)
     except StorageError as err:
         summary.failed.append(f"{file}: {err}")
-        advance(0.5)
+        advance.finish()
         return
-    if not kw:
-        advance(0.5)  # a backend that does not report its progress: the file is done
+    advance.finish()  # whatever the backend did not report
     summary.imported.append(storage.session_id)
     summary.entries += report.entries
     summary.repaired += report.repaired

@@ -169,7 +169,7 @@ async def bench_backend(kind: str, size: int, entries: list[Entry], leaf: str, p
     home.mkdir()
     cat = await open_catalog(kind, home)
     t0 = time.perf_counter()
-    header, records, report = read_records(pi_file)
+    header, records, report = read_records(pi_file, check_later=True)  # as `treechat import` reads
     storage, report = await cat.import_records(header, records, report)
     emit(bench="import", backend=kind, entries=size, ms=ms_since(t0), imported=report.entries)
     sid = storage.session_id

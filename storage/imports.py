@@ -3,7 +3,10 @@ marked), read from Pi files in one pass, and the discovery of session files in f
 
 A record is an entry's JSON line plus its `EntryView`; backends store the line as it is and
 compute everything else (tree, aggregates, search text) from the view, never building pydantic
-models for 100k entries (each line is still validated by pydantic once, in `scan_session_file`).
+models for 100k entries. Each line is still validated by pydantic once: while reading, or, for a
+clean file read with `check_later`, by the backend while it stores (SQLite does it on a second
+core while its search index is built) — a line that fails then makes the import raise
+`UncheckedLineError` with nothing stored, and the caller reads the file again, validating.
 """
 
 from __future__ import annotations
@@ -17,22 +20,41 @@ from typing import Any, Iterable, Iterator, Sequence
 from .base import EntryNotFoundError, ImportReport
 from .gc_policy import paused
 from .jsonl_format import effective_leaf, scan_session_file
-from .model import new_entry_id, now_iso
+from .model import new_entry_id, now_iso, parse_entry
 from .views import EntryView
 
 Raw = str | bytes
 
 
+class UncheckedLineError(Exception):
+    """A line of records read with `check_later` is not a valid entry: the import stored nothing;
+    read the file again without `check_later` (the line is then skipped and counted)."""
+
+
 @dataclass
 class ImportRecords:
-    """Entries ready to store: each id once, no parent cycle, ending where the leaf is."""
+    """Entries ready to store: each id once, no parent cycle, ending where the leaf is.
+    `unchecked`: the lines have not been validated yet (`read_records(check_later=True)`)."""
 
     raws: list[Raw] = field(default_factory=list)
     views: list[EntryView] = field(default_factory=list)
     leaf_id: str | None = None
+    unchecked: bool = False
 
     def __len__(self) -> int:
         return len(self.views)
+
+    def check(self) -> None:
+        """Validate every line with pydantic (once); UncheckedLineError names the first bad one."""
+        if not self.unchecked:
+            return
+        with paused():
+            for raw in self.raws:
+                try:
+                    parse_entry(raw)
+                except (ValueError, RecursionError) as err:
+                    raise UncheckedLineError(str(err).splitlines()[0] if str(err) else type(err).__name__) from None
+        self.unchecked = False
 
 
 def _note(report: ImportReport, text: str) -> None:
@@ -103,13 +125,15 @@ def _break_cycles(raws: list[Raw], views: list[EntryView], report: ImportReport)
             state[i] = 2
 
 
-def read_records(path: Path) -> tuple[dict[str, Any], ImportRecords, ImportReport]:
+def read_records(path: Path, *, check_later: bool = False) -> tuple[dict[str, Any], ImportRecords, ImportReport]:
     """A Pi/treechat session file as records (one pass, every line validated). SessionFileError
-    when it is not a session file."""
-    scanned = scan_session_file(path, full=True)
+    when it is not a session file. `check_later`: a clean file's lines are left for the backend to
+    validate (`ImportRecords.unchecked`); see the module's docstring."""
+    scanned = scan_session_file(path, full=True, check=not check_later)
     report = scanned.report
     with paused():
         records = prepare_records(list(zip(scanned.raws, scanned.skels)), None, report, natural=True)
+    records.unchecked = not scanned.checked
     return scanned.header, records, report
 
 

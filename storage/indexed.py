@@ -350,6 +350,7 @@ class IndexedCatalog:
     ) -> tuple[IndexedSessionStorage, ImportReport]:
         """Store prepared records as one new session (all or nothing); `replace` overwrites a
         session with the same id."""
+        records.check()
         header = {**header, "type": "session", "version": 3}
         if not isinstance(header.get("id"), str) or not header["id"]:
             header["id"] = new_session_id()

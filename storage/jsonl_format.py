@@ -42,6 +42,7 @@ class ScannedFile:
     size: int = 0  # bytes read
     line_count: int = 0  # newlines in what was read
     positions: dict[str, int] | None = None  # id → position, when the fast scan built it
+    checked: bool = True  # False: a full scan that left pydantic's validation to the importer
 
     @property
     def leaf_id(self) -> str | None:
@@ -160,19 +161,24 @@ def scan_lines(
     first_line: int,
     *,
     full: bool = False,
+    check: bool = True,
     migrator: _Migrator | None = None,
     seen: set[str] | None = None,
 ) -> None:
     """Append the entries of `data` (whole lines) to `scanned`. `full`: views and a pydantic
-    validation of every line (import); otherwise skeletons only (opening)."""
+    validation of every line (import); otherwise skeletons only (opening). `full` without `check`:
+    a clean file's views only, its validation left to the caller (`scanned.checked` is False);
+    any other file is scanned and validated as with `check`."""
     report = scanned.report
     raws, skels, numbers = scanned.raws, scanned.skels, scanned.lines
     seen = seen if seen is not None else set(e.id for e in skels)
     decode: Callable[[Any], Any] = decode_view if full else decode_skeleton
     split = data.split(b"\n")
     scanned.line_count = first_line - 1 + len(split) - 1
-    if not full and migrator is None and not skels and _fast_scan(scanned, split, first_line):
-        return
+    if migrator is None and not skels and (not full or not check):
+        if _fast_scan(scanned, split, first_line, decode_view if full else decode_skeleton):
+            scanned.checked = not full
+            return
     with paused():
         for number, line in enumerate(split, start=first_line):
             if not line:
@@ -216,13 +222,13 @@ def scan_lines(
     report.entries = len(skels)
 
 
-def _fast_scan(scanned: ScannedFile, split: list[bytes], first_line: int) -> bool:
+def _fast_scan(scanned: ScannedFile, split: list[bytes], first_line: int, decode: Callable[[bytes], Any]) -> bool:
     """The common case, a clean file, in a few C-level passes: every line decodes, no blank line
     but the last, no duplicate id. False (nothing changed) when any of that fails."""
     raws = split[:-1] if split and not split[-1] else split
     try:
         with paused():
-            skels = [decode_skeleton(line) for line in raws]
+            skels = [decode(line) for line in raws]
     except (*DecodeErrors, ValueError):
         return False
     ids = [s.id for s in skels]
@@ -242,7 +248,7 @@ def _lenient_skeleton(line: bytes) -> Skeleton:
     return skeleton_of(view_of_entry(parse_entry(line)))
 
 
-def scan_bytes(data: bytes, path: Path | str = "", *, full: bool = False) -> ScannedFile:
+def scan_bytes(data: bytes, path: Path | str = "", *, full: bool = False, check: bool = True) -> ScannedFile:
     header, skipped, offset = parse_header(data, path)
     raw_version = header.get("version")
     version: int = raw_version if isinstance(raw_version, int) else 1
@@ -257,15 +263,15 @@ def scan_bytes(data: bytes, path: Path | str = "", *, full: bool = False) -> Sca
     body = data[offset:]
     # The last line of a file written by a killed process may be torn: it is read (and skipped
     # if incomplete) like any other, but a writer must start its line on a fresh one.
-    scan_lines(scanned, body, first_line, full=full, migrator=migrator)
+    scan_lines(scanned, body, first_line, full=full, check=check, migrator=migrator)
     scanned.ends_with_newline = data.endswith(b"\n") or not data
     scanned.size = len(data)
     return scanned
 
 
-def scan_session_file(path: Path, *, full: bool = False) -> ScannedFile:
+def scan_session_file(path: Path, *, full: bool = False, check: bool = True) -> ScannedFile:
     """One pass over a session file. Raises SessionFileError if it is missing or has no header."""
-    return scan_bytes(read_bytes(Path(path)), path, full=full)
+    return scan_bytes(read_bytes(Path(path)), path, full=full, check=check)
 
 
 def read_session_file(path: Path | str) -> tuple[dict[str, Any], list[Entry], str | None, ImportReport]:

@@ -4,13 +4,19 @@ Everything derived — branch segments, per-entry path state, labels, whole-sess
 the search index — is computed in memory from the records' views (no pydantic model per entry)
 with the same functions an append uses (aggregates.py), then written with one executemany per
 table. The search index is filled in large segments and tidied once (fts.bulk_mode).
+
+Two cores work at once: SQLite tokenizes the search text (most of the load) in a few long
+statements that release the GIL, while a helper thread validates unchecked lines and builds every
+other table's rows in Python. (Row by row, executemany would hand the GIL back and forth 100k times
+and each hand-over can wait a whole switch interval; hence one statement per chunk of texts.)
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any, Callable, Iterator
+import threading
+from typing import Any, Callable
 
 from ..aggregates import EMPTY_STATE, StateTuple, StatsAccumulator, advance_state, first_user_text, message_ms
 from ..base import ImportReport
@@ -48,116 +54,186 @@ def _load(
     c: sqlite3.Connection, sid: str, records: ImportRecords, report: ImportReport, on_progress: Progress | None
 ) -> None:
     views = records.views
-    payloads = [r.decode() if isinstance(r, bytes) else r for r in records.raws]
-    n = len(views)
     base = c.execute("SELECT coalesce(max(entry_seq), 0) + 1 FROM session_entries").fetchone()[0]
-
-    def entry_rows() -> Iterator[tuple[Any, ...]]:
-        for i, v in enumerate(views):
-            if on_progress is not None and i % _STEP == _STEP - 1:
-                on_progress(_STEP // 2)
-            yield rows.view_row(base + i, sid, v, payloads[i])
-
-    c.executemany(rows.INSERT_ENTRY, entry_rows())
-
-    index = {v.id: i for i, v in enumerate(views)}
-    parent_idx: list[int | None] = [
-        index.get(v.parent_id) if v.parent_id is not None and v.parent_id != v.id else None for v in views
-    ]
-    children: list[list[int]] = [[] for _ in range(n)]
-    roots: list[int] = []
-    for i, p in enumerate(parent_idx):
-        if p is not None:
-            children[p].append(i)
-        elif views[i].parent_id != views[i].id:  # a self-parented entry is a 1-cycle
-            roots.append(i)
-
     branch_base = c.execute("SELECT coalesce(max(branch_id), 0) + 1 FROM branches").fetchone()[0]
-    branches: list[tuple[Any, ...]] = []
-    placed: list[tuple[int, int, int, StateTuple] | None] = [None] * n  # branch, depth, ctx_start, state
-    extended = [False] * n
-    branch_entry_rows, mat_rows = [], []
-    stack: list[tuple[int, int | None]] = [(r, None) for r in reversed(roots)]
-    while stack:
-        i, p = stack.pop()
-        v = views[i]
-        pb: int | None
-        if p is not None:
-            pb, pd, pctx, pstate = placed[p]  # type: ignore[misc]
-        else:
-            pb, pd, pctx, pstate = None, 0, 1, EMPTY_STATE
-        state = advance_state(pstate, v)
-        if p is not None and pb is not None and not extended[p] and v.type != "leaf":
-            extended[p] = True
-            branch = pb
-        else:
-            branch = branch_base + len(branches)
-            branches.append((branch, sid, pb, pd))
-        ctx = pctx
-        if v.type == "compaction":
-            ctx = state[0]
-            kept = v.first_kept_entry_id
-            if v.retained_tail is not True and isinstance(kept, str):
-                j = p
-                while j is not None and views[j].id != kept:
-                    j = parent_idx[j]
-                ctx = placed[j][1] if j is not None else 1  # type: ignore[index]
-        placed[i] = (branch, state[0], ctx, state)
-        branch_entry_rows.append((branch, state[0], base + i))
-        mat_rows.append((base + i, branch, state[0], ctx, *_state_values(state)))
-        stack.extend((ch, i) for ch in reversed(children[i]))
-    for i in range(n):
-        if placed[i] is None and len(report.problems) < 5:
-            report.problems.append(f"entry {views[i].id} is on or under a parent cycle")
-    c.executemany(rows.INSERT_BRANCH, branches)
-    c.executemany(rows.INSERT_BRANCH_ENTRY, branch_entry_rows)
-    c.executemany(rows.INSERT_MATERIALIZED, mat_rows)
-
-    stats = StatsAccumulator()
-    name, first, newest = None, "", None
-    labels: dict[str, tuple[str, int, int]] = {}  # target → (label, setter seq, position)
-    for i, v in enumerate(views):
-        t = v.type
-        if t == "leaf":
-            continue  # markers are not counted, labelled or searchable
-        stats.add(v)
-        if t == "label" and isinstance(v.target_id, str):
-            if isinstance(v.label, str) and v.label:
-                position = labels[v.target_id][2] if v.target_id in labels else base + i
-                labels[v.target_id] = (v.label, base + i, position)
-            else:
-                labels.pop(v.target_id, None)
-        elif t == "session_info":
-            name = (v.name.strip() if isinstance(v.name, str) else "") or None
-        elif t == "message":
-            if not first:
-                first = first_user_text(v)
-            ms = message_ms(v)
-            if ms is not None and (newest is None or ms > newest):
-                newest = ms
-
-    def search_rows() -> Iterator[tuple[int, str]]:
-        for i, v in enumerate(views):
-            if on_progress is not None and i % _STEP == _STEP - 1:
-                on_progress(_STEP // 2)
-            if v.type != "leaf":
-                text = rows.view_search_text(v)
-                if text:
-                    yield base + i, text
-
-    with fts.bulk_mode(c):
-        c.executemany(rows.INSERT_SEARCH, search_rows())
+    texts = ["" if v.type == "leaf" else rows.view_search_text(v) for v in views]
+    # Tokenizing the search text is most of the load and runs in SQLite's C code without the GIL;
+    # everything else computed from the views is pure Python. So a helper thread derives the
+    # rows while SQLite indexes (2 cores: the load takes about the longer of the two, not the sum).
+    derived = _Derived(sid, records, base, branch_base, on_progress)
+    helper = threading.Thread(target=derived.run, name="treechat-bulk-rows", daemon=True)
+    helper.start()
+    try:
+        with fts.bulk_mode(c):
+            _insert_search(c, base, texts, on_progress, lambda: derived.error is not None)
+    finally:
+        helper.join()
+    if derived.error is not None:
+        raise derived.error
+    report.problems.extend(derived.problems[: max(0, 5 - len(report.problems))])
+    c.executemany(rows.INSERT_ENTRY, derived.entry_rows)
+    c.executemany(rows.INSERT_BRANCH, derived.branches)
+    c.executemany(rows.INSERT_BRANCH_ENTRY, derived.branch_entry_rows)
+    c.executemany(rows.INSERT_MATERIALIZED, derived.mat_rows)
     c.executemany(
         "INSERT INTO labels (session_id, target_id, label, entry_seq, position) VALUES (?,?,?,?,?)",
-        [(sid, t, *v) for t, v in labels.items()],
+        [(sid, t, *v) for t, v in derived.labels.items()],
     )
     assignments = ", ".join(f"{f}=?" for f in rows.STATS_FIELDS)
     c.execute(f"UPDATE session_materialized SET {assignments}, name=?, first_message=? WHERE session_id=?",
-              (*rows.stats_values(stats.stats()), name, first, sid))
-    if newest is not None:
+              (*rows.stats_values(derived.stats.stats()), derived.name, derived.first, sid))
+    if derived.newest is not None:
+        newest = derived.newest
         c.execute(
             "UPDATE session_materialized SET message_ms=?, modified_ms=?, modified_at=? WHERE session_id=?",
             (newest, newest, rows.ms_to_iso(newest), sid),
         )
     c.execute("UPDATE sessions SET active_leaf_id=? WHERE id=?", (records.leaf_id, sid))
     report.session_id = sid
+
+
+# One statement per chunk: SQLite parses the JSON array and indexes its texts in one step (the GIL
+# released throughout), yet progress still moves and no single JSON string gets huge.
+_INSERT_SEARCH_JSON = "INSERT INTO entry_search (rowid, text) SELECT ? + key, value FROM json_each(?) WHERE value <> ''"
+_SEARCH_CHUNK = 8192
+
+
+def _insert_search(
+    c: sqlite3.Connection, base: int, texts: list[str], on_progress: Progress | None, failed: Callable[[], bool]
+) -> None:
+    """Index the entries' texts (entry_seq base + position; '' for none), reporting half of them
+    done; stops early once `failed()` (the load is going to roll back)."""
+    reported, n = 0, len(texts)
+    for start in range(0, len(texts), _SEARCH_CHUNK):
+        if failed():
+            return
+        chunk = texts[start : start + _SEARCH_CHUNK]
+        try:
+            c.execute(_INSERT_SEARCH_JSON, (base + start, json.dumps(chunk, ensure_ascii=False)))
+        except sqlite3.OperationalError as err:
+            if "json_each" not in str(err):
+                raise
+            # an SQLite built without its JSON functions
+            c.executemany(rows.INSERT_SEARCH, [(base + start + k, t) for k, t in enumerate(chunk) if t])
+        if on_progress is not None:
+            done = (n // 2) * min(start + _SEARCH_CHUNK, len(texts)) // len(texts)
+            on_progress(done - reported)
+            reported = done
+    if on_progress is not None and reported < n // 2:
+        on_progress(n // 2 - reported)
+
+
+class _Derived:
+    """Everything the load writes besides the search index, computed from the views alone (no
+    database): the entry rows, branch segments with per-entry path state, labels and the
+    whole-session aggregates. `run` is the helper thread's body; an error is kept for the loader."""
+
+    def __init__(
+        self, sid: str, records: ImportRecords, base: int, branch_base: int, on_progress: Progress | None
+    ) -> None:
+        self.sid, self.records, self.base, self.branch_base = sid, records, base, branch_base
+        self.on_progress = on_progress
+        self.error: BaseException | None = None
+        self.problems: list[str] = []
+        self.entry_rows: list[tuple[Any, ...]] = []
+        self.branches: list[tuple[Any, ...]] = []
+        self.branch_entry_rows: list[tuple[int, int, int]] = []
+        self.mat_rows: list[tuple[Any, ...]] = []
+        self.stats = StatsAccumulator()
+        self.labels: dict[str, tuple[str, int, int]] = {}  # target → (label, setter seq, position)
+        self.name: str | None = None
+        self.first = ""
+        self.newest: float | None = None
+
+    def run(self) -> None:
+        try:
+            self.records.check()  # unchecked lines are validated here, beside the indexing
+            self._entry_rows()
+            self._tree()
+            self._aggregates()
+        except BaseException as err:  # noqa: BLE001 - re-raised by the loader in its own thread
+            self.error = err
+
+    def _entry_rows(self) -> None:
+        views, raws, base, sid = self.records.views, self.records.raws, self.base, self.sid
+        n = len(views)
+        out = self.entry_rows
+        for i, v in enumerate(views):
+            if self.on_progress is not None and i % _STEP == _STEP - 1:
+                self.on_progress(_STEP // 2)
+            raw = raws[i]
+            out.append(rows.view_row(base + i, sid, v, raw.decode() if isinstance(raw, bytes) else raw))
+        if self.on_progress is not None:
+            self.on_progress(n - n // 2 - (n // _STEP) * (_STEP // 2))
+
+    def _tree(self) -> None:
+        views, base = self.records.views, self.base
+        n = len(views)
+        index = {v.id: i for i, v in enumerate(views)}
+        parent_idx: list[int | None] = [
+            index.get(v.parent_id) if v.parent_id is not None and v.parent_id != v.id else None for v in views
+        ]
+        children: list[list[int]] = [[] for _ in range(n)]
+        roots: list[int] = []
+        for i, p in enumerate(parent_idx):
+            if p is not None:
+                children[p].append(i)
+            elif views[i].parent_id != views[i].id:  # a self-parented entry is a 1-cycle
+                roots.append(i)
+        branches = self.branches
+        placed: list[tuple[int, int, int, StateTuple] | None] = [None] * n  # branch, depth, ctx_start, state
+        extended = [False] * n
+        stack: list[tuple[int, int | None]] = [(r, None) for r in reversed(roots)]
+        while stack:
+            i, p = stack.pop()
+            v = views[i]
+            pb: int | None
+            if p is not None:
+                pb, pd, pctx, pstate = placed[p]  # type: ignore[misc]
+            else:
+                pb, pd, pctx, pstate = None, 0, 1, EMPTY_STATE
+            state = advance_state(pstate, v)
+            if p is not None and pb is not None and not extended[p] and v.type != "leaf":
+                extended[p] = True
+                branch = pb
+            else:
+                branch = self.branch_base + len(branches)
+                branches.append((branch, self.sid, pb, pd))
+            ctx = pctx
+            if v.type == "compaction":
+                ctx = state[0]
+                kept = v.first_kept_entry_id
+                if v.retained_tail is not True and isinstance(kept, str):
+                    j = p
+                    while j is not None and views[j].id != kept:
+                        j = parent_idx[j]
+                    ctx = placed[j][1] if j is not None else 1  # type: ignore[index]
+            placed[i] = (branch, state[0], ctx, state)
+            self.branch_entry_rows.append((branch, state[0], base + i))
+            self.mat_rows.append((base + i, branch, state[0], ctx, *_state_values(state)))
+            stack.extend((ch, i) for ch in reversed(children[i]))
+        for i in range(n):
+            if placed[i] is None and len(self.problems) < 5:
+                self.problems.append(f"entry {views[i].id} is on or under a parent cycle")
+
+    def _aggregates(self) -> None:
+        base, labels = self.base, self.labels
+        for i, v in enumerate(self.records.views):
+            t = v.type
+            if t == "leaf":
+                continue  # markers are not counted, labelled or searchable
+            self.stats.add(v)
+            if t == "label" and isinstance(v.target_id, str):
+                if isinstance(v.label, str) and v.label:
+                    position = labels[v.target_id][2] if v.target_id in labels else base + i
+                    labels[v.target_id] = (v.label, base + i, position)
+                else:
+                    labels.pop(v.target_id, None)
+            elif t == "session_info":
+                self.name = (v.name.strip() if isinstance(v.name, str) else "") or None
+            elif t == "message":
+                if not self.first:
+                    self.first = first_user_text(v)
+                ms = message_ms(v)
+                if ms is not None and (self.newest is None or ms > self.newest):
+                    self.newest = ms

@@ -134,3 +134,20 @@ def test_export_to_stdout_streams_the_same_file_as_to_a_path(capsys, home, tmp_p
     assert [json.loads(x) for x in streamed.splitlines()] == [json.loads(x) for x in out.read_text().splitlines()]
     assert len(streamed.splitlines()) == 1 + json.loads(run(capsys, "sessions", "--json", *home)[1])[0]["entryCount"]
     assert not list(tmp_path.glob(".x.jsonl.*"))  # no temporary file left
+
+
+def test_a_line_only_pydantic_refuses_is_skipped_and_the_rest_imports(capsys, home, tmp_path):
+    # Clean files are read without pydantic and validated while they are stored; a message without
+    # content gets through that quick read, so the import starts over validating, and skips it.
+    lines = (FIXTURES / "large-session.v3.jsonl").read_text().splitlines()
+    bad = json.dumps({"type": "message", "id": "nocontent", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
+                      "message": {"role": "user"}})
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join([lines[0], bad, *lines[1:]]) + "\n")
+    code, out, err = run(capsys, "import", str(path), *home)
+    assert code == 0, err
+    (line,) = err.strip().splitlines()
+    assert "imported 1 session" in line and "skipped 1 unreadable line" in line and "message.content" in line
+    ctx = json.loads(run(capsys, "context", out.strip(), "--json", *home)[1])
+    assert len(ctx["messages"]) == 914
+    assert "nocontent" not in run(capsys, "tree", out.strip(), "--json", *home)[1]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from treechat.storage import open_catalog
@@ -11,6 +13,7 @@ from treechat.storage.base import (
     SessionNotFoundError,
     StorageError,
 )
+from treechat.storage.imports import UncheckedLineError, read_records
 
 from .helpers import T0, append_all, assistant, ids, label, user
 
@@ -220,6 +223,43 @@ async def test_import_breaks_cycles_and_keeps_every_entry(catalog):
     assert ids(await s.get_path_to_root("r1")) == ["r1"]
     assert len(await s.get_tree_rows()) == 5
     assert (await s.get_entry("c1")).parent_id is None
+
+
+def session_file(path, session_id: str, entries, *extra_lines: str):
+    from treechat.storage.index import entry_json
+
+    lines = [json.dumps({"type": "session", "version": 3, "id": session_id, "timestamp": "2026-01-01T00:00:00.000Z",
+                         "cwd": "/w"})]
+    lines += [entry_json(e) for e in entries] + list(extra_lines)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+# A message without content: the quick read (views only) lets it through, pydantic does not.
+INVALID_LINE = json.dumps({"type": "message", "id": "bad1", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
+                           "message": {"role": "user"}})
+
+
+async def test_records_read_unchecked_are_validated_before_anything_is_stored(catalog, tmp_path):
+    good = [user("u1", None, "kept"), assistant("a1", "u1", "answer")]
+    s, _ = await catalog.import_records(*read_records(session_file(tmp_path / "a.jsonl", "same", good)))
+    header, records, report = read_records(session_file(tmp_path / "b.jsonl", "same", [user("x1", None, "new")],
+                                                        INVALID_LINE), check_later=True)
+    assert records.unchecked
+    with pytest.raises(UncheckedLineError, match="content"):
+        await catalog.import_records(header, records, report, replace=True)
+    # nothing stored, nothing replaced: the earlier import is whole
+    rows = await catalog.list()
+    assert [r.id for r in rows] == ["same"] and rows[0].entry_count == 2
+    again = await catalog.open("same")
+    assert ids(await again.get_path_to_root(await again.get_leaf_id())) == ["u1", "a1"]
+    assert [h.entry_id for h in await catalog.search("kept")] == ["u1"]
+    assert await catalog.search("new") == []
+    # a clean file read the quick way stores exactly what the validating read stores
+    header, records, report = read_records(session_file(tmp_path / "c.jsonl", "clean", good), check_later=True)
+    assert records.unchecked
+    clean, _ = await catalog.import_records(header, records, report)
+    assert ids(await clean.get_path_to_root("a1")) == ["u1", "a1"] and not records.unchecked
 
 
 # ---------------------------------------------------------------- search

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from treechat.storage.base import StorageError
+from treechat.storage.base import ImportReport, StorageError
+from treechat.storage.imports import prepare_records
+from treechat.storage.jsonl_format import views_of
 from treechat.storage.model import AssistantMessage, MessageEntry, ThinkingContent, ToolCall
 from treechat.storage.sqlite import SqliteCatalog
 from treechat.storage.sqlite.db import SCHEMA_VERSION
@@ -357,6 +359,27 @@ async def test_index_stays_consistent_through_many_appends_imports_and_forks(db,
     c = raw(tmp_path / "treechat.db")
     c.execute("INSERT INTO entry_search(entry_search) VALUES ('integrity-check')")  # raises if not
     assert dict(c.execute("SELECT k, v FROM entry_search_config"))["automerge"] == 0  # left off after bulk loads
+
+
+@pytest.mark.parametrize("how", ["json chunks", "without SQLite's JSON functions"])
+async def test_a_bulk_load_indexes_every_entry_in_chunks(db, tmp_path, monkeypatch, how):
+    from treechat.storage.sqlite import bulk
+
+    monkeypatch.setattr(bulk, "_SEARCH_CHUNK", 7)  # 300 entries: many chunks, a short last one
+    if how != "json chunks":  # as an SQLite built without JSON1 answers
+        monkeypatch.setattr(bulk, "_INSERT_SEARCH_JSON", "INSERT INTO entry_search SELECT * FROM json_each_missing(?, ?)")
+    entries = [user(f"i{i}", f"i{i-1}" if i else None, f"imported item-{i}" if i % 10 else "") for i in range(300)]
+    reported: list[int] = []
+    s, _ = await db.import_records({"id": "chunked"}, prepare_records(views_of(entries), "i299", ImportReport()),
+                                   ImportReport(), on_progress=reported.append)
+    assert sum(reported) == 300 and min(reported) >= 0
+    hits = await db.search("item-", limit=500)
+    assert sorted(h.entry_id for h in hits) == sorted(f"i{i}" for i in range(300) if i % 10)
+    assert [h.entry_id for h in await db.search("item-299")] == ["i299"]
+    c = raw(tmp_path / "treechat.db")
+    c.execute("INSERT INTO entry_search(entry_search) VALUES ('integrity-check')")  # raises if not
+    assert c.execute("SELECT count(*) FROM entry_search").fetchone()[0] == 270  # no rows for empty texts
+    assert len(await s.get_tree_rows()) == 300
 
 
 # ---------------------------------------------------------------- two writer processes

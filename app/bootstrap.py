@@ -1,18 +1,22 @@
 """Start-up, in one place for the CLI, the TUI and print mode: settings and the model registry,
 the store, and which session to open.
 
-Nothing here prints or exits: problems are raised as `ConfigError`, `ModelRefError` (a bad
-`[providers]` table) or `StorageError`, each one sentence the CLI shows on one line.
+Nothing here exits: problems are raised as `ConfigError`, `ModelRefError` (a bad `[providers]`
+table) or `StorageError`, each one sentence the CLI shows on one line. The only output is a
+transient progress line on a terminal when opening the store takes over a second (the first open
+after an upgrade migrates the database, which can rebuild tables of a large one).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from treechat.config import Settings, load_settings
 from treechat.llm.registry import ModelRegistry
+from treechat.progress import progress
 from treechat.storage import BACKENDS, open_catalog
 from treechat.storage.base import SessionCatalog, SessionStorage, StorageError
 
@@ -37,8 +41,16 @@ def storage_kind(choice: str | None = None, *, ephemeral: bool = False) -> str:
     return "memory" if ephemeral else (choice or "sqlite")
 
 
+SLOW_OPEN_S = 1.0
+
+
 async def open_store(kind: str, home: Path) -> SessionCatalog:
-    return await open_catalog(kind, home)
+    opening = asyncio.ensure_future(open_catalog(kind, home))
+    done, _ = await asyncio.wait({opening}, timeout=SLOW_OPEN_S)
+    if not done:
+        with progress("Opening the database" if kind == "sqlite" else "Opening the sessions", total=None):
+            return await opening
+    return opening.result()
 
 
 async def latest_with_content(catalog: SessionCatalog) -> SessionStorage | None:

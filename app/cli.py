@@ -88,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.add_argument("--limit", type=int, default=20)
 
+    s = sub.add_parser("reindex", help="rebuild the full-text search index from the stored entries")
+    common(s, argparse.SUPPRESS)
+
     s = sub.add_parser("doctor", help="check the set-up: config, storage, keys, local servers, terminal")
     common(s, argparse.SUPPRESS)
     s.add_argument("--json", action="store_true", help="the report as JSON")
@@ -260,6 +263,14 @@ async def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+async def cmd_reindex(args: argparse.Namespace) -> int:
+    from .cli_storage import run_reindex
+
+    async with catalog_for(args) as catalog:
+        print(await run_reindex(catalog))
+    return 0
+
+
 async def cmd_doctor(args: argparse.Namespace) -> int:
     from .doctor import run_doctor
 
@@ -330,6 +341,7 @@ COMMANDS = {
     "context": cmd_context,
     "tree": cmd_tree,
     "search": cmd_search,
+    "reindex": cmd_reindex,
     "doctor": cmd_doctor,
 }
 

@@ -12,6 +12,7 @@ import functools
 import json
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TextIO
@@ -252,3 +253,16 @@ async def stream_export(storage: SessionStorage, output: str | None, stdout: Tex
         if writer is not None:
             writer.close()
 
+
+async def run_reindex(catalog: SessionCatalog) -> str:
+    """`treechat reindex`: the search index rebuilt with a progress bar; the summary line."""
+    from treechat.storage.sqlite import SqliteCatalog
+
+    if not isinstance(catalog, SqliteCatalog):
+        return "Nothing to rebuild: this store keeps no search index (search reads the sessions themselves)."
+    total = await catalog.count_entries()
+    started = time.perf_counter()
+    with progress("Rebuilding the search index", total=total or None, unit="entries") as bar:
+        read, indexed = await catalog.rebuild_search_index(bar.advance)
+    took = time.perf_counter() - started
+    return f"Search index rebuilt: {indexed:,} of {read:,} entries hold searchable text ({took:.1f} s)."

@@ -19,3 +19,19 @@ def test_a_terminal_gets_a_bar_with_count_and_rate() -> None:
         for _ in range(4):
             bar.advance()
     assert "Importing" in out.getvalue()
+
+
+async def test_opening_the_store_shows_a_line_only_when_it_takes_long(tmp_path, monkeypatch) -> None:
+    """The first open after an update migrates the database: seconds for a large one."""
+    from treechat import bootstrap
+
+    drawn = io.StringIO()
+    monkeypatch.setattr(bootstrap, "progress", lambda *a, **kw: progress(*a, **kw, stream=drawn, force=True))
+    catalog = await bootstrap.open_store("sqlite", tmp_path)  # quick: nothing drawn
+    await catalog.close()
+    assert drawn.getvalue() == ""
+    monkeypatch.setattr(bootstrap, "SLOW_OPEN_S", 0.0)  # as if it took longer than the threshold
+    catalog = await bootstrap.open_store("sqlite", tmp_path)
+    assert len(await catalog.list()) == 0  # opened all the same
+    await catalog.close()
+    assert "Opening the database" in drawn.getvalue()

@@ -30,6 +30,7 @@ from ..model import (
 from . import rows
 from .bulk import bulk_load
 from .db import Database
+from .reindex import entry_count, rebuild_search
 from .search import search_tx
 from .storage import SqliteSessionStorage, _fresh_id, append_tx, last_seq
 
@@ -240,6 +241,14 @@ class SqliteCatalog:
             return search_tx(c, query, sid, limit)
 
         return await self.db.run(read)
+
+    async def rebuild_search_index(self, on_progress: Callable[[int], None] | None = None) -> tuple[int, int]:
+        """Drop and rebuild the full-text index from the stored entries, in one transaction.
+        Returns (entries read, entries indexed); `on_progress(n)` runs on the database thread."""
+        return await self.db.write(rebuild_search, on_progress)
+
+    async def count_entries(self) -> int:
+        return await self.db.run(entry_count)
 
     async def close(self) -> None:
         await self.db.close()

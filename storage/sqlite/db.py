@@ -288,7 +288,23 @@ class Database:
         try:
             return await conn._execute(lambda: fn(conn._conn, *args))
         except sqlite3.Error as err:
-            raise translate(err, self.path) from None
+            error, said = translate(err, self.path), str(err)
+        if isinstance(error, DamagedStorageError) and await self._only_search_index_damaged():
+            error = DamagedStorageError(
+                f"The search index in {self.path} is damaged ({said}); the sessions in it "
+                "are intact: run `treechat reindex` to rebuild the index"
+            )
+        raise error
+
+    async def _only_search_index_damaged(self) -> bool:
+        """After SQLite said "malformed": are the database's pages sound (quick_check), so that the
+        damage is inside FTS5's own records — derived data `treechat reindex` rebuilds?"""
+        conn = self.conn
+        try:
+            result = await conn._execute(lambda: conn._conn.execute("PRAGMA quick_check").fetchall())
+        except sqlite3.Error:
+            return False
+        return result == [("ok",)]
 
     async def write(self, fn: Callable[..., T], *args: Any) -> T:
         """Like run, inside one write transaction."""

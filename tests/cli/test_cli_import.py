@@ -151,3 +151,23 @@ def test_a_line_only_pydantic_refuses_is_skipped_and_the_rest_imports(capsys, ho
     ctx = json.loads(run(capsys, "context", out.strip(), "--json", *home)[1])
     assert len(ctx["messages"]) == 914
     assert "nocontent" not in run(capsys, "tree", out.strip(), "--json", *home)[1]
+
+
+def test_reindex_rebuilds_the_search_index_with_progress_on_a_terminal(capsys, home, tmp_path, monkeypatch):
+    import io
+
+    from treechat import cli_storage, progress
+
+    drawn = io.StringIO()
+    monkeypatch.setattr(cli_storage, "progress", lambda *a, **kw: progress.progress(*a, **kw, stream=drawn, force=True))
+    code, out, err = run(capsys, "import", str(FIXTURES / "large-session.v3.jsonl"), *home)
+    assert code == 0, err
+    found = run(capsys, "search", "theme", "--json", *home)[1]
+    code, out, err = run(capsys, "reindex", *home)
+    assert code == 0 and err == "" and "Traceback" not in out
+    if "sqlite" in home:
+        assert out.startswith("Search index rebuilt: ") and " of 1,0" in out  # 1,0xx entries read
+        assert "Rebuilding the search index" in drawn.getvalue()
+    else:
+        assert out.startswith("Nothing to rebuild")
+    assert run(capsys, "search", "theme", "--json", *home)[1] == found and json.loads(found)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from treechat.storage.base import ImportReport, StorageError
+from treechat.storage.base import DamagedStorageError, ImportReport, StorageError
 from treechat.storage.imports import prepare_records
 from treechat.storage.jsonl_format import views_of
 from treechat.storage.model import AssistantMessage, MessageEntry, ThinkingContent, ToolCall
@@ -380,6 +380,31 @@ async def test_a_bulk_load_indexes_every_entry_in_chunks(db, tmp_path, monkeypat
     c.execute("INSERT INTO entry_search(entry_search) VALUES ('integrity-check')")  # raises if not
     assert c.execute("SELECT count(*) FROM entry_search").fetchone()[0] == 270  # no rows for empty texts
     assert len(await s.get_tree_rows()) == 300
+
+
+async def test_reindex_rebuilds_exactly_the_index_appends_and_imports_wrote(db, tmp_path):
+    s = await db.create(session_id="live")
+    parent = None
+    for i in range(60):
+        e = user(f"m{i}", parent, f"message {i} about topic{i % 7}")
+        await s.append_entry(e)
+        parent = e.id
+    await s.append_entry(label("l1", parent, "m3", "keep-this"))
+    await db.import_session({"id": "imported"}, [user(f"i{i}", f"i{i-1}" if i else None, f"imported item-{i}") for i in range(90)], "i89")
+    c = raw(tmp_path / "treechat.db")
+    before = c.execute("SELECT rowid, text FROM entry_search ORDER BY rowid").fetchall()
+    c.execute("DELETE FROM entry_search_data WHERE id > 10")  # the index's pages gone: searches fail or miss
+    with pytest.raises(DamagedStorageError, match=r"search index .* sessions in it are intact: run `treechat reindex`"):
+        await db.search("topic3")
+    reported: list[int] = []
+    read, indexed = await db.rebuild_search_index(reported.append)
+    assert (read, sum(reported)) == (await db.count_entries(), read) and indexed == len(before)
+    assert c.execute("SELECT rowid, text FROM entry_search ORDER BY rowid").fetchall() == before
+    c.execute("INSERT INTO entry_search(entry_search) VALUES ('integrity-check')")  # raises if not
+    assert dict(c.execute("SELECT k, v FROM entry_search_config")) == {"automerge": 0, "usermerge": 4, "crisismerge": 16,
+                                                                       "version": 4}
+    assert [h.entry_id for h in await db.search("keep-this")] == ["l1"]
+    assert len(await db.search("topic3", session_id="live", limit=500)) == 9
 
 
 # ---------------------------------------------------------------- two writer processes

@@ -20,6 +20,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -261,6 +262,24 @@ class JsonlSessionStorage(IndexedSessionStorage):
             self._state = _state(os.fstat(fd), self._state.lines + data.count(b"\n"), True)
 
 
+STALE_TEMP_S = 600.0
+
+
+def sweep_stale_temps(directory: Path, names: list[str]) -> None:
+    """Remove the temporary files (`.NAME.xxxx.tmp`, see write_atomic) a writer killed mid-write
+    left behind: untouched for STALE_TEMP_S, so no live writer (which writes continuously and
+    renames within seconds) owns them. Best effort: a file that cannot be removed stays."""
+    now = time.time()
+    for name in names:
+        if name.startswith(".") and name.endswith(".tmp"):
+            path = directory / name
+            try:
+                if now - path.stat().st_mtime > STALE_TEMP_S:
+                    path.unlink()
+            except OSError:
+                pass
+
+
 class JsonlCatalog(IndexedCatalog):
     """All `*.jsonl` sessions of one directory (created on first write, 0700; files 0600)."""
 
@@ -269,6 +288,7 @@ class JsonlCatalog(IndexedCatalog):
         self.directory = Path(directory)
         self.cache = SummaryCache(self.directory)
         self.problems: list[str] = []  # files `list` had to pass over, with the reason
+        self._swept = False  # stale temporary files removed (once per catalog)
 
     @property
     def read_only(self) -> str | None:
@@ -284,6 +304,9 @@ class JsonlCatalog(IndexedCatalog):
             return {}
         except OSError as err:
             raise SessionFileError(f"Sessions folder {self.directory} cannot be read: {err.strerror}") from None
+        if not self._swept:
+            self._swept = True
+            sweep_stale_temps(self.directory, names)
         paths: dict[str, Path] = {}
         for name in sorted(names):
             if name.endswith(".jsonl") and "_" in name and not name.startswith("."):

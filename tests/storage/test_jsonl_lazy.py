@@ -99,3 +99,25 @@ async def test_files_and_folder_are_private(cat):
     s = await cat.create()
     assert s.path.stat().st_mode & 0o777 == 0o600
     assert cat.directory.stat().st_mode & 0o777 == 0o700
+
+
+async def test_temporary_files_a_killed_writer_left_are_removed_and_a_live_ones_kept(tmp_path):
+    import os
+    import time
+
+    from treechat.storage.jsonl import STALE_TEMP_S
+
+    folder = tmp_path / "sessions"
+    write(folder, HEADER, msg("a", None))
+    stale = folder / ".2026-01-01T00-00-00-000Z_big.jsonl.k3j2.tmp"  # a kill -9 in write_atomic
+    live = folder / ".2026-01-01T00-00-00-000Z_other.jsonl.x9q1.tmp"  # an import writing right now
+    stale.write_text("half a session")
+    live.write_text("being written")
+    old = time.time() - STALE_TEMP_S - 60
+    os.utime(stale, (old, old))
+    catalog = JsonlCatalog(folder)
+    try:
+        assert [r.id for r in await catalog.list()] == ["lazy"]
+    finally:
+        await catalog.close()
+    assert not stale.exists() and live.exists()

@@ -354,6 +354,11 @@ def main(argv: list[str] | None = None) -> int:
         handler = cmd_print
     else:
         handler = cmd_tui
+    if getattr(args, "raw", False) and isinstance(sys.stdout, io.TextIOWrapper):
+        # exact output, but never a UnicodeEncodeError: stored text holds no UTF-16 halves (they are
+        # repaired before storing) and streamed replies are repaired as they are written; anything
+        # else unencodable is written as "?" rather than stopping the output half-way
+        sys.stdout.reconfigure(errors="replace")
     try:
         return asyncio.run(handler(args))
     except KeyboardInterrupt:

@@ -16,6 +16,7 @@ from typing import Sequence, TextIO
 
 from treechat.chat import Chat, ChatError
 from treechat.chat_events import ChatEvent, CompactionEnded, Failed, Notice, ReplyStreaming, RunEnded, Waiting
+from treechat.storage.well_formed import well_formed_text
 from treechat.wait_notes import WaitNotes
 from treechat.widgets.sanitize import visible, visible_line
 
@@ -128,10 +129,9 @@ class _Printer:
         self.held = ""
 
     def write(self, text: str) -> None:
-        if not self.raw:
-            text = self._visible(text)
-            if not text:
-                return
+        text = self._exact(text) if self.raw else self._visible(text)
+        if not text:
+            return
         self._write(text)
         self.wrote, self.at_line_start = True, text.endswith("\n")
 
@@ -141,9 +141,17 @@ class _Printer:
             text, self.held = text[:-1], text[-1]
         return visible(text)
 
+    def _exact(self, text: str) -> str:
+        """--raw: the text as it came, except that UTF-8 cannot carry UTF-16 halves: a pair split
+        over two deltas is written as its character, half a pair as U+FFFD (as it is stored)."""
+        text, self.held = self.held + text, ""
+        if text and "\ud800" <= text[-1] <= "\udbff":
+            text, self.held = text[:-1], text[-1]
+        return well_formed_text(text)
+
     def finish(self) -> None:
         if self.held:
-            held, self.held = visible(self.held), ""
+            held, self.held = (well_formed_text if self.raw else visible)(self.held), ""
             self._write(held)  # a lone "\r" shows as a line break
             self.wrote, self.at_line_start = True, held.endswith("\n")
         if self.wrote and not self.at_line_start:

@@ -21,6 +21,7 @@ from .gc_policy import paused
 from .index import entry_json
 from .model import Entry, InvalidEntryError, LeafEntry, new_entry_id, parse_entry
 from .views import DecodeErrors, EntryView, Skeleton, decode_skeleton, decode_view, skeleton_of, view_of_entry
+from .well_formed import well_formed_text
 
 CURRENT_VERSION = 3
 _MAX_PROBLEMS = 5
@@ -184,6 +185,8 @@ def scan_lines(
             if not line:
                 continue
             try:
+                if b"\\ud" in line or b"\\uD" in line:
+                    line = _without_lone_surrogates(line)
                 if migrator is not None:
                     obj = json.loads(line)
                     if not isinstance(obj, dict):
@@ -220,6 +223,22 @@ def scan_lines(
             skels.append(skel)
             numbers.append(number)
     report.entries = len(skels)
+
+
+def _without_lone_surrogates(line: bytes) -> bytes:
+    """A line whose JSON escapes half a UTF-16 pair ("\\ud83d" alone: JSON.stringify writes what a
+    model sent): neither decoder takes it, so the line is rewritten with U+FFFD for each half (as
+    a live append stores it). Lines that only escape whole pairs come back as they were."""
+    try:
+        obj = json.loads(line)
+    except (ValueError, RecursionError):
+        return line  # reported as the line it is
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return well_formed_text(text).encode("utf-8")
+    return line
 
 
 def _fast_scan(scanned: ScannedFile, split: list[bytes], first_line: int, decode: Callable[[bytes], Any]) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -83,8 +84,13 @@ class Recorded:
     arrived_wall_ms: int
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def sse_frame(data: Any, event: str | None = None) -> bytes:
     payload = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    if not isinstance(data, str) and not payload.isascii() and _SURROGATE.search(payload):
+        payload = json.dumps(data)  # half a UTF-16 pair goes out as a JSON escape, as servers send it
     head = f"event: {event}\n" if event else ""
     return (head + f"data: {payload}\n\n").encode("utf-8")
 

@@ -28,6 +28,9 @@ _SEQUENCE = re.compile(
 )
 # What is left after sequences are gone: C0 (but \t \n), DEL, C1, bidi embedding/override/isolate.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# Characters sanitize must look at: the controls, and UTF-16 surrogates (an emoji's pair split over
+# two stream deltas, or half a pair), which the terminal's UTF-8 output cannot encode.
+_NEEDS_WORK = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def sanitize(text: object) -> str:
@@ -38,8 +41,10 @@ def sanitize(text: object) -> str:
     """
     if not isinstance(text, str):
         text = "" if text is None else str(text)
-    if not _CONTROL.search(text):  # the common case: nothing to do, no copies
+    if not _NEEDS_WORK.search(text):  # the common case: nothing to do, no copies
         return text
+    if _SURROGATE.search(text):  # a split pair becomes its character, half a pair U+FFFD
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     text = text.replace("\r\n", "\n")
     text = _SEQUENCE.sub("", text)
     return _CONTROL.sub("", text)

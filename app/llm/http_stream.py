@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
 import time
 from typing import Any, AsyncIterator, Callable, Protocol
@@ -22,6 +23,7 @@ from typing import Any, AsyncIterator, Callable, Protocol
 import httpx
 
 from treechat.storage.model import AssistantMessage
+from treechat.storage.well_formed import well_formed_text
 
 from .abort import AbortSignal
 from .errors import ProviderError, classify_http_error, not_event_stream, proxy_http_error, redact
@@ -34,6 +36,18 @@ log = logging.getLogger(__name__)
 
 _ABORT = object()
 _END = object()
+
+def request_body(body: Any) -> bytes:
+    """The JSON request body as UTF-8 (what httpx's json= sends). A split or half UTF-16 pair a
+    server streamed earlier in the conversation cannot be encoded: it is joined or replaced (the
+    stored entry was repaired the same way), rather than failing every later request."""
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return well_formed_text(text).encode("utf-8")
+
+
 _SECRET_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key", "proxy-authorization")
 _SSE_STARTS = (b"data:", b"event:", b"id:", b"retry:", b":")
 
@@ -152,7 +166,7 @@ async def run_http_stream(
 
     async def open_response(client: httpx.AsyncClient, scope: asyncio.Timeout) -> httpx.Response:
         silence.start(scope)
-        request = client.build_request("POST", url, headers=headers, json=body)
+        request = client.build_request("POST", url, headers=headers, content=request_body(body))
         try:
             response = await client.send(request, stream=True)
         except httpx.ProxyError as err:

@@ -24,6 +24,7 @@ from treechat.storage.model import (
     ThinkingLevelChangeEntry,
     parse_message,
 )
+from treechat.storage.well_formed import well_formed
 
 from .context import SessionContext, build_context
 
@@ -67,6 +68,7 @@ class Session:
     async def _append(self, cls: type, **fields: Any) -> str:
         entry_id = await self.storage.create_entry_id()
         entry = cls(id=entry_id, parent_id=self.leaf_id, **{k: v for k, v in fields.items() if v is not None})
+        entry = well_formed(entry)  # e.g. half an emoji from a stream: UTF-8 storage cannot hold it
         await self.storage.append_entry(entry)
         self.leaf_id = entry_id
         for observer in list(self._on_append):

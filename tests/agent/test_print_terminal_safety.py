@@ -91,3 +91,19 @@ async def test_the_command_line_takes_raw_before_or_after_the_subcommand(fake, t
     assert build_parser().parse_args(["sessions", "--raw"]).raw is True
     assert build_parser().parse_args(["--raw", "search", "x"]).raw is True
     assert build_parser().parse_args(["search", "x"]).raw is False
+
+
+async def test_surrogates_from_the_wire_are_joined_or_replaced_and_the_reply_is_kept(fake, tmp_path) -> None:
+    """A server may split an emoji's UTF-16 pair over two deltas ("\\ud83d" then "\\ude00") or send
+    half a pair: UTF-8 cannot hold either as they are, and the reply must still be stored."""
+    fake.script_openai(["smile \ud83d", "\ude00 and half \udc00 end"])
+    place = Place(tmp_path)
+    code, out, err = await run(fake, place)
+    assert code == 0 and err == "", err
+    assert out == "smile \U0001f600 and half <U+DC00> end\n"
+    stored = (await (await place.session()).build_session_context()).messages[-1].content[0].text
+    assert stored == "smile \U0001f600 and half \ufffd end"
+    fake.script_openai(["smile \ud83d", "\ude00 and half \udc00 end"])
+    code, out, err = await run(fake, place, raw=True)
+    assert (code, out, err) == (0, "smile \U0001f600 and half \ufffd end\n", "")
+    out.encode("utf-8")

@@ -296,3 +296,20 @@ async def test_a_read_only_store_browses_but_does_not_send_or_move(fake, tmp_pat
     await chat.move_to(ids[1])  # shown, not moved
     assert chat.leaf_id == ids[3] and chat.preview_id == ids[1]
     assert fake.requests == []
+
+
+async def test_a_reply_with_a_split_or_half_surrogate_pair_is_stored_and_the_next_request_goes_out(
+        catalog, fake, tmp_path) -> None:
+    """JSON escapes UTF-16 halves: a server can split an emoji over two deltas or send half of one.
+    The reply is stored (pair joined, half replaced) and the conversation goes on."""
+    fake.script_openai(["smile \ud83d", "\ude00 half \udc00 end"])
+    fake.script_openai(["fine"])
+    chat, rec = await make_chat(catalog, fake, tmp_path)
+    await chat.send("hi")
+    await chat.wait_idle()
+    await chat.send("again")
+    await chat.wait_idle()
+    assert await texts(chat) == [("user", "hi"), ("assistant", "smile \U0001f600 half \ufffd end"),
+                                 ("user", "again"), ("assistant", "fine")]
+    sent = fake.requests[-1].body["messages"]
+    assert any("smile \U0001f600 half \ufffd end" in str(m.get("content")) for m in sent)

@@ -111,3 +111,29 @@ def test_error_lines_show_placeholders(capsys, tmp_path) -> None:
     assert safe(err) and err.count("\n") == 1 and "no-such-␛]52" in err
     code, _, err = run(capsys, "--home", str(tmp_path), "import", str(Path(tmp_path) / f"missing{EVIL}.jsonl"))
     assert code == 1 and safe(err) and err.count("\n") == 1 and "missing␛]52" in err
+
+
+def test_half_a_surrogate_pair_is_stored_repaired_and_exports_with_or_without_raw(tmp_path) -> None:
+    """A model can send half a surrogate pair as a JSON escape; neither the store nor a UTF-8 stdout
+    can encode it: it is stored as U+FFFD, and exports (raw or not) write that."""
+    import os
+    import subprocess
+    import sys
+
+    async def make() -> str:
+        catalog = await open_catalog("sqlite", tmp_path)
+        try:
+            storage = await catalog.create(cwd=str(tmp_path))
+            session = await Session.open(storage)
+            await session.append_message(UserMessage(content="half \ud83d pair"))
+            return storage.session_id
+        finally:
+            await catalog.close()
+
+    sid = asyncio.run(make())
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    for flags in (["--raw"], []):
+        done = subprocess.run([sys.executable, "-m", "treechat", "--home", str(tmp_path), *flags, "export", sid,
+                               "--format", "md"], capture_output=True, env=env, timeout=60)
+        assert done.returncode == 0 and done.stderr == b"", done.stderr.decode(errors="replace")
+        assert "half \ufffd pair".encode() in done.stdout

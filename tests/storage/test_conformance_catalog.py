@@ -320,3 +320,20 @@ async def test_poll_appended_returns_other_writers_entries_without_moving_the_le
         assert ids(await mine.get_path_to_root("m2")) == ["u1", "a1", "o1", "m2"]
     finally:
         await other_catalog.close()
+
+
+@pytest.mark.parametrize("check_later", [False, True])
+async def test_a_line_escaping_half_a_surrogate_pair_imports_with_a_replacement_character(catalog, tmp_path,
+                                                                                       check_later):
+    """JSON.stringify (Pi) writes half a UTF-16 pair a model sent as "\\ud83d"; neither JSON decoder
+    takes it. The message is kept, the half replaced by U+FFFD, a whole escaped pair joined."""
+    half = json.dumps({"type": "message", "id": "h1", "parentId": "u1", "timestamp": "2026-01-01T00:00:01.000Z",
+                       "message": {"role": "user", "content": "half \ud83d and whole \ud83d\ude00 end", "timestamp": 1}})
+    assert "\\ud83d and" in half  # the escape as it stands in the file
+    path = session_file(tmp_path / "half.jsonl", "half", [user("u1", None, "first")], half)
+    header, records, report = read_records(path, check_later=check_later)
+    s, _ = await catalog.import_records(header, records, report)
+    assert report.skipped_lines == 0
+    (entry,) = [e for e in await s.get_path_to_root(await s.get_leaf_id()) if e.id == "h1"]
+    assert entry.message.content == "half \ufffd and whole \U0001f600 end"
+    assert [h.entry_id for h in await catalog.search("whole")] == ["h1"]

@@ -112,3 +112,9 @@ def test_json_for_terminal_keeps_the_value_and_escapes_controls(value):
     assert json.loads(safe) == json.loads(text)
     assert not (set(safe) & TERMINAL_ACTS_ON)
     safe.encode("utf-8")
+
+
+def test_sanitize_joins_a_split_surrogate_pair_and_replaces_half_a_pair() -> None:
+    out = sanitize("smile \ud83d\ude00 half \udc00 \x1b[2Jend")
+    assert out == "smile \U0001f600 half \ufffd end"
+    out.encode("utf-8")  # what the terminal's output stream does with it

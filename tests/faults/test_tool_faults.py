@@ -106,7 +106,7 @@ async def test_a_file_tool_stuck_in_a_read_stops_on_abort(tmp_path, monkeypatch)
 
     monkeypatch.setattr(file_tools, "open_regular", hung_open)
     try:
-        for name, args in (("grep", {"pattern": "x"}), ("read", {"path": "slow.txt"})):
+        for name, args in (("read", {"path": "slow.txt"}),):  # grep: see the runaway pattern below
             (tool,) = make_tools([name], cwd=tmp_path)
             signal = AbortSignal()
             task = asyncio.create_task(call(tool, signal, **args))
@@ -118,6 +118,44 @@ async def test_a_file_tool_stuck_in_a_read_stops_on_abort(tmp_path, monkeypatch)
             assert time.monotonic() - start < 1.0, name
     finally:
         release.set()
+
+
+# Exponential backtracking: every way of splitting the "a"s is tried before the "b" fails the match.
+RUNAWAY = r"(a+)+$"
+
+
+@pytest.fixture
+def runaway_line(tmp_path):
+    (tmp_path / "a.txt").write_text("before\n")
+    (tmp_path / "b.txt").write_text("a" * 40 + "b\n")
+    return tmp_path
+
+
+async def test_a_runaway_pattern_neither_freezes_the_app_nor_outlives_esc(runaway_line) -> None:
+    """Python's re holds the GIL while it matches: on a thread this pattern would stop the event
+    loop (every key, Esc included) for hours. The search runs in a process that Esc kills."""
+    (grep,) = make_tools(["grep"], cwd=runaway_line)
+    signal = AbortSignal()
+    task = asyncio.create_task(call(grep, signal, pattern=RUNAWAY))
+    ticks = 0
+    for _ in range(20):  # the loop keeps turning while the search is stuck on b.txt
+        await asyncio.sleep(0.025)
+        ticks += 1
+    assert not task.done() and ticks == 20
+    start = time.monotonic()
+    signal.abort()
+    with pytest.raises(Exception, match="cancelled"):
+        await asyncio.wait_for(task, 5)
+    assert time.monotonic() - start < 1.0
+
+
+async def test_a_runaway_pattern_stops_at_the_time_limit_with_what_it_found(runaway_line, monkeypatch) -> None:
+    monkeypatch.setattr(file_tools, "WORK_SECONDS", 0.3)
+    (grep,) = make_tools(["grep"], cwd=runaway_line)
+    start = time.monotonic()
+    result = await call(grep, pattern=r"before|(a+)+$")
+    assert time.monotonic() - start < 3.0
+    assert text(result) == "a.txt:1: before\n[Stopped after 0.3 s; narrow the path or pattern.]"
 
 
 async def test_a_file_tool_gives_up_at_its_time_limit(tmp_path, monkeypatch) -> None:

@@ -1,25 +1,33 @@
 """read, ls and grep: look at the working tree without changing it.
 
 They never open a FIFO, a socket or a device (a read could block forever or never end: issue 15),
-run their file work off the event loop (offloop.py) so Ctrl+C / Esc stop them at once, and give up
-after WORK_SECONDS with what they have; the loop's `timeout` is a backstop behind that.
+run their file work off the event loop so Ctrl+C / Esc stop them at once — read and ls on a thread
+(offloop.py), grep in a child process (file_scan.py: a regular expression can backtrack for hours
+while holding the GIL) — and give up after WORK_SECONDS with what they have; the loop's `timeout`
+is a backstop behind that.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import re
+import sys
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from pydantic import BaseModel, Field
 
+from treechat.llm.abort import AbortSignal
+
+from . import file_scan
 from .base import AgentTool, ToolResult, text_result
-from .offloop import NotRegular, Stop, off_loop, open_regular, special_kind
+from .file_scan import SKIP_DIRS, NotRegular, open_regular, special_kind
+from .offloop import Stop, ToolCancelled, off_loop
 from .truncate import MAX_BYTES, MAX_LINES, truncate_head
 
-SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache"}
 WORK_SECONDS = 30.0  # a file tool stops here and reports what it found so far
 FILE_TOOL_TIMEOUT = 60.0  # the loop's backstop for a tool whose thread is stuck in a read
 _CHECK_EVERY = 2048  # lines between stop checks
@@ -170,62 +178,76 @@ class GrepTool(_CwdTool):
 
     async def execute(self, tool_call_id: str, args: Any, signal: Any, on_update: Any) -> ToolResult:
         try:
-            regex = re.compile(args.pattern, re.IGNORECASE if args.ignore_case else 0)
+            re.compile(args.pattern, re.IGNORECASE if args.ignore_case else 0)
         except re.error as err:
             return text_result(f"Invalid pattern {args.pattern!r}: {err}", is_error=True)
         root = self._path(args.path)
         if not os.path.lexists(root):
             return text_result(f"No such file or directory: {args.path}", is_error=True)
         try:
-            matches, stop = await off_loop(lambda s: _grep(root, self.cwd, regex, args.limit, s), signal, _deadline())
-        except NotRegular as err:
-            return text_result(f"{args.path} is {err.kind}; not searched.", is_error=True)
+            kind = None if root.is_dir() else special_kind(os.stat(root).st_mode)
+        except OSError as err:
+            return text_result(f"Cannot search {args.path}: {err.strerror}", is_error=True)
+        if kind:  # a special file named directly: say so rather than "No matches."
+            return text_result(f"{args.path} is {kind}; not searched.", is_error=True)
+        params = {"root": str(root), "cwd": str(self.cwd), "pattern": args.pattern, "ignore_case": args.ignore_case,
+                  "limit": args.limit, "seconds": WORK_SECONDS}
+        matches, why = await _grep_in_child(params, signal)
         text = truncate_head("\n".join(matches))[0] if matches else "No matches."
-        if len(matches) >= args.limit:
+        if why == "limit":
             return text_result(text + f"\n[Stopped at {args.limit} matches; narrow the pattern or path.]")
-        if stop.why:
-            return text_result(text + "\n" + _stopped_note(stop), is_error=stop.why == "cancelled")
+        if why == "cancelled":
+            raise ToolCancelled("Stopped: the run was cancelled.")
+        if why == "time":
+            return text_result(text + f"\n[Stopped after {WORK_SECONDS:g} s; narrow the path or pattern.]")
+        if why:
+            return text_result(f"{text}\n[The search failed: {why}]", is_error=True)
         return text_result(text)
 
 
-def _grep(root: Path, cwd: Path, regex: re.Pattern[str], limit: int, stop: Stop) -> tuple[list[str], Stop]:
+async def _grep_in_child(params: dict[str, Any], signal: AbortSignal | None) -> tuple[list[str], str]:
+    """Run file_scan.py's grep in a child process (see there for why); kill it on abort, and once
+    its deadline has passed by a second (a pattern stuck on one line checks no deadline). Returns
+    the matches that arrived and why it ended ("", "limit", "time", "cancelled", or an error)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-I", "-S", file_scan.__file__, json.dumps(params),
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    aborted = asyncio.Event()
+    remove = signal.add_listener(aborted.set) if signal else (lambda: None)
     matches: list[str] = []
-    kind = None if root.is_dir() else special_kind(os.stat(root).st_mode)
-    if kind:  # a special file named directly: say so rather than "No matches."
-        raise NotRegular(kind)
-    for file in _walk(root, stop):
-        if stop():
-            break
-        try:
-            fd = open_regular(file)
-        except OSError:  # NotRegular, vanished, unreadable: skipped
-            continue
-        with os.fdopen(fd, "rb") as f:
-            if b"\0" in f.read(8000):
-                continue
-            f.seek(0)
-            rel = file.relative_to(cwd) if file.is_relative_to(cwd) else file
-            for n, raw in enumerate(f, 1):
-                if n % _CHECK_EVERY == 0 and stop():
-                    break
-                line = raw.decode("utf-8", "replace").rstrip("\r\n")
-                if regex.search(line):
-                    matches.append(f"{rel}:{n}: {line[:300]}")
-                    if len(matches) >= limit:
-                        return matches, stop
-    return matches, stop
+    why: str | None = None
 
+    async def read() -> None:
+        nonlocal why
+        assert proc.stdout is not None
+        async for raw in proc.stdout:
+            item = json.loads(raw)
+            if "match" in item:
+                matches.append(item["match"])
+            else:
+                why = item["done"]
 
-def _walk(root: Path, stop: Stop) -> Iterator[Path]:
-    if not root.is_dir():
-        yield root
-        return
-    for dirpath, dirnames, filenames in os.walk(root):
-        if stop():
-            return
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        for name in sorted(filenames):
-            yield Path(dirpath) / name
+    reading = asyncio.ensure_future(read())
+    stopping = asyncio.ensure_future(aborted.wait())
+    try:
+        done, _ = await asyncio.wait({reading, stopping}, timeout=float(params["seconds"]) + 1.0,
+                                     return_when=asyncio.FIRST_COMPLETED)
+        if reading not in done:
+            why = "cancelled" if stopping in done else "time"
+        else:
+            reading.result()  # a garbled line from the child raises here
+    finally:
+        remove()
+        for task in (reading, stopping):
+            task.cancel()
+        if proc.returncode is None:
+            proc.kill()
+        err = (await proc.communicate())[1] if why is None else b""
+        await proc.wait()
+    if why is None:  # the child died without its last line: say why, in one line
+        lines = err.decode("utf-8", "replace").strip().splitlines()
+        why = lines[-1] if lines else f"the search process ended with status {proc.returncode}"
+    return matches, why
 
 
 __all__ = ["ReadTool", "LsTool", "GrepTool", "SKIP_DIRS", "WORK_SECONDS", "FILE_TOOL_TIMEOUT"]

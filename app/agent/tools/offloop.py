@@ -9,13 +9,15 @@ aborted, without waiting for a read that may never end (a daemon thread never ho
 from __future__ import annotations
 
 import asyncio
-import os
-import stat
 import threading
 import time
 from typing import Callable, TypeVar
 
 from treechat.llm.abort import AbortSignal
+
+from .file_scan import NotRegular, open_regular, special_kind
+
+__all__ = ["ToolCancelled", "Stop", "off_loop", "NotRegular", "open_regular", "special_kind"]
 
 T = TypeVar("T")
 
@@ -90,41 +92,3 @@ async def off_loop(work: Callable[[Stop], T], signal: AbortSignal | None, stop: 
         raise
     finally:
         remove()
-
-
-SPECIAL_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
-                 stat.S_IFBLK: "a block device"}
-
-
-class NotRegular(OSError):
-    """The path is a FIFO, socket or device: opening or reading it could block forever."""
-
-    def __init__(self, kind: str) -> None:
-        super().__init__(kind)
-        self.kind = kind
-
-
-def special_kind(mode: int) -> str | None:
-    """"a FIFO" / "a socket" / "a … device" for such a mode, else None."""
-    return SPECIAL_KINDS.get(stat.S_IFMT(mode))
-
-
-def open_regular(path: str | os.PathLike[str]) -> int:
-    """A read-only descriptor for a regular file; raises NotRegular for anything else.
-
-    Checked before opening (a FIFO's open blocks until a writer comes) and again on the
-    descriptor (the path may have been swapped in between); O_NONBLOCK keeps that open from
-    blocking, and has no effect on regular files."""
-    kind = special_kind(os.stat(path).st_mode)
-    if kind:
-        raise NotRegular(kind)
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotRegular(special_kind(mode) or "not a regular file")
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd

@@ -54,6 +54,21 @@ class TranscriptWindow(VerticalScroll):
         if self.scroll_y >= 0:
             super().release_anchor()
 
+    @property
+    def following(self) -> bool:
+        """Anchored and not released by a scroll: Textual keeps the end in view as content grows
+        (Widget.is_anchored says only that an anchor was set, not whether it still holds)."""
+        return self._anchored and not self._anchor_released
+
+    def follow_end(self) -> AwaitComplete:
+        """Show the end of the branch and follow it again (the user sent something: they want to
+        see it and its answer, wherever they had scrolled to)."""
+        return self._run(self._follow_end())
+
+    async def _follow_end(self) -> None:
+        await self._mount_last()
+        self.anchor()  # its scroll_end re-engages an anchor a scroll released
+
     # ------------------------------------------------------------ lookups
 
     def _views(self) -> list[MessageView]:
@@ -189,6 +204,8 @@ class TranscriptWindow(VerticalScroll):
         self._fill_later()
 
     def _keep_place(self, first: MessageView, was: int) -> None:
+        if self.following:
+            return  # at the followed end there is no place to keep, and a scroll would release it
         shift = first.virtual_region.y - was
         if shift > 0 and first.is_attached:
             self.scroll_to(y=self.scroll_y + shift, animate=False, immediate=True)
@@ -222,7 +239,7 @@ class TranscriptWindow(VerticalScroll):
         self.start += len(gone)
         with self.app.batch_update():
             await self.remove_children(gone)
-            if shift > 0 and keep_place:
+            if shift > 0 and keep_place and not self.following:
                 self.scroll_to(y=max(self.scroll_y - shift, 0), animate=False, immediate=True)
 
     async def _unmount_tail(self, count: int) -> None:

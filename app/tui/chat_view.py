@@ -12,7 +12,7 @@ from textual import on
 
 from treechat.chat_events import Header, Readiness, Status
 from treechat.storage import gc_policy
-from treechat.storage.model import AssistantMessage, Entry, MessageEntry
+from treechat.storage.model import AssistantMessage, Entry, MessageEntry, UserMessage
 from treechat.widgets.banner import Banner
 from treechat.widgets.queue_tray import QueueTray
 from treechat.widgets.session_header import SessionHeader
@@ -81,6 +81,8 @@ class ChatView(TuiBase):
         transcript = self.ui(Transcript)
         if isinstance(e.entry, MessageEntry) and isinstance(e.entry.message, AssistantMessage):
             await transcript.set_streaming(None)
+        elif isinstance(e.entry, MessageEntry) and isinstance(e.entry.message, UserMessage):
+            await transcript.follow_end()  # what the user sent, and its answer, in view however far up they were
         item = item_for(e.entry, self.chat.tree)
         if item is None:
             return

@@ -96,3 +96,29 @@ async def test_an_expanded_compaction_card_in_the_app_lists_its_originals_as_row
         assert transcript.selected == ids[1]
         await pilot.press("escape")
         assert transcript.selected is None and app.chat.is_running is False
+
+
+async def test_sending_brings_the_end_back_into_view_wherever_the_reader_was(make_app, fake):
+    """Scrolled far up a long branch (older chunks mounted, the end unmounted), the user sends:
+    their message and its answer show at the bottom, followed as the answer streams."""
+    from .conftest import type_text
+
+    async with make_app(size=(80, 24)) as (app, pilot):
+        storage = await app.chat.catalog.create()
+        s = await Session.open(storage)
+        for i in range(150):
+            await s.append_message(UserMessage(content=f"question {i}"))
+            await s.append_message(AssistantMessage(content=[TextContent(text=f"answer {i}")], provider="openai",
+                                                    model="fake-model"))
+        await app.chat.open(await app.chat.catalog.open(storage.session_id))
+        transcript = app.query_one(Transcript)
+        await wait_for(pilot, lambda: len(transcript.items) == 300, what="the branch")
+        transcript.action_select_first()  # Home in the transcript: the first message, far from the end
+        await wait_for(pilot, lambda: transcript.start == 0, what="the first message mounted")
+        assert transcript.end < len(transcript.items)
+        fake.script_openai(["the reply ", "to the new question"])
+        await type_text(pilot, "a new question")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "to the new question" in screen_text(app), what="the reply on screen")
+        assert "a new question" in screen_text(app)
+        assert transcript.following and transcript.scroll_y == transcript.max_scroll_y

@@ -177,3 +177,21 @@ async def test_load_older_is_posted_at_the_very_top():
         await transcript.prepend_messages([("m0", UserMessage(content="older"))])
         await pilot.pause()
         assert [v.entry_id for v in transcript.query(MessageView)][:2] == ["m0", "m1"]
+
+
+async def test_the_end_stays_followed_while_older_messages_fill_in_above():
+    """A long branch opens at its end with a window of short messages; older chunks mount above it,
+    a frame apart, to fill the screen. Keeping the reader's place for them must not release the
+    anchor: the next message has to appear at the bottom, not below the view."""
+    transcript = Transcript()
+    app = Host(transcript)
+    async with app.run(size=(80, 30)) as pilot:
+        await transcript.set_messages([(f"m{i}", UserMessage(content=f"line {i}")) for i in range(300)])
+        for _ in range(6):
+            await pilot.pause()
+        assert transcript.start < len(transcript.items) - WINDOW  # older chunks were mounted above
+        await transcript.append_message(("new", assistant("the newest reply\n\nwith two paragraphs")))
+        for _ in range(3):
+            await pilot.pause()
+        assert transcript.scroll_y == transcript.max_scroll_y > 0
+        assert "the newest reply" in screen_text(app)

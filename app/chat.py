@@ -25,6 +25,7 @@ from treechat.session.agent_session import CompactionError, CompactionResult
 from treechat.session.branching import ForkError, NothingToSummarize, fork_session
 from treechat.storage.base import SearchHit, SessionSummary, StorageError
 from treechat.storage.model import AssistantMessage, CompactionEntry, Entry, LabelEntry, MessageEntry, message_text
+from treechat.storage.tree_index import CONVERSATION_TYPES
 
 __all__ = ["Chat", "ChatError"]
 
@@ -204,14 +205,25 @@ class Chat(ChatCore):
             await self.catalog.rename(session_id, name)
 
     async def label(self, entry_id: str | None, text: str | None) -> None:
-        """Label an entry (empty clears); `None` labels the leaf."""
-        target = entry_id or self.session.leaf_id
+        """Label an entry (empty clears); `None` labels the newest conversation entry on the path
+        (a message, a compaction, a summary): a `/label` typed right after `/name` or a model change
+        would otherwise land on that setting's entry, which the tree does not show."""
+        target = entry_id or self._newest_conversation_entry()
         if target is None:
             raise ChatError("Nothing to label yet: the session is empty.")
         try:
             await self.session.append_label(target, text or None)
         except StorageError as err:
             raise ChatError(str(err)) from None
+
+    def _newest_conversation_entry(self) -> str | None:
+        at = self.session.leaf_id
+        while at is not None:
+            row = self.tree.get(at)
+            if row is None or row.type in CONVERSATION_TYPES:
+                return at
+            at = row.parent_id
+        return self.session.leaf_id  # only settings so far: the leaf is all there is
 
     def label_of(self, entry_id: str) -> str | None:
         row = self.tree.get(entry_id)

@@ -37,7 +37,7 @@ from treechat.chat_events import (
 )
 from treechat.chat_status import build_status, first_prompt, viewing_text
 from treechat.config import Settings
-from treechat.llm.detect import LOCAL_SERVER_KINDS, DetectedServer, with_server_facts
+from treechat.llm.detect import DetectedServer, with_server_facts
 from treechat.llm.options import stream_options_from_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.llm.types import ModelInfo
@@ -293,9 +293,9 @@ class ChatCore:
         return self._agent
 
     async def _with_server_window(self, model: ModelInfo) -> ModelInfo:
-        """A local server's real window (and image input), asked of the server once."""
-        if model.provider not in LOCAL_SERVER_KINDS:
-            return model
+        """A local server's real window (and image input), asked of the server once: any provider
+        whose base_url is on this machine or the local network, whatever the user named it (a
+        cloud API is never asked)."""
         found, info = await with_server_facts(model)
         if info is not None and info.note:
             self._emit(Notice(info.note, "warning"))

@@ -84,6 +84,9 @@ class Recorded:
     arrived_wall_ms: int
 
 
+# What treechat asks a server on a local address about its window (app/llm/detect.py) before the
+# first request: answered only by a script for that path, like a server that is none of those kinds.
+PROBE_PATHS = frozenset({"/props", "/api/show", "/api/ps", "/api/tags", "/api/v1/models", "/api/v0/models", "/v1/models"})
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -191,6 +194,7 @@ def anthropic_events(
 class FakeProvider:
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
+        self.probes: list[Recorded] = []  # window probes (PROBE_PATHS): apart, so requests[0] is the first API call
         self.disconnects = 0
         self.client_disconnected = asyncio.Event()
         self._scripts: deque[tuple[str | None, list[Any]]] = deque()
@@ -289,7 +293,7 @@ class FakeProvider:
 
     def _next_script(self, path: str) -> list[Any]:
         for i, (want, steps) in enumerate(self._scripts):
-            if want is None or want == path:
+            if want == path or want is None and path not in PROBE_PATHS:
                 del self._scripts[i]
                 return steps
         return [Status(404, {"Content-Type": "application/json"}, "close"),
@@ -318,9 +322,10 @@ class FakeProvider:
             body = json.loads(raw) if raw else None
         except ValueError:
             body = raw.decode("utf-8", "replace")
-        self.requests.append(Recorded(method, path, headers, body, time.monotonic(), int(time.time() * 1000)))
+        recorded = Recorded(method, path, headers, body, time.monotonic(), int(time.time() * 1000))
+        (self.probes if path in PROBE_PATHS else self.requests).append(recorded)
         chunked = False
-        steps = self.responder(self.requests[-1]) if self.responder else None
+        steps = self.responder(recorded) if self.responder else None
         for step in steps if steps is not None else self._next_script(path):
             if isinstance(step, Status):
                 chunked = step.framing == "chunked"

@@ -313,3 +313,17 @@ async def test_a_reply_with_a_split_or_half_surrogate_pair_is_stored_and_the_nex
                                  ("user", "again"), ("assistant", "fine")]
     sent = fake.requests[-1].body["messages"]
     assert any("smile \U0001f600 half \ufffd end" in str(m.get("content")) for m in sent)
+
+
+async def test_a_label_after_a_name_lands_on_the_newest_message(catalog, fake, tmp_path) -> None:
+    """/name appends a session_info entry after the reply; /label must not label that (the tree
+    does not show it, and the labeled filter would miss it)."""
+    fake.script_openai(["an answer"])
+    chat, _ = await make_chat(catalog, fake, tmp_path)
+    await chat.send("a question")
+    await chat.wait_idle()
+    reply = chat.session.leaf_id
+    await chat.rename("My chat")
+    assert chat.session.leaf_id != reply  # the name is an entry after the reply
+    await chat.label(None, "keep")
+    assert chat.label_of(reply) == "keep"

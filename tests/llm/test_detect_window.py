@@ -21,7 +21,7 @@ async def test_ollama_reports_the_loaded_window_first(fake) -> None:
                      path="/api/ps")
     info = await detect_model_info(f"{fake.base_url}/v1", "qwen2.5vl:7b", server="ollama")
     assert (info.context_window, info.images) == (16384, True) and "loaded" in info.source
-    assert fake.requests[0].body == {"model": "qwen2.5vl:7b"}
+    assert fake.probes[0].body == {"model": "qwen2.5vl:7b"}
 
 
 async def test_ollama_not_loaded_uses_num_ctx_or_its_small_default(fake) -> None:
@@ -67,7 +67,7 @@ async def test_lmstudio_loaded_instance_then_the_v0_listing(fake) -> None:
 async def test_an_unknown_local_server_is_probed_in_turn(fake) -> None:
     fake.script_json({"data": [{"id": "m", "max_model_len": 2048}]}, path="/v1/models")
     info = await detect_model_info(f"{fake.base_url}/v1", "m")  # /props, /api/show, LM Studio: 404
-    assert info.context_window == 2048 and [r.path for r in fake.requests][-1] == "/v1/models"
+    assert info.context_window == 2048 and [r.path for r in fake.probes][-1] == "/v1/models"
 
 
 async def test_a_server_that_says_nothing_or_is_gone(fake) -> None:
@@ -86,7 +86,7 @@ async def test_with_server_facts_refines_the_model(fake) -> None:
     assert (await with_server_facts(declared))[0].context_window == 4096
     cloud = ModelInfo(id="gpt-4.1", provider="openai", base_url="https://api.openai.com/v1")
     assert await with_server_facts(cloud) == (cloud, None)
-    assert len([r for r in fake.requests if r.path == "/props"]) == 2
+    assert len([r for r in fake.probes if r.path == "/props"]) == 2
 
 
 @pytest.mark.parametrize("url,local", [

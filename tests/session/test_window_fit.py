@@ -226,7 +226,8 @@ async def test_summary_input_is_fitted_and_keeps_the_first_request() -> None:
     assert serialize_within(messages[:3], 100_000).count("[User]:") == 3
 
 
-async def test_print_mode_reads_a_llamacpp_window_and_compacts_before_sending(fake, tmp_path) -> None:
+@pytest.mark.parametrize("provider", ["llamacpp", "mybox"])  # mybox: any provider on a local address
+async def test_print_mode_reads_a_llamacpp_window_and_compacts_before_sending(fake, tmp_path, provider) -> None:
     from tests.print_helper import print_run
     from treechat.config import load_settings
     from treechat.llm.registry import ModelRegistry
@@ -234,7 +235,7 @@ async def test_print_mode_reads_a_llamacpp_window_and_compacts_before_sending(fa
 
     server = WindowServer(fake)
     fake.script_json({"default_generation_settings": {"n_ctx": 8192}}, path="/props")
-    (tmp_path / "config.toml").write_text(f'[providers.llamacpp]\nbase_url = "{fake.base_url}/v1"\n')
+    (tmp_path / "config.toml").write_text(f'[providers.{provider}]\napi = "openai"\nbase_url = "{fake.base_url}/v1"\n')
     settings = load_settings(tmp_path, env={})
     session = await Session.open(await MemoryCatalog().create())
     for i in range(6):  # an earlier conversation of ~12k tokens, the last reply measured by the server
@@ -242,10 +243,10 @@ async def test_print_mode_reads_a_llamacpp_window_and_compacts_before_sending(fa
         await session.append_message(AssistantMessage(content=[TextContent(text=f"answer {i} " + "more " * 800)],
                                                       provider="llamacpp", model="qwen", usage=Usage(
                                                           input=12_000, total_tokens=12_000)))
-    code, out, err, _ = await print_run("and now?", session, model_ref="llamacpp/qwen",
+    code, out, err, _ = await print_run("and now?", session, model_ref=f"{provider}/qwen",
                                         registry=ModelRegistry(settings), settings=settings)
     assert (code, out) == (0, "reply 1\n"), err
-    assert fake.requests[0].path == "/props"
+    assert [r.path for r in fake.probes][:1] == ["/props"]
     assert server.overflows == [] and all(n <= 8192 for n in server.accepted)
     assert "compacted the conversation (threshold)" in err
 

@@ -73,11 +73,11 @@ async def test_name_label_export_and_fork(make_app, fake, tmp_path):
         await type_text(pilot, "a question")
         await pilot.press("enter")
         await wait_for(pilot, lambda: idle(app), what="the reply")
+        reply = app.chat.session.leaf_id
         await slash(pilot, "/name My project")
         assert await app.chat.session.get_session_name() == "My project"
-        leaf = app.chat.session.leaf_id
-        await slash(pilot, "/label milestone")
-        assert await app.chat.session.get_label(leaf) == "milestone"
+        await slash(pilot, "/label milestone")  # on the reply, not on the name's entry after it
+        assert await app.chat.session.get_label(reply) == "milestone"
         out = tmp_path / "out.jsonl"
         await slash(pilot, f"/export {out}")
         lines = [json.loads(x) for x in out.read_text().splitlines()]

@@ -40,7 +40,9 @@ def edit_text(text: str, command: Sequence[str]) -> str:
     path = Path(name)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
+            # a text file ends with a newline: an editor (or a script) that appends a line must
+            # not glue it to the draft's last line
+            out.write(text + "\n" if text and not text.endswith("\n") else text)
         try:
             result = subprocess.run([*command, str(path)], check=False)
         except OSError as err:

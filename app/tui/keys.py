@@ -64,15 +64,28 @@ class KeyActions(TuiBase):
     async def action_edit_in_editor(self) -> None:
         """Ctrl+G: the composer's text in $VISUAL/$EDITOR; the saved text comes back."""
         composer = self.composer
+        text = composer.text
+
+        def run(command: list[str]) -> str | EditorError:
+            # the failure is returned, not raised: Textual's suspend() resumes the app only when its
+            # block ends normally, and an editor that fails would leave the terminal in line mode
+            try:
+                return edit_text(text, command)
+            except EditorError as err:
+                return err
+
         try:
             command = editor_command()
-            try:
-                with self.suspend():
-                    edited = edit_text(composer.text, command)
-            except SuspendNotSupported:  # no terminal to hand over (headless): run it beside the app
-                edited = await asyncio.to_thread(edit_text, composer.text, command)
         except EditorError as err:
             self.show_error(str(err))
+            return
+        try:
+            with self.suspend():
+                edited = run(command)
+        except SuspendNotSupported:  # no terminal to hand over (headless): run it beside the app
+            edited = await asyncio.to_thread(run, command)
+        if isinstance(edited, EditorError):
+            self.show_error(str(edited))
             return
         composer.set_text(edited.rstrip("\n"))
         composer.focus()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 
 from treechat.widgets.composer import Composer
 from treechat.widgets.screens import TextDialog
@@ -54,17 +55,29 @@ async def test_retry_asks_again_and_keeps_both_replies_as_siblings(make_app, fak
 
 async def test_ctrl_g_edits_the_composer_text_in_the_editor(make_app, fake, tmp_path, monkeypatch):
     script = tmp_path / "editor.py"
-    script.write_text("import sys\np = sys.argv[1]\ntext = open(p).read()\nopen(p, 'w').write(text + ' (edited)\\n')\n")
+    script.write_text("import sys\nopen(sys.argv[1], 'a').write('an added line\\n')\n")  # as `echo … >> FILE`
     monkeypatch.setenv("VISUAL", f"{sys.executable} {script}")
     async with make_app() as (app, pilot):
+        steps: list[str] = []
+
+        @contextmanager
+        def suspend():  # as Textual's: the app resumes only when the block ends without an error
+            steps.append("suspended")
+            yield
+            steps.append("resumed")
+
+        monkeypatch.setattr(app, "suspend", suspend)
         await type_text(pilot, "a long prompt")
         await pilot.press("ctrl+g")
-        await wait_for(pilot, lambda: app.ui(Composer).text == "a long prompt (edited)", what="the edited text")
-        monkeypatch.setenv("VISUAL", f"{sys.executable} -c 'import sys; sys.exit(3)'")
-        await pilot.press("ctrl+g")
-        await wait_for(pilot, lambda: "exited with status 3" in str(app.query_one("#banner").render()),
-                       what="the editor's failure")
-        assert app.ui(Composer).text == "a long prompt (edited)"
+        await wait_for(pilot, lambda: app.ui(Composer).text == "a long prompt\nan added line", what="the edited text")
+        for failing in (f"{sys.executable} -c 'import sys; sys.exit(3)'", str(tmp_path / "no-such-editor")):
+            monkeypatch.setenv("VISUAL", failing)
+            steps.clear()
+            await pilot.press("ctrl+g")
+            await wait_for(pilot, lambda: steps == ["suspended", "resumed"], what="the app back after the failure")
+            banner = str(app.query_one("#banner").render())
+            assert "exited with status 3" in banner or "Could not start the editor" in banner
+            assert app.ui(Composer).text == "a long prompt\nan added line"
 
 
 async def test_system_adds_instructions_and_shows_the_whole_prompt(make_app, fake):

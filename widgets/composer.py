@@ -14,6 +14,7 @@ Hooks (set by the App; the composer calls them, it knows no files):
 
 Messages out:
     ``Submitted(text, kind)``  kind "send" (idle), "steer" (Enter while running) or "follow_up"
+                               (Alt+Enter, Tab: the controller sends it at once when nothing runs)
     ``Command(name, args, text)``  a line starting with ``/word`` (known or not: the App says which it
                                does not know and gives the text back); ``//x`` sends "/x" as text
 
@@ -205,7 +206,10 @@ class Composer(TextArea):
         self._submit("steer" if self.running else "send")
 
     def action_follow_up(self) -> None:
-        self._submit("follow_up" if self.running else "send")
+        # Always "follow_up", even when `running` still says idle: in a burst ("first" Enter, then
+        # text Alt+Enter) the run the Enter started is not reflected here yet, and a "send" would
+        # reach the controller as a steer. The controller sends it when nothing runs.
+        self._submit("follow_up")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "tab_follow_up":

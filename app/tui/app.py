@@ -135,7 +135,10 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         event.stop()
         if self.has_class("-narrow"):
             self.add_class("-tree-hidden")  # the drawer would cover what is being typed
-        composer.focus()
+        # Now, not composer.focus() (which defers the move): the keys of the same burst are already
+        # queued and each goes to whatever has the focus when it is handled — a "y" after it would
+        # still copy in the transcript, an "e" edit, a space preview in the tree, an Enter be lost.
+        self.screen.set_focus(composer)
         composer.insert(event.character)
 
     async def _detect_local(self) -> None:

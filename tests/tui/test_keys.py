@@ -80,3 +80,53 @@ async def test_typing_after_a_click_in_the_transcript_goes_to_the_composer(make_
         feed(app, "hello")
         await wait_for(pilot, lambda: app.ui(Composer).text == "hello", what="the text in the composer")
         assert app.ui(Composer).has_focus
+
+
+async def test_a_burst_typed_into_the_transcript_or_the_tree_all_goes_to_the_composer(make_app, fake):
+    """The first printable key nobody takes moves the focus to the composer; the keys behind it in
+    the same burst must follow it there, not run the transcript's or the tree's bindings (y copies,
+    e edits and resends, space previews, g jumps) or lose the Enter."""
+    from treechat.session.session import Session
+    from treechat.storage.model import AssistantMessage, TextContent, UserMessage
+    from treechat.widgets.tree_view import TreeView
+
+    fake.script_openai(["the answer"])
+    async with make_app() as (app, pilot):
+        s = await Session.open(await app.chat.catalog.create())
+        await s.append_message(UserMessage(content="an old prompt"))
+        await s.append_message(AssistantMessage(content=[TextContent(text="an old reply")], provider="openai",
+                                                model="fake-model"))
+        await app.chat.open(await app.chat.catalog.open(s.storage.session_id))
+        await pilot.pause()
+        transcript = app.ui(Transcript)
+        transcript.focus()
+        await pilot.pause()
+        transcript.action_select(-1)  # the reply selected: y would copy it, e (on a prompt) edit it
+        await pilot.pause()
+        assert transcript.selected is not None
+        feed(app, "wxyz abed")
+        await wait_for(pilot, lambda: app.ui(Composer).text == "wxyz abed", what="the burst in the composer")
+        app.ui(Composer).clear()
+        app.ui(TreeView).focus()
+        await pilot.pause()
+        feed(app, "sign here\r")
+        await wait_for(pilot, lambda: len(fake.requests) == 1 and idle(app), what="the burst sent")
+        assert [t for r, t in await path_texts(app) if r == "user"] == ["an old prompt", "sign here"]
+
+
+async def test_alt_enter_right_after_enter_queues_a_follow_up_not_a_steer(make_app, fake):
+    """From idle, one burst: "first" Enter starts a run; the Alt+Enter behind it must queue a
+    follow-up, answered after the first reply, while the later Enter steers (a steer queued
+    before the first request goes out shares it)."""
+    gate = asyncio.Event()
+    fake.script_openai(["reply 1"], gate=gate, gate_after=0)
+    fake.script_openai(["reply 2"])
+    async with make_app() as (app, pilot):
+        app.ui(Composer).focus()
+        feed(app, "first\rq1 followup\x1b\rs1 steer\r")
+        await wait_for(pilot, lambda: len(app.ui(QueueTray).items) == 2, what="two queued")
+        assert app.ui(QueueTray).items == [("steer", "s1 steer"), ("follow_up", "q1 followup")]
+        gate.set()
+        await wait_for(pilot, lambda: len(fake.requests) == 2 and idle(app) and not app.chat.is_busy,
+                       what="two replies", rounds=800)
+        assert [t for _, t in await path_texts(app)] == ["first", "s1 steer", "reply 1", "q1 followup", "reply 2"]

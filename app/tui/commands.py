@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable, Literal
 from textual import on
 from textual.app import SystemCommand
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.markup import escape
 from textual.screen import Screen
 
 from treechat.chat import ChatError
@@ -40,8 +41,9 @@ class TreechatCommands(Provider):
 
     @staticmethod
     def _help(command: SlashCommand) -> str:
+        # the palette reads help as markup: "[instructions]" would vanish as an unknown style tag
         key = f" ({command.key})" if command.key else ""
-        return f"{command.usage}: {command.help}{key}"
+        return escape(f"{command.usage}: {command.help}{key}")
 
     async def discover(self) -> Hits:
         for command in SLASH_COMMANDS:

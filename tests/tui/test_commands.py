@@ -51,6 +51,15 @@ async def test_palette_runs_an_action(make_app):
         await wait_for(pilot, lambda: isinstance(app.screen, SessionsScreen), what="the sessions screen from the palette")
 
 
+async def test_the_palette_shows_every_argument_hint_brackets_included(make_app):
+    async with make_app() as (app, pilot):
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        for ch in "compact":
+            await pilot.press(ch)
+        await wait_for(pilot, lambda: "/compact [instructions]" in screen_text(app), what="the hint in brackets")
+
+
 async def test_bash_tool_asks_before_running(make_app, fake):
     fake.script_openai(tool_calls=[{"id": "c1", "name": "bash", "arguments": '{"command": "echo from-the-tool"}'}])
     fake.script_openai(["done"])

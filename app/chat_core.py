@@ -41,6 +41,7 @@ from treechat.llm.detect import DetectedServer, with_server_facts
 from treechat.llm.options import stream_options_from_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.llm.types import ModelInfo
+from treechat.load_warning import load_warning
 from treechat.session.agent_session import AgentSession
 from treechat.session.compaction import CompactionSettings
 from treechat.session.session import Session
@@ -172,6 +173,9 @@ class ChatCore:
                                  header=self.header(), status=self.status(), composer_text=text,
                                  history=history[-200:]))
         self._emit(self.readiness())
+        warning = load_warning(storage)
+        if warning:
+            self._emit(Notice(warning, "warning"))
 
     async def _leave(self, session: Session, composer_text: str | None) -> None:
         queued = await self._end_agent()

@@ -16,7 +16,8 @@ from typing import Any, AsyncIterator, Sequence, TextIO, cast
 from treechat.bootstrap import BACKENDS, load_environment, open_store, pick_session, storage_kind
 from treechat.config import ConfigError
 from treechat.llm.registry import ModelRefError
-from treechat.storage.base import SearchHit, SessionCatalog, StorageError
+from treechat.load_warning import load_warning
+from treechat.storage.base import SearchHit, SessionCatalog, SessionStorage, StorageError
 from treechat.storage.model import InvalidEntryError
 from treechat.widgets.sanitize import json_for_terminal, visible_line
 
@@ -165,6 +166,15 @@ async def cmd_import(args: argparse.Namespace) -> int:
         return await run_import(catalog, paths, force=args.force, stdout=sys.stdout)
 
 
+async def open_session(catalog: SessionCatalog, ref: str) -> SessionStorage:
+    """A session for a command, with a warning line for what its file had to set aside."""
+    storage = await catalog.open(ref)
+    warning = load_warning(storage)
+    if warning:
+        print(f"treechat: warning: {visible_line(warning)}", file=sys.stderr)
+    return storage
+
+
 def _warn_unreadable(catalog: SessionCatalog) -> None:
     """One line for session files a listing had to pass over (JSONL: a damaged file)."""
     problems = getattr(catalog, "problems", None)
@@ -179,7 +189,7 @@ async def cmd_export(args: argparse.Namespace) -> int:
     from .session.session import Session
 
     async with catalog_for(args) as catalog:
-        storage = await catalog.open(args.session)
+        storage = await open_session(catalog, args.session)
         session = await Session.open(storage)
         if args.format == "html":
             from .html_export import export_html
@@ -211,18 +221,23 @@ async def cmd_context(args: argparse.Namespace) -> int:
     from .session.session import Session
 
     async with catalog_for(args) as catalog:
-        session = await Session.open(await catalog.open(args.session))
+        storage = await open_session(catalog, args.session)
+        session = await Session.open(storage)
         if args.leaf is None:
             ctx = await session.build_session_context()
         else:
             ctx = await session.build_session_context(None if args.leaf == "null" else args.leaf)
-    emit({**ctx.to_json(), "systemPrompt": context_system_prompt(args, ctx.active_tool_names)})
+        cwd = (await storage.get_metadata()).cwd
+    folder = cwd if cwd and os.path.isdir(cwd) else os.getcwd()
+    emit({**ctx.to_json(), "systemPrompt": context_system_prompt(args, ctx.active_tool_names, folder)})
     return 0
 
 
-def context_system_prompt(args: argparse.Namespace, active_tools: list[str] | None) -> str:
-    """The system prompt a request from here would carry: the session's active tools (or the
-    configured ones), this folder, config `system_prompt` and `--system`, the AGENTS.md files."""
+def context_system_prompt(args: argparse.Namespace, active_tools: list[str] | None, cwd: str) -> str:
+    """The system prompt a request in this session would carry: its active tools (or the
+    configured ones), its folder (`cwd`: where the session was started, when that folder still
+    exists, not where this command runs), config `system_prompt` and `--system`, and the AGENTS.md
+    files seen from that folder."""
     from .agent.tools import BUILTIN_TOOLS, make_tools, parse_tool_names
     from .config import ConfigError, load_settings
     from .session.system_prompt import SystemPromptBuilder
@@ -232,8 +247,8 @@ def context_system_prompt(args: argparse.Namespace, active_tools: list[str] | No
         names = active_tools if active_tools is not None else parse_tool_names(args.tools or settings.tools)
     except (ConfigError, ValueError) as err:
         raise CliError(str(err)) from None
-    tools = make_tools([n for n in names if n in BUILTIN_TOOLS], cwd=os.getcwd())
-    builder = SystemPromptBuilder.from_settings(settings, cwd=os.getcwd(), instructions=getattr(args, "system", None))
+    tools = make_tools([n for n in names if n in BUILTIN_TOOLS], cwd=cwd)
+    builder = SystemPromptBuilder.from_settings(settings, cwd=cwd, instructions=getattr(args, "system", None))
     return builder.build(tools)
 
 
@@ -241,7 +256,7 @@ async def cmd_tree(args: argparse.Namespace) -> int:
     from .cli_storage import stream_tree
 
     async with catalog_for(args) as catalog:
-        await stream_tree(await catalog.open(args.session), sys.stdout if args.raw else cast(TextIO, _TerminalSafe(sys.stdout)))
+        await stream_tree(await open_session(catalog, args.session), sys.stdout if args.raw else cast(TextIO, _TerminalSafe(sys.stdout)))
     return 0
 
 

@@ -19,6 +19,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from .base import EntryNotFoundError, ImportReport
 from .gc_policy import paused
+from .index import cycle_breaks
 from .jsonl_format import effective_leaf, scan_session_file
 from .model import new_entry_id, now_iso, parse_entry
 from .views import EntryView
@@ -98,31 +99,14 @@ def prepare_records(
 
 
 def _break_cycles(raws: list[Raw], views: list[EntryView], report: ImportReport) -> None:
-    pos = {v.id: i for i, v in enumerate(views)}
-    state = bytearray(len(views))  # 0 unvisited, 1 on the current walk, 2 done
-    for start in range(len(views)):
-        if state[start]:
-            continue
-        walk: list[int] = []
-        j: int | None = start
-        while j is not None and state[j] == 0:
-            state[j] = 1
-            walk.append(j)
-            parent = views[j].parent_id
-            j = pos.get(parent) if parent is not None else None
-        if j is not None and state[j] == 1:
-            cycle = walk[walk.index(j) :]
-            k = min(cycle)
-            view = views[k]
-            what = "is its own parent" if view.parent_id == view.id else f"closes a parent cycle through {view.parent_id}"
-            _note(report, f"entry {view.id} {what}; it is kept as a root")
-            report.repaired += 1
-            obj = json.loads(raws[k])
-            obj["parentId"] = None
-            raws[k] = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-            view.parent_id = None
-        for i in walk:
-            state[i] = 2
+    for k, what in cycle_breaks(views):
+        view = views[k]
+        _note(report, f"entry {view.id} {what}; it is kept as a root")
+        report.repaired += 1
+        obj = json.loads(raws[k])
+        obj["parentId"] = None
+        raws[k] = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+        view.parent_id = None
 
 
 def read_records(path: Path, *, check_later: bool = False) -> tuple[dict[str, Any], ImportRecords, ImportReport]:

@@ -157,12 +157,12 @@ class JsonlSessionStorage(IndexedSessionStorage):
         """What reading this file had to skip: lines refused at open, and entries whose body
         turned out invalid when they were read (opening validates only the tree fields)."""
         r = self._load_report
-        late = self.index.dead
-        if not late:
+        late, index = self.index.dead, self.index
+        if not late and not index.problems and not index.repaired:
             return r
-        problems = (r.problems + self.index.problems)[:5]
+        problems = (r.problems + index.problems)[:5]
         return ImportReport(r.session_id, r.entries - late, r.skipped_lines + late, r.duplicate_ids, r.migrated_from,
-                            r.repaired, problems)
+                            r.repaired + index.repaired, problems)
 
     @load_report.setter
     def load_report(self, report: ImportReport) -> None:

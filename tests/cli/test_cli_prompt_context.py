@@ -19,8 +19,9 @@ def test_context_json_includes_the_system_prompt(capsys, tmp_path, monkeypatch) 
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)
     (project / "AGENTS.md").write_text("PROJECT: use pytest")
-    monkeypatch.chdir(project)
-    lines = [json.dumps({"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/"}),
+    monkeypatch.chdir(tmp_path)  # not the session's folder: its own folder (the project) is what counts
+    lines = [json.dumps({"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00Z",
+                         "cwd": str(project)}),
              json.dumps({"type": "message", "id": "m1", "parentId": None, "timestamp": "2026-01-01T00:00:01Z",
                          "message": {"role": "user", "content": "hi", "timestamp": 1}})]
     (tmp_path / "one.jsonl").write_text("\n".join(lines) + "\n")

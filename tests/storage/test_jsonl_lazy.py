@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from treechat.storage.base import InvalidTreeError
 from treechat.storage.jsonl import JsonlCatalog
 
 from .helpers import T0, append_all, assistant, ids, user
@@ -70,12 +69,21 @@ async def test_sessions_are_listed_from_the_cache_without_reading_files(cat, mon
     assert row.message_count == 3
 
 
-async def test_a_cycle_in_a_file_opened_directly_raises_instead_of_hanging(cat):
-    write(cat.directory, HEADER, msg("c1", "c2"), msg("c2", "c1"), msg("r1", None))
+async def test_cycles_in_a_file_opened_directly_are_broken_in_memory_and_reported(cat):
+    """Issue 15: the session always builds a context. The file itself is not changed."""
+    write(cat.directory, HEADER, msg("c1", "c2"), msg("c2", "c1"), msg("s1", "s1"), msg("r1", None), msg("r2", "r1"))
+    before = (cat.directory / "2026-01-01T00-00-00-000Z_lazy.jsonl").read_bytes()
     s = await cat.open("lazy")
-    with pytest.raises(InvalidTreeError):
-        await s.get_path_to_root("c1")
-    assert ids(await s.get_path_to_root("r1")) == ["r1"]
+    assert ids(await s.get_path_to_root("c2")) == ["c1", "c2"]  # c1, first of its cycle, is a root
+    assert ids(await s.get_path_to_root("s1")) == ["s1"]
+    assert ids(await s.get_path_to_root(await s.get_leaf_id())) == ["r1", "r2"]
+    assert {r.id: r.parent_id for r in await s.get_tree_rows()} == {"c1": None, "c2": "c1", "s1": None, "r1": None,
+                                                                     "r2": "r1"}
+    report = s.load_report
+    assert report.repaired == 2
+    assert report.problems == ["entry c1 closes a parent cycle through c2; it is shown as a root",
+                               "entry s1 is its own parent; it is shown as a root"]
+    assert (cat.directory / "2026-01-01T00-00-00-000Z_lazy.jsonl").read_bytes() == before
 
 
 async def test_a_dangling_leaf_marker_is_ignored(cat):

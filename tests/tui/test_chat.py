@@ -198,3 +198,15 @@ async def test_an_error_banner_clears_once_a_later_run_succeeds(make_app, fake):
         await wait_for(pilot, lambda: idle(app), what="the reply")
         await pilot.pause()
         assert not banner.display
+
+
+async def test_a_session_file_with_parent_cycles_opens_with_a_warning(make_app, tmp_path):
+    """It used to stop the app at start with a traceback (an entry was its own ancestor)."""
+    from tests.cli.test_cli_hostile_sessions import SID, hostile_file
+
+    hostile_file(tmp_path)
+    async with make_app(storage_kind="jsonl", session_id=SID) as (app, pilot):
+        await wait_for(pilot, lambda: any("parent cycles broken" in n.message for n in app._notifications),
+                       what="the warning")
+        assert app.chat.session.leaf_id == "s"
+        assert "its own parent" in screen_text(app)

@@ -263,3 +263,25 @@ async def test_bash_has_a_default_time_limit() -> None:
     from treechat.agent.tools.bash import DEFAULT_TIMEOUT, MAX_TIMEOUT, BashArgs
 
     assert BashArgs(command="x").timeout is None and DEFAULT_TIMEOUT == 120 and MAX_TIMEOUT == 600
+
+
+def test_grep_leaves_nothing_on_stderr(tmp_path) -> None:
+    """The search process is reaped by asyncio alone: killing one that already exited made
+    Popen poll it first, and asyncio then logged "Unknown child process pid N" (every other run)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "a.txt").write_text("needle\n")
+    script = (
+        "import asyncio\n"
+        "from treechat.agent.tools import make_tools\n"
+        "from treechat.llm.abort import AbortSignal\n"
+        "async def main():\n"
+        f"    (grep,) = make_tools(['grep'], cwd={str(tmp_path)!r})\n"
+        "    for _ in range(8):\n"
+        "        r = await grep.execute('i', grep.validate({'pattern': 'needle'}), AbortSignal(), None)\n"
+        "        assert r.content[0].text == 'a.txt:1: needle', r\n"
+        "asyncio.run(main())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == "", done.stderr

@@ -240,7 +240,10 @@ async def _grep_in_child(params: dict[str, Any], signal: AbortSignal | None) -> 
         remove()
         for task in (reading, stopping):
             task.cancel()
-        if proc.returncode is None:
+        if not (reading.done() and not reading.cancelled()):
+            # stopped early: kill it. Not after it wrote its last line (it is exiting by itself):
+            # Popen.send_signal first polls, which reaps the child behind asyncio's watcher, and
+            # that logs "Unknown child process pid N" on stderr
             proc.kill()
         err = (await proc.communicate())[1] if why is None else b""
         await proc.wait()

@@ -19,9 +19,9 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from .base import EntryNotFoundError, ImportReport
 from .gc_policy import paused
-from .index import cycle_breaks
 from .jsonl_format import effective_leaf, scan_session_file
 from .model import new_entry_id, now_iso, parse_entry
+from .tree_cycles import cycle_breaks
 from .views import EntryView
 
 Raw = str | bytes

@@ -1,8 +1,9 @@
 """Settings: where files live, which providers exist, the user's defaults. Keys are read, never written.
 
 config.toml (in the home folder, or the platform's config folder) has one strict schema: every
-key below is documented in README.md, and an unknown or mistyped key is one clear error naming
-the key, the file and the line (a README test loads every ```toml block, so they cannot drift).
+key below is documented in README.md, and unknown or mistyped keys (and a base_url no request
+could use: not http(s), no host, a port out of 1-65535) are one clear error line naming each key,
+the file and the line (a README test loads every ```toml block, so they cannot drift).
 
     model = "openai/gpt-4.1-mini"      # default model, PROVIDER/MODEL-ID
     thinking = "medium"                # off | minimal | low | medium | high | xhigh
@@ -26,6 +27,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
@@ -39,6 +41,43 @@ _RENAMED = {"default_model": "model", "thinking_level": "thinking"}
 
 class ConfigError(Exception):
     """A config file we cannot use; the message names the file, the line and the key."""
+
+
+def base_url_problem(url: str) -> str | None:
+    """Why `url` cannot be a provider's base URL (None: it can), as words that follow its name:
+    it must parse, be http or https, name a host, and give a port (if any) of 1-65535."""
+    if not url:
+        return 'is empty: give a URL such as "http://127.0.0.1:8080/v1", or leave it out'
+    bad = next((i for i, ch in enumerate(url) if ord(ch) < 32 or ord(ch) == 127), None)
+    if bad is not None:
+        return f"contains a control character ({url[bad]!r} at position {bad + 1})"
+    if url != url.strip():
+        return "has spaces at its start or end"
+    try:
+        parts = urlsplit(url)
+    except ValueError as err:
+        return f"is not a URL ({str(err)[:1].lower()}{str(err)[1:]})"
+    if parts.scheme not in ("http", "https"):
+        # (the URL itself is not repeated: it may hold a password or a token)
+        if "://" not in url:
+            return "needs http:// or https:// at its start"
+        return f"needs http:// or https://, not {parts.scheme or url.partition('://')[0]}://"
+    port = parts.netloc.rpartition("@")[2].rpartition("]")[2].partition(":")[2]
+    if port and not port.isdigit():
+        return f"has port {port!r}, which is not a number"
+    if port and not 0 < int(port) <= 65535:
+        return f"has port {int(port)}, which is out of range (1-65535)"
+    if not parts.hostname:
+        return 'names no host, e.g. "http://127.0.0.1:8080/v1"'
+    if any(ch.isspace() for ch in parts.hostname):
+        return f"has a space in its host {parts.hostname!r}"
+    try:
+        import httpx  # what the requests will parse it with: anything it refuses is refused here
+
+        httpx.URL(url)
+    except Exception as err:  # httpx.InvalidURL, and idna's own errors for a bad international name
+        return f"is not a usable URL ({err})"
+    return None
 
 
 class _Strict(BaseModel):
@@ -70,6 +109,14 @@ class ProviderConfig(_Strict):
     api_key: str | None = Field(default=None, repr=False)
     api_key_env: str | None = None
     models: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url(cls, value: str | None) -> str | None:
+        problem = None if value is None else base_url_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
 
     @field_validator("models", mode="before")
     @classmethod
@@ -162,7 +209,7 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
 
 
 def parse_config(text: str, path: Path | str = "config.toml") -> ConfigFile:
-    """Validate config text; the first problem becomes one ConfigError line."""
+    """Validate config text; every problem is named in one ConfigError line."""
     path = Path(path)
     try:
         data = tomllib.loads(text)
@@ -171,26 +218,33 @@ def parse_config(text: str, path: Path | str = "config.toml") -> ConfigFile:
     try:
         return ConfigFile(**data)
     except ValidationError as err:
-        raise _first_problem(err, data, text, path) from None
+        raise _problems(err, text, path) from None
 
 
-def _first_problem(err: ValidationError, data: dict[str, Any], text: str, path: Path) -> ConfigError:
-    problem = err.errors()[0]
-    loc = [str(p) for p in problem["loc"]]
-    # pydantic reports list positions and union branches in the location; keep the TOML keys
-    keys = [p for p in loc if not p.isdigit() and p not in ("list[str]", "dict[str,dict[str,any]]")]
-    kind = problem["type"]
-    if kind == "extra_forbidden":
+def _problems(err: ValidationError, text: str, path: Path) -> ConfigError:
+    """Every problem pydantic found, by line, in one line: "FILE, line 2: …; line 3: …." (the
+    CLI shows an error as one line, and fixing one key should not reveal the next)."""
+    found: dict[tuple[str, ...], tuple[int | None, str]] = {}
+    for problem in err.errors():
+        loc = [str(p) for p in problem["loc"]]
+        # pydantic reports list positions and union branches in the location; keep the TOML keys
+        keys = [p for p in loc if not p.isdigit() and p not in ("list[str]", "dict[str,dict[str,any]]")]
+        if tuple(keys) not in found:  # one message per key (a union reports each branch)
+            found[tuple(keys)] = (_line_of(text, keys), _describe(problem, keys))
+    ordered = sorted(found.values(), key=lambda item: (item[0] is None, item[0] or 0))
+    parts = [f"line {line}: {message}" if line else message for line, message in ordered]
+    first_line = ordered[0][0] if ordered else None
+    return ConfigError(f"{path}{',' if first_line else ':'} {'; '.join(parts)}.")
+
+
+def _describe(problem: Any, keys: list[str]) -> str:
+    if problem["type"] == "extra_forbidden":
         message = f"unknown key {keys[-1]!r}"
         known = _known_keys(keys[:-1])
         guess = _RENAMED.get(keys[-1]) if len(keys) == 1 else None
         guess = guess or next(iter(difflib.get_close_matches(keys[-1], known, n=1)), None)
-        message += f" (did you mean {guess!r}?)" if guess else (f"; known keys: {', '.join(known)}" if known else "")
-    else:
-        message = f"{'.'.join(keys)} {_explain(problem, keys)}"
-    line = _line_of(text, keys)
-    where = f"{path}, line {line}" if line else str(path)
-    return ConfigError(f"{where}: {message}.")
+        return message + (f" (did you mean {guess!r}?)" if guess else (f" (known keys: {', '.join(known)})" if known else ""))
+    return f"{'.'.join(keys)} {_explain(problem, keys)}"
 
 
 def _explain(problem: Any, keys: list[str]) -> str:

@@ -26,7 +26,7 @@ from .config import ConfigError, Settings, load_settings
 from .doctor_report import Check, failed, render_json, render_text
 from .doctor_terminal import TmuxAsk, ask_tmux, terminal_checks
 from .llm.detect import LOCAL_SERVERS, DetectedServer, detect_local_servers, is_local_url
-from .llm.registry import ModelRefError, ModelRegistry
+from .llm.registry import ModelRefError, ModelRegistry, base_url_env_problems
 from .llm.types import ModelInfo
 from .paths import config_path, resolve_home
 from .provider_keys import key_source
@@ -48,9 +48,8 @@ async def collect(home: str | None = None, *, env: Mapping[str, str] | None = No
     settings, config_check = _settings(chosen, data_dir, config_file, env)
     checks.append(config_check)
     checks += storage_checks(data_dir)
-    registry, registry_problem = _registry(settings, env)
-    if registry_problem is not None:
-        checks.append(registry_problem)
+    registry, registry_problems = _registry(settings, env)
+    checks += registry_problems
     checks += await model_checks(settings, registry, model, env, servers, timeout)
     checks += terminal_checks(env, encoding=encoding or _encoding(), tmux=tmux)
     return checks
@@ -194,12 +193,26 @@ def database_check(path: Path) -> Check:
 # ---------------------------------------------------------------- models
 
 
-def _registry(settings: Settings | None, env: Mapping[str, str]) -> tuple[ModelRegistry, Check | None]:
+def _registry(settings: Settings | None, env: Mapping[str, str]) -> tuple[ModelRegistry, list[Check]]:
+    """The registry treechat would build, and a failing line for each part of it that cannot
+    work: a base-URL variable no request could use (left out, so the rest is still checked) and a
+    [providers.X] table that cannot work."""
+    checks = [Check(f"env.{var}", var, "fail", message, f"fix {var} or unset it", {"variable": var})
+              for var, message in base_url_env_problems(env, settings).items()]
+    usable = {k: v for k, v in env.items() if k not in base_url_env_problems(env)}
     try:
-        return ModelRegistry(settings, env=env), None
+        return ModelRegistry(settings, env=usable), checks
     except ModelRefError as err:  # a [providers.X] table that cannot work
-        return ModelRegistry(None, env=env), Check("providers", "providers", "fail", str(err),
-                                                    "fix that table in config.toml")
+        checks.append(Check("providers", "providers", "fail", str(err), "fix that table in config.toml"))
+        return ModelRegistry(None, env=usable), checks
+
+
+def _reason(err: BaseException) -> str:
+    """One line saying what went wrong, from the first real error inside any exception group."""
+    while isinstance(err, BaseExceptionGroup) and err.exceptions:
+        err = err.exceptions[0]
+    text = " ".join(f"{type(err).__name__}: {err}".split())
+    return "".join(ch if ch.isprintable() else "?" for ch in text)[:200]
 
 
 def _redact(url: str) -> str:
@@ -296,11 +309,30 @@ def server_checks(usual: tuple[tuple[str, str], ...], configured: tuple[tuple[st
 
 async def model_checks(settings: Settings | None, registry: ModelRegistry, model: str | None, env: Mapping[str, str],
                        servers: tuple[tuple[str, str], ...], timeout: float) -> list[Check]:
-    configured = _configured_local(registry, settings, servers)
-    found = await detect_local_servers((*servers, *configured), timeout=timeout)
-    providers = provider_checks(registry, settings)
-    return [_model_check(settings, registry, model, found, providers), *providers,
-            *server_checks(servers, configured, found)]
+    # Whatever a URL does to a probe (a port out of range, a name httpx refuses), it is a line of
+    # the report, never a traceback.
+    fix = "check base_url in config.toml and OPENAI_BASE_URL / ANTHROPIC_BASE_URL"
+    problems: list[Check] = []
+    configured: tuple[tuple[str, str], ...] = ()
+    found: list[DetectedServer] = []
+    try:
+        configured = _configured_local(registry, settings, servers)
+        found = await detect_local_servers((*servers, *configured), timeout=timeout)
+    except Exception as err:
+        problems.append(Check("local", "local servers", "fail", f"could not be asked ({_reason(err)})", fix))
+    try:
+        providers = provider_checks(registry, settings)
+    except Exception as err:
+        providers = [Check("provider", "providers", "fail", f"could not be checked ({_reason(err)})", fix)]
+    try:  # (after a probe that failed, its line says all there is to say)
+        servers_found = [] if problems else server_checks(servers, configured, found)
+    except Exception as err:
+        servers_found = [Check("local", "local servers", "fail", f"could not be listed ({_reason(err)})", fix)]
+    try:
+        chosen = _model_check(settings, registry, model, found, providers)
+    except Exception as err:
+        chosen = Check("model", "model", "fail", f"could not be checked ({_reason(err)})", fix)
+    return [chosen, *providers, *problems, *servers_found]
 
 
 def _model_check(settings: Settings | None, registry: ModelRegistry, model: str | None, found: list[DetectedServer],

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, AsyncIterator, Mapping
 
+from ..config import base_url_problem
 from .abort import AbortSignal
 from .catalog import ProviderInfo, builtin_providers, model_info
 from .types import LlmContext, ModelInfo, StreamEvent, StreamOptions
@@ -23,12 +24,27 @@ class ModelRefError(ValueError):
     """A model reference we cannot resolve; the message says what to type instead."""
 
 
+def base_url_env_problems(env: Mapping[str, str], settings: Any = None) -> dict[str, str]:
+    """The base-URL variables (OPENAI_BASE_URL, …) set to something no request could use, each
+    with why (words that follow its name); one that config.toml overrides does not count."""
+    overridden = {name for name, cfg in (getattr(settings, "providers", None) or {}).items() if cfg.base_url}
+    out: dict[str, str] = {}
+    for name, (_, url_env) in _ENV.items():
+        problem = base_url_problem(env[url_env]) if env.get(url_env) and name not in overridden else None
+        if problem:
+            out[url_env] = problem
+    return out
+
+
 class ModelRegistry:
     def __init__(self, settings: Any = None, env: Mapping[str, str] | None = None) -> None:
         import os
 
         self.env = env if env is not None else (getattr(settings, "env", None) or os.environ)
         self.settings = settings
+        if problems := base_url_env_problems(self.env, settings):
+            raise ModelRefError(" ".join(f"{var} (in the environment) {why}; fix it or unset it."
+                                         for var, why in problems.items()))
         self._providers = builtin_providers()
         self._keys: dict[str, str | None] = {}
         for name, (key_env, url_env) in _ENV.items():

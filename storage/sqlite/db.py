@@ -13,6 +13,7 @@ import errno
 import json
 import os
 import re
+import shutil
 import sqlite3
 import time
 from importlib import resources
@@ -43,6 +44,7 @@ BUSY_TIMEOUT_MS = 5000
 CHECKPOINT_EVERY = 16
 WAL_RESTART_FRAMES = 8192  # 32 MiB of 4 KiB pages
 _RETRIES = 20  # after the busy timeout itself gave up: only under extreme contention
+_FULL_BELOW = 1 << 20  # bytes free under which a failing open is taken for a full disk
 
 
 def migrations() -> list[tuple[int, str]]:
@@ -64,6 +66,15 @@ def _payload_text(payload: str) -> str:
         return search_text(parse_entry(payload))
     except Exception:  # a payload that no longer validates is simply not searchable
         return ""
+
+
+def _disk_full(path: Path) -> str | None:
+    """Why nothing can be written, when the disk holding `path` is (nearly) full; else None."""
+    try:
+        free = shutil.disk_usage(path.parent).free
+    except OSError:
+        return None
+    return f"the disk is full ({free:,} bytes free)" if free < _FULL_BELOW else None
 
 
 def create_db_file(path: Path) -> str | None:
@@ -250,6 +261,14 @@ class Database:
                 await db.run(_check_version, path)
             else:
                 await db.run(migrate)
+        except StorageWriteError:
+            await conn.close()
+            full = _disk_full(path)
+            if full is None:
+                raise
+            # a full disk cannot even grow the WAL index (-shm) an open needs: what is stored can
+            # still be read (sessions, search, export); writing says why it cannot
+            return await cls._open_read_only(path, full)
         except BaseException:
             await conn.close()
             raise

@@ -176,3 +176,32 @@ async def test_the_catalog_says_it_is_read_only_and_refuses_writes_with_the_reas
     assert done.returncode == 0, done.stderr
     first, refused, polled = done.stdout.strip().splitlines()
     assert first == "True 2" and refused.startswith("refused:") and "read-only" in refused and polled == "0"
+
+
+def test_a_database_on_a_full_disk_still_lists_and_searches(tmp_path):
+    """A full disk cannot even grow the WAL index an open needs ("disk I/O error"): what is stored
+    is opened read-only instead, so sessions, search and export work and sending says why not."""
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare(1) on this machine")
+    import subprocess
+    import sys
+
+    from .helpers import env
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    run = f"{sys.executable} -m treechat --home {disk}/h"
+    script = (f'mount -t tmpfs -o size=20m tmpfs {disk} || exit 77\n'
+              f'{run} import {FIXTURES / "before-compaction.v3.jsonl"} >/dev/null 2>&1 || exit 78\n'
+              f'dd if=/dev/zero of={disk}/fill bs=4k 2>/dev/null\n'
+              f'echo "== sessions"; {run} sessions 2>&1\n'
+              f'echo "== search"; {run} search "compaction" --limit 1 2>&1\n'
+              f'echo "== import"; {run} import --force {FIXTURES / "before-compaction.v3.jsonl"} 2>&1\n')
+    done = subprocess.run(["unshare", "--mount", "sh", "-c", script], capture_output=True, text=True, env=env(),
+                          timeout=120)
+    if done.returncode in (77, 78) or "unshare failed" in done.stderr or "Operation not permitted" in done.stderr:
+        pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.strip()[:200]}")
+    listing, search, refused = (part.strip() for part in done.stdout.split("== ")[1:])
+    assert "msgs" in listing.splitlines()[1] and "Traceback" not in done.stdout, done.stdout
+    assert "No matches" not in search and len(search.splitlines()) == 2, search
+    assert "read-only" in refused and "disk is full" in refused, refused

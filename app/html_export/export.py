@@ -22,6 +22,7 @@ from treechat.storage.gc_policy import paused
 from treechat.storage.model import CompactionEntry, now_iso
 
 from .. import __version__
+from ..export_target import check_output, output_error, writing_to
 from ..progress import Reporter
 from ..session.context import transform_path
 from .entries import entry_record, line
@@ -61,16 +62,38 @@ async def export_html(storage: SessionStorage, out: Output, *, progress: Reporte
 
 async def _export_to_path(storage: SessionStorage, path: Path, progress: Reporter | None,
                           title: str | None) -> HtmlExportResult:
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    """A file that cannot be written is an OutputError naming `path`, not its temporary file."""
+    check_output(path)
+    with writing_to(path):
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    handle = os.fdopen(fd, "wb")
     try:
-        with os.fdopen(fd, "wb") as handle:
-            entries, size = await _write_page(storage, _stream_writer(handle), progress, title)
-        os.chmod(tmp_name, 0o666 & ~_umask())  # mkstemp makes it 0600
-        os.replace(tmp_name, path)
+        entries, size = await _write_page(storage, _file_writer(handle, path), progress, title)
+        with writing_to(path):
+            handle.close()
+            os.chmod(tmp_name, 0o666 & ~_umask())  # mkstemp makes it 0600
+            os.replace(tmp_name, path)
     except BaseException:
+        try:
+            handle.close()
+        except OSError:  # what was left in its buffer could not be written either
+            pass
         Path(tmp_name).unlink(missing_ok=True)
         raise
     return HtmlExportResult(path, entries, size)
+
+
+def _file_writer(handle: IO[bytes], path: Path) -> Callable[[str], int]:
+    """`_stream_writer` into the temporary file of `path`: a failed write names `path`."""
+    write = _stream_writer(handle)
+
+    def write_file(chunk: str) -> int:
+        try:
+            return write(chunk)
+        except OSError as err:
+            raise output_error(path, err) from err
+
+    return write_file
 
 
 def _umask() -> int:

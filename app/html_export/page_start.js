@@ -99,16 +99,22 @@ document.addEventListener('keydown', function (ev) {
   }
 });
 
-// Printing: every folded part open, so the paper holds what the screen could show.
+// Printing: every folded part open (thinking, tool calls, data, summaries), so the paper holds
+// what the screen could show; afterwards the ones that were closed close again. Clipped tool output
+// prints whole by the print stylesheet, which also opens <details> where no print event comes.
 var PRINT_ALL = 5000;
 var opened = [];
 window.addEventListener('beforeprint', function () {
   // the whole branch on paper, unless it is too long to lay out at once
   if ((lo > 0 || hi < items.length) && items.length <= PRINT_ALL) { lo = 0; hi = items.length; fillCards(); }
-  opened = Array.prototype.filter.call(mainEl.querySelectorAll('details'), function (d) { return !d.open; });
-  opened.forEach(function (d) { d.open = true; });
+  Array.prototype.forEach.call(mainEl.querySelectorAll('details'), function (d) {
+    if (!d.open) { opened.push(d); d.open = true; }  // added to: a second beforeprint keeps the first's
+  });
 });
-window.addEventListener('afterprint', function () { opened.forEach(function (d) { d.open = false; }); opened = []; });
+window.addEventListener('afterprint', function () {
+  opened.forEach(function (d) { d.open = false; });
+  opened = [];
+});
 
 // ------------------------------------------------------------ start
 

@@ -127,3 +127,50 @@ async def test_hostile_content_runs_nothing_in_a_browser(catalog, tmp_path):
         text = main_text(browser)
         assert "<script>window.__pwned = 'script'</script>" in text and "[click me](javascript:" in text
         assert_quiet(browser)
+
+
+DETAILS_OPEN = "[...document.querySelectorAll('#main details')].map(d => d.open)"
+
+
+async def test_printing_opens_every_folded_part_and_closes_them_again(catalog, tmp_path):
+    built = await branched_session(catalog)
+    page = tmp_path / "branched.html"
+    await export_html(built.storage, page)
+    with Chromium(tmp_path / "profile") as browser:
+        browser.open(page.as_uri() + "#" + built.ids["a1"])  # the branch with thinking, a call, a long result
+        browser.wait_for(READY)
+        before = browser.eval(DETAILS_OPEN)
+        assert len(before) >= 3 and not any(before)
+        browser.eval("document.querySelector('#main details').open = true")  # one the reader opened
+        # what the page looks like while it prints (this listener runs after the page's own)
+        browser.eval("window.__printed = null; addEventListener('beforeprint', () => { window.__printed = {"
+                     " open: [...document.querySelectorAll('#main details')].map(d => d.open),"
+                     " text: document.getElementById('main').innerText }; })")
+        browser.send("Page.printToPDF", {})  # a real print: beforeprint, the layout, afterprint
+        printed = browser.eval("window.__printed")
+        assert printed and all(printed["open"]) and len(printed["open"]) == len(before)
+        assert "thinkingword the user wants tomllib" in printed["text"] and "pyproject.toml" in printed["text"]
+        # afterwards each is as the reader left it
+        assert browser.eval(DETAILS_OPEN) == [True] + [False] * (len(before) - 1)
+        assert_quiet(browser)
+
+
+async def test_print_media_shows_folded_and_clipped_content_without_the_script(catalog, tmp_path):
+    """Where a print is laid out with no print event (print media emulated), the stylesheet alone
+    shows the closed <details> and the clipped tool output whole."""
+    built = await branched_session(catalog)
+    page = tmp_path / "branched.html"
+    await export_html(built.storage, page)
+    shown = ("[...document.querySelectorAll('#main details')].map(d => !d.open &&"
+             " d.getBoundingClientRect().height > d.querySelector('summary').getBoundingClientRect().height + 4)")
+    clipped = "[...document.querySelectorAll('#main .clip')].map(c => c.scrollHeight > c.clientHeight + 1)"
+    with Chromium(tmp_path / "profile") as browser:
+        browser.open(page.as_uri() + "#" + built.ids["a1"])
+        browser.wait_for(READY)
+        assert not any(browser.eval(shown)) and any(browser.eval(clipped))  # on screen: folded, cut
+        browser.send("Emulation.setEmulatedMedia", {"media": "print"})
+        assert all(browser.eval(shown)) and len(browser.eval(shown)) >= 3
+        assert not any(browser.eval(clipped))
+        assert "resultline 39 of the file" in main_text(browser)
+        assert browser.eval("[...document.querySelectorAll('#main .show-all')].every(b => !b.offsetParent)")
+        assert_quiet(browser)

@@ -111,6 +111,26 @@ async def test_the_page_loads_nothing_and_allows_only_its_own_script_and_style(c
         assert audit(parse(record[6]).tags) == [], record[0]
 
 
+def test_printing_opens_what_the_screen_folds():
+    """Print (static check; the browser tests print for real): the script opens every closed
+    <details> before printing and closes them after, and the print stylesheet shows them and the
+    clipped tool output even with no print event."""
+    from treechat.html_export.page import content_security_policy, csp_hash, page_script, page_style
+
+    script = page_script()
+    before = script[script.index("addEventListener('beforeprint'"):]
+    assert "querySelectorAll('details')" in before.split("});", 1)[0]
+    assert ".open = true" in before.split("});", 1)[0]
+    after = script[script.index("addEventListener('afterprint'"):]
+    assert ".open = false" in after.split("});", 1)[0]
+    prints = re.findall(r"@media print \{(.*?)\n\}", page_style(), re.S)
+    assert any("details::details-content" in block and "content-visibility: visible" in block for block in prints)
+    assert any(".clip { max-height: none; }" in block for block in prints)
+    # the script and the stylesheet as changed are the ones the policy allows
+    policy = content_security_policy()
+    assert f"script-src {csp_hash(script)}" in policy and f"style-src {csp_hash(page_style())}" in policy
+
+
 async def test_stream_and_path_give_the_same_page_apart_from_the_export_time(catalog, tmp_path):
     built = await branched_session(catalog)
     from_path = await exported(built.storage, tmp_path)

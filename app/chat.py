@@ -19,6 +19,7 @@ from typing import Any, Literal, Sequence
 from treechat.agent.tools import make_tools
 from treechat.chat_core import ChatCore, ChatError
 from treechat.chat_events import EntryAppended, Focused, HeaderChanged, LabelChanged, Notice, PathChanged, StatusChanged
+from treechat.export_target import OutputError
 from treechat.exporting import export_session
 from treechat.llm.detect import DetectedServer
 from treechat.session.agent_session import CompactionError, CompactionResult
@@ -367,6 +368,8 @@ class Chat(ChatCore):
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             await export_session(self.session, target)
+        except OutputError as err:  # already a sentence naming the target
+            raise ChatError(f"Could not export: {err.strerror}") from None
         except OSError as err:
             raise ChatError(f"Could not export to {target}: {err.strerror or err}") from None
         return target

@@ -186,6 +186,7 @@ def _warn_unreadable(catalog: SessionCatalog) -> None:
 
 async def cmd_export(args: argparse.Namespace) -> int:
     from .export_md import render_markdown
+    from .export_target import write_text_file
     from .session.session import Session
 
     async with catalog_for(args) as catalog:
@@ -207,7 +208,7 @@ async def cmd_export(args: argparse.Namespace) -> int:
             title = await session.get_session_name() or f"treechat session {storage.session_id}"
             text = render_markdown(title, ctx.messages, raw=args.raw)
             if args.output:
-                Path(args.output).write_text(text, encoding="utf-8")
+                write_text_file(Path(args.output), text)
             else:
                 sys.stdout.write(text)
             return 0

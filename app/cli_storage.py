@@ -24,6 +24,7 @@ from treechat.storage.jsonl_format import AtomicWriter, export_header
 from treechat.storage.model import Entry, LeafEntry, dump, new_entry_id
 from treechat.widgets.sanitize import visible_line
 
+from .export_target import check_output, output_error, writing_to
 from .progress import is_terminal, progress
 
 PAGE = 2000  # entries per read when streaming
@@ -220,15 +221,24 @@ async def stream_export(storage: SessionStorage, output: str | None, stdout: Tex
                         show_progress: bool = True) -> None:
     """`export --format jsonl`: a v3 file that Pi (and we) open at this session's leaf. To a file
     it is atomic (a temporary file renamed at the end); to stdout it streams. The app's `/export`
-    uses it too, without the progress bar (its terminal belongs to the app)."""
+    uses it too, without the progress bar (its terminal belongs to the app). A file that cannot
+    be written is an OutputError naming `output`."""
     meta = await storage.get_metadata()
     leaf_id = await storage.get_leaf_id()
     header = export_header({"id": meta.id, "timestamp": meta.created_at, "cwd": meta.cwd})
-    writer = AtomicWriter(Path(output)) if output else None
+    target = Path(output) if output else None
+    writer: AtomicWriter | None = None
+    if target is not None:
+        check_output(target)  # before AtomicWriter, which would make a missing folder
+        with writing_to(target):
+            writer = AtomicWriter(target)
 
     def write(line: str) -> None:
         if writer is not None:
-            writer.write(line.encode() + b"\n")
+            try:
+                writer.write(line.encode() + b"\n")
+            except OSError as err:  # (no context manager here: this runs once per entry)
+                raise output_error(writer.path, err) from err
         else:
             stdout.write(line + "\n")
 
@@ -248,10 +258,16 @@ async def stream_export(storage: SessionStorage, output: str | None, stdout: Tex
             # Pi resumes at the last line: a marker puts it where this session is.
             write(entry_json(LeafEntry(id=new_entry_id(taken), parent_id=leaf_id, target_id=leaf_id)))
         if writer is not None:
-            writer.commit()
+            with writing_to(writer.path):
+                writer.commit()
+            writer = None
     finally:
-        if writer is not None:
-            writer.close()
+        if writer is not None:  # not committed: no temporary file stays, whatever failed
+            try:
+                writer.close()
+            except OSError:  # its buffer could not be written either (a full disk)
+                pass
+            Path(writer.tmp).unlink(missing_ok=True)  # (close leaves it when the rename failed)
 
 
 async def run_reindex(catalog: SessionCatalog) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from treechat.cli_storage import stream_export
 from treechat.export_md import render_markdown
+from treechat.export_target import write_text_file
 from treechat.session.session import Session
 
 FORMATS = ("jsonl", "md", "html")
@@ -34,7 +35,7 @@ async def export_session(session: Session, path: Path, fmt: str | None = None) -
         await export_html(session.storage, path)
         return
     if fmt == "md":
-        path.write_text(await markdown_of(session), encoding="utf-8")
+        write_text_file(path, await markdown_of(session))
         return
     # the CLI's own export: paged, atomic, a leaf marker where the last line is not the leaf
     await stream_export(session.storage, str(path), sys.stdout, show_progress=False)

@@ -327,3 +327,16 @@ async def test_a_label_after_a_name_lands_on_the_newest_message(catalog, fake, t
     assert chat.session.leaf_id != reply  # the name is an entry after the reply
     await chat.label(None, "keep")
     assert chat.label_of(reply) == "keep"
+
+
+async def test_export_onto_a_folder_is_one_sentence_naming_it(catalog, fake, tmp_path) -> None:
+    fake.script_openai(["an answer"])
+    chat, _ = await make_chat(catalog, fake, tmp_path)
+    await chat.send("a question")
+    await chat.wait_idle()
+    for name in ("out.html", "out.md", "out.jsonl"):
+        folder = tmp_path / name
+        folder.mkdir()
+        with pytest.raises(ChatError) as caught:
+            await chat.export(folder)
+        assert str(caught.value) == f"Could not export: Cannot write {folder}: it is a directory"

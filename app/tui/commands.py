@@ -193,9 +193,18 @@ class SlashCommands(TuiBase):
                                     self.chat.system_prompt()))
 
     async def cmd_export(self, args: str) -> None:
-        path = await self.attempt(self.chat.export(args or None))
-        if path is not None:
-            self.notify(f"Exported to {path}", timeout=6)
+        """In a worker: a 100k-entry page takes seconds, and the App's own handler waiting for it
+        would hold every key meanwhile (the keys go through the App's message queue)."""
+        entries = (await self.chat.session.storage.get_session_stats()).entry_count
+        if entries >= 5000:
+            self.notify(f"Exporting {entries:,} entries… (you can keep working)", timeout=4)
+
+        async def export() -> None:
+            path = await self.attempt(self.chat.export(args or None))
+            if path is not None:
+                self.notify(f"Exported to {path}", timeout=6)
+
+        self.run_worker(export(), group="export")
 
     async def cmd_session(self, args: str) -> None:
         self.notify(await self.chat.info(), timeout=10)

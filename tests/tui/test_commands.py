@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -89,6 +90,7 @@ async def test_name_label_export_and_fork(make_app, fake, tmp_path):
         assert await app.chat.session.get_label(reply) == "milestone"
         out = tmp_path / "out.jsonl"
         await slash(pilot, f"/export {out}")
+        await wait_for(pilot, lambda: any("Exported to" in n.message for n in app._notifications), what="the export")
         lines = [json.loads(x) for x in out.read_text().splitlines()]
         assert lines[0]["type"] == "session" and any(e.get("label") == "milestone" for e in lines[1:])
         original = app.chat.session.session_id
@@ -165,6 +167,24 @@ async def test_context_too_long_compacts_retries_once_and_the_reply_arrives(make
         await app.chat.move_to(comps[-1].parent_id)
         ctx = await app.chat.session.build_session_context()
         assert len(ctx.messages) >= 914 and ctx.messages[0].role != "compactionSummary"
+
+
+async def test_typing_goes_on_while_an_export_is_written(make_app, fake, tmp_path, monkeypatch):
+    """A 100k-entry page takes seconds; the App's handler waiting for it used to hold every key."""
+    release = asyncio.Event()
+
+    async def slow_export(path=None):
+        await release.wait()
+        return tmp_path / "slow.html"
+
+    async with make_app() as (app, pilot):
+        monkeypatch.setattr(app.chat, "export", slow_export)
+        await slash(pilot, "/export slow.html")
+        await type_text(pilot, "still typing")
+        await pilot.press("!")
+        await wait_for(pilot, lambda: app.ui(Composer).text == "still typing!", what="the keys during the export")
+        release.set()
+        await wait_for(pilot, lambda: any("Exported to" in n.message for n in app._notifications), what="the notice")
 
 
 async def test_export_writes_the_format_its_extension_names(make_app, fake, tmp_path):

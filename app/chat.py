@@ -24,6 +24,7 @@ from treechat.exporting import export_session
 from treechat.llm.detect import DetectedServer
 from treechat.session.agent_session import CompactionError, CompactionResult
 from treechat.session.branching import ForkError, NothingToSummarize, fork_session
+from treechat.session.instructions import CUSTOM_TYPE as INSTRUCTIONS_TYPE
 from treechat.storage.base import SearchHit, SessionSummary, StorageError
 from treechat.storage.model import AssistantMessage, CompactionEntry, Entry, LabelEntry, MessageEntry, message_text
 from treechat.storage.tree_index import CONVERSATION_TYPES
@@ -39,9 +40,15 @@ class Chat(ChatCore):
         tools = self._agent.state.tools if self._agent is not None else make_tools(self.tool_names, cwd=self.cwd)
         return self.prompt_builder.build(list(tools))
 
-    def set_instructions(self, text: str | None) -> str:
-        """`/system TEXT`: the user's own instructions (None or "" removes them); the new prompt."""
-        self.prompt_builder.instructions = (text or "").strip() or None
+    async def set_instructions(self, text: str | None) -> str:
+        """`/system TEXT`: the user's own instructions (None or "" removes them), kept with the
+        session (an entry on the path: a restart and `context --json` see them); the new prompt."""
+        instructions = (text or "").strip() or None
+        try:
+            await self.session.append_custom(INSTRUCTIONS_TYPE, {"text": instructions})
+        except StorageError as err:
+            raise ChatError(str(err)) from None
+        self.prompt_builder.instructions = instructions
         if self._refresh_prompt is not None:
             return self._refresh_prompt()
         return self.system_prompt()

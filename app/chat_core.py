@@ -44,6 +44,7 @@ from treechat.llm.types import ModelInfo
 from treechat.load_warning import load_warning
 from treechat.session.agent_session import AgentSession
 from treechat.session.compaction import CompactionSettings
+from treechat.session.instructions import stored_instructions
 from treechat.session.session import Session
 from treechat.session.system_prompt import SystemPromptBuilder, bind_system_prompt
 from treechat.storage import gc_policy
@@ -78,6 +79,7 @@ class ChatCore:
         self.confirm = confirm  # asks before the bash tool runs a command (None: refuse)
         # the system prompt: treechat's own, the tools, folder, date, AGENTS.md, the user's words
         self.prompt_builder = SystemPromptBuilder.from_settings(settings, cwd=self.cwd, instructions=system)
+        self._system_given = system is not None  # --system wins over what a session stored (/system)
         self._refresh_prompt: Callable[[], str] | None = None
         self.drafts = Drafts(Path(settings.home) / "drafts")
         self.detected: list[DetectedServer] = []
@@ -165,6 +167,9 @@ class ChatCore:
             gc_policy.keep_loaded()  # the tree stays: later collections need not walk it
         self._name, self._first_prompt = await storage.get_session_name(), None
         await self._load_state()
+        if not self._system_given:
+            stored = await stored_instructions(storage, self.tree.path_ids(session.leaf_id))
+            self.prompt_builder.instructions = stored if isinstance(stored, str) else None  # cleared or never set
         path = await self._path_to_show()
         draft = self.drafts.take(storage.session_id)
         text = "\n\n".join(t for t in (draft, editor_text) if t) or None

@@ -219,6 +219,7 @@ async def cmd_export(args: argparse.Namespace) -> int:
 
 
 async def cmd_context(args: argparse.Namespace) -> int:
+    from .session.instructions import stored_instructions
     from .session.session import Session
 
     async with catalog_for(args) as catalog:
@@ -229,16 +230,22 @@ async def cmd_context(args: argparse.Namespace) -> int:
         else:
             ctx = await session.build_session_context(None if args.leaf == "null" else args.leaf)
         cwd = (await storage.get_metadata()).cwd
+        leaf = session.leaf_id if args.leaf is None else (None if args.leaf == "null" else args.leaf)
+        path = [e.id for e in await session.get_branch(leaf)] if leaf else []
+        stored = await stored_instructions(storage, path)
     folder = cwd if cwd and os.path.isdir(cwd) else os.getcwd()
-    emit({**ctx.to_json(), "systemPrompt": context_system_prompt(args, ctx.active_tool_names, folder)})
+    given = getattr(args, "system", None)  # --system wins over what /system stored, as in the app
+    instructions = given if given is not None else stored if isinstance(stored, str) else None
+    emit({**ctx.to_json(), "systemPrompt": context_system_prompt(args, ctx.active_tool_names, folder, instructions)})
     return 0
 
 
-def context_system_prompt(args: argparse.Namespace, active_tools: list[str] | None, cwd: str) -> str:
+def context_system_prompt(args: argparse.Namespace, active_tools: list[str] | None, cwd: str,
+                          instructions: str | None) -> str:
     """The system prompt a request in this session would carry: its active tools (or the
     configured ones), its folder (`cwd`: where the session was started, when that folder still
-    exists, not where this command runs), config `system_prompt` and `--system`, and the AGENTS.md
-    files seen from that folder."""
+    exists, not where this command runs), the AGENTS.md files seen from there, config
+    `system_prompt`, and `instructions` (`--system`, else what `/system` stored on the path)."""
     from .agent.tools import BUILTIN_TOOLS, make_tools, parse_tool_names
     from .config import ConfigError, load_settings
     from .session.system_prompt import SystemPromptBuilder
@@ -249,7 +256,7 @@ def context_system_prompt(args: argparse.Namespace, active_tools: list[str] | No
     except (ConfigError, ValueError) as err:
         raise CliError(str(err)) from None
     tools = make_tools([n for n in names if n in BUILTIN_TOOLS], cwd=cwd)
-    builder = SystemPromptBuilder.from_settings(settings, cwd=cwd, instructions=getattr(args, "system", None))
+    builder = SystemPromptBuilder.from_settings(settings, cwd=cwd, instructions=instructions)
     return builder.build(tools)
 
 

@@ -185,9 +185,14 @@ class SlashCommands(TuiBase):
         await self.attempt(self.chat.retry())
 
     async def cmd_system(self, args: str) -> None:
+        if args.strip().lower() in ("off", "clear", "none"):
+            if await self.attempt(self.chat.set_instructions(None)) is not None:
+                self.notify("Your instructions are removed from the system prompt.", timeout=4)
+            return
         if args.strip():
-            self.chat.set_instructions(args)
-            self.notify("Your instructions are part of the system prompt now (/system shows it all).", timeout=4)
+            if await self.attempt(self.chat.set_instructions(args)) is not None:
+                self.notify("Your instructions are part of the system prompt now, kept with this session "
+                            "(/system shows it all, /system off removes them).", timeout=4)
             return
         self.push_screen(TextDialog("The system prompt (what the model is told before every request)",
                                     self.chat.system_prompt()))

@@ -340,3 +340,32 @@ async def test_export_onto_a_folder_is_one_sentence_naming_it(catalog, fake, tmp
         with pytest.raises(ChatError) as caught:
             await chat.export(folder)
         assert str(caught.value) == f"Could not export: Cannot write {folder}: it is a directory"
+
+
+async def test_instructions_set_with_system_are_kept_with_the_session(catalog, fake, tmp_path) -> None:
+    """/system TEXT is an entry on the path: a restart, another process and `context --json` see it;
+    --system on the command line wins for its run; /system off removes it."""
+
+    fake.script_openai(["ok"])
+    chat, _ = await make_chat(catalog, fake, tmp_path)
+    await chat.send("hello")
+    await chat.wait_idle()
+    assert "Answer in French." in await chat.set_instructions("Answer in French.")
+    sid, leaf = chat.session_id, chat.session.leaf_id
+    assert [e.type for e in await chat.session.get_branch()][-1] == "custom"  # one line: no fork
+
+    env = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "k"}
+    settings = load_settings(tmp_path / "home", env=env)
+    again = Chat(catalog=catalog, settings=settings, registry=ModelRegistry(settings, env=env),
+                 model_ref="openai/fake-model", cwd=str(tmp_path))
+    await again.open(await catalog.open(sid))
+    assert "Answer in French." in again.system_prompt()
+    flag = Chat(catalog=catalog, settings=settings, registry=ModelRegistry(settings, env=env),
+                model_ref="openai/fake-model", cwd=str(tmp_path), system="Answer in Dutch.")
+    await flag.open(await catalog.open(sid))
+    assert "Answer in Dutch." in flag.system_prompt() and "French" not in flag.system_prompt()
+    await again.set_instructions(None)
+    assert "French" not in again.system_prompt()
+    await again.open(await catalog.open(sid))
+    assert "French" not in again.system_prompt()
+    assert leaf in [e.id for e in await again.session.get_branch()]

@@ -61,3 +61,30 @@ async def test_print_mode_sends_attachments_from_the_command_line(tmp_path, monk
     user = body["messages"][-1]["content"]
     assert user[0]["text"] == 'check todo.txt\n\n<file path="todo.txt">\nbuy milk\n</file>'
     assert user[1]["image_url"]["url"] == "data:image/png;base64," + base64.b64encode(png_bytes(3, 2)).decode()
+
+
+def test_context_json_shows_the_instructions_the_app_stored_unless_system_is_given(capsys, tmp_path) -> None:
+    import asyncio
+
+    from treechat.session.instructions import CUSTOM_TYPE
+    from treechat.session.session import Session
+    from treechat.storage import open_catalog
+    from treechat.storage.model import UserMessage
+
+    async def make() -> str:
+        catalog = await open_catalog("sqlite", tmp_path)
+        try:
+            storage = await catalog.create(cwd=str(tmp_path))
+            session = await Session.open(storage)
+            await session.append_message(UserMessage(content="hi"))
+            await session.append_custom(CUSTOM_TYPE, {"text": "Answer in French."})  # what /system TEXT writes
+            return storage.session_id
+        finally:
+            await catalog.close()
+
+    sid = asyncio.run(make())
+    assert main(["--home", str(tmp_path), "context", sid, "--json"]) == 0
+    assert "Answer in French." in json.loads(capsys.readouterr().out)["systemPrompt"]
+    assert main(["--home", str(tmp_path), "--system", "Answer in Dutch.", "context", sid, "--json"]) == 0
+    prompt = json.loads(capsys.readouterr().out)["systemPrompt"]
+    assert "Answer in Dutch." in prompt and "French" not in prompt

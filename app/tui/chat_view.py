@@ -167,6 +167,9 @@ class ChatView(TuiBase):
         if e.error:
             self.show_error(e.error)
         else:
+            banner = self.ui(Banner, "#banner")
+            if banner.severity == "error":
+                banner.hide()  # e.g. an earlier "Nothing to compact": this one went through
             self.notify(f"Compacted ({e.reason}): {e.tokens_before or 0:,} → {e.tokens_after or 0:,} tokens. "
                         "Every original entry is still in the tree.", timeout=6)
 

@@ -114,9 +114,12 @@ async def test_compact_command_keeps_everything_and_the_card_shows(make_app, fak
             first = first or uid
             await s.append_message(AssistantMessage(content=[TextContent(text=f"answer {i} " + "more " * 3000)],
                                                     provider="openai", model="fake-model"))
+        await slash(pilot, "/fork sideways")  # a mistake in the banner first: a compaction that works clears it
+        assert app.query_one("#banner").display
         await slash(pilot, "/compact keep the goal")
         await wait_for(pilot, lambda: any(r.type == "compaction" for r in app.chat.tree.by_id.values()) and not app.chat.agent.is_compacting,
                        what="the compaction")
+        await wait_for(pilot, lambda: not app.query_one("#banner").display, what="the banner cleared")
         await pilot.pause(0.2)
         assert all(is_summary(r) for r in fake.requests)
         assert any("Additional focus: keep the goal" in json.dumps(r.body) for r in fake.requests)

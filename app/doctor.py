@@ -168,7 +168,11 @@ def database_check(path: Path) -> Check:
         conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=1)
         try:
             version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-            sessions = int(conn.execute("SELECT count(*) FROM sessions").fetchone()[0]) if version else 0
+            # as `treechat sessions` counts: a session nothing was written to (an app opened and
+            # closed) is not one
+            sessions = int(conn.execute(
+                "SELECT count(*) FROM sessions s WHERE EXISTS (SELECT 1 FROM session_entries e WHERE e.session_id = s.id)"
+            ).fetchone()[0]) if version else 0
         finally:
             conn.close()
     except sqlite3.Error as err:

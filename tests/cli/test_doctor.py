@@ -121,7 +121,12 @@ def test_a_toml_syntax_error_is_reported_too(tmp_path, quiet_servers):
 
 
 async def _make_db(home: Path) -> None:
+    """One session with a message and one empty one (an app opened and closed: not counted)."""
+    from treechat.storage.model import MessageEntry, UserMessage
+
     catalog = await open_catalog("sqlite", home)
+    storage = await catalog.create(cwd=str(home))
+    await storage.append_entry(MessageEntry(id="m1", parent_id=None, message=UserMessage(content="hi")))
     await catalog.create(cwd=str(home))
     await catalog.close()
 

@@ -44,6 +44,12 @@ async def test_the_reason_is_said_once_per_provider_and_its_rows_cannot_be_chose
         await pilot.press(*"sonnet", "enter")
         await pilot.pause()
         assert results == [] and isinstance(app.screen, ModelPicker)  # nothing enabled matches: nothing chosen
+        assert "No model matches 'sonnet'" in screen_text(app)
+        for typed in ("anthropic/claude-sonnet-4-5", "anthropic/not-listed"):  # listed or not: the reason, said
+            app.screen.query_one("#filter").value = typed
+            await pilot.press("enter")
+            await pilot.pause()
+            assert results == [] and "anthropic: no key: set ANTHROPIC_API_KEY" in screen_text(app), typed
         await pilot.press("escape")
         await pilot.pause()
         assert results == [None]

@@ -130,9 +130,24 @@ class ModelPicker(Dialog):
 
     async def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        problem = self._provider_problem(event.value.strip())
+        if problem:  # a listed model of that provider is greyed out; a typed one would fail the same way
+            self._show_error(problem)
+            return
         options = self.query_one("#models", OptionList)
         if options.highlighted is not None and not options.get_option_at_index(options.highlighted).disabled:
             await self._take(self._refs[options.highlighted])
+        elif event.value.strip():
+            self._show_error(f"No model matches {event.value.strip()!r}; type PROVIDER/MODEL-ID to use any model.")
+
+    def _provider_problem(self, typed: str) -> str | None:
+        """Why a typed PROVIDER/MODEL-ID cannot be used now (its provider has no key…), said as
+        the provider's header says it; None when nothing is known against it."""
+        if not looks_like_ref(typed):
+            return None
+        provider = typed.partition("/")[0]
+        group = next((g for g in self.groups if g.title == provider and g.problem), None)
+        return f"{provider}: {group.problem}" if group is not None else None
 
     async def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

@@ -235,8 +235,12 @@ class ChatCore:
         if not ref and self.detected and self.detected[0].models:
             ref = f"{self.detected[0].provider}/{self.detected[0].models[0]}"
         if not ref:
+            keyed = self.registry.providers_with_keys()
+            found = (f" Keys were found for {', '.join(keyed)}." if keyed else
+                     " No API key was found (set e.g. OPENAI_API_KEY or ANTHROPIC_API_KEY, or add a provider to "
+                     "config.toml) and no local server (Ollama, llama.cpp, LM Studio, vLLM) was found.")
             raise ChatError('No model chosen: press Ctrl+L to pick one, pass --model PROVIDER/ID, '
-                            'or set model = "PROVIDER/ID" in config.toml.')
+                            f'or set model = "PROVIDER/ID" in config.toml.{found}')
         try:
             return self.registry.resolve(ref)
         except ValueError as err:

@@ -94,6 +94,10 @@ class ModelRegistry:
     def api_key(self, provider: str) -> str | None:
         return self._keys.get(provider)
 
+    def providers_with_keys(self) -> list[str]:
+        """The providers a key was found for (environment or config.toml), by name."""
+        return sorted(name for name, key in self._keys.items() if key)
+
     def key_problem(self, model: ModelInfo) -> str | None:
         """Why a request to `model` cannot go out for lack of a key (None: it can).
 

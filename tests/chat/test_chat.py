@@ -369,3 +369,11 @@ async def test_instructions_set_with_system_are_kept_with_the_session(catalog, f
     await again.open(await catalog.open(sid))
     assert "French" not in again.system_prompt()
     assert leaf in [e.id for e in await again.session.get_branch()]
+
+
+async def test_no_model_says_which_keys_were_found_or_that_none_were(catalog, fake, tmp_path) -> None:
+    chat, _ = await make_chat(catalog, fake, tmp_path, model=None)
+    problem = chat.readiness().problem or ""
+    assert problem.startswith("No model chosen") and "Keys were found for openai." in problem
+    bare, _ = await make_chat(catalog, fake, tmp_path, model=None, key=None)
+    assert "No API key was found" in (bare.readiness().problem or "")

@@ -193,9 +193,14 @@ async def run_http_stream(
                 await response.aclose()
             via_proxy = proxy_http_error(response.status_code, text, proxy=route.shown, source=route.source,
                                          provider=provider) if route.proxy else None
-            raise via_proxy or classify_http_error(
+            if via_proxy is not None:
+                raise via_proxy
+            error = classify_http_error(
                 response.status_code, response.headers, text, provider=provider, model=model.id, base_url=model.base_url
             )
+            if route.proxy:  # the answer may be the proxy's own: say it was in the way
+                error.args = (f"{error} (The request went through the proxy {route.shown}, from {route.source}.)",)
+            raise error
         return response
 
     def on_retry(attempt: int, delay: float, error: ProviderError) -> None:

@@ -31,8 +31,11 @@ async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO, attach
     waits = WaitNotes(err)
 
     failures: list[str] = []
+    overflow_explained: list[bool] = []  # the failed overflow recovery said why: the raw error adds nothing
 
     def listen(event: ChatEvent) -> None:
+        if isinstance(event, CompactionEnded) and event.reason == "overflow" and event.error:
+            overflow_explained.append(True)
         if isinstance(event, Failed):
             failures.append(event.text)  # e.g. the reply could not be saved: where it was kept
             return
@@ -84,7 +87,8 @@ async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO, attach
         notes.line("interrupted; the partial reply was saved.")
         return 130
     if last.stop_reason == "error":
-        notes.line(last.error_message or "the provider failed")
+        if not overflow_explained:  # ("…too long; compact it" after compacting failed would contradict it)
+            notes.line(last.error_message or "the provider failed")
         return 1
     return 0
 

@@ -188,7 +188,7 @@ def too_large_text(err: TooLargeToCompact, model_ref: str, budget: Budget) -> st
              "files count)") if overhead > budget.window // 3 else ""
     return (f"Nothing to compact: the newest {what} alone is about {err.tokens:,} tokens, more than fits in "
             f"{model_ref}'s {budget.window:,}-token context window next to a summary and the reply{fixed}; "
-            f"{advice}, or switch to a model with a larger window (Ctrl+L).")
+            f"{advice}, or switch to a model with a larger window.")
 
 
 class _Replan(Exception):

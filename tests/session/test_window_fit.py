@@ -263,3 +263,22 @@ def test_when_the_system_prompt_is_what_does_not_fit_the_error_says_so() -> None
     tool = too_large_text(TooLargeToCompact("x", tokens=9000, role="toolResult"), "m/x",
                           compaction_budget(8192, CompactionSettings()))
     assert "newest tool result alone" in tool and "offset and limit" in tool
+
+
+async def test_print_mode_says_once_why_an_overflow_could_not_be_recovered(fake, tmp_path) -> None:
+    """A prompt larger than the window: one line says why and what to do; the provider's own
+    "…too long; compact it" would contradict it (compacting is what just failed)."""
+    from tests.print_helper import print_run
+    from treechat.config import load_settings
+    from treechat.llm.registry import ModelRegistry
+
+    WindowServer(fake, window=2000)
+    (tmp_path / "config.toml").write_text(f'[providers.mybox]\napi = "openai"\nbase_url = "{fake.base_url}/v1"\n')
+    settings = load_settings(tmp_path, env={})
+    session = await Session.open(await MemoryCatalog().create())
+    code, out, err, _ = await print_run("read this: " + "word " * 12_000, session, model_ref="mybox/qwen",
+                                        registry=ModelRegistry(settings), settings=settings)
+    assert (code, out) == (1, "")
+    (line,) = err.splitlines()
+    assert line.startswith("treechat: Nothing to compact: the newest message alone is about")
+    assert "compact it" not in line and "Ctrl+L" not in line

@@ -184,6 +184,11 @@ def too_large_text(err: TooLargeToCompact, model_ref: str, budget: Budget) -> st
     what = {"toolResult": "tool result", "user": "message"}.get(err.role, f"{err.role} message")
     advice = _ADVICE.get(err.role, "go back to before it (the tree) and continue from there")
     overhead = int(budget.overhead * budget.ratio)
+    if overhead > err.tokens:  # the message is small: what does not fit is what goes with every request
+        return (f"Nothing to compact: the system prompt and tool definitions alone take about {overhead:,} tokens "
+                f"of {model_ref}'s {budget.window:,}-token context window, leaving too little for the "
+                f"conversation and the reply; shorten AGENTS.md/CLAUDE.md or system_prompt, enable fewer tools, "
+                f"or switch to a model with a larger window.")
     fixed = (f" (the system prompt and tool definitions alone take about {overhead:,} tokens; long AGENTS.md "
              "files count)") if overhead > budget.window // 3 else ""
     return (f"Nothing to compact: the newest {what} alone is about {err.tokens:,} tokens, more than fits in "

@@ -260,6 +260,10 @@ def test_when_the_system_prompt_is_what_does_not_fit_the_error_says_so() -> None
     assert "system prompt" not in small and "about 900 tokens" in small
     heavy = too_large_text(err, "ollama/qwen", compaction_budget(8192, CompactionSettings(), overhead=5000))
     assert "the system prompt and tool definitions alone take about 5,000 tokens" in heavy
+    tiny = too_large_text(TooLargeToCompact("x", tokens=8, role="assistant"), "ollama/qwen",
+                          compaction_budget(8192, CompactionSettings(), overhead=5800))
+    assert tiny.startswith("Nothing to compact: the system prompt and tool definitions alone take about 5,800")
+    assert "8 tokens" not in tiny and "AGENTS.md" in tiny  # not blamed on an 8-token message (user audit)
     tool = too_large_text(TooLargeToCompact("x", tokens=9000, role="toolResult"), "m/x",
                           compaction_budget(8192, CompactionSettings()))
     assert "newest tool result alone" in tool and "offset and limit" in tool

@@ -116,17 +116,23 @@ async def test_a_burst_typed_into_the_transcript_or_the_tree_all_goes_to_the_com
 
 async def test_alt_enter_right_after_enter_queues_a_follow_up_not_a_steer(make_app, fake):
     """From idle, one burst: "first" Enter starts a run; the Alt+Enter behind it must queue a
-    follow-up, answered after the first reply, while the later Enter steers (a steer queued
-    before the first request goes out shares it)."""
+    follow-up, answered after the first reply (a steer would join the first request), while the
+    later Enter steers (delivered before the follow-up: with the first request if it was queued
+    before that went out, else right after the first reply)."""
     gate = asyncio.Event()
     fake.script_openai(["reply 1"], gate=gate, gate_after=0)
     fake.script_openai(["reply 2"])
+    fake.script_openai(["reply 3"])
     async with make_app() as (app, pilot):
         app.ui(Composer).focus()
         feed(app, "first\rq1 followup\x1b\rs1 steer\r")
-        await wait_for(pilot, lambda: len(app.ui(QueueTray).items) == 2, what="two queued")
-        assert app.ui(QueueTray).items == [("steer", "s1 steer"), ("follow_up", "q1 followup")]
+        await wait_for(pilot, lambda: len(fake.requests) == 1, what="the first request")
+        await wait_for(pilot, lambda: ("follow_up", "q1 followup") in app.ui(QueueTray).items, what="the follow-up queued")
         gate.set()
-        await wait_for(pilot, lambda: len(fake.requests) == 2 and idle(app) and not app.chat.is_busy,
-                       what="two replies", rounds=800)
-        assert [t for _, t in await path_texts(app)] == ["first", "s1 steer", "reply 1", "q1 followup", "reply 2"]
+        await wait_for(pilot, lambda: idle(app) and not app.chat.is_busy and fake.requests
+                       and "q1 followup" in str(fake.requests[-1].body["messages"]), what="the follow-up answered",
+                       rounds=800)
+        await wait_for(pilot, lambda: idle(app), what="its reply")
+        texts = [t for _, t in await path_texts(app)]
+        assert texts.index("s1 steer") < texts.index("q1 followup") and texts.index("reply 1") < texts.index("q1 followup")
+        assert texts[:2] == ["first", "s1 steer"] or texts[:3] == ["first", "reply 1", "s1 steer"], texts

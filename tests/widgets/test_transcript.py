@@ -14,7 +14,7 @@ from treechat.widgets.message_view import CompactionCard, MessageView, ThinkingB
 from treechat.widgets.originals import OriginalLines
 from treechat.widgets.transcript import MAX_MOUNTED, WINDOW, Transcript
 
-from .helpers import Host, screen_text
+from .helpers import Host, screen_text, wait_for
 
 
 def assistant(text: str, **kw) -> AssistantMessage:
@@ -187,11 +187,7 @@ async def test_the_end_stays_followed_while_older_messages_fill_in_above():
     app = Host(transcript)
     async with app.run(size=(80, 30)) as pilot:
         await transcript.set_messages([(f"m{i}", UserMessage(content=f"line {i}")) for i in range(300)])
-        for _ in range(6):
-            await pilot.pause()
-        assert transcript.start < len(transcript.items) - WINDOW  # older chunks were mounted above
+        assert await wait_for(pilot, lambda: transcript.start < len(transcript.items) - WINDOW)  # older chunks above
         await transcript.append_message(("new", assistant("the newest reply\n\nwith two paragraphs")))
-        for _ in range(3):
-            await pilot.pause()
-        assert transcript.scroll_y == transcript.max_scroll_y > 0
-        assert "the newest reply" in screen_text(app)
+        assert await wait_for(pilot, lambda: "the newest reply" in screen_text(app))
+        assert transcript.following and transcript.scroll_y == transcript.max_scroll_y > 0

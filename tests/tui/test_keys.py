@@ -97,18 +97,17 @@ async def test_a_burst_typed_into_the_transcript_or_the_tree_all_goes_to_the_com
         await s.append_message(AssistantMessage(content=[TextContent(text="an old reply")], provider="openai",
                                                 model="fake-model"))
         await app.chat.open(await app.chat.catalog.open(s.storage.session_id))
-        await pilot.pause()
         transcript = app.ui(Transcript)
+        await wait_for(pilot, lambda: len(transcript.items) == 2, what="the session shown")
         transcript.focus()
-        await pilot.pause()
+        await wait_for(pilot, lambda: transcript.has_focus, what="the transcript focused")
         transcript.action_select(-1)  # the reply selected: y would copy it, e (on a prompt) edit it
-        await pilot.pause()
-        assert transcript.selected is not None
+        await wait_for(pilot, lambda: transcript.selected is not None, what="a selected message")
         feed(app, "wxyz abed")
         await wait_for(pilot, lambda: app.ui(Composer).text == "wxyz abed", what="the burst in the composer")
         app.ui(Composer).clear()
         app.ui(TreeView).focus()
-        await pilot.pause()
+        await wait_for(pilot, lambda: app.ui(TreeView).has_focus, what="the tree focused")
         feed(app, "sign here\r")
         await wait_for(pilot, lambda: len(fake.requests) == 1 and idle(app), what="the burst sent")
         assert [t for r, t in await path_texts(app) if r == "user"] == ["an old prompt", "sign here"]

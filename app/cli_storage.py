@@ -38,6 +38,7 @@ class ImportSummary:
     failed: list[str] = field(default_factory=list)
     entries: int = 0
     skipped_lines: int = 0
+    damaged: list[str] = field(default_factory=list)  # the files some lines were skipped in
     repaired: int = 0
     first_problem: str = ""
 
@@ -49,7 +50,8 @@ class ImportSummary:
         if self.not_sessions:
             parts.append(f"{self.not_sessions} file{'s' if self.not_sessions != 1 else ''} not a session, skipped")
         if self.skipped_lines:
-            parts.append(f"skipped {self.skipped_lines} unreadable line(s) (first: {self.first_problem})")
+            files = ", ".join(self.damaged[:3]) + (f" and {len(self.damaged) - 3} more" if len(self.damaged) > 3 else "")
+            parts.append(f"skipped {self.skipped_lines} unreadable line(s) in {files} (first: {self.first_problem})")
         if self.repaired:
             parts.append(f"{self.repaired} parent cycle(s) broken, every entry kept")
         if self.failed:
@@ -120,6 +122,10 @@ async def _import_one(
         advance(1.0)
         summary.failed.append(f"{file}: {err}")
         return
+    except Exception as err:  # noqa: BLE001 - a file we fail to read is one failure, not the end of the import
+        advance(1.0)
+        summary.failed.append(f"{file}: could not be read ({type(err).__name__}: {err})")
+        return
     advance(0.5)
     sid = header["id"]
     if not force and await catalog.has_session(sid):
@@ -140,12 +146,17 @@ async def _import_one(
         summary.failed.append(f"{file}: {err}")
         advance.finish()
         return
+    except Exception as err:  # noqa: BLE001 - as above: nothing of this file was stored (one transaction)
+        summary.failed.append(f"{file}: could not be imported ({type(err).__name__}: {err})")
+        advance.finish()
+        return
     advance.finish()  # whatever the backend did not report
     summary.imported.append(storage.session_id)
     summary.entries += report.entries
     summary.repaired += report.repaired
     if report.skipped:
         summary.skipped_lines += report.skipped
+        summary.damaged.append(file.name)
         if not summary.first_problem and report.problems:
             summary.first_problem = f"{file.name} {report.problems[0]}"
 

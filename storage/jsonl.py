@@ -30,6 +30,7 @@ from .base import (
     ImportReport,
     SessionFileError,
     SessionSummary,
+    StorageError,
     write_error,
 )
 from .imports import ImportRecords
@@ -414,9 +415,10 @@ class JsonlCatalog(IndexedCatalog):
                 loaded = self._load(session_id)
                 rows.append(loaded.summary())
                 self._remember(loaded)
-            except (OSError, SessionFileError, MemoryError, RecursionError, ValueError) as err:
-                self.problems.append(f"{path.name}: {err}")
-                continue  # like Pi's list: a file that cannot be read is not a session
+            except Exception as err:  # noqa: BLE001 - whatever one file holds, the others are listed
+                # like Pi's list: a file that cannot be read is not a session (it is reported)
+                self.problems.append(f"{path.name}: {err if isinstance(err, (OSError, StorageError, ValueError)) else repr(err)}")
+                continue
         self.cache.forget_missing({p.name for p in paths.values()})
         self.cache.save()
         return rows

@@ -164,6 +164,8 @@ def skeleton_of(view: EntryView) -> Skeleton:
 def _blocks(content: Any) -> str | list[Block] | None:
     if isinstance(content, str) or content is None:
         return content
+    if not isinstance(content, list):  # a message of a role we do not know may carry anything (kept as it is)
+        return None
     out = []
     for b in content:
         if isinstance(b, TextContent):

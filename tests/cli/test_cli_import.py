@@ -171,3 +171,37 @@ def test_reindex_rebuilds_the_search_index_with_progress_on_a_terminal(capsys, h
     else:
         assert out.startswith("Nothing to rebuild")
     assert run(capsys, "search", "theme", "--json", *home)[1] == found and json.loads(found)
+
+
+def test_a_file_that_trips_an_unexpected_error_is_one_failure_and_the_folder_imports_on(capsys, home, tmp_path,
+                                                                                       monkeypatch):
+    """Whatever goes wrong with one file (here a bug simulated in the reader), the others import
+    and the summary line says which file failed and why; never a traceback half-way."""
+    from treechat import cli_storage
+
+    folder = pi_folder(tmp_path / "pi")
+    real = cli_storage.read_records
+
+    def flaky(path, **kw):
+        if "one" in Path(path).name:
+            raise TypeError("'int' object is not iterable")
+        return real(path, **kw)
+
+    monkeypatch.setattr(cli_storage, "read_records", flaky)
+    code, out, err = run(capsys, "import", str(folder), *home)
+    (line,) = err.strip().splitlines()
+    assert code == 1 and "Traceback" not in err
+    assert "imported 2 sessions" in line and "1 failed" in line and "TypeError" in line and "_one.jsonl" in line
+    assert len(out.split()) == 2
+
+
+def test_the_summary_names_the_files_lines_were_skipped_in(capsys, home, tmp_path):
+    folder = tmp_path / "damaged"
+    folder.mkdir()
+    for name, source in (("a.jsonl", "large-session.v3.jsonl"), ("b.jsonl", "before-compaction.v3.jsonl")):
+        lines = (FIXTURES / source).read_text().splitlines()
+        lines.insert(5, "not json at all")
+        (folder / name).write_text("\n".join(lines) + "\n")
+    code, out, err = run(capsys, "import", str(folder), *home)
+    (line,) = err.strip().splitlines()
+    assert code == 0 and "skipped 2 unreadable line(s) in a.jsonl, b.jsonl (first: a.jsonl line 6" in line, line

@@ -337,3 +337,20 @@ async def test_a_line_escaping_half_a_surrogate_pair_imports_with_a_replacement_
     (entry,) = [e for e in await s.get_path_to_root(await s.get_leaf_id()) if e.id == "h1"]
     assert entry.message.content == "half \ufffd and whole \U0001f600 end"
     assert [h.entry_id for h in await catalog.search("whole")] == ["h1"]
+
+
+@pytest.mark.parametrize("content", [5, {"a": 1}, True])
+async def test_a_message_of_an_unknown_role_with_any_content_is_kept_and_breaks_nothing(catalog, tmp_path, content):
+    """Pi keeps roles it does not know as they are; one such line (content a number) crashed every
+    listing of the JSONL store and aborted a folder import with a traceback (user audit)."""
+    odd = json.dumps({"type": "message", "id": "r1", "parentId": "u1", "timestamp": "2026-01-01T00:00:01.000Z",
+                      "message": {"role": "robot", "content": content, "timestamp": 1}})
+    path = session_file(tmp_path / "odd.jsonl", "odd", [user("u1", None, "first")], odd)
+    s, _ = await catalog.import_records(*read_records(path))
+    branch = await s.get_path_to_root(await s.get_leaf_id())
+    assert [e.id for e in branch] == ["u1", "r1"] and branch[-1].message.content == content
+    rows = {r.id: r for r in await s.get_tree_rows()}
+    assert rows["r1"].role == "robot"
+    assert (await s.get_session_stats()).entry_count == 2
+    assert [r.id for r in await catalog.list()] == ["odd"]
+    assert [h.entry_id for h in await catalog.search("first")] == ["u1"]

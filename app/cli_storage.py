@@ -39,14 +39,19 @@ class ImportSummary:
     entries: int = 0
     skipped_lines: int = 0
     damaged: list[str] = field(default_factory=list)  # the files some lines were skipped in
+    grown: list[str] = field(default_factory=list)  # already imported, but the file has entries since
     repaired: int = 0
     first_problem: str = ""
 
     def line(self) -> str:
-        n = len(self.imported)
+        n = len(set(self.imported))  # two files of one session (a v1 and its v3 copy) are one session
         parts = [f"imported {n} session{'s' if n != 1 else ''} ({self.entries:,} entries)"]
         if self.already:
             parts.append(f"{len(self.already)} already imported, skipped (--force replaces them)")
+        if self.grown:
+            shown = ", ".join(self.grown[:3]) + (f" and {len(self.grown) - 3} more" if len(self.grown) > 3 else "")
+            parts.append(f"changed in Pi since: {shown} entries (--force re-imports, replacing what treechat "
+                         "holds of it, entries added here included)")
         if self.not_sessions:
             parts.append(f"{self.not_sessions} file{'s' if self.not_sessions != 1 else ''} not a session, skipped")
         if self.skipped_lines:
@@ -130,6 +135,10 @@ async def _import_one(
     sid = header["id"]
     if not force and await catalog.has_session(sid):
         summary.already.append(sid)
+        in_file = sum(1 for v in records.views if v.type != "leaf")
+        stored = (await (await catalog.open(sid)).get_session_stats()).entry_count
+        if in_file > stored:  # Pi went on with it since: say so rather than skip it silently
+            summary.grown.append(f"{file.name} has {in_file - stored:,} more")
         advance.finish()
         return
     n = max(len(records), 1)
@@ -183,7 +192,8 @@ def from_pi_folder() -> Path:
     folder = pi_sessions_dir()
     if not folder.is_dir():
         raise StorageError(
-            f"Pi's sessions folder {folder} does not exist (set PI_CODING_AGENT_DIR if Pi keeps it elsewhere)"
+            f"Pi's sessions folder {folder} does not exist (set PI_CODING_AGENT_SESSION_DIR or PI_CODING_AGENT_DIR "
+            "if Pi keeps it elsewhere, or give the folder: treechat import PATH)"
         )
     return folder
 

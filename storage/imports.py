@@ -125,10 +125,22 @@ def read_records(path: Path, *, check_later: bool = False) -> tuple[dict[str, An
 
 
 def pi_sessions_dir() -> Path:
-    """Pi's sessions folder: `$PI_CODING_AGENT_DIR/sessions`, else `~/.pi/agent/sessions`."""
+    """Pi's sessions folder, found as Pi 0.73 finds it: `$PI_CODING_AGENT_SESSION_DIR`, else
+    `sessionDir` in its settings.json, else `sessions` in its agent folder
+    (`$PI_CODING_AGENT_DIR`, else `~/.pi/agent`)."""
     agent = os.environ.get("PI_CODING_AGENT_DIR")
     base = Path(agent).expanduser() if agent else Path.home() / ".pi" / "agent"
-    return base / "sessions"
+    chosen = os.environ.get("PI_CODING_AGENT_SESSION_DIR") or _settings_session_dir(base / "settings.json")
+    return Path(chosen).expanduser() if chosen else base / "sessions"
+
+
+def _settings_session_dir(settings: Path) -> str | None:
+    try:
+        data = json.loads(settings.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # no settings, or not readable as Pi reads them: its default folder
+    value = data.get("sessionDir") if isinstance(data, dict) else None
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def find_session_files(paths: Iterable[Path]) -> Iterator[tuple[Path, str | None]]:

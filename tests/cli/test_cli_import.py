@@ -72,7 +72,11 @@ def test_the_pi_session_id_is_kept_and_force_replaces(capsys, home, tmp_path):
     grown.write_text("\n".join([*lines, json.dumps(extra)]) + "\n")
     code, _, err = run(capsys, "import", str(grown), *home)
     assert code == 0 and "already imported" in err
+    assert "changed in Pi since: grown.jsonl has 1 more entries (--force re-imports" in err  # not skipped silently
     assert "feedbeef" not in run(capsys, "tree", header["id"], "--json", *home)[1]
+    assert "changed in Pi" not in run(capsys, "import", str(src), *home)[2]  # the same file: nothing to say
+    code, out, err = run(capsys, "import", "--force", str(grown), str(src), *home)  # one session, two files
+    assert code == 0 and "imported 1 session " in err
     code, out, err = run(capsys, "import", "--force", str(grown), *home)
     assert code == 0 and "imported 1 session" in err and out.strip() == header["id"]
     tree = json.loads(run(capsys, "tree", header["id"], "--json", *home)[1])
@@ -81,6 +85,7 @@ def test_the_pi_session_id_is_kept_and_force_replaces(capsys, home, tmp_path):
 
 
 def test_from_pi_finds_the_agent_folder(capsys, home, tmp_path, monkeypatch):
+    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
     pi_folder(tmp_path / "agent")
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
     code, out, err = run(capsys, "import", "--from-pi", *home)
@@ -88,7 +93,26 @@ def test_from_pi_finds_the_agent_folder(capsys, home, tmp_path, monkeypatch):
     assert len(out.split()) == 3
 
 
+@pytest.mark.parametrize("how", ["settings.json", "environment"])
+def test_from_pi_follows_pi_s_own_session_folder_setting(capsys, home, tmp_path, monkeypatch, how):
+    """Pi 0.73 reads PI_CODING_AGENT_SESSION_DIR, then `sessionDir` in its settings.json."""
+    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    pi_folder(tmp_path / "elsewhere")  # makes tmp_path/elsewhere/sessions
+    if how == "settings.json":
+        (agent / "settings.json").write_text(json.dumps({"sessionDir": "~/elsewhere/sessions", "theme": "dark"}))
+    else:
+        monkeypatch.setenv("PI_CODING_AGENT_SESSION_DIR", str(tmp_path / "elsewhere" / "sessions"))
+    code, out, err = run(capsys, "import", "--from-pi", *home)
+    assert code == 0, err
+    assert len(out.split()) == 3
+
+
 def test_from_pi_without_a_pi_folder_is_one_line(capsys, home, tmp_path, monkeypatch):
+    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "nowhere"))
     code, _, err = run(capsys, "import", "--from-pi", *home)
     assert code == 1 and len(err.strip().splitlines()) == 1 and "PI_CODING_AGENT_DIR" in err

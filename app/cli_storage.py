@@ -8,6 +8,7 @@ shows a progress bar on a terminal and ends with one summary line. Tree and expo
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import sys
@@ -75,17 +76,36 @@ async def run_import(catalog: SessionCatalog, paths: list[Path], *, force: bool,
         else:
             files.append(path)
     sizes = {f: _size(f) for f in files}
+    done = 0
     with progress("Importing", total=sum(sizes.values()) or None, unit="bytes") as bar:
         for file in files:
             size = sizes[file]
             bar.update(description=f"Importing {_short(file.name)}")
-            await _import_one(catalog, file, force, summary, functools.partial(_advance_by, bar, size))
+            one = asyncio.ensure_future(
+                _import_one(catalog, file, force, summary, functools.partial(_advance_by, bar, size)))
+            try:
+                await asyncio.shield(one)
+            except asyncio.CancelledError:
+                # Ctrl+C: the session being written lands whole or not at all (one transaction, already
+                # under way in the database's thread); wait for which, say what got in, then stop
+                try:
+                    await one
+                except Exception:  # noqa: BLE001 - reported as the interrupted file's failure
+                    summary.failed.append(f"{file}: interrupted")
+                _report(summary, stdout, f"interrupted after {done + 1} of {len(files)} files")
+                raise
+            done += 1
+    _report(summary, stdout)
+    return 1 if summary.failed else 0
+
+
+def _report(summary: ImportSummary, stdout: TextIO, interrupted: str = "") -> None:
     listed = summary.imported + summary.already
     if not is_terminal(stdout) or len(listed) <= 10:
         for sid in listed:
             stdout.write(sid + "\n")
-    print(f"treechat: {visible_line(summary.line())}", file=sys.stderr)  # file names: shown, never obeyed
-    return 1 if summary.failed else 0
+    line = summary.line() + (f"; {interrupted}" if interrupted else "")
+    print(f"treechat: {visible_line(line)}", file=sys.stderr)  # file names: shown, never obeyed
 
 
 def _advance_by(bar: Any, size: int, part: float) -> None:

@@ -106,3 +106,27 @@ async def test_fuzzed_files_import_and_always_build_a_context(tmp_path, kind):
             assert len(await storage.get_tree_rows()) <= len(records)
     finally:
         await cat.close()
+
+
+def test_ctrl_c_during_a_folder_import_says_what_got_in(tmp_path):
+    """Each session is whole or absent; the summary says how far it got (it said nothing)."""
+    folder = tmp_path / "many"
+    folder.mkdir()
+    lines = (FIXTURES / "large-session.v3.jsonl").read_text().splitlines()
+    for k in range(40):
+        head = {**json.loads(lines[0]), "id": f"00000000-0000-4000-8000-{k:012d}"}
+        (folder / f"s{k:02d}.jsonl").write_text("\n".join([json.dumps(head), *lines[1:]]) + "\n")
+    home = ["--home", str(tmp_path / "home")]
+    proc = subprocess.Popen([sys.executable, "-m", "treechat", *home, "import", str(folder)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    if proc.returncode == 0:
+        pytest.skip("the import finished before the interrupt (a fast machine)")
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    summary = next(line for line in err.splitlines() if "imported" in line)
+    assert "interrupted after" in summary and "of 40 files" in summary
+    rows = json.loads(treechat(*home, "sessions", "--json").stdout)
+    assert all(r["entryCount"] == len(lines) - 1 for r in rows)  # whole sessions only
+    assert sorted(out.split()) == sorted(r["id"] for r in rows)

@@ -25,6 +25,7 @@ from . import __version__
 from .agent.tools import UnknownToolError
 from .chat_core import ChatError
 from .paths import resolve_home
+from .progress import reading_progress
 
 
 class CliError(Exception):
@@ -141,7 +142,8 @@ def shown(args: argparse.Namespace, text: str, limit: int | None = None) -> str:
 async def cmd_sessions(args: argparse.Namespace) -> int:
     async with catalog_for(args) as catalog:
         # a session nobody wrote to (an app opened and closed, a killed start) is not listed
-        rows = [r for r in await catalog.list() if r.entry_count > 0]
+        with reading_progress(catalog, "Reading sessions"):
+            rows = [r for r in await catalog.list() if r.entry_count > 0]
         _warn_unreadable(catalog)
     if args.json:
         emit([r.to_json() for r in rows])
@@ -271,7 +273,8 @@ async def cmd_tree(args: argparse.Namespace) -> int:
 async def cmd_search(args: argparse.Namespace) -> int:
     async with catalog_for(args) as catalog:
         # SessionCatalog's method named `list` shadows the builtin in its annotations; say what it is
-        hits = cast("Sequence[SearchHit]", await catalog.search(args.query, limit=args.limit))
+        with reading_progress(catalog, "Searching"):
+            hits = cast("Sequence[SearchHit]", await catalog.search(args.query, limit=args.limit))
         _warn_unreadable(catalog)
     if args.json:
         emit([{"sessionId": h.session_id, "entryId": h.entry_id, "type": h.type, "role": h.role,

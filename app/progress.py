@@ -99,3 +99,30 @@ def _rate_column(unit: str) -> Any:
             return Text("" if speed is None else f"{speed:,.0f} {unit}/s", style="progress.data.speed")
 
     return RateColumn()
+
+
+@contextmanager
+def reading_progress(catalog: object, description: str, *, stream: TextIO | None = None,
+                     force: bool = False) -> Iterator[None]:
+    """A bar for a catalog that reads whole session files (JSONL: a first listing of a thousand
+    files, a search), drawn from its `on_read(done, total)` reports and only once one comes: a
+    listing served from the summary cache shows nothing."""
+    if not hasattr(catalog, "on_read"):
+        yield
+        return
+    from contextlib import ExitStack
+
+    with ExitStack() as stack:
+        bar: list[Reporter] = []
+
+        def on_read(done: int, total: int) -> None:
+            if not bar:
+                bar.append(stack.enter_context(progress(description, total=total, unit="sessions", stream=stream,
+                                                        force=force)))
+            bar[0].update(completed=done, total=total)
+
+        catalog.on_read = on_read
+        try:
+            yield
+        finally:
+            catalog.on_read = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import builtins
 import re
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .aggregates import view_text
 from .base import (
@@ -205,6 +205,13 @@ class IndexedCatalog:
 
     def __init__(self) -> None:
         self._open: dict[str, IndexedSessionStorage] = {}
+        # (done, total) while whole sessions are read (a listing's uncached files, a search): the
+        # CLI draws a progress bar from it; a listing from the cache never calls it
+        self.on_read: Callable[[int, int], None] | None = None
+
+    def _reading(self, done: int, total: int) -> None:
+        if self.on_read is not None:
+            self.on_read(done, total)
 
     # ------------------------------------------------------------ hooks
 
@@ -376,13 +383,16 @@ class IndexedCatalog:
             sessions = [self._get(self._resolve(session_id))]
         else:
             sessions = []
-            for row in await self.list():
+            rows = await self.list()
+            for i, row in enumerate(rows):
+                self._reading(i, 2 * len(rows))  # reading each file, then searching each: two halves
                 try:
                     sessions.append(self._get(row.id))
                 except (StorageError, OSError, MemoryError):
                     continue  # a file that broke since it was listed: the others are still searched
         hits: builtins.list[tuple[int, int, int, SearchHit]] = []
         for order, storage in enumerate(sessions):
+            self._reading(len(sessions) + order, 2 * len(sessions))
             index = storage.index
             for seq in range(len(index)):
                 skel = index.skeleton_at(seq)

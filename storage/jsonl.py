@@ -412,6 +412,7 @@ class JsonlCatalog(IndexedCatalog):
             except (OSError, TypeError, ValueError, KeyError):
                 pass
             try:
+                self._reading(len(rows), len(paths))
                 loaded = self._load(session_id)
                 rows.append(loaded.summary())
                 self._remember(loaded)

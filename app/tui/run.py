@@ -7,6 +7,7 @@ import os
 
 from treechat.bootstrap import load_environment, open_store, pick_session, storage_kind
 from treechat.chat import Chat
+from treechat.progress import reading_progress
 
 from .app import TreechatApp
 
@@ -15,8 +16,9 @@ async def run_tui(args: argparse.Namespace) -> int:
     env = load_environment(args.home)
     catalog = await open_store(storage_kind(args.storage, ephemeral=args.ephemeral), env.settings.home)
     try:
-        storage = await pick_session(catalog, session_ref=args.session, continue_latest=args.continue_latest,
-                                     cwd=os.getcwd(), reuse_empty=True)
+        with reading_progress(catalog, "Reading sessions"):  # a first start on a big JSONL folder: seconds
+            storage = await pick_session(catalog, session_ref=args.session, continue_latest=args.continue_latest,
+                                         cwd=os.getcwd(), reuse_empty=True)
         chat = Chat(catalog=catalog, settings=env.settings, registry=env.registry, model_ref=args.model,
                     tools=args.tools.split(",") if args.tools else None)
         app = TreechatApp(chat, storage)

@@ -121,9 +121,19 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
             self.remove_class("-narrow")
             self.set_class(self._tree_hidden_when_wide, "-tree-hidden")
 
-    def on_key(self, event: events.Key) -> None:
-        """You can always just type: a printable key nothing else took (the transcript or the
-        tree has focus and no binding for it) goes to the composer, which takes the focus."""
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            self._type_into_composer(event)  # before Textual hands the key to the focused widget
+        await super().on_event(event)
+
+    def _type_into_composer(self, event: events.Key) -> None:
+        """You can always just type: a printable key that nothing focused is bound to moves the
+        focus to the composer, which then gets the key like any other.
+
+        Decided here, as each key arrives from the driver and before it is handed to the focused
+        widget, so the keys behind it in the same burst follow it to the composer. (Decided where
+        the key bubbles back unhandled, the rest of the burst was already queued to the panel: a
+        "g" there jumped in the tree, a "y" copied in the transcript, and letters were lost.)"""
         if not event.is_printable or not event.character or self.screen is not self.screen_stack[0]:
             return
         composer = self.composer
@@ -132,14 +142,9 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         bound = self.screen.active_bindings.get(event.key)
         if bound is not None and bound.enabled:
             return  # a key the focused widget (or the App) acts on: its binding runs, not typing
-        event.stop()
         if self.has_class("-narrow"):
             self.add_class("-tree-hidden")  # the drawer would cover what is being typed
-        # Now, not composer.focus() (which defers the move): the keys of the same burst are already
-        # queued and each goes to whatever has the focus when it is handled — a "y" after it would
-        # still copy in the transcript, an "e" edit, a space preview in the tree, an Enter be lost.
-        self.screen.set_focus(composer)
-        composer.insert(event.character)
+        self.screen.set_focus(composer)  # at once (focus() would defer it behind the queued keys)
 
     async def _detect_local(self) -> None:
         from treechat.llm.detect import detect_local_servers

@@ -441,6 +441,12 @@ class TreeView(ScrollView, can_focus=True):
     def action_start_filter(self) -> None:
         self._query_typing.start()
 
+    @property
+    def takes_typing(self) -> bool:
+        """While a filter is being typed, printable keys are the tree's (the App sends other
+        typing to the composer)."""
+        return self._query_typing.active
+
     async def on_key(self, event: events.Key) -> None:
         if self._query_typing.key(event):
             self.refresh_bindings()

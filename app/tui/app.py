@@ -137,8 +137,8 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         if not event.is_printable or not event.character or self.screen is not self.screen_stack[0]:
             return
         composer = self.composer
-        if composer.has_focus:
-            return
+        if composer.has_focus or getattr(self.focused, "takes_typing", False):
+            return  # the composer, or a widget taking text right now (the tree's `/` filter)
         bound = self.screen.active_bindings.get(event.key)
         if bound is not None and bound.enabled:
             return  # a key the focused widget (or the App) acts on: its binding runs, not typing

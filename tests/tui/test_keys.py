@@ -144,3 +144,29 @@ async def test_alt_enter_right_after_enter_queues_a_follow_up_not_a_steer(make_a
         texts = [t for _, t in await path_texts(app)]
         assert texts.index("s1 steer") < texts.index("q1 followup") and texts.index("reply 1") < texts.index("q1 followup")
         assert texts[:2] == ["first", "s1 steer"] or texts[:3] == ["first", "reply 1", "s1 steer"], texts
+
+
+async def test_the_tree_filter_takes_what_is_typed_after_slash(make_app, fake):
+    """Typing after `/` in the tree is the filter's: the composer redirect must leave it alone
+    (a final smoke test found every letter the tree does not bind going to the composer)."""
+    from treechat.session.session import Session
+    from treechat.storage.model import UserMessage
+    from treechat.widgets.tree_view import TreeView
+
+    async with make_app() as (app, pilot):
+        s = await Session.open(await app.chat.catalog.create())
+        for text in ("first question", "second question"):
+            await s.append_message(UserMessage(content=text))
+        await app.chat.open(await app.chat.catalog.open(s.storage.session_id))
+        tree = app.ui(TreeView)
+        tree.focus()
+        await wait_for(pilot, lambda: tree.has_focus, what="the tree focused")
+        feed(app, "/")  # opens the filter (a binding: it runs when the key comes back to the App)
+        await wait_for(pilot, lambda: tree._query_typing.active, what="the filter open")
+        feed(app, "second")
+        await wait_for(pilot, lambda: tree._query_typing.text == "second", what="the filter text")
+        assert app.ui(Composer).text == "" and tree.has_focus
+        feed(app, "\x1b")  # Esc clears the filter; typing after it goes to the composer again
+        await wait_for(pilot, lambda: not tree._query_typing.active, what="the filter closed")
+        feed(app, "hello")
+        await wait_for(pilot, lambda: app.ui(Composer).text == "hello", what="typing in the composer")

@@ -45,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="treechat", description="A terminal chat for LLM agents whose history is a tree.")
     p.add_argument("--version", action="version", version=f"treechat {__version__}")
     common(p, None)
-    p.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", help="send one prompt, stream the answer to stdout, persist it")
+    p.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", nargs="?", const="",
+                   help="send one prompt, stream the answer to stdout, persist it (no PROMPT, or -: the piped text)")
     p.add_argument("--session", metavar="ID|PREFIX", help="open (or continue) this session")
     p.add_argument("-c", "--continue", dest="continue_latest", action="store_true", help="resume the most recent session")
     p.add_argument("--model", metavar="PROVIDER/ID", help="model to use, e.g. openai/gpt-4o-mini or anthropic/claude-sonnet-4-5")
@@ -340,7 +341,9 @@ def read_prompt(prompt: str, stdin: TextIO) -> str:
         return text
     piped = _piped_text(stdin)
     if not prompt.strip() and not piped.strip():
-        raise CliError("The prompt is empty: give the text after -p (or pipe it in with -p -).")
+        raise CliError("The prompt is empty: give the text after -p, or pipe it in (echo … | treechat -p).")
+    if not prompt.strip():
+        return piped  # `echo … | treechat -p`: the piped text is the prompt
     return f"{piped.rstrip()}\n\n{prompt}" if piped.strip() else prompt
 
 

@@ -159,3 +159,29 @@ async def test_a_missing_key_fails_before_any_request_and_writes_nothing(fake, t
     assert code == 2 and fake.requests == []
     assert err.count("\n") == 1 and "OPENAI_API_KEY" in err
     assert (await (await place.session()).storage.get_session_stats()).entry_count == 0
+
+
+@pytest.mark.parametrize("argv, piped, sent", [
+    (["-p", "review this"], "diff --git a/x b/x\n+new line\n", "diff --git a/x b/x\n+new line\n\nreview this"),
+    (["-p", "-"], "the whole prompt\nfrom stdin\n", "the whole prompt\nfrom stdin"),
+    (["-p"], "just the pipe\n", "just the pipe"),
+])
+async def test_piped_stdin_goes_into_the_prompt_and_stdout_is_the_reply_only(fake, tmp_path, argv, piped, sent):
+    """`git diff | treechat -p "review this"`, `… | treechat -p -` and `… | treechat -p`, in a real
+    process with a real pipe."""
+    import asyncio
+    import os
+    import sys
+
+    fake.script_openai(["looks ", "fine"])
+    env = {**os.environ, "OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": SECRET, "TREECHAT_HOME": str(tmp_path)}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "treechat", "--model", "openai/fake-model", *argv, env=env,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(piped.encode()), 60)
+    assert proc.returncode == 0, err.decode()
+    assert out.decode() == "looks fine\n"  # the reply and nothing else
+    (request,) = fake.requests
+    user = [m for m in request.body["messages"] if m["role"] == "user"][-1]
+    text = user["content"] if isinstance(user["content"], str) else user["content"][0]["text"]
+    assert text == sent

@@ -100,7 +100,7 @@ async def run_import(catalog: SessionCatalog, paths: list[Path], *, force: bool,
 
 
 def _report(summary: ImportSummary, stdout: TextIO, interrupted: str = "") -> None:
-    listed = summary.imported + summary.already
+    listed = list(dict.fromkeys(summary.imported + summary.already))  # one id per session (a v1 and its v3 copy)
     if not is_terminal(stdout) or len(listed) <= 10:
         for sid in listed:
             stdout.write(sid + "\n")

@@ -21,8 +21,8 @@ M = TypeVar("M", bound=BaseModel)
 def well_formed_text(text: str) -> str:
     if not _SURROGATE.search(text):
         return text
-    joined = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    return _SURROGATE.sub("\ufffd", joined)
+    # UTF-16 round trip: a pair in two halves decodes as its character, a lone half as U+FFFD
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def _repair(value: Any) -> Any:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from treechat.storage.well_formed import well_formed_text
+
 # One alternation, longest forms first:
 #  - CSI: ESC [ params intermediates final (also the 8-bit CSI \x9b)
 #  - OSC / DCS / SOS / PM / APC strings: up to BEL or ST (ESC \ or \x9c), or to the end when unterminated
@@ -43,8 +45,7 @@ def sanitize(text: object) -> str:
         text = "" if text is None else str(text)
     if not _NEEDS_WORK.search(text):  # the common case: nothing to do, no copies
         return text
-    if _SURROGATE.search(text):  # a split pair becomes its character, half a pair U+FFFD
-        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    text = well_formed_text(text)  # a split pair becomes its character, half a pair U+FFFD
     text = text.replace("\r\n", "\n")
     text = _SEQUENCE.sub("", text)
     return _CONTROL.sub("", text)

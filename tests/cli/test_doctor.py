@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import socket
 import sqlite3
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -21,20 +20,10 @@ from treechat.doctor_terminal import identify, terminal_checks
 from treechat.storage import open_catalog
 from treechat.storage.sqlite.db import SCHEMA_VERSION
 
+from .conftest import closed_port
+
 KEY = "sk-doctor-SECRET-0123456789abcdef"
 CONFIG_KEY = "cfg-SECRET-key-9876543210"
-
-
-def closed_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def quiet_servers() -> tuple[tuple[str, str], ...]:
-    return tuple((name, f"http://127.0.0.1:{closed_port()}") for name in ("ollama", "lmstudio", "llamacpp", "vllm"))
 
 
 def report(home: Path, servers: Any, env: dict[str, str] | None = None, *, as_json: bool = False,

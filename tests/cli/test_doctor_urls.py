@@ -3,41 +3,11 @@ variable, a probe target), it is a line of the report, never a traceback."""
 
 from __future__ import annotations
 
-import asyncio
-import io
-import json
-import socket
-from pathlib import Path
-from typing import Any
-
 import pytest
 
-from treechat.doctor import run_doctor
+from .test_doctor import by_id, report
 
 KEY = "sk-doctor-url-SECRET-0123456789"
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def quiet_servers() -> tuple[tuple[str, str], ...]:
-    return tuple((name, f"http://127.0.0.1:{closed_port()}") for name in ("ollama", "lmstudio", "llamacpp", "vllm"))
-
-
-def report(home: Path, servers: Any, env: dict[str, str] | None = None, *, as_json: bool = False) -> tuple[int, str]:
-    out = io.StringIO()
-    env = {"TERM": "xterm-256color", **(env or {})}
-    code = asyncio.run(run_doctor(str(home), as_json=as_json, out=out, env=env, servers=servers, encoding="utf-8",
-                                  tmux=lambda option: None))
-    return code, out.getvalue()
-
-
-def by_id(text: str) -> dict[str, dict[str, Any]]:
-    return {c["id"]: c for c in json.loads(text)["checks"]}
 
 
 @pytest.mark.parametrize("url,reason", [

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures import PI_FIXTURES
 from treechat.cli import main
 from treechat.storage import BACKENDS
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "pi"
+FIXTURES = PI_FIXTURES
 CASES = ["large-session", "before-compaction", "large-session.v3", "before-compaction.v3"]
 
 

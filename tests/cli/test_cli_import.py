@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures import PI_FIXTURES
 from treechat.cli import main
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "pi"
+FIXTURES = PI_FIXTURES
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures import PI_FIXTURES
 from treechat.cli import main
 from treechat.html_export import export_html
 from treechat.storage.base import EntryCursor
@@ -214,7 +215,7 @@ def home(request, tmp_path):
 
 def test_cli_exports_html_to_a_file_and_to_stdout(capsys, home, tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-sentinel-never-exported")
-    fixture = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "pi" / "large-session.jsonl"
+    fixture = PI_FIXTURES / "large-session.jsonl"
     if not fixture.exists():
         pytest.skip(f"Pi fixture missing: {fixture}")
     assert main(["import", str(fixture), *home]) == 0
@@ -232,7 +233,7 @@ def test_cli_exports_html_to_a_file_and_to_stdout(capsys, home, tmp_path, monkey
 
 
 def test_cli_export_to_a_missing_folder_is_one_line(capsys, home, tmp_path):
-    assert main(["import", str(Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "pi" / "large-session.jsonl"),
+    assert main(["import", str(PI_FIXTURES / "large-session.jsonl"),
                  *home]) == 0
     sid = capsys.readouterr().out.strip()
     assert main(["export", sid, "--format", "html", "-o", str(tmp_path / "no" / "such" / "x.html"), *home]) == 1

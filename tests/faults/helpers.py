@@ -12,8 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.fixtures import PI_FIXTURES
+
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT.parent / "shared" / "fixtures" / "pi"
+FIXTURES = PI_FIXTURES
 
 
 def env() -> dict[str, str]:

@@ -119,7 +119,13 @@ def test_ctrl_c_during_a_folder_import_says_what_got_in(tmp_path):
     home = ["--home", str(tmp_path / "home")]
     proc = subprocess.Popen([sys.executable, "-m", "treechat", *home, "import", str(folder)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
-    time.sleep(1.5)
+    # Interrupt once the first session is in (a condition, not a fixed sleep: on a loaded machine
+    # a sleep can land while Python is still importing, before treechat handles Ctrl+C at all).
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline:
+        if (tmp_path / "home" / "treechat.db").exists() and json.loads(treechat(*home, "sessions", "--json").stdout):
+            break
+        time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     if proc.returncode == 0:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 
 from tests.fake_provider import FakeProvider, Recorded, Send, Status
+from tests.fixtures import PI_FIXTURES
 from treechat.llm.types import ModelInfo
 from treechat.session.agent_session import AgentSession, CompactionSettings, NothingToCompact
 from treechat.session.session import Session
@@ -20,7 +20,7 @@ from treechat.storage.jsonl import read_session_file
 from treechat.storage.memory import MemoryCatalog
 from treechat.storage.model import CompactionEntry, MessageEntry, TextContent, UserMessage, message_text
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "pi"
+FIXTURES = PI_FIXTURES
 SUMMARY_MARK = "context summarization assistant"
 SYSTEM = "You are a helpful coding assistant. " * 40  # a realistic system prompt goes out every time
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures import PI_FIXTURES
 from treechat.storage.base import SessionFileError
 from treechat.storage.index import ms_to_iso
 from treechat.storage.jsonl import JsonlCatalog, read_session_file, write_session_file
@@ -16,7 +17,7 @@ from treechat.storage.model import LeafEntry
 
 from .helpers import T0, append_all, assistant, ids, label, user
 
-FIXTURES = Path("/work/shared/fixtures/pi")
+FIXTURES = PI_FIXTURES
 
 
 def lines(path) -> list[dict]:

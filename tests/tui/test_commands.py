@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 
+from tests.fixtures import PI_FIXTURES
 from treechat.storage.jsonl import read_session_file
 from treechat.widgets.composer import Composer
 from treechat.widgets.screens import ConfirmDialog, SessionsScreen, ToolConfirmDialog
@@ -14,7 +14,7 @@ from treechat.widgets.transcript import Transcript
 
 from .conftest import idle, path_texts, screen_text, type_text, wait_for
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "pi"
+FIXTURES = PI_FIXTURES
 OVERFLOW = {"error": {"message": "This model's maximum context length is 8192 tokens. However, your messages "
                                  "resulted in 250000 tokens.", "type": "invalid_request_error",
                       "code": "context_length_exceeded"}}

@@ -184,6 +184,21 @@ async def test_fork_opens_a_new_session_and_leaves_the_original_alone(catalog, f
     assert rec.of(SessionOpened)[-1].composer_text == "half typed"  # the draft came back
 
 
+async def test_fork_here_after_label_and_name_keeps_the_conversation(catalog, fake, tmp_path) -> None:
+    """/label, /name, then /fork here: the new session shows the conversation (its name entry
+    used to point at the label entry the fork did not copy: "Start a conversation", 0 messages)."""
+    chat, rec = await make_chat(catalog, fake, tmp_path)
+    await seeded(chat)
+    await chat.label(None, "keep")
+    await chat.rename("Named")
+    await chat.fork(None, "at")
+    opened = rec.of(SessionOpened)[-1]
+    assert [message_text(e.message) for e in opened.path if isinstance(e, MessageEntry)] == ["q1", "a1", "q2", "a2"]
+    context = await chat.session.build_session_context()
+    assert [message_text(m) for m in context.messages] == ["q1", "a1", "q2", "a2"]
+    assert chat.title() == "Named"
+
+
 async def test_compact_replaces_the_path_shown_and_keeps_every_entry(catalog, fake, tmp_path) -> None:
     fake.responder = lambda request: fake.openai_reply(["## Goal\nsummarised"])
     chat, rec = await make_chat(catalog, fake, tmp_path)

@@ -382,15 +382,17 @@ class ChatCore:
             await asyncio.gather(self._run_task, return_exceptions=True)
 
     async def stop(self) -> None:
-        """Esc: end a preview; else stop the run, and what was queued goes out next (steering
-        first; follow-ups when nothing steers)."""
+        """Esc: end a preview; else stop the run, and what was queued goes out next in the order
+        it would have: the steering first, the follow-ups when that run would stop."""
         if self.preview_id is not None:
             await self.preview(None)
             return
         if self._agent is None or not self.is_running:
             return
-        batch = await self._agent.interrupt()
+        batch, after = await self._agent.interrupt()
         await self.wait_idle()
+        if after:
+            await self._agent.requeue_follow_ups(after)  # delivered when the batch's run would stop
         if batch:
             self._start(batch)
 

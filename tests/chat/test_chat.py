@@ -123,6 +123,25 @@ async def test_stop_keeps_the_partial_reply_and_sends_the_steering_next(catalog,
     gate.set()
 
 
+async def test_stop_sends_a_steer_queued_first_before_a_follow_up(catalog, fake, tmp_path) -> None:
+    """Esc with both queued: the steer goes out next and the follow-up after its reply (it went
+    out first: ⊘ asst → FOLLOW-D → STEER-C)."""
+    gate = asyncio.Event()
+    fake.script_openai(["partial"], gate=gate, gate_after=0)
+    fake.script_openai(["to the steer"])
+    fake.script_openai(["to the follow-up"])
+    chat, rec = await make_chat(catalog, fake, tmp_path)
+    await chat.send("go")
+    await wait_until(lambda: chat.is_running and len(fake.requests) == 1, "streaming")
+    await chat.send("STEER-C", "steer")
+    await chat.send("FOLLOW-D", "follow_up")
+    await chat.stop()
+    await chat.wait_idle()
+    assert [t for _, t in await texts(chat)][2:] == ["STEER-C", "to the steer", "FOLLOW-D", "to the follow-up"]
+    assert rec.of(QueueChanged)[-1] == QueueChanged((), ())
+    gate.set()
+
+
 async def test_no_model_or_no_key_is_a_chat_error_and_writes_nothing(catalog, fake, tmp_path) -> None:
     chat, _ = await make_chat(catalog, fake, tmp_path, key=None)
     with pytest.raises(ChatError, match="OPENAI_API_KEY"):

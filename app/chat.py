@@ -19,6 +19,7 @@ from typing import Any, Literal, Sequence
 from treechat.agent.tools import make_tools
 from treechat.chat_core import ChatCore, ChatError
 from treechat.chat_events import EntryAppended, Focused, HeaderChanged, LabelChanged, Notice, PathChanged, StatusChanged
+from treechat.chat_status import entry_words
 from treechat.export_target import OutputError
 from treechat.exporting import export_session
 from treechat.llm.detect import DetectedServer
@@ -136,9 +137,7 @@ class Chat(ChatCore):
             self._first_prompt = None  # another root may begin this path
             if announce and old is not None and old not in set(self.tree.path_ids(target)):
                 self.abandoned_leaf = old
-                row = self.tree.get(old)
-                where = f"“{row.preview[:40]}”" if row else old
-                self._emit(Notice(f"Left the branch at {where}. /summarize adds a summary of it to the context; "
+                self._emit(Notice(f"Left the branch at {entry_words(self.tree, old)}. /summarize adds a summary of it to the context; "
                                   "Backspace in the tree goes back."))
         self.preview_id = None
         self._emit(PathChanged(await self._path_to_show(), self.session.leaf_id, None, "move"))

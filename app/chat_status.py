@@ -44,8 +44,24 @@ def first_prompt(tree: TreeIndex, leaf_id: str | None) -> str | None:
     return None
 
 
+def clip_words(text: str, limit: int) -> str:
+    """`text` as one line of at most `limit` characters, cut after a whole word with "…" (a word
+    longer than the whole limit is cut inside)."""
+    line = " ".join(text.split())
+    if len(line) <= limit:
+        return line
+    cut = line[: max(limit - 1, 1)]
+    space = cut.rfind(" ")
+    if space >= limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-–—") + "…"
+
+
+def entry_words(tree: TreeIndex, entry_id: str, limit: int = 40) -> str:
+    """An entry as a person recognises it in a sentence: its first words, quoted."""
+    row = tree.get(entry_id)
+    return f"“{clip_words(row.preview, limit)}”" if row else entry_id
+
+
 def viewing_text(tree: TreeIndex, preview_id: str | None) -> str | None:
-    if not preview_id:
-        return None
-    row = tree.get(preview_id)
-    return f"“{row.preview[:40]}”" if row else preview_id
+    return entry_words(tree, preview_id) if preview_id else None

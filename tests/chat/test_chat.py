@@ -105,6 +105,25 @@ async def test_steer_and_follow_up_are_queued_and_answered_in_order(catalog, fak
                                                  "to the follow-up"]
 
 
+async def test_leaving_a_branch_names_it_by_whole_words(catalog, fake, tmp_path) -> None:
+    """The notice names the branch left by its first words, never half a word (an error reply's
+    text was cut mid-word)."""
+    from treechat.chat_events import Notice
+
+    chat, rec = await make_chat(catalog, fake, tmp_path)
+    first = await chat.session.append_message(UserMessage(content="q1"))
+    await chat.session.append_message(UserMessage(content="q2"))
+    await chat.session.append_message(AssistantMessage(
+        content=[], provider="openai", model="fake-model", stop_reason="error",
+        error_message="The reply from openai ended without its end marker (stream ended without completion)"))
+    await chat.move_to(first)
+    notice = next(e.text for e in rec.of(Notice) if e.text.startswith("Left the branch"))
+    quoted = notice.split("“", 1)[1].split("”", 1)[0]
+    assert quoted.endswith("…") and len(quoted) <= 40, quoted
+    assert "The reply from openai ended without its end marker".startswith(quoted[:-1]), quoted
+    assert quoted[:-1] in ("The reply from openai ended without its", "The reply from openai ended without"), quoted
+
+
 async def test_stop_keeps_the_partial_reply_and_sends_the_steering_next(catalog, fake, tmp_path) -> None:
     gate = asyncio.Event()
     fake.script_openai(["partial"], gate=gate, gate_after=0)

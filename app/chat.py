@@ -12,9 +12,8 @@ the queue; this class adds moving in the tree and the commands. Errors a person 
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Literal
 
 from treechat.agent.tools import make_tools
 from treechat.chat_core import ChatCore, ChatError
@@ -22,7 +21,6 @@ from treechat.chat_events import EntryAppended, Focused, HeaderChanged, LabelCha
 from treechat.chat_status import entry_words
 from treechat.export_target import OutputError
 from treechat.exporting import export_session
-from treechat.llm.detect import DetectedServer
 from treechat.session.agent_session import CompactionError, CompactionResult
 from treechat.session.branching import ForkError, NothingToSummarize, fork_session
 from treechat.session.instructions import CUSTOM_TYPE as INSTRUCTIONS_TYPE
@@ -56,14 +54,15 @@ class Chat(ChatCore):
 
     async def set_model(self, ref: str) -> None:
         try:
-            self.registry.resolve(ref)
+            model = self.local.known(self.registry.resolve(ref))
         except ValueError as err:
             raise ChatError(str(err)) from None
         self.model_ref = ref
         if self._agent is None:
             await self.ensure_agent()
         else:
-            await self._agent.set_model(ref)
+            await self._agent.set_model(model)
+            self.local.probe(model)
         self._emit(StatusChanged(self.status()))
         self._emit(self.readiness())
 
@@ -78,22 +77,6 @@ class Chat(ChatCore):
             self._emit(Notice(f"{agent.state.model.ref} supports thinking up to {got!r}."))
         self._emit(StatusChanged(self.status()))
         return got
-
-    def add_local_servers(self, found: Sequence[DetectedServer]) -> None:
-        """Local servers found at start-up: offered as models, used when nothing else is chosen."""
-        from treechat.llm.catalog import ProviderInfo
-
-        for server in found:
-            known = self.registry.provider(server.provider)
-            served: dict[str, dict[str, Any]] = {m: {} for m in server.models}
-            if known is None:
-                self.registry.add_provider(ProviderInfo(name=server.provider, api="openai", base_url=server.base_url,
-                                                        local=True, models=served))
-            else:  # a built-in or configured local kind (ollama, …): add the models it runs now
-                self.registry.add_provider(dataclasses.replace(known, local=True, models={**served, **known.models}))
-        self.detected = list(found)
-        self._emit(StatusChanged(self.status()))
-        self._emit(self.readiness())
 
     # ------------------------------------------------------------ moving in the tree
 

@@ -263,6 +263,7 @@ class ChatCore(ChatModels):
         self._agent.recovery_folders = [Path(self.settings.home) / "recovery"]
         self._refresh_prompt = bind_system_prompt(self._agent, self.prompt_builder)
         self._unsubscribe_agent = self._agent.subscribe(self._on_agent_event)
+        self._agent.compactor.on_window = self.window_learned
         self._emit(StatusChanged(self.status()))
         return self._agent
 

@@ -211,6 +211,9 @@ _LIMIT_PATTERNS: tuple[tuple[re.Pattern[str], int, int], ...] = tuple(
     for p, w, r in (
         # Anthropic: "prompt is too long: 213462 tokens > 200000 maximum"
         (rf"prompt is too long:\s*{_N}\s*tokens?\s*>\s*{_N}", 2, 1),
+        # llama-cpp-python, vLLM: "…you requested 2631 tokens (2531 in the messages, 100 in the
+        # completion)": the prompt is the messages' part
+        (rf"maximum context length is {_N} tokens?.*?\({_N} in the messages", 1, 2),
         # OpenAI, OpenRouter, vLLM: "maximum context length is 8192 tokens. However, your messages
         # resulted in 9000 tokens" / "…you requested 9000 tokens" / "…your request has 9000 input tokens"
         (rf"maximum context length is {_N} tokens?(?:.*?(?:resulted in|requested(?: about)?|request has|contains)\s*{_N})?", 1, 2),

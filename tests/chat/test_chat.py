@@ -49,7 +49,7 @@ async def make_chat(catalog: SessionCatalog, fake: FakeProvider, tmp_path: Any, 
     env = {"OPENAI_BASE_URL": fake.base_url, **({"OPENAI_API_KEY": key} if key else {})}
     settings = load_settings(tmp_path / "home", env=env)
     chat = Chat(catalog=catalog, settings=settings, registry=ModelRegistry(settings, env=env), model_ref=model,
-                cwd=str(tmp_path))
+                cwd=str(tmp_path), local_servers=())  # (no real port is asked)
     recorder = Recorder(chat)
     await chat.open(await catalog.create(cwd=str(tmp_path)))
     return chat, recorder

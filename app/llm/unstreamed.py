@@ -51,7 +51,7 @@ class OpenAIUnstreamed:
             delta["tool_calls"] = [{**c, "index": i} for i, c in enumerate(calls) if isinstance(c, dict)]
         chunk = {"choices": [{"index": 0, "delta": delta, "finish_reason": choice.get("finish_reason") or "stop"}],
                  "usage": reply.get("usage")}
-        return [SSEEvent(data=json.dumps(chunk)), SSEEvent(data="[DONE]")]
+        return [SSEEvent("message", json.dumps(chunk)), SSEEvent("message", "[DONE]")]
 
 
 async def _whole(response: httpx.Response) -> bytes:

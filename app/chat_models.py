@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from treechat.chat_events import ChatEvent, Notice, Readiness, Status, StatusChanged
-from treechat.llm.detect import DetectedServer
+from treechat.llm.detect import DetectedServer, root_of
 from treechat.llm.registry import ModelRegistry
 from treechat.llm.types import ModelInfo
 from treechat.local_models import LocalModels, key_of
@@ -65,7 +65,7 @@ class ChatModels:
         if self._agent is not None:
             return self._agent.state.model
         try:
-            return self.resolve_model()
+            return self.local.known(self.resolve_model())
         except ChatError:
             return None
 
@@ -96,6 +96,11 @@ class ChatModels:
         if info.note:
             self._emit(Notice(info.note, "warning"))
         self._emit(StatusChanged(self.status()))
+
+    def busy_server(self) -> str | None:
+        """The root URL of the local server a reply is coming from now (not to be asked meanwhile)."""
+        model = self._agent.state.model if self._agent is not None and self._agent.is_streaming else None
+        return root_of(model.base_url) if model is not None else None
 
     def window_learned(self, window: int) -> None:
         """An overflow error stated the window of the model in use (the compactor found it): it

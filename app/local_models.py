@@ -26,6 +26,7 @@ from treechat.llm.detect import (
     detect_local_servers,
     detect_model_info,
     refine,
+    root_of,
     servers_to_probe,
 )
 from treechat.llm.local import is_local_url
@@ -58,20 +59,29 @@ class LocalModels:
 
     # ------------------------------------------------------------ which servers answer
 
-    def detect(self) -> asyncio.Task[list[DetectedServer]]:
-        """Ask the servers again (in the background); the task ends within DETECT_TIMEOUT."""
+    def detect(self, busy: str | None = None) -> asyncio.Task[list[DetectedServer]]:
+        """Ask the servers again (in the background); the task ends within DETECT_TIMEOUT. The
+        server at `busy` (a root URL answering a reply now) is not asked: llama-cpp-python stops a
+        reply when another request reaches it, and what it runs is known already."""
         if self._detecting is None or self._detecting.done():
-            self._detecting = asyncio.ensure_future(detect_local_servers(self.servers, timeout=DETECT_TIMEOUT))
+            asked = tuple(s for s in self.servers if s[1].rstrip("/") != busy)
+            kept = [s for s in self.detected if root_of(s.base_url) == busy]
+            self._detecting = asyncio.ensure_future(self._detect(asked, kept))
         return self._detecting
 
-    async def found(self) -> list[DetectedServer]:
+    @staticmethod
+    async def _detect(asked: tuple[tuple[str, str], ...], kept: list[DetectedServer]) -> list[DetectedServer]:
+        found = await detect_local_servers(asked, timeout=DETECT_TIMEOUT) if asked else []
+        return [*kept, *found]
+
+    async def found(self, busy: str | None = None) -> list[DetectedServer]:
         """The servers answering now: the running detection, or a new one, waited for."""
         if not self.servers:
-            return []
+            return list(self.detected)
         try:
-            return await asyncio.shield(self.detect())
+            return await asyncio.shield(self.detect(busy))
         except Exception:  # (a bug in a probe must not stop a send)
-            return []
+            return list(self.detected)
 
     def add(self, found: Sequence[DetectedServer]) -> None:
         """Offer what the servers run as models; a local server is used when nothing else is chosen."""
@@ -83,8 +93,9 @@ class LocalModels:
             if known is None:
                 self.registry.add_provider(ProviderInfo(name=server.provider, api="openai", base_url=server.base_url,
                                                         local=True, models=served))
-            else:  # a built-in or configured local kind (ollama, …): add the models it runs now
-                self.registry.add_provider(dataclasses.replace(known, local=True, models={**served, **known.models}))
+            else:  # a built-in or configured local kind (ollama, …): add the models it runs now, where it runs them
+                self.registry.add_provider(dataclasses.replace(known, local=True, base_url=server.base_url,
+                                                               models={**served, **known.models}))
         self.detected = list(found)
 
     # ------------------------------------------------------------ what a server runs a model with

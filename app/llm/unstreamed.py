@@ -63,14 +63,23 @@ async def _whole(response: httpx.Response) -> bytes:
     return bytes(data[:MAX_REPLY_BYTES])
 
 
+async def _send(client: httpx.AsyncClient, request: httpx.Request) -> httpx.Response:
+    # A server whose stream failed can leave its kept-alive connection dead (llama-cpp-python: the
+    # next request on it gets no answer at all): one failure to send goes again on a new connection.
+    try:
+        return await client.send(request, stream=True)
+    except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError):
+        return await client.send(request, stream=True)
+
+
 async def ask_unstreamed(client: httpx.AsyncClient, url: str, headers: dict[str, str], body: bytes,
                          spec: Unstreamed, *, provider: str, model: str, base_url: str) -> list[SSEEvent]:
     """The stream answered nothing: the same request once without streaming. Returns the reply as
     stream events, or raises the server's own reason as a ProviderError."""
     empty = f"The stream from {provider} ended with no data"
     try:
-        request = client.build_request("POST", url, headers={**headers, "Accept": "application/json"}, content=body)
-        response = await client.send(request, stream=True)
+        response = await _send(client, client.build_request(
+            "POST", url, headers={**headers, "Accept": "application/json"}, content=body))
         try:
             text = (await _whole(response)).decode("utf-8", errors="replace")
         finally:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from treechat.agent.loop import maybe_await
 from treechat.llm.abort import AbortSignal
 from treechat.llm.errors import is_context_overflow, stated_context_limit
+from treechat.llm.local import shown_ref
 from treechat.llm.types import LlmContext, StreamOptions
 from treechat.storage.model import (
     AssistantMessage,
@@ -38,6 +39,7 @@ from treechat.storage.model import (
 )
 
 from .compaction import (
+    SAFETY,
     Budget,
     CompactionError,
     CompactionPlan,
@@ -346,9 +348,10 @@ class Compactor:
         if not self.settings.enabled or window <= 0 or self.is_compacting:
             return False
         tokens, estimated = context_tokens(messages)
-        if estimated:  # the system prompt and tools go out too, counted as this provider counts
+        if estimated:  # the system prompt and tools go out too, counted as this provider counts,
+            # and chars/4 is a guess: leave it the margin plans leave (SAFETY)
             ref = self.agent.state.model.ref
-            tokens = int((tokens + self._overhead()) * self._ratio.get(ref, 1.0))
+            tokens = int((tokens + self._overhead()) * self._ratio.get(ref, 1.0) / SAFETY)
         return should_compact(tokens, window, self.settings, self.budget().reply)
 
     async def check_threshold(self, signal: AbortSignal | None) -> CompactionResult | None:
@@ -418,11 +421,16 @@ class Compactor:
         path = await self.owner.session.get_branch()
         budget = self.budget()
         try:
-            plan = prepare_compaction(path, self.agent.state.messages, self.settings,
-                                      tail_budget=budget.keep_tail if budget.window > 0 else None,
-                                      keep_last_turn=trigger == "manual")
+            try:
+                plan = prepare_compaction(path, self.agent.state.messages, self.settings,
+                                          tail_budget=budget.keep_tail if budget.window > 0 else None,
+                                          keep_last_turn=trigger == "manual")
+            except TooLargeToCompact:  # the newest message is long for this window: a shorter reply
+                plan = prepare_compaction(path, self.agent.state.messages, self.settings,
+                                          tail_budget=budget.keep_tail_most, keep_last_turn=trigger == "manual")
         except TooLargeToCompact as err:
-            raise TooLargeToCompact(too_large_text(err, self.agent.state.model.ref, budget),
+            model = self.agent.state.model
+            raise TooLargeToCompact(too_large_text(err, shown_ref(model.provider, model.id), budget),
                                     tokens=err.tokens, role=err.role) from None
         prev = _last_compaction(path)
         if trigger != "manual" and prev is not None and prev.first_kept_entry_id == plan.first_kept_entry_id:

@@ -140,7 +140,7 @@ class SlashCommands(TuiBase):
         self.push_screen(picker)
 
         async def ask_servers_again() -> None:  # a server started since start-up shows up here
-            self.chat.add_local_servers(await self.chat.local.found())
+            self.chat.add_local_servers(await self.chat.local.found(busy=self.chat.busy_server()))
             if picker.is_attached:
                 picker.set_groups(model_groups(self.chat, recent))
 

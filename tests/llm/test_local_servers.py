@@ -174,9 +174,10 @@ async def test_each_server_says_its_window_and_the_conversation_fits_it(fake, tm
 # ---------------------------------------------------------------- probes never hold a message
 
 
-async def test_a_message_goes_out_at_once_while_the_window_probe_trickles(fake, tmp_path) -> None:
+async def test_a_message_goes_out_at_once_while_the_window_probe_trickles(fake, tmp_path, monkeypatch) -> None:
     """Issue 27: the server's probe endpoints answer a byte at a time; the message is sent and
-    answered meanwhile (the probe is still open when the reply is in), then refined later."""
+    answered meanwhile (the probe, given a minute here, is still open when the reply is in)."""
+    monkeypatch.setattr("treechat.local_models.PROBE_TIMEOUT", 60.0)
     LocalServer.llama_cpp(fake, trickle_probes=True)
     config = f'model = "mybox/model.gguf"\n[providers.mybox]\nbase_url = "{fake.base_url}/v1"\n'
     chat = await bare_chat(tmp_path / "home", fake, config=config)  # (asks the server from start-up)
@@ -198,3 +199,15 @@ async def test_probe_answers_are_bounded_in_bytes_and_in_time(fake) -> None:
     fake.enqueue([Status(200, {"Content-Type": "application/json"}), Drip(b" ", every=0.05)], path="/v1/models")
     assert await detect_local_servers((("vllm", fake.base_url),), timeout=0.3) == []
     await fake.client_disconnected.wait()  # a trickle is cut at the total time, not read for ever
+
+
+@pytest.mark.parametrize("model_id,shown", [
+    ("/work/models/SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-135M-Instruct.Q4_1.gguf"),
+    ("./models/x.gguf", "x.gguf"), ("~/m/qwen.bin", "qwen.bin"), ("C:\\models\\phi.gguf", "phi.gguf"),
+    ("models/llama-3.gguf", "llama-3.gguf"),
+    ("Qwen/Qwen3-8B", "Qwen/Qwen3-8B"), ("qwen3:8b", "qwen3:8b"), ("google/gemma-3-4b", "google/gemma-3-4b"),
+])
+def test_a_model_named_by_its_file_path_is_shown_by_the_file_name(model_id, shown) -> None:
+    from treechat.llm.local import shown_model_id
+
+    assert shown_model_id(model_id) == shown

@@ -9,6 +9,8 @@ from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from typing import Iterable, Literal, Mapping
 
+from .local import shown_model_id
+
 ErrorKind = Literal[
     "auth",
     "billing",
@@ -148,7 +150,7 @@ def classify_http_error(
 ) -> ProviderError:
     """Turn a non-2xx response into a ProviderError with an actionable message."""
     detail, etype, code = error_body_message(body)
-    where = f"{provider}/{model}"
+    where = f"{provider}/{shown_model_id(model)}"
     retry_after = parse_retry_after(headers)
     shown = f": {detail}" if detail else ""
     if is_context_overflow(detail) or code == "context_length_exceeded" or (

@@ -21,6 +21,7 @@ from treechat.chat_events import EntryAppended, Focused, HeaderChanged, LabelCha
 from treechat.chat_status import entry_words
 from treechat.export_target import OutputError
 from treechat.exporting import export_session
+from treechat.llm.local import shown_ref
 from treechat.session.agent_session import CompactionError, CompactionResult
 from treechat.session.branching import ForkError, NothingToSummarize, fork_session
 from treechat.session.instructions import CUSTOM_TYPE as INSTRUCTIONS_TYPE
@@ -163,7 +164,7 @@ class Chat(ChatCore):
         if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
             msg, u = entry.message, entry.message.usage
             cost = f" · ${u.cost.total:.4f}" if u.cost.total else ""
-            return f"{msg.provider}/{msg.model} · {u.input + u.cache_read:,} in / {u.output:,} out{cost}"
+            return f"{shown_ref(msg.provider, msg.model)} · {u.input + u.cache_read:,} in / {u.output:,} out{cost}"
         if isinstance(entry, MessageEntry):
             return f"{len(message_text(entry.message)):,} characters"
         if isinstance(entry, CompactionEntry):

@@ -30,6 +30,7 @@ from treechat.llm.detect import (
     servers_to_probe,
 )
 from treechat.llm.local import is_local_url
+from treechat.llm.proxy import ssl_context
 from treechat.llm.registry import ModelRegistry
 from treechat.llm.types import ModelInfo
 from treechat.state import StateFile
@@ -124,6 +125,7 @@ class LocalModels:
         self._probes[key] = asyncio.ensure_future(self._ask(key, model, server))
 
     async def _ask(self, key: Key, model: ModelInfo, server: str | None) -> None:
+        await asyncio.to_thread(ssl_context)  # built off the event loop: typing and sending go on meanwhile
         found = await detect_model_info(model.base_url, model.id, server=server, timeout=PROBE_TIMEOUT)
         self._facts[key] = found
         self._probes.pop(key, None)

@@ -17,6 +17,7 @@ from typing import Iterable
 import httpx
 
 from .local import is_local_url
+from .proxy import ssl_context
 from .types import ModelInfo
 
 __all__ = ["LOCAL_SERVERS", "DetectedServer", "ServerModelInfo", "detect_local_servers", "detect_model_info",
@@ -97,7 +98,7 @@ async def detect_local_servers(
     """Servers that answered their model list within `timeout` seconds in all, in the order
     given. A server that does not answer, or not in time, is left out; an address no connection
     can even be tried to (a port out of range) raises its error."""
-    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), trust_env=False) as client:
+    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), trust_env=False, verify=ssl_context()) as client:
         tasks = [asyncio.ensure_future(_probe(client, p, root)) for p, root in servers]
         try:
             await asyncio.wait(tasks, timeout=timeout)
@@ -244,7 +245,7 @@ async def detect_model_info(base_url: str, model_id: str, *, server: str | None 
     try:
         async with asyncio.timeout(timeout):
             async with httpx.AsyncClient(timeout=httpx.Timeout(min(timeout, 1.0)), trust_env=False,
-                                         transport=transport) as client:
+                                         transport=transport, verify=ssl_context()) as client:
                 for name in order:
                     assert name is not None
                     found = await _PROBES[name](client, root, model_id)

@@ -246,7 +246,10 @@ class Chat(ChatCore):
         except (ForkError, StorageError) as err:
             raise ChatError(str(err)) from None
         await self.open(storage, composer_text=composer_text, editor_text=text)
-        self._emit(Notice(f"Forked into a new session {storage.session_id[:8]}; Ctrl+R goes back to {original[:8]}."))
+        # (ids made in the same minute share their first characters: show enough to tell them apart)
+        n = next((i + 1 for i, (a, b) in enumerate(zip(storage.session_id, original)) if a != b), 8)
+        n = max(8, min(n, len(original)))
+        self._emit(Notice(f"Forked into a new session {storage.session_id[:n]}; Ctrl+R goes back to {original[:n]}."))
         return storage.session_id
 
     async def delete_session(self, session_id: str) -> None:

@@ -235,6 +235,11 @@ async def test_fork_here_after_label_and_name_keeps_the_conversation(catalog, fa
     context = await chat.session.build_session_context()
     assert [message_text(m) for m in context.messages] == ["q1", "a1", "q2", "a2"]
     assert chat.title() == "Named"
+    from treechat.chat_events import Notice
+
+    told = next(e.text for e in rec.of(Notice) if e.text.startswith("Forked"))
+    new, old = told.removeprefix("Forked into a new session ").split("; Ctrl+R goes back to ")
+    assert new != old.rstrip(".")  # (both were "01a23273": ids of one minute share their start)
 
 
 async def test_compact_replaces_the_path_shown_and_keeps_every_entry(catalog, fake, tmp_path) -> None:

@@ -57,6 +57,7 @@ class LocalModels:
         self._facts: dict[Key, ServerModelInfo | None] = {}
         self._probes: dict[Key, asyncio.Task[None]] = {}
         self._remembered: set[Key] = set()  # windows known from state.json, not from the server
+        self._windows: dict[Key, int | None] = {}  # what state.json says, as read
 
     # ------------------------------------------------------------ which servers answer
 
@@ -107,7 +108,10 @@ class LocalModels:
         if found is not None:
             return refine(model, found)
         if not model.window_known:
-            learned = self.state.learned_window(*key_of(model))
+            key = key_of(model)
+            if key not in self._windows:  # state.json is read once per model, not per status
+                self._windows[key] = self.state.learned_window(*key)
+            learned = self._windows[key]
             if learned:
                 self._remembered.add(key_of(model))
                 return dataclasses.replace(model, context_window=learned, window_known=True, send_max_tokens=True,
@@ -143,6 +147,7 @@ class LocalModels:
         told_nowhere = not model.window_known or key_of(model) in self._remembered
         if told_nowhere:
             self._remembered.add(key_of(model))
+            self._windows[key_of(model)] = window
             self.state.remember_window(*key_of(model), window)
         if told_nowhere or model.context_window > window:
             return dataclasses.replace(model, context_window=window, window_known=True)

@@ -249,11 +249,11 @@ async def run_http_stream(
             try:
                 await read(response)
             except httpx.TransportError as err:
-                if parser.finished:  # its end marker, then a dropped connection: the server cut the reply short
-                    raise ProviderError("transport", f"{provider} ended the reply early and dropped the connection "
-                                        f"({type(err).__name__}); a llama-cpp-python server does this when another "
-                                        "request reaches it meanwhile (start it with --interrupt_requests False); "
-                                        "try again.") from None
+                if parser.finished:  # its end marker, then a dropped connection: the server cut the reply
+                    raise ProviderError("transport", f"{provider} ended the reply and dropped the connection "
+                                        f"({type(err).__name__}): a llama-cpp-python server cuts a reply short so "
+                                        "when another request reaches it meanwhile (start it with "
+                                        "--interrupt_requests False); try again.") from None
                 raise ProviderError(
                     "transport", f"The connection to {provider} was lost mid-reply ({type(err).__name__}); try again."
                 ) from None

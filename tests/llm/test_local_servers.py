@@ -211,3 +211,17 @@ def test_a_model_named_by_its_file_path_is_shown_by_the_file_name(model_id, show
     from treechat.llm.local import shown_model_id
 
     assert shown_model_id(model_id) == shown
+
+
+async def test_a_reply_the_server_cut_short_says_so(fake, tmp_path) -> None:
+    """llama-cpp-python, when another request reaches it mid-reply: one chunk, `[DONE]` without a
+    finish reason, and the connection dropped (a request treechat itself never sends meanwhile)."""
+    from tests.fake_provider import SSE_HEADERS, Reset, Send, Status, sse_frame
+
+    first = {"choices": [{"index": 0, "delta": {"content": "Once"}, "finish_reason": None}]}
+    fake.enqueue([Status(200, SSE_HEADERS), Send(sse_frame(first)), Send(sse_frame("[DONE]")), Reset()])
+    config = f'model = "mybox/m.gguf"\n[providers.mybox]\nbase_url = "{fake.base_url}/v1"\n'
+    chat = await bare_chat(tmp_path / "home", fake, config=config)
+    code, out, err = await ask(chat, "tell me a story")
+    assert code == 1 and "--interrupt_requests False" in err
+    await chat.close()

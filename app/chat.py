@@ -12,16 +12,16 @@ the queue; this class adds moving in the tree and the commands. Errors a person 
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Literal
 
 from treechat.agent.tools import make_tools
 from treechat.chat_core import ChatCore, ChatError
 from treechat.chat_events import EntryAppended, Focused, HeaderChanged, LabelChanged, Notice, PathChanged, StatusChanged
+from treechat.chat_status import entry_words
 from treechat.export_target import OutputError
 from treechat.exporting import export_session
-from treechat.llm.detect import DetectedServer
+from treechat.llm.local import shown_ref
 from treechat.session.agent_session import CompactionError, CompactionResult
 from treechat.session.branching import ForkError, NothingToSummarize, fork_session
 from treechat.session.instructions import CUSTOM_TYPE as INSTRUCTIONS_TYPE
@@ -55,14 +55,15 @@ class Chat(ChatCore):
 
     async def set_model(self, ref: str) -> None:
         try:
-            self.registry.resolve(ref)
+            model = self.local.known(self.registry.resolve(ref))
         except ValueError as err:
             raise ChatError(str(err)) from None
         self.model_ref = ref
         if self._agent is None:
             await self.ensure_agent()
         else:
-            await self._agent.set_model(ref)
+            await self._agent.set_model(model)
+            self.local.probe(model)
         self._emit(StatusChanged(self.status()))
         self._emit(self.readiness())
 
@@ -77,22 +78,6 @@ class Chat(ChatCore):
             self._emit(Notice(f"{agent.state.model.ref} supports thinking up to {got!r}."))
         self._emit(StatusChanged(self.status()))
         return got
-
-    def add_local_servers(self, found: Sequence[DetectedServer]) -> None:
-        """Local servers found at start-up: offered as models, used when nothing else is chosen."""
-        from treechat.llm.catalog import ProviderInfo
-
-        for server in found:
-            known = self.registry.provider(server.provider)
-            served: dict[str, dict[str, Any]] = {m: {} for m in server.models}
-            if known is None:
-                self.registry.add_provider(ProviderInfo(name=server.provider, api="openai", base_url=server.base_url,
-                                                        local=True, models=served))
-            else:  # a built-in or configured local kind (ollama, …): add the models it runs now
-                self.registry.add_provider(dataclasses.replace(known, local=True, models={**served, **known.models}))
-        self.detected = list(found)
-        self._emit(StatusChanged(self.status()))
-        self._emit(self.readiness())
 
     # ------------------------------------------------------------ moving in the tree
 
@@ -136,9 +121,7 @@ class Chat(ChatCore):
             self._first_prompt = None  # another root may begin this path
             if announce and old is not None and old not in set(self.tree.path_ids(target)):
                 self.abandoned_leaf = old
-                row = self.tree.get(old)
-                where = f"“{row.preview[:40]}”" if row else old
-                self._emit(Notice(f"Left the branch at {where}. /summarize adds a summary of it to the context; "
+                self._emit(Notice(f"Left the branch at {entry_words(self.tree, old)}. /summarize adds a summary of it to the context; "
                                   "Backspace in the tree goes back."))
         self.preview_id = None
         self._emit(PathChanged(await self._path_to_show(), self.session.leaf_id, None, "move"))
@@ -181,7 +164,7 @@ class Chat(ChatCore):
         if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
             msg, u = entry.message, entry.message.usage
             cost = f" · ${u.cost.total:.4f}" if u.cost.total else ""
-            return f"{msg.provider}/{msg.model} · {u.input + u.cache_read:,} in / {u.output:,} out{cost}"
+            return f"{shown_ref(msg.provider, msg.model)} · {u.input + u.cache_read:,} in / {u.output:,} out{cost}"
         if isinstance(entry, MessageEntry):
             return f"{len(message_text(entry.message)):,} characters"
         if isinstance(entry, CompactionEntry):
@@ -263,7 +246,10 @@ class Chat(ChatCore):
         except (ForkError, StorageError) as err:
             raise ChatError(str(err)) from None
         await self.open(storage, composer_text=composer_text, editor_text=text)
-        self._emit(Notice(f"Forked into a new session {storage.session_id[:8]}; Ctrl+R goes back to {original[:8]}."))
+        # (ids made in the same minute share their first characters: show enough to tell them apart)
+        n = next((i + 1 for i, (a, b) in enumerate(zip(storage.session_id, original)) if a != b), 8)
+        n = max(8, min(n, len(original)))
+        self._emit(Notice(f"Forked into a new session {storage.session_id[:n]}; Ctrl+R goes back to {original[:n]}."))
         return storage.session_id
 
     async def delete_session(self, session_id: str) -> None:

@@ -30,18 +30,17 @@ from treechat.chat_events import (
     Notice,
     PathChanged,
     QueueChanged,
-    Readiness,
     SessionOpened,
     Status,
     StatusChanged,
 )
+from treechat.chat_models import ChatError, ChatModels
 from treechat.chat_status import build_status, first_prompt, viewing_text
 from treechat.config import Settings
-from treechat.llm.detect import DetectedServer, with_server_facts
 from treechat.llm.options import stream_options_from_settings
 from treechat.llm.registry import ModelRegistry
-from treechat.llm.types import ModelInfo
 from treechat.load_warning import load_warning
+from treechat.local_models import LocalModels
 from treechat.session.agent_session import AgentSession
 from treechat.session.compaction import CompactionSettings
 from treechat.session.instructions import stored_instructions
@@ -58,17 +57,14 @@ Confirm = Callable[[str], Awaitable[bool]]
 SendKind = Literal["send", "steer", "follow_up"]
 
 
-class ChatError(Exception):
-    """Something the user asked for cannot be done; the message is the one sentence to show."""
-
-
-class ChatCore:
+class ChatCore(ChatModels):
     """State, events, sessions, the model, sending and the queue (`Chat` adds the commands)."""
 
     def __init__(self, *, catalog: SessionCatalog, settings: Settings, registry: ModelRegistry,
                  model_ref: str | None = None, tools: Sequence[str] | None = None, cwd: str | None = None,
                  stream_fn: Any = None, stream_options: dict[str, Any] | None = None,
-                 confirm: Confirm | None = None, system: str | None = None) -> None:
+                 confirm: Confirm | None = None, system: str | None = None,
+                 local_servers: Sequence[tuple[str, str]] | None = None) -> None:
         self.catalog, self.settings, self.registry = catalog, settings, registry
         self.model_ref = model_ref or settings.model
         self.tool_names = list(tools if tools is not None else settings.tools)
@@ -82,7 +78,8 @@ class ChatCore:
         self._system_given = system is not None  # --system wins over what a session stored (/system)
         self._refresh_prompt: Callable[[], str] | None = None
         self.drafts = Drafts(Path(settings.home) / "drafts")
-        self.detected: list[DetectedServer] = []
+        # local servers and what they say about their models (None: the usual ports and config.toml's)
+        self.local = LocalModels(registry, settings, servers=local_servers, on_refined=self._server_answered)
         self._listeners: list[Listener] = []
         self._session: Session | None = None
         self._agent: AgentSession | None = None
@@ -178,6 +175,7 @@ class ChatCore:
                                  header=self.header(), status=self.status(), composer_text=text,
                                  history=history[-200:]))
         self._emit(self.readiness())
+        self.local.probe(self.current_model())  # its window, asked in the background from now on
         warning = load_warning(storage)
         if warning:
             self._emit(Notice(warning, "warning"))
@@ -227,48 +225,9 @@ class ChatCore:
         if self._session is not None:
             await self._leave(self._session, composer_text)
             self._session = None
+        self.local.close()
 
     # ------------------------------------------------------------ the model
-
-    def resolve_model(self) -> ModelInfo:
-        ref = self.model_ref or self._path_model_ref()
-        if not ref and self.detected and self.detected[0].models:
-            ref = f"{self.detected[0].provider}/{self.detected[0].models[0]}"
-        if not ref:
-            keyed = self.registry.providers_with_keys()
-            found = (f" Keys were found for {', '.join(keyed)}." if keyed else
-                     " No API key was found (set e.g. OPENAI_API_KEY or ANTHROPIC_API_KEY, or add a provider to "
-                     "config.toml) and no local server (Ollama, llama.cpp, LM Studio, vLLM) was found.")
-            raise ChatError('No model chosen: press Ctrl+L to pick one, pass --model PROVIDER/ID, '
-                            f'or set model = "PROVIDER/ID" in config.toml.{found}')
-        try:
-            return self.registry.resolve(ref)
-        except ValueError as err:
-            raise ChatError(str(err)) from None
-
-    def _path_model_ref(self) -> str | None:
-        model = self._state.model
-        return f"{model['provider']}/{model['modelId']}" if model else None
-
-    def current_model(self) -> ModelInfo | None:
-        """The model the next message goes to (None: none chosen, or it cannot be resolved)."""
-        if self._agent is not None:
-            return self._agent.state.model
-        try:
-            return self.resolve_model()
-        except ChatError:
-            return None
-
-    def readiness(self) -> Readiness:
-        servers = tuple(s.provider for s in self.detected)
-        read_only = getattr(self.catalog, "read_only", None)
-        if isinstance(read_only, str) and read_only:
-            return Readiness(f"Read-only ({read_only}): browsing and search work, sending does not.", servers)
-        try:
-            model = self._agent.state.model if self._agent is not None else self.resolve_model()
-        except ChatError as err:
-            return Readiness(str(err), servers)
-        return Readiness(self.registry.key_problem(model), servers)
 
     async def ensure_agent(self) -> AgentSession:
         """The AgentSession, made on first need (browsing never writes settings entries). Fails
@@ -279,11 +238,13 @@ class ChatCore:
         if isinstance(read_only, str) and read_only:
             raise ChatError(f"Sessions are read-only here ({read_only}): browsing and search work; sending needs a "
                             "writable home (--home DIR or TREECHAT_HOME).")
-        model = self.resolve_model()
+        if not (self.model_ref or self._path_model_ref() or self.detected):
+            self.add_local_servers(await self.local.found())  # `-p`, or a server started since
+        model = self.local.known(self.resolve_model())  # never waits for the server (issue 27)
         problem = self.registry.key_problem(model)
         if problem:
             raise ChatError(problem)
-        model = await self._with_server_window(model)
+        self.local.probe(model)
         try:
             # without a way to ask (print mode without --yes) the bash tool refuses, saying why
             tools = make_tools(self.tool_names, cwd=self.cwd, confirm=self.confirm)
@@ -302,17 +263,9 @@ class ChatCore:
         self._agent.recovery_folders = [Path(self.settings.home) / "recovery"]
         self._refresh_prompt = bind_system_prompt(self._agent, self.prompt_builder)
         self._unsubscribe_agent = self._agent.subscribe(self._on_agent_event)
+        self._agent.compactor.on_window = self.window_learned
         self._emit(StatusChanged(self.status()))
         return self._agent
-
-    async def _with_server_window(self, model: ModelInfo) -> ModelInfo:
-        """A local server's real window (and image input), asked of the server once: any provider
-        whose base_url is on this machine or the local network, whatever the user named it (a
-        cloud API is never asked)."""
-        found, info = await with_server_facts(model)
-        if info is not None and info.note:
-            self._emit(Notice(info.note, "warning"))
-        return found
 
     # ------------------------------------------------------------ sending and the queue
 
@@ -382,15 +335,17 @@ class ChatCore:
             await asyncio.gather(self._run_task, return_exceptions=True)
 
     async def stop(self) -> None:
-        """Esc: end a preview; else stop the run, and what was queued goes out next (steering
-        first; follow-ups when nothing steers)."""
+        """Esc: end a preview; else stop the run, and what was queued goes out next in the order
+        it would have: the steering first, the follow-ups when that run would stop."""
         if self.preview_id is not None:
             await self.preview(None)
             return
         if self._agent is None or not self.is_running:
             return
-        batch = await self._agent.interrupt()
+        batch, after = await self._agent.interrupt()
         await self.wait_idle()
+        if after:
+            await self._agent.requeue_follow_ups(after)  # delivered when the batch's run would stop
         if batch:
             self._start(batch)
 

@@ -8,6 +8,7 @@ costs microseconds.
 from __future__ import annotations
 
 from treechat.chat_events import Status
+from treechat.llm.local import shown_ref
 from treechat.llm.registry import ModelRegistry
 from treechat.llm.types import ModelInfo
 from treechat.session.agent_session import AgentSession
@@ -18,13 +19,15 @@ from treechat.storage.tree_index import TreeIndex
 def build_status(state: PathState, agent: AgentSession | None, model: ModelInfo | None,
                  registry: ModelRegistry) -> Status:
     percent, estimated = None, False
-    if agent is not None:
+    if model is not None and not model.window_known:
+        pass  # its server has not said how large the window is: "ctx ?"
+    elif agent is not None:
         usage = agent.context_usage()
         percent, estimated = usage.percent, usage.estimated
     elif model is not None and model.context_window:
         percent = 100.0 * state.context_tokens / model.context_window
     queue = agent.queue_update() if agent is not None else None
-    return Status(model=model.ref if model else "no model",
+    return Status(model=shown_ref(model.provider, model.id) if model else "no model",
                   thinking=agent.state.thinking_level if agent is not None else state.thinking_level,
                   tokens_in=state.input_tokens + state.cache_read_tokens, tokens_out=state.output_tokens,
                   cost=state.cost_total, context_percent=percent, context_estimated=estimated,
@@ -44,8 +47,24 @@ def first_prompt(tree: TreeIndex, leaf_id: str | None) -> str | None:
     return None
 
 
+def clip_words(text: str, limit: int) -> str:
+    """`text` as one line of at most `limit` characters, cut after a whole word with "…" (a word
+    longer than the whole limit is cut inside)."""
+    line = " ".join(text.split())
+    if len(line) <= limit:
+        return line
+    cut = line[: max(limit - 1, 1)]
+    space = cut.rfind(" ")
+    if space >= limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-–—") + "…"
+
+
+def entry_words(tree: TreeIndex, entry_id: str, limit: int = 40) -> str:
+    """An entry as a person recognises it in a sentence: its first words, quoted."""
+    row = tree.get(entry_id)
+    return f"“{clip_words(row.preview, limit)}”" if row else entry_id
+
+
 def viewing_text(tree: TreeIndex, preview_id: str | None) -> str | None:
-    if not preview_id:
-        return None
-    row = tree.get(preview_id)
-    return f"“{row.preview[:40]}”" if row else preview_id
+    return entry_words(tree, preview_id) if preview_id else None

@@ -26,6 +26,7 @@ from .config import ConfigError, Settings, load_settings
 from .doctor_report import Check, failed, render_json, render_text
 from .doctor_terminal import TmuxAsk, ask_tmux, terminal_checks
 from .llm.detect import LOCAL_SERVERS, DetectedServer, detect_local_servers, is_local_url
+from .llm.local import shown_model_id, shown_ref
 from .llm.registry import ModelRefError, ModelRegistry, base_url_env_problems
 from .llm.types import ModelInfo
 from .paths import config_path, resolve_home
@@ -292,7 +293,7 @@ def server_checks(usual: tuple[tuple[str, str], ...], configured: tuple[tuple[st
         return wanted
 
     for server in found:
-        names = ", ".join(server.models[:3]) + (", …" if len(server.models) > 3 else "")
+        names = ", ".join(shown_model_id(m) for m in server.models[:3]) + (", …" if len(server.models) > 3 else "")
         count = f"{len(server.models)} model{'s' if len(server.models) != 1 else ''}"
         checks.append(Check(check_id(server.provider, server.base_url), server.provider, "ok" if server.models else "warn",
                             f"{_redact(server.base_url)} · {count}" + (f" ({names})" if names else ""),
@@ -360,7 +361,7 @@ def _model_check(settings: Settings | None, registry: ModelRegistry, model: str 
     local = next((s for s in found if s.models), None)
     if local is not None:
         ref = f"{local.provider}/{local.models[0]}"
-        return Check("model", "model", "ok", f"none set: the local server's {ref} will be used",
+        return Check("model", "model", "ok", f"none set: the local server's {shown_ref(local.provider, local.models[0])} will be used",
                      data={"ref": ref, "from": "local server"})
     if any(c.status == "ok" for c in providers):
         return Check("model", "model", "warn", "none set", 'pick one with Ctrl+L in the app, or set model = "PROVIDER/ID" '

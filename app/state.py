@@ -1,5 +1,6 @@
 """`<home>/state.json`: what treechat remembers between runs that is not a session or a setting
-(the models chosen lately, offered first in the model picker).
+(the models chosen lately, offered first in the model picker; the context windows local servers
+stated in an overflow error when they say it nowhere else).
 
 Written atomically (a temporary file renamed over the old one), so a crash or a second treechat
 never leaves half a file; a missing or unreadable file is an empty state, never an error. Keys
@@ -60,3 +61,17 @@ class StateFile:
     def remember_model(self, ref: str) -> bool:
         recent = [ref, *(r for r in self.recent_models() if r != ref)][:RECENT_MODELS]
         return self.update(recent_models=recent)
+
+    # ------------------------------------------------------------ windows servers stated
+
+    def learned_window(self, base_url: str, model_id: str) -> int | None:
+        """The window a server at `base_url` stated for `model_id` when a request overflowed."""
+        found = self.read().get("context_windows")
+        value = found.get(f"{base_url.rstrip('/')} {model_id}") if isinstance(found, dict) else None
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+    def remember_window(self, base_url: str, model_id: str, window: int) -> bool:
+        found = self.read().get("context_windows")
+        windows = dict(found) if isinstance(found, dict) else {}
+        windows[f"{base_url.rstrip('/')} {model_id}"] = int(window)
+        return self.update(context_windows=windows)

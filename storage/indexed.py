@@ -26,6 +26,7 @@ from .base import (
     StorageError,
     TreeRow,
 )
+from .fork_path import fork_copy
 from .gc_policy import paused
 from .imports import ImportRecords, prepare_records
 from .index import EntryIndex, entry_json, ms_to_iso, view_of_raw
@@ -313,7 +314,7 @@ class IndexedCatalog:
         source = await self.open(session_ref)
         index = source.index
         path = index.fresh_path(index.path_to_root(entry_id))
-        entries: list[Entry] = [e for e in path if not isinstance(e, (LabelEntry, LeafEntry))]
+        entries: list[Entry] = fork_copy(path)
         on_path = {e.id for e in entries}
         taken = set(on_path)
         parent = entries[-1].id if entries else None  # forking at a root label leaves no path

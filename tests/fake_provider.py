@@ -196,6 +196,7 @@ class FakeProvider:
         self.requests: list[Recorded] = []
         self.probes: list[Recorded] = []  # window probes (PROBE_PATHS): apart, so requests[0] is the first API call
         self.disconnects = 0
+        self.dripped = 0  # bytes sent by Drip steps
         self.client_disconnected = asyncio.Event()
         self._scripts: deque[tuple[str | None, list[Any]]] = deque()
         # Optional: answer by content (e.g. every summary request), before the scripted queue.
@@ -368,6 +369,7 @@ class FakeProvider:
         try:
             while not gone.done() and time.monotonic() < deadline:
                 writer.write(b"%x\r\n%s\r\n" % (len(step.data), step.data) if chunked else step.data)
+                self.dripped += len(step.data)
                 await writer.drain()
                 await asyncio.wait({gone}, timeout=step.every)
         finally:

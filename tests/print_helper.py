@@ -28,5 +28,6 @@ async def print_run(prompt: str, session: Session, *, model_ref: str, registry: 
                 cwd=cwd, confirm=allow if yes else None, system=system)
     await chat.open(session.storage)
     code = await run_print(chat, prompt, out=out, err=err, attach=attach)
+    chat.local.close()  # (questions to a local server still under way end with the run, as in `-p`)
     return code, out.getvalue(), err.getvalue(), await Session.open(session.storage)
 

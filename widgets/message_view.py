@@ -41,6 +41,7 @@ from treechat.storage.model import (
     UserMessage,
     message_text,
 )
+from treechat.storage.model_names import shown_model_id
 
 from .attachment_chips import user_parts
 from .copy_text import code_blocks, markdown_parts
@@ -316,7 +317,7 @@ class MessageView(Vertical):
         if isinstance(msg, UserMessage):
             return "you", ""
         if isinstance(msg, AssistantMessage):
-            return "assistant", msg.model
+            return "assistant", shown_model_id(msg.model)
         if isinstance(msg, ToolResultMessage):
             return "tool", msg.tool_name
         if isinstance(msg, BashExecutionMessage):

@@ -29,9 +29,16 @@ class SessionHeader(Widget):
         self.refresh()
 
     def render(self) -> Content:
-        parts: list = [(sanitize_line(self.session_name, 60) or "new session", "bold")]
-        if self.position:
-            parts += [("  ▸ ", "dim"), sanitize_line(self.position, 80)]
-        if self.viewing:
-            parts += ["   ", (f" viewing {sanitize_line(self.viewing, 40)} · g: back to leaf ", "reverse $warning")]
+        # The viewing hint says how to get back: it is shown whole, and the name and the position
+        # give up their room first (at 160 columns a long name pushed "g: back to leaf" off).
+        width = self.content_size.width or 160
+        hint = f" viewing {sanitize_line(self.viewing, 50)} · g: back to leaf " if self.viewing else ""
+        room = max(width - len(hint) - (3 if hint else 0), 12)
+        name = sanitize_line(self.session_name, min(60, room)) or "new session"
+        parts: list = [(name, "bold")]
+        left = room - len(name) - 4
+        if self.position and left >= 8:
+            parts += [("  ▸ ", "dim"), sanitize_line(self.position, min(80, left))]
+        if hint:
+            parts += ["   ", (hint, "reverse $warning")]
         return Content.assemble(*parts)

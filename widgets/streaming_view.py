@@ -17,6 +17,7 @@ from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from treechat.storage.model import TextContent, ThinkingContent, ToolCall
+from treechat.storage.model_names import shown_model_id
 
 from .message_view import tool_call_summary
 from .sanitize import sanitize
@@ -100,7 +101,7 @@ class StreamingView(Vertical):
         if calls:
             self.tools.update(Content("\n".join("▸ " + tool_call_summary(c) for c in calls)))
         self._frame += 1
-        model = sanitize(getattr(message, "model", "") or "")
+        model = sanitize(shown_model_id(getattr(message, "model", "") or ""))
         spin = SPINNER[self._frame % len(SPINNER)]
         self.header.update(Content(f"assistant{' · ' + model if model else ''} {spin}"))
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from treechat.storage.model import Cost, Usage
 
+from .local import UNKNOWN_LOCAL_WINDOW, is_local_url
 from .types import ModelCost, ModelInfo
 
 
@@ -61,8 +62,13 @@ def model_info(
     """Metadata for `provider/model_id`; defaults for ids the catalog does not know."""
     defaults = _data()["defaults"]
     entry = provider.models.get(model_id)
-    spec = {**defaults, **provider.model_defaults, **(entry or {}), **(overrides or {})}
+    said = {**provider.model_defaults, **(entry or {}), **(overrides or {})}  # what someone wrote down
+    spec = {**defaults, **said}
     cost = spec.get("cost") or {}
+    # A server on this machine runs a model with the window it was started with, which no catalog
+    # knows: until someone says, plan for a small one and show it as unknown.
+    unknown_local = "context_window" not in said and (provider.local or is_local_url(provider.base_url))
+    window = UNKNOWN_LOCAL_WINDOW if unknown_local else int(spec.get("context_window", defaults["context_window"]))
     return ModelInfo(
         id=model_id,
         provider=provider.name,
@@ -70,12 +76,14 @@ def model_info(
         base_url=provider.base_url,
         name=spec.get("name") or model_id,
         reasoning=bool(spec.get("reasoning")),
-        context_window=int(spec.get("context_window", defaults["context_window"])),
+        context_window=window,
         max_tokens=int(spec.get("max_tokens", defaults["max_tokens"])),
         cost=ModelCost(**{k: float(cost.get(k, 0)) for k in ("input", "output", "cache_read", "cache_write")}),
         input=tuple(spec.get("input", ["text"])),
         known=entry is not None,
         compat={**provider.compat, **spec.get("compat", {})},
+        window_known=not unknown_local,
+        send_max_tokens=bool(said.get("send_max_tokens")),
     )
 
 

@@ -1,16 +1,27 @@
-"""Find model servers already running on this machine (loopback only, short timeouts), and ask a
-local server what it runs a model with: its context window and whether it takes images."""
+"""Find model servers already running on this machine (loopback only), and ask a local server
+what it runs a model with: its context window and whether it takes images.
+
+Every answer is bounded (issue 21): at most `MAX_ANSWER_BYTES` per answer, and each question
+(finding servers, asking about one model) ends within its total time, however slowly a server
+trickles bytes; a server that says too much or too late counts as one that said nothing.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 from dataclasses import dataclass
+from typing import Iterable
 
 import httpx
 
-from .catalog import default_context_window
+from .local import is_local_url
+from .proxy import ssl_context
 from .types import ModelInfo
+
+__all__ = ["LOCAL_SERVERS", "DetectedServer", "ServerModelInfo", "detect_local_servers", "detect_model_info",
+           "is_local_url", "refine", "root_of", "servers_to_probe", "with_server_facts"]
 
 LOCAL_SERVERS = (
     ("ollama", "http://127.0.0.1:11434"),
@@ -18,6 +29,9 @@ LOCAL_SERVERS = (
     ("llamacpp", "http://127.0.0.1:8080"),
     ("vllm", "http://127.0.0.1:8000"),
 )
+MAX_ANSWER_BYTES = 1_000_000  # a model list or /props is kilobytes; an answer that never ends is cut here
+DETECT_TIMEOUT = 1.0  # finding the servers, all ports at once, in all
+PROBE_TIMEOUT = 3.0  # asking one server about one model (a few requests), in all
 
 
 @dataclass(frozen=True)
@@ -27,28 +41,76 @@ class DetectedServer:
     models: tuple[str, ...]
 
 
-async def _probe(client: httpx.AsyncClient, provider: str, root: str) -> DetectedServer | None:
+class _TooLong(Exception):
+    pass
+
+
+async def _read_json(client: httpx.AsyncClient, method: str, url: str, body: object = None) -> object:
+    """The JSON a 200 answer holds, read to at most MAX_ANSWER_BYTES; None for anything else."""
     try:
-        if provider == "ollama":
-            resp = await client.get(f"{root}/api/tags")
-            names = [m.get("name") or m.get("model") for m in resp.json().get("models", [])]
-        else:
-            resp = await client.get(f"{root}/v1/models")
-            names = [m.get("id") for m in resp.json().get("data", [])]
-        if resp.status_code != 200:
-            return None
-    except (httpx.HTTPError, ValueError, AttributeError, TypeError):
+        content = None if body is None else json.dumps(body).encode()
+        headers = None if body is None else {"Content-Type": "application/json"}
+        async with client.stream(method, url, content=content, headers=headers) as resp:
+            if resp.status_code != 200:
+                return None
+            data = bytearray()
+            async for chunk in resp.aiter_bytes():
+                data += chunk
+                if len(data) > MAX_ANSWER_BYTES:
+                    raise _TooLong()
+        return json.loads(bytes(data))
+    except (httpx.HTTPError, ValueError, OSError, _TooLong):
         return None
-    return DetectedServer(provider, f"{root}/v1", tuple(n for n in names if isinstance(n, str)))
+
+
+async def _probe(client: httpx.AsyncClient, provider: str, root: str) -> DetectedServer | None:
+    listing = await _read_json(client, "GET", f"{root}/api/tags" if provider == "ollama" else f"{root}/v1/models")
+    if not isinstance(listing, dict):
+        return None
+    found = listing.get("models" if provider == "ollama" else "data")
+    rows = [m for m in found if isinstance(m, dict)] if isinstance(found, list) else []
+    names = [m.get("name") or m.get("model") for m in rows] if provider == "ollama" else [m.get("id") for m in rows]
+    return DetectedServer(provider, f"{root}/v1", tuple(n for n in names if isinstance(n, str) and n))
+
+
+def root_of(base_url: str) -> str:
+    """Where a server is probed: its base URL without a trailing /v1."""
+    root = base_url.rstrip("/")
+    return root[:-3] if root.endswith("/v1") else root
+
+
+def servers_to_probe(configured: Iterable[tuple[str, str]] = ()) -> tuple[tuple[str, str], ...]:
+    """The usual ports, then each (name, base_url) of a provider on this machine that they do not
+    cover (config.toml's own local servers): what the app, `-p` and `doctor` all ask."""
+    out = list(LOCAL_SERVERS)
+    roots = {root for _, root in out}
+    for name, base_url in configured:
+        root = root_of(base_url)
+        if is_local_url(base_url) and root not in roots:
+            out.append((name, root))
+            roots.add(root)
+    return tuple(out)
 
 
 async def detect_local_servers(
-    servers: tuple[tuple[str, str], ...] = LOCAL_SERVERS, timeout: float = 0.3
+    servers: tuple[tuple[str, str], ...] = LOCAL_SERVERS, timeout: float = DETECT_TIMEOUT
 ) -> list[DetectedServer]:
-    """Servers that answered their model list, in the order given. Never raises."""
-    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), trust_env=False) as client:
-        found = await asyncio.gather(*(_probe(client, p, root) for p, root in servers))
-    return [s for s in found if s is not None]
+    """Servers that answered their model list within `timeout` seconds in all, in the order
+    given. A server that does not answer, or not in time, is left out; an address no connection
+    can even be tried to (a port out of range) raises its error."""
+    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), trust_env=False, verify=ssl_context()) as client:
+        tasks = [asyncio.ensure_future(_probe(client, p, root)) for p, root in servers]
+        try:
+            await asyncio.wait(tasks, timeout=timeout)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+    done = [t for t in tasks if t.done() and not t.cancelled()]
+    for task in done:
+        if (error := task.exception()) is not None:
+            raise error
+    return [s for t in done if (s := t.result()) is not None]
 
 
 # ---------------------------------------------------------------- what a local server runs with
@@ -69,11 +131,6 @@ class ServerModelInfo:
     note: str | None = None  # advice when the window is a guess or small
 
 
-def _root(base_url: str) -> str:
-    root = base_url.rstrip("/")
-    return root[:-3] if root.endswith("/v1") else root
-
-
 def _positive(value: object) -> int | None:
     if isinstance(value, bool):
         return None
@@ -84,16 +141,6 @@ def _positive(value: object) -> int | None:
     return None
 
 
-async def _get_json(client: httpx.AsyncClient, method: str, url: str, body: object = None) -> object:
-    try:
-        resp = await client.request(method, url, json=body) if body is not None else await client.request(method, url)
-        if resp.status_code != 200:
-            return None
-        return resp.json()
-    except (httpx.HTTPError, ValueError):
-        return None
-
-
 def _same_model(name: object, model_id: str) -> bool:
     if not isinstance(name, str):
         return False
@@ -102,12 +149,12 @@ def _same_model(name: object, model_id: str) -> bool:
 
 
 async def _ollama(client: httpx.AsyncClient, root: str, model_id: str) -> ServerModelInfo | None:
-    show = await _get_json(client, "POST", f"{root}/api/show", {"model": model_id})
+    show = await _read_json(client, "POST", f"{root}/api/show", {"model": model_id})
     if not isinstance(show, dict):
         return None
     caps = show.get("capabilities")
     images = ("vision" in caps) if isinstance(caps, list) else None
-    ps = await _get_json(client, "GET", f"{root}/api/ps")
+    ps = await _read_json(client, "GET", f"{root}/api/ps")
     for loaded in (ps.get("models") or []) if isinstance(ps, dict) else []:
         if isinstance(loaded, dict) and (_same_model(loaded.get("name"), model_id) or _same_model(loaded.get("model"), model_id)):
             window = _positive(loaded.get("context_length"))
@@ -130,7 +177,7 @@ async def _ollama(client: httpx.AsyncClient, root: str, model_id: str) -> Server
 
 
 async def _llamacpp(client: httpx.AsyncClient, root: str, model_id: str) -> ServerModelInfo | None:
-    props = await _get_json(client, "GET", f"{root}/props")
+    props = await _read_json(client, "GET", f"{root}/props")
     if not isinstance(props, dict):
         return None
     settings = props.get("default_generation_settings")
@@ -144,7 +191,7 @@ async def _llamacpp(client: httpx.AsyncClient, root: str, model_id: str) -> Serv
 
 
 async def _lmstudio(client: httpx.AsyncClient, root: str, model_id: str) -> ServerModelInfo | None:
-    listing = await _get_json(client, "GET", f"{root}/api/v1/models")
+    listing = await _read_json(client, "GET", f"{root}/api/v1/models")
     for model in (listing.get("models") or []) if isinstance(listing, dict) else []:
         if not isinstance(model, dict):
             continue
@@ -161,7 +208,7 @@ async def _lmstudio(client: httpx.AsyncClient, root: str, model_id: str) -> Serv
         window = _positive(model.get("max_context_length"))
         if window:
             return ServerModelInfo(window, images, "LM Studio max_context_length")
-    listing = await _get_json(client, "GET", f"{root}/api/v0/models")
+    listing = await _read_json(client, "GET", f"{root}/api/v0/models")
     for model in (listing.get("data") or []) if isinstance(listing, dict) else []:
         if isinstance(model, dict) and _same_model(model.get("id"), model_id):
             kind = model.get("type")
@@ -173,7 +220,7 @@ async def _lmstudio(client: httpx.AsyncClient, root: str, model_id: str) -> Serv
 
 
 async def _vllm(client: httpx.AsyncClient, root: str, model_id: str) -> ServerModelInfo | None:
-    listing = await _get_json(client, "GET", f"{root}/v1/models")
+    listing = await _read_json(client, "GET", f"{root}/v1/models")
     for model in (listing.get("data") or []) if isinstance(listing, dict) else []:
         if isinstance(model, dict) and _same_model(model.get("id"), model_id):
             window = _positive(model.get("max_model_len"))
@@ -187,58 +234,53 @@ LOCAL_SERVER_KINDS = tuple(_PROBES)  # provider names that are local servers of 
 
 
 async def detect_model_info(base_url: str, model_id: str, *, server: str | None = None,
-                            timeout: float = 1.0, transport: httpx.AsyncBaseTransport | None = None
+                            timeout: float = PROBE_TIMEOUT, transport: httpx.AsyncBaseTransport | None = None
                             ) -> ServerModelInfo | None:
-    """Ask the server behind `base_url` what it runs `model_id` with. `server` ("ollama",
-    "llamacpp", "lmstudio", "vllm") picks the probe; otherwise each is tried in turn (llama.cpp,
-    Ollama, LM Studio, vLLM). None when the server says nothing usable. Never raises."""
+    """Ask the server behind `base_url` what it runs `model_id` with, within `timeout` seconds in
+    all. `server` ("ollama", "llamacpp", "lmstudio", "vllm") picks the probe; otherwise each is
+    tried in turn (llama.cpp, Ollama, LM Studio, vLLM). None when the server says nothing usable
+    in time. Never raises."""
     order = [server] if server in _PROBES else ["llamacpp", "ollama", "lmstudio", "vllm"]
-    root = _root(base_url)
+    root = root_of(base_url)
     try:
-        async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), trust_env=False, transport=transport) as client:
-            for name in order:
-                assert name is not None
-                found = await _PROBES[name](client, root, model_id)
-                if found is not None and found.context_window:
-                    return found
-    except (httpx.HTTPError, OSError):
+        async with asyncio.timeout(timeout):
+            async with httpx.AsyncClient(timeout=httpx.Timeout(min(timeout, 1.0)), trust_env=False,
+                                         transport=transport, verify=ssl_context()) as client:
+                for name in order:
+                    assert name is not None
+                    found = await _PROBES[name](client, root, model_id)
+                    if found is not None and found.context_window:
+                        return found
+    except (TimeoutError, httpx.HTTPError, OSError):
         return None
     return None
 
 
-def is_local_url(base_url: str) -> bool:
-    """A server on this machine or the local network (worth asking; a cloud API is not)."""
-    import ipaddress
-    from urllib.parse import urlparse
-
-    host = (urlparse(base_url).hostname or "").lower()
-    if host in ("localhost", "") or host.endswith(".local") or host.endswith(".localhost"):
-        return bool(host)
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return address.is_loopback or address.is_private or address.is_link_local or address.is_unspecified
-
-
-async def with_server_facts(model: ModelInfo, *, timeout: float = 1.0,
-                            transport: httpx.AsyncBaseTransport | None = None) -> tuple[ModelInfo, ServerModelInfo | None]:
-    """`model` with the window (and image input, when the server says) of the local server it
-    runs on; unchanged for a cloud API or a server that says nothing. A window declared in
-    config.toml is kept when it is smaller than the server's (the person chose it)."""
-    if not is_local_url(model.base_url):
-        return model, None
-    found = await detect_model_info(model.base_url, model.id, server=model.provider if model.provider in _PROBES else None,
-                                    timeout=timeout, transport=transport)
+def refine(model: ModelInfo, found: ServerModelInfo | None) -> ModelInfo:
+    """`model` with what its server said: the window (a smaller one declared in config.toml is
+    kept: the person chose it), image input when the server says, and a reply limit sized to the
+    window. Unchanged when the server said nothing."""
     if found is None or not found.context_window:
-        return model, None
-    declared = model.context_window if model.known and model.context_window != default_context_window() else None
+        return model
+    declared = model.context_window if model.window_known else None
     window = min(found.context_window, declared) if declared else found.context_window
     inputs = tuple(model.input)
     if found.images is True and "image" not in inputs:
         inputs = (*inputs, "image")
     elif found.images is False and "image" in inputs:
         inputs = tuple(k for k in inputs if k != "image")
-    refined = dataclasses.replace(model, context_window=window, input=inputs,
-                                  max_tokens=min(model.max_tokens, max(window // 4, 256)))
-    return refined, found
+    return dataclasses.replace(model, context_window=window, input=inputs, window_known=True, send_max_tokens=True,
+                               max_tokens=min(model.max_tokens, max(window // 4, 256)))
+
+
+async def with_server_facts(model: ModelInfo, *, timeout: float = PROBE_TIMEOUT,
+                            transport: httpx.AsyncBaseTransport | None = None) -> tuple[ModelInfo, ServerModelInfo | None]:
+    """`model` refined by what the local server it runs on says (`refine`); unchanged for a cloud
+    API or a server that says nothing in time."""
+    if not is_local_url(model.base_url):
+        return model, None
+    found = await detect_model_info(model.base_url, model.id, server=model.provider if model.provider in _PROBES else None,
+                                    timeout=timeout, transport=transport)
+    if found is None or not found.context_window:
+        return model, None
+    return refine(model, found), found

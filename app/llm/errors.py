@@ -9,6 +9,8 @@ from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from typing import Iterable, Literal, Mapping
 
+from .local import shown_model_id
+
 ErrorKind = Literal[
     "auth",
     "billing",
@@ -148,7 +150,7 @@ def classify_http_error(
 ) -> ProviderError:
     """Turn a non-2xx response into a ProviderError with an actionable message."""
     detail, etype, code = error_body_message(body)
-    where = f"{provider}/{model}"
+    where = f"{provider}/{shown_model_id(model)}"
     retry_after = parse_retry_after(headers)
     shown = f": {detail}" if detail else ""
     if is_context_overflow(detail) or code == "context_length_exceeded" or (
@@ -211,6 +213,9 @@ _LIMIT_PATTERNS: tuple[tuple[re.Pattern[str], int, int], ...] = tuple(
     for p, w, r in (
         # Anthropic: "prompt is too long: 213462 tokens > 200000 maximum"
         (rf"prompt is too long:\s*{_N}\s*tokens?\s*>\s*{_N}", 2, 1),
+        # llama-cpp-python, vLLM: "…you requested 2631 tokens (2531 in the messages, 100 in the
+        # completion)": the prompt is the messages' part
+        (rf"maximum context length is {_N} tokens?.*?\({_N} in the messages", 1, 2),
         # OpenAI, OpenRouter, vLLM: "maximum context length is 8192 tokens. However, your messages
         # resulted in 9000 tokens" / "…you requested 9000 tokens" / "…your request has 9000 input tokens"
         (rf"maximum context length is {_N} tokens?(?:.*?(?:resulted in|requested(?: about)?|request has|contains)\s*{_N})?", 1, 2),

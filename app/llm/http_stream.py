@@ -31,6 +31,7 @@ from .proxy import client_for, route_for
 from .retry import RetryPolicy, with_retry
 from .sse import SSEDecoder, SSEEvent
 from .types import ModelInfo, StreamEvent, StreamOptions, WaitNotice
+from .unstreamed import Unstreamed, ask_unstreamed
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +147,10 @@ async def run_http_stream(
     parser: ProtocolParser,
     options: StreamOptions,
     signal: AbortSignal | None,
+    unstreamed: Unstreamed | None = None,
 ) -> AsyncIterator[StreamEvent]:
+    """`unstreamed`: how to ask once more without streaming when the stream ends with no data
+    (the server's own error, or its reply; see unstreamed.py)."""
     queue: asyncio.Queue[Any] = asyncio.Queue()
     policy: RetryPolicy = options.retry or RetryPolicy()
     # reads are bounded by _Silence (httpx's read timeout would restart on every keep-alive byte)
@@ -209,7 +213,10 @@ async def run_http_stream(
                                     reason=redact(str(error), secrets), retry_after=error.retry_after is not None,
                                     provider=provider))
 
+    received = [0]  # SSE events decoded; none when the stream ended with no data
+
     def feed(decoder_events: list[SSEEvent]) -> None:
+        received[0] += len(decoder_events)
         for sse in decoder_events:
             events = parser.feed(sse)
             if events:
@@ -242,12 +249,24 @@ async def run_http_stream(
             try:
                 await read(response)
             except httpx.TransportError as err:
+                if parser.finished:  # its end marker, then a dropped connection: the server cut the reply
+                    raise ProviderError("transport", f"{provider} ended the reply and dropped the connection "
+                                        f"({type(err).__name__}): a llama-cpp-python server cuts a reply short so "
+                                        "when another request reaches it meanwhile (start it with "
+                                        "--interrupt_requests False); try again.") from None
                 raise ProviderError(
                     "transport", f"The connection to {provider} was lost mid-reply ({type(err).__name__}); try again."
                 ) from None
             finally:
                 silence.pause()
                 await response.aclose()
+            if unstreamed is not None and not received[0] and not parser.finished:
+                silence.start(scope)  # the answer is bounded as the stream's first byte was
+                try:
+                    feed(await ask_unstreamed(client, url, headers, request_body(unstreamed.body(body)), unstreamed,
+                                              provider=provider, model=model.id, base_url=model.base_url))
+                finally:
+                    silence.pause()
 
     async def produce() -> None:
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from typing import Any, AsyncIterator
+from urllib.parse import urlparse
 
 from treechat.storage.model import (
     AssistantMessage,
@@ -21,6 +22,7 @@ from .http_stream import run_http_stream, snapshot
 from .sse import SSEEvent
 from .transform import prepare_messages
 from .types import LlmContext, ModelInfo, StreamEvent, StreamOptions
+from .unstreamed import OpenAIUnstreamed
 
 API = "openai-completions"
 INVALID_ARGS_KEY = "__invalid_json__"  # the loop turns this into a tool error the model sees
@@ -40,8 +42,13 @@ def parse_arguments(raw: str) -> dict[str, Any]:
 
 
 def _user_content(content: Any) -> Any:
+    """A string unless the message carries an image: many servers' chat templates concatenate
+    `content` as text and fail on a list of parts (llama-cpp-python: after the 200, so the stream
+    just ends)."""
     if isinstance(content, str):
         return content
+    if not any(isinstance(block, ImageContent) for block in content):
+        return "\n".join(block.text for block in content if isinstance(block, TextContent))
     parts: list[dict[str, Any]] = []
     for block in content:
         if isinstance(block, TextContent):
@@ -71,7 +78,8 @@ def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) ->
             ]
             if not text and not calls:
                 continue
-            entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+            # "" rather than null beside tool calls: llama-cpp-python's request check refuses null
+            entry: dict[str, Any] = {"role": "assistant", "content": text}
             if calls:
                 entry["tool_calls"] = calls
             messages.append(entry)
@@ -85,12 +93,21 @@ def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) ->
             {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
             for t in context.tools
         ]
-    if options.max_tokens:
-        body[model.compat.get("max_tokens_field", "max_tokens")] = options.max_tokens
+    max_tokens = options.max_tokens or (model.max_tokens if model.send_max_tokens else None)
+    if max_tokens:
+        body[_max_tokens_field(model)] = max_tokens
     level = options.thinking_level
     if model.reasoning and level and level != "off" and model.compat.get("supports_reasoning_effort", True):
         body["reasoning_effort"] = level if level != "xhigh" or model.compat.get("supports_xhigh") else "high"
     return body
+
+
+def _max_tokens_field(model: ModelInfo) -> str:
+    """`max_tokens`, which every compatible server reads (Ollama reads nothing else), unless the
+    host is OpenAI's own and the catalog says it wants `max_completion_tokens`."""
+    field = model.compat.get("max_tokens_field", "max_tokens")
+    host = (urlparse(model.base_url).hostname or "").lower()
+    return field if host == "api.openai.com" or host.endswith(".openai.azure.com") else "max_tokens"
 
 
 class OpenAIParser:
@@ -216,4 +233,5 @@ def stream_openai(
         parser=OpenAIParser(model),
         options=options,
         signal=signal,
+        unstreamed=OpenAIUnstreamed(),
     )

@@ -93,6 +93,12 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context(trust_env=True)
 
 
+def ssl_context() -> ssl.SSLContext:
+    """The one certificate context every client shares: loading it takes a tenth of a second, so
+    it is built once (a background probe builds it off the event loop, before the first request)."""
+    return _ssl_context()
+
+
 def client_for(route: Route, *, timeout: httpx.Timeout, transport: httpx.AsyncBaseTransport | None) -> httpx.AsyncClient:
     """An httpx client that goes exactly the way `route` says (raises ImportError for SOCKS without socksio)."""
     return httpx.AsyncClient(timeout=timeout, transport=transport, proxy=route.proxy, trust_env=False,

@@ -62,7 +62,9 @@ class ModelRegistry:
         base = self._providers.get(name)
         if base is None and not cfg.base_url:
             raise ModelRefError(f"[providers.{name}] in config.toml needs a base_url.")
-        merged_models = {**(base.models if base else {}), **cfg.models}
+        # a max_tokens written in config.toml goes out with every request (the catalog's is a ceiling)
+        declared = {m: {**spec, "send_max_tokens": True} if "max_tokens" in spec else spec for m, spec in cfg.models.items()}
+        merged_models = {**(base.models if base else {}), **declared}
         self._providers[name] = ProviderInfo(
             name=name,
             api=cfg.api or (base.api if base else "openai"),

@@ -43,6 +43,12 @@ class ModelInfo:
     known: bool = True  # False when the id is not in the catalog and defaults were used
     compat: dict[str, Any] = field(default_factory=dict)
     local: bool = False  # served on this machine or LAN (the provider is marked local): never via a proxy
+    # False: nobody said how large the window is (a local server without /props, nothing in
+    # config.toml): context_window is a conservative guess and the status shows "ctx ?"
+    window_known: bool = True
+    # max_tokens is a limit someone set (config.toml, or sized to a server's window): requests
+    # carry it. Otherwise the server's own default applies (a catalog figure can be an artefact).
+    send_max_tokens: bool = False
 
     @property
     def ref(self) -> str:

@@ -272,14 +272,22 @@ class AgentSession:
     def has_queued_messages(self) -> bool:
         return self.agent.has_queued_messages()
 
-    async def interrupt(self) -> list[Any]:
-        """Esc: stop the run; what goes out next comes back (the queued steering, or when nothing
-        steers, the follow-ups) and the queue is emptied. The partial reply is kept as aborted."""
+    async def interrupt(self) -> tuple[list[Any], list[Any]]:
+        """Esc: stop the run. Returns (what goes out next, the follow-ups to queue behind it): the
+        queued steering and then the follow-ups, or when nothing steers, the follow-ups and
+        nothing. The queue is emptied meanwhile, so the stopped run cannot deliver a follow-up
+        ahead of a steer queued before it. The partial reply is kept as aborted."""
         steering = self.agent.clear_steering_queue()
-        batch = steering or self.agent.clear_follow_up_queue()
+        follow_ups = self.agent.clear_follow_up_queue()
         await self.abort()
         await self._emit(self.queue_update())
-        return batch
+        return (steering, follow_ups) if steering else (follow_ups, [])
+
+    async def requeue_follow_ups(self, messages: Iterable[Any]) -> None:
+        """Put follow-ups taken by `interrupt` back in the queue, in their order."""
+        for message in messages:
+            self.agent.follow_up(message)
+        await self._emit(self.queue_update())
 
     def abort_now(self) -> None:
         """Stop from a signal handler (Ctrl+C in print mode): no await, nothing delivered next."""

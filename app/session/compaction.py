@@ -111,6 +111,7 @@ def should_compact(tokens: int, context_window: int, settings: CompactionSetting
 # ---------------------------------------------------------------- fitting a window
 
 SAFETY = 0.9  # chars/4 is an estimate: plan to fill at most this share of what is left
+MIN_REPLY = 256  # the least room a reply is planned with
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,14 @@ class Budget:
         return max(0, int(free / self.ratio * SAFETY))
 
     @property
+    def keep_tail_most(self) -> int:
+        """The most the kept messages may take when the usual room is too little for the newest
+        message: the reply keeps only its minimum (a small window is still usable with a long
+        prompt in it, the reply being shorter)."""
+        free = self.window - min(self.reply, MIN_REPLY) - self.summary - int(self.overhead * self.ratio)
+        return max(0, int(free / self.ratio * SAFETY))
+
+    @property
     def summary_input(self) -> int:
         """Estimated tokens of conversation one summary request may carry (besides its prompt)."""
         return max(0, int((self.window - self.summary) / self.ratio * SAFETY) - 600)
@@ -141,7 +150,7 @@ class Budget:
 def compaction_budget(window: int, settings: CompactionSettings, overhead: int = 0, ratio: float = 1.0) -> Budget:
     """The budget for `window`; the settings' reserve and summary size hold for large windows and
     shrink to a share of a small one (a 16k reserve cannot leave anything of an 8k window)."""
-    reply = min(settings.reserve_tokens, max(window // 4, 256))
+    reply = min(settings.reserve_tokens, max(window // 4, MIN_REPLY))
     summary = min(int(0.8 * settings.reserve_tokens), max(window // 8, 256))
     return Budget(window=window, reply=reply, summary=summary, overhead=overhead, ratio=max(1.0, ratio))
 

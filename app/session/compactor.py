@@ -5,7 +5,8 @@ Nothing is deleted: a compaction is a new entry under the leaf, so moving the le
 before it shows the full history again. Triggers:
 - manual: `compact()` stops a running reply first;
 - threshold: after every turn that ran tools (the run goes on with the compacted transcript), after
-  a run ends, and before a prompt — only on real usage newer than the latest compaction;
+  a run ends, before a prompt, and before each request that would not fit — on the last reply's
+  real usage, or on the estimate where the server sends none (llama-cpp-python);
 - overflow: the provider said the context is too long; compact, drop the failed reply from the
   transcript (it stays in the tree) and retry once.
 
@@ -22,11 +23,12 @@ import json
 import math
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from treechat.agent.loop import maybe_await
 from treechat.llm.abort import AbortSignal
 from treechat.llm.errors import is_context_overflow, stated_context_limit
+from treechat.llm.local import shown_ref
 from treechat.llm.types import LlmContext, StreamOptions
 from treechat.storage.model import (
     AssistantMessage,
@@ -37,6 +39,7 @@ from treechat.storage.model import (
 )
 
 from .compaction import (
+    SAFETY,
     Budget,
     CompactionError,
     CompactionPlan,
@@ -217,12 +220,18 @@ class Compactor:
         self._ratio: dict[str, float] = {}  # model ref -> provider tokens per estimated token (≥ 1)
         self._user_transform = owner.agent.transform_context
         owner.agent.transform_context = self._transform
+        # told when a provider states the model's window (the chat keeps it, in state.json too)
+        self.on_window: Callable[[int], None] | None = None
 
     @property
     def agent(self) -> Any:
         return self.owner.agent
 
     async def _transform(self, messages: list[Any], signal: Any) -> list[Any]:
+        if not self._compacted_in_run and self._over_threshold(messages):
+            # this request would not fit (a server that sends no usage is measured by the estimate):
+            # compact first rather than send it whole and be refused
+            await self._auto("threshold", signal)
         if self._compacted_in_run:
             # the loop still holds the transcript from before the compaction; send the compacted one
             messages = list(self.agent.state.messages)
@@ -264,6 +273,11 @@ class Compactor:
         model = self.agent.state.model
         return compaction_budget(self.window, self.settings, self._overhead(), self._ratio.get(model.ref, 1.0))
 
+    def _learn(self, window: int) -> None:
+        self._learned[self.agent.state.model.ref] = window
+        if self.on_window is not None:
+            self.on_window(window)
+
     def learn_from_overflow(self, error_text: str | None, sent: Sequence[Any]) -> None:
         """A request of `sent` failed as too long: take the window the error states (or, when it
         states none, plan for clearly less than was sent), and how the provider counts tokens."""
@@ -275,7 +289,7 @@ class Compactor:
             if guess > 0 and (self.window <= 0 or guess < self.window):
                 self._learned[ref] = guess
             return
-        self._learned[ref] = stated.window
+        self._learn(stated.window)
         if stated.requested and estimate > 0:
             self._ratio[ref] = min(4.0, max(self._ratio.get(ref, 1.0), stated.requested / estimate))
 
@@ -327,12 +341,21 @@ class Compactor:
             except RuntimeError:  # another run started meanwhile; it drains the queues itself
                 return
 
-    async def check_threshold(self, signal: AbortSignal | None) -> CompactionResult | None:
-        if not self.settings.enabled:
-            return None
-        tokens, estimated = context_tokens(self.agent.state.messages)
+    def _over_threshold(self, messages: Sequence[Any]) -> bool:
+        """What `messages` take (the last reply's real usage, else the estimate: some servers send
+        no usage) leaves less than the reply's room in the window."""
         window = self.window
-        if estimated or window <= 0 or not should_compact(tokens, window, self.settings, self.budget().reply):
+        if not self.settings.enabled or window <= 0 or self.is_compacting:
+            return False
+        tokens, estimated = context_tokens(messages)
+        if estimated:  # the system prompt and tools go out too, counted as this provider counts,
+            # and chars/4 is a guess: leave it the margin plans leave (SAFETY)
+            ref = self.agent.state.model.ref
+            tokens = int((tokens + self._overhead()) * self._ratio.get(ref, 1.0) / SAFETY)
+        return should_compact(tokens, window, self.settings, self.budget().reply)
+
+    async def check_threshold(self, signal: AbortSignal | None) -> CompactionResult | None:
+        if not self._over_threshold(self.agent.state.messages):
             return None
         return await self._auto("threshold", signal)
 
@@ -398,11 +421,16 @@ class Compactor:
         path = await self.owner.session.get_branch()
         budget = self.budget()
         try:
-            plan = prepare_compaction(path, self.agent.state.messages, self.settings,
-                                      tail_budget=budget.keep_tail if budget.window > 0 else None,
-                                      keep_last_turn=trigger == "manual")
+            try:
+                plan = prepare_compaction(path, self.agent.state.messages, self.settings,
+                                          tail_budget=budget.keep_tail if budget.window > 0 else None,
+                                          keep_last_turn=trigger == "manual")
+            except TooLargeToCompact:  # the newest message is long for this window: a shorter reply
+                plan = prepare_compaction(path, self.agent.state.messages, self.settings,
+                                          tail_budget=budget.keep_tail_most, keep_last_turn=trigger == "manual")
         except TooLargeToCompact as err:
-            raise TooLargeToCompact(too_large_text(err, self.agent.state.model.ref, budget),
+            model = self.agent.state.model
+            raise TooLargeToCompact(too_large_text(err, shown_ref(model.provider, model.id), budget),
                                     tokens=err.tokens, role=err.role) from None
         prev = _last_compaction(path)
         if trigger != "manual" and prev is not None and prev.first_kept_entry_id == plan.first_kept_entry_id:
@@ -426,7 +454,7 @@ class Compactor:
                 reason = _reason(err)
                 stated = stated_context_limit(reason) if is_context_overflow(reason) else None
                 if may_replan and stated is not None and (self.window <= 0 or stated.window < self.window):
-                    self._learned[self.agent.state.model.ref] = stated.window
+                    self._learn(stated.window)
                     raise _Replan() from err
                 raise CompactionFailed(f"Compaction failed: {reason}") from err
             if session.leaf_id != path[-1].id:

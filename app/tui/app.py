@@ -147,9 +147,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         self.screen.set_focus(composer)  # at once (focus() would defer it behind the queued keys)
 
     async def _detect_local(self) -> None:
-        from treechat.llm.detect import detect_local_servers
-
-        self.chat.add_local_servers(await detect_local_servers())
+        self.chat.add_local_servers(await self.chat.local.found())
 
     async def confirm_command(self, command: str) -> bool:
         """The bash tool asks before it runs a command (a dialog typing cannot answer), unless this

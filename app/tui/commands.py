@@ -134,8 +134,18 @@ class SlashCommands(TuiBase):
                 self.show_error(error)
             return
         current = self.chat.current_model()
-        groups = model_groups(self.chat, StateFile(self.chat.settings.home).recent_models())
-        self.push_screen(ModelPicker(groups, current=current.ref if current else None, choose=self.choose_model))
+        recent = StateFile(self.chat.settings.home).recent_models()
+        picker = ModelPicker(model_groups(self.chat, recent), current=current.ref if current else None,
+                             choose=self.choose_model)
+        self.push_screen(picker)
+
+        async def ask_servers_again() -> None:  # a server started since start-up shows up here
+            self.chat.add_local_servers(await self.chat.local.found(busy=self.chat.busy_server()))
+            if picker.is_attached:
+                picker.set_groups(model_groups(self.chat, recent))
+
+        if getattr(self, "detect_servers", True):
+            self.run_worker(ask_servers_again(), group="detect")
 
     async def choose_model(self, ref: str) -> str | None:
         """Set the model; None when done (and it goes first in the recent list), else why not."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from treechat.chat import Chat
+from treechat.llm.local import shown_ref
 from treechat.llm.registry import ModelRefError
 from treechat.llm.types import THINKING_LEVELS, ModelInfo
 from treechat.provider_keys import missing_key_hint
@@ -25,10 +26,12 @@ def _tokens(n: int) -> str:
 
 
 def describe(model: ModelInfo) -> str:
-    """The few facts that pick a model: its window, whether it thinks, whether it sees images."""
-    if not model.known:
-        return "local" if model.provider in _local_names() else "not in the catalog"
-    facts = [f"{_tokens(model.context_window)} ctx"]
+    """The few facts that pick a model: its window (`?` while its server has not said), whether it
+    thinks, whether it sees images."""
+    if not model.known and model.provider not in _local_names():
+        return "not in the catalog"
+    facts = ["local"] if model.local or model.provider in _local_names() else []
+    facts += [f"{_tokens(model.context_window)} ctx" if model.window_known else "ctx ?"]
     facts += ["thinks"] if model.reasoning else []
     facts += ["images"] if "image" in model.input else []
     return " · ".join(facts)
@@ -64,7 +67,8 @@ def model_groups(chat: Chat, recent: Sequence[str]) -> list[ModelGroup]:
         except ModelRefError:
             continue  # its provider is gone from config.toml
         blocked = problem(model.provider, model)
-        recent_rows.append(ModelChoice(ref, "no key" if blocked else describe(model), disabled=bool(blocked)))
+        recent_rows.append(ModelChoice(ref, "no key" if blocked else describe(model), disabled=bool(blocked),
+                                       label=shown_ref(model.provider, model.id)))
     if recent_rows:
         groups.append(ModelGroup("Recent", tuple(recent_rows)))
     local = {s.provider for s in chat.detected}
@@ -72,7 +76,8 @@ def model_groups(chat: Chat, recent: Sequence[str]) -> list[ModelGroup]:
     for provider in order:
         models = by_provider[provider]
         title = f"{provider} (local server)" if provider in local else provider
-        groups.append(ModelGroup(title, tuple(ModelChoice(m.ref, describe(m)) for m in models),
+        groups.append(ModelGroup(title, tuple(ModelChoice(m.ref, describe(chat.local.known(m)),
+                                                          label=shown_ref(m.provider, m.id)) for m in models),
                                  problem=problem(provider, models[0])))
     return groups
 

@@ -16,12 +16,12 @@ from ..base import (
     SessionSummary,
     StorageError,
 )
+from ..fork_path import fork_copy
 from ..imports import ImportRecords, prepare_records
 from ..jsonl_format import views_of
 from ..model import (
     Entry,
     LabelEntry,
-    LeafEntry,
     SessionInfoEntry,
     new_entry_id,
     new_session_id,
@@ -163,7 +163,7 @@ class SqliteCatalog:
 
     async def fork(self, session_ref: str, entry_id: str) -> SqliteSessionStorage:
         source = await self.open(session_ref)
-        path = [e for e in await source.get_path_to_root(entry_id) if not isinstance(e, (LabelEntry, LeafEntry))]
+        path = fork_copy(await source.get_path_to_root(entry_id))
         meta = await source.get_metadata()
         labels = await self.db.run(
             lambda c: c.execute(
@@ -179,9 +179,8 @@ class SqliteCatalog:
         for target, label, ts in labels:
             if target in on_path:
                 taken = on_path | {e.id for e in entries}
-                entries.append(
-                    LabelEntry(id=new_entry_id(taken), parent_id=entries[-1].id, timestamp=ts, target_id=target, label=label)
-                )
+                entries.append(LabelEntry(id=new_entry_id(taken), parent_id=entries[-1].id if entries else None,
+                                          timestamp=ts, target_id=target, label=label))
         sid = new_session_id()
         report = ImportReport()
         records = prepare_records(views_of(entries), entries[-1].id if entries else None, report)

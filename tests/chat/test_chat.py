@@ -49,7 +49,7 @@ async def make_chat(catalog: SessionCatalog, fake: FakeProvider, tmp_path: Any, 
     env = {"OPENAI_BASE_URL": fake.base_url, **({"OPENAI_API_KEY": key} if key else {})}
     settings = load_settings(tmp_path / "home", env=env)
     chat = Chat(catalog=catalog, settings=settings, registry=ModelRegistry(settings, env=env), model_ref=model,
-                cwd=str(tmp_path))
+                cwd=str(tmp_path), local_servers=())  # (no real port is asked)
     recorder = Recorder(chat)
     await chat.open(await catalog.create(cwd=str(tmp_path)))
     return chat, recorder
@@ -105,6 +105,25 @@ async def test_steer_and_follow_up_are_queued_and_answered_in_order(catalog, fak
                                                  "to the follow-up"]
 
 
+async def test_leaving_a_branch_names_it_by_whole_words(catalog, fake, tmp_path) -> None:
+    """The notice names the branch left by its first words, never half a word (an error reply's
+    text was cut mid-word)."""
+    from treechat.chat_events import Notice
+
+    chat, rec = await make_chat(catalog, fake, tmp_path)
+    first = await chat.session.append_message(UserMessage(content="q1"))
+    await chat.session.append_message(UserMessage(content="q2"))
+    await chat.session.append_message(AssistantMessage(
+        content=[], provider="openai", model="fake-model", stop_reason="error",
+        error_message="The reply from openai ended without its end marker (stream ended without completion)"))
+    await chat.move_to(first)
+    notice = next(e.text for e in rec.of(Notice) if e.text.startswith("Left the branch"))
+    quoted = notice.split("“", 1)[1].split("”", 1)[0]
+    assert quoted.endswith("…") and len(quoted) <= 40, quoted
+    assert "The reply from openai ended without its end marker".startswith(quoted[:-1]), quoted
+    assert quoted[:-1] in ("The reply from openai ended without its", "The reply from openai ended without"), quoted
+
+
 async def test_stop_keeps_the_partial_reply_and_sends_the_steering_next(catalog, fake, tmp_path) -> None:
     gate = asyncio.Event()
     fake.script_openai(["partial"], gate=gate, gate_after=0)
@@ -120,6 +139,25 @@ async def test_stop_keeps_the_partial_reply_and_sends_the_steering_next(catalog,
     aborted = [e for e in await chat.session.get_branch() if isinstance(e, MessageEntry)
                and isinstance(e.message, AssistantMessage) and e.message.stop_reason == "aborted"]
     assert len(aborted) == 1
+    gate.set()
+
+
+async def test_stop_sends_a_steer_queued_first_before_a_follow_up(catalog, fake, tmp_path) -> None:
+    """Esc with both queued: the steer goes out next and the follow-up after its reply (it went
+    out first: ⊘ asst → FOLLOW-D → STEER-C)."""
+    gate = asyncio.Event()
+    fake.script_openai(["partial"], gate=gate, gate_after=0)
+    fake.script_openai(["to the steer"])
+    fake.script_openai(["to the follow-up"])
+    chat, rec = await make_chat(catalog, fake, tmp_path)
+    await chat.send("go")
+    await wait_until(lambda: chat.is_running and len(fake.requests) == 1, "streaming")
+    await chat.send("STEER-C", "steer")
+    await chat.send("FOLLOW-D", "follow_up")
+    await chat.stop()
+    await chat.wait_idle()
+    assert [t for _, t in await texts(chat)][2:] == ["STEER-C", "to the steer", "FOLLOW-D", "to the follow-up"]
+    assert rec.of(QueueChanged)[-1] == QueueChanged((), ())
     gate.set()
 
 
@@ -182,6 +220,26 @@ async def test_fork_opens_a_new_session_and_leaves_the_original_alone(catalog, f
     assert len(await (await catalog.open(original)).get_entries()) == 4
     await chat.resume(original)
     assert rec.of(SessionOpened)[-1].composer_text == "half typed"  # the draft came back
+
+
+async def test_fork_here_after_label_and_name_keeps_the_conversation(catalog, fake, tmp_path) -> None:
+    """/label, /name, then /fork here: the new session shows the conversation (its name entry
+    used to point at the label entry the fork did not copy: "Start a conversation", 0 messages)."""
+    chat, rec = await make_chat(catalog, fake, tmp_path)
+    await seeded(chat)
+    await chat.label(None, "keep")
+    await chat.rename("Named")
+    await chat.fork(None, "at")
+    opened = rec.of(SessionOpened)[-1]
+    assert [message_text(e.message) for e in opened.path if isinstance(e, MessageEntry)] == ["q1", "a1", "q2", "a2"]
+    context = await chat.session.build_session_context()
+    assert [message_text(m) for m in context.messages] == ["q1", "a1", "q2", "a2"]
+    assert chat.title() == "Named"
+    from treechat.chat_events import Notice
+
+    told = next(e.text for e in rec.of(Notice) if e.text.startswith("Forked"))
+    new, old = told.removeprefix("Forked into a new session ").split("; Ctrl+R goes back to ")
+    assert new != old.rstrip(".")  # (both were "01a23273": ids of one minute share their start)
 
 
 async def test_compact_replaces_the_path_shown_and_keeps_every_entry(catalog, fake, tmp_path) -> None:

@@ -415,9 +415,12 @@ async def test_print_mode_compacts_on_overflow_retries_and_prints_the_reply(fake
     fake.script_openai(["SUMMARY-P"])
     fake.script_openai(["recovered"], usage=usage(23_000))
     out, err = io.StringIO(), io.StringIO()
-    registry = ModelRegistry(env={"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "k"})
-    chat = Chat(catalog=catalog, settings=load_settings(tmp_path, env={}), registry=registry,
-                model_ref="openai/fake-model")
+    # (a server on this machine is small unless someone says otherwise: this one is said to be large)
+    (tmp_path / "config.toml").write_text('[providers.openai]\nmodels = {"fake-model" = {context_window = 128000}}\n')
+    env = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "k"}
+    settings = load_settings(tmp_path, env=env)
+    chat = Chat(catalog=catalog, settings=settings, registry=ModelRegistry(settings, env=env),
+                model_ref="openai/fake-model", local_servers=())
     await chat.open(session.storage)
     code = await run_print(chat, "next", out=out, err=err)
     assert (code, out.getvalue()) == (0, "recovered\n")

@@ -15,7 +15,7 @@ from treechat.storage.base import (
 )
 from treechat.storage.imports import UncheckedLineError, read_records
 
-from .helpers import T0, append_all, assistant, ids, label, user
+from .helpers import T0, append_all, assistant, compaction, ids, info, label, thinking, user
 
 DAY = 86_400_000
 
@@ -155,6 +155,50 @@ async def test_fork_without_labels_ends_at_entry(catalog):
     fork = await catalog.fork(s.session_id, "a1")
     assert ids(await fork.get_entries()) == ["u1", "a1"]
     assert await fork.get_leaf_id() == "a1"
+
+
+def _walk(entries, leaf):
+    """The path root → leaf by parent links alone; fails on a link to an entry the session lacks."""
+    by_id = {e.id: e for e in entries}
+    path, at = [], leaf
+    while at is not None:
+        assert at in by_id, f"{at} is linked to but not in the session"
+        path.append(by_id[at])
+        at = by_id[at].parent_id
+    return path[::-1]
+
+
+async def test_every_fork_keeps_a_path_to_its_root_after_labels_names_and_settings(catalog):
+    """/label, /name and a setting after it, a compaction keeping from a label: forking at any
+    entry (what `/fork here` does at the leaf) leaves a session whose path reaches its root, with
+    the same messages, the name and the labels of the entries it holds."""
+    s = await two_turns(catalog)
+    await append_all(
+        s,
+        label("l1", "a1", "a1", "good"),
+        info("n1", "l1", "Named"),
+        thinking("t1", "n1", "high"),
+        user("u2", "t1", "second"),
+        assistant("a2", "u2", "second reply"),
+        label("l2", "a2", "u2", "q"),
+        compaction("c1", "l2", first_kept="l1"),
+        user("u3", "c1", "third"),
+        label("l3", "u3", "u3", "last"),
+    )
+    source = await s.get_entries()
+    for entry in source:
+        fork = await catalog.fork(s.session_id, entry.id)
+        entries = await fork.get_entries()
+        leaf = await fork.get_leaf_id()
+        path = _walk(entries, leaf)
+        want = [e.id for e in _walk(source, entry.id) if e.type != "label"]
+        assert [e.id for e in path if e.type != "label"] == want, entry.id
+        shown = [e.id for e in await fork.get_path_to_root_or_compaction(leaf) if e.type != "label"]
+        # the compaction kept from the label l1: its copy keeps from the entry after it
+        assert shown == (want[want.index("n1"):] if "c1" in want else want), entry.id
+        assert await fork.get_session_name() == ("Named" if "n1" in want else None), entry.id
+        labels = {"a1": "good", "u2": "q", "u3": "last"}  # the source's labels now, as Pi copies them
+        assert await fork.get_labels() == {t: v for t, v in labels.items() if t in want}, entry.id
 
 
 async def test_fork_unknown_entry(catalog):

@@ -102,8 +102,10 @@ async def test_name_label_export_and_fork(make_app, fake, tmp_path):
         assert await path_texts(app) == []  # before the prompt: nothing yet on the new branch
 
 
-async def test_compact_command_keeps_everything_and_the_card_shows(make_app, fake):
+async def test_compact_command_keeps_everything_and_the_card_shows(make_app, fake, tmp_path):
     fake.responder = summaries(fake)
+    # a server on this machine has a small window unless someone says otherwise: this one is large
+    (tmp_path / "config.toml").write_text('[providers.openai]\nmodels = {"fake-model" = {context_window = 128000}}\n')
     async with make_app() as (app, pilot):
         s = app.chat.session
         from treechat.storage.model import AssistantMessage, TextContent, UserMessage

@@ -105,3 +105,25 @@ async def test_thinking_levels_follow_the_model(make_app):
         await wait_for(pilot, lambda: isinstance(app.screen, ThinkingPicker), what="the thinking picker")
         assert app.screen.levels[-1] == "xhigh" and app.screen.note is None
         await pilot.press("escape")
+
+
+async def test_the_picker_asks_the_servers_again_and_names_a_model_file_by_its_name(make_app):
+    """A server started after the app is found when the picker opens; its model, whose id is the
+    file's path, is listed and shown by the file name, its window unknown ("ctx ?")."""
+    from tests.fake_local_server import MODEL_PATH, LocalServer
+    from tests.fake_provider import FakeProvider
+
+    async with FakeProvider() as other:
+        LocalServer.llama_cpp_python(other)
+        async with make_app() as (app, pilot):
+            app.detect_servers = True
+            app.chat.local.servers = (("llamacpp", other.base_url),)  # (started after the app)
+            await open_picker(app, pilot)
+            shown = "llamacpp/SmolLM2-135M-Instruct.Q4_1.gguf"
+            await wait_for(pilot, lambda: any(shown in text for text, _ in options(app)), what="the server's model")
+            row = next(text for text, _ in options(app) if shown in text)
+            assert MODEL_PATH not in row and "ctx ?" in row
+            await pilot.press(*"smollm", "enter")
+            await wait_for(pilot, lambda: app.chat.status().model == shown, what="the model chosen")
+            assert app.chat.model_ref == f"llamacpp/{MODEL_PATH}"  # the server's own id goes out
+            assert "ctx ?" in screen_text(app)

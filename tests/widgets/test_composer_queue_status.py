@@ -146,6 +146,21 @@ async def test_status_bar_header_and_banner():
         assert app.posted(Banner.Dismissed) and "OPENAI_API_KEY" not in screen_text(app)
 
 
+async def test_header_shows_the_whole_way_back_when_viewing_at_any_width():
+    """Viewing another branch, "g: back to leaf" is never cut off: a long name and position give
+    up their room first (at 160 columns the hint ended in "· g:")."""
+    for width in (160, 80):
+        header = SessionHeader()
+        app = Host(header)
+        async with app.run(size=(width, 3)) as pilot:
+            header.set_session("What is the difference between a process and a thread in Linux really",
+                               "14 entries on this branch · 3 branches", viewing="“What is the difference between…”")
+            await pilot.pause()
+            line = screen_text(app).splitlines()[0]
+            assert "viewing “What is the difference between…” · g: back to leaf" in line, (width, line)
+            assert line.strip().startswith("What is"), line
+
+
 async def test_status_bar_counts_a_wait_down_and_ends_it():
     bar = StatusBar()
     app = Host(bar)

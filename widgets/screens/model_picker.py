@@ -6,6 +6,7 @@
   with a ``problem`` (e.g. "no key: set OPENAI_API_KEY") says it once, on its header, and its
   rows are listed but cannot be chosen.
 - ``current``: the ref in use, marked ``●``.
+- ``set_groups(groups)``: new rows while open (the filter stays).
 - ``choose``: an async callable ``ref -> error or None``. The dialog calls it on Enter and stays
   open showing the error, or closes with the ref. Without it the dialog closes with the ref.
 
@@ -36,6 +37,11 @@ class ModelChoice:
     ref: str  # "provider/model-id"
     detail: str = ""  # shown dim after the ref: "1M ctx · thinks · images"
     disabled: bool = False  # listed, cannot be chosen (e.g. a recent model whose provider lost its key)
+    label: str = ""  # shown instead of the ref (a model named by a file path shows its file name)
+
+    @property
+    def shown(self) -> str:
+        return self.label or self.ref
 
 
 @dataclass(frozen=True)
@@ -89,8 +95,9 @@ class ModelPicker(Dialog):
         if self._typed_row:
             self._add(options, Content.assemble(("↵ use ", "bold"), sanitize_line(typed, 80), (" (not in the list)", "dim")),
                       typed)
-        shown = [(g, [m for m in g.models if all(w in m.ref.lower() for w in words)]) for g in self.groups]
-        width = min(max((len(m.ref) for _, rows in shown for m in rows), default=0), 48) + 2
+        shown = [(g, [m for m in g.models if all(w in f"{m.shown} {m.ref}".lower() for w in words)])
+                 for g in self.groups]
+        width = min(max((len(m.shown) for _, rows in shown for m in rows), default=0), 48) + 2
         for group, rows in shown:
             if not rows:
                 continue
@@ -99,11 +106,17 @@ class ModelPicker(Dialog):
             self._add(options, head, None)
             for model in rows:
                 mark = "● " if model.ref == self.current else "  "
-                ref = sanitize_line(model.ref, 80)
+                ref = sanitize_line(model.shown, 80)
                 label = Content.assemble(f"  {mark}", (ref, "bold") if model.ref == self.current else ref,
                                          " " * max(width - len(ref), 2), (sanitize_line(model.detail, 40), "dim"))
                 self._add(options, label, model.ref, disabled=bool(group.problem) or model.disabled)
         options.highlighted = self._best(typed)
+
+    def set_groups(self, groups: list[ModelGroup]) -> None:
+        """New rows (a local server started since the dialog opened), the filter kept."""
+        self.groups = list(groups)
+        if self.is_mounted:
+            self._fill(self.query_one("#filter", Input).value)
 
     def _add(self, options: OptionList, prompt: Content, ref: str | None, *, disabled: bool = False) -> None:
         options.add_option(Option(prompt, id=str(len(self._refs)), disabled=disabled or ref is None))

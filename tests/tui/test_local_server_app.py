@@ -1,0 +1,19 @@
+"""The app against a local server whose probe endpoints trickle (issue 27): a message typed as
+soon as the composer shows is on screen and answered while the window is still being asked."""
+
+from __future__ import annotations
+
+from tests.fake_local_server import LocalServer
+
+from .conftest import screen_text, type_text, wait_for
+
+
+async def test_a_message_typed_at_once_is_shown_and_answered_while_the_probes_trickle(make_app, fake, monkeypatch):
+    monkeypatch.setattr("treechat.local_models.PROBE_TIMEOUT", 60.0)  # a probe that would hold it for a minute
+    LocalServer.llama_cpp(fake, trickle_probes=True, reply="answered at once")
+    async with make_app() as (app, pilot):
+        await type_text(pilot, "first words")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "first words" in screen_text(app), what="the message on screen")
+        await wait_for(pilot, lambda: "answered at once" in screen_text(app), what="the reply")
+        assert fake.probes and fake.disconnects == 0  # the window probe is still trickling: nothing waited on it

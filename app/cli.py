@@ -3,33 +3,41 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import io
 import json
 import os
 import stat
 import sys
 from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import Any, AsyncIterator, Sequence, TextIO, cast
+from typing import TYPE_CHECKING, Any, AsyncIterator, Sequence, TextIO, cast
 
-from treechat.bootstrap import BACKENDS, load_environment, open_store, pick_session, storage_kind
-from treechat.config import ConfigError
-from treechat.llm.registry import ModelRefError
-from treechat.load_warning import load_warning
-from treechat.storage.base import SearchHit, SessionCatalog, SessionStorage, StorageError
-from treechat.storage.model import InvalidEntryError
+# Start-up in proportion: each subcommand imports what it needs inside its own function, so
+# `--version` loads no pydantic, and `sessions`, `search`, `context`, `tree`, `import` no httpx,
+# Textual or agent (tests/cli/test_cli_imports.py checks the lists).
+from treechat.storage import BACKENDS
 from treechat.widgets.sanitize import json_for_terminal, visible_line
 
-from . import __version__
-from .agent.tools import UnknownToolError
-from .chat_core import ChatError
-from .paths import resolve_home
 from .progress import reading_progress
+
+if TYPE_CHECKING:
+    from treechat.storage.base import SearchHit, SessionCatalog, SessionStorage
 
 
 class CliError(Exception):
     """An expected failure; its message is the one line the user sees."""
+
+
+class _Version(argparse.Action):
+    """`--version`, reading the installed version only when asked (importlib.metadata is slow)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kw: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from . import __version__
+
+        print(f"treechat {__version__}")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
                                  "characters from models and files are shown as placeholders such as ␛)")
 
     p = argparse.ArgumentParser(prog="treechat", description="A terminal chat for LLM agents whose history is a tree.")
-    p.add_argument("--version", action="version", version=f"treechat {__version__}")
+    p.add_argument("--version", action=_Version, help="show the version and exit")
     common(p, None)
     p.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", nargs="?", const="",
                    help="send one prompt, stream the answer to stdout, persist it (no PROMPT, or -: the piped text)")
@@ -102,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 @asynccontextmanager
 async def catalog_for(args: argparse.Namespace) -> AsyncIterator[SessionCatalog]:
+    from .bootstrap import open_store, storage_kind
+    from .paths import resolve_home
+
     kind = storage_kind(args.storage, ephemeral=getattr(args, "ephemeral", False))
     catalog = await open_store(kind, resolve_home(args.home))
     try:
@@ -158,6 +169,8 @@ async def cmd_sessions(args: argparse.Namespace) -> int:
 
 
 async def cmd_import(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from .cli_storage import from_pi_folder, run_import
 
     paths = [Path(p).expanduser() for p in args.files]
@@ -171,6 +184,8 @@ async def cmd_import(args: argparse.Namespace) -> int:
 
 async def open_session(catalog: SessionCatalog, ref: str) -> SessionStorage:
     """A session for a command, with a warning line for what its file had to set aside."""
+    from .load_warning import load_warning
+
     storage = await catalog.open(ref)
     warning = load_warning(storage)
     if warning:
@@ -188,6 +203,8 @@ def _warn_unreadable(catalog: SessionCatalog) -> None:
 
 
 async def cmd_export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from .export_md import render_markdown
     from .export_target import write_text_file
     from .session.session import Session
@@ -306,6 +323,7 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
 
 async def cmd_print(args: argparse.Namespace) -> int:
     from .agent.tools import parse_tool_names
+    from .bootstrap import load_environment, pick_session
     from .chat import Chat
     from .print_mode import run_print
 
@@ -388,6 +406,8 @@ def main(argv: list[str] | None = None) -> int:
         # repaired before storing) and streamed replies are repaired as they are written; anything
         # else unencodable is written as "?" rather than stopping the output half-way
         sys.stdout.reconfigure(errors="replace")
+    import asyncio
+
     try:
         return asyncio.run(handler(args))
     except KeyboardInterrupt:
@@ -396,14 +416,34 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    # error text can carry a file's, a server's or a model's words: one line, controls made visible
-    except (CliError, StorageError, InvalidEntryError, ConfigError, ModelRefError, ChatError, UnknownToolError) as err:
-        print(f"treechat: {visible_line(err)}", file=sys.stderr)
-        return 1
     except OSError as err:
         where = f": {err.filename}" if err.filename else ""
         print(f"treechat: {visible_line(f'{err.strerror or err}{where}')}", file=sys.stderr)
         return 1
+    except Exception as err:
+        if not _expected(err):
+            raise
+        # error text can carry a file's, a server's or a model's words: one line, controls made visible
+        print(f"treechat: {visible_line(err)}", file=sys.stderr)
+        return 1
+
+
+# The errors that are one line, not a traceback. Named by module: a command that never imported
+# a module cannot have raised its error, and naming them here imports nothing.
+_EXPECTED = (("treechat.storage.base", "StorageError"), ("treechat.storage.model", "InvalidEntryError"),
+             ("treechat.config", "ConfigError"), ("treechat.llm.registry", "ModelRefError"),
+             ("treechat.chat_core", "ChatError"), ("treechat.agent.tools", "UnknownToolError"))
+
+
+def _expected(err: Exception) -> bool:
+    if isinstance(err, CliError):
+        return True
+    for module, name in _EXPECTED:
+        found = sys.modules.get(module)
+        kind = getattr(found, name, None) if found is not None else None
+        if isinstance(kind, type) and isinstance(err, kind):
+            return True
+    return False
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .base import SessionCatalog
+if TYPE_CHECKING:  # (the CLI reads BACKENDS before it knows it needs the storage's models)
+    from .base import SessionCatalog
 
 BACKENDS = ("sqlite", "jsonl", "memory")
 

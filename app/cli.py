@@ -239,7 +239,7 @@ async def cmd_export(args: argparse.Namespace) -> int:
 
 
 async def cmd_context(args: argparse.Namespace) -> int:
-    from .session.instructions import stored_instructions
+    from .session.instructions import stored_instructions_at
     from .session.session import Session
 
     async with catalog_for(args) as catalog:
@@ -251,12 +251,19 @@ async def cmd_context(args: argparse.Namespace) -> int:
             ctx = await session.build_session_context(None if args.leaf == "null" else args.leaf)
         cwd = (await storage.get_metadata()).cwd
         leaf = session.leaf_id if args.leaf is None else (None if args.leaf == "null" else args.leaf)
-        path = [e.id for e in await session.get_branch(leaf)] if leaf else []
-        stored = await stored_instructions(storage, path)
+        stored = await stored_instructions_at(storage, leaf)
     folder = cwd if cwd and os.path.isdir(cwd) else os.getcwd()
     given = getattr(args, "system", None)  # --system wins over what /system stored, as in the app
     instructions = given if given is not None else stored if isinstance(stored, str) else None
-    emit({**ctx.to_json(), "systemPrompt": context_system_prompt(args, ctx.active_tool_names, folder, instructions)})
+    prompt = context_system_prompt(args, ctx.active_tool_names, folder, instructions)
+    # One message per line, each serialized by pydantic in one call (a 20k-message context in a
+    # fraction of a second; json.dumps with indent runs its pure-Python encoder over every value)
+    out = [json.dumps(v, ensure_ascii=False) for v in (ctx.thinking_level, ctx.model, ctx.active_tool_names, prompt)]
+    lines = ",\n    ".join(m.model_dump_json(by_alias=True, exclude_unset=True) for m in ctx.messages)
+    text = ('{\n  "messages": [' + ("\n    " + lines + "\n  ]" if lines else "]") + ',\n  "thinkingLevel": '
+            + out[0] + ',\n  "model": ' + out[1] + ',\n  "activeToolNames": ' + out[2]
+            + ',\n  "systemPrompt": ' + out[3] + "\n}\n")
+    sys.stdout.write(text if args.raw else json_for_terminal(text))
     return 0
 
 

@@ -106,15 +106,23 @@ class bulk_mode:
 
 def balance(c: sqlite3.Connection) -> None:
     """Merge while some level holds BALANCE_SEGMENTS or more segments (bounded steps)."""
+    for _ in range(_TIDY_STEPS):
+        if not balance_step(c):
+            return
+
+
+def balance_step(c: sqlite3.Connection) -> bool:
+    """One step of `balance`; False when there was nothing to merge. A streamed import runs the
+    steps in transactions of their own, so no one of them grows the WAL much."""
+    lv = levels(c)
+    if not lv or not any(n >= BALANCE_SEGMENTS for n, _ in lv):
+        return False
     c.execute(_CONFIG, ("usermerge", BALANCE_SEGMENTS))
     try:
-        for _ in range(_TIDY_STEPS):
-            lv = levels(c)
-            if not lv or not any(n >= BALANCE_SEGMENTS for n, _ in lv):
-                return
-            c.execute(_MERGE, (_TIDY_PAGES * 4,))
+        c.execute(_MERGE, (_TIDY_PAGES * 4,))
     finally:
         c.execute(_CONFIG, ("usermerge", 4))
+    return True
 
 
 def tidy_level0(c: sqlite3.Connection) -> None:

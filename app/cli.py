@@ -301,6 +301,11 @@ async def cmd_search(args: argparse.Namespace) -> int:
         with reading_progress(catalog, "Searching"):
             hits = cast("Sequence[SearchHit]", await catalog.search(args.query, limit=args.limit))
         _warn_unreadable(catalog)
+    from treechat.storage.base import searched_only
+
+    if (searched := searched_only(hits)) is not None:
+        print(f"treechat: a query of words under 3 characters looks at the newest {searched:,} entries only; "
+              "add a word of 3 or more characters to search everything", file=sys.stderr)
     if args.json:
         emit([{"sessionId": h.session_id, "entryId": h.entry_id, "type": h.type, "role": h.role,
                "snippet": h.snippet, "rank": h.rank, "sessionName": h.session_name, "timestamp": h.timestamp}

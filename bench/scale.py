@@ -45,6 +45,10 @@ BRANCHES = 50
 DEFAULT_PI = Path("/work/peers/pi")
 
 
+def default_cache() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "treechat-bench"
+
+
 def load1() -> float:
     return round(os.getloadavg()[0], 2)
 
@@ -406,7 +410,7 @@ def main() -> None:
     ap.add_argument("--huge", action="store_true", help="also 300k (import) and 1M entries (everything)")
     ap.add_argument("--pi-dir", type=Path, default=DEFAULT_PI)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--cache", type=Path, default=Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "treechat-bench")
+    ap.add_argument("--cache", type=Path, default=default_cache())
     ap.add_argument("--keep", type=Path, help="keep the imported homes here (for bench/tui.py --only huge)")
     args = ap.parse_args()
     only = set(args.only.split(","))

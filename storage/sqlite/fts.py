@@ -34,6 +34,7 @@ import sqlite3
 MERGE_EVERY = 4
 MERGE_PAGES = 16
 BALANCE_SEGMENTS = 8  # after a bulk load, a level holding this many segments is merged
+CRISIS_MERGE = 16  # FTS5's default, as migration 004 writes it
 _TIDY_PAGES = 256
 _TIDY_STEPS = 200  # bounds a tidy-up even if the structure is not what we expect
 
@@ -102,6 +103,11 @@ class bulk_mode:
             return  # the transaction rolls back
         tidy_level0(self.c)
         balance(self.c)
+
+
+def set_crisis_merge(c: sqlite3.Connection, segments: int) -> None:
+    """How many segments of a level FTS5 lets gather before merging them all at once."""
+    c.execute(_CONFIG, ("crisismerge", segments))
 
 
 def balance(c: sqlite3.Connection) -> None:

@@ -42,6 +42,11 @@ CHECKPOINT_BYTES = 12 * 2**20  # lines + search text stored since the last check
 STREAM_CACHE_KIB = 32 * 1024
 WAL_LIMIT = 64 * 2**20  # journal_size_limit: the WAL file is cut back to this after a checkpoint
 PLAN_SHARE = 0.2  # of the progress bar: the first pass (the second takes the rest)
+# FTS5 merges 16 segments of a level at once (crisismerge): at 1M entries a 256 MB merge landed
+# inside one batch's transaction, and the WAL grew to match. During an import only level 0's
+# 64 x 1 MB segments are merged at once; the levels are balanced afterwards a few MB per
+# transaction (fts.balance_step), which also rewrites less in all.
+IMPORT_CRISIS_MERGE = 64
 
 
 
@@ -260,6 +265,7 @@ def _finish(c: sqlite3.Connection, sid: str, created: str, reader: _Reader, leaf
     """The last batch's transaction: the placeholders go, the session becomes visible, whole."""
     c.execute("DELETE FROM session_entries WHERE entry_seq=? AND id=?", (ends[0], _RESERVED))
     c.execute("DELETE FROM branches WHERE branch_id=?", (ends[1],))
+    fts.set_crisis_merge(c, fts.CRISIS_MERGE)
     fts.tidy_level0(c)
     newest = reader.newest
     modified_at = rows.ms_to_iso(newest) if newest is not None else created
@@ -314,6 +320,7 @@ async def import_plan(
         if replace:
             delete_session(c, sid)
         insert_session(c, sid, created, cwd, pid)
+        fts.set_crisis_merge(c, IMPORT_CRISIS_MERGE)
         return _reserve(c, sid, plan.entries)
 
     cache = await db.run(setup)
@@ -376,15 +383,17 @@ async def import_plan(
 
 async def _balance(db: Database) -> None:
     """The search index's levels merged after the load, a step per transaction (fts.balance)."""
-    for _ in range(200):
+    for step in range(1, 401):
         if not await db.write(fts.balance_step):
             break
-        await db.run(_checkpoint)  # a step rewrites up to 1,024 pages
+        if step % 8 == 0:  # a step rewrites up to 1,024 pages: the WAL restarts every ~32 MB
+            await db.run(_checkpoint)
 
 
 async def _drop(db: Database, sid: str, delete_session: Callable[[sqlite3.Connection, str], None]) -> None:
     """Delete what an unfinished import stored (only while it is still marked unfinished)."""
     def tx(c: sqlite3.Connection) -> None:
+        fts.set_crisis_merge(c, fts.CRISIS_MERGE)
         if c.execute("SELECT 1 FROM sessions WHERE id=? AND import_pid IS NOT NULL", (sid,)).fetchone():
             delete_session(c, sid)
 
@@ -410,6 +419,8 @@ async def drop_abandoned(db: Database, delete_session: Callable[[sqlite3.Connect
     """Delete the sessions of imports whose process died before their last batch."""
     found = await db.run(lambda c: c.execute(
         "SELECT id, import_pid FROM sessions WHERE import_pid IS NOT NULL").fetchall())
+    if found and not any(_alive(int(pid)) for _, pid in found):
+        await db.write(fts.set_crisis_merge, fts.CRISIS_MERGE)  # as the import set it (IMPORT_CRISIS_MERGE)
     for sid, pid in found:
         if not _alive(int(pid)):
             await db.write(lambda c, sid=sid, pid=pid: delete_session(c, sid) if c.execute(

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from treechat.config import Settings, load_settings
 from treechat.progress import progress
 from treechat.storage import BACKENDS, open_catalog
 from treechat.storage.base import SessionCatalog, SessionStorage, StorageError
 
-if TYPE_CHECKING:  # the storage commands start without the providers (httpx): see load_environment
+if TYPE_CHECKING:  # the storage commands start without the config's and providers' models: see load_environment
+    from treechat.config import Settings
     from treechat.llm.registry import ModelRegistry
 
 __all__ = ["BACKENDS", "Environment", "load_environment", "storage_kind", "open_store", "pick_session",
@@ -35,6 +35,7 @@ class Environment:
 
 def load_environment(home: str | os.PathLike[str] | None = None) -> Environment:
     """config.toml (strict) and the providers it and the environment define."""
+    from treechat.config import load_settings
     from treechat.llm.registry import ModelRegistry
 
     settings = load_settings(home)

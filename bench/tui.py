@@ -727,7 +727,8 @@ async def bench_keystroke(keys: int, history: int, rate: float, work: Path) -> N
             sent = fake.sent()
             got = bisect.bisect_right(ends, c1) - bisect.bisect_right(ends, c0)
             stats = spread(lat)
-            judged("tui.keystroke", stats["p95_ms"], **stats, metric="p95", **gcw.summary(), tokens_per_s=round(got / (t1 - t0), 1),
+            judged("tui.keystroke", stats["p95_ms"], **stats, metric="p95", **gcw.summary(),
+                   vs_idle_p95=round(stats["p95_ms"] / max(spread(idle)["p95_ms"], 0.1), 2), tokens_per_s=round(got / (t1 - t0), 1),
                    server_tokens_per_s=round(sent["tokens"] / sent["seconds"], 1) if sent.get("seconds") else None,
                    target_tokens_per_s=rate, fps=round((f1 - f0) / (t1 - t0), 1), streaming_throughout=still,
                    history_messages=count_messages(entries), load1=load1(),

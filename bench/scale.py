@@ -332,20 +332,19 @@ async def tree():
 
 async def main():
     out = {}
-    for name, fn in (("floor", floor), ("ours", ours), ("tree", tree)):
-        if name == "floor" and kind != "sqlite":
-            continue
-        ts = []
-        for _ in range(runs):
+    sides = [(n, f) for n, f in (("floor", floor), ("ours", ours), ("tree", tree)) if n != "floor" or kind == "sqlite"]
+    times = {n: [] for n, _ in sides}
+    for _ in range(runs):  # alternating, so a burst of load hits every side
+        for name, fn in sides:
             t0 = time.perf_counter()
             r = fn()
             if asyncio.iscoroutine(r):
                 r = await r
-            ts.append((time.perf_counter() - t0) * 1000)
-        if name == "tree":  # get_tree_rows alone, on a freshly opened session
-            ts = [t * 1000 for t in TREE_S]
+            times[name].append((time.perf_counter() - t0) * 1000)
+            out[name + "_n"] = r
+    times["tree"] = [t * 1000 for t in TREE_S]  # get_tree_rows alone, on a freshly opened session
+    for name, ts in times.items():
         out[name] = round(statistics.median(ts), 2)
-        out[name + "_n"] = r
     print(json.dumps(out))
 
 asyncio.run(main())

@@ -11,7 +11,9 @@ All or nothing, still: until the last batch commits, the session row names the i
 opens it; the last batch writes that row and clears the mark. If the import fails the batches are
 deleted; if the process dies, the next catalog opened on the database deletes them
 (`drop_abandoned`). A `--force` import replacing a session keeps everything in one transaction
-instead (the old session stays until the new one is whole), still a batch in memory at a time.
+instead (the old session stays until the new one is whole), still a batch in memory at a time;
+so does a file of one batch (its pages then go to the WAL once, as with `bulk.py`). At the end
+the WAL is checkpointed and cut to nothing when no reader is in it.
 
 Between batches the WAL is checkpointed on the importing connection, so it restarts from its
 beginning instead of growing with the file. While SQLite indexes a batch's text (most of the
@@ -323,13 +325,15 @@ async def import_plan(
         fts.set_crisis_merge(c, IMPORT_CRISIS_MERGE)
         return _reserve(c, sid, plan.entries)
 
+    await db.write(lambda c: None)  # a read-only database says so here, before any work
     cache = await db.run(setup)
-    one_tx = replace  # the old session stays until the new one is whole: one transaction
+    # One transaction when replacing (the old session stays until the new one is whole) and for a
+    # file of one batch (as bulk.py: each page written once, no WAL the size of several copies)
+    one_tx = replace or plan.entries + 1 <= (batch or BATCH)
     began = False
     reader: _Reader | None = None
     try:
         if one_tx:
-            await db.write(lambda c: None)  # a read-only database says so here, before any work
             await db.run(lambda c: c.execute("BEGIN IMMEDIATE"))
             began = True
             seq_base, branch_base = await db.run(begin, None)
@@ -388,6 +392,25 @@ async def _balance(db: Database) -> None:
             break
         if step % 8 == 0:  # a step rewrites up to 1,024 pages: the WAL restarts every ~32 MB
             await db.run(_checkpoint)
+    await db.run(_truncate_wal)
+
+
+def _truncate_wal(c: sqlite3.Connection) -> None:
+    """After the import: everything copied into the database and the WAL file cut to nothing, so
+    an import leaves no WAL behind it as large as its biggest batch (on a nearly full disk, that
+    is room a later open needs). Never waits: if a reader is in the WAL, it stays as it is."""
+    try:
+        busy, frames, copied = c.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        if busy or frames != copied:
+            return
+        timeout = c.execute("PRAGMA busy_timeout").fetchone()[0]
+        c.execute("PRAGMA busy_timeout = 0")
+        try:
+            c.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        finally:
+            c.execute(f"PRAGMA busy_timeout = {int(timeout)}")
+    except sqlite3.Error:
+        pass
 
 
 async def _drop(db: Database, sid: str, delete_session: Callable[[sqlite3.Connection, str], None]) -> None:

@@ -52,11 +52,21 @@ SLOW_OPEN_S = 1.0
 
 async def open_store(kind: str, home: Path) -> SessionCatalog:
     opening = asyncio.ensure_future(open_catalog(kind, home))
-    done, _ = await asyncio.wait({opening}, timeout=SLOW_OPEN_S)
-    if not done:
-        with progress("Opening the database" if kind == "sqlite" else "Opening the sessions", total=None):
-            return await opening
-    return opening.result()
+    try:
+        done, _ = await asyncio.wait({opening}, timeout=SLOW_OPEN_S)
+        if not done:
+            with progress("Opening the database" if kind == "sqlite" else "Opening the sessions", total=None):
+                return await asyncio.shield(opening)
+        return opening.result()
+    except asyncio.CancelledError:
+        # Ctrl+C while opening: the open runs on the database's thread and cannot be stopped half-way;
+        # let it end and close it, so that thread never reports to a loop that is gone (a traceback)
+        try:
+            catalog = await opening
+        except BaseException:  # noqa: BLE001 - stopping anyway: what the open would have said is moot
+            raise asyncio.CancelledError from None
+        await catalog.close()
+        raise
 
 
 async def latest_with_content(catalog: SessionCatalog) -> SessionStorage | None:

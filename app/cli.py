@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
 import io
-import json
 import os
 import stat
 import sys
@@ -15,32 +13,50 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Sequence, TextIO, cast
 # `--version` loads no pydantic, and `sessions`, `search`, `context`, `tree`, `import` no httpx,
 # Textual or agent (tests/cli/test_cli_imports.py checks the lists).
 from treechat.storage import BACKENDS
-from treechat.widgets.sanitize import json_for_terminal, visible_line
 
 from .progress import reading_progress
 
 if TYPE_CHECKING:
+    import argparse
+
     from treechat.storage.base import SearchHit, SessionCatalog, SessionStorage
+
+
+def visible_line(text: object, limit: int | None = None) -> str:
+    from treechat.widgets.sanitize import visible_line as line
+
+    return line(text, limit)
+
+
+def json_for_terminal(text: str) -> str:
+    from treechat.widgets.sanitize import json_for_terminal as escape
+
+    return escape(text)
+
+
+def _version_line() -> str:
+    from . import __version__
+
+    return f"treechat {__version__}"
 
 
 class CliError(Exception):
     """An expected failure; its message is the one line the user sees."""
 
 
-class _Version(argparse.Action):
-    """`--version`, reading the installed version only when asked (importlib.metadata is slow)."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kw: Any) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
-
-    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
-        from . import __version__
-
-        print(f"treechat {__version__}")
-        parser.exit()
-
-
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
+    class _Version(argparse.Action):
+        """`--version` after other options (alone it never gets here: see main)."""
+
+        def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kw: Any) -> None:
+            super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+        def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+            print(_version_line())
+            parser.exit()
+
     # Shared options are accepted before or after the subcommand; SUPPRESS keeps a subparser
     # from overwriting a value given before it.
     def common(parser: argparse.ArgumentParser, default: Any) -> None:
@@ -136,6 +152,8 @@ class _TerminalSafe(io.TextIOBase):
 
 
 def emit(data: Any) -> None:
+    import json
+
     # JSON already escapes C0 controls; C1 controls and bidi overrides are escaped too (same value)
     sys.stdout.write(json_for_terminal(json.dumps(data, ensure_ascii=False, indent=2)) + "\n")
 
@@ -239,6 +257,8 @@ async def cmd_export(args: argparse.Namespace) -> int:
 
 
 async def cmd_context(args: argparse.Namespace) -> int:
+    import json
+
     from .session.instructions import stored_instructions_at
     from .session.session import Session
 
@@ -406,6 +426,9 @@ COMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    if (sys.argv[1:] if argv is None else argv) == ["--version"]:
+        print(_version_line())  # the one answer that needs no parser: nothing else is imported
+        return 0
     args = build_parser().parse_args(argv)
     if args.command:
         handler = COMMANDS[args.command]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # (the CLI reads BACKENDS before it knows it needs the storage's models)
+    from pathlib import Path
+
     from .base import SessionCatalog
 
 BACKENDS = ("sqlite", "jsonl", "memory")
@@ -17,6 +18,8 @@ async def open_catalog(kind: str, home: Path) -> SessionCatalog:
         from .memory import MemoryCatalog
 
         return MemoryCatalog()
+    from pathlib import Path
+
     if kind == "jsonl":
         from .jsonl import JsonlCatalog
 

@@ -6,9 +6,6 @@ package `treechat` (this folder), `treechat.storage` and `treechat.widgets` (pyp
 
 from __future__ import annotations
 
-from importlib import metadata
-
-try:
-    __version__ = metadata.version("treechat")
-except metadata.PackageNotFoundError:  # a checkout that was never installed
-    __version__ = "0+unknown"
+# The one place the version is written (pyproject.toml reads it: `dynamic = ["version"]`), so
+# `treechat --version` answers without importlib.metadata, which costs more than the rest of it.
+__version__ = "0.1.0"

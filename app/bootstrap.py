@@ -13,12 +13,15 @@ import asyncio
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from treechat.config import Settings, load_settings
-from treechat.llm.registry import ModelRegistry
 from treechat.progress import progress
 from treechat.storage import BACKENDS, open_catalog
 from treechat.storage.base import SessionCatalog, SessionStorage, StorageError
+
+if TYPE_CHECKING:  # the storage commands start without the config's and providers' models: see load_environment
+    from treechat.config import Settings
+    from treechat.llm.registry import ModelRegistry
 
 __all__ = ["BACKENDS", "Environment", "load_environment", "storage_kind", "open_store", "pick_session",
            "latest_with_content"]
@@ -32,6 +35,9 @@ class Environment:
 
 def load_environment(home: str | os.PathLike[str] | None = None) -> Environment:
     """config.toml (strict) and the providers it and the environment define."""
+    from treechat.config import load_settings
+    from treechat.llm.registry import ModelRegistry
+
     settings = load_settings(home)
     return Environment(settings, ModelRegistry(settings))
 
@@ -46,11 +52,21 @@ SLOW_OPEN_S = 1.0
 
 async def open_store(kind: str, home: Path) -> SessionCatalog:
     opening = asyncio.ensure_future(open_catalog(kind, home))
-    done, _ = await asyncio.wait({opening}, timeout=SLOW_OPEN_S)
-    if not done:
-        with progress("Opening the database" if kind == "sqlite" else "Opening the sessions", total=None):
-            return await opening
-    return opening.result()
+    try:
+        done, _ = await asyncio.wait({opening}, timeout=SLOW_OPEN_S)
+        if not done:
+            with progress("Opening the database" if kind == "sqlite" else "Opening the sessions", total=None):
+                return await asyncio.shield(opening)
+        return opening.result()
+    except asyncio.CancelledError:
+        # Ctrl+C while opening: the open runs on the database's thread and cannot be stopped half-way;
+        # let it end and close it, so that thread never reports to a loop that is gone (a traceback)
+        try:
+            catalog = await opening
+        except BaseException:  # noqa: BLE001 - stopping anyway: what the open would have said is moot
+            raise asyncio.CancelledError from None
+        await catalog.close()
+        raise
 
 
 async def latest_with_content(catalog: SessionCatalog) -> SessionStorage | None:

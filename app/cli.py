@@ -2,30 +2,42 @@
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import io
-import json
 import os
 import stat
 import sys
 from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import Any, AsyncIterator, Sequence, TextIO, cast
+from typing import TYPE_CHECKING, Any, AsyncIterator, Sequence, TextIO, cast
 
-from treechat.bootstrap import BACKENDS, load_environment, open_store, pick_session, storage_kind
-from treechat.config import ConfigError
-from treechat.llm.registry import ModelRefError
-from treechat.load_warning import load_warning
-from treechat.storage.base import SearchHit, SessionCatalog, SessionStorage, StorageError
-from treechat.storage.model import InvalidEntryError
-from treechat.widgets.sanitize import json_for_terminal, visible_line
+# Start-up in proportion: each subcommand imports what it needs inside its own function, so
+# `--version` loads no pydantic, and `sessions`, `search`, `context`, `tree`, `import` no httpx,
+# Textual or agent (tests/cli/test_cli_imports.py checks the lists).
+from treechat.storage import BACKENDS
 
-from . import __version__
-from .agent.tools import UnknownToolError
-from .chat_core import ChatError
-from .paths import resolve_home
 from .progress import reading_progress
+
+if TYPE_CHECKING:
+    import argparse
+
+    from treechat.storage.base import SearchHit, SessionCatalog, SessionStorage
+
+
+def visible_line(text: object, limit: int | None = None) -> str:
+    from treechat.widgets.sanitize import visible_line as line
+
+    return line(text, limit)
+
+
+def json_for_terminal(text: str) -> str:
+    from treechat.widgets.sanitize import json_for_terminal as escape
+
+    return escape(text)
+
+
+def _version_line() -> str:
+    from . import __version__
+
+    return f"treechat {__version__}"
 
 
 class CliError(Exception):
@@ -33,6 +45,18 @@ class CliError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
+    class _Version(argparse.Action):
+        """`--version` after other options (alone it never gets here: see main)."""
+
+        def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kw: Any) -> None:
+            super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+        def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+            print(_version_line())
+            parser.exit()
+
     # Shared options are accepted before or after the subcommand; SUPPRESS keeps a subparser
     # from overwriting a value given before it.
     def common(parser: argparse.ArgumentParser, default: Any) -> None:
@@ -43,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
                                  "characters from models and files are shown as placeholders such as ␛)")
 
     p = argparse.ArgumentParser(prog="treechat", description="A terminal chat for LLM agents whose history is a tree.")
-    p.add_argument("--version", action="version", version=f"treechat {__version__}")
+    p.add_argument("--version", action=_Version, help="show the version and exit")
     common(p, None)
     p.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", nargs="?", const="",
                    help="send one prompt, stream the answer to stdout, persist it (no PROMPT, or -: the piped text)")
@@ -102,6 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 @asynccontextmanager
 async def catalog_for(args: argparse.Namespace) -> AsyncIterator[SessionCatalog]:
+    from .bootstrap import open_store, storage_kind
+    from .paths import resolve_home
+
     kind = storage_kind(args.storage, ephemeral=getattr(args, "ephemeral", False))
     catalog = await open_store(kind, resolve_home(args.home))
     try:
@@ -125,6 +152,8 @@ class _TerminalSafe(io.TextIOBase):
 
 
 def emit(data: Any) -> None:
+    import json
+
     # JSON already escapes C0 controls; C1 controls and bidi overrides are escaped too (same value)
     sys.stdout.write(json_for_terminal(json.dumps(data, ensure_ascii=False, indent=2)) + "\n")
 
@@ -158,6 +187,8 @@ async def cmd_sessions(args: argparse.Namespace) -> int:
 
 
 async def cmd_import(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from .cli_storage import from_pi_folder, run_import
 
     paths = [Path(p).expanduser() for p in args.files]
@@ -171,6 +202,8 @@ async def cmd_import(args: argparse.Namespace) -> int:
 
 async def open_session(catalog: SessionCatalog, ref: str) -> SessionStorage:
     """A session for a command, with a warning line for what its file had to set aside."""
+    from .load_warning import load_warning
+
     storage = await catalog.open(ref)
     warning = load_warning(storage)
     if warning:
@@ -188,6 +221,8 @@ def _warn_unreadable(catalog: SessionCatalog) -> None:
 
 
 async def cmd_export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from .export_md import render_markdown
     from .export_target import write_text_file
     from .session.session import Session
@@ -222,7 +257,9 @@ async def cmd_export(args: argparse.Namespace) -> int:
 
 
 async def cmd_context(args: argparse.Namespace) -> int:
-    from .session.instructions import stored_instructions
+    import json
+
+    from .session.instructions import stored_instructions_at
     from .session.session import Session
 
     async with catalog_for(args) as catalog:
@@ -234,12 +271,19 @@ async def cmd_context(args: argparse.Namespace) -> int:
             ctx = await session.build_session_context(None if args.leaf == "null" else args.leaf)
         cwd = (await storage.get_metadata()).cwd
         leaf = session.leaf_id if args.leaf is None else (None if args.leaf == "null" else args.leaf)
-        path = [e.id for e in await session.get_branch(leaf)] if leaf else []
-        stored = await stored_instructions(storage, path)
+        stored = await stored_instructions_at(storage, leaf)
     folder = cwd if cwd and os.path.isdir(cwd) else os.getcwd()
     given = getattr(args, "system", None)  # --system wins over what /system stored, as in the app
     instructions = given if given is not None else stored if isinstance(stored, str) else None
-    emit({**ctx.to_json(), "systemPrompt": context_system_prompt(args, ctx.active_tool_names, folder, instructions)})
+    prompt = context_system_prompt(args, ctx.active_tool_names, folder, instructions)
+    # One message per line, each serialized by pydantic in one call (a 20k-message context in a
+    # fraction of a second; json.dumps with indent runs its pure-Python encoder over every value)
+    out = [json.dumps(v, ensure_ascii=False) for v in (ctx.thinking_level, ctx.model, ctx.active_tool_names, prompt)]
+    lines = ",\n    ".join(m.model_dump_json(by_alias=True, exclude_unset=True) for m in ctx.messages)
+    text = ('{\n  "messages": [' + ("\n    " + lines + "\n  ]" if lines else "]") + ',\n  "thinkingLevel": '
+            + out[0] + ',\n  "model": ' + out[1] + ',\n  "activeToolNames": ' + out[2]
+            + ',\n  "systemPrompt": ' + out[3] + "\n}\n")
+    sys.stdout.write(text if args.raw else json_for_terminal(text))
     return 0
 
 
@@ -277,6 +321,11 @@ async def cmd_search(args: argparse.Namespace) -> int:
         with reading_progress(catalog, "Searching"):
             hits = cast("Sequence[SearchHit]", await catalog.search(args.query, limit=args.limit))
         _warn_unreadable(catalog)
+    from treechat.storage.base import searched_only
+
+    if (searched := searched_only(hits)) is not None:
+        print(f"treechat: a query of words under 3 characters looks at the newest {searched:,} entries only; "
+              "add a word of 3 or more characters to search everything", file=sys.stderr)
     if args.json:
         emit([{"sessionId": h.session_id, "entryId": h.entry_id, "type": h.type, "role": h.role,
                "snippet": h.snippet, "rank": h.rank, "sessionName": h.session_name, "timestamp": h.timestamp}
@@ -306,6 +355,7 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
 
 async def cmd_print(args: argparse.Namespace) -> int:
     from .agent.tools import parse_tool_names
+    from .bootstrap import load_environment, pick_session
     from .chat import Chat
     from .print_mode import run_print
 
@@ -376,6 +426,9 @@ COMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    if (sys.argv[1:] if argv is None else argv) == ["--version"]:
+        print(_version_line())  # the one answer that needs no parser: nothing else is imported
+        return 0
     args = build_parser().parse_args(argv)
     if args.command:
         handler = COMMANDS[args.command]
@@ -388,6 +441,8 @@ def main(argv: list[str] | None = None) -> int:
         # repaired before storing) and streamed replies are repaired as they are written; anything
         # else unencodable is written as "?" rather than stopping the output half-way
         sys.stdout.reconfigure(errors="replace")
+    import asyncio
+
     try:
         return asyncio.run(handler(args))
     except KeyboardInterrupt:
@@ -396,14 +451,34 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    # error text can carry a file's, a server's or a model's words: one line, controls made visible
-    except (CliError, StorageError, InvalidEntryError, ConfigError, ModelRefError, ChatError, UnknownToolError) as err:
-        print(f"treechat: {visible_line(err)}", file=sys.stderr)
-        return 1
     except OSError as err:
         where = f": {err.filename}" if err.filename else ""
         print(f"treechat: {visible_line(f'{err.strerror or err}{where}')}", file=sys.stderr)
         return 1
+    except Exception as err:
+        if not _expected(err):
+            raise
+        # error text can carry a file's, a server's or a model's words: one line, controls made visible
+        print(f"treechat: {visible_line(err)}", file=sys.stderr)
+        return 1
+
+
+# The errors that are one line, not a traceback. Named by module: a command that never imported
+# a module cannot have raised its error, and naming them here imports nothing.
+_EXPECTED = (("treechat.storage.base", "StorageError"), ("treechat.storage.model", "InvalidEntryError"),
+             ("treechat.config", "ConfigError"), ("treechat.llm.registry", "ModelRefError"),
+             ("treechat.chat_core", "ChatError"), ("treechat.agent.tools", "UnknownToolError"))
+
+
+def _expected(err: Exception) -> bool:
+    if isinstance(err, CliError):
+        return True
+    for module, name in _EXPECTED:
+        found = sys.modules.get(module)
+        kind = getattr(found, name, None) if found is not None else None
+        if isinstance(kind, type) and isinstance(err, kind):
+            return True
+    return False
 
 
 if __name__ == "__main__":  # pragma: no cover

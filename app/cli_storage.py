@@ -23,6 +23,7 @@ from treechat.storage.imports import UncheckedLineError, find_session_files, pi_
 from treechat.storage.index import entry_json
 from treechat.storage.jsonl_format import AtomicWriter, export_header
 from treechat.storage.model import Entry, LeafEntry, dump, new_entry_id
+from treechat.storage.stream_scan import plan_file
 from treechat.widgets.sanitize import visible_line
 
 from .export_target import check_output, output_error, writing_to
@@ -69,6 +70,7 @@ class ImportSummary:
 async def run_import(catalog: SessionCatalog, paths: list[Path], *, force: bool, stdout: TextIO) -> int:
     """Import every session file under `paths`; prints ids (stdout) and one summary line (stderr)."""
     summary = ImportSummary()
+    _STOP.clear()
     files: list[Path] = []
     for path, reason in find_session_files(paths):
         if reason is not None:
@@ -87,7 +89,9 @@ async def run_import(catalog: SessionCatalog, paths: list[Path], *, force: bool,
                 await asyncio.shield(one)
             except asyncio.CancelledError:
                 # Ctrl+C: the session being written lands whole or not at all (one transaction, already
-                # under way in the database's thread); wait for which, say what got in, then stop
+                # under way in the database's thread, or a streamed import that stops at its next
+                # batch and deletes the ones before); wait for which, say what got in, then stop
+                _STOP.set()
                 try:
                     await one
                 except Exception:  # noqa: BLE001 - reported as the interrupted file's failure
@@ -134,6 +138,26 @@ async def _import_one(
     catalog: SessionCatalog, file: Path, force: bool, summary: ImportSummary, advance_bar: Callable[[float], None]
 ) -> None:
     advance = _FileShare(advance_bar)
+    if _streams(catalog):
+        try:
+            done = await _import_streamed(catalog, file, force, summary, advance)
+        except SessionFileError as err:
+            advance(1.0)
+            if "not a Pi or treechat session" in str(err):
+                summary.not_sessions += 1
+            else:
+                summary.failed.append(str(err))
+            return
+        except (MemoryError, OSError) as err:
+            advance(1.0)
+            summary.failed.append(f"{file}: {err}")
+            return
+        except Exception as err:  # noqa: BLE001 - a file we fail to read is one failure, not the end of the import
+            advance(1.0)
+            summary.failed.append(f"{file}: could not be read ({type(err).__name__}: {err})")
+            return
+        if done:
+            return
     try:
         header, records, report = read_records(file, check_later=True)
     except SessionFileError as err:
@@ -188,6 +212,61 @@ async def _import_one(
         summary.damaged.append(file.name)
         if not summary.first_problem and report.problems:
             summary.first_problem = f"{file.name} {report.problems[0]}"
+
+
+def _streams(catalog: SessionCatalog) -> bool:
+    from treechat.storage.sqlite import SqliteCatalog
+
+    return isinstance(catalog, SqliteCatalog)
+
+
+async def _import_streamed(catalog: SessionCatalog, file: Path, force: bool, summary: ImportSummary,
+                           advance: "_FileShare") -> bool:
+    """SQLite: the file planned in one pass and stored in batches, never held whole (a 1M-entry
+    file in a few hundred MB). False when the file needs the whole-file reader (an older version,
+    a parent after its child): the caller reads it as before."""
+    from treechat.storage.sqlite import SqliteCatalog
+    from treechat.storage.sqlite.stream_import import ImportStopped
+
+    assert isinstance(catalog, SqliteCatalog)
+    plan = await asyncio.to_thread(plan_file, file)
+    if plan is None:
+        return False
+    sid = plan.header["id"]
+    if not force and await catalog.has_session(sid):
+        summary.already.append(sid)
+        stored = (await (await catalog.open(sid)).get_session_stats()).entry_count
+        if plan.entries > stored:  # Pi went on with it since: say so rather than skip it silently
+            summary.grown.append(f"{file.name} has {plan.entries - stored:,} more")
+        advance.finish()
+        return True
+    try:
+        storage, report = await catalog.import_plan(plan, replace=force, on_progress=advance, stop=_STOP.is_set)
+    except ImportStopped:
+        summary.failed.append(f"{file}: interrupted (nothing of it was kept)")
+        advance.finish()
+        return True
+    except StorageError as err:
+        summary.failed.append(f"{file}: {err}")
+        advance.finish()
+        return True
+    except Exception as err:  # noqa: BLE001 - nothing of this file was kept (stream_import.py)
+        summary.failed.append(f"{file}: could not be imported ({type(err).__name__}: {err})")
+        advance.finish()
+        return True
+    advance.finish()
+    summary.imported.append(storage.session_id)
+    summary.entries += report.entries
+    if report.skipped:
+        summary.skipped_lines += report.skipped
+        summary.damaged.append(file.name)
+        if not summary.first_problem and report.problems:
+            summary.first_problem = f"{file.name} {report.problems[0]}"
+    return True
+
+
+# Set by Ctrl+C: a streamed import stops at its next batch and deletes what it stored.
+_STOP = threading.Event()
 
 
 def _progress_kw(catalog: SessionCatalog, callback: Any) -> dict[str, Any]:

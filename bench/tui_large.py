@@ -259,3 +259,56 @@ async def bench_long_branch(messages: int, work: Path) -> None:
              what="2,000-message branch: Home/End, PgUp/PgDn, ↑/↓, Ctrl+B, resizes -> first frame showing the change")
     finally:
         await close(ctx, catalog)
+
+
+# ------------------------------------------------------------------ huge sessions (issue 26)
+
+def _rss_mb() -> tuple[float, float]:
+    """(VmRSS, VmHWM) of this process, MB."""
+    fields = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+    return tuple(round(int(fields[k].split()[0]) / 1024, 1) for k in ("VmRSS", "VmHWM"))  # type: ignore[return-value]
+
+
+def huge_home(size: int, cache: Path) -> tuple[Path, str]:
+    """A SQLite home holding the generated `size`-entry session (bench/scale.py's file), imported
+    with the real CLI once and kept in the cache folder."""
+    import subprocess
+    import sys
+
+    from bench.scale import generated
+
+    file = generated(size, cache)
+    home = cache / f"home-{size}"
+    if not (home / ".complete").exists():
+        import shutil
+
+        shutil.rmtree(home, ignore_errors=True)
+        home.mkdir(parents=True)
+        subprocess.run([sys.executable, "-m", "treechat", "--home", str(home), "import", str(file)], check=True,
+                       capture_output=True)
+        (home / ".complete").write_text("")
+    return home, f"bench-{size}"
+
+
+async def bench_huge(size: int, cache: Path) -> None:
+    """tui.huge_open: the App on a generated session of `size` entries (50 branches; 1M: ~25k
+    messages on the active path): open_catalog -> first frame with the composer focused and the
+    last message on screen (`ms`), and this process's memory then (`rss_mb`, `peak_rss_mb`).
+    Then tree keys with the tree focused (tui.huge_tree_keys)."""
+    from bench.tui import time_open, tree_keys
+    from treechat.widgets.tree_view import TreeView
+
+    home, sid = huge_home(size, cache)
+    collect()
+    base_rss = _rss_mb()[0]
+    fig, app, ctx, catalog, _ = await time_open(home, sid)
+    rss, peak = _rss_mb()
+    try:
+        emit(bench="tui.huge_open", entries=size, ms=fig["ms"], first_frame_ms=fig["first_frame_ms"],
+             rss_mb=rss, peak_rss_mb=peak, before_open_rss_mb=base_rss, path_entries=len(app.chat.tree.path_ids(
+                 app.chat.session.leaf_id)), load1=load1(),
+             what="open_catalog -> composer focused and the last message on screen; this process's RSS then")
+        frames = Frames(app)
+        await tree_keys(app, frames, app.ui(TreeView), size)
+    finally:
+        await close(ctx, catalog)

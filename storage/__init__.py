@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .base import SessionCatalog
+if TYPE_CHECKING:  # (the CLI reads BACKENDS before it knows it needs the storage's models)
+    from pathlib import Path
+
+    from .base import SessionCatalog
 
 BACKENDS = ("sqlite", "jsonl", "memory")
 
@@ -15,6 +18,8 @@ async def open_catalog(kind: str, home: Path) -> SessionCatalog:
         from .memory import MemoryCatalog
 
         return MemoryCatalog()
+    from pathlib import Path
+
     if kind == "jsonl":
         from .jsonl import JsonlCatalog
 

@@ -205,6 +205,18 @@ class SearchHit:
     timestamp: str = ""
 
 
+class SearchHits(builtins.list[SearchHit]):
+    """The hits of a search that had to stop early: `searched` entries were looked at (the newest),
+    not all of them. (A plain list of hits means every entry was searched.)"""
+
+    searched: int = 0
+
+
+def searched_only(hits: Sequence[SearchHit]) -> int | None:
+    """How many (newest) entries a capped search looked at; None when it searched them all."""
+    return hits.searched if isinstance(hits, SearchHits) else None
+
+
 @dataclass
 class ImportReport:
     """What an import or open had to skip. Nothing skipped means a clean file."""

@@ -7,7 +7,11 @@ every old-generation collection (a visible pause while typing). So:
 
 - ``paused()`` around a bulk build: no cyclic collection inside, the previous state restored;
 - ``settle()`` once a session is on screen: free what the previous one left, then freeze what is
-  live (later collections skip it) and make young collections rarer (streaming allocates briskly).
+  live (later collections skip it) and make young collections rarer (streaming allocates briskly);
+- ``streaming(True)`` while a reply streams: what is live is frozen and no full collection runs
+  (a full one walked everything made since the last freeze: pauses up to 265 ms while typing);
+  ``streaming(False)`` freezes what the reply left (its widgets and text stay on screen) and
+  lets full collections run again.
 """
 
 from __future__ import annotations
@@ -17,6 +21,10 @@ from contextlib import contextmanager
 from typing import Iterator
 
 YOUNG_THRESHOLD = 20_000  # allocations between young collections (CPython's default is 700)
+NO_FULL = 1_000_000  # generation-1 collections between full ones: none while a reply streams
+# While streaming, young collections small and frequent: with 20,000 a generation-1 collection
+# walked up to 400,000 objects (60-80 ms pauses measured); 2,000 x 10 keeps each under a few ms.
+STREAM_YOUNG = 2_000
 
 
 @contextmanager
@@ -42,3 +50,12 @@ def settle() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(YOUNG_THRESHOLD, 20, 20)
+
+
+def streaming(on: bool) -> None:
+    """A reply started (True) or ended (False) streaming; see the module's doc."""
+    gc.freeze()
+    if on:
+        gc.set_threshold(STREAM_YOUNG, 10, NO_FULL)
+    else:
+        gc.set_threshold(YOUNG_THRESHOLD, 20, 20)

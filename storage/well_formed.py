@@ -9,13 +9,13 @@ pair is joined into its character and a lone half becomes U+FFFD, the replacemen
 from __future__ import annotations
 
 import re
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel
-from pydantic_core import PydanticSerializationError
+if TYPE_CHECKING:  # (the CLI's sanitizer needs well_formed_text without pydantic)
+    from pydantic import BaseModel
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound="BaseModel")
 
 
 def well_formed_text(text: str) -> str:
@@ -38,6 +38,8 @@ def _repair(value: Any) -> Any:
 def well_formed(model: M) -> M:
     """`model` itself when it serializes as UTF-8 (the common case: one dump, no copy), else a copy
     with every string repaired."""
+    from pydantic_core import PydanticSerializationError
+
     try:
         model.model_dump_json()
     except PydanticSerializationError:

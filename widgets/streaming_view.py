@@ -8,6 +8,7 @@ with the reply and a keystroke never waits behind a token backlog (textual-peers
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from textual.app import ComposeResult
@@ -23,6 +24,11 @@ from .message_view import tool_call_summary
 from .sanitize import sanitize
 
 FRAME = 1 / 10  # seconds between redraws while streaming (each redraw relayouts the transcript)
+# While you type, the keys' frames go first: a redraw is put off while a key came in the last
+# TYPING_HOLD seconds, but never for longer than MAX_HOLD (the reply still moves). The App says
+# when the newest key arrived (`last_key_at`, time.monotonic()); without one nothing is put off.
+TYPING_HOLD = 0.15
+MAX_HOLD = 0.75
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
@@ -44,6 +50,7 @@ class StreamingView(Vertical):
         self.latest: Any = None
         self._scheduled = False
         self._frame = 0
+        self._drawn_at = 0.0
         self._stream: MarkdownStream | None = None
         self.header = Static(Content("assistant ⠋"), classes="message-header")
         self.thinking = Static("", classes="thinking")
@@ -75,6 +82,12 @@ class StreamingView(Vertical):
 
     async def _draw(self) -> None:
         self._scheduled = False
+        now = time.monotonic()
+        typed = getattr(self.app, "last_key_at", 0.0)
+        if now - typed < TYPING_HOLD and now - self._drawn_at < MAX_HOLD:
+            self._schedule()  # a key is being drawn: this redraw (a relayout) waits a frame
+            return
+        self._drawn_at = now
         message = self.latest
         if message is None or self._stream is None:
             return

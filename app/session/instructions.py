@@ -27,12 +27,29 @@ UNSET = _Unset()  # nothing stored on this path: keep whatever config or the com
 async def stored_instructions(storage: SessionStorage, path_ids: Iterable[str]) -> str | None | _Unset:
     """The newest stored instructions on the path (ids root → leaf): the text, None when they
     were cleared there, UNSET when none were ever set on it."""
+    return _newest_on_path(await _stored(storage), path_ids)
+
+
+async def stored_instructions_at(storage: SessionStorage, leaf_id: str | None) -> str | None | _Unset:
+    """The same for the path to `leaf_id`, read only when the session ever stored instructions
+    (most never did: `treechat context` then reads the path once, for the context itself)."""
+    candidates = await _stored(storage)
+    if not candidates or leaf_id is None:
+        return UNSET
+    return _newest_on_path(candidates, [e.id for e in await storage.get_path_to_root(leaf_id)])
+
+
+async def _stored(storage: SessionStorage) -> list[CustomEntry]:
+    return [e for e in await storage.find_entries("custom")
+            if isinstance(e, CustomEntry) and e.custom_type == CUSTOM_TYPE]
+
+
+def _newest_on_path(candidates: list[CustomEntry], path_ids: Iterable[str]) -> str | None | _Unset:
     on_path = {entry_id: i for i, entry_id in enumerate(path_ids)}
     newest: CustomEntry | None = None
-    for entry in await storage.find_entries("custom"):
-        if isinstance(entry, CustomEntry) and entry.custom_type == CUSTOM_TYPE and entry.id in on_path:
-            if newest is None or on_path[entry.id] > on_path[newest.id]:
-                newest = entry
+    for entry in candidates:
+        if entry.id in on_path and (newest is None or on_path[entry.id] > on_path[newest.id]):
+            newest = entry
     if newest is None:
         return UNSET
     text = newest.data.get("text") if isinstance(newest.data, dict) else None

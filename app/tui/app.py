@@ -9,6 +9,7 @@ App owns no session state of its own.
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import ClassVar
 
@@ -121,8 +122,11 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
             self.remove_class("-narrow")
             self.set_class(self._tree_hidden_when_wide, "-tree-hidden")
 
+    last_key_at = 0.0  # time.monotonic() of the newest key from the terminal (StreamingView yields to typing)
+
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not event.is_forwarded:
+            self.last_key_at = time.monotonic()
             self._type_into_composer(event)  # before Textual hands the key to the focused widget
         await super().on_event(event)
 

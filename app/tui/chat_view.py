@@ -127,6 +127,7 @@ class ChatView(TuiBase):
     @drawn
     def _run_started(self, message: m.RunStarted) -> None:
         self.composer.running = True
+        gc_policy.streaming(True)  # no full collection while tokens arrive (storage.gc_policy)
 
     @on(m.RunEnded)
     @drawn
@@ -134,6 +135,7 @@ class ChatView(TuiBase):
         self.composer.running = False
         self.ui(StatusBar).wait(0)
         await self.ui(Transcript).set_streaming(None)
+        gc_policy.streaming(False)
 
     @on(m.ReplyStreaming)
     @drawn

@@ -31,8 +31,26 @@ BULK_CACHE_KIB = 256 * 1024
 
 def _state_values(s: StateTuple) -> tuple[Any, ...]:
     """entry_materialized's state columns (rows.STATE_COLUMNS order) of a state tuple."""
-    return (s[1], s[2], s[3], s[4], s[5], s[6], s[7], json.dumps(s[8]) if s[8] is not None else None, s[9],
+    return (s[1], s[2], s[3], s[4], s[5], s[6], s[7], _model_json(s[8]) if s[8] is not None else None, s[9],
             json.dumps(s[10]) if s[10] is not None else None)
+
+
+_MODEL_JSON: dict[tuple[Any, ...], str] = {}
+
+
+def _model_json(model: Any) -> str:
+    """json.dumps of a state's model ({"provider", "modelId"}), remembered: a session names a few
+    models, and a 1M-entry load would otherwise serialize the same one a million times."""
+    try:
+        key = tuple(model.items())
+        found = _MODEL_JSON.get(key)
+    except (AttributeError, TypeError):  # not a dict of plain values: as it is
+        return json.dumps(model)
+    if found is None:
+        if len(_MODEL_JSON) >= 256:
+            _MODEL_JSON.clear()
+        found = _MODEL_JSON[key] = json.dumps(model)
+    return found
 
 
 def bulk_load(

@@ -27,12 +27,14 @@ from ..model import (
     new_session_id,
     now_iso,
 )
+from ..stream_scan import FilePlan
 from . import rows
 from .bulk import bulk_load
 from .db import Database
 from .reindex import entry_count, rebuild_search
 from .search import search_tx
 from .storage import SqliteSessionStorage, _fresh_id, append_tx, last_seq
+from .stream_import import drop_abandoned, import_plan
 
 _SUMMARY_SQL = (
     "SELECT s.id, s.created_at, m.modified_at, m.name, s.cwd, m.entry_count, m.message_count,"
@@ -47,10 +49,12 @@ def _like_prefix(ref: str) -> str:
 
 
 def _resolve(c: sqlite3.Connection, ref: str) -> str:
-    if c.execute("SELECT 1 FROM sessions WHERE id=?", (ref,)).fetchone():
+    # a session still being imported (import_pid set: stream_import.py) is not there yet
+    if c.execute("SELECT 1 FROM sessions WHERE id=? AND import_pid IS NULL", (ref,)).fetchone():
         return ref
     found = [r[0] for r in c.execute(
-        "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 6", (_like_prefix(ref),)
+        "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' AND import_pid IS NULL ORDER BY id LIMIT 6",
+        (_like_prefix(ref),)
     )] if ref else []
     if not found:
         raise SessionNotFoundError(ref)
@@ -62,16 +66,27 @@ def _resolve(c: sqlite3.Connection, ref: str) -> str:
 def _insert_session(
     c: sqlite3.Connection, sid: str, created_at: str, cwd: str, parent_sid: str | None, parent_eid: str | None
 ) -> None:
-    if c.execute("SELECT 1 FROM sessions WHERE id=?", (sid,)).fetchone():
-        raise StorageError(f"A session with id {sid} already exists")
-    c.execute(
-        "INSERT INTO sessions (id, created_at, cwd, parent_session_id, parent_entry_id) VALUES (?,?,?,?,?)",
-        (sid, created_at, cwd, parent_sid, parent_eid),
-    )
+    _insert_session_row(c, sid, created_at, cwd, parent_sid, parent_eid)
     c.execute(
         "INSERT INTO session_materialized (session_id, modified_at, modified_ms) VALUES (?, ?, ?)",
         (sid, created_at, rows.iso_ms_or_zero(created_at)),
     )
+
+
+def _insert_session_row(c: sqlite3.Connection, sid: str, created_at: str, cwd: str, parent_sid: str | None,
+                        parent_eid: str | None, import_pid: int | None = None) -> None:
+    if c.execute("SELECT 1 FROM sessions WHERE id=?", (sid,)).fetchone():
+        raise StorageError(f"A session with id {sid} already exists")
+    c.execute(
+        "INSERT INTO sessions (id, created_at, cwd, parent_session_id, parent_entry_id, import_pid)"
+        " VALUES (?,?,?,?,?,?)",
+        (sid, created_at, cwd, parent_sid, parent_eid, import_pid),
+    )
+
+
+def _insert_streamed(c: sqlite3.Connection, sid: str, created_at: str, cwd: str, import_pid: int | None) -> None:
+    """The sessions row of a streamed import; its session_materialized row comes with its last batch."""
+    _insert_session_row(c, sid, created_at, cwd, None, None, import_pid)
 
 
 def _delete(c: sqlite3.Connection, sid: str) -> None:
@@ -100,7 +115,10 @@ class SqliteCatalog:
 
     @classmethod
     async def _open_database(cls, path: Path | str) -> "SqliteCatalog":
-        return cls(await Database.open(Path(path)))
+        db = await Database.open(Path(path))
+        if not db.read_only:
+            await drop_abandoned(db, _delete)  # what a killed streamed import left
+        return cls(db)
 
     @property
     def path(self) -> Path:
@@ -229,8 +247,25 @@ class SqliteCatalog:
         return self._storage(*await self.db.write(tx)), report
 
     async def has_session(self, session_id: str) -> bool:
-        found = await self.db.run(lambda c: c.execute("SELECT 1 FROM sessions WHERE id=?", (session_id,)).fetchone())
+        found = await self.db.run(lambda c: c.execute(
+            "SELECT 1 FROM sessions WHERE id=? AND import_pid IS NULL", (session_id,)).fetchone())
         return found is not None
+
+    async def import_plan(
+        self,
+        plan: FilePlan,
+        *,
+        replace: bool = False,
+        on_progress: Callable[[float], None] | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> tuple[SqliteSessionStorage, ImportReport]:
+        """A planned file (stream_scan.plan_file) stored in batches, all or nothing, in bounded
+        memory (stream_import.py); `on_progress(share)` adds up to 1.0; `stop()` is asked between
+        batches (ImportStopped: nothing kept)."""
+        sid, last, report = await import_plan(
+            self.db, plan, insert_session=_insert_streamed, delete_session=_delete, replace=replace,
+            on_progress=on_progress, stop=stop)
+        return self._storage(sid, last), report
 
     async def search(
         self, query: str, *, session_id: str | None = None, limit: int = 50

@@ -34,6 +34,7 @@ import sqlite3
 MERGE_EVERY = 4
 MERGE_PAGES = 16
 BALANCE_SEGMENTS = 8  # after a bulk load, a level holding this many segments is merged
+CRISIS_MERGE = 16  # FTS5's default, as migration 004 writes it
 _TIDY_PAGES = 256
 _TIDY_STEPS = 200  # bounds a tidy-up even if the structure is not what we expect
 
@@ -104,17 +105,30 @@ class bulk_mode:
         balance(self.c)
 
 
+def set_crisis_merge(c: sqlite3.Connection, segments: int) -> None:
+    """How many segments of a level FTS5 lets gather before merging them all at once."""
+    c.execute(_CONFIG, ("crisismerge", segments))
+
+
 def balance(c: sqlite3.Connection) -> None:
     """Merge while some level holds BALANCE_SEGMENTS or more segments (bounded steps)."""
+    for _ in range(_TIDY_STEPS):
+        if not balance_step(c):
+            return
+
+
+def balance_step(c: sqlite3.Connection) -> bool:
+    """One step of `balance`; False when there was nothing to merge. A streamed import runs the
+    steps in transactions of their own, so no one of them grows the WAL much."""
+    lv = levels(c)
+    if not lv or not any(n >= BALANCE_SEGMENTS for n, _ in lv):
+        return False
     c.execute(_CONFIG, ("usermerge", BALANCE_SEGMENTS))
     try:
-        for _ in range(_TIDY_STEPS):
-            lv = levels(c)
-            if not lv or not any(n >= BALANCE_SEGMENTS for n, _ in lv):
-                return
-            c.execute(_MERGE, (_TIDY_PAGES * 4,))
+        c.execute(_MERGE, (_TIDY_PAGES * 4,))
     finally:
         c.execute(_CONFIG, ("usermerge", 4))
+    return True
 
 
 def tidy_level0(c: sqlite3.Connection) -> None:

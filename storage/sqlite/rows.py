@@ -107,6 +107,11 @@ def state_from(depth: int, values: Sequence[Any]) -> PathState:
     )
 
 
+def state_tuple_from(depth: int, values: Sequence[Any]) -> aggregates.StateTuple:
+    """state_from as a plain tuple (aggregates.StateTuple)."""
+    return aggregates.state_tuple(state_from(depth, values))
+
+
 def stats_values(stats: SessionStats) -> tuple[Any, ...]:
     return tuple(getattr(stats, f) for f in STATS_FIELDS)
 

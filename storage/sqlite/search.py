@@ -30,7 +30,7 @@ import re
 import sqlite3
 from dataclasses import dataclass, field
 
-from ..base import SearchHit
+from ..base import SearchHit, SearchHits
 from .fts import _varint
 
 _TOKEN = re.compile(r'(role|session):("[^"]*"|\S+)|"([^"]*)"|(\S+)', re.IGNORECASE)
@@ -38,6 +38,7 @@ _SNIPPET_CHARS = 64  # with the trigram tokenizer one token is one character pos
 BROAD_MATCHES = 1000  # more matches than this: newest first instead of bm25 (module doc)
 _K1, _B = 1.2, 0.75  # FTS5's bm25() constants
 DF_COUNTED = 2000  # a term's matches are counted up to this, estimated beyond (_matches)
+SHORT_SCAN = 25_000  # a query of only 1-2 character terms looks at this many of the newest entries
 
 
 def _averages(c: sqlite3.Connection) -> tuple[int, float]:
@@ -186,14 +187,31 @@ def search_tx(c: sqlite3.Connection, text: str, session_id: str | None, limit: i
             SearchHit(r[0], r[1], r[2], r[3], mark(r[4], q.terms), rank, r[5], r[6])
             for rank, _, r in ranked[: max(0, int(limit))]
         ]
-    # Only terms shorter than a trigram: a LIKE scan, newest first.
+    # Only terms shorter than a trigram: no index can answer them, so a LIKE scan, newest first,
+    # over the newest SHORT_SCAN entries at most (a full scan of 1M entries took 5-11 s). Hits
+    # from further back need a longer query; SearchHits says how far this one looked.
+    scope = " AND ".join(w for w in where if w.startswith("(") or w.startswith("e.session_id")) or "1"
+    scope_params = params[len(params) - _scope_params(q, session_id):]
+    oldest = c.execute(  # the oldest entry_seq of the window
+        f"SELECT min(entry_seq) FROM (SELECT e.entry_seq FROM session_entries e WHERE {scope}"
+        " ORDER BY e.entry_seq DESC LIMIT ?)", (*scope_params, SHORT_SCAN)).fetchone()[0] or 0
     sql = (
         "SELECT e.session_id, e.id, e.type, e.role, entry_search.text, m.name, e.timestamp"
         " FROM entry_search JOIN session_entries e ON e.entry_seq = entry_search.rowid" + joins +
-        f" WHERE {where_sql} ORDER BY e.entry_seq DESC LIMIT ?"
+        f" WHERE entry_search.rowid >= ? AND {where_sql} ORDER BY entry_search.rowid DESC LIMIT ?"
     )
-    params.append(int(limit))
-    return [
-        SearchHit(sid, eid, etype, role, mark(text, short_terms), 0.0, name, ts)
-        for sid, eid, etype, role, text, name, ts in c.execute(sql, params)
-    ]
+    found = c.execute(sql, (oldest, *params, int(limit))).fetchall()
+    hits = [SearchHit(sid, eid, etype, role, mark(text, short_terms), 0.0, name, ts)
+            for sid, eid, etype, role, text, name, ts in found]
+    if len(hits) >= limit or not c.execute(
+            f"SELECT 1 FROM session_entries e WHERE e.entry_seq < ? AND {scope} LIMIT 1",
+            (oldest, *scope_params)).fetchone():
+        return hits  # enough, or the window held every entry: nothing further back
+    capped = SearchHits(hits)
+    capped.searched = SHORT_SCAN
+    return capped
+
+
+def _scope_params(q: Query, session_id: str | None) -> int:
+    """How many of the WHERE parameters (at its end) belong to role/session filters."""
+    return 2 * len(q.roles) + len(q.sessions) + (1 if session_id is not None else 0)

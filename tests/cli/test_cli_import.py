@@ -205,14 +205,17 @@ def test_a_file_that_trips_an_unexpected_error_is_one_failure_and_the_folder_imp
     from treechat import cli_storage
 
     folder = pi_folder(tmp_path / "pi")
-    real = cli_storage.read_records
 
-    def flaky(path, **kw):
-        if "one" in Path(path).name:
-            raise TypeError("'int' object is not iterable")
-        return real(path, **kw)
+    def flaky(real):
+        def read(path, **kw):
+            if "one" in Path(path).name:
+                raise TypeError("'int' object is not iterable")
+            return real(path, **kw)
+        return read
 
-    monkeypatch.setattr(cli_storage, "read_records", flaky)
+    # the whole-file reader, and the first pass of SQLite's streamed import
+    monkeypatch.setattr(cli_storage, "read_records", flaky(cli_storage.read_records))
+    monkeypatch.setattr(cli_storage, "plan_file", flaky(cli_storage.plan_file))
     code, out, err = run(capsys, "import", str(folder), *home)
     (line,) = err.strip().splitlines()
     assert code == 1 and "Traceback" not in err

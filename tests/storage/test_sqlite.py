@@ -108,7 +108,9 @@ async def test_migrates_from_version_2_adds_the_skeleton_index(tmp_path):
 
 
 def undo_v6(c: sqlite3.Connection) -> None:
-    """The database as v5 left it: no status column, the v3 skeleton index (if it is there)."""
+    """The database as v5 left it: no status column, the v3 skeleton index (if it is there),
+    and no v7 import_pid either."""
+    c.execute("ALTER TABLE sessions DROP COLUMN import_pid")
     had = c.execute("SELECT 1 FROM sqlite_master WHERE name = 'session_entries_skeleton'").fetchone()
     c.execute("DROP INDEX IF EXISTS session_entries_skeleton")
     c.execute("ALTER TABLE session_entries DROP COLUMN status")

@@ -60,3 +60,27 @@ async def test_names_labels_and_settings_redraw_only_what_they_change(make_app, 
             assert "SessionOpened" not in names and "PathChanged" not in names, (line, names)
             assert names.count("EntryAppended") <= 1, (line, names)
         assert "Project X" in str(app.query_one("SessionHeader").render())
+
+
+async def test_no_full_collection_runs_while_a_reply_streams(make_app, fake):
+    """storage.gc_policy: a full collection walked everything made since the last freeze (pauses
+    of up to 265 ms while typing during a reply); while tokens arrive only young ones run."""
+    import gc
+
+    from treechat.storage import gc_policy
+
+    fake.script_openai(["Hello", " there"])
+    during: list[tuple[int, int, int]] = []
+
+    def hook(message: Any) -> None:
+        if isinstance(message, m.ReplyStreaming):
+            during.append(gc.get_threshold())
+
+    async with make_app(message_hook=hook) as (app, pilot):
+        await type_text(pilot, "hi")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: idle(app) and during, what="the reply")
+        await wait_for(pilot, lambda: not app.chat.is_running, what="the end of the run")
+        await pilot.pause()
+        assert during and all(t[2] == gc_policy.NO_FULL for t in during)
+        assert gc.get_threshold()[2] != gc_policy.NO_FULL  # full collections again once it ended

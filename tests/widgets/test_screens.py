@@ -157,3 +157,22 @@ async def test_help_screen_is_generated_from_the_keymap():
     markdown = help_markdown()
     for key in KEYMAP:
         assert key.description in markdown
+
+
+async def test_search_screen_says_when_a_short_query_looked_at_the_newest_entries_only():
+    from treechat.storage.base import SearchHits
+
+    capped = SearchHits(HITS[:1])
+    capped.searched = 25_000
+    app = Host()
+    async with app.run(size=(120, 30)) as pilot:
+        screen = SearchScreen()
+        app.push_screen(screen)
+        await pilot.pause()
+        screen.set_results(capped)
+        await pilot.pause()
+        text = screen_text(app)
+        assert "1 hits in the newest 25,000 entries" in text and "more…" in text
+        screen.set_results(HITS[:1])  # a plain list: everything was searched
+        await pilot.pause()
+        assert "newest" not in screen_text(app)

@@ -23,7 +23,7 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from treechat.storage.base import SearchHit
+from treechat.storage.base import SearchHit, searched_only
 
 from ..keymap import bindings_for
 from ..sanitize import sanitize_line
@@ -87,7 +87,10 @@ class SearchScreen(Dialog):
             options.add_option(Option(Content.assemble(head, "\n  ", snippet_content(hit.snippet)), id=str(i)))
         if self.hits:
             options.highlighted = 0
-        self.query_one("#count", Static).update(f"{len(self.hits)} hits · Enter opens · Esc closes")
+        searched = searched_only(hits)
+        more = (f" in the newest {searched:,} entries (more…: a word of 3+ characters searches them all)"
+                if searched is not None else "")
+        self.query_one("#count", Static).update(f"{len(self.hits)} hits{more} · Enter opens · Esc closes")
 
     def _ask(self, text: str) -> None:
         if self.search is None:

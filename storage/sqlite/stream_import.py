@@ -1,0 +1,452 @@
+"""A session file imported in batches: memory bounded whatever its size, the WAL kept small.
+
+`bulk.py` loads a session in one transaction from records held in memory: right for a fork or a
+small file, but a 1M-entry file took 4.7 GB and grew the WAL to 2.7 GB. Here the file is planned
+in one pass (`stream_scan.plan_file`) and then read again a batch at a time; each batch is one
+transaction holding its entries with everything derived from them (branch segments, path state,
+labels, search text), the same values `bulk.py` and an append compute.
+
+All or nothing, still: until the last batch commits, the session row names the importing process
+(`import_pid`, migration 007) and has no `session_materialized` row, so nothing lists, finds or
+opens it; the last batch writes that row and clears the mark. If the import fails the batches are
+deleted; if the process dies, the next catalog opened on the database deletes them
+(`drop_abandoned`). A `--force` import replacing a session keeps everything in one transaction
+instead (the old session stays until the new one is whole), still a batch in memory at a time;
+so does a file of one batch (its pages then go to the WAL once, as with `bulk.py`). At the end
+the WAL is checkpointed and cut to nothing when no reader is in it.
+
+Between batches the WAL is checkpointed on the importing connection, so it restarts from its
+beginning instead of growing with the file. While SQLite indexes a batch's text (most of the
+work, without the GIL) the next batch is read and validated on another thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+from typing import Any, Callable
+
+from ..aggregates import EMPTY_STATE, StateTuple, StatsAccumulator, advance_state, first_user_text, message_ms
+from ..base import ImportReport
+from ..gc_policy import paused
+from ..stream_scan import FilePlan, kept_lines, leaf_marker, validated
+from ..views import EntryView
+from . import fts, rows
+from .bulk import _INSERT_SEARCH_JSON, _state_values
+from .db import Database
+from .storage import _LOCATE_SQL, UPSERT_LABEL
+
+Progress = Callable[[float], None]  # a share of the whole import done (all calls add up to 1.0)
+BATCH = 8192
+CHECKPOINT_BYTES = 12 * 2**20  # lines + search text stored since the last checkpoint: ~50 MB of WAL
+STREAM_CACHE_KIB = 32 * 1024
+WAL_LIMIT = 64 * 2**20  # journal_size_limit: the WAL file is cut back to this after a checkpoint
+PLAN_SHARE = 0.2  # of the progress bar: the first pass (the second takes the rest)
+# FTS5 merges 16 segments of a level at once (crisismerge): at 1M entries a 256 MB merge landed
+# inside one batch's transaction, and the WAL grew to match. During an import only level 0's
+# 64 x 1 MB segments are merged at once; the levels are balanced afterwards a few MB per
+# transaction (fts.balance_step), which also rewrites less in all.
+IMPORT_CRISIS_MERGE = 64
+
+
+
+class ImportStopped(Exception):
+    """The import was asked to stop between two batches (Ctrl+C); nothing of it is kept."""
+
+
+class _Batch:
+    """One batch read, validated and placed off the database thread: every row it writes."""
+
+    __slots__ = ("texts", "base", "entries", "branches", "members", "mats", "labels", "done", "bytes")
+
+    def __init__(self) -> None:
+        self.texts = ""  # the search texts, one JSON array (rowid = base + position)
+        self.base = 0
+        self.entries: list[tuple[Any, ...]] = []
+        self.branches: list[tuple[Any, ...]] = []
+        self.members: list[tuple[int, int, int]] = []
+        self.mats: list[tuple[Any, ...]] = []
+        self.labels: list[tuple[str, str, str | None, int]] = []  # (session, target, label or None, seq) in order
+        self.done = 0.0  # share of the second pass done once this batch is stored
+        self.bytes = 0
+
+
+Placement = tuple[int, int, int, int, StateTuple]  # seq, branch, depth, ctx_start, state
+
+
+class _Reader:
+    """The second pass, a batch at a time, on a worker thread: lines validated, rows built and
+    each entry placed — branch segment, depth, context start, path state: `bulk._Derived._tree`'s
+    values for a file whose parents come first. The entries of this batch and the one before are
+    at hand; an older parent (a fork from far back) is read from what earlier batches committed.
+
+    Every entry_seq and branch_id is known here, before the database is asked: the import's
+    ranges were reserved when it began (`_reserve`), so another process writing meanwhile takes
+    numbers after them."""
+
+    def __init__(self, plan: FilePlan, sid: str, size: int, seq_base: int, branch_base: int, path: str) -> None:
+        self.plan, self.sid, self.size, self.path = plan, sid, size, path
+        self.lines = kept_lines(plan)
+        self.finished = False
+        self.read = 0
+        self.next_seq, self.next_branch = seq_base, branch_base
+        self.new: dict[str, Placement] = {}
+        self.old: dict[str, Placement] = {}
+        self.extended_new: set[str] = set()  # entries whose branch a child continued (this batch, the last)
+        self.extended_old: set[str] = set()
+        self.branch_parent: dict[int, tuple[int | None, int]] = {}  # this import's branches: parent, fork depth
+        self.stats = StatsAccumulator()
+        self.name: str | None = None
+        self.first = ""
+        self.newest: float | None = None
+        self.stored = 0
+        self.entries = 0  # stored lines (the leaf markers of the file included, as read_records counts)
+        self._conn: sqlite3.Connection | None = None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def next(self) -> _Batch | None:
+        if self.finished:
+            return None
+        pending: list[tuple[int, bytes]] = []
+        with paused():
+            for number, line in self.lines:
+                pending.append((number, line))
+                self.read += len(line) + 1
+                if len(pending) >= self.size:
+                    break
+            else:
+                self.finished = True
+            pairs: list[tuple[bytes | str, EntryView]] = list(validated(pending, self.plan.report)) if pending else []
+            if self.finished and (marker := leaf_marker(self.plan)) is not None:
+                pairs.append(marker)
+            if not pairs:
+                return None
+            batch = self._batch(pairs)
+        batch.done = min(1.0, self.read / max(self.plan.size, 1))
+        return batch
+
+    def _batch(self, pairs: list[tuple[bytes | str, EntryView]]) -> _Batch:
+        b = _Batch()
+        self.entries += len(pairs)
+        b.base = self.next_seq
+        texts = []
+        sid = self.sid
+        for raw, v in pairs:
+            seq = self.next_seq
+            self.next_seq += 1
+            payload = raw.decode() if isinstance(raw, bytes) else raw
+            b.entries.append(rows.view_row(seq, sid, v, payload))
+            b.bytes += len(payload)
+            texts.append("" if v.type == "leaf" else rows.view_search_text(v))
+            self._place(b, v, seq)
+        b.texts = json.dumps(texts, ensure_ascii=False)
+        b.bytes += len(b.texts)
+        self.old, self.new = self.new, {}
+        self.extended_old, self.extended_new = self.extended_new, set()
+        return b
+
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:  # only for a fork from far back: most imports never open it
+            self._conn = sqlite3.connect(self.path, check_same_thread=False)
+            self._conn.execute("PRAGMA query_only = ON")
+            self._conn.execute("PRAGMA busy_timeout = 5000")
+        return self._conn
+
+    def _find(self, entry_id: str) -> tuple[Placement | None, bool]:
+        """(placement, read from the database) of an entry stored before, or (None, False)."""
+        hit = self.new.get(entry_id) or self.old.get(entry_id)
+        if hit is not None:
+            return hit, False
+        row = self._db().execute(_LOCATE_SQL, (self.sid, entry_id)).fetchone()
+        if row is None or row[1] is None:
+            return None, False
+        return (row[0], row[1], row[2], row[3], rows.state_tuple_from(row[2], row[4:])), True
+
+    def _on_path(self, branch: int, depth: int, at_branch: int, at_depth: int) -> bool:
+        """Is (branch, depth) on the path to (at_branch, at_depth)? (Only this import's branches
+        can be: the session is its own.)"""
+        b: int | None = at_branch
+        upto = at_depth
+        while b is not None:
+            if b == branch:
+                return depth <= upto
+            found = self.branch_parent.get(b)
+            if found is None:
+                return False
+            b, upto = found
+        return False
+
+    def _place(self, b: _Batch, v: EntryView, seq: int) -> None:
+        p = v.parent_id
+        parent, from_db = self._find(p) if p is not None and p != v.id else (None, False)
+        if parent is not None:
+            _, pb, pd, pctx, pstate = parent
+        else:
+            pb, pd, pctx, pstate = None, 0, 1, EMPTY_STATE
+        state = advance_state(pstate, v)
+        taken = p in self.extended_new or p in self.extended_old
+        if parent is not None and from_db and not taken:
+            taken = self._db().execute("SELECT 1 FROM branch_entries WHERE branch_id=? AND depth=?",
+                                       (pb, pd + 1)).fetchone() is not None
+        if parent is not None and pb is not None and not taken and v.type != "leaf":
+            self.extended_new.add(p)  # type: ignore[arg-type]
+            branch = pb
+        else:
+            branch = self.next_branch
+            self.next_branch += 1
+            b.branches.append((branch, self.sid, pb, pd))
+            self.branch_parent[branch] = (pb, pd)
+        ctx = pctx
+        if v.type == "compaction":
+            ctx = state[0]
+            kept = v.first_kept_entry_id
+            if v.retained_tail is not True and isinstance(kept, str):
+                k, _ = self._find(kept)
+                on_path = k is not None and pb is not None and self._on_path(k[1], k[2], pb, pd)
+                ctx = k[2] if on_path and k is not None else 1
+        self.new[v.id] = (seq, branch, state[0], ctx, state)
+        b.members.append((branch, state[0], seq))
+        b.mats.append((seq, branch, state[0], ctx, *_state_values(state)))
+        self._aggregate(b, v, seq)
+
+    def _aggregate(self, b: _Batch, v: EntryView, seq: int) -> None:
+        t = v.type
+        if t == "leaf":
+            return  # markers are not counted, labelled or searchable
+        self.stored += 1
+        self.stats.add(v)
+        if t == "label" and isinstance(v.target_id, str):
+            b.labels.append((self.sid, v.target_id, v.label if isinstance(v.label, str) and v.label else None, seq))
+        elif t == "session_info":
+            self.name = (v.name.strip() if isinstance(v.name, str) else "") or None
+        elif t == "message":
+            if not self.first:
+                self.first = first_user_text(v)
+            ms = message_ms(v)
+            if ms is not None and (self.newest is None or ms > self.newest):
+                self.newest = ms
+
+
+def _store(c: sqlite3.Connection, b: _Batch) -> None:
+    """One batch (inside a transaction): search text first — SQLite tokenizes it without the GIL
+    while the next batch is read — then the rows the reader built."""
+    c.execute(_INSERT_SEARCH_JSON, (b.base, b.texts))
+    c.executemany(rows.INSERT_ENTRY, b.entries)
+    c.executemany(rows.INSERT_BRANCH, b.branches)
+    c.executemany(rows.INSERT_BRANCH_ENTRY, b.members)
+    c.executemany(rows.INSERT_MATERIALIZED, b.mats)
+    for sid, target, label, seq in b.labels:
+        if label:
+            c.execute(UPSERT_LABEL, (sid, target, label, seq, seq))
+        else:
+            c.execute("DELETE FROM labels WHERE session_id=? AND target_id=?", (sid, target))
+
+
+_RESERVED = "\x00reserved"  # the placeholder rows that hold an import's ranges (never shown: see _reserve)
+
+
+def _reserve(c: sqlite3.Connection, sid: str, entries: int) -> tuple[int, int]:
+    """(first entry_seq, first branch_id) of this import's ranges: a placeholder entry and branch
+    of the session at their ends, so another writer's next numbers come after them (SQLite gives
+    max + 1). Deleted when the import ends; the session is invisible until then."""
+    seq = c.execute("SELECT coalesce(max(entry_seq), 0) + 1 FROM session_entries").fetchone()[0]
+    branch = c.execute("SELECT coalesce(max(branch_id), 0) + 1 FROM branches").fetchone()[0]
+    c.execute("INSERT INTO session_entries (entry_seq, session_id, id, type, timestamp, payload)"
+              " VALUES (?, ?, ?, 'leaf', '', '{}')", (seq + entries + 1, sid, _RESERVED))
+    c.execute(rows.INSERT_BRANCH, (branch + entries + 2, sid, None, 0))
+    return seq, branch
+
+
+def _finish(c: sqlite3.Connection, sid: str, created: str, reader: _Reader, leaf: str | None, ends: tuple[int, int]) -> None:
+    """The last batch's transaction: the placeholders go, the session becomes visible, whole."""
+    c.execute("DELETE FROM session_entries WHERE entry_seq=? AND id=?", (ends[0], _RESERVED))
+    c.execute("DELETE FROM branches WHERE branch_id=?", (ends[1],))
+    fts.set_crisis_merge(c, fts.CRISIS_MERGE)
+    fts.tidy_level0(c)
+    newest = reader.newest
+    modified_at = rows.ms_to_iso(newest) if newest is not None else created
+    modified_ms = newest if newest is not None else rows.iso_ms_or_zero(created)
+    c.execute("INSERT INTO session_materialized (session_id, modified_at, modified_ms, message_ms) VALUES (?,?,?,?)",
+              (sid, modified_at, modified_ms, newest))
+    assignments = ", ".join(f"{f}=?" for f in rows.STATS_FIELDS)
+    c.execute(f"UPDATE session_materialized SET {assignments}, name=?, first_message=? WHERE session_id=?",
+              (*rows.stats_values(reader.stats.stats()), reader.name, reader.first, sid))
+    c.execute("UPDATE sessions SET active_leaf_id=?, import_pid=NULL WHERE id=?", (leaf, sid))
+
+
+def _checkpoint(c: sqlite3.Connection) -> None:
+    """Copy the WAL into the database (PASSIVE: never waits for a reader) so the next batch's
+    transaction starts the WAL again from its beginning."""
+    try:
+        c.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    except sqlite3.Error:
+        pass  # a checkpoint on another connection is under way: the next one catches up
+
+
+async def import_plan(
+    db: Database,
+    plan: FilePlan,
+    *,
+    insert_session: Callable[[sqlite3.Connection, str, str, str, int | None], None],
+    delete_session: Callable[[sqlite3.Connection, str], None],
+    replace: bool = False,
+    on_progress: Progress | None = None,
+    stop: Callable[[], bool] | None = None,
+    batch: int | None = None,
+) -> tuple[str, int, ImportReport]:
+    """Store the planned file as a session: (session id, its last entry_seq, report)."""
+    header, report = plan.header, plan.report
+    sid: str = header["id"]
+    stamp, where = header.get("timestamp"), header.get("cwd")
+    created: str = stamp if isinstance(stamp, str) else rows.ms_to_iso(0)
+    cwd: str = where if isinstance(where, str) else ""
+    loop = asyncio.get_running_loop()
+    advance = on_progress or (lambda part: None)
+    advance(PLAN_SHARE)
+    shown = 0.0
+    written = 0
+
+    def setup(c: sqlite3.Connection) -> int:
+        cache = int(c.execute("PRAGMA cache_size").fetchone()[0])
+        c.execute(f"PRAGMA cache_size = {-STREAM_CACHE_KIB}")
+        c.execute(f"PRAGMA journal_size_limit = {WAL_LIMIT}")
+        return cache
+
+    def begin(c: sqlite3.Connection, pid: int | None) -> tuple[int, int]:
+        if replace:
+            delete_session(c, sid)
+        insert_session(c, sid, created, cwd, pid)
+        fts.set_crisis_merge(c, IMPORT_CRISIS_MERGE)
+        return _reserve(c, sid, plan.entries)
+
+    await db.write(lambda c: None)  # a read-only database says so here, before any work
+    cache = await db.run(setup)
+    # One transaction when replacing (the old session stays until the new one is whole) and for a
+    # file of one batch (as bulk.py: each page written once, no WAL the size of several copies)
+    one_tx = replace or plan.entries + 1 <= (batch or BATCH)
+    began = False
+    reader: _Reader | None = None
+    try:
+        if one_tx:
+            await db.run(lambda c: c.execute("BEGIN IMMEDIATE"))
+            began = True
+            seq_base, branch_base = await db.run(begin, None)
+        else:
+            seq_base, branch_base = await db.write(begin, os.getpid())
+        ends = (seq_base + plan.entries + 1, branch_base + plan.entries + 2)
+        reader = _Reader(plan, sid, batch or BATCH, seq_base, branch_base, str(db.path))
+        prep = await loop.run_in_executor(None, reader.next)
+        while prep is not None:
+            if stop is not None and stop():
+                raise ImportStopped(f"the import of {plan.path} was stopped; nothing of it was kept")
+            upcoming = loop.run_in_executor(None, reader.next)  # read while SQLite indexes this batch
+            try:
+                if one_tx:
+                    await db.run(_store, prep)
+                else:
+                    await db.write(_store, prep)
+                    written += prep.bytes
+                    if written >= CHECKPOINT_BYTES:
+                        await db.run(_checkpoint)
+                        written = 0
+            except BaseException:
+                await asyncio.gather(upcoming, return_exceptions=True)
+                raise
+            advance((1 - PLAN_SHARE) * (prep.done - shown))
+            shown = prep.done
+            prep = await upcoming
+        if one_tx:
+            await db.run(_finish, sid, created, reader, plan.leaf_id, ends)
+            await db.run(lambda c: c.execute("COMMIT"))
+            began = False
+        else:
+            await db.write(_finish, sid, created, reader, plan.leaf_id, ends)
+    except BaseException:
+        if began:
+            await db.run(lambda c: c.execute("ROLLBACK") if c.in_transaction else None)
+        elif not one_tx:
+            await asyncio.shield(_drop(db, sid, delete_session))
+        raise
+    finally:
+        if reader is not None:
+            reader.close()
+        await db.run(lambda c: c.execute(f"PRAGMA cache_size = {cache}"))
+    await _balance(db)
+    advance(1.0)
+    report.entries = reader.entries - (1 if plan.marker_id is not None else 0)
+    last = await db.run(lambda c: c.execute("SELECT max(entry_seq) FROM session_entries WHERE session_id=?",
+                                            (sid,)).fetchone()[0] or 0)
+    return sid, last, report
+
+
+async def _balance(db: Database) -> None:
+    """The search index's levels merged after the load, a step per transaction (fts.balance)."""
+    for step in range(1, 401):
+        if not await db.write(fts.balance_step):
+            break
+        if step % 8 == 0:  # a step rewrites up to 1,024 pages: the WAL restarts every ~32 MB
+            await db.run(_checkpoint)
+    await db.run(_truncate_wal)
+
+
+def _truncate_wal(c: sqlite3.Connection) -> None:
+    """After the import: everything copied into the database and the WAL file cut to nothing, so
+    an import leaves no WAL behind it as large as its biggest batch (on a nearly full disk, that
+    is room a later open needs). Never waits: if a reader is in the WAL, it stays as it is."""
+    try:
+        busy, frames, copied = c.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        if busy or frames != copied:
+            return
+        timeout = c.execute("PRAGMA busy_timeout").fetchone()[0]
+        c.execute("PRAGMA busy_timeout = 0")
+        try:
+            c.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        finally:
+            c.execute(f"PRAGMA busy_timeout = {int(timeout)}")
+    except sqlite3.Error:
+        pass
+
+
+async def _drop(db: Database, sid: str, delete_session: Callable[[sqlite3.Connection, str], None]) -> None:
+    """Delete what an unfinished import stored (only while it is still marked unfinished)."""
+    def tx(c: sqlite3.Connection) -> None:
+        fts.set_crisis_merge(c, fts.CRISIS_MERGE)
+        if c.execute("SELECT 1 FROM sessions WHERE id=? AND import_pid IS NOT NULL", (sid,)).fetchone():
+            delete_session(c, sid)
+
+    try:
+        await db.write(tx)
+    except Exception:  # noqa: BLE001 - the next catalog opened on this database deletes it (drop_abandoned)
+        pass
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: someone else's process, alive
+        return True
+    return True
+
+
+async def drop_abandoned(db: Database, delete_session: Callable[[sqlite3.Connection, str], None]) -> None:
+    """Delete the sessions of imports whose process died before their last batch."""
+    found = await db.run(lambda c: c.execute(
+        "SELECT id, import_pid FROM sessions WHERE import_pid IS NOT NULL").fetchall())
+    if found and not any(_alive(int(pid)) for _, pid in found):
+        await db.write(fts.set_crisis_merge, fts.CRISIS_MERGE)  # as the import set it (IMPORT_CRISIS_MERGE)
+    for sid, pid in found:
+        if not _alive(int(pid)):
+            await db.write(lambda c, sid=sid, pid=pid: delete_session(c, sid) if c.execute(
+                "SELECT 1 FROM sessions WHERE id=? AND import_pid=?", (sid, pid)).fetchone() else None)
+
+

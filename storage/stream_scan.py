@@ -1,0 +1,210 @@
+"""A Pi session file of any size read in bounded memory, for a streamed import (issue 26).
+
+`read_records` holds a whole file's lines and views at once: 4.7 GB for a 1M-entry file. Here
+the file is read twice, a line at a time, and never held:
+
+1. `plan_file`: skeletons only (msgspec, no bodies), to learn what a reader of the whole file
+   would: which lines are skipped (not JSON, not an entry, no id, a duplicate id), where the leaf
+   is, and whether every parent comes before its children. What it keeps is the set of ids and
+   the numbers of the skipped lines.
+2. `kept_lines` and `validated`: each kept line again, decoded into its view and validated by
+   pydantic, a batch at a time (the backend stores each batch before reading the next).
+
+Only what this can do alone comes here: a v3 file whose parents all come before their children
+(every file Pi or treechat writes). Anything else — an older version (migrated in memory), a
+parent that comes later or a parent cycle — gets None from `plan_file`, and the caller reads it
+whole with `read_records` as before.
+"""
+
+from __future__ import annotations
+
+import json
+from array import array
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, Iterator
+
+from .base import ImportReport, SessionFileError
+from .gc_policy import paused
+from .jsonl_format import CURRENT_VERSION, _first_line, _is_header, _lenient_skeleton, _without_lone_surrogates
+from .model import InvalidEntryError, new_entry_id, now_iso, parse_entries_json, parse_entry
+from .views import DecodeErrors, EntryView, decode_skeleton, decode_view, view_of_entry
+
+
+@dataclass
+class FilePlan:
+    """What the first pass learnt. `skip`: line numbers of lines that are no entry to store."""
+
+    path: Path
+    header: dict[str, Any]
+    body_start: int  # the line number of the first line after the header
+    entries: int = 0  # kept lines (before the second pass validates them)
+    size: int = 0
+    skip: array = field(default_factory=lambda: array("q"))
+    leaf_id: str | None = None
+    marker_id: str | None = None  # the leaf is not where the file ends: this leaf marker goes last
+    report: ImportReport = field(default_factory=ImportReport)
+
+
+def _problem(report: ImportReport, text: str) -> None:
+    if len(report.problems) < 5:
+        report.problems.append(text)
+
+
+def _open(path: Path) -> BinaryIO:
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise SessionFileError(f"Session file {path} does not exist") from None
+    except IsADirectoryError:
+        raise SessionFileError(f"{path} is a folder, not a session file") from None
+    except OSError as err:
+        raise SessionFileError(f"Session file {path} cannot be read: {err.strerror}") from None
+
+
+def _header(f: BinaryIO, path: Path) -> tuple[dict[str, Any], int, int]:
+    """(header, lines skipped before it, line number after it), as jsonl_format.parse_header."""
+    skipped = number = 0
+    content = False
+    for line in f:
+        number += 1
+        if not line.strip():
+            continue
+        content = True
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError):
+            skipped += 1
+            continue
+        if _is_header(obj):
+            return obj, skipped, number + 1
+        break  # Pi: the first parsed object must be the header, otherwise the file is not a session
+    what = "has no session header on its first line" if content else "is empty"
+    raise SessionFileError(f"Session file {path} {what}, so it is not a Pi or treechat session")
+
+
+def plan_file(path: Path) -> FilePlan | None:
+    """The first pass (module doc); None when this file needs the whole-file reader. Raises
+    SessionFileError for a file that is not a session."""
+    path = Path(path)
+    with _open(path) as f:
+        header, skipped, start = _header(f, path)
+        version = header.get("version")
+        if not isinstance(version, int) or version < CURRENT_VERSION:
+            return None  # migrated in memory by the whole-file reader
+        plan = FilePlan(path, header, start, report=ImportReport(session_id=header["id"], skipped_lines=skipped))
+        report, skip = plan.report, plan.skip
+        ids: set[str] = set()
+        later: list[str] = []  # parents not seen yet when their child came (later in the file, or nowhere)
+        tail: list[Any] = []  # the trailing leaf markers, for where the leaf is
+        last_entry: str | None = None
+        with paused():
+            for number, line in enumerate(f, start):
+                if line.endswith(b"\n"):
+                    line = line[:-1]
+                if not line:
+                    continue
+                try:
+                    if b"\\ud" in line or b"\\uD" in line:
+                        line = _without_lone_surrogates(line)
+                    try:
+                        skel = decode_skeleton(line)
+                    except DecodeErrors:
+                        skel = _lenient_skeleton(line)
+                except (ValueError, RecursionError, *DecodeErrors) as err:
+                    if line.isspace():
+                        continue
+                    report.skipped_lines += 1
+                    _problem(report, f"line {number} skipped: {_first_line(err)}")
+                    skip.append(number)
+                    continue
+                eid = skel.id
+                if eid in ids:
+                    report.duplicate_ids += 1
+                    _problem(report, f"line {number} skipped: duplicate entry id {eid}")
+                    skip.append(number)
+                    continue
+                if not eid:
+                    report.skipped_lines += 1
+                    _problem(report, f"line {number} skipped: an entry needs an id")
+                    skip.append(number)
+                    continue
+                parent = skel.parent_id
+                if parent is not None and parent not in ids:
+                    later.append(parent)
+                ids.add(eid)
+                plan.entries += 1
+                if skel.type == "leaf":
+                    tail.append(skel)
+                else:
+                    tail.clear()
+                    last_entry = eid
+            plan.size = f.tell()
+        if any(p in ids for p in later):
+            return None  # a parent after its child, or a cycle: the whole-file reader sorts it out
+        # where a reader resuming at the last line lands (jsonl_format.effective_leaf)
+        leaf = last_entry
+        for marker in reversed(tail):
+            if marker.target_id is None or marker.target_id in ids:
+                leaf = marker.target_id
+                break
+        at_end = (tail[-1].target_id if tail else last_entry) if plan.entries else None
+        plan.leaf_id = leaf
+        if plan.entries > 0 and at_end != leaf:
+            plan.marker_id = new_entry_id(ids)
+        return plan
+
+
+def leaf_marker(plan: FilePlan) -> tuple[str, EntryView] | None:
+    """The leaf marker that ends the import when the leaf is not where the file ends."""
+    if plan.marker_id is None:
+        return None
+    stamp = now_iso()
+    raw = json.dumps({"type": "leaf", "id": plan.marker_id, "parentId": plan.leaf_id, "timestamp": stamp,
+                      "targetId": plan.leaf_id}, separators=(",", ":"))
+    return raw, EntryView(type="leaf", id=plan.marker_id, parent_id=plan.leaf_id, timestamp=stamp,
+                          target_id=plan.leaf_id)
+
+
+def kept_lines(plan: FilePlan) -> Iterator[tuple[int, bytes]]:
+    """The second pass's lines: (line number, line) of every line the plan keeps, in file order,
+    with half UTF-16 pairs repaired as the first pass read them."""
+    skip = set(plan.skip)
+    with _open(plan.path) as f:
+        for _ in range(plan.body_start - 1):
+            f.readline()
+        for number, line in enumerate(f, plan.body_start):
+            if line.endswith(b"\n"):
+                line = line[:-1]
+            if not line or number in skip or line.isspace():
+                continue
+            if b"\\ud" in line or b"\\uD" in line:
+                line = _without_lone_surrogates(line)
+            yield number, line
+
+
+def validated(pending: list[tuple[int, bytes]], report: ImportReport) -> list[tuple[bytes, EntryView]]:
+    """(line, view) of each line pydantic accepts (one call for all of them; line by line only
+    when that fails, to skip just the bad ones, counted in `report`)."""
+    bad: set[int] = set()
+    with paused():
+        try:
+            parse_entries_json(b"[" + b",".join(line for _, line in pending) + b"]")
+        except (InvalidEntryError, ValueError, RecursionError):
+            for number, line in pending:
+                try:
+                    parse_entry(line)
+                except (ValueError, RecursionError) as err:
+                    bad.add(number)
+                    report.skipped_lines += 1
+                    _problem(report, f"line {number} skipped: {_first_line(err)}")
+        out = []
+        for number, line in pending:
+            if number in bad:
+                continue
+            try:
+                view = decode_view(line)
+            except DecodeErrors:
+                view = view_of_entry(parse_entry(line))  # lax values pydantic accepted
+            out.append((line, view))
+    return out

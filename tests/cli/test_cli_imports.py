@@ -1,0 +1,74 @@
+"""Start-up in proportion (issue 26): each subcommand imports only what it needs.
+
+Each case runs `treechat.cli.main` in a fresh interpreter and lists the modules it loaded: the
+storage commands never load the providers (httpx), Textual or the agent loop, and `--version`
+loads next to nothing (no pydantic, no asyncio, no importlib.metadata)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PROBE = r"""
+import contextlib, io, json, sys
+from treechat.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+    try:
+        code = main(sys.argv[1:])
+    except SystemExit as e:
+        code = e.code
+print(json.dumps({"code": code, "out": out.getvalue()[:200], "modules": sorted(sys.modules)}))
+"""
+
+# What a storage command must never load: the providers' HTTP stack, the TUI, the agent loop.
+NEVER = ("httpx", "textual", "rich", "markdown_it", "treechat.tui", "treechat.chat", "treechat.llm.openai",
+         "treechat.llm.anthropic", "treechat.llm.registry", "treechat.agent.agent", "treechat.agent.loop",
+         "treechat.session.agent_session")
+
+
+def loaded(*argv: str) -> tuple[object, str, list[str]]:
+    done = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout.strip().splitlines()[-1])
+    return data["code"], data["out"], data["modules"]
+
+
+def heavy(modules: list[str]) -> list[str]:
+    return [m for m in modules if any(m == n or m.startswith(n + ".") for n in NEVER)]
+
+
+def test_version_loads_next_to_nothing() -> None:
+    code, out, modules = loaded("--version")
+    assert code == 0 and out.startswith("treechat ")
+    for name in ("pydantic", "msgspec", "aiosqlite", "sqlite3", "asyncio", "importlib.metadata", "platformdirs"):
+        assert name not in modules, f"--version imports {name}"
+    ours = [m for m in modules if m.startswith("treechat")]
+    assert len(ours) <= 8, ours  # the CLI, its sanitizer and progress, and the package files above them
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    session = home / "s.jsonl"
+    session.write_text(
+        '{"type":"session","version":3,"id":"imports-1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}\n'
+        '{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
+        '"message":{"role":"user","content":"hello needle","timestamp":1767225601000}}\n'
+    )
+    code, _, _ = loaded("--home", str(home), "import", str(session))
+    assert code == 0
+    return home
+
+
+@pytest.mark.parametrize("argv", [["sessions"], ["search", "needle"], ["context", "imports-1"], ["tree", "imports-1"],
+                                  ["import", "{home}/s.jsonl"], ["export", "imports-1"]])
+def test_storage_commands_load_no_providers_tui_or_agent(home: Path, argv: list[str]) -> None:
+    code, out, modules = loaded("--home", str(home), *[a.format(home=home) for a in argv])
+    assert code == 0
+    assert out.strip(), "the command printed nothing: it did not run"
+    assert heavy(modules) == [], f"{argv[0]} loads {heavy(modules)}"

@@ -30,6 +30,7 @@ from ..model import (
 from . import rows
 from .bulk import bulk_load
 from .db import Database
+from .feed import SqliteChangeFeed
 from .reindex import entry_count, rebuild_search
 from .search import search_tx
 from .storage import SqliteSessionStorage, _fresh_id, append_tx, last_seq
@@ -249,6 +250,9 @@ class SqliteCatalog:
 
     async def count_entries(self) -> int:
         return await self.db.run(entry_count)
+
+    def watch(self) -> SqliteChangeFeed:
+        return SqliteChangeFeed(self.db)
 
     async def close(self) -> None:
         await self.db.close()

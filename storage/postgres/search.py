@@ -1,0 +1,105 @@
+"""Search on PostgreSQL: the same query language and matching as SQLite's, ranked by BM25.
+
+Query language (sqlite/search.py's parser): words and "quoted phrases", every one of which must
+occur (as a substring, any case), plus `role:` and `session:` filters. Each term is an
+`ILIKE '%term%'` on entry_search.text, which the pg_trgm GIN index answers for terms of three
+characters or more (the same trigram matching as SQLite's FTS5 index); shorter terms are
+checked on the rows the others found, or, alone, by a scan newest first.
+
+Ranking follows SQLite's plan: matches are read up to BROAD_MATCHES + 1; a broader query gives
+the newest `limit` matches, rank 0; otherwise BM25 (FTS5's constants) is computed here over the
+matched texts, with each term's document frequency counted (up to DF_COUNTED) and the number of
+indexed rows from the table's statistics. Snippets mark the first match, as on SQLite.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..base import SearchHit
+from ..sqlite.search import BROAD_MATCHES, DF_COUNTED, like_pattern, mark, parse_query
+from .db import Conn
+from .storage import fetch_all, fetch_one
+
+_K1, _B = 1.2, 0.75
+
+
+def _count(text: str, term: str) -> int:
+    n, at = 0, text.find(term)
+    while at >= 0:
+        n, at = n + 1, text.find(term, at + 1)
+    return n
+
+
+async def _indexed_rows(conn: Conn, matched: int) -> float:
+    row = await fetch_one(conn, "SELECT reltuples FROM pg_class WHERE oid = 'entry_search'::regclass")
+    estimate = float(row[0]) if row and row[0] is not None else -1.0
+    if estimate < matched:  # never analysed (-1), or behind: count (small tables only get here)
+        counted = await fetch_one(conn, "SELECT count(*) FROM entry_search")
+        estimate = float(counted[0]) if counted else float(matched)
+    return max(estimate, float(matched))
+
+
+async def _bm25(conn: Conn, terms: list[str], texts: list[str]) -> list[float]:
+    """BM25 of each text for the terms, negated (lower is better), as FTS5's bm25() ranks."""
+    rows = await _indexed_rows(conn, len(texts))
+    avgdl = max(sum(len(t) for t in texts) / len(texts), 1.0) if texts else 1.0
+
+    def idf(n: float) -> float:
+        return max(math.log((rows - n + 0.5) / (n + 0.5)), 1e-6) if rows else 1.0
+
+    if len(terms) == 1:
+        idfs = [idf(len(texts))]
+    else:
+        idfs = []
+        for term in terms:
+            found = await fetch_one(conn, "SELECT count(*) FROM (SELECT 1 FROM entry_search WHERE text ILIKE %s"
+                                    " LIMIT %s) AS m", (like_pattern(term), DF_COUNTED))
+            idfs.append(idf(float(found[0]) if found else 0.0))
+    lows = [t.lower() for t in terms]
+    out = []
+    for text in texts:
+        low = text.lower()
+        norm = _K1 * (1 - _B + _B * max(len(text), 1) / avgdl)
+        score = 0.0
+        for w, term in zip(idfs, lows):
+            tf = _count(low, term)
+            score += w * tf * (_K1 + 1) / (tf + norm)
+        out.append(-score)
+    return out
+
+
+async def search(conn: Conn, text: str, session_id: str | None, limit: int) -> list[SearchHit]:
+    q = parse_query(text)
+    if not q.terms or limit <= 0:
+        return []
+    where: list[str] = []
+    params: list[Any] = []
+    for t in q.terms:
+        where.append("s.text ILIKE %s")
+        params.append(like_pattern(t))
+    if q.roles:
+        where.append("(" + " OR ".join("lower(e.role) = lower(%s) OR e.type = %s" for _ in q.roles) + ")")
+        for r in q.roles:
+            params += [r, r]
+    if q.sessions:
+        where.append("(" + " OR ".join("e.session_id LIKE %s" for _ in q.sessions) + ")")
+        params += [like_pattern(s)[1:] for s in q.sessions]  # a prefix: no leading %
+    if session_id is not None:
+        where.append("e.session_id = %s")
+        params.append(session_id)
+    columns = "e.session_id, e.id, e.type, e.role, s.text, m.name, e.timestamp, s.entry_seq"
+    from_where = (" FROM entry_search s JOIN session_entries e ON e.entry_seq = s.entry_seq"
+                  " JOIN session_materialized m ON m.session_id = e.session_id WHERE " + " AND ".join(where))
+    long_terms = [t for t in q.terms if len(t) >= 3]
+    if long_terms:
+        found = await fetch_all(conn, f"SELECT {columns}{from_where} LIMIT %s", (*params, BROAD_MATCHES + 1))
+        if len(found) <= BROAD_MATCHES:
+            scores = await _bm25(conn, long_terms, [r[4] for r in found])
+            ranked = sorted(zip(scores, (-r[7] for r in found), found))  # ties: newest first
+            return [SearchHit(r[0], r[1], r[2], r[3], mark(r[4], q.terms), rank, r[5], r[6])
+                    for rank, _, r in ranked[:limit]]
+    newest = await fetch_all(conn, f"SELECT {columns}{from_where} ORDER BY s.entry_seq DESC LIMIT %s",
+                             (*params, int(limit)))
+    return [SearchHit(r[0], r[1], r[2], r[3], mark(r[4], q.terms), 0.0, r[5], r[6]) for r in newest]

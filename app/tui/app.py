@@ -44,7 +44,6 @@ from .themes import ThemeSettings
 register()  # Alt+Enter as most terminals send it (ESC CR)
 
 NARROW = 110  # columns: below this the tree panel becomes a drawer
-POLL_SECONDS = 1.0  # how soon entries another process wrote to this session show in the tree
 
 
 class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSettings):
@@ -90,11 +89,8 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         self.composer.focus()
         if self.detect_servers:
             self.run_worker(self._detect_local(), group="detect")
-        self.set_interval(POLL_SECONDS, self._poll_others)  # another process writing this session
-
-    async def _poll_others(self) -> None:
-        if not self.chat.is_running:  # its own appends are ours; another writer shows after the run
-            await self.chat.poll_others()
+        # what other processes and machines write shows as it happens (treechat.chat_live)
+        self.run_worker(self.chat.follow_store(), group="store-feed", exclusive=True, exit_on_error=False)
 
     def on_unmount(self) -> None:
         self.stop_listening()

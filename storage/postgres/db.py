@@ -86,7 +86,8 @@ def connect_error(message: str, where: str, params: Mapping[str, str]) -> Storag
                             " check the host, the port and the network (connect_timeout=N in the URL waits longer)")
     if "translate host name" in low or "name or service not known" in low or "nodename nor servname" in low:
         return StorageError(f"The database host in {where} is not known: check its spelling, or {fix}")
-    if "password" in low or "authentication" in low or "no pg_hba.conf entry" in low:
+    if "password" in low or "authentication" in low or "no pg_hba.conf entry" in low or (
+            "role" in low and "does not exist" in low):
         return StorageError(f"PostgreSQL at {where} refused the login ({message[:160]}): check the user and the "
                             "password (keep the password in ~/.pgpass or PGPASSWORD rather than in the URL)")
     if "does not exist" in low and "database" in low:

@@ -51,23 +51,32 @@ def is_uri(url: str) -> bool:
     return url.split("://", 1)[0].lower() in SCHEMES and "://" in url
 
 
-def check(url: str) -> None:
-    """Raise DatabaseUrlError for what cannot be a PostgreSQL URL (without repeating it: it may
-    hold a password)."""
+def problem(url: str) -> str | None:
+    """Why `url` cannot name a PostgreSQL server, as words that follow its name (None: it can).
+    The URL itself is never repeated: it may hold a password."""
     if not url.strip():
-        raise DatabaseUrlError("the database URL is empty")
+        return "is empty"
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in url):
-        raise DatabaseUrlError("the database URL contains a control character")
+        return "contains a control character"
     if "://" in url:
         scheme = url.split("://", 1)[0]
         if scheme.lower() not in SCHEMES:
-            raise DatabaseUrlError(f"the database URL must start with postgresql:// (not {scheme[:20]}://)")
+            return f"must start with postgresql:// (not {scheme[:20]}://)"
         try:
             _ = urlsplit(url).port
         except ValueError as err:
-            raise DatabaseUrlError(f"the database URL's port is not valid ({err})") from None
-    elif "=" not in url:
-        raise DatabaseUrlError("the database URL must be postgresql://[user@]host[:port]/database or key=value pairs")
+            return f"has a port that is not valid ({err})"
+        return None
+    if "=" not in url:
+        return "must be postgresql://[USER@]HOST[:PORT]/DATABASE (or libpq's key=value pairs)"
+    return None
+
+
+def check(url: str) -> None:
+    """Raise DatabaseUrlError for what cannot be a PostgreSQL URL."""
+    found = problem(url)
+    if found:
+        raise DatabaseUrlError(f"the database URL {found}")
 
 
 def redact(url: str) -> str:
@@ -122,5 +131,6 @@ def where(params: Mapping[str, str]) -> str:
     host = params.get("host") or params.get("hostaddr") or os.environ.get("PGHOST") or "localhost"
     port = params.get("port") or os.environ.get("PGPORT") or "5432"
     db = params.get("dbname") or os.environ.get("PGDATABASE") or params.get("user") or ""
-    shown = f"socket {host} port {port}" if host.startswith("/") else f"{host}:{port}"
-    return f"{shown}/{db}" if db else shown
+    if host.startswith("/"):
+        return f"{host}/.s.PGSQL.{port}" + (f" (database {db})" if db else "")
+    return f"{host}:{port}/{db}" if db else f"{host}:{port}"

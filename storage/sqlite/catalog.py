@@ -219,12 +219,15 @@ class SqliteCatalog:
         stamp, where = header.get("timestamp"), header.get("cwd")
         created: str = stamp if isinstance(stamp, str) else now_iso()
         cwd: str = where if isinstance(where, str) else ""
+        # a fork's origin, as a header written by `treechat copy` names it
+        parent_sid, parent_eid = (v if isinstance(v, str) and v else None
+                                  for v in (header.get("parentSessionId"), header.get("parentEntryId")))
 
         def tx(c: sqlite3.Connection) -> tuple[str, int]:
             sid = wanted or new_session_id()
             if replace:
                 _delete(c, sid)
-            _insert_session(c, sid, created, cwd, None, None)
+            _insert_session(c, sid, created, cwd, parent_sid, parent_eid)
             bulk_load(c, sid, records, report, on_progress)
             return sid, last_seq(c, sid)
 

@@ -29,13 +29,16 @@ def pg_server():
 
 @pytest.fixture
 def pg_database(request, monkeypatch):
-    """A fresh database with treechat's schema on the run's server; TREECHAT_DATABASE_URL names it
-    for this test (so `open_catalog("postgres", …)` and child processes reach it). Dropped after."""
+    """A fresh database with treechat's schema on the run's server (`.name`, `.url`);
+    TREECHAT_DATABASE_URL names it for this test (so `open_catalog("postgres", …)` and child
+    processes reach it). Emptied or dropped after."""
+    from .pg_cluster import TestDatabase
+
     server = request.getfixturevalue("pg_server")
     name = server.new_database()
-    url = server.url(name)
-    monkeypatch.setenv("TREECHAT_DATABASE_URL", url)
-    yield url
+    database = TestDatabase(name, server.url(name))
+    monkeypatch.setenv("TREECHAT_DATABASE_URL", database.url)
+    yield database
     server.drop_database(name)
 
 

@@ -36,6 +36,14 @@ TEMPLATE = "treechat_template"
 TEMPLATE_VERSION: int | None = None  # the schema version the template was migrated to
 
 
+@dataclass(frozen=True)
+class TestDatabase:
+    __test__ = False  # not a test class
+
+    name: str
+    url: str
+
+
 class Unavailable(Exception):
     """No server can be had here; the message says why."""
 

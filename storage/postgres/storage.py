@@ -80,8 +80,13 @@ LOCATE_SQL = (
     " LEFT JOIN entry_materialized m ON m.entry_seq = e.entry_seq WHERE e.session_id = %s AND e.id = %s"
 )
 
-# One query for everything an append must know, taken under the session's row lock: the leaf,
-# whether the id is taken, the parent's place and state, whether its branch goes on below it.
+# The session's row lock, alone: under READ COMMITTED a statement that waited for a row lock
+# still reads every other table as it was when the statement began, so the lookups must come
+# in a statement of their own, after the lock is held (they then see what the previous writer
+# committed). Both go to the server in one round trip (a pipeline).
+LOCK_SQL = "SELECT 1 FROM sessions WHERE id = %(sid)s FOR UPDATE"
+# Everything an append must know: the leaf, whether the id is taken, the parent's place and
+# state, whether its branch goes on below it.
 APPEND_LOOKUP_SQL = (
     "SELECT s.active_leaf_id,"
     " EXISTS (SELECT 1 FROM session_entries d WHERE d.session_id = s.id AND d.id = %(id)s),"
@@ -90,7 +95,7 @@ APPEND_LOOKUP_SQL = (
     " FROM sessions s"
     " LEFT JOIN session_entries p ON p.session_id = s.id AND p.id = %(parent)s"
     " LEFT JOIN entry_materialized m ON m.entry_seq = p.entry_seq"
-    " WHERE s.id = %(sid)s FOR UPDATE OF s"
+    " WHERE s.id = %(sid)s"
 )
 
 INSERT_ENTRY = (
@@ -193,7 +198,11 @@ async def append_tx(conn: Conn, sid: str, entry: Entry, leaf_after: str | None,
     """Store one entry with everything derived from it (inside a transaction); its entry_seq.
     `only_if_moved`: store nothing (and return None) when the leaf is `leaf_after` already (a
     leaf move to where the leaf is)."""
-    found = await fetch_one(conn, APPEND_LOOKUP_SQL, {"sid": sid, "id": entry.id, "parent": entry.parent_id})
+    params = {"sid": sid, "id": entry.id, "parent": entry.parent_id}
+    async with conn.pipeline():
+        await conn.execute(LOCK_SQL, params)
+        cur = await conn.execute(APPEND_LOOKUP_SQL, params)
+    found = await cur.fetchone()
     if found is None:
         raise StorageError(f"Session {sid} no longer exists")
     if only_if_moved and found[0] == leaf_after:
@@ -217,7 +226,7 @@ async def append_tx(conn: Conn, sid: str, entry: Entry, leaf_after: str | None,
     branch_sql = "%s" if extends else NEW_BRANCH
     branch: list[Any] = [parent[1]] if extends and parent is not None else []
     async with conn.pipeline():
-        cur = await conn.execute(INSERT_ENTRY, clean_row(rows.entry_row(None, sid, entry)[1:]))
+        inserted = await conn.execute(INSERT_ENTRY, clean_row(rows.entry_row(None, sid, entry)[1:]))
         if not extends:
             await conn.execute(
                 "INSERT INTO branches (branch_id, session_id, parent_branch_id, fork_depth)"
@@ -242,7 +251,7 @@ async def append_tx(conn: Conn, sid: str, entry: Entry, leaf_after: str | None,
                                        (sid, entry.target_id))
             await conn.execute(ADVANCE_SESSION, _session_delta(sid, entry))
         await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, sid))
-    row = await cur.fetchone()
+    row = await inserted.fetchone()
     assert row is not None
     return int(row[0])
 

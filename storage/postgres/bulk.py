@@ -17,6 +17,7 @@ from ..base import ImportReport
 from ..gc_policy import paused
 from ..imports import ImportRecords
 from ..sqlite import rows
+from ..views import decode_view
 from .db import Conn
 from .storage import CHANNEL, MAT_COLUMNS, clean_row, fetch_all, pg_text
 
@@ -157,3 +158,37 @@ async def bulk_load(conn: Conn, sid: str, records: ImportRecords, report: Import
         on_progress(len(views) - len(views) // 2)
     report.session_id = sid
     return seqs[-1] if seqs else 0
+
+
+_REINDEX_CHUNK = 4096
+
+
+async def rebuild_search(conn: Conn, on_progress: Progress | None = None) -> tuple[int, int]:
+    """`treechat reindex`: every entry's search text written again (inside a transaction), from the
+    payloads, a chunk of entry_seq at a time. (entries read, entries indexed)."""
+    await conn.execute("SET LOCAL statement_timeout = 0")
+    await conn.execute("DELETE FROM entry_search")
+    read = indexed = 0
+    last = 0
+    while True:
+        batch = await fetch_all(conn, "SELECT entry_seq, session_id, payload, type FROM session_entries"
+                                " WHERE entry_seq > %s ORDER BY entry_seq LIMIT %s", (last, _REINDEX_CHUNK))
+        if not batch:
+            break
+        last = int(batch[-1][0])
+        texts = []
+        for seq, sid, payload, kind in batch:
+            if kind == "leaf":
+                continue  # a marker says nothing
+            try:
+                text = pg_text(rows.view_search_text(decode_view(payload)))
+            except Exception:  # noqa: BLE001 - a payload that no longer decodes is simply not searchable
+                continue
+            if text:
+                texts.append((seq, sid, text))
+        await _copy(conn, "entry_search", "entry_seq, session_id, text", texts)
+        read += len(batch)
+        indexed += len(texts)
+        if on_progress is not None:
+            on_progress(len(batch))
+    return read, indexed

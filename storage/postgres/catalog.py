@@ -20,7 +20,7 @@ from ..imports import ImportRecords, prepare_records
 from ..jsonl_format import views_of
 from ..model import Entry, LabelEntry, LeafEntry, SessionInfoEntry, new_entry_id, new_session_id, now_iso
 from ..sqlite import rows
-from .bulk import bulk_load
+from .bulk import bulk_load, rebuild_search
 from .db import Conn, PgDatabase
 from .feed import PgChangeFeed
 from .search import search
@@ -212,6 +212,11 @@ class PostgresCatalog:
             return await search(c, query, sid, limit)
 
         return await self.db.run(read)
+
+    async def rebuild_search_index(self, on_progress: Callable[[int], None] | None = None) -> tuple[int, int]:
+        """The search rows written again from the stored entries, in one transaction (a rebuild
+        that is interrupted leaves the old ones). Returns (entries read, entries indexed)."""
+        return await self.db.write(lambda c: rebuild_search(c, on_progress))
 
     def watch(self) -> PgChangeFeed:
         return PgChangeFeed(self.db)

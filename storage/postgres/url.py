@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 from typing import Mapping
-from urllib.parse import parse_qsl, quote, unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 ENV = "TREECHAT_DATABASE_URL"
 MASK = "***"
@@ -95,7 +95,7 @@ def redact(url: str) -> str:
         query = "&".join(
             f"{k}={MASK if k == 'password' else quote(v, safe='/:,')}" for k, v in parse_qsl(parts.query, True)
         )
-        return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+        return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
     return _KV.sub(lambda m: f"{m.group(1)}={MASK}" if m.group(1) == "password" else m.group(0), url)
 
 

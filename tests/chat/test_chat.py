@@ -24,7 +24,6 @@ from treechat.chat_events import (
 )
 from treechat.config import load_settings
 from treechat.llm.registry import ModelRegistry
-from treechat.session.session import Session
 from treechat.storage.base import SessionCatalog
 from treechat.storage.model import AssistantMessage, MessageEntry, TextContent, UserMessage, message_text
 

@@ -9,12 +9,19 @@ import asyncio
 
 import pytest
 
+from tests.fake_provider import FakeProvider
 from treechat.chat_events import EntryAppended, HeaderChanged, LabelChanged, Notice, SessionsChanged, StatusChanged
 from treechat.session.session import Session
 from treechat.storage import open_catalog
 from treechat.storage.model import AssistantMessage, TextContent, UserMessage
 
-from .test_chat import fake, make_chat, seeded, wait_until  # noqa: F401 (fake: a fixture)
+from .test_chat import make_chat, seeded, wait_until
+
+
+@pytest.fixture
+async def fake():
+    async with FakeProvider() as fp:
+        yield fp
 
 
 @pytest.fixture

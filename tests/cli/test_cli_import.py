@@ -20,8 +20,10 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-@pytest.fixture(params=["sqlite", "jsonl"])
+@pytest.fixture(params=["sqlite", "jsonl", "postgres"])
 def home(request, tmp_path):
+    if request.param == "postgres":
+        request.getfixturevalue("pg_database")  # TREECHAT_DATABASE_URL: a fresh database
     return ["--home", str(tmp_path / "home"), "--storage", request.param]
 
 

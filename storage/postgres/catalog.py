@@ -140,7 +140,7 @@ class PostgresCatalog:
             entry = SessionInfoEntry(id=await fresh_id(c, sid), parent_id=leaf[0] if leaf else None, name=name.strip())
             await append_tx(c, sid, entry, entry.id)
 
-        await self.db.write(tx)
+        await self.db.write(tx, pipeline=True)
 
     async def fork(self, session_ref: str, entry_id: str) -> PostgresSessionStorage:
         source = await self.open(session_ref)

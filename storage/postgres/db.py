@@ -129,12 +129,12 @@ def translate(err: BaseException, where: str, params: Mapping[str, str], secret:
 
 
 async def schema_version(conn: Conn) -> int:
-    """The version of the schema in this database (0: none yet)."""
-    cur = await conn.execute("SELECT to_regclass('treechat_schema') IS NOT NULL")
-    row = await cur.fetchone()
-    if not row or not row[0]:
+    """The version of the schema in this database (0: none yet). One round trip; outside a
+    transaction (a missing table is an error, which would end one)."""
+    try:
+        cur = await conn.execute("SELECT coalesce(max(version), 0) FROM treechat_schema")
+    except pg_errors.UndefinedTable:
         return 0
-    cur = await conn.execute("SELECT coalesce(max(version), 0) FROM treechat_schema")
     found = await cur.fetchone()
     return int(found[0]) if found else 0
 
@@ -149,7 +149,9 @@ async def migrate(conn: Conn) -> int:
         async with conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
             await conn.execute("CREATE TABLE IF NOT EXISTS treechat_schema (version integer NOT NULL)")
-            current = await schema_version(conn)
+            cur = await conn.execute("SELECT coalesce(max(version), 0) FROM treechat_schema")
+            row = await cur.fetchone()
+            current = int(row[0]) if row else 0
             if current >= version:
                 continue  # another process got there first
             await conn.execute(sql.encode())
@@ -163,6 +165,20 @@ async def migrate(conn: Conn) -> int:
 
 async def _configure(conn: Conn) -> None:
     await conn.execute(_SESSION_SETTINGS)
+
+
+def _first_is(first: Conn) -> type[Conn]:
+    """A connection class whose first connect() hands out `first` (already made), then connects."""
+    spare = [first]
+
+    class FirstReused(psycopg.AsyncConnection[tuple[Any, ...]]):
+        @classmethod
+        async def connect(cls, conninfo: str = "", **kwargs: Any) -> Any:
+            if spare:
+                return spare.pop()
+            return await psycopg.AsyncConnection.connect(conninfo, **kwargs)
+
+    return FirstReused
 
 
 class PgDatabase:
@@ -200,15 +216,20 @@ class PgDatabase:
                                        f"needs {SCHEMA_VERSION}")
         except psycopg.Error as err:
             raise _setup_error(err, where, params, secret) from None
-        finally:
+        except BaseException:
             await probe.close()
+            raise
+        # The probe becomes the pool's first connection: over a network a connection costs
+        # several round trips (TCP, TLS, the login), so opening the store makes only one.
         pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
-            conninfo, min_size=1, max_size=POOL_SIZE, open=False, kwargs={"autocommit": True},
-            configure=_configure, timeout=CONNECT_WAIT, name="treechat", reconnect_timeout=60.0)
+            conninfo, connection_class=_first_is(probe), min_size=1, max_size=POOL_SIZE, open=False,
+            kwargs={"autocommit": True}, configure=_configure, timeout=CONNECT_WAIT, name="treechat",
+            reconnect_timeout=60.0)
         try:
             await pool.open(wait=True, timeout=CONNECT_WAIT)
         except (PoolTimeout, psycopg.Error) as err:
             await pool.close()
+            await probe.close()
             raise translate(err, where, params, secret) from None
         return cls(pool, conninfo, params, url)
 
@@ -230,16 +251,23 @@ class PgDatabase:
                 raise self.error(err) from None
         raise AssertionError("unreachable")
 
-    async def write(self, fn: Callable[[Conn], Awaitable[T]]) -> T:
+    async def write(self, fn: Callable[[Conn], Awaitable[T]], *, pipeline: bool = False) -> T:
         """fn(connection) inside one transaction: all of it or none of it. Retried once when the
-        connection turns out broken before COMMIT was sent (nothing can have been stored)."""
+        connection turns out broken before COMMIT was sent (nothing can have been stored).
+        `pipeline`: in pipeline mode (no COPY then): BEGIN goes with fn's first statements and
+        COMMIT with its last, so a transaction costs only the round trips fn waits for."""
         for attempt in (0, 1):
             committing = False
             try:
                 async with self.pool.connection() as conn:
-                    async with conn.transaction():
-                        result = await fn(conn)
-                        committing = True
+                    if pipeline:
+                        async with conn.pipeline(), conn.transaction():
+                            result = await fn(conn)
+                            committing = True
+                    else:
+                        async with conn.transaction():
+                            result = await fn(conn)
+                            committing = True
                     return result
             except psycopg.OperationalError as err:
                 if attempt == 0 and not committing and _connection_lost(err):

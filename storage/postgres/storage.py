@@ -6,8 +6,8 @@ for several processes on several machines at once:
 * every write to a session first locks its `sessions` row (FOR UPDATE), so writers of one
   session take turns, a fork decision (extend the parent's branch or start a new one) is never
   made on a stale view, and entry_seq grows in commit order within the session;
-* an append is two round trips: the lock and every lookup in one query, then the inserts and
-  COMMIT pipelined (the writes name the new row by currval(), so nothing waits for RETURNING);
+* an append is two round trips (pipeline mode): BEGIN, the lock and one query for every lookup
+  (which also takes the new entry_seq), then the inserts and COMMIT;
 * the leaf pointer is `sessions.active_leaf_id`: the last append or leaf move committed wins
   (docs/architecture.md). An entry appended under a stale leaf is a new branch, never an
   overwrite: entries are never changed;
@@ -83,7 +83,7 @@ LOCATE_SQL = (
 # The session's row lock, alone: under READ COMMITTED a statement that waited for a row lock
 # still reads every other table as it was when the statement began, so the lookups must come
 # in a statement of their own, after the lock is held (they then see what the previous writer
-# committed). Both go to the server in one round trip (a pipeline).
+# committed). Both go to the server in one round trip (a pipeline), with BEGIN.
 LOCK_SQL = "SELECT 1 FROM sessions WHERE id = %(sid)s FOR UPDATE"
 # Everything an append must know: the leaf, whether the id is taken, the parent's place and
 # state, whether its branch goes on below it.
@@ -91,7 +91,9 @@ APPEND_LOOKUP_SQL = (
     "SELECT s.active_leaf_id,"
     " EXISTS (SELECT 1 FROM session_entries d WHERE d.session_id = s.id AND d.id = %(id)s),"
     f" p.entry_seq, m.branch_id, m.depth, m.ctx_start_depth, {STATE},"
-    " EXISTS (SELECT 1 FROM branch_entries be WHERE be.branch_id = m.branch_id AND be.depth = m.depth + 1)"
+    " EXISTS (SELECT 1 FROM branch_entries be WHERE be.branch_id = m.branch_id AND be.depth = m.depth + 1),"
+    # the new entry's place in the session's order: taken here, under the lock (see the schema)
+    " nextval('treechat_entry_seq')"
     " FROM sessions s"
     " LEFT JOIN session_entries p ON p.session_id = s.id AND p.id = %(parent)s"
     " LEFT JOIN entry_materialized m ON m.entry_seq = p.entry_seq"
@@ -100,16 +102,14 @@ APPEND_LOOKUP_SQL = (
 
 INSERT_ENTRY = (
     "INSERT INTO session_entries (entry_seq, session_id, id, parent_id, type, role, timestamp, preview,"
-    " target_id, payload, status) VALUES (nextval('treechat_entry_seq'), %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-    " RETURNING entry_seq"
+    " target_id, payload, status) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
 )
-SEQ = "currval('treechat_entry_seq')"
 NEW_BRANCH = "currval('treechat_branch_seq')"
 MAT_COLUMNS = ("entry_seq, branch_id, depth, ctx_start_depth, message_count, input_tokens, output_tokens,"
                 " cache_read_tokens, cache_write_tokens, cost_total, context_tokens, model, thinking_level,"
                 " active_tool_names")
 UPSERT_LABEL = (
-    f"INSERT INTO labels (session_id, target_id, label, entry_seq, position) VALUES (%s, %s, %s, {SEQ}, {SEQ})"
+    "INSERT INTO labels (session_id, target_id, label, entry_seq, position) VALUES (%s, %s, %s, %s, %s)"
     " ON CONFLICT (session_id, target_id) DO UPDATE SET label = excluded.label, entry_seq = excluded.entry_seq"
 )
 # Whole-session aggregates by increments (every SET expression reads the row as it was).
@@ -197,63 +197,61 @@ async def append_tx(conn: Conn, sid: str, entry: Entry, leaf_after: str | None,
                     *, only_if_moved: bool = False) -> int | None:
     """Store one entry with everything derived from it (inside a transaction); its entry_seq.
     `only_if_moved`: store nothing (and return None) when the leaf is `leaf_after` already (a
-    leaf move to where the leaf is)."""
+    leaf move to where the leaf is). In pipeline mode (PgDatabase.write(pipeline=True)) this
+    waits for the server once: for the lock and the lookups (sent with BEGIN); the writes go
+    with COMMIT."""
     params = {"sid": sid, "id": entry.id, "parent": entry.parent_id}
-    async with conn.pipeline():
-        await conn.execute(LOCK_SQL, params)
-        cur = await conn.execute(APPEND_LOOKUP_SQL, params)
-    found = await cur.fetchone()
+    await conn.execute(LOCK_SQL, params)
+    found = await fetch_one(conn, APPEND_LOOKUP_SQL, params)
     if found is None:
         raise StorageError(f"Session {sid} no longer exists")
     if only_if_moved and found[0] == leaf_after:
         return None
     if found[1]:
         raise DuplicateEntryError(entry.id)
+    seq, taken = int(found[-1]), found[-2]
     parent: tuple[Any, ...] | None = None
     if entry.parent_id is not None:
         if found[2] is None:
             raise EntryNotFoundError(entry.parent_id)
         if found[3] is None:
             raise InvalidTreeError(f"Entry {entry.parent_id} is on or under a parent cycle; its path has no root")
-        parent = found[2:-1]
+        parent = found[2:-2]
     state = advance_path_state(rows.state_from(parent[2], parent[4:]) if parent else PathState(), entry)
     depth = state.depth
     is_marker = isinstance(entry, LeafEntry)
-    extends = parent is not None and not is_marker and not found[-1]
+    extends = parent is not None and not is_marker and not taken
     ctx = parent[3] if parent else 1
     if isinstance(entry, CompactionEntry):
         ctx = await _context_start(conn, sid, entry, depth, parent)
     branch_sql = "%s" if extends else NEW_BRANCH
     branch: list[Any] = [parent[1]] if extends and parent is not None else []
-    async with conn.pipeline():
-        inserted = await conn.execute(INSERT_ENTRY, clean_row(rows.entry_row(None, sid, entry)[1:]))
-        if not extends:
-            await conn.execute(
-                "INSERT INTO branches (branch_id, session_id, parent_branch_id, fork_depth)"
-                " VALUES (nextval('treechat_branch_seq'), %s, %s, %s)",
-                (sid, parent[1] if parent else None, parent[2] if parent else 0))
-        await conn.execute(f"INSERT INTO branch_entries (branch_id, depth, entry_seq) VALUES ({branch_sql}, %s, {SEQ})",
-                           (*branch, depth))
+    await conn.execute(INSERT_ENTRY, (seq, *clean_row(rows.entry_row(None, sid, entry)[1:])))
+    if not extends:
         await conn.execute(
-            f"INSERT INTO entry_materialized ({MAT_COLUMNS}) VALUES ({SEQ}, {branch_sql}, %s, %s, %s, %s, %s, %s,"
-            " %s, %s, %s, %s, %s, %s)", (*branch, depth, ctx, *rows.state_values(state)))
-        await conn.execute("UPDATE sessions SET active_leaf_id = %s WHERE id = %s", (leaf_after, sid))
-        if not is_marker:  # a marker only moves the pointer: not counted, labelled or searchable
-            text = pg_text(rows.search_text(entry))
-            if text:
-                await conn.execute(f"INSERT INTO entry_search (entry_seq, session_id, text) VALUES ({SEQ}, %s, %s)",
-                                   (sid, text))
-            if isinstance(entry, LabelEntry):
-                if entry.label:
-                    await conn.execute(UPSERT_LABEL, (sid, entry.target_id, pg_text(entry.label)))
-                else:
-                    await conn.execute("DELETE FROM labels WHERE session_id = %s AND target_id = %s",
-                                       (sid, entry.target_id))
-            await conn.execute(ADVANCE_SESSION, _session_delta(sid, entry))
-        await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, sid))
-    row = await inserted.fetchone()
-    assert row is not None
-    return int(row[0])
+            "INSERT INTO branches (branch_id, session_id, parent_branch_id, fork_depth)"
+            " VALUES (nextval('treechat_branch_seq'), %s, %s, %s)",
+            (sid, parent[1] if parent else None, parent[2] if parent else 0))
+    await conn.execute(f"INSERT INTO branch_entries (branch_id, depth, entry_seq) VALUES ({branch_sql}, %s, %s)",
+                       (*branch, depth, seq))
+    await conn.execute(
+        f"INSERT INTO entry_materialized ({MAT_COLUMNS}) VALUES (%s, {branch_sql}, %s, %s, %s, %s, %s, %s,"
+        " %s, %s, %s, %s, %s, %s)", (seq, *branch, depth, ctx, *rows.state_values(state)))
+    await conn.execute("UPDATE sessions SET active_leaf_id = %s WHERE id = %s", (leaf_after, sid))
+    if not is_marker:  # a marker only moves the pointer: not counted, labelled or searchable
+        text = pg_text(rows.search_text(entry))
+        if text:
+            await conn.execute("INSERT INTO entry_search (entry_seq, session_id, text) VALUES (%s, %s, %s)",
+                               (seq, sid, text))
+        if isinstance(entry, LabelEntry):
+            if entry.label:
+                await conn.execute(UPSERT_LABEL, (sid, entry.target_id, pg_text(entry.label), seq, seq))
+            else:
+                await conn.execute("DELETE FROM labels WHERE session_id = %s AND target_id = %s",
+                                   (sid, entry.target_id))
+        await conn.execute(ADVANCE_SESSION, _session_delta(sid, entry))
+    await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, sid))
+    return seq
 
 
 def _session_delta(sid: str, entry: Entry) -> dict[str, Any]:
@@ -322,20 +320,23 @@ class PostgresSessionStorage:
     async def append_entry(self, entry: Entry) -> None:
         if isinstance(entry, LeafEntry):
             raise StorageError("Leaf entries are written by set_leaf_id, not append_entry")
-        seq = await self.db.write(lambda c: append_tx(c, self.session_id, entry, entry.id))
+        seq = await self.db.write(lambda c: append_tx(c, self.session_id, entry, entry.id), pipeline=True)
         assert seq is not None
         self._own.add(seq)
 
     async def set_leaf_id(self, leaf_id: str | None) -> None:
         async def tx(c: Conn) -> None:
-            if leaf_id is not None:
-                await locate(c, self.session_id, leaf_id)
-            marker = LeafEntry(id=await fresh_id(c, self.session_id), parent_id=leaf_id, target_id=leaf_id)
-            seq = await append_tx(c, self.session_id, marker, leaf_id, only_if_moved=True)
-            if seq is not None:
-                self._own.add(seq)
+            while True:  # the lookup checks the target and the marker's new id (redrawn if taken)
+                marker = LeafEntry(id=new_entry_id(), parent_id=leaf_id, target_id=leaf_id)
+                try:
+                    seq = await append_tx(c, self.session_id, marker, leaf_id, only_if_moved=True)
+                except DuplicateEntryError:
+                    continue
+                if seq is not None:
+                    self._own.add(seq)
+                return
 
-        await self.db.write(tx)
+        await self.db.write(tx, pipeline=True)
 
     # ------------------------------------------------------------ other writers
 

@@ -3,10 +3,12 @@
     python bench/pg_drivers.py --url postgresql:///postgres?host=/tmp/sock&port=5432
 
 Creates a scratch database, the treechat schema, and a 2,000-entry path; then, per driver:
-`connect_ms` (a new connection), `append` (the statements of one append, in one transaction,
-p50/p99 over 400) and `open_context` (a pooled connection: the session row, the path state and
-the 2,000 payloads of the path: what opening a session and building its context read). One
-JSON line per figure. The scratch database is dropped at the end. Needs both drivers.
+`connect` (a new connection), `append` (the statements of one append, in one transaction,
+p50/p99 over 400; `psycopg-pipeline`: the same in pipeline mode, two round trips, as the storage
+does it) and `open_context` (a pooled connection: the session row, the path state and the 2,000
+payloads of the path: what opening a session and building its context read). One JSON line per
+figure, every driver twice. The scratch database is dropped at the end. Needs both drivers
+(asyncpg is not a dependency: `pip install asyncpg` to run this).
 """
 
 from __future__ import annotations
@@ -151,8 +153,9 @@ class PsycopgSide:
         async with pool.connection() as c:
             leaf = (await (await c.execute(q("SELECT active_leaf_id FROM sessions WHERE id = $1"), ("s",))).fetchone())[0]
             row = await (await c.execute(q(LOCATE), ("s", leaf))).fetchone()
-            rows = await (await c.execute(q(READ_PATH), (row[1], row[2]), prepare=True)).fetchall()
-            return len(rows)
+            cur = c.cursor(binary=True)  # as the storage reads (storage/postgres/storage.py fetch_all)
+            await cur.execute(q(READ_PATH), (row[1], row[2]), prepare=True)
+            return len(await cur.fetchall())
 
 
 class PsycopgPipelineSide(PsycopgSide):

@@ -1,12 +1,16 @@
 """The connection to the server: bounded connects, a small pool, migrations, one-line errors.
 
-Driver: psycopg 3 (its async API and psycopg_pool), chosen over asyncpg on measurements
-(bench/pg_drivers.py, this 2-core machine, local socket, loaded): asyncpg appended in 1.9-2.3 ms
-(p50) and read a 2,000-entry path in 8-16 ms; psycopg, statement by statement, 3.1-3.4 ms and
-14-17 ms, and in pipeline mode (how appends are written here: the lookups in one round trip,
-the writes and COMMIT in another) 2.0-2.4 ms. A new connection costs 5-10 ms with either. What
-decided it: psycopg goes through libpq, so every URL parameter works as in psql (TLS modes and
-certificates, ~/.pgpass, service files, several hosts), and it is fully typed.
+Driver: psycopg 3 (its async API and psycopg_pool), chosen over asyncpg 0.32 on measurements
+(bench/pg_drivers.py: this 2-core machine, shared and loaded, a local socket; six runs each):
+  append (p50 / p99)        asyncpg 2.1-2.6 / 4.6-7.4 ms   psycopg 3.0-3.5 / 5.6-11 ms statement by
+                            statement, 1.5-2.1 / 3.5-5.1 ms in pipeline mode (how appends are written
+                            here: two round trips; asyncpg has no pipeline mode)
+  open + context (a 2,000-entry path read on a pooled connection)
+                            asyncpg 6-13 ms                psycopg 9-14 ms (binary results)
+  a new connection          asyncpg 3.3-7.7 ms             psycopg 3.6-7.2 ms
+The reads are a little slower, the writes faster. What decided it: psycopg goes through libpq, so
+every URL parameter works as in psql (TLS modes and certificates, ~/.pgpass, service files,
+several hosts, GSSAPI), and it is fully typed (mypy --strict without stubs).
 
 Every wait is bounded: a connect by libpq's connect_timeout (url.DEFAULTS), getting a pooled
 connection by CONNECT_WAIT, a lock on a busy session by lock_timeout, and a transaction left

@@ -90,7 +90,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         if self.detect_servers:
             self.run_worker(self._detect_local(), group="detect")
         # what other processes and machines write shows as it happens (treechat.chat_live)
-        self.run_worker(self.chat.follow_store(), group="store-feed", exclusive=True, exit_on_error=False)
+        self.run_worker(self.chat.follow_store, group="store-feed", exclusive=True, exit_on_error=False)
 
     def on_unmount(self) -> None:
         self.stop_listening()

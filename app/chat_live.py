@@ -15,6 +15,7 @@ entries arriving while our own reply runs) joins the tree where it hangs and the
 from __future__ import annotations
 
 import asyncio
+import time
 
 from treechat.chat_core import ChatCore
 from treechat.chat_events import EntryAppended, HeaderChanged, LabelChanged, Notice, SessionsChanged, StatusChanged
@@ -24,9 +25,12 @@ from treechat.storage.model import LabelEntry, LeafEntry, SessionInfoEntry
 
 FEED_WAIT_S = 1.0  # one wait on the feed; the loop wakes this often to stay cancellable
 RETRY_S = 2.0  # after the feed failed (a damaged or vanished store): try again this much later
+NOTICE_EVERY_S = 30.0  # "entries joined the tree elsewhere" once in a while, not for every message
 
 
 class LiveChat(ChatCore):
+    _noticed_at = -NOTICE_EVERY_S  # when "joined this session's tree" was last said
+
     async def follow_store(self) -> None:
         """Until cancelled: apply what other writers change in the store."""
         feed = self.catalog.watch()
@@ -79,6 +83,9 @@ class LiveChat(ChatCore):
         if elsewhere:
             self._emit(HeaderChanged(self.header()))
             self._emit(StatusChanged(self.status()))
-            self._emit(Notice(f"{elsewhere} {'entry' if elsewhere == 1 else 'entries'} from another process or "
-                              "machine joined this session's tree (your leaf stays where it is)."))
+            now = time.monotonic()
+            if now - self._noticed_at >= NOTICE_EVERY_S:  # the tree shows the rest as it comes
+                self._noticed_at = now
+                self._emit(Notice(f"{elsewhere} {'entry' if elsewhere == 1 else 'entries'} from another process or "
+                                  "machine joined this session's tree (your leaf stays where it is)."))
         return count

@@ -12,7 +12,7 @@ import asyncio
 from pathlib import Path
 from typing import ClassVar
 
-from textual import events
+from textual import events, work
 from textual.app import ComposeResult, get_system_commands_provider
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
@@ -90,7 +90,12 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         if self.detect_servers:
             self.run_worker(self._detect_local(), group="detect")
         # what other processes and machines write shows as it happens (treechat.chat_live)
-        self.run_worker(self.chat.follow_store, group="store-feed", exclusive=True, exit_on_error=False)
+        self._follow_store()
+
+    @work(group="store-feed", exclusive=True, exit_on_error=False)
+    async def _follow_store(self) -> None:
+        """(A worker made from the method: one cancelled before it starts leaves no coroutine unawaited.)"""
+        await self.chat.follow_store()
 
     def on_unmount(self) -> None:
         self.stop_listening()

@@ -19,7 +19,7 @@ from ..imports import ImportRecords
 from ..sqlite import rows
 from ..views import decode_view
 from .db import Conn
-from .storage import CHANNEL, MAT_COLUMNS, clean_row, fetch_all, pg_text
+from .storage import CHANNEL, MAT_COLUMNS, clean_row, fetch_all, pg_text, search_key
 
 Progress = Callable[[int], None]
 _ENTRY_COLUMNS = "entry_seq, session_id, id, parent_id, type, role, timestamp, preview, target_id, payload, status"
@@ -118,7 +118,7 @@ async def bulk_load(conn: Conn, sid: str, records: ImportRecords, report: Import
                 mats.append((seq, branch_ids[at[0]], at[1], at[2], *_state_values(at[3])))
             if v.type == "leaf":
                 continue  # markers are not counted, labelled or searchable
-            text = pg_text(rows.view_search_text(v))
+            text = search_key(rows.view_search_text(v))
             if text:
                 texts.append((seq, sid, text))
             stats.add(v)
@@ -181,7 +181,7 @@ async def rebuild_search(conn: Conn, on_progress: Progress | None = None) -> tup
             if kind == "leaf":
                 continue  # a marker says nothing
             try:
-                text = pg_text(rows.view_search_text(decode_view(payload)))
+                text = search_key(rows.view_search_text(decode_view(payload)))
             except Exception:  # noqa: BLE001 - a payload that no longer decodes is simply not searchable
                 continue
             if text:

@@ -1,10 +1,11 @@
 """Search on PostgreSQL: the same query language and matching as SQLite's, ranked by BM25.
 
 Query language (sqlite/search.py's parser): words and "quoted phrases", every one of which must
-occur (as a substring, any case), plus `role:` and `session:` filters. Each term is an
-`ILIKE '%term%'` on entry_search.text, which the pg_trgm GIN index answers for terms of three
-characters or more (the same trigram matching as SQLite's FTS5 index); shorter terms are
-checked on the rows the others found, or, alone, by a scan newest first.
+occur (as a substring, any case), plus `role:` and `session:` filters. entry_search.text holds
+each entry's search text in lower case; each term, in lower case, is a `LIKE '%term%'` on it,
+which the pg_trgm GIN index answers for terms of three characters or more (the same trigram
+matching as SQLite's FTS5 index); shorter terms are checked on the rows the others found, or,
+alone, by a scan newest first. Snippets come from the hits' own text (their payloads).
 
 Ranking follows SQLite's plan: the newest BROAD_MATCHES + 1 matches are read; a broader query
 gives the newest `limit` of them, rank 0; otherwise BM25 (FTS5's constants) is computed here over the
@@ -18,7 +19,9 @@ import math
 from typing import Any
 
 from ..base import SearchHit
+from ..sqlite.rows import view_search_text
 from ..sqlite.search import BROAD_MATCHES, DF_COUNTED, like_pattern, mark, parse_query
+from ..views import decode_view
 from .db import Conn
 from .storage import fetch_all, fetch_one
 
@@ -55,8 +58,8 @@ async def _bm25(conn: Conn, terms: list[str], texts: list[str]) -> list[float]:
     else:
         idfs = []
         for term in terms:
-            found = await fetch_one(conn, "SELECT count(*) FROM (SELECT 1 FROM entry_search WHERE text ILIKE %s"
-                                    " LIMIT %s) AS m", (like_pattern(term), DF_COUNTED))
+            found = await fetch_one(conn, "SELECT count(*) FROM (SELECT 1 FROM entry_search WHERE text LIKE %s"
+                                    " LIMIT %s) AS m", (like_pattern(term.lower()), DF_COUNTED))
             idfs.append(idf(float(found[0]) if found else 0.0))
     lows = [t.lower() for t in terms]
     out = []
@@ -71,6 +74,25 @@ async def _bm25(conn: Conn, terms: list[str], texts: list[str]) -> list[float]:
     return out
 
 
+async def _snippets(conn: Conn, found: list[tuple[Any, ...]], terms: list[str]) -> dict[int, str]:
+    """The snippet of each hit, from its entry's own text (entry_search holds it in lower case)."""
+    payloads = await fetch_all(conn, "SELECT entry_seq, payload FROM session_entries WHERE entry_seq = ANY(%s)",
+                               ([r[7] for r in found],))
+    out: dict[int, str] = {}
+    for seq, payload in payloads:
+        try:
+            out[int(seq)] = mark(view_search_text(decode_view(payload)), terms)
+        except Exception:  # noqa: BLE001 - a payload that no longer decodes: the stored text will do
+            continue
+    return out
+
+
+def _hits(found: list[tuple[Any, ...]], ranks: list[float], snippets: dict[int, str],
+          terms: list[str]) -> list[SearchHit]:
+    return [SearchHit(r[0], r[1], r[2], r[3], snippets.get(int(r[7])) or mark(r[4], terms), rank, r[5], r[6])
+            for r, rank in zip(found, ranks)]
+
+
 async def search(conn: Conn, text: str, session_id: str | None, limit: int) -> list[SearchHit]:
     q = parse_query(text)
     if not q.terms or limit <= 0:
@@ -78,8 +100,8 @@ async def search(conn: Conn, text: str, session_id: str | None, limit: int) -> l
     match: list[str] = []  # on entry_search alone: what the trigram index answers
     params: list[Any] = []
     for t in q.terms:
-        match.append("s.text ILIKE %s")
-        params.append(like_pattern(t))
+        match.append("s.text LIKE %s")
+        params.append(like_pattern(t.lower()))
     if q.sessions:
         match.append("(" + " OR ".join("s.session_id LIKE %s" for _ in q.sessions) + ")")
         params += [like_pattern(x)[1:] for x in q.sessions]  # a prefix: no leading %
@@ -99,17 +121,19 @@ async def search(conn: Conn, text: str, session_id: str | None, limit: int) -> l
     if not long_terms:  # no trigram to look up: a scan, newest first, that stops at `limit` hits
         sql = "WITH hits AS (SELECT s.entry_seq, s.text FROM entry_search s WHERE " + " AND ".join(match) + ") " + select
         found = await fetch_all(conn, sql, [*params, int(limit)])
-        return [SearchHit(r[0], r[1], r[2], r[3], mark(r[4], q.terms), 0.0, r[5], r[6]) for r in found]
+        return _hits(found, [0.0] * len(found), await _snippets(conn, found, q.terms), q.terms)
     # The matches first, whole (MATERIALIZED: the planner must not turn them into a walk of the
     # primary key filtered row by row for the sake of the LIMIT), then the newest BROAD_MATCHES + 1.
     sql = "WITH hits AS MATERIALIZED (SELECT s.entry_seq, s.text FROM entry_search s WHERE " + " AND ".join(match) + ") "
     async with conn.transaction():
-        # ILIKE costs far more than the planner assumes: on a table of some 10^4 rows it would
+        # LIKE costs far more than the planner assumes: on a table of some 10^4 rows it would
         # rather read every row than the trigram index (measured: 50-100 ms instead of 2-8 ms)
         await conn.execute("SET LOCAL enable_seqscan = off")
         found = await fetch_all(conn, sql + select, [*params, BROAD_MATCHES + 1])
         if len(found) > BROAD_MATCHES:  # broad: the newest, unranked
-            return [SearchHit(r[0], r[1], r[2], r[3], mark(r[4], q.terms), 0.0, r[5], r[6]) for r in found[:limit]]
+            found = found[:limit]
+            return _hits(found, [0.0] * len(found), await _snippets(conn, found, q.terms), q.terms)
         scores = await _bm25(conn, long_terms, [r[4] for r in found])
-    ranked = sorted(zip(scores, (-r[7] for r in found), found))  # ties: newest first
-    return [SearchHit(r[0], r[1], r[2], r[3], mark(r[4], q.terms), rank, r[5], r[6]) for rank, _, r in ranked[:limit]]
+    ranked = sorted(zip(scores, (-r[7] for r in found), found))[:limit]  # ties: newest first
+    best = [r for _, _, r in ranked]
+    return _hits(best, [rank for rank, _, _ in ranked], await _snippets(conn, best, q.terms), q.terms)

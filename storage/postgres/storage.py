@@ -139,6 +139,12 @@ def pg_text(value: Any) -> Any:
     return value.replace("\x00", "\ufffd") if isinstance(value, str) and "\x00" in value else value
 
 
+def search_key(text: str) -> str:
+    """What entry_search holds: the search text in lower case (matched with LIKE, which is
+    cheaper than ILIKE on every row the trigram index names; snippets come from the payload)."""
+    return pg_text(text).lower()
+
+
 def clean_row(row: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(pg_text(v) for v in row)
 
@@ -243,7 +249,7 @@ async def append_tx(conn: Conn, sid: str, entry: Entry, leaf_after: str | None,
         " %s, %s, %s, %s, %s, %s)", (seq, *branch, depth, ctx, *rows.state_values(state)))
     await conn.execute("UPDATE sessions SET active_leaf_id = %s WHERE id = %s", (leaf_after, sid))
     if not is_marker:  # a marker only moves the pointer: not counted, labelled or searchable
-        text = pg_text(rows.search_text(entry))
+        text = search_key(rows.search_text(entry))
         if text:
             await conn.execute("INSERT INTO entry_search (entry_seq, session_id, text) VALUES (%s, %s, %s)",
                                (seq, sid, text))

@@ -109,12 +109,11 @@ CREATE TABLE labels (
 
 -- Search: the first 32k characters of each entry's text (rows.search_text) in lower case,
 -- matched as substrings through a trigram GIN index (LIKE '%term%' with the term in lower case:
--- the same matching as SQLite's FTS5 trigram index, any case). GIN's pending list keeps an append cheap; the insert that fills
--- it merges it into the index, so it is kept small (128 kB instead of 4 MB): that merge is then
--- a few milliseconds inside one append in a few hundred, not 50-100 ms (bench/storage.py p99).
+-- the same matching as SQLite's FTS5 trigram index, any case). GIN's pending list keeps an
+-- append cheap.
 CREATE TABLE entry_search (
     entry_seq  BIGINT PRIMARY KEY REFERENCES session_entries(entry_seq) ON DELETE CASCADE,
     session_id TEXT NOT NULL,
     text       TEXT NOT NULL
 );
-CREATE INDEX entry_search_trgm ON entry_search USING gin (text gin_trgm_ops) WITH (gin_pending_list_limit = 128);
+CREATE INDEX entry_search_trgm ON entry_search USING gin (text gin_trgm_ops);

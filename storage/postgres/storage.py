@@ -16,7 +16,7 @@ for several processes on several machines at once:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence, TypeVar, cast
 
 from ..aggregates import advance_path_state, advance_stats
 from ..base import (
@@ -48,6 +48,7 @@ from .db import Conn, PgDatabase
 if TYPE_CHECKING:
     from .catalog import PostgresCatalog
 
+V = TypeVar("V")
 CHANNEL = "treechat"
 STATE = ", ".join("m." + c.strip() for c in rows.STATE_COLUMNS.split(","))
 
@@ -133,10 +134,12 @@ APPENDED_SQL = (
 )
 
 
-def pg_text(value: Any) -> Any:
+def pg_text(value: V) -> V:
     """PostgreSQL text cannot hold NUL; a NUL in an extracted column (a preview, an id from a
     hostile file) becomes U+FFFD. Payloads are JSON, where NUL is always escaped."""
-    return value.replace("\x00", "\ufffd") if isinstance(value, str) and "\x00" in value else value
+    if isinstance(value, str) and "\x00" in value:
+        return cast(V, value.replace("\x00", "\ufffd"))
+    return value
 
 
 def search_key(text: str) -> str:

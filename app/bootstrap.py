@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # the storage commands start without the config's and provide
     from treechat.config import Settings
     from treechat.llm.registry import ModelRegistry
 
-__all__ = ["BACKENDS", "Environment", "load_environment", "storage_kind", "open_store", "pick_session",
+__all__ = ["BACKENDS", "Environment", "load_environment", "storage_kind", "store_url", "open_store", "pick_session",
            "latest_with_content"]
 
 
@@ -42,20 +42,30 @@ def load_environment(home: str | os.PathLike[str] | None = None) -> Environment:
     return Environment(settings, ModelRegistry(settings))
 
 
-def storage_kind(choice: str | None = None, *, ephemeral: bool = False) -> str:
-    """`--storage` (default SQLite); `--ephemeral` keeps nothing."""
-    return "memory" if ephemeral else (choice or "sqlite")
+def storage_kind(choice: str | None = None, *, ephemeral: bool = False, settings: Settings | None = None) -> str:
+    """`--storage`, else `storage` in config.toml, else SQLite; `--ephemeral` keeps nothing."""
+    configured = settings.storage if settings is not None else None
+    return "memory" if ephemeral else (choice or configured or "sqlite")
+
+
+def store_url(settings: Settings | None) -> str | None:
+    """The PostgreSQL server: TREECHAT_DATABASE_URL, else `database_url` in config.toml."""
+    from treechat.storage.postgres.url import database_url
+
+    return database_url(settings.database_url if settings is not None else None,
+                        settings.env if settings is not None else None)
 
 
 SLOW_OPEN_S = 1.0
 
 
-async def open_store(kind: str, home: Path) -> SessionCatalog:
-    opening = asyncio.ensure_future(open_catalog(kind, home))
+async def open_store(kind: str, home: Path, *, settings: Settings | None = None) -> SessionCatalog:
+    opening = asyncio.ensure_future(open_catalog(kind, home, database_url=store_url(settings)))
     try:
         done, _ = await asyncio.wait({opening}, timeout=SLOW_OPEN_S)
         if not done:
-            with progress("Opening the database" if kind == "sqlite" else "Opening the sessions", total=None):
+            what = {"sqlite": "Opening the database", "postgres": "Connecting to PostgreSQL"}.get(kind, "Opening the sessions")
+            with progress(what, total=None):
                 return await asyncio.shield(opening)
         return opening.result()
     except asyncio.CancelledError:

@@ -61,7 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     # from overwriting a value given before it.
     def common(parser: argparse.ArgumentParser, default: Any) -> None:
         parser.add_argument("--home", default=default, help="folder for the database, session files and config (env: TREECHAT_HOME)")
-        parser.add_argument("--storage", choices=BACKENDS, default=default, help="storage backend (default: sqlite)")
+        parser.add_argument("--storage", choices=BACKENDS, default=default,
+                            help="storage backend (default: config.toml's storage, else sqlite; postgres: the server "
+                                 "in TREECHAT_DATABASE_URL or database_url)")
         parser.add_argument("--raw", action="store_true", default=False if default is None else default,
                             help="write replies, listings and exports byte for byte (by default control "
                                  "characters from models and files are shown as placeholders such as ␛)")
@@ -91,6 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("files", nargs="*", metavar="PATH", help="session files, or folders searched for *.jsonl")
     s.add_argument("--from-pi", action="store_true", help="import Pi's sessions folder (~/.pi/agent/sessions)")
     s.add_argument("--force", action="store_true", help="replace sessions that were imported before (same id)")
+
+    s = sub.add_parser("copy", help="copy sessions between stores, e.g. --from sqlite --to postgres (by id: again skips)")
+    common(s, argparse.SUPPRESS)
+    s.add_argument("sessions", nargs="*", metavar="SESSION", help="the sessions to copy (default: all)")
+    s.add_argument("--from", dest="source", choices=BACKENDS, required=True, help="the store to copy from")
+    s.add_argument("--to", dest="target", choices=BACKENDS, required=True, help="the store to copy to")
+    s.add_argument("--force", action="store_true", help="replace sessions the target has already (same id)")
 
     s = sub.add_parser("export", help="write a session as Pi JSONL (opens in Pi) or Markdown")
     common(s, argparse.SUPPRESS)
@@ -125,12 +134,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 @asynccontextmanager
-async def catalog_for(args: argparse.Namespace) -> AsyncIterator[SessionCatalog]:
+async def catalog_for(args: argparse.Namespace, kind: str | None = None) -> AsyncIterator[SessionCatalog]:
+    """The store a command works on: `kind`, else --storage, else config.toml's `storage`."""
     from .bootstrap import open_store, storage_kind
+    from .config import load_settings
     from .paths import resolve_home
 
-    kind = storage_kind(args.storage, ephemeral=getattr(args, "ephemeral", False))
-    catalog = await open_store(kind, resolve_home(args.home))
+    chosen = kind or args.storage
+    # config.toml is read only when it can matter (a store it may choose, a server URL in it)
+    settings = load_settings(args.home) if chosen in (None, "postgres") else None
+    kind = storage_kind(chosen, ephemeral=getattr(args, "ephemeral", False) and kind is None, settings=settings)
+    catalog = await open_store(kind, resolve_home(args.home), settings=settings)
     try:
         yield catalog
     finally:
@@ -198,6 +212,18 @@ async def cmd_import(args: argparse.Namespace) -> int:
         raise CliError("give session files or folders to import, or --from-pi for Pi's sessions folder")
     async with catalog_for(args) as catalog:
         return await run_import(catalog, paths, force=args.force, stdout=sys.stdout)
+
+
+async def cmd_copy(args: argparse.Namespace) -> int:
+    from .cli_copy import run_copy
+
+    if args.source == args.target:
+        raise CliError(f"--from and --to are both {args.source}: name two different stores")
+    if "memory" in (args.source, args.target):
+        raise CliError("the memory store keeps nothing between runs: copy between sqlite, jsonl and postgres")
+    async with catalog_for(args, args.source) as source, catalog_for(args, args.target) as target:
+        return await run_copy(source, target, args.sessions, force=args.force, names=(args.source, args.target),
+                              stdout=sys.stdout)
 
 
 async def open_session(catalog: SessionCatalog, ref: str) -> SessionStorage:
@@ -416,6 +442,7 @@ async def cmd_tui(args: argparse.Namespace) -> int:
 COMMANDS = {
     "sessions": cmd_sessions,
     "import": cmd_import,
+    "copy": cmd_copy,
     "export": cmd_export,
     "context": cmd_context,
     "tree": cmd_tree,

@@ -392,13 +392,13 @@ async def stream_export(storage: SessionStorage, output: str | None, stdout: Tex
 
 async def run_reindex(catalog: SessionCatalog) -> str:
     """`treechat reindex`: the search index rebuilt with a progress bar; the summary line."""
-    from treechat.storage.sqlite import SqliteCatalog
-
-    if not isinstance(catalog, SqliteCatalog):
+    rebuild = getattr(catalog, "rebuild_search_index", None)  # SQLite's and PostgreSQL's
+    count = getattr(catalog, "count_entries", None)
+    if rebuild is None or count is None:
         return "Nothing to rebuild: this store keeps no search index (search reads the sessions themselves)."
-    total = await catalog.count_entries()
+    total = await count()
     started = time.perf_counter()
     with progress("Rebuilding the search index", total=total or None, unit="entries") as bar:
-        read, indexed = await catalog.rebuild_search_index(bar.advance)
+        read, indexed = await rebuild(bar.advance)
     took = time.perf_counter() - started
     return f"Search index rebuilt: {indexed:,} of {read:,} entries hold searchable text ({took:.1f} s)."

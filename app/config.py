@@ -10,6 +10,8 @@ the file and the line (a README test loads every ```toml block, so they cannot d
     tools = ["read", "ls", "grep"]     # built-in tools, off unless listed
     system_prompt = "Answer briefly."  # added to treechat's own system prompt
     theme = "textual-dark"             # any Textual theme (Ctrl+P → theme)
+    storage = "postgres"               # sqlite (default) | jsonl | memory | postgres
+    database_url = "postgresql://me@db.example/treechat"  # postgres; TREECHAT_DATABASE_URL wins
 
     [providers.local]
     base_url = "http://127.0.0.1:8080/v1"
@@ -167,6 +169,18 @@ class ConfigFile(_Strict):
     idle_timeout: Annotated[float, Field(gt=0)] = 120.0
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    storage: Literal["sqlite", "jsonl", "memory", "postgres"] | None = None
+    database_url: str | None = Field(default=None, repr=False)  # may hold a password: never shown
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: str | None) -> str | None:
+        from treechat.storage.postgres.url import problem
+
+        found = None if value is None else problem(value)
+        if found:
+            raise ValueError(found)
+        return value
 
 
 @dataclass
@@ -183,6 +197,8 @@ class Settings:
     first_byte_timeout: float = 300.0
     idle_timeout: float = 120.0
     compaction: CompactionConfig = field(default_factory=CompactionConfig)
+    storage: str | None = None  # the backend config.toml chose (--storage wins)
+    database_url: str | None = field(default=None, repr=False)  # config.toml's (TREECHAT_DATABASE_URL wins)
     env: Mapping[str, str] = field(default_factory=lambda: os.environ, repr=False)
     config_loaded: bool = False  # a config file was found and read
 
@@ -201,7 +217,7 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
     parsed = parse_config(text, path)
     settings.config_loaded = True
     for key in ("model", "thinking", "system_prompt", "theme", "connect_timeout", "first_byte_timeout",
-                "idle_timeout", "compaction"):
+                "idle_timeout", "compaction", "storage", "database_url"):
         setattr(settings, key, getattr(parsed, key))
     settings.tools = list(parsed.tools)
     settings.providers = {name: p.model_copy(update={"name": name}) for name, p in parsed.providers.items()}
@@ -253,6 +269,8 @@ def _explain(problem: Any, keys: list[str]) -> str:
         return 'must be "PROVIDER/MODEL-ID", e.g. "openai/gpt-4.1-mini"'
     if key == "thinking":
         return f"must be one of {', '.join(THINKING)}"
+    if key == "storage":
+        return 'must be one of "sqlite", "jsonl", "memory", "postgres"'
     if key == "api":
         return 'must be "openai" or "anthropic"'
     if key == "tools":

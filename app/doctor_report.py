@@ -30,7 +30,7 @@ class Check:
         head = self.id.split(".", 1)[0]
         if head in ("treechat", "python", "textual", "platform"):
             return "install"
-        if head in ("config", "data", "database", "jsonl"):
+        if head in ("config", "data", "database", "jsonl", "postgres"):
             return "files"
         if head == "terminal":
             return "terminal"

@@ -7,6 +7,7 @@ hooks a subclass provides (which ids exist, how to load, create and remove a ses
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import re
 from pathlib import Path
@@ -16,6 +17,7 @@ from .aggregates import view_text
 from .base import (
     AmbiguousSessionError,
     AppendedEntries,
+    ChangeFeed,
     EntryCursor,
     ImportReport,
     PathState,
@@ -24,6 +26,7 @@ from .base import (
     SessionStats,
     SessionSummary,
     StorageError,
+    StoreChange,
     TreeRow,
 )
 from .fork_path import fork_copy
@@ -199,6 +202,17 @@ def _snippet(text: str, start: int, end: int, before: int = 40, after: int = 80)
     head = ("…" if lo > 0 else "") + text[lo:start]
     tail = text[end:hi] + ("…" if hi < len(text) else "")
     return " ".join(f"{head}[[{text[start:end]}]]{tail}".split())
+
+
+class NoChanges:
+    """The change feed of a store nothing else can write to (in memory): it never reports."""
+
+    async def next_change(self, timeout: float) -> StoreChange | None:
+        await asyncio.sleep(max(timeout, 0.0))
+        return None
+
+    async def close(self) -> None:
+        pass
 
 
 class IndexedCatalog:
@@ -420,6 +434,9 @@ class IndexedCatalog:
                 hits.append((m.start(), order, seq, hit))
         hits.sort(key=lambda h: h[:3])
         return [h[3] for h in hits[:limit]]
+
+    def watch(self) -> ChangeFeed:
+        return NoChanges()
 
     async def close(self) -> None:
         for storage in self._open.values():

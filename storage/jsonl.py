@@ -37,6 +37,7 @@ from .imports import ImportRecords
 from .index import EntryIndex
 from .indexed import IndexedCatalog, IndexedSessionStorage, index_of
 from .jsonl_cache import SummaryCache, file_key, summary_from
+from .jsonl_feed import JsonlChangeFeed
 from .jsonl_format import (
     FILE_MODE,
     ScannedFile,
@@ -428,6 +429,9 @@ class JsonlCatalog(IndexedCatalog):
         storage = await super().open(session_ref)
         assert isinstance(storage, JsonlSessionStorage)
         return storage
+
+    def watch(self) -> JsonlChangeFeed:
+        return JsonlChangeFeed(self.directory)
 
     async def close(self) -> None:
         for storage in self._open.values():

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import ClassVar
 
-from textual import events
+from textual import events, work
 from textual.app import ComposeResult, get_system_commands_provider
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
@@ -45,7 +45,6 @@ from .themes import ThemeSettings
 register()  # Alt+Enter as most terminals send it (ESC CR)
 
 NARROW = 110  # columns: below this the tree panel becomes a drawer
-POLL_SECONDS = 1.0  # how soon entries another process wrote to this session show in the tree
 
 
 class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSettings):
@@ -91,11 +90,13 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         self.composer.focus()
         if self.detect_servers:
             self.run_worker(self._detect_local(), group="detect")
-        self.set_interval(POLL_SECONDS, self._poll_others)  # another process writing this session
+        # what other processes and machines write shows as it happens (treechat.chat_live)
+        self._follow_store()
 
-    async def _poll_others(self) -> None:
-        if not self.chat.is_running:  # its own appends are ours; another writer shows after the run
-            await self.chat.poll_others()
+    @work(group="store-feed", exclusive=True, exit_on_error=False)
+    async def _follow_store(self) -> None:
+        """(A worker made from the method: one cancelled before it starts leaves no coroutine unawaited.)"""
+        await self.chat.follow_store()
 
     def on_unmount(self) -> None:
         self.stop_listening()

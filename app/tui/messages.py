@@ -100,6 +100,10 @@ class Succeeded(ChatMessage[ev.Succeeded]):
     pass
 
 
+class SessionsChanged(ChatMessage[ev.SessionsChanged]):
+    pass
+
+
 MESSAGE_FOR: dict[type, type[ChatMessage[Any]]] = {
     ev.SessionOpened: SessionOpened,
     ev.EntryAppended: EntryAppended,
@@ -120,6 +124,7 @@ MESSAGE_FOR: dict[type, type[ChatMessage[Any]]] = {
     ev.Failed: Failed,
     ev.Unsaved: Unsaved,
     ev.Succeeded: Succeeded,
+    ev.SessionsChanged: SessionsChanged,
 }
 
 

@@ -31,6 +31,7 @@ from ..stream_scan import FilePlan
 from . import rows
 from .bulk import bulk_load
 from .db import Database
+from .feed import SqliteChangeFeed
 from .reindex import entry_count, rebuild_search
 from .search import search_tx
 from .storage import SqliteSessionStorage, _fresh_id, append_tx, last_seq
@@ -235,12 +236,15 @@ class SqliteCatalog:
         stamp, where = header.get("timestamp"), header.get("cwd")
         created: str = stamp if isinstance(stamp, str) else now_iso()
         cwd: str = where if isinstance(where, str) else ""
+        # a fork's origin, as a header written by `treechat copy` names it
+        parent_sid, parent_eid = (v if isinstance(v, str) and v else None
+                                  for v in (header.get("parentSessionId"), header.get("parentEntryId")))
 
         def tx(c: sqlite3.Connection) -> tuple[str, int]:
             sid = wanted or new_session_id()
             if replace:
                 _delete(c, sid)
-            _insert_session(c, sid, created, cwd, None, None)
+            _insert_session(c, sid, created, cwd, parent_sid, parent_eid)
             bulk_load(c, sid, records, report, on_progress)
             return sid, last_seq(c, sid)
 
@@ -283,6 +287,9 @@ class SqliteCatalog:
 
     async def count_entries(self) -> int:
         return await self.db.run(entry_count)
+
+    def watch(self) -> SqliteChangeFeed:
+        return SqliteChangeFeed(self.db)
 
     async def close(self) -> None:
         await self.db.close()

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, Sequence, runtime_checkable
 
 from .model import Entry, SessionMetadata
+
+if TYPE_CHECKING:
+    from .tree_columns import TreeColumns
 
 # ---------------------------------------------------------------- errors
 
@@ -310,6 +313,21 @@ class SessionStorage(Protocol):
     async def get_path_to_root_or_compaction(self, leaf_id: str) -> list[Entry]: ...
     async def get_entries(self, cursor: EntryCursor | None = None) -> list[Entry]: ...
     async def get_tree_rows(self) -> list[TreeRow]: ...
+
+    async def get_tree_columns(self) -> "TreeColumns":
+        """The tree of `get_tree_rows`, a column per field and a slot per entry in append order
+        (`tree_columns.py`): what the app opens a session with, with no object per entry."""
+        ...
+
+    async def get_path_rows(self, leaf_id: str) -> list[TreeRow]:
+        """The tree rows of `get_path_to_root_or_compaction(leaf_id)`'s entries (no leaf marker),
+        parents and labels as `get_tree_rows` gives them: a branch without reading the tree."""
+        ...
+
+    async def get_entries_by_ids(self, entry_ids: Sequence[str]) -> list[Entry]:
+        """The entries with these ids, in the order asked (an unknown id is left out): the part
+        of a path the transcript shows, a window at a time."""
+        ...
 
     async def poll_appended(self) -> AppendedEntries:
         """Entries that other writers (another process or catalog) appended to this session since

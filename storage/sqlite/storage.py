@@ -8,7 +8,7 @@ cached in the object, so several processes can share a session.
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..aggregates import advance_path_state, advance_stats
 from ..base import (
@@ -34,8 +34,10 @@ from ..model import (
     parse_entries_json,
     parse_entry,
 )
+from ..tree_columns import TreeColumns, columns_from_rows
 from . import fts, rows
 from .db import Database
+from .tree_read import read_tree
 
 if TYPE_CHECKING:
     from .catalog import SqliteCatalog
@@ -54,6 +56,18 @@ JOIN branch_entries be ON be.branch_id = chain.branch_id AND be.depth <= chain.u
 JOIN session_entries e ON e.entry_seq = be.entry_seq
 ORDER BY be.depth
 """
+
+# The same path as tree rows (a marker's target for a parent that is a marker, as get_tree_rows)
+PATH_ROWS_SQL = PATH_SQL.replace(
+    "SELECT e.payload FROM chain",
+    "SELECT e.id, CASE WHEN p.type = 'leaf' THEN p.target_id ELSE e.parent_id END, e.type, e.role, e.preview,"
+    " e.timestamp, l.label, e.status FROM chain",
+).replace(
+    "JOIN session_entries e ON e.entry_seq = be.entry_seq",
+    "JOIN session_entries e ON e.entry_seq = be.entry_seq"
+    " LEFT JOIN session_entries p ON p.session_id = e.session_id AND p.id = e.parent_id"
+    " LEFT JOIN labels l ON l.session_id = e.session_id AND l.target_id = e.id",
+)
 
 # Is (branch ?3, depth ?4) on the path to (branch ?1, depth ?2)?
 ON_PATH_SQL = """
@@ -408,6 +422,30 @@ class SqliteSessionStorage:
             return out
 
         return await self.db.run(read)
+
+    async def get_tree_columns(self) -> TreeColumns:
+        columns = await self.db.read_aside(read_tree, self.session_id)
+        return columns if columns is not None else columns_from_rows(await self.get_tree_rows())
+
+    async def get_path_rows(self, leaf_id: str) -> list[TreeRow]:
+        def read(c: sqlite3.Connection) -> list[TreeRow]:
+            _, branch, depth, ctx_start, *_ = _locate(c, self.session_id, leaf_id)
+            found = c.execute(PATH_ROWS_SQL, (branch, depth, ctx_start)).fetchall()
+            return [TreeRow(*r) for r in found if r[2] != "leaf"]
+
+        return await self.db.run(read)
+
+    async def get_entries_by_ids(self, entry_ids: Sequence[str]) -> list[Entry]:
+        def read(c: sqlite3.Connection) -> list[tuple[str]]:
+            found: dict[str, str] = {}
+            wanted = list(dict.fromkeys(entry_ids))
+            for at in range(0, len(wanted), 500):
+                part = wanted[at : at + 500]
+                found.update(c.execute(f"SELECT id, payload FROM session_entries WHERE session_id = ? AND id IN"
+                                       f" ({','.join('?' * len(part))})", (self.session_id, *part)))
+            return [(found[i],) for i in entry_ids if i in found]
+
+        return _join(await self.db.run(read))
 
     async def close(self) -> None:
         """The connection belongs to the catalog; closing a session releases nothing."""

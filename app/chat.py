@@ -103,6 +103,7 @@ class Chat(LiveChat):
         """Move the leaf; leaving a branch is announced (with `/summarize` offered) unless the
         caller is about to grow an alternative there (retry). A read-only store cannot keep a
         move: the branch is shown instead."""
+        await self.whole_tree()  # where the move goes is in the tree
         old = self.session.leaf_id
         if target != old and self.read_only:
             await self.preview(target)
@@ -136,6 +137,7 @@ class Chat(LiveChat):
 
     async def switch_sibling(self, entry_id: str, delta: int) -> None:
         """`‹ n/m ›`: go to the newest tip under the previous/next alternative of `entry_id`."""
+        await self.whole_tree()
         sibs = self.tree.siblings(entry_id)
         if len(sibs) < 2 or entry_id not in sibs:
             return
@@ -178,6 +180,7 @@ class Chat(LiveChat):
         another branch, that branch previewed). Returns the entry to highlight."""
         if hit.session_id != self.session_id:
             await self.resume(hit.session_id)
+        await self.whole_tree()
         row = self.tree.get(hit.entry_id)
         target = hit.entry_id
         if row is not None and row.type in ("label", "session_info") and row.parent_id:
@@ -276,15 +279,25 @@ class Chat(LiveChat):
         """What `/copy` copies: the last reply (None), or the N-th message from the end of the
         path (1 = the last). The text as a person would paste it: a reply without its thinking."""
         path = await self._path_to_show()
-        messages = [e.message for e in path if isinstance(e, MessageEntry)]
+        if path.slots is None:
+            ids = [e.id for e in path if isinstance(e, MessageEntry)]
+        else:
+            ids = [i for i, s in zip(path.ids, path.slots) if self.tree.type_at(s) == "message"]
+        entries = list(path)
         if n is None:
-            replies = [m for m in messages if isinstance(m, AssistantMessage) and message_text(m).strip()]
-            if not replies:
-                raise ChatError("No reply to copy yet.")
-            return message_text(replies[-1])
-        if n < 1 or n > len(messages):
-            raise ChatError(f"There are {len(messages)} messages on this branch; /copy N takes 1 to {len(messages)}.")
-        return message_text(messages[-n])
+            for part in (entries, None):  # the newest entries first; the whole branch only if need be
+                got = part if part is not None else await self.entries(ids)
+                replies = [e.message for e in got if isinstance(e, MessageEntry)
+                           and isinstance(e.message, AssistantMessage) and message_text(e.message).strip()]
+                if replies:
+                    return message_text(replies[-1])
+            raise ChatError("No reply to copy yet.")
+        if n < 1 or n > len(ids):
+            raise ChatError(f"There are {len(ids)} messages on this branch; /copy N takes 1 to {len(ids)}.")
+        found = await self.entries([ids[-n]])
+        if not found or not isinstance(found[0], MessageEntry):
+            raise ChatError("That message could not be read.")
+        return message_text(found[0].message)
 
     async def retry(self, reply_id: str | None = None) -> None:
         """Ask again: the prompt a reply answered (default: the last prompt) gets a new reply, a

@@ -33,9 +33,11 @@ from treechat.chat_events import (
     SessionOpened,
     Status,
     StatusChanged,
+    TreeLoaded,
 )
 from treechat.chat_models import ChatError, ChatModels
 from treechat.chat_status import build_status, first_prompt, viewing_text
+from treechat.chat_tree import TreeLoad, first_tree
 from treechat.config import Settings
 from treechat.llm.options import stream_options_from_settings
 from treechat.llm.registry import ModelRegistry
@@ -46,10 +48,11 @@ from treechat.session.compaction import CompactionSettings
 from treechat.session.instructions import stored_instructions
 from treechat.session.session import Session
 from treechat.session.system_prompt import SystemPromptBuilder, bind_system_prompt
+from treechat.shown_path import ShownPath, prompts, shown_path
 from treechat.storage import gc_policy
 from treechat.storage.aggregates import advance_path_state, tree_row
-from treechat.storage.base import PathState, SessionCatalog, SessionStorage, StorageError
-from treechat.storage.model import Entry, ImageContent, LabelEntry, MessageEntry, SessionInfoEntry, message_text
+from treechat.storage.base import PathState, SessionCatalog, SessionStorage, StorageError, TreeRow
+from treechat.storage.model import Entry, ImageContent, LabelEntry, MessageEntry, SessionInfoEntry
 from treechat.storage.tree_index import TreeIndex
 
 Listener = Callable[[ChatEvent], None]
@@ -87,6 +90,7 @@ class ChatCore(ChatModels):
         self._unsubscribe_agent: Callable[[], None] | None = None
         self._run_task: asyncio.Task[None] | None = None
         self.tree = TreeIndex()
+        self._tree_load: TreeLoad | None = None  # a big session's whole tree, being read
         self.preview_id: str | None = None
         self.leaf_history: list[str | None] = []
         self.abandoned_leaf: str | None = None
@@ -159,9 +163,10 @@ class ChatCore(ChatModels):
         self._session = session
         self._stop_observing = session.observe(self._on_append, self._on_leaf)
         self.preview_id, self.leaf_history, self.abandoned_leaf = None, [], None
-        with gc_policy.paused():  # 10^5 rows and no cycles: see storage.gc_policy
-            self.tree = TreeIndex.build(await storage.get_tree_rows())
-            gc_policy.keep_loaded()  # the tree stays: later collections need not walk it
+        self.tree, loading = await first_tree(storage, session.leaf_id)
+        gc_policy.keep_loaded()  # the tree stays: later collections need not walk it
+        if loading:
+            load = self._tree_load = TreeLoad(storage, lambda tree: self._tree_loaded(load, tree))
         self._name, self._first_prompt = await storage.get_session_name(), None
         await self._load_state()
         if not self._system_given:
@@ -170,17 +175,42 @@ class ChatCore(ChatModels):
         path = await self._path_to_show()
         draft = self.drafts.take(storage.session_id)
         text = "\n\n".join(t for t in (draft, editor_text) if t) or None
-        history = [message_text(e.message) for e in path if isinstance(e, MessageEntry) and e.message.role == "user"]
+        history = await prompts(storage, self.tree, path)
         self._emit(SessionOpened(session_id=storage.session_id, tree=self.tree, leaf_id=session.leaf_id, path=path,
                                  header=self.header(), status=self.status(), composer_text=text,
-                                 history=history[-200:]))
+                                 history=history, tree_loading=loading))
         self._emit(self.readiness())
         self.local.probe(self.current_model())  # its window, asked in the background from now on
         warning = load_warning(storage)
         if warning:
             self._emit(Notice(warning, "warning"))
 
+    def _tree_loaded(self, load: TreeLoad, tree: TreeIndex) -> None:
+        if load is not self._tree_load:
+            return  # another session was opened meanwhile
+        self.tree, self._tree_load = tree, None
+        self._emit(TreeLoaded(tree))
+        self._emit(HeaderChanged(self.header()))
+
+    async def whole_tree(self) -> None:
+        """Wait until the whole tree is in (at once unless a big session's is still being read)."""
+        if self._tree_load is not None:
+            await self._tree_load.wait()
+
+    def _grow_tree(self, row: TreeRow) -> None:
+        self.tree.add(row)
+        if self._tree_load is not None:
+            self._tree_load.add(row)
+
+    def _relabel_tree(self, target_id: str, label: str | None) -> TreeRow | None:
+        if self._tree_load is not None:
+            self._tree_load.relabel(target_id, label)
+        return self.tree.relabel(target_id, label)
+
     async def _leave(self, session: Session, composer_text: str | None) -> None:
+        if self._tree_load is not None:
+            self._tree_load.cancel()
+            self._tree_load = None
         queued = await self._end_agent()
         self.drafts.save(session.session_id, [*queued, composer_text or ""])
         if self._stop_observing is not None:
@@ -370,7 +400,7 @@ class ChatCore(ChatModels):
 
     def _on_append(self, entry: Entry) -> None:
         row = tree_row(entry)
-        self.tree.add(row)
+        self._grow_tree(row)
         if self._state_leaf == entry.parent_id:
             self._state = advance_path_state(self._state, entry)
             self._state_leaf = entry.id
@@ -380,7 +410,7 @@ class ChatCore(ChatModels):
         self._emit(EntryAppended(entry=entry, row=row, leaf_id=self.session.leaf_id, shown=self.preview_id is None))
         header_changed = False
         if isinstance(entry, LabelEntry):
-            self._emit(LabelChanged(entry.target_id, entry.label, self.tree.relabel(entry.target_id, entry.label)))
+            self._emit(LabelChanged(entry.target_id, entry.label, self._relabel_tree(entry.target_id, entry.label)))
         elif isinstance(entry, SessionInfoEntry):
             self._name = entry.name or None
             header_changed = True
@@ -430,9 +460,12 @@ class ChatCore(ChatModels):
 
     # ------------------------------------------------------------ the view's data
 
-    async def _path_to_show(self) -> list[Entry]:
-        shown = self.preview_id or self.session.leaf_id
-        return await self.session.storage.get_path_to_root_or_compaction(shown) if shown else []
+    async def _path_to_show(self) -> ShownPath:
+        return await shown_path(self.session.storage, self.tree, self.preview_id or self.session.leaf_id)
+
+    async def entries(self, entry_ids: Sequence[str]) -> list[Entry]:
+        """Entries of this session by id, in that order (a window of a long path, for the view)."""
+        return await self.session.storage.get_entries_by_ids(entry_ids)
 
     def header(self) -> Header:
         leaf = self.session.leaf_id

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from treechat.shown_path import ShownPath
 from treechat.storage.base import TreeRow
 from treechat.storage.model import Entry
 from treechat.storage.tree_index import TreeIndex
@@ -58,11 +59,20 @@ class SessionOpened:
     session_id: str
     tree: TreeIndex  # the controller's index; readers never change it
     leaf_id: str | None
-    path: list[Entry]  # what the transcript shows (root or last compaction → leaf)
+    path: ShownPath  # what the transcript shows (root or last compaction → leaf): its ids, its newest entries
     header: Header
     status: Status
     composer_text: str | None  # a draft kept from last time and/or text to edit (fork before)
     history: list[str]  # the prompts on this branch, oldest first (Up in the composer)
+    tree_loading: int = 0  # a big session: `tree` is its path only; TreeLoaded brings the rest (entries)
+
+
+@dataclass(frozen=True)
+class TreeLoaded:
+    """A big session's whole tree was read after its first frame (SessionOpened had its path):
+    the tree panel, the `‹ n/m ›` marks and the header follow."""
+
+    tree: TreeIndex
 
 
 @dataclass(frozen=True)
@@ -87,7 +97,7 @@ class PathChanged:
     """The transcript shows another path: the leaf moved, a preview started or ended, or a
     compaction replaced older messages with a summary."""
 
-    path: list[Entry]
+    path: ShownPath
     leaf_id: str | None
     preview_id: str | None
     cause: Literal["move", "preview", "compaction"]
@@ -204,7 +214,7 @@ class SessionsChanged:
     sessions list on screen should be read again."""
 
 
-ChatEvent = (SessionOpened | EntryAppended | LabelChanged | PathChanged | Focused | HeaderChanged | StatusChanged
+ChatEvent = (SessionOpened | TreeLoaded | EntryAppended | LabelChanged | PathChanged | Focused | HeaderChanged | StatusChanged
              | QueueChanged | RunStarted | RunEnded | ReplyStreaming | CompactionStarted | CompactionEnded
              | Waiting | Readiness | Notice | Failed | Unsaved | Succeeded | SessionsChanged)
 

@@ -11,8 +11,9 @@ from dataclasses import asdict
 from textual import on
 
 from treechat.chat_events import Header, Readiness, Status
+from treechat.shown_path import ShownPath
 from treechat.storage import gc_policy
-from treechat.storage.model import AssistantMessage, Entry, MessageEntry, UserMessage
+from treechat.storage.model import AssistantMessage, MessageEntry, UserMessage
 from treechat.widgets.banner import Banner
 from treechat.widgets.queue_tray import QueueTray
 from treechat.widgets.screens import SessionsScreen
@@ -24,7 +25,7 @@ from treechat.widgets.welcome import Welcome
 
 from . import messages as m
 from .base import TuiBase, drawn
-from .view import TranscriptItem, item_for, sibling_marks, transcript_items
+from .view import TranscriptItem, item_for, item_ids, items_loader, sibling_marks, transcript_items
 
 
 class ChatView(TuiBase):
@@ -37,9 +38,7 @@ class ChatView(TuiBase):
         self.ui(QueueTray).set_items([])
         composer = self.composer
         composer.running = False
-        with gc_policy.paused():  # a big tree's lines: 10^5 tuples, no cycles (storage.gc_policy)
-            self.ui(TreeView).set_index(e.tree, e.leaf_id, set(e.tree.path_ids(e.leaf_id)))
-            gc_policy.keep_loaded()
+        self.ui(TreeView).set_index(e.tree, e.leaf_id, loading=e.tree_loading)
         await self._show_path(e.path)
         self._header(e.header)
         self.ui(StatusBar).update_status(**asdict(e.status))
@@ -50,23 +49,40 @@ class ChatView(TuiBase):
             composer.set_text(f"{e.composer_text}\n\n{typed}" if typed else e.composer_text)
         self.call_after_refresh(gc_policy.settle)
 
+    @on(m.TreeLoaded)
+    @drawn
+    def _tree_loaded(self, message: m.TreeLoaded) -> None:
+        """A big session's whole tree replaces its path's: the panel (the cursor stays on its
+        entry) and the `‹ n/m ›` marks of what the transcript holds."""
+        tree = message.event.tree
+        self.ui(TreeView).set_index(tree, self.chat.leaf_id, keep_cursor=True)
+        transcript = self.ui(Transcript)
+        for entry_id, index, count in sibling_marks([i.entry_id for i in transcript.items.loaded()], tree):
+            transcript.set_siblings(entry_id, index, count)
+
     @on(m.PathChanged)
     @drawn
     async def _path_changed(self, message: m.PathChanged) -> None:
         e = message.event
         await self._show_path(e.path)
         tree = self.ui(TreeView)
-        tree.set_leaf(e.leaf_id, set(self.chat.tree.path_ids(e.leaf_id)))
+        tree.set_leaf(e.leaf_id)
         if e.cause == "move":
             tree.move_cursor_to(e.leaf_id)
 
-    async def _show_path(self, path: list[Entry]) -> None:
-        items = transcript_items(path, self.chat.tree)
+    async def _show_path(self, path: ShownPath) -> None:
+        tree = self.chat.tree
+        items = transcript_items(path, tree)  # the newest entries' items; the window loads the others
         transcript = self.ui(Transcript)
-        await transcript.set_messages(items)
-        for entry_id, index, count in sibling_marks([i.entry_id for i in items], self.chat.tree):
-            transcript.set_siblings(entry_id, index, count)
-        self._show_welcome(not items)
+
+        def marked(marks: list[tuple[str, int, int]]) -> None:
+            for entry_id, index, count in marks:
+                transcript.set_siblings(entry_id, index, count)
+
+        ids = item_ids(path, tree)
+        await transcript.set_path(ids, items, items_loader(self.chat.entries, lambda: self.chat.tree, marked))
+        marked(sibling_marks([i.entry_id for i in items], tree))
+        self._show_welcome(not ids)
 
     # ------------------------------------------------------------ entries as they are written
 
@@ -76,7 +92,7 @@ class ChatView(TuiBase):
         e = message.event
         tree = self.ui(TreeView)
         tree.add_row(e.row)
-        tree.set_leaf(e.leaf_id, set(self.chat.tree.path_ids(e.leaf_id)))
+        tree.set_leaf(e.leaf_id)
         if not e.shown:
             return
         transcript = self.ui(Transcript)

@@ -28,6 +28,10 @@ class SessionOpened(ChatMessage[ev.SessionOpened]):
     pass
 
 
+class TreeLoaded(ChatMessage[ev.TreeLoaded]):
+    pass
+
+
 class EntryAppended(ChatMessage[ev.EntryAppended]):
     pass
 
@@ -106,6 +110,7 @@ class SessionsChanged(ChatMessage[ev.SessionsChanged]):
 
 MESSAGE_FOR: dict[type, type[ChatMessage[Any]]] = {
     ev.SessionOpened: SessionOpened,
+    ev.TreeLoaded: TreeLoaded,
     ev.EntryAppended: EntryAppended,
     ev.LabelChanged: LabelChanged,
     ev.PathChanged: PathChanged,

@@ -1,0 +1,64 @@
+"""The session's tree in the controller: read whole, or for a big session its path first.
+
+Reading the whole tree of a 1M-entry session takes seconds (SQLite's part is C, but it is a scan
+of every entry); nothing on the first screen needs more than the path to the leaf. So a session of
+`LOAD_LATER` entries or more opens with a tree of its path (`get_path_rows`: milliseconds) and its
+whole tree is read meanwhile; when it is in, `TreeLoaded` says so. Until then the rows that come
+(replies, labels, other writers' entries) go into the path's tree and are kept to be added to the
+whole one, and what needs the whole tree (a move, a sibling switch, a search jump) waits for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Callable
+
+from treechat.storage import gc_policy
+from treechat.storage.base import SessionStorage, StorageError, TreeRow
+from treechat.storage.tree_index import TreeIndex
+
+LOAD_LATER = 150_000  # entries: from this size the tree is read after the first frame
+
+Change = Callable[[TreeIndex], object]
+
+
+async def first_tree(storage: SessionStorage, leaf_id: str | None) -> tuple[TreeIndex, int]:
+    """(the tree to open with, entries still to load: 0 when it is the whole tree)."""
+    entries = (await storage.get_session_stats()).entry_count if leaf_id is not None else 0
+    if entries < LOAD_LATER or leaf_id is None:
+        with gc_policy.paused():  # 10^5 rows and no cycles: see storage.gc_policy
+            return TreeIndex(await storage.get_tree_columns()), 0
+    return TreeIndex.build(await storage.get_path_rows(leaf_id)), entries
+
+
+class TreeLoad:
+    """The read of a big session's whole tree, and what happened to the tree meanwhile."""
+
+    def __init__(self, storage: SessionStorage, done: Callable[[TreeIndex], None]) -> None:
+        self._changes: list[Change] = []
+        self._done = done
+        self.task: asyncio.Task[None] = asyncio.get_running_loop().create_task(self._read(storage))
+
+    def add(self, row: TreeRow) -> None:
+        self._changes.append(lambda tree: tree.add(row))
+
+    def relabel(self, target_id: str, label: str | None) -> None:
+        self._changes.append(lambda tree: tree.relabel(target_id, label))
+
+    async def _read(self, storage: SessionStorage) -> None:
+        try:
+            columns = await storage.get_tree_columns()
+        except (StorageError, OSError):
+            return  # the path's tree stays; a store gone bad says so on the next read or write
+        with gc_policy.paused():
+            tree = TreeIndex(columns)
+            for change in self._changes:  # what arrived while the tree was read (add: once only)
+                change(tree)
+            gc_policy.keep_loaded()
+        self._done(tree)
+
+    def cancel(self) -> None:
+        self.task.cancel()
+
+    async def wait(self) -> None:
+        await asyncio.gather(asyncio.shield(self.task), return_exceptions=True)

@@ -283,8 +283,8 @@ async def cmd_export(args: argparse.Namespace) -> int:
 
 
 async def cmd_context(args: argparse.Namespace) -> int:
-    import json
-
+    from .cli_context import context_json, context_system_prompt
+    from .config import ConfigError
     from .session.instructions import stored_instructions_at
     from .session.session import Session
 
@@ -301,36 +301,13 @@ async def cmd_context(args: argparse.Namespace) -> int:
     folder = cwd if cwd and os.path.isdir(cwd) else os.getcwd()
     given = getattr(args, "system", None)  # --system wins over what /system stored, as in the app
     instructions = given if given is not None else stored if isinstance(stored, str) else None
-    prompt = context_system_prompt(args, ctx.active_tool_names, folder, instructions)
-    # One message per line, each serialized by pydantic in one call (a 20k-message context in a
-    # fraction of a second; json.dumps with indent runs its pure-Python encoder over every value)
-    out = [json.dumps(v, ensure_ascii=False) for v in (ctx.thinking_level, ctx.model, ctx.active_tool_names, prompt)]
-    lines = ",\n    ".join(m.model_dump_json(by_alias=True, exclude_unset=True) for m in ctx.messages)
-    text = ('{\n  "messages": [' + ("\n    " + lines + "\n  ]" if lines else "]") + ',\n  "thinkingLevel": '
-            + out[0] + ',\n  "model": ' + out[1] + ',\n  "activeToolNames": ' + out[2]
-            + ',\n  "systemPrompt": ' + out[3] + "\n}\n")
-    sys.stdout.write(text if args.raw else json_for_terminal(text))
-    return 0
-
-
-def context_system_prompt(args: argparse.Namespace, active_tools: list[str] | None, cwd: str,
-                          instructions: str | None) -> str:
-    """The system prompt a request in this session would carry: its active tools (or the
-    configured ones), its folder (`cwd`: where the session was started, when that folder still
-    exists, not where this command runs), the AGENTS.md files seen from there, config
-    `system_prompt`, and `instructions` (`--system`, else what `/system` stored on the path)."""
-    from .agent.tools import BUILTIN_TOOLS, make_tools, parse_tool_names
-    from .config import ConfigError, load_settings
-    from .session.system_prompt import SystemPromptBuilder
-
     try:
-        settings = load_settings(args.home)
-        names = active_tools if active_tools is not None else parse_tool_names(args.tools or settings.tools)
+        prompt = context_system_prompt(args.home, args.tools, ctx.active_tool_names, folder, instructions)
     except (ConfigError, ValueError) as err:
         raise CliError(str(err)) from None
-    tools = make_tools([n for n in names if n in BUILTIN_TOOLS], cwd=cwd)
-    builder = SystemPromptBuilder.from_settings(settings, cwd=cwd, instructions=instructions)
-    return builder.build(tools)
+    text = context_json(ctx, prompt)
+    sys.stdout.write(text if args.raw else json_for_terminal(text))
+    return 0
 
 
 async def cmd_tree(args: argparse.Namespace) -> int:

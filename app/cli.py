@@ -211,13 +211,14 @@ async def cmd_export(args: argparse.Namespace) -> int:
             title = await session.get_session_name() or f"treechat session {storage.session_id}"
             text = render_markdown(title, ctx.messages, raw=args.raw)
             if args.output:
-                write_text_file(Path(args.output), text)
+                await write_text_file(Path(args.output), text)
             else:
                 sys.stdout.write(text)
             return 0
         from .cli_storage import stream_export
 
-        await stream_export(storage, args.output, sys.stdout if args.raw or args.output else cast(TextIO, _TerminalSafe(sys.stdout)))
+        await stream_export(storage, args.output, sys.stdout if args.raw or args.output else cast(TextIO, _TerminalSafe(sys.stdout)),
+                            raw=args.raw)
     return 0
 
 

@@ -340,33 +340,6 @@ def write_atomic(path: Path, data: bytes | Sequence[bytes], *, mode: int = FILE_
     fsync_dir(path.parent)
 
 
-class AtomicWriter:
-    """A file written in pieces that appears whole or not at all: a temporary file beside it,
-    fsync'd and renamed over `path` by `commit`; removed if the writer is closed without one."""
-
-    def __init__(self, path: Path, mode: int = 0o644):
-        ensure_dir(path.parent)
-        self.path = path
-        fd, self.tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        os.fchmod(fd, mode)
-        self.file = os.fdopen(fd, "wb")
-
-    def write(self, data: bytes) -> None:
-        self.file.write(data)
-
-    def commit(self) -> None:
-        self.file.flush()
-        os.fsync(self.file.fileno())
-        self.file.close()
-        os.replace(self.tmp, self.path)
-        fsync_dir(self.path.parent)
-
-    def close(self) -> None:
-        if not self.file.closed:
-            self.file.close()
-            Path(self.tmp).unlink(missing_ok=True)
-
-
 def fsync_dir(directory: Path) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)

@@ -165,6 +165,8 @@ class ConfigFile(_Strict):
     connect_timeout: Annotated[float, Field(gt=0)] = 10.0
     first_byte_timeout: Annotated[float, Field(gt=0)] = 300.0
     idle_timeout: Annotated[float, Field(gt=0)] = 120.0
+    reply_timeout: Annotated[float, Field(gt=0)] = 3600.0  # one whole request, from sending to its end
+    max_reply_mb: Annotated[float, Field(gt=0)] = 16.0  # text of one reply; a server sending more is cut off
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
 
@@ -182,6 +184,8 @@ class Settings:
     connect_timeout: float = 10.0
     first_byte_timeout: float = 300.0
     idle_timeout: float = 120.0
+    reply_timeout: float = 3600.0
+    max_reply_mb: float = 16.0
     compaction: CompactionConfig = field(default_factory=CompactionConfig)
     env: Mapping[str, str] = field(default_factory=lambda: os.environ, repr=False)
     config_loaded: bool = False  # a config file was found and read
@@ -201,7 +205,7 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
     parsed = parse_config(text, path)
     settings.config_loaded = True
     for key in ("model", "thinking", "system_prompt", "theme", "connect_timeout", "first_byte_timeout",
-                "idle_timeout", "compaction"):
+                "idle_timeout", "reply_timeout", "max_reply_mb", "compaction"):
         setattr(settings, key, getattr(parsed, key))
     settings.tools = list(parsed.tools)
     settings.providers = {name: p.model_copy(update={"name": name}) for name, p in parsed.providers.items()}

@@ -17,7 +17,7 @@ from treechat.storage.model import (
 from .abort import AbortSignal
 from .catalog import with_cost
 from .errors import ProviderError, classify_stream_error
-from .http_stream import run_http_stream, snapshot
+from .http_stream import Pieces, run_http_stream, snapshot
 from .openai import parse_arguments
 from .sse import SSEEvent
 from .transform import prepare_messages
@@ -118,8 +118,9 @@ class AnthropicParser:
         self.model = model
         self.message = AssistantMessage(api=API, provider=model.provider, model=model.id)
         self.finished = False
+        self.pieces = Pieces()  # deltas, joined into the blocks once per read (http_stream)
         self._blocks: dict[int, int] = {}  # wire index -> content index
-        self._args: dict[int, str] = {}  # content index -> raw tool input JSON
+        self._args: dict[int, list[str]] = {}  # content index -> raw tool input JSON, in pieces
         self._usage = Usage()
         self._stop: str | None = None
 
@@ -144,8 +145,8 @@ class AnthropicParser:
         elif kind == "content_block_stop":
             idx = self._blocks.get(data.get("index", 0))
             if idx is not None and idx in self._args:
-                _tool_call(self.message, idx).arguments = parse_arguments(self._args.pop(idx))
-                return [StreamEvent("toolcall_end", snapshot(self.message), "", idx)]
+                _tool_call(self.message, idx).arguments = parse_arguments("".join(self._args.pop(idx)))
+                return [StreamEvent("toolcall_end", self.message, "", idx)]
         elif kind == "message_delta":
             self._stop = (data.get("delta") or {}).get("stop_reason") or self._stop
             self._take_usage(data.get("usage") or {})
@@ -165,7 +166,7 @@ class AnthropicParser:
                                                   "thinkingSignature": block.get("data"), "redacted": True})
         elif btype == "tool_use":
             new = ToolCall(id=block.get("id") or f"toolu_{wire}", name=block.get("name") or "", arguments={})
-            self._args[len(self.message.content)] = ""
+            self._args[len(self.message.content)] = []
         else:
             return []
         self.message.content.append(new)
@@ -179,18 +180,18 @@ class AnthropicParser:
         block = self.message.content[idx]
         dtype = delta.get("type")
         if dtype == "text_delta" and isinstance(block, TextContent):
-            block.text += delta.get("text") or ""
-            return [StreamEvent("text_delta", snapshot(self.message), delta.get("text") or "", idx)]
+            self.pieces.add(block, "text", delta.get("text") or "")
+            return [StreamEvent("text_delta", self.message, delta.get("text") or "", idx)]
         if dtype == "thinking_delta" and isinstance(block, ThinkingContent):
-            block.thinking += delta.get("thinking") or ""
-            return [StreamEvent("thinking_delta", snapshot(self.message), delta.get("thinking") or "", idx)]
+            self.pieces.add(block, "thinking", delta.get("thinking") or "")
+            return [StreamEvent("thinking_delta", self.message, delta.get("thinking") or "", idx)]
         if dtype == "signature_delta" and isinstance(block, ThinkingContent):
             signature = (getattr(block, "thinkingSignature", None) or "") + (delta.get("signature") or "")
             setattr(block, "thinkingSignature", signature)  # noqa: B010  (an extra field of the model)
         elif dtype == "input_json_delta" and idx in self._args:
             piece = delta.get("partial_json") or ""
-            self._args[idx] += piece
-            return [StreamEvent("toolcall_delta", snapshot(self.message), piece, idx)]
+            self._args[idx].append(piece)
+            return [StreamEvent("toolcall_delta", self.message, piece, idx)]
         return []
 
     def _take_usage(self, raw: dict[str, Any]) -> None:
@@ -203,7 +204,7 @@ class AnthropicParser:
 
     def finish(self) -> AssistantMessage:
         for idx, raw in list(self._args.items()):
-            _tool_call(self.message, idx).arguments = parse_arguments(raw)
+            _tool_call(self.message, idx).arguments = parse_arguments("".join(raw))
         if self._stop in ("refusal", "sensitive"):
             self.message.stop_reason = "error"
             self.message.error_message = f"{self.model.provider} declined to answer (stop reason {self._stop})."

@@ -22,6 +22,7 @@ ErrorKind = Literal[
     "timeout",
     "protocol",
     "aborted",
+    "limit",  # a bound of ours was reached (the reply's size): not retried
 ]
 
 # A timeout is not retried: it already took the whole bound (a dead server would cost it again per try).

@@ -17,7 +17,7 @@ from treechat.storage.model import (
 from .abort import AbortSignal
 from .catalog import with_cost
 from .errors import ProviderError, classify_stream_error
-from .http_stream import run_http_stream, snapshot
+from .http_stream import Pieces, run_http_stream, snapshot
 from .sse import SSEEvent
 from .transform import prepare_messages
 from .types import LlmContext, ModelInfo, StreamEvent, StreamOptions
@@ -98,8 +98,9 @@ class OpenAIParser:
         self.model = model
         self.message = AssistantMessage(api=API, provider=model.provider, model=model.id)
         self.finished = False
+        self.pieces = Pieces()  # deltas, joined into the blocks once per read (http_stream)
         self._finish_reason: str | None = None
-        self._calls: dict[Any, tuple[int, str]] = {}  # fragment key -> (content index, raw arguments)
+        self._calls: dict[Any, tuple[int, list[str]]] = {}  # fragment key -> (content index, raw argument pieces)
         self._last_call_key: Any = None
 
     def feed(self, sse: SSEEvent) -> list[StreamEvent]:
@@ -145,9 +146,8 @@ class OpenAIParser:
         content = self.message.content
         if not content or not isinstance(content[-1], cls):
             content.append(cls(**{attr: ""}))
-        block = content[-1]
-        setattr(block, attr, getattr(block, attr) + text)
-        return StreamEvent(kind, snapshot(self.message), text, len(content) - 1)  # type: ignore[arg-type]
+        self.pieces.add(content[-1], attr, text)
+        return StreamEvent(kind, self.message, text, len(content) - 1)  # type: ignore[arg-type]
 
     def _tool_fragment(self, frag: dict[str, Any]) -> StreamEvent:
         fn = frag.get("function") or {}
@@ -159,7 +159,7 @@ class OpenAIParser:
             key = self._last_call_key if self._last_call_key is not None else ("i", 0)
         if key not in self._calls:
             self.message.content.append(ToolCall(id=frag.get("id") or f"call_{len(self._calls)}", name=fn.get("name") or ""))
-            self._calls[key] = (len(self.message.content) - 1, "")
+            self._calls[key] = (len(self.message.content) - 1, [])
         self._last_call_key = key
         index, raw = self._calls[key]
         block = self._call_at(index)
@@ -167,8 +167,8 @@ class OpenAIParser:
             block.name = fn["name"]
         args = fn.get("arguments")
         piece = json.dumps(args) if isinstance(args, dict) else (args or "")
-        self._calls[key] = (index, raw + piece)
-        return StreamEvent("toolcall_delta", snapshot(self.message), piece, index)
+        raw.append(piece)
+        return StreamEvent("toolcall_delta", self.message, piece, index)
 
     def _call_at(self, index: int) -> ToolCall:
         block = self.message.content[index]
@@ -191,7 +191,7 @@ class OpenAIParser:
 
     def finish(self) -> AssistantMessage:
         for index, raw in self._calls.values():
-            self._call_at(index).arguments = parse_arguments(raw)
+            self._call_at(index).arguments = parse_arguments("".join(raw))
         reason = _FINISH.get(self._finish_reason or "stop", "stop")
         if self._finish_reason == "content_filter":
             self.message.stop_reason = "error"

@@ -14,14 +14,15 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from treechat.config import Settings, load_settings
+from treechat.config import ConfigError, Settings, load_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.progress import progress
 from treechat.storage import BACKENDS, open_catalog
 from treechat.storage.base import SessionCatalog, SessionStorage, StorageError
+from treechat.storage.locks import set_lock_timeout
 
-__all__ = ["BACKENDS", "Environment", "load_environment", "storage_kind", "open_store", "pick_session",
-           "latest_with_content"]
+__all__ = ["BACKENDS", "Environment", "load_environment", "apply_lock_timeout", "storage_kind", "open_store",
+           "pick_session", "latest_with_content"]
 
 
 @dataclass
@@ -33,7 +34,18 @@ class Environment:
 def load_environment(home: str | os.PathLike[str] | None = None) -> Environment:
     """config.toml (strict) and the providers it and the environment define."""
     settings = load_settings(home)
+    set_lock_timeout(settings.lock_timeout)
     return Environment(settings, ModelRegistry(settings))
+
+
+def apply_lock_timeout(home: str | os.PathLike[str] | None = None) -> None:
+    """config.toml's `lock_timeout` for a command that needs nothing else of the config (import,
+    reindex, sessions…): a config that does not parse leaves the default (the commands that
+    need it say what is wrong with it)."""
+    try:
+        set_lock_timeout(load_settings(home).lock_timeout)
+    except ConfigError:
+        pass
 
 
 def storage_kind(choice: str | None = None, *, ephemeral: bool = False) -> str:

@@ -13,11 +13,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator, Sequence, TextIO, cast
 
-from treechat.bootstrap import BACKENDS, load_environment, open_store, pick_session, storage_kind
+from treechat.bootstrap import BACKENDS, apply_lock_timeout, load_environment, open_store, pick_session, storage_kind
 from treechat.config import ConfigError
 from treechat.llm.registry import ModelRefError
 from treechat.load_warning import load_warning
 from treechat.storage.base import SearchHit, SessionCatalog, SessionStorage, StorageError
+from treechat.storage.locks import listen
 from treechat.storage.model import InvalidEntryError
 from treechat.widgets.sanitize import json_for_terminal, visible_line
 
@@ -103,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
 @asynccontextmanager
 async def catalog_for(args: argparse.Namespace) -> AsyncIterator[SessionCatalog]:
     kind = storage_kind(args.storage, ephemeral=getattr(args, "ephemeral", False))
+    apply_lock_timeout(args.home)
     catalog = await open_store(kind, resolve_home(args.home))
     try:
         yield catalog
@@ -390,7 +392,8 @@ def main(argv: list[str] | None = None) -> int:
         # else unencodable is written as "?" rather than stopping the output half-way
         sys.stdout.reconfigure(errors="replace")
     try:
-        return asyncio.run(handler(args))
+        with listen(_lock_wait_line):
+            return asyncio.run(handler(args))
     except KeyboardInterrupt:
         print("treechat: interrupted", file=sys.stderr)
         return 130
@@ -405,6 +408,11 @@ def main(argv: list[str] | None = None) -> int:
         where = f": {err.filename}" if err.filename else ""
         print(f"treechat: {visible_line(f'{err.strerror or err}{where}')}", file=sys.stderr)
         return 1
+
+
+def _lock_wait_line(text: str) -> None:
+    """A wait for another process's lock, said at once (the app says it in its own window)."""
+    print(f"treechat: {visible_line(text)}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

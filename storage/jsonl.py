@@ -48,6 +48,7 @@ from .jsonl_format import (
     write_atomic,
     write_session_file,
 )
+from .locks import POLL, LockWait
 from .views import decode_skeleton
 
 __all__ = [
@@ -97,6 +98,19 @@ def _state(st: os.stat_result, lines: int, ends_with_newline: bool) -> FileState
     return FileState(st.st_ino, st.st_dev, st.st_size, lines, st.st_mtime_ns, ends_with_newline)
 
 
+def _flock(fd: int, kind: int, path: Path) -> None:
+    """flock, waiting for another process's lock as locks.LockWait says: bounded, and said."""
+    wait: LockWait | None = None
+    while True:
+        try:
+            fcntl.flock(fd, kind | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            wait = wait or LockWait(path)
+            wait.busy()
+            time.sleep(POLL)
+
+
 class _Locked:
     """The session file opened and flock'ed; re-opened if another process replaced it meanwhile."""
 
@@ -116,7 +130,7 @@ class _Locked:
                     raise write_error(err, f"session file {self.path}") from None
                 raise SessionFileError(f"Session file {self.path} cannot be read: {err.strerror}") from None
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX if self.exclusive else fcntl.LOCK_SH)
+                _flock(fd, fcntl.LOCK_EX if self.exclusive else fcntl.LOCK_SH, self.path)
                 st = os.fstat(fd)
                 try:
                     current = os.stat(self.path)

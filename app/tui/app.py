@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 from textual import events
 from textual.app import ComposeResult, get_system_commands_provider
@@ -21,11 +21,13 @@ from treechat.attachments import complete_at_path, pasted_image_token
 from treechat.chat import Chat
 from treechat.chat_events import ChatEvent
 from treechat.storage.base import SessionStorage
+from treechat.storage.locks import add_listener
 from treechat.widgets.banner import Banner
 from treechat.widgets.composer import Composer
 from treechat.widgets.fitted_footer import FittedFooter
 from treechat.widgets.keymap import bindings_for
 from treechat.widgets.queue_tray import QueueTray
+from treechat.widgets.sanitize import sanitize_line
 from treechat.widgets.screens import ToolConfirmDialog
 from treechat.widgets.session_header import SessionHeader
 from treechat.widgets.status_bar import StatusBar
@@ -62,6 +64,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         self._tree_hidden_when_wide = False
         chat.confirm = self.confirm_command
         self.allowed_commands: set[tuple[str, str]] = set()  # (session id, command): "allow for this session"
+        self._stop_lock_notices: Callable[[], None] = lambda: None
 
     def _on_chat_event(self, event: ChatEvent) -> None:
         self.post_message(message_for(event))
@@ -80,6 +83,14 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         yield FittedFooter()
 
     async def on_mount(self) -> None:
+        loop = asyncio.get_running_loop()
+
+        def lock_notice(text: str) -> None:
+            # a write waiting for another process's lock is said here while the screen is up (the
+            # wait runs on the database's thread: hop to the app's loop)
+            loop.call_soon_threadsafe(lambda: self.notify(sanitize_line(text), severity="warning", timeout=10))
+
+        self._stop_lock_notices = add_listener(lock_notice)
         self.apply_saved_theme()
         self.ui(Banner, "#banner").hide()
         composer = self.composer
@@ -97,6 +108,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
             await self.chat.poll_others()
 
     def on_unmount(self) -> None:
+        self._stop_lock_notices()
         self.stop_listening()
 
     def stop_listening(self) -> None:

@@ -103,7 +103,7 @@ def _report(summary: ImportSummary, stdout: TextIO, interrupted: str = "") -> No
     listed = list(dict.fromkeys(summary.imported + summary.already))  # one id per session (a v1 and its v3 copy)
     if not is_terminal(stdout) or len(listed) <= 10:
         for sid in listed:
-            stdout.write(sid + "\n")
+            stdout.write(visible_line(sid) + "\n")  # an id comes from the file: shown, never obeyed
     line = summary.line() + (f"; {interrupted}" if interrupted else "")
     print(f"treechat: {visible_line(line)}", file=sys.stderr)  # file names: shown, never obeyed
 

@@ -185,6 +185,8 @@ def scan_lines(
             if not line:
                 continue
             try:
+                if not line.isascii():
+                    line = _as_utf8(line)
                 if b"\\ud" in line or b"\\uD" in line:
                     line = _without_lone_surrogates(line)
                 if migrator is not None:
@@ -223,6 +225,16 @@ def scan_lines(
             skels.append(skel)
             numbers.append(number)
     report.entries = len(skels)
+
+
+def _as_utf8(line: bytes) -> bytes:
+    """A line with a byte that is not UTF-8 (one bad byte in a message) is read as Pi (Node) reads
+    it, that byte as U+FFFD, rather than lost; a well-formed line comes back as it was."""
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return line.decode("utf-8", "replace").encode("utf-8")
+    return line
 
 
 def _without_lone_surrogates(line: bytes) -> bytes:

@@ -26,6 +26,7 @@ from . import __version__
 from .agent.tools import UnknownToolError
 from .chat_core import ChatError
 from .paths import resolve_home
+from .piped_input import PipedInputError, read_piped
 from .progress import reading_progress
 
 
@@ -312,8 +313,8 @@ async def cmd_print(args: argparse.Namespace) -> int:
     from .chat import Chat
     from .print_mode import run_print
 
-    prompt = read_prompt(args.prompt, sys.stdin)
     env = load_environment(args.home)
+    prompt = read_prompt(args.prompt, sys.stdin, int(env.settings.max_stdin_mb * 1e6))
     tools = parse_tool_names(args.tools) if args.tools is not None else None
     async with catalog_for(args) as catalog:
         storage = await pick_session(catalog, session_ref=args.session, continue_latest=args.continue_latest)
@@ -334,15 +335,19 @@ async def _allow(command: str) -> bool:
     return True  # --yes: the bash tool runs without asking
 
 
-def read_prompt(prompt: str, stdin: TextIO) -> str:
+def read_prompt(prompt: str, stdin: TextIO, limit: int = 1_000_000) -> str:
     """`-p -` reads the prompt from stdin; text piped in with `-p PROMPT` comes first, then the
-    prompt (`git diff | treechat -p "review this"`). A terminal or no stdin is not read."""
-    if prompt == "-":
-        text = stdin.read()
-        if not text.strip():
-            raise CliError("-p - reads the prompt from stdin, but stdin was empty.")
-        return text
-    piped = _piped_text(stdin)
+    prompt (`git diff | treechat -p "review this"`). A terminal or no stdin is not read. At most
+    `limit` bytes are read (config.toml's `max_stdin_mb`)."""
+    try:
+        if prompt == "-":
+            text = read_piped(stdin, limit)
+            if not text.strip():
+                raise CliError("-p - reads the prompt from stdin, but stdin was empty.")
+            return text
+        piped = _piped_text(stdin, limit)
+    except PipedInputError as err:
+        raise CliError(str(err)) from None
     if not prompt.strip() and not piped.strip():
         raise CliError("The prompt is empty: give the text after -p, or pipe it in (echo … | treechat -p).")
     if not prompt.strip():
@@ -350,14 +355,14 @@ def read_prompt(prompt: str, stdin: TextIO) -> str:
     return f"{piped.rstrip()}\n\n{prompt}" if piped.strip() else prompt
 
 
-def _piped_text(stdin: TextIO) -> str:
+def _piped_text(stdin: TextIO, limit: int) -> str:
     try:
         mode = os.fstat(stdin.fileno()).st_mode
     except (OSError, ValueError, AttributeError):  # closed, or not a real file (tests)
         return ""
     if not (stat.S_ISFIFO(mode) or stat.S_ISREG(mode)):
         return ""  # a terminal, /dev/null, a socket: nothing was piped
-    return stdin.read()
+    return read_piped(stdin, limit)
 
 
 async def cmd_tui(args: argparse.Namespace) -> int:

@@ -31,6 +31,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
+from treechat.storage.special import special_kind
+
 from .paths import config_path, resolve_home
 
 APIS = ("openai", "anthropic")
@@ -168,6 +170,7 @@ class ConfigFile(_Strict):
     reply_timeout: Annotated[float, Field(gt=0)] = 3600.0  # one whole request, from sending to its end
     max_reply_mb: Annotated[float, Field(gt=0)] = 16.0  # text of one reply; a server sending more is cut off
     lock_timeout: Annotated[float, Field(gt=0)] = 30.0  # a write waiting for another process's lock
+    max_stdin_mb: Annotated[float, Field(gt=0)] = 1.0  # text piped into -p
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
 
@@ -188,6 +191,7 @@ class Settings:
     reply_timeout: float = 3600.0
     max_reply_mb: float = 16.0
     lock_timeout: float = 30.0
+    max_stdin_mb: float = 1.0
     compaction: CompactionConfig = field(default_factory=CompactionConfig)
     env: Mapping[str, str] = field(default_factory=lambda: os.environ, repr=False)
     config_loaded: bool = False  # a config file was found and read
@@ -198,6 +202,9 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
     chosen = home or env.get("TREECHAT_HOME") or None
     settings = Settings(home=resolve_home(chosen), config_file=config_path(chosen), env=env)
     path = settings.config_file
+    kind = special_kind(path)
+    if kind is not None:  # a FIFO would hold every start, a device never end
+        raise ConfigError(f"{path}: it is {kind}, not a file; make it a file (or remove it: defaults are used).")
     try:
         text = path.read_text("utf-8", errors="replace")
     except FileNotFoundError:
@@ -207,7 +214,7 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
     parsed = parse_config(text, path)
     settings.config_loaded = True
     for key in ("model", "thinking", "system_prompt", "theme", "connect_timeout", "first_byte_timeout",
-                "idle_timeout", "reply_timeout", "max_reply_mb", "lock_timeout", "compaction"):
+                "idle_timeout", "reply_timeout", "max_reply_mb", "lock_timeout", "max_stdin_mb", "compaction"):
         setattr(settings, key, getattr(parsed, key))
     settings.tools = list(parsed.tools)
     settings.providers = {name: p.model_copy(update={"name": name}) for name, p in parsed.providers.items()}

@@ -49,6 +49,7 @@ from .jsonl_format import (
     write_session_file,
 )
 from .locks import POLL, LockWait
+from .special import NotRegularError, open_regular
 from .views import decode_skeleton
 
 __all__ = [
@@ -122,9 +123,11 @@ class _Locked:
         flags = os.O_RDWR | os.O_APPEND if self.exclusive else os.O_RDONLY
         while True:
             try:
-                fd = os.open(self.path, flags)
+                fd = open_regular(self.path, flags)  # a FIFO or a device named *.jsonl: refused, not read
             except FileNotFoundError:
                 raise SessionFileError(f"Session file {self.path} was removed") from None
+            except NotRegularError as err:
+                raise SessionFileError(f"Session file {self.path} is {err.kind}, not a file; not read") from None
             except OSError as err:
                 if self.exclusive:
                     raise write_error(err, f"session file {self.path}") from None

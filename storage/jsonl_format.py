@@ -20,6 +20,7 @@ from .base import ImportReport, SessionFileError
 from .gc_policy import paused
 from .index import entry_json
 from .model import Entry, InvalidEntryError, LeafEntry, new_entry_id, parse_entry
+from .special import NotRegularError, open_regular
 from .views import DecodeErrors, EntryView, Skeleton, decode_skeleton, decode_view, skeleton_of, view_of_entry
 from .well_formed import well_formed_text
 
@@ -125,7 +126,11 @@ def _first_line(err: BaseException) -> str:
 
 def read_bytes(path: Path) -> bytes:
     try:
-        return Path(path).read_bytes()
+        fd = open_regular(Path(path))  # a FIFO would block, the zero device never end
+        with os.fdopen(fd, "rb") as f:
+            return f.read()
+    except NotRegularError as err:
+        raise SessionFileError(f"{path} is {err.kind}, not a session file; not read") from None
     except FileNotFoundError:
         raise SessionFileError(f"Session file {path} does not exist") from None
     except IsADirectoryError:

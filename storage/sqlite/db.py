@@ -24,6 +24,7 @@ import aiosqlite
 from ..base import DamagedStorageError, ReadOnlyStorageError, StorageError, StorageWriteError, write_error
 from ..locks import POLL, LockWait
 from ..model import parse_entry
+from ..special import special_kind
 from .rows import search_text
 
 T = TypeVar("T")
@@ -248,6 +249,10 @@ class Database:
         """Open (creating) the database; read-only when its file or folder cannot be written.
         A damaged file raises DamagedStorageError and is never written to."""
         path = Path(path)
+        kind = special_kind(path)
+        if kind is not None:  # a FIFO blocks SQLite's open, a device is no database (nor a damaged index)
+            raise StorageError(f"The database {path} is {kind}, not a file; move it aside (mv '{path}' "
+                               f"'{path}.not-a-db') and treechat starts a new one, or use --home DIR")
         read_only = create_db_file(path)
         if read_only:
             return await cls._open_read_only(path, read_only)

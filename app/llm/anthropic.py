@@ -16,7 +16,7 @@ from treechat.storage.model import (
 
 from .abort import AbortSignal
 from .catalog import with_cost
-from .errors import ProviderError, classify_stream_error
+from .errors import ProviderError, classify_stream_error, malformed, text_of
 from .http_stream import Pieces, run_http_stream, snapshot
 from .openai import parse_arguments
 from .sse import SSEEvent
@@ -154,18 +154,21 @@ class AnthropicParser:
             self.finished = True
         return []
 
-    def _start_block(self, wire: int, block: dict[str, Any]) -> list[StreamEvent]:
+    def _start_block(self, wire: int, block: Any) -> list[StreamEvent]:
+        if not isinstance(block, dict):
+            raise malformed(self.model.provider, "a content block", block)
         btype = block.get("type")
         if btype == "text":
-            new: Any = TextContent(text=block.get("text") or "")
+            new: Any = TextContent(text=self._text(block.get("text"), "a text block"))
         elif btype == "thinking":
-            new = ThinkingContent(thinking=block.get("thinking") or "")
+            new = ThinkingContent(thinking=self._text(block.get("thinking"), "a thinking block"))
         elif btype == "redacted_thinking":
             # the signature travels back to Anthropic as it came (an extra field the model keeps)
             new = ThinkingContent.model_validate({"thinking": "[Reasoning redacted]",
                                                   "thinkingSignature": block.get("data"), "redacted": True})
         elif btype == "tool_use":
-            new = ToolCall(id=block.get("id") or f"toolu_{wire}", name=block.get("name") or "", arguments={})
+            new = ToolCall(id=self._text(block.get("id"), "a tool call's id") or f"toolu_{wire}",
+                           name=self._text(block.get("name"), "a tool's name"), arguments={})
             self._args[len(self.message.content)] = []
         else:
             return []
@@ -173,23 +176,30 @@ class AnthropicParser:
         self._blocks[wire] = len(self.message.content) - 1
         return []
 
-    def _delta(self, wire: int, delta: dict[str, Any]) -> list[StreamEvent]:
+    def _text(self, value: Any, what: str) -> str:
+        return text_of(value, provider=self.model.provider, what=what)
+
+    def _delta(self, wire: int, delta: Any) -> list[StreamEvent]:
         idx = self._blocks.get(wire)
         if idx is None:
             return []
+        if not isinstance(delta, dict):
+            raise malformed(self.model.provider, "a delta", delta)
         block = self.message.content[idx]
         dtype = delta.get("type")
         if dtype == "text_delta" and isinstance(block, TextContent):
-            self.pieces.add(block, "text", delta.get("text") or "")
-            return [StreamEvent("text_delta", self.message, delta.get("text") or "", idx)]
+            text = self._text(delta.get("text"), "text")
+            self.pieces.add(block, "text", text)
+            return [StreamEvent("text_delta", self.message, text, idx)]
         if dtype == "thinking_delta" and isinstance(block, ThinkingContent):
-            self.pieces.add(block, "thinking", delta.get("thinking") or "")
-            return [StreamEvent("thinking_delta", self.message, delta.get("thinking") or "", idx)]
+            thinking = self._text(delta.get("thinking"), "thinking")
+            self.pieces.add(block, "thinking", thinking)
+            return [StreamEvent("thinking_delta", self.message, thinking, idx)]
         if dtype == "signature_delta" and isinstance(block, ThinkingContent):
-            signature = (getattr(block, "thinkingSignature", None) or "") + (delta.get("signature") or "")
+            signature = (getattr(block, "thinkingSignature", None) or "") + self._text(delta.get("signature"), "a signature")
             setattr(block, "thinkingSignature", signature)  # noqa: B010  (an extra field of the model)
         elif dtype == "input_json_delta" and idx in self._args:
-            piece = delta.get("partial_json") or ""
+            piece = self._text(delta.get("partial_json"), "a tool's arguments")
             self._args[idx].append(piece)
             return [StreamEvent("toolcall_delta", self.message, piece, idx)]
         return []
@@ -198,8 +208,9 @@ class AnthropicParser:
         # message_delta counts are cumulative; proxies omit fields there, so only overwrite what is given
         for wire, attr in (("input_tokens", "input"), ("output_tokens", "output"),
                            ("cache_read_input_tokens", "cache_read"), ("cache_creation_input_tokens", "cache_write")):
-            if raw.get(wire) is not None:
-                setattr(self._usage, attr, int(raw[wire]))
+            value = raw.get(wire) if isinstance(raw, dict) else None
+            if isinstance(value, (int, float)) and not isinstance(value, bool):  # counts only; anything else is left out
+                setattr(self._usage, attr, int(value))
         self.message.usage = with_cost(self.model, self._usage.model_copy(deep=True))
 
     def finish(self) -> AssistantMessage:

@@ -345,7 +345,8 @@ async def run_http_stream(
             queue.put_nowait(err)
         except Exception as err:  # a bug or an unexpected library error: still a legal message
             log.debug("unexpected stream failure", exc_info=True)
-            queue.put_nowait(ProviderError("protocol", f"Unexpected error talking to {provider}: {err}"))
+            queue.put_nowait(ProviderError("protocol", f"The reply from {provider} could not be read ({type(err).__name__}); "
+                                           "what arrived is kept. Try again; if it happens again, it is worth a bug report."))
         finally:
             silence.pause()
 

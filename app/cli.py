@@ -53,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-c", "--continue", dest="continue_latest", action="store_true", help="resume the most recent session")
     p.add_argument("--model", metavar="PROVIDER/ID", help="model to use, e.g. openai/gpt-4o-mini or anthropic/claude-sonnet-4-5")
     p.add_argument("--tools", metavar="LIST", help="enable built-in tools: read,ls,grep,bash")
-    p.add_argument("--yes", action="store_true", help="print mode: allow the bash tool without asking")
+    p.add_argument("--yes", action="store_true", help="print mode: allow what the app would ask about (bash "
+                   "commands, and read/ls/grep outside the working folder)")
     p.add_argument("--system", metavar="TEXT", help="instructions added to the system prompt (also config system_prompt)")
     p.add_argument("-a", "--attach", metavar="FILE", action="append",
                    help="print mode: attach a file (an image, or a text file); repeatable. In a prompt, @path does the same")
@@ -319,7 +320,8 @@ async def cmd_print(args: argparse.Namespace) -> int:
     async with catalog_for(args) as catalog:
         storage = await pick_session(catalog, session_ref=args.session, continue_latest=args.continue_latest)
         chat = Chat(catalog=catalog, settings=env.settings, registry=env.registry, model_ref=args.model,
-                    tools=tools, confirm=_allow if args.yes else None, system=args.system)
+                    tools=tools, confirm=_allow if args.yes else None, system=args.system,
+                    confirm_read=_allow_read if args.yes else _refuse_read)
         await chat.open(storage)
         try:
             code = await run_print(chat, prompt, out=sys.stdout, err=sys.stderr, attach=args.attach or (), raw=args.raw)
@@ -333,6 +335,17 @@ async def cmd_print(args: argparse.Namespace) -> int:
 
 async def _allow(command: str) -> bool:
     return True  # --yes: the bash tool runs without asking
+
+
+async def _allow_read(tool: str, path: str, folder: str) -> bool:
+    return True  # --yes: read, ls and grep look outside the working folder too
+
+
+async def _refuse_read(tool: str, path: str, folder: str) -> bool:
+    """Print mode cannot ask: say on stderr what was refused and what allows it."""
+    print(f"treechat: {visible_line(f'refused {tool} of {path}: it is outside the working folder {folder}')} "
+          "(--yes, or allow_reads_outside = true in config.toml, allows it)", file=sys.stderr, flush=True)
+    return False
 
 
 def read_prompt(prompt: str, stdin: TextIO, limit: int = 1_000_000) -> str:

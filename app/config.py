@@ -160,6 +160,7 @@ class ConfigFile(_Strict):
     model: ModelRef | None = None
     thinking: Literal["off", "minimal", "low", "medium", "high", "xhigh"] | None = None
     tools: list[str] = Field(default_factory=list)
+    allow_reads_outside: bool = False  # read, ls and grep outside the working folder without asking
     system_prompt: str | None = None
     theme: str | None = None
     # Bounded waits (seconds). A slow local model may think for minutes before its first byte;
@@ -183,6 +184,7 @@ class Settings:
     model: str | None = None
     thinking: str | None = None
     tools: list[str] = field(default_factory=list)
+    allow_reads_outside: bool = False
     system_prompt: str | None = None
     theme: str | None = None
     connect_timeout: float = 10.0
@@ -213,7 +215,7 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
         raise ConfigError(f"{path}: cannot read it ({err.strerror or err}).") from None
     parsed = parse_config(text, path)
     settings.config_loaded = True
-    for key in ("model", "thinking", "system_prompt", "theme", "connect_timeout", "first_byte_timeout",
+    for key in ("model", "thinking", "allow_reads_outside", "system_prompt", "theme", "connect_timeout", "first_byte_timeout",
                 "idle_timeout", "reply_timeout", "max_reply_mb", "lock_timeout", "max_stdin_mb", "compaction"):
         setattr(settings, key, getattr(parsed, key))
     settings.tools = list(parsed.tools)

@@ -29,6 +29,7 @@ from treechat.widgets.keymap import bindings_for
 from treechat.widgets.queue_tray import QueueTray
 from treechat.widgets.sanitize import sanitize_line
 from treechat.widgets.screens import ToolConfirmDialog
+from treechat.widgets.screens.tool_confirm import READ_HINT
 from treechat.widgets.session_header import SessionHeader
 from treechat.widgets.status_bar import StatusBar
 from treechat.widgets.transcript import Transcript
@@ -63,7 +64,8 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         self._unsubscribe = chat.subscribe(self._on_chat_event)
         self._tree_hidden_when_wide = False
         chat.confirm = self.confirm_command
-        self.allowed_commands: set[tuple[str, str]] = set()  # (session id, command): "allow for this session"
+        chat.confirm_read = self.confirm_read
+        self.allowed_commands: set[tuple[str, str]] = set()  # (session id, command or path): "allow for this session"
         self._stop_lock_notices: Callable[[], None] = lambda: None
 
     def _on_chat_event(self, event: ChatEvent) -> None:
@@ -166,11 +168,21 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
     async def confirm_command(self, command: str) -> bool:
         """The bash tool asks before it runs a command (a dialog typing cannot answer), unless this
         exact command was allowed for this session."""
-        allowed = (self.chat.session_id, command)
+        return await self._confirm(ToolConfirmDialog("Run this shell command?", command), command)
+
+    async def confirm_read(self, tool: str, path: str, folder: str) -> bool:
+        """read, ls and grep ask the same way before they look outside the working folder, unless
+        this exact path was allowed for this session."""
+        dialog = ToolConfirmDialog("Let the model read outside the working folder?",
+                                   f"{tool} {path}\n\n(the working folder is {folder})", yes="Allow",
+                                   allow="Allow this path for this session", hint=READ_HINT)
+        return await self._confirm(dialog, f"{tool}\0{path}")
+
+    async def _confirm(self, dialog: ToolConfirmDialog, what: str) -> bool:
+        allowed = (self.chat.session_id, what)
         if allowed in self.allowed_commands:
             return True
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        dialog = ToolConfirmDialog("Run this shell command?", command)
 
         def answered(answer: bool | str | None) -> None:
             if answer == ToolConfirmDialog.ALLOW_SESSION:

@@ -40,6 +40,7 @@ ALLOW_SESSION: AllowSession = "session"
 ToolAnswer = bool | AllowSession
 
 HINT = "y runs it · a runs it and allows this exact command for this session · n or Esc refuses"
+READ_HINT = "y allows it · a allows this path for this session · n or Esc refuses"
 IGNORED = "Typing is ignored here. Pause, then press y, a or n."
 ANSWER_KEYS = frozenset({"y", "a", "n", "escape", "enter"})
 MOVES = frozenset({"tab", "shift+tab", "left", "right"})  # between the buttons: allowed, but not an answer
@@ -56,9 +57,9 @@ class ToolConfirmDialog(ConfirmDialog):
     BINDINGS = [Binding("a", "allow_session", "Allow for this session")]
 
     def __init__(self, title: str, body: str = "", *, yes: str = "Run", no: str = "Refuse",
-                 allow: str = "Allow for this session") -> None:
+                 allow: str = "Allow for this session", hint: str = HINT) -> None:
         super().__init__(title, body, yes=yes, no=no, danger=True)  # danger: the refusing button has focus
-        self.allow = allow
+        self.allow, self.hint_text = allow, hint
         self.shown_at = float("inf")  # until mounted, every input is "before it was on screen"
         self.last_ignored = float("-inf")
         self.early: list[events.Key | events.Paste] = []
@@ -73,7 +74,7 @@ class ToolConfirmDialog(ConfirmDialog):
         return [no, Button(f"{self.allow} (a)", id="session"), yes]
 
     def hint(self) -> str:
-        return HINT
+        return self.hint_text
 
     class Shown(Message):
         """Posted by the dialog to itself once it has been drawn: its `time` (the clock of every

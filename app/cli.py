@@ -17,7 +17,7 @@ from treechat.bootstrap import BACKENDS, apply_lock_timeout, load_environment, o
 from treechat.config import ConfigError
 from treechat.llm.registry import ModelRefError
 from treechat.load_warning import load_warning
-from treechat.storage.base import SearchHit, SessionCatalog, SessionStorage, StorageError
+from treechat.storage.base import MAX_QUERY_CHARS, SearchHit, SessionCatalog, SessionStorage, StorageError
 from treechat.storage.locks import listen
 from treechat.storage.model import InvalidEntryError
 from treechat.widgets.sanitize import json_for_terminal, visible_line
@@ -277,6 +277,9 @@ async def cmd_tree(args: argparse.Namespace) -> int:
 
 
 async def cmd_search(args: argparse.Namespace) -> int:
+    if len(args.query) > MAX_QUERY_CHARS:
+        args.query = args.query[:MAX_QUERY_CHARS]
+        print(f"treechat: only the first {MAX_QUERY_CHARS:,} characters of the query are searched", file=sys.stderr)
     async with catalog_for(args) as catalog:
         # SessionCatalog's method named `list` shadows the builtin in its annotations; say what it is
         with reading_progress(catalog, "Searching"):
@@ -288,7 +291,7 @@ async def cmd_search(args: argparse.Namespace) -> int:
               for h in hits])
         return 0
     if not hits:
-        print(f"No matches for {args.query!r}.")
+        print(f"No matches for {shown(args, repr(args.query), 80)}.")
     for h in hits:
         where = h.session_name or h.session_id[:13]
         print(f"{shown(args, where)}  {shown(args, h.entry_id)}  {shown(args, h.role or h.type)}: {shown(args, ' '.join(h.snippet.split()), 100)}")
@@ -315,7 +318,7 @@ async def cmd_print(args: argparse.Namespace) -> int:
     from .print_mode import run_print
 
     env = load_environment(args.home)
-    prompt = read_prompt(args.prompt, sys.stdin, int(env.settings.max_stdin_mb * 1e6))
+    prompt = read_prompt(args.prompt, sys.stdin, int(env.settings.max_input_mb * 1e6))
     tools = parse_tool_names(args.tools) if args.tools is not None else None
     async with catalog_for(args) as catalog:
         storage = await pick_session(catalog, session_ref=args.session, continue_latest=args.continue_latest)
@@ -351,7 +354,7 @@ async def _refuse_read(tool: str, path: str, folder: str) -> bool:
 def read_prompt(prompt: str, stdin: TextIO, limit: int = 1_000_000) -> str:
     """`-p -` reads the prompt from stdin; text piped in with `-p PROMPT` comes first, then the
     prompt (`git diff | treechat -p "review this"`). A terminal or no stdin is not read. At most
-    `limit` bytes are read (config.toml's `max_stdin_mb`)."""
+    `limit` bytes are read (config.toml's `max_input_mb`)."""
     try:
         if prompt == "-":
             text = read_piped(stdin, limit)

@@ -171,7 +171,7 @@ class ConfigFile(_Strict):
     reply_timeout: Annotated[float, Field(gt=0)] = 3600.0  # one whole request, from sending to its end
     max_reply_mb: Annotated[float, Field(gt=0)] = 16.0  # text of one reply; a server sending more is cut off
     lock_timeout: Annotated[float, Field(gt=0)] = 30.0  # a write waiting for another process's lock
-    max_stdin_mb: Annotated[float, Field(gt=0)] = 1.0  # text piped into -p
+    max_input_mb: Annotated[float, Field(gt=0)] = 1.0  # text piped into -p, or pasted into the composer at once
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
 
@@ -193,7 +193,7 @@ class Settings:
     reply_timeout: float = 3600.0
     max_reply_mb: float = 16.0
     lock_timeout: float = 30.0
-    max_stdin_mb: float = 1.0
+    max_input_mb: float = 1.0
     compaction: CompactionConfig = field(default_factory=CompactionConfig)
     env: Mapping[str, str] = field(default_factory=lambda: os.environ, repr=False)
     config_loaded: bool = False  # a config file was found and read
@@ -216,7 +216,7 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
     parsed = parse_config(text, path)
     settings.config_loaded = True
     for key in ("model", "thinking", "allow_reads_outside", "system_prompt", "theme", "connect_timeout", "first_byte_timeout",
-                "idle_timeout", "reply_timeout", "max_reply_mb", "lock_timeout", "max_stdin_mb", "compaction"):
+                "idle_timeout", "reply_timeout", "max_reply_mb", "lock_timeout", "max_input_mb", "compaction"):
         setattr(settings, key, getattr(parsed, key))
     settings.tools = list(parsed.tools)
     settings.providers = {name: p.model_copy(update={"name": name}) for name, p in parsed.providers.items()}

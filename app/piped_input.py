@@ -2,7 +2,7 @@
 prompt was sent as it came, and `-p -` reading the zero device never ended).
 
 At most `limit` bytes are read; a pipe that brings more is refused with one line naming the
-limit and the setting that raises it (`max_stdin_mb` in config.toml), and nothing is sent. Text
+limit and the setting that raises it (`max_input_mb` in config.toml), and nothing is sent. Text
 with NUL bytes near its start is binary and refused like a binary attachment. A pipe that stays
 silent for NOTE_AFTER seconds gets one line on stderr saying it is still being read."""
 
@@ -56,8 +56,8 @@ def _read_fd(fd: int, limit: int, err: TextIO, *, quiet: bool) -> bytes:
 
 def _check(data: bytes, limit: int) -> None:
     if len(data) > limit:
-        raise PipedInputError(f"The piped text is over {limit / 1e6:g} MB (max_stdin_mb in config.toml); nothing "
-                              "was sent. Raise max_stdin_mb, or let the model read the file with the read tool.")
+        raise PipedInputError(f"The piped text is over {limit / 1e6:g} MB (max_input_mb in config.toml); nothing "
+                              "was sent. Raise max_input_mb, or let the model read the file with the read tool.")
     if b"\x00" in data[:8192]:
         raise PipedInputError("The piped text is binary (it has NUL bytes); nothing was sent. Pipe text, or attach "
                               "an image with -a.")

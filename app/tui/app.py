@@ -99,6 +99,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         cwd = self.chat.cwd
         composer.completer = lambda text, cursor: complete_at_path(text, cursor, cwd)
         composer.paste_filter = lambda pasted: pasted_image_token(pasted, cwd)
+        composer.max_paste = int(getattr(self.chat.settings, "max_input_mb", 1.0) * 1e6)
         await self.chat.open(self.first_storage)
         self.composer.focus()
         if self.detect_servers:

@@ -96,15 +96,15 @@ def test_p_dash_reading_the_zero_device_is_refused_at_the_bound(tmp_path):
     with open("/dev/zero", "rb") as zero:
         done = run("--home", str(tmp_path), "-p", "-", "--model", "openai/x", stdin=zero)
     assert done.returncode == 1 and done.stderr.strip().splitlines() == [
-        "treechat: The piped text is over 1 MB (max_stdin_mb in config.toml); nothing was sent. Raise max_stdin_mb, "
+        "treechat: The piped text is over 1 MB (max_input_mb in config.toml); nothing was sent. Raise max_input_mb, "
         "or let the model read the file with the read tool."]
 
 
 def test_piped_text_past_the_bound_is_refused_and_the_setting_raises_it(tmp_path):
     big = b"a line of a large diff\n" * 100_000  # 2.3 MB
     done = run("--home", str(tmp_path), "-p", "review this", "--model", "openai/x", data=big)
-    assert done.returncode == 1 and "The piped text is over 1 MB (max_stdin_mb in config.toml)" in done.stderr
-    (tmp_path / "config.toml").write_text("max_stdin_mb = 3\n")
+    assert done.returncode == 1 and "The piped text is over 1 MB (max_input_mb in config.toml)" in done.stderr
+    (tmp_path / "config.toml").write_text("max_input_mb = 3\n")
     done = run("--home", str(tmp_path), "-p", "review this", "--model", "openai/x", data=big)
     assert done.returncode != 0 and "piped text" not in done.stderr and "OPENAI_API_KEY" in done.stderr
 

@@ -176,7 +176,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         this exact path was allowed for this session."""
         dialog = ToolConfirmDialog("Let the model read outside the working folder?",
                                    f"{tool} {path}\n\n(the working folder is {folder})", yes="Allow",
-                                   allow="Allow this path for this session", hint=READ_HINT)
+                                   allow="Allow for this session", hint=READ_HINT)
         return await self._confirm(dialog, f"{tool}\0{path}")
 
     async def _confirm(self, dialog: ToolConfirmDialog, what: str) -> bool:

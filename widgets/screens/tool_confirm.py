@@ -52,6 +52,8 @@ class ToolConfirmDialog(ConfirmDialog):
 
     DEFAULT_CSS = """
     ToolConfirmDialog #hint.-ignored { color: $warning; text-style: bold; }
+    ToolConfirmDialog > #dialog { min-width: 78; }
+    ToolConfirmDialog Button { margin-left: 1; }
     """
 
     BINDINGS = [Binding("a", "allow_session", "Allow for this session")]

@@ -169,7 +169,7 @@ class ConfigFile(_Strict):
     first_byte_timeout: Annotated[float, Field(gt=0)] = 300.0
     idle_timeout: Annotated[float, Field(gt=0)] = 120.0
     reply_timeout: Annotated[float, Field(gt=0)] = 3600.0  # one whole request, from sending to its end
-    max_reply_mb: Annotated[float, Field(gt=0)] = 16.0  # text of one reply; a server sending more is cut off
+    max_reply_mb: Annotated[float, Field(gt=0)] = 4.0  # text of one reply; a server sending more is cut off
     lock_timeout: Annotated[float, Field(gt=0)] = 30.0  # a write waiting for another process's lock
     max_input_mb: Annotated[float, Field(gt=0)] = 1.0  # text piped into -p, or pasted into the composer at once
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
@@ -191,7 +191,7 @@ class Settings:
     first_byte_timeout: float = 300.0
     idle_timeout: float = 120.0
     reply_timeout: float = 3600.0
-    max_reply_mb: float = 16.0
+    max_reply_mb: float = 4.0
     lock_timeout: float = 30.0
     max_input_mb: float = 1.0
     compaction: CompactionConfig = field(default_factory=CompactionConfig)

@@ -64,7 +64,7 @@ async def bench_e2e(mb: float) -> dict[str, object]:
         context = LlmContext("", [UserMessage(content="hi")])
         start = time.perf_counter()
         final = None
-        async for event in stream_openai(model, context, StreamOptions(), None):
+        async for event in stream_openai(model, context, StreamOptions(max_reply_bytes=1 << 40), None):
             final = event
         seconds = time.perf_counter() - start
     assert final is not None and final.type == "done", final
@@ -88,7 +88,8 @@ async def bench_reply(mb: float) -> dict[str, object]:
         model = ModelInfo(id="fake", provider="fake", api="openai", base_url=fp.base_url)
         start = time.perf_counter()
         final, events = None, 0
-        async for event in stream_openai(model, LlmContext("", [UserMessage(content="hi")]), StreamOptions(), None):
+        options = StreamOptions(max_reply_bytes=1 << 40)  # (max_reply_mb would stop it at 4 MB)
+        async for event in stream_openai(model, LlmContext("", [UserMessage(content="hi")]), options, None):
             final, events = event, events + 1
         seconds = time.perf_counter() - start
     assert final is not None and final.type == "done" and len(final.partial.content[0].text) == count * len(piece)

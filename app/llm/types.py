@@ -99,7 +99,7 @@ CONNECT_TIMEOUT = 10.0
 FIRST_BYTE_TIMEOUT = 300.0
 IDLE_TIMEOUT = 120.0
 NOTICE_AFTER = 5.0  # a silence longer than this is announced (WaitNotice) so a front end can show it
-MAX_REPLY_MB = 16.0  # text of one reply (text, thinking, tool arguments): ~30x the longest a model writes
+MAX_REPLY_MB = 4.0  # text of one reply (text, thinking, tool arguments): ~7x the longest a model may write (128k tokens)
 REPLY_TIMEOUT = 3600.0  # seconds for one whole request, from sending to its last byte
 
 

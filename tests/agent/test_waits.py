@@ -83,7 +83,7 @@ async def test_settings_timeouts_reach_every_request(tmp_path) -> None:
     assert (sent.reply_timeout, sent.max_reply_bytes) == (900.0, 2_500_000)
     assert stream_options_from_settings(None) == {"connect_timeout": 10.0, "first_byte_timeout": 300.0,
                                                   "idle_timeout": 120.0, "reply_timeout": 3600.0,
-                                                  "max_reply_bytes": 16_000_000}
+                                                  "max_reply_bytes": 4_000_000}
 
 
 # ---------------------------------------------------------------- print mode's notes

@@ -60,3 +60,23 @@ def test_the_cli_cuts_a_huge_query_with_a_note(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert err == f"treechat: only the first {MAX_QUERY_CHARS:,} characters of the query are searched\n"
     assert out.startswith("No matches for 'needle needle") and len(out) < 200
+
+
+async def test_a_huge_reply_is_drawn_in_part_and_says_so(make_app, fake, monkeypatch):  # noqa: F811
+    """A 1 MB reply in paragraphs took 32 s and 566 MB to draw; the transcript now draws the first
+    SHOWN_CHARS characters of a message and says how long it is (the session keeps all of it)."""
+    import treechat.widgets.long_text as long_text
+    from tests.tui.conftest import path_texts, screen_text, type_text
+
+    monkeypatch.setattr(long_text, "SHOWN_CHARS", 2_000)  # (the same code path, 50 times faster)
+    fake.script_openai([f"paragraph {i} of a long reply\n\n" for i in range(400)])  # ~12,000 characters
+    async with make_app() as (app, pilot):
+        await type_text(pilot, "write a lot")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not app.chat.is_running and len(app.query(".cut-note")) == 1,
+                       what="the reply and its note", rounds=1500)
+        note = str(app.query_one(".cut-note").render())
+        assert note.endswith("characters in all: the first 2,000 are shown here (y copies all of it, /export writes it)")
+        assert "paragraph 399" not in screen_text(app)
+        [(_, _), (role, text)] = await path_texts(app)
+        assert role == "assistant" and "paragraph 399 of a long reply" in text  # all of it is kept

@@ -15,7 +15,7 @@ import asyncio
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Literal, Sequence
 
-from treechat.agent.tools import make_tools
+from treechat.agent.tools import Reach, ReadConfirm, make_tools
 from treechat.attachments import AttachmentError, expand_prompt
 from treechat.chat_agent_events import CHANGES_STATUS, translate
 from treechat.chat_drafts import Drafts
@@ -64,7 +64,8 @@ class ChatCore(ChatModels):
                  model_ref: str | None = None, tools: Sequence[str] | None = None, cwd: str | None = None,
                  stream_fn: Any = None, stream_options: dict[str, Any] | None = None,
                  confirm: Confirm | None = None, system: str | None = None,
-                 local_servers: Sequence[tuple[str, str]] | None = None) -> None:
+                 local_servers: Sequence[tuple[str, str]] | None = None,
+                 confirm_read: ReadConfirm | None = None) -> None:
         self.catalog, self.settings, self.registry = catalog, settings, registry
         self.model_ref = model_ref or settings.model
         self.tool_names = list(tools if tools is not None else settings.tools)
@@ -73,6 +74,7 @@ class ChatCore(ChatModels):
         self.stream_fn = stream_fn
         self.stream_options = {**stream_options_from_settings(settings), **(stream_options or {})}
         self.confirm = confirm  # asks before the bash tool runs a command (None: refuse)
+        self.confirm_read = confirm_read  # asks before read, ls, grep look outside the working folder
         # the system prompt: treechat's own, the tools, folder, date, AGENTS.md, the user's words
         self.prompt_builder = SystemPromptBuilder.from_settings(settings, cwd=self.cwd, instructions=system)
         self._system_given = system is not None  # --system wins over what a session stored (/system)
@@ -247,7 +249,8 @@ class ChatCore(ChatModels):
         self.local.probe(model)
         try:
             # without a way to ask (print mode without --yes) the bash tool refuses, saying why
-            tools = make_tools(self.tool_names, cwd=self.cwd, confirm=self.confirm)
+            tools = make_tools(self.tool_names, cwd=self.cwd, confirm=self.confirm, reach=Reach.for_run(
+                self.cwd, self.confirm_read, anywhere=getattr(self.settings, "allow_reads_outside", False)))
             compaction = self.settings.compaction
             self._agent = await AgentSession.create(
                 self.session, model=model, registry=self.registry, tools=tools,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import os
-import stat
 import sys
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, AsyncIterator, Sequence, TextIO, cast
@@ -77,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-c", "--continue", dest="continue_latest", action="store_true", help="resume the most recent session")
     p.add_argument("--model", metavar="PROVIDER/ID", help="model to use, e.g. openai/gpt-4o-mini or anthropic/claude-sonnet-4-5")
     p.add_argument("--tools", metavar="LIST", help="enable built-in tools: read,ls,grep,bash")
-    p.add_argument("--yes", action="store_true", help="print mode: allow the bash tool without asking")
+    p.add_argument("--yes", action="store_true", help="print mode: allow what the app would ask about (bash "
+                   "commands, and read/ls/grep outside the working folder)")
     p.add_argument("--system", metavar="TEXT", help="instructions added to the system prompt (also config system_prompt)")
     p.add_argument("-a", "--attach", metavar="FILE", action="append",
                    help="print mode: attach a file (an image, or a text file); repeatable. In a prompt, @path does the same")
@@ -136,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
 @asynccontextmanager
 async def catalog_for(args: argparse.Namespace, kind: str | None = None) -> AsyncIterator[SessionCatalog]:
     """The store a command works on: `kind`, else --storage, else config.toml's `storage`."""
-    from .bootstrap import open_store, storage_kind
+    from .bootstrap import apply_lock_timeout, open_store, storage_kind
     from .config import load_settings
     from .paths import resolve_home
 
@@ -144,6 +144,7 @@ async def catalog_for(args: argparse.Namespace, kind: str | None = None) -> Asyn
     # config.toml is read only when it can matter (a store it may choose, a server URL in it)
     settings = load_settings(args.home) if chosen in (None, "postgres") else None
     kind = storage_kind(chosen, ephemeral=getattr(args, "ephemeral", False) and kind is None, settings=settings)
+    apply_lock_timeout(args.home, settings)
     catalog = await open_store(kind, resolve_home(args.home), settings=settings)
     try:
         yield catalog
@@ -272,13 +273,14 @@ async def cmd_export(args: argparse.Namespace) -> int:
             title = await session.get_session_name() or f"treechat session {storage.session_id}"
             text = render_markdown(title, ctx.messages, raw=args.raw)
             if args.output:
-                write_text_file(Path(args.output), text)
+                await write_text_file(Path(args.output), text)
             else:
                 sys.stdout.write(text)
             return 0
         from .cli_storage import stream_export
 
-        await stream_export(storage, args.output, sys.stdout if args.raw or args.output else cast(TextIO, _TerminalSafe(sys.stdout)))
+        await stream_export(storage, args.output, sys.stdout if args.raw or args.output else cast(TextIO, _TerminalSafe(sys.stdout)),
+                            raw=args.raw)
     return 0
 
 
@@ -319,6 +321,11 @@ async def cmd_tree(args: argparse.Namespace) -> int:
 
 
 async def cmd_search(args: argparse.Namespace) -> int:
+    from treechat.storage.base import MAX_QUERY_CHARS
+
+    if len(args.query) > MAX_QUERY_CHARS:
+        args.query = args.query[:MAX_QUERY_CHARS]
+        print(f"treechat: only the first {MAX_QUERY_CHARS:,} characters of the query are searched", file=sys.stderr)
     async with catalog_for(args) as catalog:
         # SessionCatalog's method named `list` shadows the builtin in its annotations; say what it is
         with reading_progress(catalog, "Searching"):
@@ -335,7 +342,7 @@ async def cmd_search(args: argparse.Namespace) -> int:
               for h in hits])
         return 0
     if not hits:
-        print(f"No matches for {args.query!r}.")
+        print(f"No matches for {shown(args, repr(args.query), 80)}.")
     for h in hits:
         where = h.session_name or h.session_id[:13]
         print(f"{shown(args, where)}  {shown(args, h.entry_id)}  {shown(args, h.role or h.type)}: {shown(args, ' '.join(h.snippet.split()), 100)}")
@@ -362,13 +369,14 @@ async def cmd_print(args: argparse.Namespace) -> int:
     from .chat import Chat
     from .print_mode import run_print
 
-    prompt = read_prompt(args.prompt, sys.stdin)
     env = load_environment(args.home)
+    prompt = read_prompt(args.prompt, sys.stdin, int(env.settings.max_input_mb * 1e6))
     tools = parse_tool_names(args.tools) if args.tools is not None else None
     async with catalog_for(args) as catalog:
         storage = await pick_session(catalog, session_ref=args.session, continue_latest=args.continue_latest)
         chat = Chat(catalog=catalog, settings=env.settings, registry=env.registry, model_ref=args.model,
-                    tools=tools, confirm=_allow if args.yes else None, system=args.system)
+                    tools=tools, confirm=_allow if args.yes else None, system=args.system,
+                    confirm_read=_allow_read if args.yes else _refuse_read)
         await chat.open(storage)
         try:
             code = await run_print(chat, prompt, out=sys.stdout, err=sys.stderr, attach=args.attach or (), raw=args.raw)
@@ -384,30 +392,25 @@ async def _allow(command: str) -> bool:
     return True  # --yes: the bash tool runs without asking
 
 
-def read_prompt(prompt: str, stdin: TextIO) -> str:
-    """`-p -` reads the prompt from stdin; text piped in with `-p PROMPT` comes first, then the
-    prompt (`git diff | treechat -p "review this"`). A terminal or no stdin is not read."""
-    if prompt == "-":
-        text = stdin.read()
-        if not text.strip():
-            raise CliError("-p - reads the prompt from stdin, but stdin was empty.")
-        return text
-    piped = _piped_text(stdin)
-    if not prompt.strip() and not piped.strip():
-        raise CliError("The prompt is empty: give the text after -p, or pipe it in (echo … | treechat -p).")
-    if not prompt.strip():
-        return piped  # `echo … | treechat -p`: the piped text is the prompt
-    return f"{piped.rstrip()}\n\n{prompt}" if piped.strip() else prompt
+async def _allow_read(tool: str, path: str, folder: str) -> bool:
+    return True  # --yes: read, ls and grep look outside the working folder too
 
 
-def _piped_text(stdin: TextIO) -> str:
+async def _refuse_read(tool: str, path: str, folder: str) -> bool:
+    """Print mode cannot ask: say on stderr what was refused and what allows it."""
+    print(f"treechat: {visible_line(f'refused {tool} of {path}: it is outside the working folder {folder}')} "
+          "(--yes, or allow_reads_outside = true in config.toml, allows it)", file=sys.stderr, flush=True)
+    return False
+
+
+def read_prompt(prompt: str, stdin: TextIO, limit: int = 1_000_000) -> str:
+    """The prompt for `-p`, with what was piped in (see piped_input.prompt_with_pipe)."""
+    from .piped_input import PipedInputError, prompt_with_pipe
+
     try:
-        mode = os.fstat(stdin.fileno()).st_mode
-    except (OSError, ValueError, AttributeError):  # closed, or not a real file (tests)
-        return ""
-    if not (stat.S_ISFIFO(mode) or stat.S_ISREG(mode)):
-        return ""  # a terminal, /dev/null, a socket: nothing was piped
-    return stdin.read()
+        return prompt_with_pipe(prompt, stdin, limit)
+    except PipedInputError as err:
+        raise CliError(str(err)) from None
 
 
 async def cmd_tui(args: argparse.Namespace) -> int:
@@ -447,8 +450,11 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.reconfigure(errors="replace")
     import asyncio
 
+    from treechat.storage.locks import listen
+
     try:
-        return asyncio.run(handler(args))
+        with listen(_lock_wait_line):
+            return asyncio.run(handler(args))
     except KeyboardInterrupt:
         print("treechat: interrupted", file=sys.stderr)
         return 130
@@ -483,6 +489,11 @@ def _expected(err: Exception) -> bool:
         if isinstance(kind, type) and isinstance(err, kind):
             return True
     return False
+
+
+def _lock_wait_line(text: str) -> None:
+    """A wait for another process's lock, said at once (the app says it in its own window)."""
+    print(f"treechat: {visible_line(text)}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -33,6 +33,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
+from treechat.storage.special import special_kind
+
 from .paths import config_path, resolve_home
 
 APIS = ("openai", "anthropic")
@@ -160,6 +162,7 @@ class ConfigFile(_Strict):
     model: ModelRef | None = None
     thinking: Literal["off", "minimal", "low", "medium", "high", "xhigh"] | None = None
     tools: list[str] = Field(default_factory=list)
+    allow_reads_outside: bool = False  # read, ls and grep outside the working folder without asking
     system_prompt: str | None = None
     theme: str | None = None
     # Bounded waits (seconds). A slow local model may think for minutes before its first byte;
@@ -167,6 +170,10 @@ class ConfigFile(_Strict):
     connect_timeout: Annotated[float, Field(gt=0)] = 10.0
     first_byte_timeout: Annotated[float, Field(gt=0)] = 300.0
     idle_timeout: Annotated[float, Field(gt=0)] = 120.0
+    reply_timeout: Annotated[float, Field(gt=0)] = 3600.0  # one whole request, from sending to its end
+    max_reply_mb: Annotated[float, Field(gt=0)] = 4.0  # text of one reply; a server sending more is cut off
+    lock_timeout: Annotated[float, Field(gt=0)] = 30.0  # a write waiting for another process's lock
+    max_input_mb: Annotated[float, Field(gt=0)] = 1.0  # text piped into -p, or pasted into the composer at once
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     storage: Literal["sqlite", "jsonl", "memory", "postgres"] | None = None
@@ -191,11 +198,16 @@ class Settings:
     model: str | None = None
     thinking: str | None = None
     tools: list[str] = field(default_factory=list)
+    allow_reads_outside: bool = False
     system_prompt: str | None = None
     theme: str | None = None
     connect_timeout: float = 10.0
     first_byte_timeout: float = 300.0
     idle_timeout: float = 120.0
+    reply_timeout: float = 3600.0
+    max_reply_mb: float = 4.0
+    lock_timeout: float = 30.0
+    max_input_mb: float = 1.0
     compaction: CompactionConfig = field(default_factory=CompactionConfig)
     storage: str | None = None  # the backend config.toml chose (--storage wins)
     database_url: str | None = field(default=None, repr=False)  # config.toml's (TREECHAT_DATABASE_URL wins)
@@ -208,6 +220,9 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
     chosen = home or env.get("TREECHAT_HOME") or None
     settings = Settings(home=resolve_home(chosen), config_file=config_path(chosen), env=env)
     path = settings.config_file
+    kind = special_kind(path)
+    if kind is not None:  # a FIFO would hold every start, a device never end
+        raise ConfigError(f"{path}: it is {kind}, not a file; make it a file (or remove it: defaults are used).")
     try:
         text = path.read_text("utf-8", errors="replace")
     except FileNotFoundError:
@@ -216,8 +231,9 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
         raise ConfigError(f"{path}: cannot read it ({err.strerror or err}).") from None
     parsed = parse_config(text, path)
     settings.config_loaded = True
-    for key in ("model", "thinking", "system_prompt", "theme", "connect_timeout", "first_byte_timeout",
-                "idle_timeout", "compaction", "storage", "database_url"):
+    for key in ("model", "thinking", "allow_reads_outside", "system_prompt", "theme", "connect_timeout",
+                "first_byte_timeout", "idle_timeout", "reply_timeout", "max_reply_mb", "lock_timeout", "max_input_mb",
+                "compaction", "storage", "database_url"):
         setattr(settings, key, getattr(parsed, key))
     settings.tools = list(parsed.tools)
     settings.providers = {name: p.model_copy(update={"name": name}) for name, p in parsed.providers.items()}

@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-c", "--continue", dest="continue_latest", action="store_true", help="resume the most recent session")
     p.add_argument("--model", metavar="PROVIDER/ID", help="model to use, e.g. openai/gpt-4o-mini or anthropic/claude-sonnet-4-5")
     p.add_argument("--tools", metavar="LIST", help="enable built-in tools: read,ls,grep,bash")
-    p.add_argument("--yes", action="store_true", help="print mode: allow the bash tool without asking")
+    p.add_argument("--yes", action="store_true", help="print mode: allow the bash tool and MCP calls without asking")
     p.add_argument("--system", metavar="TEXT", help="instructions added to the system prompt (also config system_prompt)")
     p.add_argument("-a", "--attach", metavar="FILE", action="append",
                    help="print mode: attach a file (an image, or a text file); repeatable. In a prompt, @path does the same")
@@ -117,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("reindex", help="rebuild the full-text search index from the stored entries")
     common(s, argparse.SUPPRESS)
+
+    from .cli_mcp import add_mcp_arguments
+    add_mcp_arguments(p, sub, lambda s: common(s, argparse.SUPPRESS))
 
     s = sub.add_parser("doctor", help="check the set-up: config, storage, keys, local servers, terminal")
     common(s, argparse.SUPPRESS)
@@ -357,6 +360,7 @@ async def cmd_print(args: argparse.Namespace) -> int:
     from .agent.tools import parse_tool_names
     from .bootstrap import load_environment, pick_session
     from .chat import Chat
+    from .cli_mcp import start_for_print
     from .print_mode import run_print
 
     prompt = read_prompt(args.prompt, sys.stdin)
@@ -367,6 +371,7 @@ async def cmd_print(args: argparse.Namespace) -> int:
         chat = Chat(catalog=catalog, settings=env.settings, registry=env.registry, model_ref=args.model,
                     tools=tools, confirm=_allow if args.yes else None, system=args.system)
         await chat.open(storage)
+        start_for_print(chat, args, sys.stderr)  # MCP servers, before the prompt (cli_mcp.py)
         try:
             code = await run_print(chat, prompt, out=sys.stdout, err=sys.stderr, attach=args.attach or (), raw=args.raw)
         finally:
@@ -407,6 +412,11 @@ def _piped_text(stdin: TextIO) -> str:
     return stdin.read()
 
 
+async def cmd_mcp(args: argparse.Namespace) -> int:
+    from .cli_mcp import run_mcp
+    return await run_mcp(args)
+
+
 async def cmd_tui(args: argparse.Namespace) -> int:
     from .tui import run_tui
 
@@ -422,6 +432,7 @@ COMMANDS = {
     "search": cmd_search,
     "reindex": cmd_reindex,
     "doctor": cmd_doctor,
+    "mcp": cmd_mcp,
 }
 
 

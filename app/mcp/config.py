@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
@@ -75,9 +76,18 @@ def url_problem(url: str) -> str | None:
     when the server starts."""
     if _VARIABLE.search(url):
         return None
-    from treechat.config import base_url_problem
-
-    return base_url_problem(url)
+    if not url or url != url.strip() or any(ord(ch) < 32 or ord(ch) == 127 for ch in url):
+        return "is empty or has spaces or control characters in it"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises for a port that is no number or out of range
+    except ValueError as err:
+        return f"is not a URL ({err})"
+    if parts.scheme not in ("http", "https"):
+        return f"needs http:// or https://{', not ' + parts.scheme + '://' if parts.scheme else ''}"
+    if not parts.hostname:
+        return 'names no host, e.g. "http://127.0.0.1:8000/mcp"'
+    return None
 
 
 def _names(servers: Any) -> Any:

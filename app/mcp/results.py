@@ -75,7 +75,8 @@ def convert_result(result: Any, tool: str) -> ToolResult:
 
 def _bounded(blocks: list[TextContent | ImageContent]) -> list[TextContent | ImageContent]:
     """Text over the limit (all text blocks together) is cut at its head, with a note."""
-    budget, out = MAX_BYTES, []
+    budget = MAX_BYTES
+    out: list[TextContent | ImageContent] = []
     for block in blocks:
         if isinstance(block, TextContent):
             kept, cut = truncate_head(block.text, max_bytes=max(budget, 0))

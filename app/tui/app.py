@@ -92,6 +92,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         if self.detect_servers:
             self.run_worker(self._detect_local(), group="detect")
         self.set_interval(POLL_SECONDS, self._poll_others)  # another process writing this session
+        self.call_after_refresh(lambda: self.run_worker(self.start_extensions(), group="mcp"))  # MCP, skills
 
     async def _poll_others(self) -> None:
         if not self.chat.is_running:  # its own appends are ours; another writer shows after the run

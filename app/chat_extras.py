@@ -89,7 +89,6 @@ class ChatExtras:
         if not await self.mcp.restart(name):
             known = ", ".join(self.mcp.servers) or "none is running"
             raise CommandError(f"No MCP server {name!r} to restart ({known}).")
-        await self.mcp.servers[name].settled(self.mcp.servers[name].spec.startup_timeout + 5)
         return self.mcp_text()
 
     def mcp_text(self) -> str:

@@ -46,8 +46,9 @@ class ServerRow:
 class McpManager:
     def __init__(self, specs: list[ServerSpec], *, cwd: str, env: dict[str, str] | None = None,
                  on_change: Callable[[str | None], None] = lambda line: None,
-                 confirm: Callable[[], "ConfirmCall | None"] = lambda: None) -> None:
+                 confirm: Callable[[], "ConfirmCall | None"] = lambda: None, max_message: int | None = None) -> None:
         self.specs = list(specs)
+        self.max_message = max_message  # bytes of one answer (None: the server module's MAX_MESSAGE)
         self.cwd, self.env = cwd, env
         self.on_change = on_change
         self.confirm = confirm  # asked at each call: the front end sets it after the manager is made
@@ -85,7 +86,8 @@ class McpManager:
         module = await asyncio.to_thread(importlib.import_module, "treechat.mcp.server")
         for spec in specs:
             if spec.config.enabled and spec.name not in self.servers:
-                server = module.McpServer(spec, cwd=self.cwd, env=self.env, on_change=self._changed)
+                server = module.McpServer(spec, cwd=self.cwd, env=self.env, on_change=self._changed,
+                                          max_message=self.max_message or module.MAX_MESSAGE)
                 self.servers[spec.name] = server
                 server.start()
 
@@ -110,6 +112,7 @@ class McpManager:
         if server is None:
             return False
         await server.restart()
+        await server.settled(server.spec.startup_timeout + 5)
         return True
 
     async def close(self) -> None:

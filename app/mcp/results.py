@@ -80,6 +80,8 @@ def _bounded(blocks: list[TextContent | ImageContent]) -> list[TextContent | Ima
     for block in blocks:
         if isinstance(block, TextContent):
             kept, cut = truncate_head(block.text, max_bytes=max(budget, 0))
+            if cut and not kept and budget > 0:  # one line longer than all that may be shown: its head
+                kept = block.text.encode("utf-8", "replace")[:budget].decode("utf-8", "ignore")
             budget -= len(kept.encode("utf-8", "replace"))
             if cut:
                 total = len(block.text.encode("utf-8", "replace"))

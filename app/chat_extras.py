@@ -85,6 +85,10 @@ class ChatExtras:
                 self.mcp.untrusted = [s for s in found.servers if s.name not in taken]
         self.mcp.start()
 
+    def allow_project_mcp(self) -> None:
+        """Start the project's servers `start_mcp` left out (the person said yes)."""
+        self.mcp.add(list(self.mcp.untrusted))
+
     async def restart_mcp(self, name: str) -> str:
         if not await self.mcp.restart(name):
             known = ", ".join(self.mcp.servers) or "none is running"

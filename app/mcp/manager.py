@@ -57,6 +57,7 @@ class McpManager:
         self.problems: list[str] = []  # lines about servers that cannot be used at all
         self._tools: dict[str, list[AgentTool]] = {}
         self._start: asyncio.Task[None] | None = None
+        self._started = False  # start() was called: servers added later start at once
 
     @property
     def configured(self) -> bool:
@@ -71,15 +72,17 @@ class McpManager:
                                      "of that name.")
                 continue
             self.specs.append(spec)
-            if self._start is not None:
+            self.untrusted = [s for s in self.untrusted if s.name != spec.name]
+            if self._started:
                 self._start = asyncio.get_running_loop().create_task(self._launch([spec]))
 
     # ------------------------------------------------------------ life
 
     def start(self) -> None:
         """Start every enabled server in the background (once)."""
-        if self._start is None and any(s.config.enabled for s in self.specs):
-            self._start = asyncio.get_running_loop().create_task(self._launch(self.specs))
+        if not self._started and any(s.config.enabled for s in self.specs):
+            self._start = asyncio.get_running_loop().create_task(self._launch(list(self.specs)))
+        self._started = True
 
     async def _launch(self, specs: list[ServerSpec]) -> None:
         # the SDK is about a second of imports: on a thread, so the screen keeps drawing meanwhile

@@ -12,6 +12,7 @@ the rest of the session.
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ from treechat.widgets.screens import TextDialog, ToolConfirmDialog
 from .base import TuiBase
 
 CALL_HINT = "y runs it · a runs it and allows this tool for this session · n or Esc refuses"
+QUIET_BEFORE_ASKING = 1.5  # seconds without a key before the trust question shows
 TRUST_HINT = "y starts them (and remembers) · a starts them this time · n never for this file · Esc not now"
 
 
@@ -69,17 +71,19 @@ class ExtensionsView(TuiBase):
         composer.completer = lambda text, cursor: self.complete_command(text, cursor) or (
             paths(text, cursor) if paths is not None else None)
         self.chat.load_extensions()
-        found, trust = self.chat.project_mcp()
-        if trust == "ask":
+        self.chat.start_mcp()  # config.toml's servers, and the project's when trusted before
+        if self.chat.project_mcp()[1] == "ask":
             self.run_worker(self.ask_project_trust(), group="mcp")
-        else:
-            self.chat.start_mcp()
 
-    async def ask_project_trust(self, *, start: bool = True) -> None:
+    async def ask_project_trust(self) -> None:
         found, _ = self.chat.project_mcp()
         if found is None or not found.servers:
-            self.chat.start_mcp()
             return
+        # A question nobody asked for waits until the person is not typing: a first key after a
+        # pause answers the dialog, and keys typed while it is up are not theirs to keep.
+        asked_at = time.monotonic()
+        while time.monotonic() - max(getattr(self, "last_key_at", 0.0), asked_at) < QUIET_BEFORE_ASKING:
+            await asyncio.sleep(0.2)
         listed = "\n".join(f"  {s.name}: {s.where}" for s in found.servers)
         body = (f"{found.path} asks to run these MCP servers (their tools will ask before each call):\n\n{listed}\n\n"
                 "Start them only if you trust this project.")
@@ -97,8 +101,8 @@ class ExtensionsView(TuiBase):
             self.chat.trust_project("trusted")
         elif answer is False:
             self.chat.trust_project("refused")
-        if start:
-            self.chat.start_mcp(project=answer is True or answer == ToolConfirmDialog.ALLOW_SESSION)
+        if answer is True or answer == ToolConfirmDialog.ALLOW_SESSION:
+            self.chat.allow_project_mcp()
 
     async def confirm_mcp_call(self, server: str, tool: str, arguments: str) -> bool:
         """Before an untrusted server's tool runs (the bash tool's dialog), unless that tool was

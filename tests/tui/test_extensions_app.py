@@ -76,7 +76,13 @@ async def test_a_projects_servers_are_asked_about_once(make_app, fake, tmp_path)
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": {"command": sys.executable,
                                                                              "args": [FAKE]}}}))
     async with make_app() as (app, pilot):
-        await wait_for(pilot, lambda: isinstance(app.screen, ProjectTrustDialog), what="the question", rounds=1000)
+        for key in "yes a":  # typing at start: the question waits for a pause, and takes none of it
+            await pilot.press(key if key != " " else "space")
+            await pilot.pause(0.3)
+            assert not isinstance(app.screen, ProjectTrustDialog)
+        assert app.query_one(Composer).text == "yes a"
+        await wait_for(pilot, lambda: isinstance(app.screen, ProjectTrustDialog) and app.screen.shown_at < float("inf"),
+                       what="the question", rounds=1000)
         assert f"{tmp_path / '.mcp.json'} asks to run these MCP servers" in screen_text(app)
         assert tools_of(app) == []
         await pilot.pause(SETTLE)

@@ -298,6 +298,7 @@ def context_system_prompt(args: argparse.Namespace, active_tools: list[str] | No
     `system_prompt`, and `instructions` (`--system`, else what `/system` stored on the path)."""
     from .agent.tools import BUILTIN_TOOLS, make_tools, parse_tool_names
     from .config import ConfigError, load_settings
+    from .extensions import skills_section
     from .session.system_prompt import SystemPromptBuilder
 
     try:
@@ -307,6 +308,7 @@ def context_system_prompt(args: argparse.Namespace, active_tools: list[str] | No
         raise CliError(str(err)) from None
     tools = make_tools([n for n in names if n in BUILTIN_TOOLS], cwd=cwd)
     builder = SystemPromptBuilder.from_settings(settings, cwd=cwd, instructions=instructions)
+    builder.skills = skills_section(cwd, settings.config_file.parent, settings.env)  # as the app lists them
     return builder.build(tools)
 
 

@@ -125,3 +125,11 @@ def listing(ext: Extensions, skills_announced: bool) -> str:
     if ext.problems:
         lines += ["", "Problems:", *(f"  {p}" for p in ext.problems)]
     return "\n".join(lines)
+
+
+def skills_section(cwd: str | os.PathLike[str], config_dir: Path | None, env: Mapping[str, str]) -> str:
+    """The system prompt's skills section for `cwd` (`treechat context`: no controller there)."""
+    from .skills import skills_prompt
+
+    home = user_home(env)
+    return skills_prompt(load_skills(skill_roots(Path(cwd).resolve(), config_dir, home, pi_agent_dir(env, home)))[0])

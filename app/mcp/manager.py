@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Literal
 
@@ -85,6 +86,11 @@ class McpManager:
         self._started = True
 
     async def _launch(self, specs: list[ServerSpec]) -> None:
+        # The SDK logs what it sees to Python's last-resort handler, which writes to the terminal
+        # (over the app's screen): its problems reach the person as our one line instead.
+        for name in ("mcp", "httpx2", "httpcore2"):
+            logging.getLogger(name).addHandler(logging.NullHandler())
+            logging.getLogger(name).propagate = False
         # the SDK is about a second of imports: on a thread, so the screen keeps drawing meanwhile
         module = await asyncio.to_thread(importlib.import_module, "treechat.mcp.server")
         for spec in specs:

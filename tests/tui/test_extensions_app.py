@@ -100,7 +100,11 @@ async def test_templates_are_commands_with_tab_and_f1(make_app, fake, tmp_path) 
     prompts.mkdir()
     (prompts / "review.md").write_text("---\ndescription: Review some files\nargument-hint: FILE…\n---\n"
                                        "Please review $1 and $2.\n")
+    skill = tmp_path / "skills" / "deploy" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: deploy\ndescription: How to deploy\n---\nRun make deploy.\n")
     fake.script_openai(["reviewed"])
+    fake.script_openai(["deployed"])
     async with make_app() as (app, pilot):
         await wait_for(pilot, lambda: app.chat._extensions is not None, what="the templates")
         composer = app.query_one(Composer)
@@ -111,6 +115,20 @@ async def test_templates_are_commands_with_tab_and_f1(make_app, fake, tmp_path) 
         await pilot.press("enter")
         await wait_for(pilot, lambda: len(fake.requests) == 1 and idle(app), what="the reply")
         assert fake.requests[0].body["messages"][-1] == {"role": "user", "content": "Please review foo.py and bar."}
+        await type_text(pilot, "/skill deploy now please")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(fake.requests) == 2 and idle(app), what="the skill's reply")
+        sent = fake.requests[1].body["messages"][-1]["content"]
+        assert sent.startswith(f'<skill name="deploy" location="{skill}">') and sent.endswith("now please")
+        assert "Run make deploy." in sent
         await pilot.press("f1")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="F1")
         assert "/review FILE…" in app.screen.extra and "Review some files" in app.screen.extra
+        assert "`deploy` | How to deploy" in app.screen.extra
+        await pilot.press("escape")
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.2)
+        await pilot.press(*"review")
+        await wait_for(pilot, lambda: "Template: review" in screen_text(app), what="the palette's template")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: composer.text == "/review ", what="the template in the composer")

@@ -176,6 +176,8 @@ class McpServer:
         env = {k: self.env[k] for k in INHERITED if k in self.env}
         env.update({k: expand(v, self.env, f"env {k}") for k, v in c.env.items()})
         cwd = os.path.join(self.cwd, expand(c.cwd, self.env, "cwd")) if c.cwd else self.cwd
+        if not os.path.isdir(cwd):
+            raise MissingVariable(f"its folder {cwd} does not exist (cwd = …)")
         launch = Launch(expand(c.command or "", self.env, "command"),
                         [expand(a, self.env, "an argument") for a in c.args], env, cwd)
         return stdio_transport(launch, info, max_message=self.max_message)

@@ -83,6 +83,8 @@ class ChatExtras:
                 self.mcp.add([s for s in found.servers if s.name not in taken])
             else:
                 self.mcp.untrusted = [s for s in found.servers if s.name not in taken]
+                if trust == "refused":
+                    self.mcp.untrusted_note = "you chose never for this .mcp.json (/mcp trust asks again)"
         self.mcp.start()
 
     def allow_project_mcp(self) -> None:

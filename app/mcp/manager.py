@@ -55,6 +55,7 @@ class McpManager:
         self.confirm = confirm  # asked at each call: the front end sets it after the manager is made
         self.servers: dict[str, McpServer] = {}
         self.untrusted: list[ServerSpec] = []  # a project's servers not (yet) allowed
+        self.untrusted_note = "this project's .mcp.json is not trusted yet (/mcp trust asks)"
         self.problems: list[str] = []  # lines about servers that cannot be used at all
         self._tools: dict[str, list[AgentTool]] = {}
         self._start: asyncio.Task[None] | None = None
@@ -164,7 +165,7 @@ class McpManager:
             tools = tuple(t.name for t in self._tools.get(spec.name, []))
             rows.append(ServerRow(spec.name, state, spec.origin, spec.where, tools, server.error if server else None,
                                   spec.trusted, server.restarted if server else 0))
-        rows += [ServerRow(s.name, "not trusted", s.origin, s.where) for s in self.untrusted]
+        rows += [ServerRow(s.name, "not trusted", s.origin, s.where, error=self.untrusted_note) for s in self.untrusted]
         return rows
 
 
@@ -196,10 +197,8 @@ def format_rows(rows: list[ServerRow], problems: list[str] = ()) -> str:  # type
         if r.tools:
             lines.append(f"    {len(r.tools)} tool{'s' if len(r.tools) != 1 else ''}: {', '.join(r.tools)}")
         if r.error:
-            lines.append(f"    last error: {r.error}")
+            lines.append(f"    {'not started: ' if r.state == 'not trusted' else 'last error: '}{r.error}")
         if r.restarted:
             lines.append(f"    restarted {r.restarted} time{'s' if r.restarted != 1 else ''}")
-        if r.state == "not trusted":
-            lines.append("    not started: this project's .mcp.json is not trusted yet")
     lines += [f"! {p}" for p in problems]
     return "\n".join(lines)

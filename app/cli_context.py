@@ -18,12 +18,15 @@ def context_system_prompt(home: str | None, tools: str | None, active_tools: lis
     A bad config.toml or tool list raises ConfigError / ValueError."""
     from .agent.tools import BUILTIN_TOOLS, make_tools, parse_tool_names
     from .config import load_settings
+    from .extensions import skills_section
     from .session.system_prompt import SystemPromptBuilder
 
     settings = load_settings(home)
     names = active_tools if active_tools is not None else parse_tool_names(tools or settings.tools)
     made = make_tools([n for n in names if n in BUILTIN_TOOLS], cwd=cwd)
-    return SystemPromptBuilder.from_settings(settings, cwd=cwd, instructions=instructions).build(made)
+    builder = SystemPromptBuilder.from_settings(settings, cwd=cwd, instructions=instructions)
+    builder.skills = skills_section(cwd, settings.config_file.parent, settings.env)  # as the app lists them
+    return builder.build(made)
 
 
 def context_json(ctx: SessionContext, system_prompt: str) -> str:

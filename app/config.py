@@ -35,6 +35,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from treechat.storage.special import special_kind
 
+from .mcp.config import DEFAULT_TIMEOUT as DEFAULT_MCP_TIMEOUT
+from .mcp.config import McpServerConfig, McpServers
 from .paths import config_path, resolve_home
 
 APIS = ("openai", "anthropic")
@@ -188,6 +190,9 @@ class ConfigFile(_Strict):
         if found:
             raise ValueError(found)
         return value
+    # MCP servers (issue 24): their tools join as NAME__TOOL; a call waits mcp_timeout seconds at most
+    mcp_servers: McpServers = Field(default_factory=dict)
+    mcp_timeout: Annotated[float, Field(gt=0)] = DEFAULT_MCP_TIMEOUT
 
 
 @dataclass
@@ -213,6 +218,8 @@ class Settings:
     database_url: str | None = field(default=None, repr=False)  # config.toml's (TREECHAT_DATABASE_URL wins)
     env: Mapping[str, str] = field(default_factory=lambda: os.environ, repr=False)
     config_loaded: bool = False  # a config file was found and read
+    mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
+    mcp_timeout: float = DEFAULT_MCP_TIMEOUT
 
 
 def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> Settings:
@@ -237,6 +244,7 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
         setattr(settings, key, getattr(parsed, key))
     settings.tools = list(parsed.tools)
     settings.providers = {name: p.model_copy(update={"name": name}) for name, p in parsed.providers.items()}
+    settings.mcp_servers, settings.mcp_timeout = dict(parsed.mcp_servers), parsed.mcp_timeout
     return settings
 
 
@@ -293,6 +301,8 @@ def _explain(problem: Any, keys: list[str]) -> str:
         return 'must be a list of tool names, e.g. ["read", "ls"]'
     if key == "providers" and len(keys) == 1:
         return "must be a table of [providers.NAME] tables"
+    if key == "mcp_servers" and len(keys) == 1 and problem["type"] != "value_error":
+        return "must be a table of [mcp_servers.NAME] tables"
     message = str(problem.get("msg", "is not valid"))
     message = message.removeprefix("Value error, ")
     if message.startswith("Input should be"):
@@ -310,6 +320,8 @@ def _known_keys(table: list[str]) -> list[str]:
         fields = {k: v for k, v in ProviderConfig.model_fields.items() if k != "name"}
     elif table == ["compaction"]:
         fields = CompactionConfig.model_fields
+    elif table[0] == "mcp_servers" and len(table) == 2:
+        fields = McpServerConfig.model_fields
     else:
         return []
     return sorted(fields)
@@ -320,6 +332,10 @@ def _line_of(text: str, key_path: list[str]) -> int | None:
     lines = text.splitlines()
     for depth in range(len(key_path), 0, -1):
         *tables, key = key_path[:depth]
+        whole = re.compile(r"^\s*\[\[?\s*" + r"\s*\.\s*".join(re.escape(t) for t in [*tables, key]) + r"\s*\]")
+        found_table = next((i for i, line in enumerate(lines) if whole.match(line)), None)
+        if found_table is not None and tables:  # a problem with a whole table ([mcp_servers.x]): its header
+            return found_table + 1
         start = 0
         if tables:
             header = re.compile(r"^\s*\[\[?\s*" + r"\s*\.\s*".join(re.escape(t) for t in tables) + r"\s*\]")

@@ -87,8 +87,8 @@ class Composer(TextArea):
             super().__init__()
 
     class Command(Message):
-        def __init__(self, name: str, args: str, text: str = "") -> None:
-            self.name, self.args, self.text = name, args, text
+        def __init__(self, name: str, args: str, text: str = "", kind: str = "send") -> None:
+            self.name, self.args, self.text, self.kind = name, args, text, kind  # kind: as for Submitted
             super().__init__()
 
     def __init__(self, text: str = "", *, id: str | None = None, classes: str | None = None) -> None:
@@ -211,7 +211,7 @@ class Composer(TextArea):
         text = self._take()
         command = parse_command(text)
         if command is not None:
-            self.post_message(self.Command(*command, text=text))
+            self.post_message(self.Command(*command, text=text, kind=kind))
             return
         if text.lstrip().startswith("//"):
             text = text.lstrip()[1:]

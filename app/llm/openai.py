@@ -62,11 +62,21 @@ def _tool_text(content: list[Any]) -> str:
     return "\n".join(b.text for b in content if isinstance(b, TextContent)) or "(no output)"
 
 
+def _tool_images_message(images: list[dict[str, Any]]) -> dict[str, Any]:
+    """A tool message carries text only: the images of the results before it follow as a user
+    message (as Pi sends them)."""
+    return {"role": "user", "content": [{"type": "text", "text": "Attached image(s) from tool result:"}, *images]}
+
+
 def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
     if context.system_prompt:
         messages.append({"role": "system", "content": context.system_prompt})
+    tool_images: list[dict[str, Any]] = []  # images tool results returned (Chat Completions: a user message after them)
     for msg in prepare_messages(context.messages):
+        if tool_images and msg.role != "toolResult":
+            messages.append(_tool_images_message(tool_images))
+            tool_images = []
         if msg.role == "user":
             messages.append({"role": "user", "content": _user_content(msg.content)})
         elif msg.role == "assistant":
@@ -84,7 +94,14 @@ def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) ->
                 entry["tool_calls"] = calls
             messages.append(entry)
         elif msg.role == "toolResult":
-            messages.append({"role": "tool", "tool_call_id": msg.tool_call_id, "content": _tool_text(msg.content)})
+            images = [b for b in msg.content if isinstance(b, ImageContent)]
+            text = _tool_text(msg.content) if not images or any(isinstance(b, TextContent) for b in msg.content) else (
+                "(see attached image)")
+            messages.append({"role": "tool", "tool_call_id": msg.tool_call_id, "content": text})
+            tool_images += [{"type": "image_url", "image_url": {"url": f"data:{b.mime_type};base64,{b.data}"}}
+                            for b in images]
+    if tool_images:
+        messages.append(_tool_images_message(tool_images))
     body: dict[str, Any] = {"model": model.id, "messages": messages, "stream": True}
     if model.compat.get("supports_usage_in_streaming", True):
         body["stream_options"] = {"include_usage": True}

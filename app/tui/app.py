@@ -106,6 +106,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
             self.run_worker(self._detect_local(), group="detect")
         # what other processes and machines write shows as it happens (treechat.chat_live)
         self._follow_store()
+        self.call_after_refresh(lambda: self.run_worker(self.start_extensions(), group="mcp"))  # MCP, skills
 
     @work(group="store-feed", exclusive=True, exit_on_error=False)
     async def _follow_store(self) -> None:

@@ -101,6 +101,11 @@ class Chat(LiveChat):
         await self.move_to(entry_id)
         return None
 
+    async def whole_tree(self) -> None:
+        """Wait until the whole tree is in (at once unless a big session's is still being read)."""
+        if self._tree_load is not None:
+            await self._tree_load.wait()
+
     async def move_to(self, target: str | None, *, remember: bool = True, announce: bool = True) -> None:
         """Move the leaf; leaving a branch is announced (with `/summarize` offered) unless the
         caller is about to grow an alternative there (retry). A read-only store cannot keep a

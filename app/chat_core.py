@@ -197,11 +197,6 @@ class ChatCore(ChatModels, ChatExtras):
         self._emit(TreeLoaded(tree))
         self._emit(HeaderChanged(self.header()))
 
-    async def whole_tree(self) -> None:
-        """Wait until the whole tree is in (at once unless a big session's is still being read)."""
-        if self._tree_load is not None:
-            await self._tree_load.wait()
-
     def _grow_tree(self, row: TreeRow) -> None:
         self.tree.add(row)
         if self._tree_load is not None:

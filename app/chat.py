@@ -101,6 +101,11 @@ class Chat(LiveChat):
         await self.move_to(entry_id)
         return None
 
+    def load_tree(self) -> None:
+        """Start reading a big session's whole tree (the front end calls this after its first frame)."""
+        if self._tree_load is not None:
+            self._tree_load.start()
+
     async def whole_tree(self) -> None:
         """Wait until the whole tree is in (at once unless a big session's is still being read)."""
         if self._tree_load is not None:

@@ -2,10 +2,11 @@
 
 Reading the whole tree of a 1M-entry session takes seconds (SQLite's part is C, but it is a scan
 of every entry); nothing on the first screen needs more than the path to the leaf. So a session of
-`LOAD_LATER` entries or more opens with a tree of its path (`get_path_rows`: milliseconds) and its
-whole tree is read meanwhile; when it is in, `TreeLoaded` says so. Until then the rows that come
-(replies, labels, other writers' entries) go into the path's tree and are kept to be added to the
-whole one, and what needs the whole tree (a move, a sibling switch, a search jump) waits for it.
+`LOAD_LATER` entries or more opens with a tree of its path (`get_path_rows`: milliseconds), and its
+whole tree is read once the front end has drawn that (`Chat.load_tree`) or something waits for it;
+when it is in, `TreeLoaded` says so. Until then the rows that come (replies, labels, other writers'
+entries) go into the path's tree and are kept to be added to the whole one, and what needs the
+whole tree (a move, a sibling switch, a search jump) waits for it.
 """
 
 from __future__ import annotations
@@ -36,8 +37,14 @@ class TreeLoad:
 
     def __init__(self, storage: SessionStorage, done: Callable[[TreeIndex], None]) -> None:
         self._changes: list[Change] = []
-        self._done = done
-        self.task: asyncio.Task[None] = asyncio.get_running_loop().create_task(self._read(storage))
+        self._done, self._storage = done, storage
+        self.task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Begin the read (once). The front end does when its first frame is drawn: the read's
+        Python part holds the interpreter, and at 1M entries it made that frame 1.5 s later."""
+        if self.task is None:
+            self.task = asyncio.get_running_loop().create_task(self._read(self._storage))
 
     def add(self, row: TreeRow) -> None:
         self._changes.append(lambda tree: tree.add(row))
@@ -58,7 +65,10 @@ class TreeLoad:
         self._done(tree)
 
     def cancel(self) -> None:
-        self.task.cancel()
+        if self.task is not None:
+            self.task.cancel()
 
     async def wait(self) -> None:
+        self.start()
+        assert self.task is not None
         await asyncio.gather(asyncio.shield(self.task), return_exceptions=True)

@@ -48,6 +48,7 @@ class ChatView(TuiBase):
             typed = composer.text.strip()
             composer.set_text(f"{e.composer_text}\n\n{typed}" if typed else e.composer_text)
         self.call_after_refresh(gc_policy.settle)
+        self.call_after_refresh(self.chat.load_tree)  # a big session's whole tree: after this frame
 
     @on(m.TreeLoaded)
     @drawn

@@ -87,6 +87,8 @@ async def test_what_happens_while_the_tree_is_read_is_in_the_whole_tree(catalog,
     await chat.resume(sid)
     await chat.label(first[3], "here")
     await chat.rename("Big one")
+    chat.load_tree()  # what the App does after its first frame
+    await asyncio.sleep(0)
     assert chat._tree_load is not None and not chat._tree_load.task.done(), chat._tree_load and chat._tree_load.task
     move = asyncio.ensure_future(chat.move_to(other[-1]))  # a move needs the whole tree: it waits
     await asyncio.sleep(0.05)
@@ -102,6 +104,7 @@ async def test_a_session_switched_away_from_while_its_tree_is_read(catalog, fake
     chat, rec = await make_chat(catalog, fake, tmp_path)
     sid, _, _ = await branchy(catalog)
     await chat.resume(sid)
+    chat.load_tree()
     await chat.new_session()
     gate.set()
     await asyncio.sleep(0.05)

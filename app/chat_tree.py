@@ -18,7 +18,7 @@ from treechat.storage import gc_policy
 from treechat.storage.base import SessionStorage, StorageError, TreeRow
 from treechat.storage.tree_index import TreeIndex
 
-LOAD_LATER = 150_000  # entries: from this size the tree is read after the first frame
+LOAD_LATER = 50_000  # entries: from here the tree is read after the first frame (SQLite: ~0.5 s and up)
 
 Change = Callable[[TreeIndex], object]
 

@@ -213,7 +213,8 @@ class SearchHit:
 
 class SearchHits(builtins.list[SearchHit]):
     """The hits of a search that had to stop early: `searched` entries were looked at (the newest),
-    not all of them. (A plain list of hits means every entry was searched.)"""
+    not all of them; `search(..., further=searched)` goes on from there. (A plain list of hits
+    means every entry was searched, or `limit` hits were found.)"""
 
     searched: int = 0
 
@@ -394,8 +395,12 @@ class SessionCatalog(Protocol):
         work either way; a write raises ReadOnlyStorageError with the same reason."""
 
     async def search(
-        self, query: str, *, session_id: str | None = None, limit: int = 50
-    ) -> builtins.list[SearchHit]: ...
+        self, query: str, *, session_id: str | None = None, limit: int = 50, further: int = 0
+    ) -> builtins.list[SearchHit]:
+        """The best hits first (`limit` at most). A search that had to stop early says how many of
+        the newest entries it looked at (`searched_only`); `further=` that number looks at the
+        next, older ones ("more…"). A search that looked at everything has nothing further: []."""
+        ...
 
     def watch(self) -> ChangeFeed:
         """A feed of what other writers change in this store (see ChangeFeed); close it after use."""

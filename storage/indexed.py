@@ -386,9 +386,9 @@ class IndexedCatalog:
         return storage, report
 
     async def search(
-        self, query: str, *, session_id: str | None = None, limit: int = 50
+        self, query: str, *, session_id: str | None = None, limit: int = 50, further: int = 0
     ) -> builtins.list[SearchHit]:
-        if not query.strip() or limit <= 0:
+        if not query.strip() or limit <= 0 or further > 0:  # every search here looks at everything
             return []
         pattern = re.compile(re.escape(query), re.IGNORECASE)
         if session_id is not None:

@@ -179,8 +179,8 @@ class SlashCommands(ExtensionsView):
         self.push_screen(ThinkingPicker(self.chat.status().thinking, levels, note), callback=done)
 
     async def cmd_search(self, args: str) -> None:
-        async def search(query: str) -> list[SearchHit]:
-            return await self.chat.catalog.search(query, limit=50)
+        async def search(query: str, further: int = 0) -> list[SearchHit]:
+            return await self.chat.catalog.search(query, limit=50, further=further)
 
         async def done(choice: object) -> None:
             if isinstance(choice, SearchScreen.Chosen):

@@ -1,4 +1,4 @@
-"""Built-in tools. All are off unless enabled by name (`--tools read,ls,grep,bash` or config)."""
+"""Built-in tools. All are off unless enabled by name (`--tools read,ls,grep,bash,edit,write` or config)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,12 @@ from typing import Iterable
 
 from .base import AgentTool, FunctionTool, ToolResult, text_result
 from .bash import BashTool, Confirm
+from .bash_tracked import TrackedBashTool
+from .changes import ApproveChange, FileRecorder, ProposedChange
+from .edit import EditTool, WriteTool
 from .files import GrepTool, LsTool, ReadTool
 
-BUILTIN_TOOLS = ("read", "ls", "grep", "bash")
+BUILTIN_TOOLS = ("read", "ls", "grep", "bash", "edit", "write")
 
 
 class UnknownToolError(ValueError):
@@ -28,11 +31,16 @@ def parse_tool_names(spec: str | Iterable[str] | None) -> list[str]:
 
 
 def make_tools(names: Iterable[str], *, cwd: str | os.PathLike[str] | None = None,
-               confirm: Confirm | None = None) -> list[AgentTool]:
-    made: dict[str, AgentTool] = {"read": ReadTool(cwd), "ls": LsTool(cwd), "grep": GrepTool(cwd),
-                                  "bash": BashTool(cwd, confirm)}
+               confirm: Confirm | None = None, approve: ApproveChange | None = None,
+               recorder: FileRecorder | None = None) -> list[AgentTool]:
+    """`approve`: asked before edit and write change a file (None: they refuse); `recorder`: the
+    checkpoints of what edit, write and bash change (None: nothing is recorded)."""
+    bash = BashTool(cwd, confirm) if recorder is None else TrackedBashTool(cwd, confirm, recorder)
+    made: dict[str, AgentTool] = {"read": ReadTool(cwd), "ls": LsTool(cwd), "grep": GrepTool(cwd), "bash": bash,
+                                  "edit": EditTool(cwd, approve, recorder), "write": WriteTool(cwd, approve, recorder)}
     return [made[n] for n in parse_tool_names(list(names))]
 
 
 __all__ = ["AgentTool", "FunctionTool", "ToolResult", "text_result", "BashTool", "ReadTool", "LsTool", "GrepTool",
-           "BUILTIN_TOOLS", "make_tools", "parse_tool_names", "UnknownToolError"]
+           "EditTool", "WriteTool", "ApproveChange", "FileRecorder", "ProposedChange", "BUILTIN_TOOLS", "make_tools",
+           "parse_tool_names", "UnknownToolError"]

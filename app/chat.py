@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Literal
 
 from treechat.agent.tools import make_tools
-from treechat.chat_core import ChatCore, ChatError
+from treechat.chat_core import ChatError
 from treechat.chat_events import EntryAppended, Focused, HeaderChanged, LabelChanged, Notice, PathChanged, StatusChanged
 from treechat.chat_status import entry_words
+from treechat.chat_workspace import ChatWorkspace
 from treechat.export_target import OutputError
 from treechat.exporting import export_session
 from treechat.llm.local import shown_ref
@@ -32,7 +33,7 @@ from treechat.storage.tree_index import CONVERSATION_TYPES
 __all__ = ["Chat", "ChatError"]
 
 
-class Chat(ChatCore):
+class Chat(ChatWorkspace):
     # ------------------------------------------------------------ the model and the system prompt
 
     def system_prompt(self) -> str:
@@ -127,6 +128,8 @@ class Chat(ChatCore):
         self._emit(PathChanged(await self._path_to_show(), self.session.leaf_id, None, "move"))
         self._emit(HeaderChanged(self.header()))
         self._emit(StatusChanged(self.status()))
+        if announce and target != old:
+            self.offer_restore()  # the files there, if they differ from the disk (never silently)
 
     async def back(self) -> None:
         if not self.leaf_history:
@@ -246,6 +249,7 @@ class Chat(ChatCore):
         except (ForkError, StorageError) as err:
             raise ChatError(str(err)) from None
         await self.open(storage, composer_text=composer_text, editor_text=text)
+        self.offer_restore()  # the fork's point may hold other files than the disk
         # (ids made in the same minute share their first characters: show enough to tell them apart)
         n = next((i + 1 for i, (a, b) in enumerate(zip(storage.session_id, original)) if a != b), 8)
         n = max(8, min(n, len(original)))
@@ -275,6 +279,9 @@ class Chat(ChatCore):
             return 0  # a store gone bad says so on the next write; polling stays quiet
         if not found:
             return 0
+        for entry in found.entries:
+            if self._files is not None:
+                self._files.add_entry(entry)
         for row in found.rows:
             self.tree.add(row)
             self._emit(EntryAppended(entry=next(e for e in found.entries if e.id == row.id), row=row,

@@ -15,7 +15,7 @@ import asyncio
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Literal, Sequence
 
-from treechat.agent.tools import make_tools
+from treechat.agent.tools import ApproveChange, FileRecorder, ProposedChange, make_tools
 from treechat.attachments import AttachmentError, expand_prompt
 from treechat.chat_agent_events import CHANGES_STATUS, translate
 from treechat.chat_drafts import Drafts
@@ -51,6 +51,7 @@ from treechat.storage.aggregates import advance_path_state, tree_row
 from treechat.storage.base import PathState, SessionCatalog, SessionStorage, StorageError
 from treechat.storage.model import Entry, ImageContent, LabelEntry, MessageEntry, SessionInfoEntry, message_text
 from treechat.storage.tree_index import TreeIndex
+from treechat.workspace.history import FileHistory
 
 Listener = Callable[[ChatEvent], None]
 Confirm = Callable[[str], Awaitable[bool]]
@@ -73,6 +74,8 @@ class ChatCore(ChatModels):
         self.stream_fn = stream_fn
         self.stream_options = {**stream_options_from_settings(settings), **(stream_options or {})}
         self.confirm = confirm  # asks before the bash tool runs a command (None: refuse)
+        self.approve_change: ApproveChange | None = None  # asks before edit/write change a file (None: refuse)
+        self._files: FileHistory | None = None  # the session's checkpoints, once something needed them
         # the system prompt: treechat's own, the tools, folder, date, AGENTS.md, the user's words
         self.prompt_builder = SystemPromptBuilder.from_settings(settings, cwd=self.cwd, instructions=system)
         self._system_given = system is not None  # --system wins over what a session stored (/system)
@@ -157,6 +160,7 @@ class ChatCore(ChatModels):
             await self._leave(previous, composer_text if previous.session_id != storage.session_id else None)
         session = await Session.open(storage)
         self._session = session
+        self._files = None
         self._stop_observing = session.observe(self._on_append, self._on_leaf)
         self.preview_id, self.leaf_history, self.abandoned_leaf = None, [], None
         with gc_policy.paused():  # 10^5 rows and no cycles: see storage.gc_policy
@@ -247,7 +251,8 @@ class ChatCore(ChatModels):
         self.local.probe(model)
         try:
             # without a way to ask (print mode without --yes) the bash tool refuses, saying why
-            tools = make_tools(self.tool_names, cwd=self.cwd, confirm=self.confirm)
+            tools = make_tools(self.tool_names, cwd=self.cwd, confirm=self.confirm, approve=self._approve,
+                               recorder=await self._file_recorder())
             compaction = self.settings.compaction
             self._agent = await AgentSession.create(
                 self.session, model=model, registry=self.registry, tools=tools,
@@ -266,6 +271,13 @@ class ChatCore(ChatModels):
         self._agent.compactor.on_window = self.window_learned
         self._emit(StatusChanged(self.status()))
         return self._agent
+
+    async def _file_recorder(self) -> FileRecorder | None:
+        """Where edit, write and bash record what they change (`ChatWorkspace`)."""
+        return None
+
+    async def _approve(self, change: ProposedChange) -> bool | str:
+        return False
 
     # ------------------------------------------------------------ sending and the queue
 
@@ -371,6 +383,8 @@ class ChatCore(ChatModels):
     def _on_append(self, entry: Entry) -> None:
         row = tree_row(entry)
         self.tree.add(row)
+        if self._files is not None:
+            self._files.add_entry(entry)
         if self._state_leaf == entry.parent_id:
             self._state = advance_path_state(self._state, entry)
             self._state_leaf = entry.id

@@ -74,8 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session", metavar="ID|PREFIX", help="open (or continue) this session")
     p.add_argument("-c", "--continue", dest="continue_latest", action="store_true", help="resume the most recent session")
     p.add_argument("--model", metavar="PROVIDER/ID", help="model to use, e.g. openai/gpt-4o-mini or anthropic/claude-sonnet-4-5")
-    p.add_argument("--tools", metavar="LIST", help="enable built-in tools: read,ls,grep,bash")
-    p.add_argument("--yes", action="store_true", help="print mode: allow the bash tool without asking")
+    p.add_argument("--tools", metavar="LIST", help="enable built-in tools: read,ls,grep,bash,edit,write")
+    p.add_argument("--yes", action="store_true",
+                   help="print mode: allow bash, and edit/write inside the working folder, without asking")
     p.add_argument("--system", metavar="TEXT", help="instructions added to the system prompt (also config system_prompt)")
     p.add_argument("-a", "--attach", metavar="FILE", action="append",
                    help="print mode: attach a file (an image, or a text file); repeatable. In a prompt, @path does the same")
@@ -121,6 +122,10 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("doctor", help="check the set-up: config, storage, keys, local servers, terminal")
     common(s, argparse.SUPPRESS)
     s.add_argument("--json", action="store_true", help="the report as JSON")
+
+    from .cli_files import add_file_commands  # files, restore
+
+    add_file_commands(sub, common)
     return p
 
 
@@ -355,6 +360,7 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
 
 async def cmd_print(args: argparse.Namespace) -> int:
     from .agent.tools import parse_tool_names
+    from .agent.tools.edit import approve_inside
     from .bootstrap import load_environment, pick_session
     from .chat import Chat
     from .print_mode import run_print
@@ -366,6 +372,7 @@ async def cmd_print(args: argparse.Namespace) -> int:
         storage = await pick_session(catalog, session_ref=args.session, continue_latest=args.continue_latest)
         chat = Chat(catalog=catalog, settings=env.settings, registry=env.registry, model_ref=args.model,
                     tools=tools, confirm=_allow if args.yes else None, system=args.system)
+        chat.approve_change = approve_inside() if args.yes else None  # never outside the working folder
         await chat.open(storage)
         try:
             code = await run_print(chat, prompt, out=sys.stdout, err=sys.stderr, attach=args.attach or (), raw=args.raw)
@@ -431,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args = build_parser().parse_args(argv)
     if args.command:
-        handler = COMMANDS[args.command]
+        handler = COMMANDS.get(args.command) or args.run
     elif args.prompt is not None:
         handler = cmd_print
     else:
@@ -467,7 +474,8 @@ def main(argv: list[str] | None = None) -> int:
 # a module cannot have raised its error, and naming them here imports nothing.
 _EXPECTED = (("treechat.storage.base", "StorageError"), ("treechat.storage.model", "InvalidEntryError"),
              ("treechat.config", "ConfigError"), ("treechat.llm.registry", "ModelRefError"),
-             ("treechat.chat_core", "ChatError"), ("treechat.agent.tools", "UnknownToolError"))
+             ("treechat.chat_core", "ChatError"), ("treechat.agent.tools", "UnknownToolError"),
+             ("treechat.cli_files", "FilesError"))
 
 
 def _expected(err: Exception) -> bool:

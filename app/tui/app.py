@@ -41,6 +41,7 @@ from .messages import message_for
 from .requests import WidgetRequests
 from .terminal_keys import register
 from .themes import ThemeSettings
+from .workspace_view import WorkspaceView
 
 register()  # Alt+Enter as most terminals send it (ESC CR)
 
@@ -48,7 +49,7 @@ NARROW = 110  # columns: below this the tree panel becomes a drawer
 POLL_SECONDS = 1.0  # how soon entries another process wrote to this session show in the tree
 
 
-class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSettings):
+class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSettings, WorkspaceView):
     CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles.tcss")
     TITLE = "treechat"
     BINDINGS: ClassVar[list[BindingType]] = [*bindings_for("global")]
@@ -63,6 +64,8 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         self._tree_hidden_when_wide = False
         chat.confirm = self.confirm_command
         self.allowed_commands: set[tuple[str, str]] = set()  # (session id, command): "allow for this session"
+        chat.approve_change = self.approve_change  # edit/write: the diff, asked (workspace_view.py)
+        self.allowed_edits: set[str] = set()  # session ids: "allow edits for this session"
 
     def _on_chat_event(self, event: ChatEvent) -> None:
         self.post_message(message_for(event))

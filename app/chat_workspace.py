@@ -124,10 +124,15 @@ class ChatWorkspace(ChatCore):
             self._offer_task.cancel()
         self._offer_task = asyncio.get_running_loop().create_task(self._offer(self.session_id, self.session.leaf_id))
 
+    async def close(self, *, composer_text: str | None = None) -> None:
+        if self._offer_task is not None:
+            self._offer_task.cancel()  # nobody is left to be offered anything
+        await super().close(composer_text=composer_text)
+
     async def _offer(self, session_id: str, leaf: str | None) -> None:
         try:
             plan = await self.restore_plan(leaf)
-        except (ChatError, OSError):
+        except Exception:  # a look in passing: a store closing, a file vanishing says nothing
             return
         if self._session is None or self.session_id != session_id or self.session.leaf_id != leaf:
             return  # moved on meanwhile: that plan is for a place we left

@@ -6,16 +6,23 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from textual import events
 
 from treechat.storage.model import MessageEntry, UserMessage
 from treechat.widgets.message_view import DiffLine
-from treechat.widgets.screens import ChangeConfirmDialog, ToolConfirmDialog
+from treechat.widgets.screens import ChangeConfirmDialog
 from treechat.widgets.transcript import Transcript
 
 from .conftest import idle, screen_text, type_text, wait_for
 
-SETTLE = ToolConfirmDialog.ARM_DELAY + 0.1
+ARM = 0.2  # the dialog's quiet period, shorter here (the guard itself is tested with the real one)
+SETTLE = ARM + 0.1
+
+
+@pytest.fixture(autouse=True)
+def quick_guard(monkeypatch):
+    monkeypatch.setattr(ChangeConfirmDialog, "ARM_DELAY", ARM)
 
 
 def call(call_id: str, name: str, **args) -> dict[str, str]:
@@ -43,7 +50,7 @@ async def test_edits_are_approved_from_their_diff_shown_folded_and_restored_with
         await pilot.press("enter")
         await wait_for(pilot, lambda: asking(app, "Create notes.txt (+2 −0)?"), what="the write's dialog")
         early = events.Key("y", "y")  # a key typed as it appeared (stamped so, whatever the load): not an answer
-        early.time = app.screen.shown_at + ToolConfirmDialog.ARM_DELAY / 5
+        early.time = app.screen.shown_at + ARM / 5
         app.post_message(early)
         await pilot.pause()
         assert isinstance(app.screen, ChangeConfirmDialog) and not notes.exists()

@@ -33,6 +33,7 @@ def outcome_text(outcome: Outcome) -> str:
     if outcome.removed:
         parts.append(f"removed {_files(outcome.removed)}")
     text = "; ".join(parts) + "." if parts else "No file was changed."
+    text = text[0].upper() + text[1:]
     if outcome.skipped:
         kept = "; ".join(f"{shown} ({why})" for shown, why in outcome.skipped[:5])
         more = f" and {len(outcome.skipped) - 5} more" if len(outcome.skipped) > 5 else ""

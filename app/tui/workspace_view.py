@@ -60,7 +60,8 @@ class WorkspaceView(TuiBase):
         else:
             title, note = f"Apply this {change.tool} to {change.path} ({counts})?", ""
         dialog = ChangeConfirmDialog(title, change.diff, note=note, yes="Apply", no="Refuse",
-                                     allow=None if change.outside else "Allow edits for this session")
+                                     allow=None if change.outside else "Allow edits for this session",
+                                     hint="y applies it · n or Esc refuses" if change.outside else None)
         answer = await self.ask(dialog)
         if answer == ChangeConfirmDialog.ALLOW_SESSION:
             self.allowed_edits.add(session)

@@ -38,8 +38,9 @@ def _lines(text: str | None) -> list[str]:
 def unified_diff(before: str | None, after: str | None, name: str) -> Diff:
     """`before`/`after` None: the file did not exist (then is created / was removed)."""
     a, b = _lines(before), _lines(after)
-    head = ["--- /dev/null" if before is None else f"--- a/{name}",
-            "+++ /dev/null" if after is None else f"+++ b/{name}"]
+    old, new = ("", "") if name.startswith("/") else ("a/", "b/")  # an absolute path as it is
+    head = ["--- /dev/null" if before is None else f"--- {old}{name}",
+            "+++ /dev/null" if after is None else f"+++ {new}{name}"]
     prefix = 0
     for x, y in zip(a, b):
         if x != y:

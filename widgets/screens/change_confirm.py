@@ -23,8 +23,7 @@ from ..sanitize import sanitize_line
 from .tool_confirm import ToolConfirmDialog
 
 EDIT_HINT = "y applies it · a applies it and allows edits for this session · n or Esc refuses"
-ASK_HINT = "y {yes} · n or Esc {no}"
-SCROLL_KEYS = {"pageup": "scroll_page_up", "pagedown": "scroll_page_down", "up": "scroll_up", "down": "scroll_down",
+SCROLL_KEYS = {"pageup": "page_up", "pagedown": "page_down", "up": "scroll_up", "down": "scroll_down",
                "home": "scroll_home", "end": "scroll_end"}
 _CHROME_ROWS = 12  # the dialog's rows besides the diff: border, title, note, buttons, hint, margins
 MAX_DIFF_LINES = 2000
@@ -43,7 +42,7 @@ class ChangeConfirmDialog(ToolConfirmDialog):
         super().__init__(title, "", yes=yes, no=no, allow=allow or "")
         self.diff, self.note, self.offers_session = diff, note, allow is not None
         self.hint_line = hint if hint is not None else (
-            EDIT_HINT if self.offers_session else ASK_HINT.format(yes=yes.lower(), no=no.lower()))
+            EDIT_HINT if self.offers_session else f"y: {yes} · n or Esc: {no}")
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):

@@ -21,6 +21,7 @@ from treechat.workspace.history import FileHistory
 from treechat.workspace.journal import Journal
 from treechat.workspace.recorder import SessionRecorder
 from treechat.workspace.restore import Outcome, RestorePlan, UndoOutcome, apply_restore, plan_restore_async, undo_last
+from treechat.workspace.written import WrittenLog
 
 _LEAF: Any = object()
 
@@ -65,7 +66,8 @@ class ChatWorkspace(ChatCore):
 
     async def _file_recorder(self) -> FileRecorder | None:
         history = await self.file_history()
-        return SessionRecorder(self.session, history, lambda: self.tree.path_ids(self.session.leaf_id))
+        return SessionRecorder(self.session, history, lambda: self.tree.path_ids(self.session.leaf_id),
+                               WrittenLog(self.settings.home))
 
     async def _approve(self, change: ProposedChange) -> bool | str:
         """The front end's answer, looked up when the tool asks (None: nothing can be approved)."""

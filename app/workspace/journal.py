@@ -1,16 +1,14 @@
-"""What restores did to this machine's files: `<home>/restores/<session id>.json`.
+"""What a session's restores replaced on this machine: `<home>/restores/<session id>.json`, so a
+restore can be undone (`treechat restore SESSION --undo`, `/restore --undo`), and what treechat
+last wrote to each file here (`written.WrittenLog`, shared by every session).
 
-The session tree says what the agent did; this file says what treechat's restores wrote here,
-and keeps what each restore replaced so it can be undone (`treechat restore SESSION --undo`,
-`/restore --undo`). It is local on purpose: it is about this disk, not the conversation (a
-session in PostgreSQL is opened from several machines; each has its own files).
+It is local on purpose: it is about this disk, not the conversation (a session in PostgreSQL is
+opened from several machines; each has its own files).
 
-    {"v": 1, "written": {"/abs/path": {"content": "<sha256>" | null, "after": "<checkpoint id>" | null}},
-     "undo": [{"at": "…", "to": "<entry id>" | null, "files": [{"path", "replaced", "wrote"}],
-               "blobs": {"<sha256>": "<zlib, base64>"}}]}
+    {"v": 1, "undo": [{"at": "…", "to": "<entry id>" | null, "files": [{"path", "replaced", "wrote"}],
+                       "blobs": {"<sha256>": "<zlib, base64>"}}]}
 
-`written[path]` holds while no checkpoint came after `after`: treechat last made the file
-`content`. A damaged journal reads as empty (nothing is lost but the undo).
+A damaged journal reads as empty (nothing is lost but the undo).
 """
 
 from __future__ import annotations
@@ -27,6 +25,7 @@ from treechat.storage.model import now_iso
 from .blobs import pack, unpack
 from .disk import UNDO_MAX_BYTES
 from .history import FileHistory
+from .written import WrittenLog
 
 UNDO_KEPT = 20  # restores that can be undone, newest first
 
@@ -54,8 +53,9 @@ class Journal:
     def __init__(self, home: str | os.PathLike[str], session_id: str) -> None:
         safe = "".join(c for c in session_id if c.isalnum() or c in "-_") or "session"
         self.path = Path(home) / "restores" / f"{safe}.json"
-        self.written: dict[str, tuple[str | None, str | None]] = {}
+        self.written = WrittenLog(home)
         self.undo: list[UndoRecord] = []
+        self._wrote: list[tuple[str, str | None]] = []  # written since the last save
         self._load()
 
     def _load(self) -> None:
@@ -65,10 +65,6 @@ class Journal:
             return
         if not isinstance(data, dict) or data.get("v") != 1:
             return
-        written = data.get("written")
-        for path, item in (written.items() if isinstance(written, dict) else ()):
-            if isinstance(item, dict):
-                self.written[path] = (_str(item.get("content")), _str(item.get("after")))
         undo = data.get("undo")
         for raw in undo if isinstance(undo, list) else []:
             record = _record(raw)
@@ -76,21 +72,24 @@ class Journal:
                 self.undo.append(record)
 
     def save(self) -> None:
-        data = {"v": 1, "written": {p: {"content": c, "after": a} for p, (c, a) in self.written.items()},
-                "undo": [{"at": r.at, "to": r.to, "files": [vars(f) for f in r.files], "blobs": r.blobs}
-                         for r in self.undo[-UNDO_KEPT:]]}
+        data = {"v": 1, "undo": [{"at": r.at, "to": r.to, "files": [vars(f) for f in r.files], "blobs": r.blobs}
+                                 for r in self.undo[-UNDO_KEPT:]]}
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         replace_file(str(self.path), json.dumps(data, ensure_ascii=False).encode("utf-8"), mode=0o600)
+        if self._wrote:
+            wrote, self._wrote = self._wrote, []
+            self.written.set(wrote)
 
     def expected(self, path: str, history: FileHistory) -> str | None:
-        """The content treechat last made of `path`: a restore's, unless a checkpoint came since."""
-        content, checkpoint = history.last_recorded(path)
-        if path in self.written and self.written[path][1] == checkpoint:
-            return self.written[path][0]
-        return content
+        """The content treechat last made of `path` on this machine (any session's write, restore
+        or undo); for a file it never wrote here, the session's last checkpoint of it."""
+        if self.written.knows(path):
+            return self.written.content(path)
+        return history.last_recorded(path)[0]
 
-    def wrote(self, path: str, content: str | None, history: FileHistory) -> None:
-        self.written[path] = (content, history.last_recorded(path)[1])
+    def wrote(self, path: str, content: str | None) -> None:
+        """A restore or undo put `content` at `path` (recorded at the next `save`)."""
+        self._wrote.append((path, content))
 
     def push(self, to: str | None, files: list[UndoFile], replaced: dict[str, bytes]) -> UndoRecord:
         record = UndoRecord(now_iso(), to, files, {name: pack(data) for name, data in replaced.items()})

@@ -20,6 +20,7 @@ from treechat.storage.base import StorageError
 from .blobs import MAX_TRACKED_BYTES, digest, pack, size_text
 from .disk import OnDisk, look
 from .history import CUSTOM_TYPE, Checkpoint, FileChange, FileHistory, checkpoint_data, path_ids_of
+from .written import WrittenLog
 
 WATCH_LIMIT = 200  # tracked files looked at around a bash command (the most recently changed first)
 
@@ -34,8 +35,9 @@ class SessionRecorder:
     controller's tree index has them; None: read from storage)."""
 
     def __init__(self, session: Session, history: FileHistory,
-                 path_ids: Callable[[], Sequence[str]] | None = None) -> None:
+                 path_ids: Callable[[], Sequence[str]] | None = None, written: WrittenLog | None = None) -> None:
         self.session, self.history, self.path_ids = session, history, path_ids
+        self.written = written  # what treechat last wrote on this machine (None: not kept)
 
     async def record(self, tool: str, tool_call_id: str | None, path: str, before: bytes | None,
                      after: bytes | None) -> Recorded:
@@ -76,6 +78,11 @@ class SessionRecorder:
         entry = await self.session.get_entry(entry_id)
         self.history.add(Checkpoint(entry_id, parent, entry.timestamp if entry is not None else "", tool,
                                     tool_call_id, tuple(changes), blobs, not_kept))
+        if self.written is not None:
+            try:
+                await asyncio.to_thread(self.written.set, [(c.path, c.after) for c in changes])
+            except OSError:
+                pass  # a home that cannot be written: a later restore asks for --force, nothing is lost
         return Recorded(entry_id, "; ".join(notes))
 
     async def snapshot(self) -> Snapshot:

@@ -10,7 +10,7 @@ unless:
   checkpoint keeps), or the path is now a directory, a FIFO, a link to nothing: `unavailable`.
 
 Applying writes the undo record first (what each file was), then the files, then what treechat
-wrote (`journal.written`). `undo_last` puts back what the newest restore replaced.
+wrote (`written.WrittenLog`). `undo_last` puts back what the newest restore replaced.
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ def apply_restore(plan: RestorePlan, history: FileHistory, journal: Journal, *, 
             else:
                 replace_file(step.path, data, make_parents=True)
                 outcome.written.append(step.shown)
-            journal.wrote(step.path, step.target, history)
+            journal.wrote(step.path, step.target)
     finally:
         journal.save()
     return outcome
@@ -187,7 +187,7 @@ def undo_last(journal: Journal, history: FileHistory, folder: str, *, force: boo
                     continue
                 replace_file(f.path, data, make_parents=True)
                 outcome.written.append(shown_path(f.path, folder))
-            journal.wrote(f.path, f.replaced, history)
+            journal.wrote(f.path, f.replaced)
     finally:
         journal.save()
     return outcome

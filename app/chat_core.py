@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Sequence
 
 from treechat.agent.tools import ApproveChange, FileRecorder, ProposedChange, make_tools
 from treechat.attachments import AttachmentError, expand_prompt
@@ -51,7 +51,9 @@ from treechat.storage.aggregates import advance_path_state, tree_row
 from treechat.storage.base import PathState, SessionCatalog, SessionStorage, StorageError
 from treechat.storage.model import Entry, ImageContent, LabelEntry, MessageEntry, SessionInfoEntry, message_text
 from treechat.storage.tree_index import TreeIndex
-from treechat.workspace.history import FileHistory
+
+if TYPE_CHECKING:
+    from treechat.workspace.history import FileHistory
 
 Listener = Callable[[ChatEvent], None]
 Confirm = Callable[[str], Awaitable[bool]]

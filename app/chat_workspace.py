@@ -11,17 +11,17 @@ with `force`; what a restore replaces is kept (`undo_restore`).
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from treechat.agent.tools.changes import NO_APPROVAL, FileRecorder, ProposedChange
 from treechat.agent.tools.workfolder import working_folder
 from treechat.chat_core import ChatCore, ChatError
 from treechat.chat_events import Notice, RestoreOffered
-from treechat.workspace.history import FileHistory
-from treechat.workspace.journal import Journal
-from treechat.workspace.recorder import SessionRecorder
-from treechat.workspace.restore import Outcome, RestorePlan, UndoOutcome, apply_restore, plan_restore_async, undo_last
-from treechat.workspace.written import WrittenLog
+
+if TYPE_CHECKING:  # the workspace modules load on first use: the app's first frame does not wait for them
+    from treechat.workspace.history import FileHistory
+    from treechat.workspace.journal import Journal
+    from treechat.workspace.restore import Outcome, RestorePlan, UndoOutcome
 
 _LEAF: Any = object()
 
@@ -58,13 +58,20 @@ class ChatWorkspace(ChatCore):
     async def file_history(self) -> FileHistory:
         """Every checkpoint of the current session (read once, then kept up to date)."""
         if self._files is None:
+            from treechat.workspace.history import FileHistory
+
             self._files = await FileHistory.load(self.session.storage)
         return self._files
 
     def journal(self) -> Journal:
+        from treechat.workspace.journal import Journal
+
         return Journal(self.settings.home, self.session_id)
 
     async def _file_recorder(self) -> FileRecorder | None:
+        from treechat.workspace.recorder import SessionRecorder
+        from treechat.workspace.written import WrittenLog
+
         history = await self.file_history()
         return SessionRecorder(self.session, history, lambda: self.tree.path_ids(self.session.leaf_id),
                                WrittenLog(self.settings.home))
@@ -83,12 +90,16 @@ class ChatWorkspace(ChatCore):
         target = self.session.leaf_id if entry_id is _LEAF else entry_id
         if target is not None and self.tree.get(target) is None:
             raise ChatError(f"Entry {target} not found in this session.")
+        from treechat.workspace.restore import plan_restore_async
+
         history = await self.file_history()
         return await plan_restore_async(self.session_id, target, self.tree.path_ids(target), history,
                                         self.journal(), self.folder)
 
     async def restore(self, plan: RestorePlan, *, force: bool = False) -> Outcome:
         """Restore what `plan` says (the blocked files too with `force`); a notice says what happened."""
+        from treechat.workspace.restore import apply_restore
+
         if plan.session_id != self.session_id:
             raise ChatError("That restore was for another session.")
         history = await self.file_history()
@@ -104,6 +115,8 @@ class ChatWorkspace(ChatCore):
         return outcome
 
     async def undo_restore(self, *, force: bool = False) -> UndoOutcome:
+        from treechat.workspace.restore import undo_last
+
         history = await self.file_history()
         try:
             outcome = await asyncio.to_thread(undo_last, self.journal(), history, self.folder, force=force)

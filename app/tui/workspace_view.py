@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on
 
 from treechat.agent.tools.changes import ProposedChange
 from treechat.chat import ChatError
 from treechat.widgets.screens import ChangeConfirmDialog
-from treechat.workspace.restore import RestorePlan
+
+if TYPE_CHECKING:
+    from treechat.workspace.restore import RestorePlan
 
 from . import messages as m
 from .base import TuiBase, drawn

@@ -75,8 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-c", "--continue", dest="continue_latest", action="store_true", help="resume the most recent session")
     p.add_argument("--model", metavar="PROVIDER/ID", help="model to use, e.g. openai/gpt-4o-mini or anthropic/claude-sonnet-4-5")
     p.add_argument("--tools", metavar="LIST", help="enable built-in tools: read,ls,grep,bash,edit,write")
-    p.add_argument("--yes", action="store_true",
-                   help="print mode: allow bash, and edit/write inside the working folder, without asking")
+    p.add_argument("--yes", action="store_true", help="print mode: run bash, edit and write (in the folder) unasked")
     p.add_argument("--system", metavar="TEXT", help="instructions added to the system prompt (also config system_prompt)")
     p.add_argument("-a", "--attach", metavar="FILE", action="append",
                    help="print mode: attach a file (an image, or a text file); repeatable. In a prompt, @path does the same")
@@ -122,9 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("doctor", help="check the set-up: config, storage, keys, local servers, terminal")
     common(s, argparse.SUPPRESS)
     s.add_argument("--json", action="store_true", help="the report as JSON")
-
     from .cli_files import add_file_commands  # files, restore
-
     add_file_commands(sub, common)
     return p
 
@@ -359,8 +356,7 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 async def cmd_print(args: argparse.Namespace) -> int:
-    from .agent.tools import parse_tool_names
-    from .agent.tools.edit import approve_inside
+    from .agent.tools import approve_inside, parse_tool_names
     from .bootstrap import load_environment, pick_session
     from .chat import Chat
     from .print_mode import run_print

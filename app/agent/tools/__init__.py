@@ -9,7 +9,7 @@ from .base import AgentTool, FunctionTool, ToolResult, text_result
 from .bash import BashTool, Confirm
 from .bash_tracked import TrackedBashTool
 from .changes import ApproveChange, FileRecorder, ProposedChange
-from .edit import EditTool, WriteTool
+from .edit import EditTool, WriteTool, approve_inside
 from .files import GrepTool, LsTool, ReadTool
 
 BUILTIN_TOOLS = ("read", "ls", "grep", "bash", "edit", "write")
@@ -42,5 +42,5 @@ def make_tools(names: Iterable[str], *, cwd: str | os.PathLike[str] | None = Non
 
 
 __all__ = ["AgentTool", "FunctionTool", "ToolResult", "text_result", "BashTool", "ReadTool", "LsTool", "GrepTool",
-           "EditTool", "WriteTool", "ApproveChange", "FileRecorder", "ProposedChange", "BUILTIN_TOOLS", "make_tools",
+           "EditTool", "WriteTool", "approve_inside", "ApproveChange", "FileRecorder", "ProposedChange", "BUILTIN_TOOLS", "make_tools",
            "parse_tool_names", "UnknownToolError"]

@@ -23,8 +23,8 @@ if TYPE_CHECKING:  # the storage commands start without the config's and provide
     from treechat.config import Settings
     from treechat.llm.registry import ModelRegistry
 
-__all__ = ["BACKENDS", "Environment", "load_environment", "storage_kind", "open_store", "pick_session",
-           "latest_with_content"]
+__all__ = ["BACKENDS", "Environment", "load_environment", "apply_lock_timeout", "storage_kind", "store_url",
+           "open_store", "pick_session", "latest_with_content"]
 
 
 @dataclass
@@ -37,25 +37,50 @@ def load_environment(home: str | os.PathLike[str] | None = None) -> Environment:
     """config.toml (strict) and the providers it and the environment define."""
     from treechat.config import load_settings
     from treechat.llm.registry import ModelRegistry
+    from treechat.storage.locks import set_lock_timeout
 
     settings = load_settings(home)
+    set_lock_timeout(settings.lock_timeout)
     return Environment(settings, ModelRegistry(settings))
 
 
-def storage_kind(choice: str | None = None, *, ephemeral: bool = False) -> str:
-    """`--storage` (default SQLite); `--ephemeral` keeps nothing."""
-    return "memory" if ephemeral else (choice or "sqlite")
+def apply_lock_timeout(home: str | os.PathLike[str] | None = None, settings: Settings | None = None) -> None:
+    """config.toml's `lock_timeout` (from `settings` when the command read them) for a command
+    that needs nothing else of the config (import, reindex, sessions…): a config that does not
+    parse leaves the default (the commands that need it say what is wrong with it)."""
+    from treechat.config import ConfigError, load_settings
+    from treechat.storage.locks import set_lock_timeout
+
+    try:
+        set_lock_timeout((settings or load_settings(home)).lock_timeout)
+    except ConfigError:
+        pass
+
+
+def storage_kind(choice: str | None = None, *, ephemeral: bool = False, settings: Settings | None = None) -> str:
+    """`--storage`, else `storage` in config.toml, else SQLite; `--ephemeral` keeps nothing."""
+    configured = settings.storage if settings is not None else None
+    return "memory" if ephemeral else (choice or configured or "sqlite")
+
+
+def store_url(settings: Settings | None) -> str | None:
+    """The PostgreSQL server: TREECHAT_DATABASE_URL, else `database_url` in config.toml."""
+    from treechat.storage.postgres.url import database_url
+
+    return database_url(settings.database_url if settings is not None else None,
+                        settings.env if settings is not None else None)
 
 
 SLOW_OPEN_S = 1.0
 
 
-async def open_store(kind: str, home: Path) -> SessionCatalog:
-    opening = asyncio.ensure_future(open_catalog(kind, home))
+async def open_store(kind: str, home: Path, *, settings: Settings | None = None) -> SessionCatalog:
+    opening = asyncio.ensure_future(open_catalog(kind, home, database_url=store_url(settings)))
     try:
         done, _ = await asyncio.wait({opening}, timeout=SLOW_OPEN_S)
         if not done:
-            with progress("Opening the database" if kind == "sqlite" else "Opening the sessions", total=None):
+            what = {"sqlite": "Opening the database", "postgres": "Connecting to PostgreSQL"}.get(kind, "Opening the sessions")
+            with progress(what, total=None):
                 return await asyncio.shield(opening)
         return opening.result()
     except asyncio.CancelledError:

@@ -17,7 +17,7 @@ from typing import Literal
 
 from treechat.agent.tools import make_tools
 from treechat.chat_core import ChatError
-from treechat.chat_events import EntryAppended, Focused, HeaderChanged, LabelChanged, Notice, PathChanged, StatusChanged
+from treechat.chat_events import Focused, HeaderChanged, Notice, PathChanged, StatusChanged
 from treechat.chat_status import entry_words
 from treechat.chat_workspace import ChatWorkspace
 from treechat.export_target import OutputError
@@ -27,7 +27,7 @@ from treechat.session.agent_session import CompactionError, CompactionResult
 from treechat.session.branching import ForkError, NothingToSummarize, fork_session
 from treechat.session.instructions import CUSTOM_TYPE as INSTRUCTIONS_TYPE
 from treechat.storage.base import SearchHit, SessionSummary, StorageError
-from treechat.storage.model import AssistantMessage, CompactionEntry, Entry, LabelEntry, MessageEntry, message_text
+from treechat.storage.model import AssistantMessage, CompactionEntry, Entry, MessageEntry, message_text
 from treechat.storage.tree_index import CONVERSATION_TYPES
 
 __all__ = ["Chat", "ChatError"]
@@ -38,7 +38,9 @@ class Chat(ChatWorkspace):
 
     def system_prompt(self) -> str:
         """The system prompt the next request carries."""
-        tools = self._agent.state.tools if self._agent is not None else make_tools(self.tool_names, cwd=self.cwd)
+        self.load_extensions()  # the skills it lists
+        tools = self._agent.state.tools if self._agent is not None else [
+            *make_tools(self.tool_names, cwd=self.cwd), *self.mcp.tools()]
         return self.prompt_builder.build(list(tools))
 
     async def set_instructions(self, text: str | None) -> str:
@@ -265,36 +267,7 @@ class Chat(ChatWorkspace):
         """Every session with something in it (and the current one), newest first."""
         return [r for r in await self.catalog.list() if r.entry_count > 0 or r.id == self.session_id]
 
-    # ------------------------------------------------------------ other writers, read-only stores
-
-    async def poll_others(self) -> int:
-        """Entries another process appended to this session since the last look (a `-p` run,
-        another window): they join the tree where they hang; the leaf stays where it is. Returns
-        how many; cheap enough to call every second."""
-        if self._session is None:
-            return 0
-        try:
-            found = await self.session.storage.poll_appended()
-        except (StorageError, OSError):
-            return 0  # a store gone bad says so on the next write; polling stays quiet
-        if not found:
-            return 0
-        for entry in found.entries:
-            if self._files is not None:
-                self._files.add_entry(entry)
-        for row in found.rows:
-            self.tree.add(row)
-            self._emit(EntryAppended(entry=next(e for e in found.entries if e.id == row.id), row=row,
-                                     leaf_id=self.session.leaf_id, shown=False))
-        for entry in found.entries:
-            if isinstance(entry, LabelEntry):
-                self._emit(LabelChanged(entry.target_id, entry.label, self.tree.relabel(entry.target_id, entry.label)))
-        count = len(found.rows)
-        if count:
-            self._emit(HeaderChanged(self.header()))
-            self._emit(Notice(f"{count} {'entry' if count == 1 else 'entries'} from another process joined this "
-                              "session's tree (your leaf stays where it is)."))
-        return count
+    # ------------------------------------------------------------ read-only stores
 
     @property
     def read_only(self) -> str | None:

@@ -209,9 +209,15 @@ class Succeeded:
     """A run finished cleanly: an earlier error is no longer news."""
 
 
+@dataclass(frozen=True)
+class SessionsChanged:
+    """Another writer changed the store (a session added, written to, renamed, deleted): a
+    sessions list on screen should be read again."""
+
+
 ChatEvent = (SessionOpened | EntryAppended | LabelChanged | PathChanged | Focused | HeaderChanged | StatusChanged
              | QueueChanged | RunStarted | RunEnded | ReplyStreaming | CompactionStarted | CompactionEnded
-             | Waiting | Readiness | Notice | Failed | Unsaved | RestoreOffered | Succeeded)
+             | Waiting | Readiness | Notice | Failed | Unsaved | RestoreOffered | Succeeded | SessionsChanged)
 
 EVENT_TYPES: tuple[type, ...] = ChatEvent.__args__
 

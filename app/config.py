@@ -10,6 +10,8 @@ the file and the line (a README test loads every ```toml block, so they cannot d
     tools = ["read", "ls", "grep"]     # built-in tools, off unless listed
     system_prompt = "Answer briefly."  # added to treechat's own system prompt
     theme = "textual-dark"             # any Textual theme (Ctrl+P → theme)
+    storage = "postgres"               # sqlite (default) | jsonl | memory | postgres
+    database_url = "postgresql://me@db.example/treechat"  # postgres; TREECHAT_DATABASE_URL wins
 
     [providers.local]
     base_url = "http://127.0.0.1:8080/v1"
@@ -31,6 +33,10 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
+from treechat.storage.special import special_kind
+
+from .mcp.config import DEFAULT_TIMEOUT as DEFAULT_MCP_TIMEOUT
+from .mcp.config import McpServerConfig, McpServers
 from .paths import config_path, resolve_home
 
 APIS = ("openai", "anthropic")
@@ -158,6 +164,7 @@ class ConfigFile(_Strict):
     model: ModelRef | None = None
     thinking: Literal["off", "minimal", "low", "medium", "high", "xhigh"] | None = None
     tools: list[str] = Field(default_factory=list)
+    allow_reads_outside: bool = False  # read, ls and grep outside the working folder without asking
     system_prompt: str | None = None
     theme: str | None = None
     # Bounded waits (seconds). A slow local model may think for minutes before its first byte;
@@ -165,8 +172,27 @@ class ConfigFile(_Strict):
     connect_timeout: Annotated[float, Field(gt=0)] = 10.0
     first_byte_timeout: Annotated[float, Field(gt=0)] = 300.0
     idle_timeout: Annotated[float, Field(gt=0)] = 120.0
+    reply_timeout: Annotated[float, Field(gt=0)] = 3600.0  # one whole request, from sending to its end
+    max_reply_mb: Annotated[float, Field(gt=0)] = 4.0  # text of one reply; a server sending more is cut off
+    lock_timeout: Annotated[float, Field(gt=0)] = 30.0  # a write waiting for another process's lock
+    max_input_mb: Annotated[float, Field(gt=0)] = 1.0  # text piped into -p, or pasted into the composer at once
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
+    storage: Literal["sqlite", "jsonl", "memory", "postgres"] | None = None
+    database_url: str | None = Field(default=None, repr=False)  # may hold a password: never shown
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: str | None) -> str | None:
+        from treechat.storage.postgres.url import problem
+
+        found = None if value is None else problem(value)
+        if found:
+            raise ValueError(found)
+        return value
+    # MCP servers (issue 24): their tools join as NAME__TOOL; a call waits mcp_timeout seconds at most
+    mcp_servers: McpServers = Field(default_factory=dict)
+    mcp_timeout: Annotated[float, Field(gt=0)] = DEFAULT_MCP_TIMEOUT
 
 
 @dataclass
@@ -177,14 +203,23 @@ class Settings:
     model: str | None = None
     thinking: str | None = None
     tools: list[str] = field(default_factory=list)
+    allow_reads_outside: bool = False
     system_prompt: str | None = None
     theme: str | None = None
     connect_timeout: float = 10.0
     first_byte_timeout: float = 300.0
     idle_timeout: float = 120.0
+    reply_timeout: float = 3600.0
+    max_reply_mb: float = 4.0
+    lock_timeout: float = 30.0
+    max_input_mb: float = 1.0
     compaction: CompactionConfig = field(default_factory=CompactionConfig)
+    storage: str | None = None  # the backend config.toml chose (--storage wins)
+    database_url: str | None = field(default=None, repr=False)  # config.toml's (TREECHAT_DATABASE_URL wins)
     env: Mapping[str, str] = field(default_factory=lambda: os.environ, repr=False)
     config_loaded: bool = False  # a config file was found and read
+    mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
+    mcp_timeout: float = DEFAULT_MCP_TIMEOUT
 
 
 def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> Settings:
@@ -192,6 +227,9 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
     chosen = home or env.get("TREECHAT_HOME") or None
     settings = Settings(home=resolve_home(chosen), config_file=config_path(chosen), env=env)
     path = settings.config_file
+    kind = special_kind(path)
+    if kind is not None:  # a FIFO would hold every start, a device never end
+        raise ConfigError(f"{path}: it is {kind}, not a file; make it a file (or remove it: defaults are used).")
     try:
         text = path.read_text("utf-8", errors="replace")
     except FileNotFoundError:
@@ -200,11 +238,13 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
         raise ConfigError(f"{path}: cannot read it ({err.strerror or err}).") from None
     parsed = parse_config(text, path)
     settings.config_loaded = True
-    for key in ("model", "thinking", "system_prompt", "theme", "connect_timeout", "first_byte_timeout",
-                "idle_timeout", "compaction"):
+    for key in ("model", "thinking", "allow_reads_outside", "system_prompt", "theme", "connect_timeout",
+                "first_byte_timeout", "idle_timeout", "reply_timeout", "max_reply_mb", "lock_timeout", "max_input_mb",
+                "compaction", "storage", "database_url"):
         setattr(settings, key, getattr(parsed, key))
     settings.tools = list(parsed.tools)
     settings.providers = {name: p.model_copy(update={"name": name}) for name, p in parsed.providers.items()}
+    settings.mcp_servers, settings.mcp_timeout = dict(parsed.mcp_servers), parsed.mcp_timeout
     return settings
 
 
@@ -253,12 +293,16 @@ def _explain(problem: Any, keys: list[str]) -> str:
         return 'must be "PROVIDER/MODEL-ID", e.g. "openai/gpt-4.1-mini"'
     if key == "thinking":
         return f"must be one of {', '.join(THINKING)}"
+    if key == "storage":
+        return 'must be one of "sqlite", "jsonl", "memory", "postgres"'
     if key == "api":
         return 'must be "openai" or "anthropic"'
     if key == "tools":
         return 'must be a list of tool names, e.g. ["read", "ls"]'
     if key == "providers" and len(keys) == 1:
         return "must be a table of [providers.NAME] tables"
+    if key == "mcp_servers" and len(keys) == 1 and problem["type"] != "value_error":
+        return "must be a table of [mcp_servers.NAME] tables"
     message = str(problem.get("msg", "is not valid"))
     message = message.removeprefix("Value error, ")
     if message.startswith("Input should be"):
@@ -276,6 +320,8 @@ def _known_keys(table: list[str]) -> list[str]:
         fields = {k: v for k, v in ProviderConfig.model_fields.items() if k != "name"}
     elif table == ["compaction"]:
         fields = CompactionConfig.model_fields
+    elif table[0] == "mcp_servers" and len(table) == 2:
+        fields = McpServerConfig.model_fields
     else:
         return []
     return sorted(fields)
@@ -286,6 +332,10 @@ def _line_of(text: str, key_path: list[str]) -> int | None:
     lines = text.splitlines()
     for depth in range(len(key_path), 0, -1):
         *tables, key = key_path[:depth]
+        whole = re.compile(r"^\s*\[\[?\s*" + r"\s*\.\s*".join(re.escape(t) for t in [*tables, key]) + r"\s*\]")
+        found_table = next((i for i, line in enumerate(lines) if whole.match(line)), None)
+        if found_table is not None and tables:  # a problem with a whole table ([mcp_servers.x]): its header
+            return found_table + 1
         start = 0
         if tables:
             header = re.compile(r"^\s*\[\[?\s*" + r"\s*\.\s*".join(re.escape(t) for t in tables) + r"\s*\]")

@@ -23,6 +23,7 @@ from treechat.storage.sqlite.db import SCHEMA_VERSION
 
 from . import __version__
 from .config import ConfigError, Settings, load_settings
+from .doctor_postgres import postgres_checks
 from .doctor_report import Check, failed, render_json, render_text
 from .doctor_terminal import TmuxAsk, ask_tmux, terminal_checks
 from .llm.detect import LOCAL_SERVERS, DetectedServer, detect_local_servers, is_local_url
@@ -49,6 +50,7 @@ async def collect(home: str | None = None, *, env: Mapping[str, str] | None = No
     settings, config_check = _settings(chosen, data_dir, config_file, env)
     checks.append(config_check)
     checks += storage_checks(data_dir)
+    checks += await postgres_checks(settings, env)
     registry, registry_problems = _registry(settings, env)
     checks += registry_problems
     checks += await model_checks(settings, registry, model, env, servers, timeout)

@@ -13,6 +13,9 @@ Process to process (issue 14): each side starts a fresh process that opens the s
 builds the context once (`pi_process`, `ours_process` per backend, median of 3 spawns), and
 `import_process` times `python -m treechat import FILE` into a fresh SQLite home; `process_ratio`
 and `import_ratio` compare them with Pi's process.
+
+PostgreSQL (issue 25): `--database-url URL` names a server where the bench may create (and then
+drop) a scratch database; the `postgres` backend is then measured like the others, search too.
 """
 
 from __future__ import annotations
@@ -164,10 +167,17 @@ async def timed(fn, repeat: int) -> float:
     return round(statistics.median(times), 3)
 
 
+DATABASE_URL: str | None = None  # the scratch database's URL (--database-url)
+
+
+async def catalog_of(kind: str, home: Path):
+    return await open_catalog(kind, home, database_url=DATABASE_URL if kind == "postgres" else None)
+
+
 async def bench_backend(kind: str, size: int, entries: list[Entry], leaf: str, pi_file: Path, work: Path) -> dict:
     home = work / kind
     home.mkdir()
-    cat = await open_catalog(kind, home)
+    cat = await catalog_of(kind, home)
     t0 = time.perf_counter()
     header, records, report = read_records(pi_file, check_later=True)  # as `treechat import` reads
     storage, report = await cat.import_records(header, records, report)
@@ -181,12 +191,12 @@ async def bench_backend(kind: str, size: int, entries: list[Entry], leaf: str, p
         nonlocal cat
         if kind != "memory":
             await cat.close()
-            cat = await open_catalog(kind, home)
+            cat = await catalog_of(kind, home)
         s = await cat.open(sid)
         await s.get_metadata(), await s.get_session_stats(), await s.get_leaf_id()
 
     if kind != "memory":
-        cat = await open_catalog(kind, home)
+        cat = await catalog_of(kind, home)
     result["open"] = await timed(cold_open, 5 if size >= 100_000 and kind == "jsonl" else 21)
     emit(bench="open", backend=kind, entries=size, ms=result["open"])
     s = await cat.open(sid)
@@ -223,15 +233,15 @@ async def bench_backend(kind: str, size: int, entries: list[Entry], leaf: str, p
     return result
 
 
-async def bench_search(sessions: int, per: int, work: Path) -> None:
-    home = work / "search"
+async def bench_search(sessions: int, per: int, work: Path, backend: str = "sqlite") -> None:
+    home = work / f"search-{backend}"
     home.mkdir()
-    cat = await open_catalog("sqlite", home)
+    cat = await catalog_of(backend, home)
     t0 = time.perf_counter()
     for i in range(sessions):
         entries, leaf = generate(per, branches=2, seed=1000 + i)
         await cat.import_session({"id": f"search-{i:04d}", "timestamp": SESSION_TS}, entries, leaf)
-    emit(bench="search_setup", backend="sqlite", entries=sessions * per, sessions=sessions, ms=ms_since(t0))
+    emit(bench="search_setup", backend=backend, entries=sessions * per, sessions=sessions, ms=ms_since(t0))
     rng = random.Random(3)
     texts = [sentence(rng, 10, 30).split() for _ in range(50)]  # phrases that occur in the corpus
     def words(lo: int, hi: int) -> list[str]:  # 3+ characters: shorter ones are the "short" kind
@@ -256,9 +266,9 @@ async def bench_search(sessions: int, per: int, work: Path) -> None:
         by_kind.setdefault(kind, []).append(ms)
     for kind, ts in by_kind.items():
         ts.sort()
-        emit(bench="search_kind", backend="sqlite", kind=kind, queries=len(ts), p50_ms=round(statistics.median(ts), 3),
+        emit(bench="search_kind", backend=backend, kind=kind, queries=len(ts), p50_ms=round(statistics.median(ts), 3),
              p95_ms=ts[min(len(ts) - 1, int(len(ts) * 0.95))], max_ms=ts[-1])
-    emit(bench="search", backend="sqlite", entries=sessions * per, sessions=sessions, queries=len(queries),
+    emit(bench="search", backend=backend, entries=sessions * per, sessions=sessions, queries=len(queries),
          p50_ms=round(statistics.median(times), 3), max_ms=max(times), hits=hits)
     await cat.close()
 
@@ -303,7 +313,7 @@ from treechat.session.context import build_context
 from treechat.storage import open_catalog
 
 async def main():
-    cat = await open_catalog(sys.argv[1], Path(sys.argv[2]))
+    cat = await open_catalog(sys.argv[1], Path(sys.argv[2]))  # postgres: TREECHAT_DATABASE_URL
     s = await cat.open(sys.argv[3])
     leaf = await s.get_leaf_id()
     ctx = build_context(await s.get_path_to_root_or_compaction(leaf), await s.get_path_state(leaf))
@@ -314,12 +324,18 @@ asyncio.run(main())
 """
 
 
+def child_env() -> dict[str, str]:
+    import os
+
+    return {**os.environ, **({"TREECHAT_DATABASE_URL": DATABASE_URL} if DATABASE_URL else {})}
+
+
 def spawn_ms(argv: list[str], runs: int = 3) -> tuple[float, str]:
     """Median wall time of `runs` fresh processes (spawn to exit), and the last one's stdout."""
     times, out = [], ""
     for _ in range(runs):
         t0 = time.perf_counter()
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=child_env())
         times.append(ms_since(t0))
         if done.returncode != 0:
             raise RuntimeError(done.stderr[-500:])
@@ -331,7 +347,8 @@ def import_cli(pi_file: Path, home: Path, kind: str) -> float:
     """`python -m treechat import FILE` into `home`, spawn to exit, ms."""
     t0 = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "treechat", "--home", str(home), "--storage", kind, "import",
-                           str(pi_file)], capture_output=True, text=True, timeout=600)
+                           str(pi_file), *(["--force"] if kind == "postgres" else [])],
+                          capture_output=True, text=True, timeout=600, env=child_env())
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-500:])
     return ms_since(t0)
@@ -375,11 +392,34 @@ def bench_processes(size: int, pi_dir: Path, pi_file: Path, work: Path, kinds: l
 
 
 def available(kind: str) -> bool:
+    if kind == "postgres" and DATABASE_URL is None:
+        return False
     try:
-        importlib.import_module(f"treechat.storage.{kind}")
+        importlib.import_module(f"treechat.storage.{kind}" + (".catalog" if kind == "postgres" else ""))
         return True
     except ImportError:
         return False
+
+
+def scratch_database(url: str) -> tuple[str, object]:
+    """A new database on the server `url` names: (its URL, a function that drops it)."""
+    import os
+
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    name = f"treechat_bench_{os.getpid()}"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)".encode())
+        admin.execute(f"CREATE DATABASE {name}".encode())
+    params = {k: str(v) for k, v in conninfo_to_dict(url).items() if v is not None}
+    params["dbname"] = name
+
+    def drop() -> None:
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)".encode())
+
+    return make_conninfo("", **params), drop
 
 
 async def main() -> None:
@@ -387,14 +427,28 @@ async def main() -> None:
     ap.add_argument("--quick", action="store_true", help="1k and 10k only, small search corpus")
     ap.add_argument("--sizes", help="comma-separated session sizes (default 1000,10000,100000)")
     ap.add_argument("--pi-dir", type=Path, default=Path("/tmp/pibench"), help="where pi-coding-agent is installed")
-    ap.add_argument("--backends", default="memory,jsonl,sqlite")
+    ap.add_argument("--backends", default="memory,jsonl,sqlite,postgres")
+    ap.add_argument("--database-url", help="postgres: a server where a scratch database may be made (and dropped)")
     ap.add_argument("--no-process", action="store_true", help="skip the process-to-process runs")
     ap.add_argument("--no-search", action="store_true", help="skip the search corpus")
     args = ap.parse_args()
+    global DATABASE_URL
+    drop = None
+    if args.database_url:
+        DATABASE_URL, drop = scratch_database(args.database_url)
+    try:
+        await run(args)
+    finally:
+        if drop is not None:
+            drop()
+
+
+async def run(args: argparse.Namespace) -> None:
     sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else ([1000, 10_000] if args.quick else [1000, 10_000, 100_000])
     backends = [b for b in args.backends.split(",") if available(b)]
     for b in set(args.backends.split(",")) - set(backends):
-        emit(bench="skip", backend=b, note="backend does not import")
+        emit(bench="skip", backend=b, note="no --database-url" if b == "postgres" and not DATABASE_URL
+             else "backend does not import")
     with tempfile.TemporaryDirectory(prefix="treechat-bench-") as tmp:
         work = Path(tmp)
         for size in sizes:
@@ -417,8 +471,8 @@ async def main() -> None:
                 ours = r["open"] + r["context"]
                 emit(bench="pi_ratio", backend=kind, entries=size, pi_ms=round(pi["median"], 3), ours_ms=round(ours, 3),
                      ratio=round(pi["median"] / ours, 1), same_messages=pi["messages"] == r["messages"])
-        if "sqlite" in backends and not args.no_search:
-            await bench_search(*((100, 200) if args.quick else (1000, 200)), work)
+        for backend in [b for b in ("sqlite", "postgres") if b in backends and not args.no_search]:
+            await bench_search(*((100, 200) if args.quick else (1000, 200)), work, backend)
 
 
 if __name__ == "__main__":

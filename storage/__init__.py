@@ -1,7 +1,8 @@
-"""Session storage: the persisted vocabulary (model), the contract (base) and three backends."""
+"""Session storage: the persisted vocabulary (model), the contract (base) and four backends."""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # (the CLI reads BACKENDS before it knows it needs the storage's models)
@@ -9,11 +10,16 @@ if TYPE_CHECKING:  # (the CLI reads BACKENDS before it knows it needs the storag
 
     from .base import SessionCatalog
 
-BACKENDS = ("sqlite", "jsonl", "memory")
+BACKENDS = ("sqlite", "jsonl", "memory", "postgres")
 
 
-async def open_catalog(kind: str, home: Path) -> SessionCatalog:
-    """The catalog of one store. `home` is the treechat data folder (ignored for memory)."""
+async def open_catalog(kind: str, home: Path, *, database_url: str | None = None) -> SessionCatalog:
+    """The catalog of one store. `home` is the treechat data folder (ignored for memory and
+    postgres); postgres connects to `database_url`, else $TREECHAT_DATABASE_URL."""
+    if kind == "postgres":
+        from .postgres import open_postgres
+
+        return await open_postgres(database_url or os.environ.get("TREECHAT_DATABASE_URL", "").strip() or None)
     if kind == "memory":
         from .memory import MemoryCatalog
 

@@ -193,6 +193,9 @@ class SessionSummary:
         }
 
 
+MAX_QUERY_CHARS = 1000  # a search query is cut here: a 100 KB one took 94 s (issue 21)
+
+
 @dataclass(frozen=True)
 class SearchHit:
     session_id: str
@@ -245,6 +248,34 @@ class AppendedEntries:
 
     def __bool__(self) -> bool:
         return bool(self.entries)
+
+
+@dataclass(frozen=True)
+class StoreChange:
+    """What other writers (another process, another machine) changed in a store: the sessions
+    whose entries changed, or None when any may have (a feed that lost its connection for a
+    while, a change it cannot attribute). Sessions created, renamed or deleted count as changed."""
+
+    session_ids: frozenset[str] | None = None
+
+    def touches(self, session_id: str) -> bool:
+        return self.session_ids is None or session_id in self.session_ids
+
+
+@runtime_checkable
+class ChangeFeed(Protocol):
+    """`SessionCatalog.watch()`: how a front end hears that others wrote to the store, within a
+    second (PostgreSQL: LISTEN/NOTIFY; SQLite: `PRAGMA data_version`; JSONL: the files' sizes and
+    times; memory: never). It may also report this process's own writes: `poll_appended` tells
+    them apart. A feed of a store others can write to reports at once first, naming no session
+    (StoreChange(None)): its reader catches up with what was written before the feed began.
+    One reader at a time."""
+
+    async def next_change(self, timeout: float) -> StoreChange | None:
+        """The next change, or None when `timeout` seconds passed without one."""
+        ...
+
+    async def close(self) -> None: ...
 
 
 # ---------------------------------------------------------------- protocols
@@ -347,5 +378,9 @@ class SessionCatalog(Protocol):
     async def search(
         self, query: str, *, session_id: str | None = None, limit: int = 50
     ) -> builtins.list[SearchHit]: ...
+
+    def watch(self) -> ChangeFeed:
+        """A feed of what other writers change in this store (see ChangeFeed); close it after use."""
+        ...
 
     async def close(self) -> None: ...

@@ -7,6 +7,7 @@ hooks a subclass provides (which ids exist, how to load, create and remove a ses
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import re
 from pathlib import Path
@@ -16,6 +17,7 @@ from .aggregates import view_text
 from .base import (
     AmbiguousSessionError,
     AppendedEntries,
+    ChangeFeed,
     EntryCursor,
     ImportReport,
     PathState,
@@ -24,16 +26,16 @@ from .base import (
     SessionStats,
     SessionSummary,
     StorageError,
+    StoreChange,
     TreeRow,
 )
-from .fork_path import fork_copy
+from .fork_path import forked_entries
 from .gc_policy import paused
 from .imports import ImportRecords, prepare_records
 from .index import EntryIndex, entry_json, ms_to_iso, view_of_raw
 from .model import (
     Entry,
     InvalidEntryError,
-    LabelEntry,
     LeafEntry,
     SessionInfoEntry,
     SessionMetadata,
@@ -201,6 +203,17 @@ def _snippet(text: str, start: int, end: int, before: int = 40, after: int = 80)
     return " ".join(f"{head}[[{text[start:end]}]]{tail}".split())
 
 
+class NoChanges:
+    """The change feed of a store nothing else can write to (in memory): it never reports."""
+
+    async def next_change(self, timeout: float) -> StoreChange | None:
+        await asyncio.sleep(max(timeout, 0.0))
+        return None
+
+    async def close(self) -> None:
+        pass
+
+
 class IndexedCatalog:
     """Catalog logic over hooks: `_ids`, `_load`, `_make`, `_store`, `_remove`, `_parent_path`."""
 
@@ -314,21 +327,9 @@ class IndexedCatalog:
         source = await self.open(session_ref)
         index = source.index
         path = index.fresh_path(index.path_to_root(entry_id))
-        entries: list[Entry] = fork_copy(path)
-        on_path = {e.id for e in entries}
-        taken = set(on_path)
-        parent = entries[-1].id if entries else None  # forking at a root label leaves no path
         stamps = index.label_timestamps()
-        # Like Pi's createBranchedSession: labels of path entries come back as a fresh chain.
-        for target, label in index.labels().items():
-            if target not in on_path:
-                continue
-            new_id = index.new_id(taken)
-            taken.add(new_id)
-            entries.append(
-                LabelEntry(id=new_id, parent_id=parent, target_id=target, label=label, timestamp=stamps[target])
-            )
-            parent = new_id
+        labels = [(target, label, stamps[target]) for target, label in index.labels().items()]
+        entries = forked_entries(path, labels, lambda taken: index.new_id(taken))
         header = new_header(
             new_session_id(),
             source.header.get("cwd") or "",
@@ -420,6 +421,9 @@ class IndexedCatalog:
                 hits.append((m.start(), order, seq, hit))
         hits.sort(key=lambda h: h[:3])
         return [h[3] for h in hits[:limit]]
+
+    def watch(self) -> ChangeFeed:
+        return NoChanges()
 
     async def close(self) -> None:
         for storage in self._open.values():

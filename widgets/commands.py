@@ -53,6 +53,9 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("restore", "Restore files", "[ENTRY] [--force] | --undo",
                  "put the files edit/write changed back as they were here (--undo: what the last restore replaced)"),
     SlashCommand("session", "Session info", "", "id, file, counts, tokens and cost"),
+    SlashCommand("skill", "Use a skill", "[NAME] [text]",
+                 "a skill's instructions go into your message (no name: list skills and prompt templates)"),
+    SlashCommand("mcp", "MCP servers", "[restart NAME]", "each server: its state, its tools, its last error"),
     SlashCommand("help", "Help: keys and commands", "", "every key binding", "F1"),
 )
 BY_NAME: dict[str, SlashCommand] = {c.name: c for c in SLASH_COMMANDS}

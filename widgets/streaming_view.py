@@ -20,6 +20,7 @@ from textual.widgets.markdown import MarkdownStream
 from treechat.storage.model import TextContent, ThinkingContent, ToolCall
 from treechat.storage.model_names import shown_model_id
 
+from .long_text import SHOWN_CHARS, head_of
 from .message_view import tool_call_summary
 from .sanitize import sanitize
 
@@ -92,7 +93,8 @@ class StreamingView(Vertical):
         if message is None or self._stream is None:
             return
         blocks = getattr(message, "content", []) or []
-        text = sanitize("".join(b.text for b in blocks if isinstance(b, TextContent)))
+        raw, total = head_of(b.text for b in blocks if isinstance(b, TextContent))
+        text = sanitize(raw)  # (only what is drawn: a reply past SHOWN_CHARS goes on unseen)
         if text.startswith(self.written):
             delta = text[len(self.written) :]
             if delta:
@@ -116,7 +118,8 @@ class StreamingView(Vertical):
         self._frame += 1
         model = sanitize(shown_model_id(getattr(message, "model", "") or ""))
         spin = SPINNER[self._frame % len(SPINNER)]
-        self.header.update(Content(f"assistant{' · ' + model if model else ''} {spin}"))
+        more = f" · {total:,} characters so far, the first {SHOWN_CHARS:,} shown" if total > SHOWN_CHARS else ""
+        self.header.update(Content(f"assistant{' · ' + model if model else ''} {spin}{more}"))
 
     async def finish(self) -> None:
         """Stop the stream task (the settled message replaces this view)."""

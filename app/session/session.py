@@ -75,6 +75,14 @@ class Session:
             observer(entry)
         return entry_id
 
+    def adopt(self, entry: Entry) -> None:
+        """Another writer (a process, a machine) appended `entry` right under our leaf: it
+        becomes the leaf, and observers hear of it as of any append. Nothing is written: the
+        entry is stored already."""
+        self.leaf_id = entry.id
+        for observer in list(self._on_append):
+            observer(entry)
+
     async def append_message(self, message: Any) -> str:
         if isinstance(message, dict):
             message = parse_message(message)

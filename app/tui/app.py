@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import ClassVar
+from typing import Callable, ClassVar
 
-from textual import events
+from textual import events, work
 from textual.app import ComposeResult, get_system_commands_provider
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
@@ -22,12 +22,15 @@ from treechat.attachments import complete_at_path, pasted_image_token
 from treechat.chat import Chat
 from treechat.chat_events import ChatEvent
 from treechat.storage.base import SessionStorage
+from treechat.storage.locks import add_listener
 from treechat.widgets.banner import Banner
 from treechat.widgets.composer import Composer
 from treechat.widgets.fitted_footer import FittedFooter
 from treechat.widgets.keymap import bindings_for
 from treechat.widgets.queue_tray import QueueTray
+from treechat.widgets.sanitize import sanitize_line
 from treechat.widgets.screens import ToolConfirmDialog
+from treechat.widgets.screens.tool_confirm import READ_HINT
 from treechat.widgets.session_header import SessionHeader
 from treechat.widgets.status_bar import StatusBar
 from treechat.widgets.transcript import Transcript
@@ -46,7 +49,6 @@ from .workspace_view import WorkspaceView
 register()  # Alt+Enter as most terminals send it (ESC CR)
 
 NARROW = 110  # columns: below this the tree panel becomes a drawer
-POLL_SECONDS = 1.0  # how soon entries another process wrote to this session show in the tree
 
 
 class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSettings, WorkspaceView):
@@ -63,9 +65,11 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         self._unsubscribe = chat.subscribe(self._on_chat_event)
         self._tree_hidden_when_wide = False
         chat.confirm = self.confirm_command
-        self.allowed_commands: set[tuple[str, str]] = set()  # (session id, command): "allow for this session"
+        chat.confirm_read = self.confirm_read
+        self.allowed_commands: set[tuple[str, str]] = set()  # (session id, command or path): "allow for this session"
         chat.approve_change = self.approve_change  # edit/write: the diff, asked (workspace_view.py)
         self.allowed_edits: set[str] = set()  # session ids: "allow edits for this session"
+        self._stop_lock_notices: Callable[[], None] = lambda: None
 
     def _on_chat_event(self, event: ChatEvent) -> None:
         self.post_message(message_for(event))
@@ -84,23 +88,36 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         yield FittedFooter()
 
     async def on_mount(self) -> None:
+        loop = asyncio.get_running_loop()
+
+        def lock_notice(text: str) -> None:
+            # a write waiting for another process's lock is said here while the screen is up (the
+            # wait runs on the database's thread: hop to the app's loop)
+            loop.call_soon_threadsafe(lambda: self.notify(sanitize_line(text), severity="warning", timeout=10))
+
+        self._stop_lock_notices = add_listener(lock_notice)
         self.apply_saved_theme()
         self.ui(Banner, "#banner").hide()
         composer = self.composer
         cwd = self.chat.cwd
         composer.completer = lambda text, cursor: complete_at_path(text, cursor, cwd)
         composer.paste_filter = lambda pasted: pasted_image_token(pasted, cwd)
+        composer.max_paste = int(getattr(self.chat.settings, "max_input_mb", 1.0) * 1e6)
         await self.chat.open(self.first_storage)
         self.composer.focus()
         if self.detect_servers:
             self.run_worker(self._detect_local(), group="detect")
-        self.set_interval(POLL_SECONDS, self._poll_others)  # another process writing this session
+        # what other processes and machines write shows as it happens (treechat.chat_live)
+        self._follow_store()
+        self.call_after_refresh(lambda: self.run_worker(self.start_extensions(), group="mcp"))  # MCP, skills
 
-    async def _poll_others(self) -> None:
-        if not self.chat.is_running:  # its own appends are ours; another writer shows after the run
-            await self.chat.poll_others()
+    @work(group="store-feed", exclusive=True, exit_on_error=False)
+    async def _follow_store(self) -> None:
+        """(A worker made from the method: one cancelled before it starts leaves no coroutine unawaited.)"""
+        await self.chat.follow_store()
 
     def on_unmount(self) -> None:
+        self._stop_lock_notices()
         self.stop_listening()
 
     def stop_listening(self) -> None:
@@ -159,11 +176,21 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
     async def confirm_command(self, command: str) -> bool:
         """The bash tool asks before it runs a command (a dialog typing cannot answer), unless this
         exact command was allowed for this session."""
-        allowed = (self.chat.session_id, command)
+        return await self._confirm(ToolConfirmDialog("Run this shell command?", command), command)
+
+    async def confirm_read(self, tool: str, path: str, folder: str) -> bool:
+        """read, ls and grep ask the same way before they look outside the working folder, unless
+        this exact path was allowed for this session."""
+        dialog = ToolConfirmDialog("Let the model read outside the working folder?",
+                                   f"{tool} {path}\n\n(the working folder is {folder})", yes="Allow",
+                                   allow="Allow for this session", hint=READ_HINT)
+        return await self._confirm(dialog, f"{tool}\0{path}")
+
+    async def _confirm(self, dialog: ToolConfirmDialog, what: str) -> bool:
+        allowed = (self.chat.session_id, what)
         if allowed in self.allowed_commands:
             return True
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        dialog = ToolConfirmDialog("Run this shell command?", command)
 
         def answered(answer: bool | str | None) -> None:
             if answer == ToolConfirmDialog.ALLOW_SESSION:

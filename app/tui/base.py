@@ -18,6 +18,7 @@ from textual.widget import MountError, Widget
 
 from treechat.chat import Chat, ChatError
 from treechat.clipboard import copy_with_command, platform_command, size_text
+from treechat.storage.base import StorageError
 from treechat.widgets.banner import Banner
 from treechat.widgets.composer import Composer
 
@@ -71,10 +72,11 @@ class TuiBase(App[int]):
         self.ui(Banner, "#banner").show(text, "error")
 
     async def attempt(self, work: Awaitable[T]) -> T | None:
-        """Run a controller call; a ChatError becomes the banner's one sentence."""
+        """Run a controller call; a ChatError (or a StorageError: a locked or full store) becomes
+        the banner's one sentence."""
         try:
             return await work
-        except ChatError as err:
+        except (ChatError, StorageError) as err:
             self.show_error(str(err))
             return None
 
@@ -86,7 +88,7 @@ class TuiBase(App[int]):
         composer.load_text("")
         try:
             await switch(text)
-        except ChatError as err:
+        except (ChatError, StorageError) as err:
             if not composer.text:
                 composer.load_text(text)
             self.show_error(str(err))

@@ -15,6 +15,7 @@ from treechat.storage import gc_policy
 from treechat.storage.model import AssistantMessage, Entry, MessageEntry, UserMessage
 from treechat.widgets.banner import Banner
 from treechat.widgets.queue_tray import QueueTray
+from treechat.widgets.screens import SessionsScreen
 from treechat.widgets.session_header import SessionHeader
 from treechat.widgets.status_bar import StatusBar
 from treechat.widgets.transcript import Transcript
@@ -227,6 +228,16 @@ class ChatView(TuiBase):
         banner = self.ui(Banner, "#banner")
         if banner.severity == "error":
             banner.hide()  # an error is not news once a later run went through
+
+    @on(m.SessionsChanged)
+    @drawn
+    async def _sessions_changed(self, message: m.SessionsChanged) -> None:
+        """Another writer changed the store: an open sessions list is read again."""
+        listed = [s for s in self.screen_stack if isinstance(s, SessionsScreen)]
+        if listed:
+            rows = await self.chat.list_sessions()
+            for screen in listed:
+                screen.set_sessions(rows)
 
     # ------------------------------------------------------------ the welcome (an empty transcript)
 

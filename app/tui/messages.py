@@ -104,6 +104,10 @@ class Succeeded(ChatMessage[ev.Succeeded]):
     pass
 
 
+class SessionsChanged(ChatMessage[ev.SessionsChanged]):
+    pass
+
+
 MESSAGE_FOR: dict[type, type[ChatMessage[Any]]] = {
     ev.SessionOpened: SessionOpened,
     ev.EntryAppended: EntryAppended,
@@ -125,6 +129,7 @@ MESSAGE_FOR: dict[type, type[ChatMessage[Any]]] = {
     ev.Unsaved: Unsaved,
     ev.RestoreOffered: RestoreOffered,
     ev.Succeeded: Succeeded,
+    ev.SessionsChanged: SessionsChanged,
 }
 
 

@@ -14,7 +14,8 @@ from .app import TreechatApp
 
 async def run_tui(args: argparse.Namespace) -> int:
     env = load_environment(args.home)
-    catalog = await open_store(storage_kind(args.storage, ephemeral=args.ephemeral), env.settings.home)
+    kind = storage_kind(args.storage, ephemeral=args.ephemeral, settings=env.settings)
+    catalog = await open_store(kind, env.settings.home, settings=env.settings)
     try:
         with reading_progress(catalog, "Reading sessions"):  # a first start on a big JSONL folder: seconds
             storage = await pick_session(catalog, session_ref=args.session, continue_latest=args.continue_latest,

@@ -16,14 +16,12 @@ from ..base import (
     SessionSummary,
     StorageError,
 )
-from ..fork_path import fork_copy
+from ..fork_path import forked_entries
 from ..imports import ImportRecords, prepare_records
 from ..jsonl_format import views_of
 from ..model import (
     Entry,
-    LabelEntry,
     SessionInfoEntry,
-    new_entry_id,
     new_session_id,
     now_iso,
 )
@@ -31,6 +29,7 @@ from ..stream_scan import FilePlan
 from . import rows
 from .bulk import bulk_load
 from .db import Database
+from .feed import SqliteChangeFeed
 from .reindex import entry_count, rebuild_search
 from .search import search_tx
 from .storage import SqliteSessionStorage, _fresh_id, append_tx, last_seq
@@ -181,7 +180,7 @@ class SqliteCatalog:
 
     async def fork(self, session_ref: str, entry_id: str) -> SqliteSessionStorage:
         source = await self.open(session_ref)
-        path = fork_copy(await source.get_path_to_root(entry_id))
+        path = await source.get_path_to_root(entry_id)
         meta = await source.get_metadata()
         labels = await self.db.run(
             lambda c: c.execute(
@@ -190,15 +189,7 @@ class SqliteCatalog:
                 (source.session_id,),
             ).fetchall()
         )
-        # Like Pi's createBranchedSession: labels of entries on the path are re-created as new
-        # label entries chained after the path, each keeping its original timestamp.
-        on_path = {e.id for e in path}
-        entries: list[Entry] = list(path)
-        for target, label, ts in labels:
-            if target in on_path:
-                taken = on_path | {e.id for e in entries}
-                entries.append(LabelEntry(id=new_entry_id(taken), parent_id=entries[-1].id if entries else None,
-                                          timestamp=ts, target_id=target, label=label))
+        entries = forked_entries(path, labels)
         sid = new_session_id()
         report = ImportReport()
         records = prepare_records(views_of(entries), entries[-1].id if entries else None, report)
@@ -235,12 +226,15 @@ class SqliteCatalog:
         stamp, where = header.get("timestamp"), header.get("cwd")
         created: str = stamp if isinstance(stamp, str) else now_iso()
         cwd: str = where if isinstance(where, str) else ""
+        # a fork's origin, as a header written by `treechat copy` names it
+        parent_sid, parent_eid = (v if isinstance(v, str) and v else None
+                                  for v in (header.get("parentSessionId"), header.get("parentEntryId")))
 
         def tx(c: sqlite3.Connection) -> tuple[str, int]:
             sid = wanted or new_session_id()
             if replace:
                 _delete(c, sid)
-            _insert_session(c, sid, created, cwd, None, None)
+            _insert_session(c, sid, created, cwd, parent_sid, parent_eid)
             bulk_load(c, sid, records, report, on_progress)
             return sid, last_seq(c, sid)
 
@@ -283,6 +277,9 @@ class SqliteCatalog:
 
     async def count_entries(self) -> int:
         return await self.db.run(entry_count)
+
+    def watch(self) -> SqliteChangeFeed:
+        return SqliteChangeFeed(self.db)
 
     async def close(self) -> None:
         await self.db.close()

@@ -24,7 +24,6 @@ from treechat.chat_events import (
 )
 from treechat.config import load_settings
 from treechat.llm.registry import ModelRegistry
-from treechat.session.session import Session
 from treechat.storage.base import SessionCatalog
 from treechat.storage.model import AssistantMessage, MessageEntry, TextContent, UserMessage, message_text
 
@@ -313,31 +312,6 @@ async def test_a_reply_that_cannot_be_written_is_kept_in_a_recovery_file(catalog
     assert any("Could not save" in f.text and unsaved.recovery_path in f.text for f in rec.of(Failed))
     assert oct(os.stat(unsaved.recovery_path).st_mode & 0o777) == "0o600"
     assert len(fake.requests) == 1  # nothing more went out
-
-
-async def test_entries_another_process_wrote_join_the_tree_and_the_leaf_stays(tmp_path, fake) -> None:
-    from treechat.storage import open_catalog
-
-    for kind in ("sqlite", "jsonl"):
-        home = tmp_path / kind
-        mine = await open_catalog(kind, home)
-        theirs = await open_catalog(kind, home)
-        try:
-            chat, rec = await make_chat(mine, fake, home)
-            ids = await seeded(chat)
-            leaf = chat.leaf_id
-            other = await Session.open(await theirs.open(chat.session_id))
-            u = await other.append_message(UserMessage(content="from the other window"))
-            await other.append_label(u, "theirs")
-            assert await chat.poll_others() == 2
-            assert u in chat.tree.by_id and chat.tree.by_id[u].label == "theirs"
-            assert chat.leaf_id == leaf == ids[-1]
-            assert [e.entry.id for e in rec.of(EntryAppended)][-2:] == [u, other.leaf_id]
-            assert not rec.of(EntryAppended)[-1].shown
-            assert await chat.poll_others() == 0  # each entry reported once
-        finally:
-            await mine.close()
-            await theirs.close()
 
 
 async def test_a_read_only_store_browses_but_does_not_send_or_move(fake, tmp_path, monkeypatch) -> None:

@@ -22,6 +22,8 @@ def call(call_id: str, name: str, **args) -> dict[str, str]:
 
 @pytest.fixture(params=[b for b in BACKENDS if b != "memory"])
 def place(request, tmp_path, monkeypatch):
+    if request.param == "postgres":
+        request.getfixturevalue("pg_database")  # a throw-away database on the run's server (or a skip)
     work = tmp_path / "work"
     (work / ".git").mkdir(parents=True)
     monkeypatch.chdir(work)

@@ -27,11 +27,13 @@ def persistent_backends() -> list[str]:
 
 @pytest.fixture(params=persistent_backends())
 def home(request, tmp_path):
+    if request.param == "postgres":
+        request.getfixturevalue("pg_database")  # TREECHAT_DATABASE_URL: a fresh database
     return ["--home", str(tmp_path), "--storage", request.param]
 
 
 def elsewhere(home: list[str], tmp_path: Path) -> list[str]:
-    """The same backend in a second, empty home."""
+    """The same backend in a second home (on PostgreSQL the same server: another machine)."""
     return ["--home", str(tmp_path / "other"), *home[2:]]
 
 

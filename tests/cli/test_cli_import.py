@@ -21,8 +21,10 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-@pytest.fixture(params=["sqlite", "jsonl"])
+@pytest.fixture(params=["sqlite", "jsonl", "postgres"])
 def home(request, tmp_path):
+    if request.param == "postgres":
+        request.getfixturevalue("pg_database")  # TREECHAT_DATABASE_URL: a fresh database
     return ["--home", str(tmp_path / "home"), "--storage", request.param]
 
 
@@ -190,7 +192,7 @@ def test_reindex_rebuilds_the_search_index_with_progress_on_a_terminal(capsys, h
     found = run(capsys, "search", "theme", "--json", *home)[1]
     code, out, err = run(capsys, "reindex", *home)
     assert code == 0 and err == "" and "Traceback" not in out
-    if "sqlite" in home:
+    if "sqlite" in home or "postgres" in home:  # both keep a search index (derived from the entries)
         assert out.startswith("Search index rebuilt: ") and " of 1,0" in out  # 1,0xx entries read
         assert "Rebuilding the search index" in drawn.getvalue()
     else:

@@ -183,13 +183,16 @@ async def test_entries_another_process_writes_show_in_the_tree_within_a_second(m
     async with make_app() as (app, pilot):
         sid, ids = await seed(app.chat.catalog, [("q1", "a1")])
         await app.chat.open(await app.chat.catalog.open(sid))
+        await app.chat.move_to(ids[0])  # we went back: what the other writes under a1 is another branch
         await pilot.pause()
         theirs = await open_catalog("sqlite", tmp_path)  # another process's view of the same home
         try:
             other = await Session.open(await theirs.open(sid))
+            assert other.leaf_id == ids[0]  # the last move wins: the stored leaf is ours
+            await other.move_to(ids[1])
             new = await other.append_message(UserMessage(content="written elsewhere"))
             await wait_for(pilot, lambda: app.query_one(TreeView).layout_data.index_of(new) is not None,
                            what="the other process's entry in the tree", rounds=300)
-            assert app.chat.leaf_id == ids[1]  # the leaf stays
+            assert app.chat.leaf_id == ids[0]  # the leaf stays (tests/tui/test_live_app.py: it follows)
         finally:
             await theirs.close()

@@ -11,6 +11,7 @@ from .bash_tracked import TrackedBashTool
 from .changes import ApproveChange, FileRecorder, ProposedChange
 from .edit import EditTool, WriteTool, approve_inside
 from .files import GrepTool, LsTool, ReadTool
+from .reach import Reach, ReadConfirm, working_folder
 
 BUILTIN_TOOLS = ("read", "ls", "grep", "bash", "edit", "write")
 
@@ -31,16 +32,20 @@ def parse_tool_names(spec: str | Iterable[str] | None) -> list[str]:
 
 
 def make_tools(names: Iterable[str], *, cwd: str | os.PathLike[str] | None = None,
-               confirm: Confirm | None = None, approve: ApproveChange | None = None,
-               recorder: FileRecorder | None = None) -> list[AgentTool]:
-    """`approve`: asked before edit and write change a file (None: they refuse); `recorder`: the
-    checkpoints of what edit, write and bash change (None: nothing is recorded)."""
+               confirm: Confirm | None = None, reach: Reach | None = None,
+               approve: ApproveChange | None = None, recorder: FileRecorder | None = None) -> list[AgentTool]:
+    """`reach`: where read, ls and grep may look without asking (default: the folder `cwd`, and
+    nothing outside it); `approve`: asked before edit and write change a file (None: they refuse);
+    `recorder`: the checkpoints of what edit, write and bash change (None: nothing is recorded)."""
+    reach = reach or Reach.of(cwd or os.getcwd())
     bash = BashTool(cwd, confirm) if recorder is None else TrackedBashTool(cwd, confirm, recorder)
-    made: dict[str, AgentTool] = {"read": ReadTool(cwd), "ls": LsTool(cwd), "grep": GrepTool(cwd), "bash": bash,
-                                  "edit": EditTool(cwd, approve, recorder), "write": WriteTool(cwd, approve, recorder)}
+    made: dict[str, AgentTool] = {"read": ReadTool(cwd, reach), "ls": LsTool(cwd, reach), "grep": GrepTool(cwd, reach),
+                                  "bash": bash, "edit": EditTool(cwd, approve, recorder),
+                                  "write": WriteTool(cwd, approve, recorder)}
     return [made[n] for n in parse_tool_names(list(names))]
 
 
 __all__ = ["AgentTool", "FunctionTool", "ToolResult", "text_result", "BashTool", "ReadTool", "LsTool", "GrepTool",
-           "EditTool", "WriteTool", "approve_inside", "ApproveChange", "FileRecorder", "ProposedChange", "BUILTIN_TOOLS", "make_tools",
-           "parse_tool_names", "UnknownToolError"]
+           "EditTool", "WriteTool", "approve_inside", "ApproveChange", "FileRecorder", "ProposedChange",
+           "BUILTIN_TOOLS", "make_tools", "parse_tool_names", "UnknownToolError", "Reach", "ReadConfirm",
+           "working_folder"]

@@ -1,0 +1,93 @@
+"""Other writers, live: what another process or machine writes shows here as it happens.
+
+`follow_store` (the TUI runs it for as long as it is up) reads the store's change feed
+(`SessionCatalog.watch()`: LISTEN/NOTIFY on PostgreSQL, `PRAGMA data_version` on SQLite, file
+sizes on JSONL) and, when the open session changed, folds the new entries in (`poll_others`);
+any change also emits `SessionsChanged`, so a sessions list on screen is read again.
+
+An entry another writer appended right under our leaf, while we are idle and not previewing,
+is adopted: it becomes our leaf and reaches the tree, the transcript and the status through the
+very path our own appends take (`Session.adopt` → the controller's append observer). Two
+terminals on one session thus stay on one conversation. Anything else (a branch elsewhere, or
+entries arriving while our own reply runs) joins the tree where it hangs and the leaf stays.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from treechat.chat_core import ChatCore
+from treechat.chat_events import EntryAppended, HeaderChanged, LabelChanged, Notice, SessionsChanged, StatusChanged
+from treechat.storage.aggregates import tree_row
+from treechat.storage.base import StorageError
+from treechat.storage.model import LabelEntry, LeafEntry, SessionInfoEntry
+
+FEED_WAIT_S = 1.0  # one wait on the feed; the loop wakes this often to stay cancellable
+RETRY_S = 2.0  # after the feed failed (a damaged or vanished store): try again this much later
+NOTICE_EVERY_S = 30.0  # "entries joined the tree elsewhere" once in a while, not for every message
+
+
+class LiveChat(ChatCore):
+    _noticed_at = -NOTICE_EVERY_S  # when "joined this session's tree" was last said
+
+    async def follow_store(self) -> None:
+        """Until cancelled: apply what other writers change in the store."""
+        feed = self.catalog.watch()
+        try:
+            while True:
+                try:
+                    change = await feed.next_change(FEED_WAIT_S)
+                except (StorageError, OSError):
+                    await asyncio.sleep(RETRY_S)
+                    continue
+                if change is None:
+                    continue
+                if self._session is not None and change.touches(self.session_id):
+                    await self.poll_others()
+                self._emit(SessionsChanged())
+        finally:
+            await feed.close()
+
+    async def poll_others(self) -> int:
+        """Fold in the entries another writer appended to this session since the last look
+        (see the module's doc for when the leaf follows). Returns how many entries."""
+        if self._session is None:
+            return 0
+        session = self.session
+        try:
+            found = await session.storage.poll_appended()
+        except (StorageError, OSError):
+            return 0  # a store gone bad says so on the next write; polling stays quiet
+        if not found:
+            return 0
+        rows = {r.id: r for r in found.rows}
+        count = elsewhere = 0
+        for entry in found.entries:
+            if isinstance(entry, LeafEntry):
+                continue  # another writer's moves are its own: our leaf is ours
+            count += 1
+            row = rows.get(entry.id) or tree_row(entry)
+            follow = (not self.is_running and self.preview_id is None and row.parent_id == session.leaf_id
+                      and row.parent_id == entry.parent_id and entry.id not in self.tree.by_id)
+            if follow:
+                session.adopt(entry)  # → _on_append: tree, path state, transcript, header, status
+                continue
+            elsewhere += 1
+            self.tree.add(row)
+            if self._files is not None:  # a checkpoint another process wrote: the file history knows it
+                self._files.add_entry(entry)
+            self._emit(EntryAppended(entry=entry, row=row, leaf_id=session.leaf_id, shown=False))
+            if isinstance(entry, LabelEntry):
+                self._emit(LabelChanged(entry.target_id, entry.label, self.tree.relabel(entry.target_id, entry.label)))
+            elif isinstance(entry, SessionInfoEntry):
+                self._name = entry.name or None
+        if elsewhere:
+            self._emit(HeaderChanged(self.header()))
+            self._emit(StatusChanged(self.status()))
+            now = time.monotonic()
+            if now - self._noticed_at >= NOTICE_EVERY_S:  # the tree shows the rest as it comes
+                self._noticed_at = now
+                self._emit(Notice(f"{elsewhere} {'entry' if elsewhere == 1 else 'entries'} from another process or "
+                                  "machine joined this session's tree (your leaf stays where it is)."))
+        return count

@@ -50,6 +50,8 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
                  "your own instructions, kept with the session (empty: show the whole prompt; off: remove them)"),
     SlashCommand("export", "Export this session", "[PATH]",
                  ".jsonl opens in Pi, .md for reading, .html to look at and share (every branch)"),
+    SlashCommand("restore", "Restore files", "[ENTRY] [--force] | --undo",
+                 "put the files edit/write changed back as they were here (--undo: what the last restore replaced)"),
     SlashCommand("session", "Session info", "", "id, file, counts, tokens and cost"),
     SlashCommand("skill", "Use a skill", "[NAME] [text]",
                  "a skill's instructions go into your message (no name: list skills and prompt templates)"),

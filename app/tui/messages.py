@@ -96,6 +96,10 @@ class Unsaved(ChatMessage[ev.Unsaved]):
     pass
 
 
+class RestoreOffered(ChatMessage[ev.RestoreOffered]):
+    pass
+
+
 class Succeeded(ChatMessage[ev.Succeeded]):
     pass
 
@@ -123,6 +127,7 @@ MESSAGE_FOR: dict[type, type[ChatMessage[Any]]] = {
     ev.Notice: Notice,
     ev.Failed: Failed,
     ev.Unsaved: Unsaved,
+    ev.RestoreOffered: RestoreOffered,
     ev.Succeeded: Succeeded,
     ev.SessionsChanged: SessionsChanged,
 }

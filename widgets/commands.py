@@ -63,12 +63,16 @@ NAMES: tuple[str, ...] = tuple(BY_NAME)
 
 # "/word" at the start, then a space or the end: "/usr/bin/env …" and "/ path" are plain text.
 _SLASH = re.compile(r"^/([A-Za-z][\w-]*)(?:\s+(.*))?$", re.S)
+_PI_SKILL = re.compile(r"^/skill:([\w.-]+)(?:\s+(.*))?$", re.S | re.I)  # Pi's `/skill:name text`
 
 
 def parse_slash(text: str) -> tuple[str, str] | None:
     """`/name args` → ("name", "args") for any command word, known or not (the app says when it
     does not know one); None for text that is not a command, and for `//…` (a literal slash)."""
     stripped = text.strip()
+    pi = _PI_SKILL.match(stripped)
+    if pi is not None:  # the same as `/skill name text`
+        return "skill", f"{pi.group(1)} {pi.group(2) or ''}".strip()
     match = _SLASH.match(stripped)
     if match is None:
         return None

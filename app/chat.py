@@ -18,8 +18,8 @@ from typing import Literal
 from treechat.agent.tools import make_tools
 from treechat.chat_core import ChatError
 from treechat.chat_events import Focused, HeaderChanged, Notice, PathChanged, StatusChanged
-from treechat.chat_live import LiveChat
 from treechat.chat_status import entry_words
+from treechat.chat_workspace import ChatWorkspace
 from treechat.export_target import OutputError
 from treechat.exporting import export_session
 from treechat.llm.local import shown_ref
@@ -33,7 +33,7 @@ from treechat.storage.tree_index import CONVERSATION_TYPES
 __all__ = ["Chat", "ChatError"]
 
 
-class Chat(LiveChat):
+class Chat(ChatWorkspace):
     # ------------------------------------------------------------ the model and the system prompt
 
     def system_prompt(self) -> str:
@@ -101,16 +101,6 @@ class Chat(LiveChat):
         await self.move_to(entry_id)
         return None
 
-    def load_tree(self) -> None:
-        """Start reading a big session's whole tree (the front end calls this after its first frame)."""
-        if self._tree_load is not None:
-            self._tree_load.start()
-
-    async def whole_tree(self) -> None:
-        """Wait until the whole tree is in (at once unless a big session's is still being read)."""
-        if self._tree_load is not None:
-            await self._tree_load.wait()
-
     async def move_to(self, target: str | None, *, remember: bool = True, announce: bool = True) -> None:
         """Move the leaf; leaving a branch is announced (with `/summarize` offered) unless the
         caller is about to grow an alternative there (retry). A read-only store cannot keep a
@@ -141,6 +131,8 @@ class Chat(LiveChat):
         self._emit(PathChanged(await self._path_to_show(), self.session.leaf_id, None, "move"))
         self._emit(HeaderChanged(self.header()))
         self._emit(StatusChanged(self.status()))
+        if announce and target != old:
+            self.offer_restore()  # the files there, if they differ from the disk (never silently)
 
     async def back(self) -> None:
         if not self.leaf_history:
@@ -262,6 +254,7 @@ class Chat(LiveChat):
         except (ForkError, StorageError) as err:
             raise ChatError(str(err)) from None
         await self.open(storage, composer_text=composer_text, editor_text=text)
+        self.offer_restore()  # the fork's point may hold other files than the disk
         # (ids made in the same minute share their first characters: show enough to tell them apart)
         n = next((i + 1 for i, (a, b) in enumerate(zip(storage.session_id, original)) if a != b), 8)
         n = max(8, min(n, len(original)))

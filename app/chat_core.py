@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Sequence
 
-from treechat.agent.tools import Reach, ReadConfirm, make_tools
+from treechat.agent.tools import ApproveChange, FileRecorder, ProposedChange, Reach, ReadConfirm, make_tools
 from treechat.attachments import AttachmentError, expand_prompt
 from treechat.chat_agent_events import CHANGES_STATUS, translate
 from treechat.chat_drafts import Drafts
@@ -38,7 +38,7 @@ from treechat.chat_events import (
 from treechat.chat_extras import ChatExtras
 from treechat.chat_models import ChatError, ChatModels
 from treechat.chat_status import build_status, first_prompt, viewing_text
-from treechat.chat_tree import TreeLoad, first_tree
+from treechat.chat_tree import ChatTree
 from treechat.config import Settings
 from treechat.llm.options import stream_options_from_settings
 from treechat.llm.registry import ModelRegistry
@@ -50,18 +50,20 @@ from treechat.session.instructions import stored_instructions
 from treechat.session.session import Session
 from treechat.session.system_prompt import SystemPromptBuilder, bind_system_prompt
 from treechat.shown_path import ShownPath, prompts, shown_path
-from treechat.storage import gc_policy
 from treechat.storage.aggregates import advance_path_state, tree_row
-from treechat.storage.base import PathState, SessionCatalog, SessionStorage, StorageError, TreeRow
+from treechat.storage.base import PathState, SessionCatalog, SessionStorage, StorageError
 from treechat.storage.model import Entry, ImageContent, LabelEntry, MessageEntry, SessionInfoEntry
 from treechat.storage.tree_index import TreeIndex
+
+if TYPE_CHECKING:
+    from treechat.workspace.history import FileHistory
 
 Listener = Callable[[ChatEvent], None]
 Confirm = Callable[[str], Awaitable[bool]]
 SendKind = Literal["send", "steer", "follow_up"]
 
 
-class ChatCore(ChatModels, ChatExtras):
+class ChatCore(ChatModels, ChatExtras, ChatTree):
     """State, events, sessions, the model, sending and the queue (`Chat` adds the commands)."""
 
     def __init__(self, *, catalog: SessionCatalog, settings: Settings, registry: ModelRegistry,
@@ -78,6 +80,8 @@ class ChatCore(ChatModels, ChatExtras):
         self.stream_fn = stream_fn
         self.stream_options = {**stream_options_from_settings(settings), **(stream_options or {})}
         self.confirm = confirm  # asks before the bash tool runs a command (None: refuse)
+        self.approve_change: ApproveChange | None = None  # asks before edit/write change a file (None: refuse)
+        self._files: FileHistory | None = None  # the session's checkpoints, once something needed them
         self.confirm_read = confirm_read  # asks before read, ls, grep look outside the working folder
         # the system prompt: treechat's own, the tools, folder, date, AGENTS.md, the user's words
         self.prompt_builder = SystemPromptBuilder.from_settings(settings, cwd=self.cwd, instructions=system)
@@ -93,7 +97,6 @@ class ChatCore(ChatModels, ChatExtras):
         self._unsubscribe_agent: Callable[[], None] | None = None
         self._run_task: asyncio.Task[None] | None = None
         self.tree = TreeIndex()
-        self._tree_load: TreeLoad | None = None  # a big session's whole tree, being read
         self.preview_id: str | None = None
         self.leaf_history: list[str | None] = []
         self.abandoned_leaf: str | None = None
@@ -166,12 +169,10 @@ class ChatCore(ChatModels, ChatExtras):
             await self._leave(previous, composer_text if previous.session_id != storage.session_id else None)
         session = await Session.open(storage)
         self._session = session
+        self._files = None
         self._stop_observing = session.observe(self._on_append, self._on_leaf)
         self.preview_id, self.leaf_history, self.abandoned_leaf = None, [], None
-        self.tree, loading = await first_tree(storage, session.leaf_id)
-        gc_policy.keep_loaded()  # the tree stays: later collections need not walk it
-        if loading:
-            load = self._tree_load = TreeLoad(storage, lambda tree: self._tree_loaded(load, tree))
+        loading = await self._open_tree(storage, session.leaf_id)
         self._name, self._first_prompt = await storage.get_session_name(), None
         await self._load_state()
         if not self._system_given:
@@ -190,27 +191,12 @@ class ChatCore(ChatModels, ChatExtras):
         if warning:
             self._emit(Notice(warning, "warning"))
 
-    def _tree_loaded(self, load: TreeLoad, tree: TreeIndex) -> None:
-        if load is not self._tree_load:
-            return  # another session was opened meanwhile
-        self.tree, self._tree_load = tree, None
+    def _whole_tree_in(self, tree: TreeIndex) -> None:
         self._emit(TreeLoaded(tree))
         self._emit(HeaderChanged(self.header()))
 
-    def _grow_tree(self, row: TreeRow) -> None:
-        self.tree.add(row)
-        if self._tree_load is not None:
-            self._tree_load.add(row)
-
-    def _relabel_tree(self, target_id: str, label: str | None) -> TreeRow | None:
-        if self._tree_load is not None:
-            self._tree_load.relabel(target_id, label)
-        return self.tree.relabel(target_id, label)
-
     async def _leave(self, session: Session, composer_text: str | None) -> None:
-        if self._tree_load is not None:
-            self._tree_load.cancel()
-            self._tree_load = None
+        self._stop_tree_load()
         queued = await self._end_agent()
         self.drafts.save(session.session_id, [*queued, composer_text or ""])
         if self._stop_observing is not None:
@@ -279,7 +265,8 @@ class ChatCore(ChatModels, ChatExtras):
         try:
             # without a way to ask (print mode without --yes) the bash tool refuses, saying why
             self._builtins = make_tools(self.tool_names, cwd=self.cwd, confirm=self.confirm, reach=Reach.for_run(
-                self.cwd, self.confirm_read, anywhere=getattr(self.settings, "allow_reads_outside", False)))
+                self.cwd, self.confirm_read, anywhere=getattr(self.settings, "allow_reads_outside", False)),
+                approve=self._approve, recorder=await self._file_recorder())
             tools = [*self._builtins, *self.mcp.tools()]  # an MCP server's tools join as it starts
             self.load_extensions()  # the skills the system prompt lists
             compaction = self.settings.compaction
@@ -300,6 +287,13 @@ class ChatCore(ChatModels, ChatExtras):
         self._agent.compactor.on_window = self.window_learned
         self._emit(StatusChanged(self.status()))
         return self._agent
+
+    async def _file_recorder(self) -> FileRecorder | None:
+        """Where edit, write and bash record what they change (`ChatWorkspace`)."""
+        return None
+
+    async def _approve(self, change: ProposedChange) -> bool | str:
+        return False
 
     # ------------------------------------------------------------ sending and the queue
 
@@ -413,6 +407,8 @@ class ChatCore(ChatModels, ChatExtras):
     def _on_append(self, entry: Entry) -> None:
         row = tree_row(entry)
         self._grow_tree(row)
+        if self._files is not None:
+            self._files.add_entry(entry)
         if self._state_leaf == entry.parent_id:
             self._state = advance_path_state(self._state, entry)
             self._state_leaf = entry.id

@@ -10,12 +10,15 @@ listens for a few (`ReplyStreaming`, `CompactionEnded`, `Waiting`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from treechat.shown_path import ShownPath
 from treechat.storage.base import TreeRow
 from treechat.storage.model import Entry
 from treechat.storage.tree_index import TreeIndex
+
+if TYPE_CHECKING:
+    from treechat.workspace.restore import RestorePlan
 
 
 @dataclass(frozen=True)
@@ -204,6 +207,14 @@ class Unsaved:
 
 
 @dataclass(frozen=True)
+class RestoreOffered:
+    """The leaf moved to a point whose tracked files differ from the disk: offer to restore them
+    (default No); `plan.ready` can be restored, `plan.blocked` changed on disk since treechat wrote them."""
+
+    plan: "RestorePlan"
+
+
+@dataclass(frozen=True)
 class Succeeded:
     """A run finished cleanly: an earlier error is no longer news."""
 
@@ -216,7 +227,7 @@ class SessionsChanged:
 
 ChatEvent = (SessionOpened | TreeLoaded | EntryAppended | LabelChanged | PathChanged | Focused | HeaderChanged | StatusChanged
              | QueueChanged | RunStarted | RunEnded | ReplyStreaming | CompactionStarted | CompactionEnded
-             | Waiting | Readiness | Notice | Failed | Unsaved | Succeeded | SessionsChanged)
+             | Waiting | Readiness | Notice | Failed | Unsaved | RestoreOffered | Succeeded | SessionsChanged)
 
 EVENT_TYPES: tuple[type, ...] = ChatEvent.__args__
 

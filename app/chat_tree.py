@@ -72,3 +72,53 @@ class TreeLoad:
         self.start()
         assert self.task is not None
         await asyncio.gather(asyncio.shield(self.task), return_exceptions=True)
+
+
+class ChatTree:
+    """The controller's tree (a base of `ChatCore`): the whole of it, or a big session's path until
+    the rest is read. `ChatCore` says what a whole tree coming in means (`_whole_tree_in`)."""
+
+    tree: TreeIndex
+    _tree_load: TreeLoad | None = None  # a big session's whole tree, being read
+
+    def _whole_tree_in(self, tree: TreeIndex) -> None:
+        raise NotImplementedError
+
+    async def _open_tree(self, storage: SessionStorage, leaf_id: str | None) -> int:
+        """The tree of a session just opened; returns the entries still to load (0: all in)."""
+        self.tree, loading = await first_tree(storage, leaf_id)
+        gc_policy.keep_loaded()  # the tree stays: later collections need not walk it
+        if loading:
+            load = self._tree_load = TreeLoad(storage, lambda tree: self._tree_loaded(load, tree))
+        return loading
+
+    def _tree_loaded(self, load: TreeLoad, tree: TreeIndex) -> None:
+        if load is not self._tree_load:
+            return  # another session was opened meanwhile
+        self.tree, self._tree_load = tree, None
+        self._whole_tree_in(tree)
+
+    def _stop_tree_load(self) -> None:
+        if self._tree_load is not None:
+            self._tree_load.cancel()
+            self._tree_load = None
+
+    def load_tree(self) -> None:
+        """Start reading a big session's whole tree (the front end calls this after its first frame)."""
+        if self._tree_load is not None:
+            self._tree_load.start()
+
+    async def whole_tree(self) -> None:
+        """Wait until the whole tree is in (at once unless a big session's is still being read)."""
+        if self._tree_load is not None:
+            await self._tree_load.wait()
+
+    def _grow_tree(self, row: TreeRow) -> None:
+        self.tree.add(row)
+        if self._tree_load is not None:
+            self._tree_load.add(row)
+
+    def _relabel_tree(self, target_id: str, label: str | None) -> TreeRow | None:
+        if self._tree_load is not None:
+            self._tree_load.relabel(target_id, label)
+        return self.tree.relabel(target_id, label)

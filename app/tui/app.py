@@ -44,13 +44,14 @@ from .messages import message_for
 from .requests import WidgetRequests
 from .terminal_keys import register
 from .themes import ThemeSettings
+from .workspace_view import WorkspaceView
 
 register()  # Alt+Enter as most terminals send it (ESC CR)
 
 NARROW = 110  # columns: below this the tree panel becomes a drawer
 
 
-class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSettings):
+class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSettings, WorkspaceView):
     CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles.tcss")
     TITLE = "treechat"
     BINDINGS: ClassVar[list[BindingType]] = [*bindings_for("global")]
@@ -66,6 +67,8 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         chat.confirm = self.confirm_command
         chat.confirm_read = self.confirm_read
         self.allowed_commands: set[tuple[str, str]] = set()  # (session id, command or path): "allow for this session"
+        chat.approve_change = self.approve_change  # edit/write: the diff, asked (workspace_view.py)
+        self.allowed_edits: set[str] = set()  # session ids: "allow edits for this session"
         self._stop_lock_notices: Callable[[], None] = lambda: None
 
     def _on_chat_event(self, event: ChatEvent) -> None:

@@ -100,6 +100,10 @@ class Unsaved(ChatMessage[ev.Unsaved]):
     pass
 
 
+class RestoreOffered(ChatMessage[ev.RestoreOffered]):
+    pass
+
+
 class Succeeded(ChatMessage[ev.Succeeded]):
     pass
 
@@ -128,6 +132,7 @@ MESSAGE_FOR: dict[type, type[ChatMessage[Any]]] = {
     ev.Notice: Notice,
     ev.Failed: Failed,
     ev.Unsaved: Unsaved,
+    ev.RestoreOffered: RestoreOffered,
     ev.Succeeded: Succeeded,
     ev.SessionsChanged: SessionsChanged,
 }

@@ -478,7 +478,7 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
     def header(self) -> Header:
         leaf = self.session.leaf_id
         depth = self._state.depth if self._state_leaf == leaf else len(self.tree.path_ids(leaf))
-        branches = max(self.tree.branch_count(), 1 if len(self.tree) else 0)
+        branches = max(self.tree.branch_count(), 1 if len(self.tree) else 0) if self._tree_load is None else -1
         return Header(title=self.title(), depth=depth, branches=branches,
                       viewing=viewing_text(self.tree, self.preview_id))
 

@@ -43,7 +43,7 @@ class Header:
 
     title: str
     depth: int  # entries on the path root → leaf
-    branches: int  # conversation tips (metadata never counts)
+    branches: int  # conversation tips (metadata never counts); -1: not counted yet (a big tree being read)
     viewing: str | None = None  # the previewed entry's first line, when previewing
 
     @property
@@ -52,6 +52,8 @@ class Header:
             return "empty"
         entries = "entry" if self.depth == 1 else "entries"
         branches = "branch" if self.branches == 1 else "branches"
+        if self.branches < 0:
+            return f"{self.depth} {entries} on this branch · reading the tree…"
         return f"{self.depth} {entries} on this branch · {self.branches} {branches}"
 
 

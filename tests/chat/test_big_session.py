@@ -74,6 +74,7 @@ async def test_a_big_session_opens_with_its_path_then_its_whole_tree(catalog, fa
     opened = rec.of(SessionOpened)[-1]
     assert opened.tree_loading >= 30 and opened.tree.path_ids(chat.leaf_id) == first
     assert len(opened.tree) == len(first) and [e.id for e in opened.path] == first  # the transcript has all it needs
+    assert opened.header.position == f"{len(first)} entries on this branch · reading the tree…"  # not "1 branch"
     gate.set()
     await chat.whole_tree()
     loaded = rec.of(TreeLoaded)[-1]

@@ -10,11 +10,12 @@ listens for a few (`ReplyStreaming`, `CompactionEnded`, `Waiting`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from treechat.storage.base import TreeRow
-from treechat.storage.model import Entry
-from treechat.storage.tree_index import TreeIndex
+if TYPE_CHECKING:  # annotations only: the TUI's first frame imports these events, not the storage (issue 27)
+    from treechat.storage.base import TreeRow
+    from treechat.storage.model import Entry
+    from treechat.storage.tree_index import TreeIndex
 
 
 @dataclass(frozen=True)

@@ -9,29 +9,24 @@ App owns no session state of its own.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, work
 from textual.app import ComposeResult, get_system_commands_provider
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 
-from treechat.attachments import complete_at_path, pasted_image_token
-from treechat.chat import Chat
-from treechat.chat_events import ChatEvent
-from treechat.storage.base import SessionStorage
 from treechat.widgets.banner import Banner
 from treechat.widgets.composer import Composer
 from treechat.widgets.fitted_footer import FittedFooter
 from treechat.widgets.keymap import bindings_for
+from treechat.widgets.panels import TranscriptSpace, TreeSpace
 from treechat.widgets.queue_tray import QueueTray
-from treechat.widgets.screens import ToolConfirmDialog
 from treechat.widgets.session_header import SessionHeader
 from treechat.widgets.status_bar import StatusBar
-from treechat.widgets.transcript import Transcript
-from treechat.widgets.tree_view import TreeView
 from treechat.widgets.welcome import Welcome
 
 from .chat_view import ChatView
@@ -39,29 +34,52 @@ from .commands import SlashCommands, TreechatCommands
 from .keys import KeyActions
 from .messages import message_for
 from .requests import WidgetRequests
+from .starting import StartFn, StartUp
 from .terminal_keys import register
 from .themes import ThemeSettings
+
+if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/starting.py)
+    from treechat.chat import Chat
+    from treechat.chat_events import ChatEvent
+    from treechat.storage.base import SessionStorage
+    from treechat.widgets.composer import Completion
 
 register()  # Alt+Enter as most terminals send it (ESC CR)
 
 NARROW = 110  # columns: below this the tree panel becomes a drawer
 
 
-class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSettings):
+class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSettings, StartUp):
+    """`TreechatApp(chat, storage)`: a controller made beforehand (tests, benches); or
+    `TreechatApp(start=...)` (`treechat`): the first frame is drawn first, then `start` makes the
+    controller and picks the session (app/tui/starting.py)."""
+
     CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles.tcss")
     TITLE = "treechat"
     BINDINGS: ClassVar[list[BindingType]] = [*bindings_for("global")]
     COMMANDS = {get_system_commands_provider, TreechatCommands}
 
-    def __init__(self, chat: Chat, storage: SessionStorage, *, detect_servers: bool = True) -> None:
+    def __init__(self, chat: Chat | None = None, storage: SessionStorage | None = None, *,
+                 detect_servers: bool = True, start: StartFn | None = None, theme: str | None = None,
+                 fresh: bool = False) -> None:
         super().__init__()
-        self.chat = chat
+        if (chat is None) == (start is None):
+            raise TypeError("TreechatApp takes a controller and its session, or a start function")
         self.first_storage = storage
         self.detect_servers = detect_servers
-        self._unsubscribe = chat.subscribe(self._on_chat_event)
+        self.first_theme = theme  # config.toml's theme, read without checking the rest (the first frame's)
+        self.fresh = fresh  # a new session opens: the first frame shows the welcome
+        self._unsubscribe = lambda: None
         self._tree_hidden_when_wide = False
-        chat.confirm = self.confirm_command
         self.allowed_commands: set[tuple[str, str]] = set()  # (session id, command): "allow for this session"
+        self.init_start(start)
+        if chat is not None:
+            self._attach_controller(chat)
+
+    def _attach_controller(self, chat: Chat) -> None:
+        self.chat = chat
+        self._unsubscribe = chat.subscribe(self._on_chat_event)
+        chat.confirm = self.confirm_command
 
     def _on_chat_event(self, event: ChatEvent) -> None:
         self.post_message(message_for(event))
@@ -71,27 +89,59 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
             with Vertical(id="chat"):
                 yield SessionHeader()
                 yield Banner(id="banner")
-                yield Welcome()
-                yield Transcript()
+                welcome = Welcome()
+                welcome.display = self.fresh
+                yield welcome
+                space = TranscriptSpace()
+                space.display = not self.fresh
+                yield space
                 yield QueueTray()
                 yield Composer()
-            yield TreeView(id="tree")
+            yield TreeSpace()
         yield StatusBar()
         yield FittedFooter()
 
     async def on_mount(self) -> None:
-        self.apply_saved_theme()
+        if self.first_theme and self.first_theme in self.available_themes:
+            self.theme = self.first_theme
         self.ui(Banner, "#banner").hide()
         composer = self.composer
-        cwd = self.chat.cwd
-        composer.completer = lambda text, cursor: complete_at_path(text, cursor, cwd)
-        composer.paste_filter = lambda pasted: pasted_image_token(pasted, cwd)
-        await self.chat.open(self.first_storage)
-        self.composer.focus()
+        composer.completer = self._complete_path
+        composer.paste_filter = self._pasted_image
+        composer.focus()
+        if self.first_storage is not None:  # the controller exists: open its session before the first frame
+            await self.mount_panels()
+            await self.attach(self.chat, self.first_storage)
+            self.started = True
+            self.after_start()
+        else:
+            self.open_after_first_frame()
+
+    async def attach(self, chat: Chat, storage: SessionStorage) -> None:
+        if getattr(self, "chat", None) is not chat:
+            self._attach_controller(chat)
+        self.apply_saved_theme()
+        await self.chat.open(storage)
+
+    def after_start(self) -> None:
         if self.detect_servers:
             self.run_worker(self._detect_local(), group="detect")
         # what other processes and machines write shows as it happens (treechat.chat_live)
         self._follow_store()
+
+    def _cwd(self) -> str:
+        chat = getattr(self, "chat", None)
+        return chat.cwd if chat is not None else os.getcwd()
+
+    def _complete_path(self, text: str, cursor: int) -> Completion | None:
+        from treechat.attachments import complete_at_path
+
+        return complete_at_path(text, cursor, self._cwd())
+
+    def _pasted_image(self, pasted: str) -> str | None:
+        from treechat.attachments import pasted_image_token
+
+        return pasted_image_token(pasted, self._cwd())
 
     @work(group="store-feed", exclusive=True, exit_on_error=False)
     async def _follow_store(self) -> None:
@@ -117,7 +167,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         if narrow:
             self._tree_hidden_when_wide = self.has_class("-tree-hidden")
             self.add_class("-narrow")
-            if not self.ui(TreeView).has_focus:
+            if not any(tree.has_focus for tree in self.query("TreeView")):
                 self.add_class("-tree-hidden")  # the drawer starts closed, unless you are in the tree
         else:
             self.remove_class("-narrow")
@@ -127,6 +177,8 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not event.is_forwarded:
+            if self.hold_key(event):
+                return  # it waits for the session (app/tui/starting.py)
             self.last_key_at = time.monotonic()
             self._type_into_composer(event)  # before Textual hands the key to the focused widget
         await super().on_event(event)
@@ -160,6 +212,8 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         allowed = (self.chat.session_id, command)
         if allowed in self.allowed_commands:
             return True
+        from treechat.widgets.screens import ToolConfirmDialog
+
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         dialog = ToolConfirmDialog("Run this shell command?", command)
 

@@ -4,20 +4,19 @@ screen change."""
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from textual.app import SuspendNotSupported
 
-from treechat.editor import EditorError, edit_text, editor_command
-from treechat.widgets.screens import ConfirmDialog
-from treechat.widgets.transcript import Transcript
-from treechat.widgets.tree_view import TreeView
-
 from .base import TuiBase
+
+if TYPE_CHECKING:
+    from treechat.editor import EditorError
 
 
 class KeyActions(TuiBase):
     async def action_toggle_tree(self) -> None:
-        tree = self.ui(TreeView)
+        tree = self.tree_view
         if self.has_class("-tree-hidden"):
             self.remove_class("-tree-hidden")
             tree.focus()
@@ -49,10 +48,10 @@ class KeyActions(TuiBase):
         await self.run_command("back", "")
 
     def action_toggle_tool_output(self) -> None:
-        self.ui(Transcript).toggle_tools()
+        self.transcript.toggle_tools()
 
     def action_toggle_thinking_blocks(self) -> None:
-        self.ui(Transcript).toggle_thinking()
+        self.transcript.toggle_thinking()
 
     async def action_stop(self) -> None:
         """Esc: end a preview, or stop the run (what was queued goes out next)."""
@@ -63,6 +62,8 @@ class KeyActions(TuiBase):
 
     async def action_edit_in_editor(self) -> None:
         """Ctrl+G: the composer's text in $VISUAL/$EDITOR; the saved text comes back."""
+        from treechat.editor import EditorError, edit_text, editor_command
+
         composer = self.composer
         text = composer.text
 
@@ -100,6 +101,8 @@ class KeyActions(TuiBase):
         async def done(ok: bool | None) -> None:
             if ok:
                 await self.quit_keeping_draft()
+
+        from treechat.widgets.screens import ConfirmDialog
 
         self.push_screen(ConfirmDialog("Stop the running reply and quit?",
                                        "The partial reply is saved; queued messages come back as a draft.",

@@ -20,6 +20,7 @@ from urllib.parse import unquote, urlparse
 from treechat.storage.attached import file_block
 from treechat.storage.images import IMAGE_TYPES, ImageInfo, human_size, image_info, image_mime
 from treechat.storage.model import ImageContent
+from treechat.storage.special import special_kind
 
 MAX_TEXT_BYTES = 100_000  # ~25k tokens: more than that is a job for the read tool
 MAX_IMAGE_BYTES = 5 * 1024 * 1024  # the strictest provider limit (Anthropic) per image
@@ -68,6 +69,9 @@ def load_attachment(raw: str, cwd: str | os.PathLike[str]) -> tuple[Attachment, 
     """Read one file for attaching: (facts, the text or the image block). Raises AttachmentError
     with a sentence naming the file when it is too big, binary, or cannot be read."""
     path = _resolve(raw, Path(cwd))
+    kind = special_kind(path)
+    if kind is not None:  # a FIFO's open would wait for a writer, a device's read may never end
+        raise AttachmentError(f"{raw} is {kind}; only files can be attached.")
     try:
         size = path.stat().st_size
         with path.open("rb") as handle:

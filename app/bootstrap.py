@@ -23,8 +23,8 @@ if TYPE_CHECKING:  # the storage commands start without the config's and provide
     from treechat.config import Settings
     from treechat.llm.registry import ModelRegistry
 
-__all__ = ["BACKENDS", "Environment", "load_environment", "storage_kind", "store_url", "open_store", "pick_session",
-           "latest_with_content"]
+__all__ = ["BACKENDS", "Environment", "load_environment", "apply_lock_timeout", "storage_kind", "store_url",
+           "open_store", "pick_session", "latest_with_content"]
 
 
 @dataclass
@@ -37,9 +37,24 @@ def load_environment(home: str | os.PathLike[str] | None = None) -> Environment:
     """config.toml (strict) and the providers it and the environment define."""
     from treechat.config import load_settings
     from treechat.llm.registry import ModelRegistry
+    from treechat.storage.locks import set_lock_timeout
 
     settings = load_settings(home)
+    set_lock_timeout(settings.lock_timeout)
     return Environment(settings, ModelRegistry(settings))
+
+
+def apply_lock_timeout(home: str | os.PathLike[str] | None = None, settings: Settings | None = None) -> None:
+    """config.toml's `lock_timeout` (from `settings` when the command read them) for a command
+    that needs nothing else of the config (import, reindex, sessions…): a config that does not
+    parse leaves the default (the commands that need it say what is wrong with it)."""
+    from treechat.config import ConfigError, load_settings
+    from treechat.storage.locks import set_lock_timeout
+
+    try:
+        set_lock_timeout((settings or load_settings(home)).lock_timeout)
+    except ConfigError:
+        pass
 
 
 def storage_kind(choice: str | None = None, *, ephemeral: bool = False, settings: Settings | None = None) -> str:

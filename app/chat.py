@@ -38,7 +38,9 @@ class Chat(LiveChat):
 
     def system_prompt(self) -> str:
         """The system prompt the next request carries."""
-        tools = self._agent.state.tools if self._agent is not None else make_tools(self.tool_names, cwd=self.cwd)
+        self.load_extensions()  # the skills it lists
+        tools = self._agent.state.tools if self._agent is not None else [
+            *make_tools(self.tool_names, cwd=self.cwd), *self.mcp.tools()]
         return self.prompt_builder.build(list(tools))
 
     async def set_instructions(self, text: str | None) -> str:

@@ -15,7 +15,7 @@ import asyncio
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Literal, Sequence
 
-from treechat.agent.tools import make_tools
+from treechat.agent.tools import Reach, ReadConfirm, make_tools
 from treechat.attachments import AttachmentError, expand_prompt
 from treechat.chat_agent_events import CHANGES_STATUS, translate
 from treechat.chat_drafts import Drafts
@@ -34,6 +34,7 @@ from treechat.chat_events import (
     Status,
     StatusChanged,
 )
+from treechat.chat_extras import ChatExtras
 from treechat.chat_models import ChatError, ChatModels
 from treechat.chat_status import build_status, first_prompt, viewing_text
 from treechat.config import Settings
@@ -57,14 +58,15 @@ Confirm = Callable[[str], Awaitable[bool]]
 SendKind = Literal["send", "steer", "follow_up"]
 
 
-class ChatCore(ChatModels):
+class ChatCore(ChatModels, ChatExtras):
     """State, events, sessions, the model, sending and the queue (`Chat` adds the commands)."""
 
     def __init__(self, *, catalog: SessionCatalog, settings: Settings, registry: ModelRegistry,
                  model_ref: str | None = None, tools: Sequence[str] | None = None, cwd: str | None = None,
                  stream_fn: Any = None, stream_options: dict[str, Any] | None = None,
                  confirm: Confirm | None = None, system: str | None = None,
-                 local_servers: Sequence[tuple[str, str]] | None = None) -> None:
+                 local_servers: Sequence[tuple[str, str]] | None = None,
+                 confirm_read: ReadConfirm | None = None) -> None:
         self.catalog, self.settings, self.registry = catalog, settings, registry
         self.model_ref = model_ref or settings.model
         self.tool_names = list(tools if tools is not None else settings.tools)
@@ -73,6 +75,7 @@ class ChatCore(ChatModels):
         self.stream_fn = stream_fn
         self.stream_options = {**stream_options_from_settings(settings), **(stream_options or {})}
         self.confirm = confirm  # asks before the bash tool runs a command (None: refuse)
+        self.confirm_read = confirm_read  # asks before read, ls, grep look outside the working folder
         # the system prompt: treechat's own, the tools, folder, date, AGENTS.md, the user's words
         self.prompt_builder = SystemPromptBuilder.from_settings(settings, cwd=self.cwd, instructions=system)
         self._system_given = system is not None  # --system wins over what a session stored (/system)
@@ -94,6 +97,8 @@ class ChatCore(ChatModels):
         self._state_leaf: str | None = None  # the leaf `_state` is for
         self._name: str | None = None
         self._first_prompt: str | None = None
+        self._builtins: list[Any] = []
+        self._init_extras()  # MCP servers, skills, prompt templates (chat_extras.py)
 
     # ------------------------------------------------------------ events
 
@@ -226,6 +231,7 @@ class ChatCore(ChatModels):
             await self._leave(self._session, composer_text)
             self._session = None
         self.local.close()
+        await self.mcp.close()
 
     # ------------------------------------------------------------ the model
 
@@ -247,7 +253,10 @@ class ChatCore(ChatModels):
         self.local.probe(model)
         try:
             # without a way to ask (print mode without --yes) the bash tool refuses, saying why
-            tools = make_tools(self.tool_names, cwd=self.cwd, confirm=self.confirm)
+            self._builtins = make_tools(self.tool_names, cwd=self.cwd, confirm=self.confirm, reach=Reach.for_run(
+                self.cwd, self.confirm_read, anywhere=getattr(self.settings, "allow_reads_outside", False)))
+            tools = [*self._builtins, *self.mcp.tools()]  # an MCP server's tools join as it starts
+            self.load_extensions()  # the skills the system prompt lists
             compaction = self.settings.compaction
             self._agent = await AgentSession.create(
                 self.session, model=model, registry=self.registry, tools=tools,
@@ -269,17 +278,22 @@ class ChatCore(ChatModels):
 
     # ------------------------------------------------------------ sending and the queue
 
-    async def send(self, text: str, kind: SendKind = "send", *, attach: Sequence[str] = ()) -> Literal["sent", "queued"]:
+    async def send(self, text: str, kind: SendKind = "send", *, attach: Sequence[str] = (),
+                   expand: bool = False) -> Literal["sent", "queued"]:
         """Send a prompt (`@path` tokens and `attach` files go into the message); while a reply
-        runs, queue it as a steer (Enter) or follow-up. Raises ChatError (no model, no key, a
-        file that cannot be attached) before anything is written: the caller keeps the text."""
+        runs, queue it as a steer (Enter) or follow-up. `expand`: a prompt template or `/skill`
+        command becomes what it stands for. Raises ChatError (no model, no key, a file that
+        cannot be attached) before anything is written: the caller keeps the text."""
         if not text.strip() and not attach:
             raise ChatError("Nothing to send.")
+        if expand:
+            text = self.expand(text)
         try:
             prepared = expand_prompt(text.strip(), self.cwd, attach=attach)
         except AttachmentError as err:
             raise ChatError(str(err)) from None
         agent = await self.ensure_agent()
+        self._say_starting()
         if self.is_running:
             if kind == "follow_up":
                 await agent.follow_up(prepared.text, prepared.images)
@@ -323,8 +337,11 @@ class ChatCore(ChatModels):
         self._run_task = asyncio.create_task(run())
 
     async def prompt(self, text: str, *, attach: Sequence[str] = ()) -> Any:
-        """Send and wait for the whole run (print mode); returns the run's last assistant message."""
-        await self.send(text, attach=attach)
+        """Send and wait for the whole run (print mode); returns the run's last assistant message.
+        Templates and `/skill` are expanded; MCP servers still starting are waited for (each
+        within its startup timeout), so their tools are in the first request."""
+        await self.mcp.wait_started()
+        await self.send(text, attach=attach, expand=True)
         await self.wait_idle()
         agent = self._agent
         messages = agent.state.messages if agent is not None else []

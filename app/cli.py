@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import os
-import stat
 import sys
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, AsyncIterator, Sequence, TextIO, cast
@@ -12,8 +11,6 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Sequence, TextIO, cast
 # Start-up in proportion: each subcommand imports what it needs inside its own function, so
 # `--version` loads no pydantic, and `sessions`, `search`, `context`, `tree`, `import` no httpx,
 # Textual or agent (tests/cli/test_cli_imports.py checks the lists).
-from treechat.storage import BACKENDS
-
 from .progress import reading_progress
 
 if TYPE_CHECKING:
@@ -34,109 +31,20 @@ def json_for_terminal(text: str) -> str:
     return escape(text)
 
 
-def _version_line() -> str:
-    from . import __version__
-
-    return f"treechat {__version__}"
-
-
 class CliError(Exception):
     """An expected failure; its message is the one line the user sees."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    import argparse
+    from .cli_parser import build_parser as build
 
-    class _Version(argparse.Action):
-        """`--version` after other options (alone it never gets here: see main)."""
-
-        def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kw: Any) -> None:
-            super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
-
-        def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
-            print(_version_line())
-            parser.exit()
-
-    # Shared options are accepted before or after the subcommand; SUPPRESS keeps a subparser
-    # from overwriting a value given before it.
-    def common(parser: argparse.ArgumentParser, default: Any) -> None:
-        parser.add_argument("--home", default=default, help="folder for the database, session files and config (env: TREECHAT_HOME)")
-        parser.add_argument("--storage", choices=BACKENDS, default=default,
-                            help="storage backend (default: config.toml's storage, else sqlite; postgres: the server "
-                                 "in TREECHAT_DATABASE_URL or database_url)")
-        parser.add_argument("--raw", action="store_true", default=False if default is None else default,
-                            help="write replies, listings and exports byte for byte (by default control "
-                                 "characters from models and files are shown as placeholders such as ␛)")
-
-    p = argparse.ArgumentParser(prog="treechat", description="A terminal chat for LLM agents whose history is a tree.")
-    p.add_argument("--version", action=_Version, help="show the version and exit")
-    common(p, None)
-    p.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", nargs="?", const="",
-                   help="send one prompt, stream the answer to stdout, persist it (no PROMPT, or -: the piped text)")
-    p.add_argument("--session", metavar="ID|PREFIX", help="open (or continue) this session")
-    p.add_argument("-c", "--continue", dest="continue_latest", action="store_true", help="resume the most recent session")
-    p.add_argument("--model", metavar="PROVIDER/ID", help="model to use, e.g. openai/gpt-4o-mini or anthropic/claude-sonnet-4-5")
-    p.add_argument("--tools", metavar="LIST", help="enable built-in tools: read,ls,grep,bash")
-    p.add_argument("--yes", action="store_true", help="print mode: allow the bash tool without asking")
-    p.add_argument("--system", metavar="TEXT", help="instructions added to the system prompt (also config system_prompt)")
-    p.add_argument("-a", "--attach", metavar="FILE", action="append",
-                   help="print mode: attach a file (an image, or a text file); repeatable. In a prompt, @path does the same")
-    p.add_argument("--ephemeral", action="store_true", help="keep nothing: same as --storage memory")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
-
-    s = sub.add_parser("sessions", help="list sessions, newest first")
-    common(s, argparse.SUPPRESS)
-    s.add_argument("--json", action="store_true")
-
-    s = sub.add_parser("import", help="import Pi session files and folders (v1-v3); prints the session ids")
-    common(s, argparse.SUPPRESS)
-    s.add_argument("files", nargs="*", metavar="PATH", help="session files, or folders searched for *.jsonl")
-    s.add_argument("--from-pi", action="store_true", help="import Pi's sessions folder (~/.pi/agent/sessions)")
-    s.add_argument("--force", action="store_true", help="replace sessions that were imported before (same id)")
-
-    s = sub.add_parser("copy", help="copy sessions between stores, e.g. --from sqlite --to postgres (by id: again skips)")
-    common(s, argparse.SUPPRESS)
-    s.add_argument("sessions", nargs="*", metavar="SESSION", help="the sessions to copy (default: all)")
-    s.add_argument("--from", dest="source", choices=BACKENDS, required=True, help="the store to copy from")
-    s.add_argument("--to", dest="target", choices=BACKENDS, required=True, help="the store to copy to")
-    s.add_argument("--force", action="store_true", help="replace sessions the target has already (same id)")
-
-    s = sub.add_parser("export", help="write a session as Pi JSONL (opens in Pi) or Markdown")
-    common(s, argparse.SUPPRESS)
-    s.add_argument("session", metavar="SESSION")
-    s.add_argument("--format", choices=("jsonl", "md", "html"), default="jsonl")
-    s.add_argument("-o", "--output", metavar="PATH", help="file to write (default: stdout)")
-
-    s = sub.add_parser("context", help="print the context built at the leaf (or --leaf)")
-    common(s, argparse.SUPPRESS)
-    s.add_argument("session", metavar="SESSION")
-    s.add_argument("--leaf", metavar="ID|null", help="build at this entry instead of the leaf ('null': empty)")
-    s.add_argument("--json", action="store_true", help="JSON output (the default and only format)")
-
-    s = sub.add_parser("tree", help="print every entry with its label, and the leaf")
-    common(s, argparse.SUPPRESS)
-    s.add_argument("session", metavar="SESSION")
-    s.add_argument("--json", action="store_true", help="JSON output (the default and only format)")
-
-    s = sub.add_parser("search", help="full-text search across all sessions, best first")
-    common(s, argparse.SUPPRESS)
-    s.add_argument("query", metavar="QUERY")
-    s.add_argument("--json", action="store_true")
-    s.add_argument("--limit", type=int, default=20)
-
-    s = sub.add_parser("reindex", help="rebuild the full-text search index from the stored entries")
-    common(s, argparse.SUPPRESS)
-
-    s = sub.add_parser("doctor", help="check the set-up: config, storage, keys, local servers, terminal")
-    common(s, argparse.SUPPRESS)
-    s.add_argument("--json", action="store_true", help="the report as JSON")
-    return p
+    return build()
 
 
 @asynccontextmanager
 async def catalog_for(args: argparse.Namespace, kind: str | None = None) -> AsyncIterator[SessionCatalog]:
     """The store a command works on: `kind`, else --storage, else config.toml's `storage`."""
-    from .bootstrap import open_store, storage_kind
+    from .bootstrap import apply_lock_timeout, open_store, storage_kind
     from .config import load_settings
     from .paths import resolve_home
 
@@ -144,6 +52,7 @@ async def catalog_for(args: argparse.Namespace, kind: str | None = None) -> Asyn
     # config.toml is read only when it can matter (a store it may choose, a server URL in it)
     settings = load_settings(args.home) if chosen in (None, "postgres") else None
     kind = storage_kind(chosen, ephemeral=getattr(args, "ephemeral", False) and kind is None, settings=settings)
+    apply_lock_timeout(args.home, settings)
     catalog = await open_store(kind, resolve_home(args.home), settings=settings)
     try:
         yield catalog
@@ -272,19 +181,20 @@ async def cmd_export(args: argparse.Namespace) -> int:
             title = await session.get_session_name() or f"treechat session {storage.session_id}"
             text = render_markdown(title, ctx.messages, raw=args.raw)
             if args.output:
-                write_text_file(Path(args.output), text)
+                await write_text_file(Path(args.output), text)
             else:
                 sys.stdout.write(text)
             return 0
         from .cli_storage import stream_export
 
-        await stream_export(storage, args.output, sys.stdout if args.raw or args.output else cast(TextIO, _TerminalSafe(sys.stdout)))
+        await stream_export(storage, args.output, sys.stdout if args.raw or args.output else cast(TextIO, _TerminalSafe(sys.stdout)),
+                            raw=args.raw)
     return 0
 
 
 async def cmd_context(args: argparse.Namespace) -> int:
-    import json
-
+    from .cli_context import context_json, context_system_prompt
+    from .config import ConfigError
     from .session.instructions import stored_instructions_at
     from .session.session import Session
 
@@ -301,36 +211,13 @@ async def cmd_context(args: argparse.Namespace) -> int:
     folder = cwd if cwd and os.path.isdir(cwd) else os.getcwd()
     given = getattr(args, "system", None)  # --system wins over what /system stored, as in the app
     instructions = given if given is not None else stored if isinstance(stored, str) else None
-    prompt = context_system_prompt(args, ctx.active_tool_names, folder, instructions)
-    # One message per line, each serialized by pydantic in one call (a 20k-message context in a
-    # fraction of a second; json.dumps with indent runs its pure-Python encoder over every value)
-    out = [json.dumps(v, ensure_ascii=False) for v in (ctx.thinking_level, ctx.model, ctx.active_tool_names, prompt)]
-    lines = ",\n    ".join(m.model_dump_json(by_alias=True, exclude_unset=True) for m in ctx.messages)
-    text = ('{\n  "messages": [' + ("\n    " + lines + "\n  ]" if lines else "]") + ',\n  "thinkingLevel": '
-            + out[0] + ',\n  "model": ' + out[1] + ',\n  "activeToolNames": ' + out[2]
-            + ',\n  "systemPrompt": ' + out[3] + "\n}\n")
-    sys.stdout.write(text if args.raw else json_for_terminal(text))
-    return 0
-
-
-def context_system_prompt(args: argparse.Namespace, active_tools: list[str] | None, cwd: str,
-                          instructions: str | None) -> str:
-    """The system prompt a request in this session would carry: its active tools (or the
-    configured ones), its folder (`cwd`: where the session was started, when that folder still
-    exists, not where this command runs), the AGENTS.md files seen from there, config
-    `system_prompt`, and `instructions` (`--system`, else what `/system` stored on the path)."""
-    from .agent.tools import BUILTIN_TOOLS, make_tools, parse_tool_names
-    from .config import ConfigError, load_settings
-    from .session.system_prompt import SystemPromptBuilder
-
     try:
-        settings = load_settings(args.home)
-        names = active_tools if active_tools is not None else parse_tool_names(args.tools or settings.tools)
+        prompt = context_system_prompt(args.home, args.tools, ctx.active_tool_names, folder, instructions)
     except (ConfigError, ValueError) as err:
         raise CliError(str(err)) from None
-    tools = make_tools([n for n in names if n in BUILTIN_TOOLS], cwd=cwd)
-    builder = SystemPromptBuilder.from_settings(settings, cwd=cwd, instructions=instructions)
-    return builder.build(tools)
+    text = context_json(ctx, prompt)
+    sys.stdout.write(text if args.raw else json_for_terminal(text))
+    return 0
 
 
 async def cmd_tree(args: argparse.Namespace) -> int:
@@ -342,6 +229,11 @@ async def cmd_tree(args: argparse.Namespace) -> int:
 
 
 async def cmd_search(args: argparse.Namespace) -> int:
+    from treechat.storage.base import MAX_QUERY_CHARS
+
+    if len(args.query) > MAX_QUERY_CHARS:
+        args.query = args.query[:MAX_QUERY_CHARS]
+        print(f"treechat: only the first {MAX_QUERY_CHARS:,} characters of the query are searched", file=sys.stderr)
     async with catalog_for(args) as catalog:
         # SessionCatalog's method named `list` shadows the builtin in its annotations; say what it is
         with reading_progress(catalog, "Searching"):
@@ -358,7 +250,7 @@ async def cmd_search(args: argparse.Namespace) -> int:
               for h in hits])
         return 0
     if not hits:
-        print(f"No matches for {args.query!r}.")
+        print(f"No matches for {shown(args, repr(args.query), 80)}.")
     for h in hits:
         where = h.session_name or h.session_id[:13]
         print(f"{shown(args, where)}  {shown(args, h.entry_id)}  {shown(args, h.role or h.type)}: {shown(args, ' '.join(h.snippet.split()), 100)}")
@@ -383,16 +275,19 @@ async def cmd_print(args: argparse.Namespace) -> int:
     from .agent.tools import parse_tool_names
     from .bootstrap import load_environment, pick_session
     from .chat import Chat
+    from .cli_mcp import start_for_print
     from .print_mode import run_print
 
-    prompt = read_prompt(args.prompt, sys.stdin)
     env = load_environment(args.home)
+    prompt = read_prompt(args.prompt, sys.stdin, int(env.settings.max_input_mb * 1e6))
     tools = parse_tool_names(args.tools) if args.tools is not None else None
     async with catalog_for(args) as catalog:
         storage = await pick_session(catalog, session_ref=args.session, continue_latest=args.continue_latest)
         chat = Chat(catalog=catalog, settings=env.settings, registry=env.registry, model_ref=args.model,
-                    tools=tools, confirm=_allow if args.yes else None, system=args.system)
+                    tools=tools, confirm=_allow if args.yes else None, system=args.system,
+                    confirm_read=_allow_read if args.yes else _refuse_read)
         await chat.open(storage)
+        start_for_print(chat, args, sys.stderr)  # MCP servers, before the prompt (cli_mcp.py)
         try:
             code = await run_print(chat, prompt, out=sys.stdout, err=sys.stderr, attach=args.attach or (), raw=args.raw)
         finally:
@@ -407,30 +302,30 @@ async def _allow(command: str) -> bool:
     return True  # --yes: the bash tool runs without asking
 
 
-def read_prompt(prompt: str, stdin: TextIO) -> str:
-    """`-p -` reads the prompt from stdin; text piped in with `-p PROMPT` comes first, then the
-    prompt (`git diff | treechat -p "review this"`). A terminal or no stdin is not read."""
-    if prompt == "-":
-        text = stdin.read()
-        if not text.strip():
-            raise CliError("-p - reads the prompt from stdin, but stdin was empty.")
-        return text
-    piped = _piped_text(stdin)
-    if not prompt.strip() and not piped.strip():
-        raise CliError("The prompt is empty: give the text after -p, or pipe it in (echo … | treechat -p).")
-    if not prompt.strip():
-        return piped  # `echo … | treechat -p`: the piped text is the prompt
-    return f"{piped.rstrip()}\n\n{prompt}" if piped.strip() else prompt
+async def _allow_read(tool: str, path: str, folder: str) -> bool:
+    return True  # --yes: read, ls and grep look outside the working folder too
 
 
-def _piped_text(stdin: TextIO) -> str:
+async def _refuse_read(tool: str, path: str, folder: str) -> bool:
+    """Print mode cannot ask: say on stderr what was refused and what allows it."""
+    print(f"treechat: {visible_line(f'refused {tool} of {path}: it is outside the working folder {folder}')} "
+          "(--yes, or allow_reads_outside = true in config.toml, allows it)", file=sys.stderr, flush=True)
+    return False
+
+
+def read_prompt(prompt: str, stdin: TextIO, limit: int = 1_000_000) -> str:
+    """The prompt for `-p`, with what was piped in (see piped_input.prompt_with_pipe)."""
+    from .piped_input import PipedInputError, prompt_with_pipe
+
     try:
-        mode = os.fstat(stdin.fileno()).st_mode
-    except (OSError, ValueError, AttributeError):  # closed, or not a real file (tests)
-        return ""
-    if not (stat.S_ISFIFO(mode) or stat.S_ISREG(mode)):
-        return ""  # a terminal, /dev/null, a socket: nothing was piped
-    return stdin.read()
+        return prompt_with_pipe(prompt, stdin, limit)
+    except PipedInputError as err:
+        raise CliError(str(err)) from None
+
+
+async def cmd_mcp(args: argparse.Namespace) -> int:
+    from .cli_mcp import run_mcp
+    return await run_mcp(args)
 
 
 async def cmd_tui(args: argparse.Namespace) -> int:
@@ -449,12 +344,15 @@ COMMANDS = {
     "search": cmd_search,
     "reindex": cmd_reindex,
     "doctor": cmd_doctor,
+    "mcp": cmd_mcp,
 }
 
 
 def main(argv: list[str] | None = None) -> int:
     if (sys.argv[1:] if argv is None else argv) == ["--version"]:
-        print(_version_line())  # the one answer that needs no parser: nothing else is imported
+        from . import __version__
+
+        print(f"treechat {__version__}")  # the one answer that needs no parser: nothing else is imported
         return 0
     args = build_parser().parse_args(argv)
     if args.command:
@@ -470,8 +368,11 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.reconfigure(errors="replace")
     import asyncio
 
+    from treechat.storage.lock_notices import listen  # (not locks.py: it loads the storage vocabulary)
+
     try:
-        return asyncio.run(handler(args))
+        with listen(_lock_wait_line):
+            return asyncio.run(handler(args))
     except KeyboardInterrupt:
         print("treechat: interrupted", file=sys.stderr)
         return 130
@@ -506,6 +407,11 @@ def _expected(err: Exception) -> bool:
         if isinstance(kind, type) and isinstance(err, kind):
             return True
     return False
+
+
+def _lock_wait_line(text: str) -> None:
+    """A wait for another process's lock, said at once (the app says it in its own window)."""
+    print(f"treechat: {visible_line(text)}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -21,12 +21,12 @@ from typing import Any, Callable, TextIO
 from treechat.storage.base import EntryCursor, SessionCatalog, SessionFileError, SessionStorage, StorageError
 from treechat.storage.imports import UncheckedLineError, find_session_files, pi_sessions_dir, read_records
 from treechat.storage.index import entry_json
-from treechat.storage.jsonl_format import AtomicWriter, export_header
+from treechat.storage.jsonl_format import export_header
 from treechat.storage.model import Entry, LeafEntry, dump, new_entry_id
 from treechat.storage.stream_scan import plan_file
-from treechat.widgets.sanitize import visible_line
+from treechat.widgets.sanitize import json_for_terminal, visible_line
 
-from .export_target import check_output, output_error, writing_to
+from .export_target import ExportFile
 from .progress import is_terminal, progress
 
 PAGE = 2000  # entries per read when streaming
@@ -107,7 +107,7 @@ def _report(summary: ImportSummary, stdout: TextIO, interrupted: str = "") -> No
     listed = list(dict.fromkeys(summary.imported + summary.already))  # one id per session (a v1 and its v3 copy)
     if not is_terminal(stdout) or len(listed) <= 10:
         for sid in listed:
-            stdout.write(sid + "\n")
+            stdout.write(visible_line(sid) + "\n")  # an id comes from the file: shown, never obeyed
     line = summary.line() + (f"; {interrupted}" if interrupted else "")
     print(f"treechat: {visible_line(line)}", file=sys.stderr)  # file names: shown, never obeyed
 
@@ -338,27 +338,21 @@ async def stream_tree(storage: SessionStorage, out: TextIO) -> None:
 
 
 async def stream_export(storage: SessionStorage, output: str | None, stdout: TextIO, *,
-                        show_progress: bool = True) -> None:
+                        show_progress: bool = True, raw: bool = False) -> None:
     """`export --format jsonl`: a v3 file that Pi (and we) open at this session's leaf. To a file
-    it is atomic (a temporary file renamed at the end); to stdout it streams. The app's `/export`
-    uses it too, without the progress bar (its terminal belongs to the app). A file that cannot
-    be written is an OutputError naming `output`."""
+    it is atomic, into a device or FIFO it streams (export_target.py); to stdout it streams. The
+    app's `/export` uses it too, without the progress bar (its terminal belongs to the app). A
+    file that cannot be written is an OutputError naming `output`; a terminal named as the file
+    gets what stdout would (`raw`: byte for byte)."""
     meta = await storage.get_metadata()
     leaf_id = await storage.get_leaf_id()
     header = export_header({"id": meta.id, "timestamp": meta.created_at, "cwd": meta.cwd})
-    target = Path(output) if output else None
-    writer: AtomicWriter | None = None
-    if target is not None:
-        check_output(target)  # before AtomicWriter, which would make a missing folder
-        with writing_to(target):
-            writer = AtomicWriter(target)
+    target = await ExportFile.open(Path(output)) if output else None
+    safe = target is not None and target.is_terminal and not raw
 
     def write(line: str) -> None:
-        if writer is not None:
-            try:
-                writer.write(line.encode() + b"\n")
-            except OSError as err:  # (no context manager here: this runs once per entry)
-                raise output_error(writer.path, err) from err
+        if target is not None:
+            target.write((json_for_terminal(line) if safe else line).encode() + b"\n")
         else:
             stdout.write(line + "\n")
 
@@ -377,17 +371,12 @@ async def stream_export(storage: SessionStorage, output: str | None, stdout: Tex
         if last is not None and natural != leaf_id:
             # Pi resumes at the last line: a marker puts it where this session is.
             write(entry_json(LeafEntry(id=new_entry_id(taken), parent_id=leaf_id, target_id=leaf_id)))
-        if writer is not None:
-            with writing_to(writer.path):
-                writer.commit()
-            writer = None
+        if target is not None:
+            target.commit()
+            target = None
     finally:
-        if writer is not None:  # not committed: no temporary file stays, whatever failed
-            try:
-                writer.close()
-            except OSError:  # its buffer could not be written either (a full disk)
-                pass
-            Path(writer.tmp).unlink(missing_ok=True)  # (close leaves it when the rename failed)
+        if target is not None:  # not committed: no temporary file stays, whatever failed
+            target.discard()
 
 
 async def run_reindex(catalog: SessionCatalog) -> str:

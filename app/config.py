@@ -33,6 +33,10 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
+from treechat.storage.special import special_kind
+
+from .mcp.config import DEFAULT_TIMEOUT as DEFAULT_MCP_TIMEOUT
+from .mcp.config import McpServerConfig, McpServers
 from .paths import config_path, resolve_home
 
 APIS = ("openai", "anthropic")
@@ -160,6 +164,7 @@ class ConfigFile(_Strict):
     model: ModelRef | None = None
     thinking: Literal["off", "minimal", "low", "medium", "high", "xhigh"] | None = None
     tools: list[str] = Field(default_factory=list)
+    allow_reads_outside: bool = False  # read, ls and grep outside the working folder without asking
     system_prompt: str | None = None
     theme: str | None = None
     # Bounded waits (seconds). A slow local model may think for minutes before its first byte;
@@ -167,6 +172,10 @@ class ConfigFile(_Strict):
     connect_timeout: Annotated[float, Field(gt=0)] = 10.0
     first_byte_timeout: Annotated[float, Field(gt=0)] = 300.0
     idle_timeout: Annotated[float, Field(gt=0)] = 120.0
+    reply_timeout: Annotated[float, Field(gt=0)] = 3600.0  # one whole request, from sending to its end
+    max_reply_mb: Annotated[float, Field(gt=0)] = 4.0  # text of one reply; a server sending more is cut off
+    lock_timeout: Annotated[float, Field(gt=0)] = 30.0  # a write waiting for another process's lock
+    max_input_mb: Annotated[float, Field(gt=0)] = 1.0  # text piped into -p, or pasted into the composer at once
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     storage: Literal["sqlite", "jsonl", "memory", "postgres"] | None = None
@@ -181,6 +190,9 @@ class ConfigFile(_Strict):
         if found:
             raise ValueError(found)
         return value
+    # MCP servers (issue 24): their tools join as NAME__TOOL; a call waits mcp_timeout seconds at most
+    mcp_servers: McpServers = Field(default_factory=dict)
+    mcp_timeout: Annotated[float, Field(gt=0)] = DEFAULT_MCP_TIMEOUT
 
 
 @dataclass
@@ -191,16 +203,23 @@ class Settings:
     model: str | None = None
     thinking: str | None = None
     tools: list[str] = field(default_factory=list)
+    allow_reads_outside: bool = False
     system_prompt: str | None = None
     theme: str | None = None
     connect_timeout: float = 10.0
     first_byte_timeout: float = 300.0
     idle_timeout: float = 120.0
+    reply_timeout: float = 3600.0
+    max_reply_mb: float = 4.0
+    lock_timeout: float = 30.0
+    max_input_mb: float = 1.0
     compaction: CompactionConfig = field(default_factory=CompactionConfig)
     storage: str | None = None  # the backend config.toml chose (--storage wins)
     database_url: str | None = field(default=None, repr=False)  # config.toml's (TREECHAT_DATABASE_URL wins)
     env: Mapping[str, str] = field(default_factory=lambda: os.environ, repr=False)
     config_loaded: bool = False  # a config file was found and read
+    mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
+    mcp_timeout: float = DEFAULT_MCP_TIMEOUT
 
 
 def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> Settings:
@@ -208,6 +227,9 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
     chosen = home or env.get("TREECHAT_HOME") or None
     settings = Settings(home=resolve_home(chosen), config_file=config_path(chosen), env=env)
     path = settings.config_file
+    kind = special_kind(path)
+    if kind is not None:  # a FIFO would hold every start, a device never end
+        raise ConfigError(f"{path}: it is {kind}, not a file; make it a file (or remove it: defaults are used).")
     try:
         text = path.read_text("utf-8", errors="replace")
     except FileNotFoundError:
@@ -216,11 +238,13 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
         raise ConfigError(f"{path}: cannot read it ({err.strerror or err}).") from None
     parsed = parse_config(text, path)
     settings.config_loaded = True
-    for key in ("model", "thinking", "system_prompt", "theme", "connect_timeout", "first_byte_timeout",
-                "idle_timeout", "compaction", "storage", "database_url"):
+    for key in ("model", "thinking", "allow_reads_outside", "system_prompt", "theme", "connect_timeout",
+                "first_byte_timeout", "idle_timeout", "reply_timeout", "max_reply_mb", "lock_timeout", "max_input_mb",
+                "compaction", "storage", "database_url"):
         setattr(settings, key, getattr(parsed, key))
     settings.tools = list(parsed.tools)
     settings.providers = {name: p.model_copy(update={"name": name}) for name, p in parsed.providers.items()}
+    settings.mcp_servers, settings.mcp_timeout = dict(parsed.mcp_servers), parsed.mcp_timeout
     return settings
 
 
@@ -277,6 +301,8 @@ def _explain(problem: Any, keys: list[str]) -> str:
         return 'must be a list of tool names, e.g. ["read", "ls"]'
     if key == "providers" and len(keys) == 1:
         return "must be a table of [providers.NAME] tables"
+    if key == "mcp_servers" and len(keys) == 1 and problem["type"] != "value_error":
+        return "must be a table of [mcp_servers.NAME] tables"
     message = str(problem.get("msg", "is not valid"))
     message = message.removeprefix("Value error, ")
     if message.startswith("Input should be"):
@@ -294,6 +320,8 @@ def _known_keys(table: list[str]) -> list[str]:
         fields = {k: v for k, v in ProviderConfig.model_fields.items() if k != "name"}
     elif table == ["compaction"]:
         fields = CompactionConfig.model_fields
+    elif table[0] == "mcp_servers" and len(table) == 2:
+        fields = McpServerConfig.model_fields
     else:
         return []
     return sorted(fields)
@@ -304,6 +332,10 @@ def _line_of(text: str, key_path: list[str]) -> int | None:
     lines = text.splitlines()
     for depth in range(len(key_path), 0, -1):
         *tables, key = key_path[:depth]
+        whole = re.compile(r"^\s*\[\[?\s*" + r"\s*\.\s*".join(re.escape(t) for t in [*tables, key]) + r"\s*\]")
+        found_table = next((i for i, line in enumerate(lines) if whole.match(line)), None)
+        if found_table is not None and tables:  # a problem with a whole table ([mcp_servers.x]): its header
+            return found_table + 1
         start = 0
         if tables:
             header = re.compile(r"^\s*\[\[?\s*" + r"\s*\.\s*".join(re.escape(t) for t in tables) + r"\s*\]")

@@ -1,10 +1,17 @@
-"""`treechat doctor`'s facts and how they are shown: aligned text for people, JSON for machines."""
+"""`treechat doctor`'s facts and how they are shown: aligned text for people, JSON for machines.
+
+Facts quote config.toml, the environment and servers (a model name, a provider's name, an error
+text), so every field goes through the one sanitiser on its way out: control characters become
+visible placeholders in the text, \\uXXXX escapes in the JSON (issue 21: an OSC in a model name
+reached the terminal raw)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from treechat.widgets.sanitize import json_for_terminal, visible_line
 
 Status = Literal["ok", "warn", "fail", "info"]
 MARKS: dict[str, str] = {"ok": "✓", "warn": "!", "fail": "✗", "info": "·"}
@@ -45,6 +52,8 @@ def render_text(checks: list[Check], *, ascii_only: bool = False) -> str:
     """One line per fact under its section, marks and labels aligned; a problem's fix on the
     line below it, under the detail."""
     marks = ASCII_MARKS if ascii_only else MARKS
+    checks = [Check(c.id, visible_line(c.label), c.status, visible_line(c.detail),
+                    visible_line(c.fix) if c.fix else c.fix, c.data) for c in checks]
     width = max((len(c.label) for c in checks), default=0) + 2
     out: list[str] = []
     for section, title in SECTIONS:
@@ -76,4 +85,4 @@ def render_json(checks: list[Check], version: str) -> str:
         "checks": [{"id": c.id, "section": c.section, "label": c.label, "status": c.status, "detail": c.detail,
                     "fix": c.fix, "data": c.data} for c in checks],
     }
-    return json.dumps(report, ensure_ascii=False, indent=2) + "\n"
+    return json_for_terminal(json.dumps(report, ensure_ascii=False, indent=2)) + "\n"

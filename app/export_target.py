@@ -1,13 +1,37 @@
 """The file an export is written to: refused before anything is made when it cannot be written,
-and every error said with the path the person gave (never the temporary file written beside it).
-Used by every format of `treechat export` and by the app's `/export`."""
+every error said with the path the person gave (never the temporary file written beside it), and
+never replaced by something else (issue 21). Used by every format of `treechat export` and by the
+app's `/export`.
+
+- A regular file (or a new one) is written whole or not at all: the bytes go to a file nobody can
+  see yet (Linux's O_TMPFILE, else `.NAME.PID.tmp` beside it) that is renamed over the target at
+  the end; a new export is private (0600), a file written over keeps its own permissions. A
+  killed export leaves nothing behind (an O_TMPFILE has no name; a named one is removed by the
+  next export to that folder once its process is gone).
+- A symbolic link is written through: its target gets the export, the link stays a link.
+- A character device (`/dev/null`, a terminal) or a FIFO is written into, never replaced; a FIFO
+  nobody reads is refused after FIFO_WAIT seconds, a reader that stops reading after STALL.
+- A block device (a disk) or a socket is refused with one line.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import errno
+import os
+import select
+import stat
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
+
+from treechat.storage.well_formed import well_formed_text
+
+FIFO_WAIT = 10.0  # seconds for a reader to open a FIFO we export into
+STALL = 30.0  # seconds a device or FIFO may accept nothing before the export gives up
+NEW_MODE = 0o600  # a new export: private, like the sessions it comes from
+_BUFFER = 1 << 16
 
 
 class OutputError(OSError):
@@ -51,8 +75,237 @@ def output_error(path: Path, err: OSError) -> OutputError:
     return OutputError(err.errno or errno.EIO, f"Cannot write {path}: {reason}")
 
 
-def write_text_file(path: Path, text: str) -> None:
+class ExportFile:
+    """An open export target (see the module's doc): `write` bytes, then `commit`; `discard`
+    (or leaving `async with` by an exception) leaves the target as it was — or, for a device or
+    FIFO, with what was written so far."""
+
+    def __init__(self, path: Path, real: Path, fd: int, *, streaming: bool, mode: int,
+                 temp: str | None, tmpfile: bool) -> None:
+        self.path, self.real, self._fd = path, real, fd
+        self.streaming = streaming  # a device or FIFO: written into, nothing renamed
+        self.is_terminal = streaming and os.isatty(fd)
+        self._mode, self._temp, self._tmpfile = mode, temp, tmpfile
+        self._buffer = bytearray()
+        self._closed = False
+
+    @classmethod
+    async def open(cls, path: Path) -> "ExportFile":
+        """Open `path` for an export, or raise OutputError naming it."""
+        check_output(path)
+        try:
+            st: os.stat_result | None = os.stat(path)  # what the path reaches (through /dev/stdout too)
+        except FileNotFoundError:
+            st = None
+        except OSError as err:
+            raise output_error(path, err) from None
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            return await cls._open_special(path, st.st_mode)
+        # a link is written through: the file it names is replaced, the link stays
+        real = Path(os.path.realpath(path)) if os.path.islink(path) else path
+        if st is None and real != path and not real.parent.is_dir():
+            raise OutputError(errno.ENOENT, f"Cannot write {path}: it links to {real}, whose folder does not exist")
+        mode = stat.S_IMODE(st.st_mode) if st is not None else NEW_MODE
+        _remove_stale_temps(real)
+        with writing_to(path):
+            fd, temp = _hidden_file(real.parent)
+            if temp is None:
+                return cls(path, real, fd, streaming=False, mode=mode, temp=None, tmpfile=True)
+            temp = _named_temp(real) if temp == "" else temp
+            try:
+                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, NEW_MODE)
+            except FileExistsError:
+                os.unlink(temp)  # ours, from this very pid earlier: a dead run's leftover
+                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, NEW_MODE)
+        return cls(path, real, fd, streaming=False, mode=mode, temp=temp, tmpfile=False)
+
+    @classmethod
+    async def _open_special(cls, path: Path, mode: int) -> "ExportFile":
+        if stat.S_ISDIR(mode):
+            raise OutputError(errno.EISDIR, f"Cannot write {path}: it is a directory")
+        if stat.S_ISBLK(mode):
+            raise OutputError(errno.EPERM, f"Cannot write {path}: it is a block device (a disk); an export is "
+                              "never written onto one")
+        if stat.S_ISSOCK(mode):
+            raise OutputError(errno.EPERM, f"Cannot write {path}: it is a socket; write to a file or a FIFO")
+        flags = os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK
+        if stat.S_ISFIFO(mode):
+            # opening a FIFO for writing waits for a reader: wait a bounded time, visibly bounded
+            waited_until = time.monotonic() + FIFO_WAIT
+            while True:
+                try:
+                    fd = os.open(path, flags)
+                    break
+                except OSError as err:
+                    if err.errno != errno.ENXIO:
+                        raise output_error(path, err) from None
+                if time.monotonic() >= waited_until:
+                    raise OutputError(errno.ENXIO, f"Cannot write {path}: it is a FIFO and nothing opened it for "
+                                      f"reading within {FIFO_WAIT:g} s") from None
+                await asyncio.sleep(0.05)
+        else:
+            with writing_to(path):
+                fd = os.open(path, flags)
+        return cls(path, path, fd, streaming=True, mode=mode, temp=None, tmpfile=False)
+
+    # ------------------------------------------------------------ writing
+
+    _write = staticmethod(os.write)  # (a test makes it fail like a full disk)
+
+    def write(self, data: bytes) -> int:
+        self._buffer += data
+        if len(self._buffer) >= _BUFFER:
+            self._flush()
+        return len(data)
+
+    def _flush(self) -> None:
+        view, done = memoryview(self._buffer), 0
+        try:
+            while done < len(view):
+                try:
+                    done += self._write(self._fd, view[done:])
+                except BlockingIOError:
+                    self._wait_writable()
+        except OutputError:
+            raise
+        except OSError as err:
+            raise output_error(self.path, err) from err
+        finally:
+            view.release()
+            del self._buffer[:done]
+
+    def _wait_writable(self) -> None:
+        """A device or FIFO that takes nothing for STALL seconds ends the export (a reader that
+        stopped reading would otherwise hold it forever)."""
+        _, ready, _ = select.select([], [self._fd], [], STALL)
+        if not ready:
+            raise OutputError(errno.ETIMEDOUT, f"Cannot write {self.path}: nothing was read from it for {STALL:g} s")
+
+    def commit(self) -> None:
+        """Everything written lands: flushed into a device or FIFO, or renamed over the file.
+        When that fails, nothing is left behind (the target is as it was)."""
+        try:
+            self._land()
+        except BaseException:
+            self.discard()
+            raise
+
+    def _land(self) -> None:
+        self._flush()
+        if self.streaming:
+            self._close()
+            return
+        with writing_to(self.path):
+            os.fsync(self._fd)
+            os.fchmod(self._fd, self._mode)
+            if self._tmpfile:
+                # give the unnamed file a name (pid-tagged, so a kill right here is cleaned up later)
+                self._temp = _named_temp(self.real)
+                folder = os.open(self.real.parent, os.O_RDONLY)
+                try:
+                    os.link(f"/proc/self/fd/{self._fd}", os.path.basename(self._temp), src_dir_fd=folder,
+                            dst_dir_fd=folder, follow_symlinks=True)
+                finally:
+                    os.close(folder)
+                self._tmpfile = False
+            self._close()
+            assert self._temp is not None
+            os.replace(self._temp, self.real)
+            self._temp = None
+        _fsync_dir(self.real.parent)
+
+    def discard(self) -> None:
+        """Nothing more lands; a temporary file is removed."""
+        if self.streaming and not self._closed:
+            try:
+                self._flush()  # what was written so far still reaches the reader
+            except OSError:
+                pass
+        self._close()
+        if self._temp is not None:
+            Path(self._temp).unlink(missing_ok=True)
+            self._temp = None
+
+    def _close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            os.close(self._fd)
+
+    async def __aenter__(self) -> "ExportFile":
+        return self
+
+    async def __aexit__(self, kind: object, *_: object) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.discard()
+
+
+async def write_text_file(path: Path, text: str) -> None:
     """A small export (Markdown) written whole, with the same checks and wording."""
-    check_output(path)
-    with writing_to(path):
-        path.write_text(text, encoding="utf-8")
+    async with await ExportFile.open(path) as out:
+        out.write(well_formed_text(text).encode("utf-8"))
+
+
+# ---------------------------------------------------------------- temporary files
+
+_TAG = ".treechat-"
+
+
+def _hidden_file(folder: Path) -> tuple[int, str | None]:
+    """(fd, None): an O_TMPFILE in `folder`, which has no name until `commit` links it. (-1, ""):
+    the system or file system has none; use a named temporary file."""
+    flag = getattr(os, "O_TMPFILE", 0)
+    if not flag or not os.path.isdir("/proc/self/fd"):
+        return -1, ""
+    try:
+        return os.open(folder, flag | os.O_WRONLY, NEW_MODE), None
+    except OSError as err:
+        if err.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
+            return -1, ""
+        raise
+
+
+def _named_temp(real: Path) -> str:
+    return str(real.parent / f".{real.name}{_TAG}{os.getpid()}.tmp")
+
+
+def _remove_stale_temps(real: Path) -> None:
+    """`.NAME.treechat-PID.tmp` files of exports to `real` whose process is gone (killed)."""
+    prefix = f".{real.name}{_TAG}"
+    try:
+        names = [n for n in os.listdir(real.parent) if n.startswith(prefix) and n.endswith(".tmp")]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(prefix):-len(".tmp")]
+        if pid.isdigit() and not _alive(int(pid)):
+            try:
+                os.unlink(real.parent / name)
+            except OSError:
+                pass
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # this process is not writing it: it is about to (a leftover of an earlier run)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -35,7 +35,7 @@ async def export_session(session: Session, path: Path, fmt: str | None = None) -
         await export_html(session.storage, path)
         return
     if fmt == "md":
-        write_text_file(path, await markdown_of(session))
+        await write_text_file(path, await markdown_of(session))
         return
-    # the CLI's own export: paged, atomic, a leaf marker where the last line is not the leaf
+    # the CLI's own export: paged, atomic (or into a device or FIFO), a leaf marker where the last line is not the leaf
     await stream_export(session.storage, str(path), sys.stdout, show_progress=False)

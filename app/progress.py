@@ -16,6 +16,8 @@ import sys
 from contextlib import contextmanager
 from typing import Any, Iterator, Literal, Protocol, TextIO
 
+from treechat.widgets.sanitize import visible_line
+
 Unit = Literal["bytes", "entries", "sessions", "items"]
 
 
@@ -45,7 +47,7 @@ class _Bar:
     def update(self, *, completed: float | None = None, total: float | None = None,
                description: str | None = None) -> None:
         self._progress.update(self._task, completed=completed, total=total,  # type: ignore[attr-defined]
-                              description=description)
+                              description=None if description is None else visible_line(description))
 
 
 def is_terminal(stream: TextIO) -> bool:
@@ -76,7 +78,8 @@ def progress(description: str, total: float | None, *, unit: Unit = "items",
         TransferSpeedColumn,
     )
 
-    columns: list[Any] = [TextColumn("{task.description}"), BarColumn(), TaskProgressColumn()]
+    # a description can hold a file's name: shown as text (no Rich markup, controls as placeholders)
+    columns: list[Any] = [TextColumn("{task.description}", markup=False), BarColumn(), TaskProgressColumn()]
     if unit == "bytes":
         columns += [DownloadColumn(), TransferSpeedColumn()]
     else:
@@ -84,7 +87,7 @@ def progress(description: str, total: float | None, *, unit: Unit = "items",
     columns.append(TimeRemainingColumn())
     console = Console(file=stream, force_terminal=True if force else None)
     with Progress(*columns, console=console, transient=True) as bar:
-        task = bar.add_task(description, total=total)
+        task = bar.add_task(visible_line(description), total=total)
         yield _Bar(bar, task)
 
 

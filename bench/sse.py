@@ -1,10 +1,12 @@
 """SSE decoding benchmark: one huge event fed in small chunks, and the same through the whole stack.
 
-    python bench/sse.py [--sizes 1,4,10] [--chunk 4096] [--no-e2e]
+    python bench/sse.py [--sizes 1,4,10] [--chunk 4096] [--no-e2e] [--reply-sizes 2,13]
 
 `sse_decode`: `SSEDecoder.feed` over one `data:` event of N MB, in `--chunk`-byte pieces (what a
 socket read hands us), then `close()`. `sse_e2e`: the same event as one OpenAI text delta served by the
 loopback fake provider and read through `stream_openai` (HTTP, decoding, JSON, the parser).
+`sse_reply`: a reply of N MB in ~120-character deltas (one event each, as servers stream tokens)
+through `stream_openai`, every event consumed as the agent loop does; seconds and peak RSS.
 Prints one JSON object per line; compare runs on the same machine (bench/README.md).
 """
 
@@ -62,7 +64,7 @@ async def bench_e2e(mb: float) -> dict[str, object]:
         context = LlmContext("", [UserMessage(content="hi")])
         start = time.perf_counter()
         final = None
-        async for event in stream_openai(model, context, StreamOptions(), None):
+        async for event in stream_openai(model, context, StreamOptions(max_reply_bytes=1 << 40), None):
             final = event
         seconds = time.perf_counter() - start
     assert final is not None and final.type == "done", final
@@ -70,11 +72,38 @@ async def bench_e2e(mb: float) -> dict[str, object]:
     return {"bench": "sse_e2e", "event_mb": mb, "seconds": round(seconds, 4)}
 
 
+async def bench_reply(mb: float) -> dict[str, object]:
+    import resource
+
+    from tests.fake_provider import SSE_HEADERS, FakeProvider, Send, Status, openai_chunks, sse_frame
+    from treechat.llm.openai import stream_openai
+    from treechat.llm.types import LlmContext, ModelInfo, StreamOptions
+    from treechat.storage.model import UserMessage
+
+    piece = "lorem ipsum dolor sit amet consectetur " * 3
+    count = int(mb * 1e6 / len(piece))
+    wire = b"".join(sse_frame(c) for c in openai_chunks([piece] * count))
+    async with FakeProvider() as fp:
+        fp.enqueue([Status(200, SSE_HEADERS), *[Send(wire[i : i + 65536]) for i in range(0, len(wire), 65536)]])
+        model = ModelInfo(id="fake", provider="fake", api="openai", base_url=fp.base_url)
+        start = time.perf_counter()
+        final, events = None, 0
+        options = StreamOptions(max_reply_bytes=1 << 40)  # (max_reply_mb would stop it at 4 MB)
+        async for event in stream_openai(model, LlmContext("", [UserMessage(content="hi")]), options, None):
+            final, events = event, events + 1
+        seconds = time.perf_counter() - start
+    assert final is not None and final.type == "done" and len(final.partial.content[0].text) == count * len(piece)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"bench": "sse_reply", "reply_mb": mb, "deltas": count, "events": events, "seconds": round(seconds, 3),
+            "peak_rss_mb": round(peak)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1,4,10", help="event sizes in MB, comma separated")
     parser.add_argument("--chunk", type=int, default=4096, help="bytes per feed() call")
     parser.add_argument("--no-e2e", action="store_true", help="only the decoder, not the HTTP stack")
+    parser.add_argument("--reply-sizes", default="2,13", help="sse_reply sizes in MB (ascending: RSS is a peak)")
     args = parser.parse_args()
     sizes = [float(s) for s in args.sizes.split(",") if s.strip()]
     for mb in sizes:
@@ -82,6 +111,8 @@ def main() -> None:
     if not args.no_e2e:
         for mb in sizes:
             print(json.dumps(asyncio.run(bench_e2e(mb))), flush=True)
+        for mb in [float(s) for s in args.reply_sizes.split(",") if s.strip()]:
+            print(json.dumps(asyncio.run(bench_reply(mb))), flush=True)
 
 
 if __name__ == "__main__":

@@ -215,8 +215,13 @@ def message_ms(v: EntryView) -> float | None:
     if v.type != "message" or msg is None or msg.role not in ("user", "assistant"):
         return None
     ts = msg.timestamp
-    ms = ts if isinstance(ts, (int, float)) and not isinstance(ts, bool) else iso_to_ms(v.timestamp)
+    ms = ts if isinstance(ts, (int, float)) and not isinstance(ts, bool) and _DATES[0] <= ts <= _DATES[1] else None
+    if ms is None:  # none, or one no date can hold (1e308 in a damaged file): the entry's own time
+        ms = iso_to_ms(v.timestamp)
     return ms if ms == ms else None  # NaN: unparseable
+
+
+_DATES = (-62135596800000, 253402300799999)  # epoch ms of 0001-01-01 and 9999-12-31: what a date holds
 
 
 def view_status(v: EntryView) -> str | None:

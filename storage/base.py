@@ -193,6 +193,9 @@ class SessionSummary:
         }
 
 
+MAX_QUERY_CHARS = 1000  # a search query is cut here: a 100 KB one took 94 s (issue 21)
+
+
 @dataclass(frozen=True)
 class SearchHit:
     session_id: str

@@ -11,9 +11,9 @@ its root and builds the same context.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Iterable, Sequence
 
-from .model import CompactionEntry, Entry, LabelEntry, LeafEntry
+from .model import CompactionEntry, Entry, LabelEntry, LeafEntry, new_entry_id
 
 
 def fork_copy(path: Sequence[Entry]) -> list[Entry]:
@@ -41,3 +41,23 @@ def fork_copy(path: Sequence[Entry]) -> list[Entry]:
             first = kept_after.get(entry.first_kept_entry_id) or entry.id
             out[i] = entry.model_copy(update={"first_kept_entry_id": first})
     return out
+
+
+def forked_entries(path: Sequence[Entry], labels: Iterable[tuple[str, str, str]],
+                   new_id: Callable[[set[str]], str] = new_entry_id) -> list[Entry]:
+    """Everything a fork writes, in order: `fork_copy(path)`, then (like Pi's createBranchedSession)
+    the labels of its entries as a fresh chain after it, each keeping its original timestamp.
+    `labels`: (target id, label, timestamp) in the order they were set; `new_id` draws an id not in
+    the set it is given. One rule for every backend's `SessionCatalog.fork`."""
+    entries = fork_copy(path)
+    on_path = {e.id for e in entries}
+    taken = set(on_path)
+    for target, label, timestamp in labels:
+        if target not in on_path:
+            continue
+        label_id = new_id(taken)
+        taken.add(label_id)
+        # (forking at a root label leaves no path: the chain then starts at the root)
+        entries.append(LabelEntry(id=label_id, parent_id=entries[-1].id if entries else None,
+                                  timestamp=timestamp, target_id=target, label=label))
+    return entries

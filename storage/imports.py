@@ -21,6 +21,7 @@ from .base import EntryNotFoundError, ImportReport
 from .gc_policy import paused
 from .jsonl_format import effective_leaf, scan_session_file
 from .model import new_entry_id, now_iso, parse_entry
+from .special import special_kind
 from .tree_cycles import cycle_breaks
 from .views import EntryView
 
@@ -154,8 +155,10 @@ def find_session_files(paths: Iterable[Path]) -> Iterator[tuple[Path, str | None
                 dirs[:] = [d for d in dirs if not d.startswith(".")]
                 found.extend(Path(root) / f for f in sorted(files) if f.endswith(".jsonl") and not f.startswith("."))
             for f in found:
-                yield f, None
+                kind = special_kind(f)
+                yield f, (f"is {kind}, not a session file; not read" if kind else None)
         elif path.exists():
-            yield path, None
+            kind = special_kind(path)  # a FIFO would block the import, the zero device never end
+            yield path, (f"is {kind}, not a session file; not read" if kind else None)
         else:
             yield path, "does not exist"

@@ -60,11 +60,17 @@ def ms_to_iso(ms: float) -> str:
 
 
 def view_of_raw(raw: Raw) -> EntryView:
-    """The view of a stored line; a line only pydantic understands (lax numbers) goes through it."""
+    """The view of a stored line; a line only pydantic understands (lax numbers) goes through it.
+    A byte that is not UTF-8 reads as U+FFFD, as Pi (Node) reads the file: one bad byte in one
+    message must not make the line, or the session, unreadable (issue 21)."""
     try:
         return decode_view(raw)
     except DecodeErrors:
-        return view_of_entry(parse_entry(raw))
+        return view_of_entry(parse_entry(_text(raw)))
+
+
+def _text(raw: Raw) -> str:
+    return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
 
 
 class EntryIndex:
@@ -197,7 +203,7 @@ class EntryIndex:
         if not positions:
             return []
         raws = [self._raw[p] for p in positions]
-        parts = [r.decode() if isinstance(r, bytes) else r for r in raws]
+        parts = [_text(r) for r in raws]
         try:
             with paused():
                 return list(parse_entries_json("[" + ",".join(parts) + "]"))
@@ -290,10 +296,17 @@ class EntryIndex:
         for pos in range(start, stop):
             if pos in self._dead or self._skel[pos].type == "leaf":
                 continue
-            try:
-                yield pos, view_of_raw(self._raw[pos])
-            except (InvalidEntryError, RecursionError, ValueError) as err:
-                self._kill(pos, str(err).splitlines()[0])
+            view = self._view_at(pos)
+            if view is not None:
+                yield pos, view
+
+    def _view_at(self, pos: int) -> EntryView | None:
+        """The view of one line, or None (the line is set aside, and counted) when it is no entry."""
+        try:
+            return view_of_raw(self._raw[pos])
+        except (InvalidEntryError, RecursionError, ValueError) as err:
+            self._kill(pos, str(err).splitlines()[0])
+            return None
 
     # ------------------------------------------------------------ summary values (lazy folds)
 
@@ -319,7 +332,8 @@ class EntryIndex:
             types = self._skel
             for pos in range(self._first_upto, n):
                 if types[pos].type == "message" and types[pos].role == "user" and pos not in self._dead:
-                    text = first_user_text(view_of_raw(self._raw[pos]))
+                    view = self._view_at(pos)
+                    text = first_user_text(view) if view is not None else ""
                     if text:
                         self._first_user = text
                         break
@@ -333,7 +347,8 @@ class EntryIndex:
             skel = self._skel
             for pos in range(self._modified_upto, n):
                 if skel[pos].type == "message" and skel[pos].role in ("user", "assistant") and pos not in self._dead:
-                    ms = message_ms(view_of_raw(self._raw[pos]))
+                    view = self._view_at(pos)
+                    ms = message_ms(view) if view is not None else None
                     if ms is not None and (self._modified is None or ms > self._modified):
                         self._modified = ms
             self._modified_upto = n
@@ -417,7 +432,9 @@ class EntryIndex:
             pending.append(pos)
         result = PathState()
         for pos in reversed(pending):
-            state = advance_state(state, view_of_raw(self._raw[pos]))
+            view = self._view_at(pos)
+            if view is not None:  # a line that is no entry changes nothing on the path
+                state = advance_state(state, view)
             result = path_state(state)
             self._states[self._skel[pos].id] = result
         return result if pending else self._states[entry_id]

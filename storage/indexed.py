@@ -29,14 +29,13 @@ from .base import (
     StoreChange,
     TreeRow,
 )
-from .fork_path import fork_copy
+from .fork_path import forked_entries
 from .gc_policy import paused
 from .imports import ImportRecords, prepare_records
 from .index import EntryIndex, entry_json, ms_to_iso, view_of_raw
 from .model import (
     Entry,
     InvalidEntryError,
-    LabelEntry,
     LeafEntry,
     SessionInfoEntry,
     SessionMetadata,
@@ -328,21 +327,9 @@ class IndexedCatalog:
         source = await self.open(session_ref)
         index = source.index
         path = index.fresh_path(index.path_to_root(entry_id))
-        entries: list[Entry] = fork_copy(path)
-        on_path = {e.id for e in entries}
-        taken = set(on_path)
-        parent = entries[-1].id if entries else None  # forking at a root label leaves no path
         stamps = index.label_timestamps()
-        # Like Pi's createBranchedSession: labels of path entries come back as a fresh chain.
-        for target, label in index.labels().items():
-            if target not in on_path:
-                continue
-            new_id = index.new_id(taken)
-            taken.add(new_id)
-            entries.append(
-                LabelEntry(id=new_id, parent_id=parent, target_id=target, label=label, timestamp=stamps[target])
-            )
-            parent = new_id
+        labels = [(target, label, stamps[target]) for target, label in index.labels().items()]
+        entries = forked_entries(path, labels, lambda taken: index.new_id(taken))
         header = new_header(
             new_session_id(),
             source.header.get("cwd") or "",

@@ -49,6 +49,8 @@ from .jsonl_format import (
     write_atomic,
     write_session_file,
 )
+from .locks import POLL, LockWait
+from .special import NotRegularError, open_regular
 from .views import decode_skeleton
 
 __all__ = [
@@ -98,6 +100,19 @@ def _state(st: os.stat_result, lines: int, ends_with_newline: bool) -> FileState
     return FileState(st.st_ino, st.st_dev, st.st_size, lines, st.st_mtime_ns, ends_with_newline)
 
 
+def _flock(fd: int, kind: int, path: Path) -> None:
+    """flock, waiting for another process's lock as locks.LockWait says: bounded, and said."""
+    wait: LockWait | None = None
+    while True:
+        try:
+            fcntl.flock(fd, kind | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            wait = wait or LockWait(path)
+            wait.busy()
+            time.sleep(POLL)
+
+
 class _Locked:
     """The session file opened and flock'ed; re-opened if another process replaced it meanwhile."""
 
@@ -109,15 +124,17 @@ class _Locked:
         flags = os.O_RDWR | os.O_APPEND if self.exclusive else os.O_RDONLY
         while True:
             try:
-                fd = os.open(self.path, flags)
+                fd = open_regular(self.path, flags)  # a FIFO or a device named *.jsonl: refused, not read
             except FileNotFoundError:
                 raise SessionFileError(f"Session file {self.path} was removed") from None
+            except NotRegularError as err:
+                raise SessionFileError(f"Session file {self.path} is {err.kind}, not a file; not read") from None
             except OSError as err:
                 if self.exclusive:
                     raise write_error(err, f"session file {self.path}") from None
                 raise SessionFileError(f"Session file {self.path} cannot be read: {err.strerror}") from None
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX if self.exclusive else fcntl.LOCK_SH)
+                _flock(fd, fcntl.LOCK_EX if self.exclusive else fcntl.LOCK_SH, self.path)
                 st = os.fstat(fd)
                 try:
                     current = os.stat(self.path)

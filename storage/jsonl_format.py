@@ -20,6 +20,7 @@ from .base import ImportReport, SessionFileError
 from .gc_policy import paused
 from .index import entry_json
 from .model import Entry, InvalidEntryError, LeafEntry, new_entry_id, parse_entry
+from .special import NotRegularError, open_regular
 from .views import DecodeErrors, EntryView, Skeleton, decode_skeleton, decode_view, skeleton_of, view_of_entry
 from .well_formed import well_formed_text
 
@@ -125,7 +126,11 @@ def _first_line(err: BaseException) -> str:
 
 def read_bytes(path: Path) -> bytes:
     try:
-        return Path(path).read_bytes()
+        fd = open_regular(Path(path))  # a FIFO would block, the zero device never end
+        with os.fdopen(fd, "rb") as f:
+            return f.read()
+    except NotRegularError as err:
+        raise SessionFileError(f"{path} is {err.kind}, not a session file; not read") from None
     except FileNotFoundError:
         raise SessionFileError(f"Session file {path} does not exist") from None
     except IsADirectoryError:
@@ -185,6 +190,8 @@ def scan_lines(
             if not line:
                 continue
             try:
+                if not line.isascii():
+                    line = _as_utf8(line)
                 if b"\\ud" in line or b"\\uD" in line:
                     line = _without_lone_surrogates(line)
                 if migrator is not None:
@@ -223,6 +230,16 @@ def scan_lines(
             skels.append(skel)
             numbers.append(number)
     report.entries = len(skels)
+
+
+def _as_utf8(line: bytes) -> bytes:
+    """A line with a byte that is not UTF-8 (one bad byte in a message) is read as Pi (Node) reads
+    it, that byte as U+FFFD, rather than lost; a well-formed line comes back as it was."""
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return line.decode("utf-8", "replace").encode("utf-8")
+    return line
 
 
 def _without_lone_surrogates(line: bytes) -> bytes:
@@ -338,33 +355,6 @@ def write_atomic(path: Path, data: bytes | Sequence[bytes], *, mode: int = FILE_
         Path(tmp).unlink(missing_ok=True)
         raise
     fsync_dir(path.parent)
-
-
-class AtomicWriter:
-    """A file written in pieces that appears whole or not at all: a temporary file beside it,
-    fsync'd and renamed over `path` by `commit`; removed if the writer is closed without one."""
-
-    def __init__(self, path: Path, mode: int = 0o644):
-        ensure_dir(path.parent)
-        self.path = path
-        fd, self.tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        os.fchmod(fd, mode)
-        self.file = os.fdopen(fd, "wb")
-
-    def write(self, data: bytes) -> None:
-        self.file.write(data)
-
-    def commit(self) -> None:
-        self.file.flush()
-        os.fsync(self.file.fileno())
-        self.file.close()
-        os.replace(self.tmp, self.path)
-        fsync_dir(self.path.parent)
-
-    def close(self) -> None:
-        if not self.file.closed:
-            self.file.close()
-            Path(self.tmp).unlink(missing_ok=True)
 
 
 def fsync_dir(directory: Path) -> None:

@@ -26,7 +26,14 @@ from typing import Any, BinaryIO, Iterator
 
 from .base import ImportReport, SessionFileError
 from .gc_policy import paused
-from .jsonl_format import CURRENT_VERSION, _first_line, _is_header, _lenient_skeleton, _without_lone_surrogates
+from .jsonl_format import (
+    CURRENT_VERSION,
+    _as_utf8,
+    _first_line,
+    _is_header,
+    _lenient_skeleton,
+    _without_lone_surrogates,
+)
 from .model import InvalidEntryError, new_entry_id, now_iso, parse_entries_json, parse_entry
 from .views import DecodeErrors, EntryView, decode_skeleton, decode_view, view_of_entry
 
@@ -105,6 +112,8 @@ def plan_file(path: Path) -> FilePlan | None:
                 if not line:
                     continue
                 try:
+                    if not line.isascii():
+                        line = _as_utf8(line)  # a byte that is not UTF-8 reads as U+FFFD, as on opening
                     if b"\\ud" in line or b"\\uD" in line:
                         line = _without_lone_surrogates(line)
                     try:
@@ -168,7 +177,7 @@ def leaf_marker(plan: FilePlan) -> tuple[str, EntryView] | None:
 
 def kept_lines(plan: FilePlan) -> Iterator[tuple[int, bytes]]:
     """The second pass's lines: (line number, line) of every line the plan keeps, in file order,
-    with half UTF-16 pairs repaired as the first pass read them."""
+    with bytes that are not UTF-8 and half UTF-16 pairs repaired as the first pass read them."""
     skip = set(plan.skip)
     with _open(plan.path) as f:
         for _ in range(plan.body_start - 1):
@@ -178,6 +187,8 @@ def kept_lines(plan: FilePlan) -> Iterator[tuple[int, bytes]]:
                 line = line[:-1]
             if not line or number in skip or line.isspace():
                 continue
+            if not line.isascii():
+                line = _as_utf8(line)
             if b"\\ud" in line or b"\\uD" in line:
                 line = _without_lone_surrogates(line)
             yield number, line

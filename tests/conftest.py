@@ -50,3 +50,11 @@ async def catalog(request, tmp_path):
     cat.kind = request.param  # type: ignore[attr-defined]
     yield cat
     await cat.close()
+
+
+@pytest.fixture(autouse=True)
+def _no_real_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads the real home folder: skills and prompt templates are looked for in
+    ~/.pi, ~/.claude and ~/.agents, which would make a machine's own files part of a test."""
+    monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("user-home")))
+    monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)

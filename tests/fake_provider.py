@@ -62,6 +62,7 @@ class Drip:
     data: bytes = b": ping\n\n"
     every: float = 0.05
     limit: float = 30.0
+    max_bytes: int | None = None  # stop (and end the body) after sending this much: an "endless" body
 
 
 @dataclass
@@ -198,6 +199,8 @@ class FakeProvider:
         self.disconnects = 0
         self.dripped = 0  # bytes sent by Drip steps
         self.client_disconnected = asyncio.Event()
+        self.dripped = 0  # bytes a Drip step sent
+        self.left_early = False  # the client went away while a Drip step still had more to send
         self._scripts: deque[tuple[str | None, list[Any]]] = deque()
         # Optional: answer by content (e.g. every summary request), before the scripted queue.
         self.responder: Callable[[Recorded], list[Any] | None] | None = None
@@ -368,10 +371,19 @@ class FakeProvider:
         deadline = time.monotonic() + step.limit
         try:
             while not gone.done() and time.monotonic() < deadline:
+                if step.max_bytes is not None and self.dripped >= step.max_bytes:
+                    if chunked:
+                        writer.write(b"0\r\n\r\n")
+                    await writer.drain()
+                    return
                 writer.write(b"%x\r\n%s\r\n" % (len(step.data), step.data) if chunked else step.data)
                 self.dripped += len(step.data)
                 await writer.drain()
                 await asyncio.wait({gone}, timeout=step.every)
+            self.left_early = gone.done()
+        except ConnectionError:
+            self.left_early = True
+            raise
         finally:
             gone.cancel()
             self.disconnects += 1

@@ -115,5 +115,5 @@ def test_one_unknown_key_reads_as_it_always_did(tmp_path) -> None:
     (tmp_path / "config.toml").write_text('model = "a/b"\nzzz = 1\n', "utf-8")
     with pytest.raises(ConfigError) as err:
         load_settings(tmp_path, env={})
-    assert str(err.value).startswith(f"{tmp_path / 'config.toml'}, line 2: unknown key 'zzz' (known keys: compaction, ")
+    assert str(err.value).startswith(f"{tmp_path / 'config.toml'}, line 2: unknown key 'zzz' (known keys: allow_reads_outside, compaction, ")
     assert str(err.value).count("line ") == 1

@@ -13,6 +13,7 @@ from treechat.storage.attached import split_file_blocks
 from treechat.storage.images import image_block_info
 from treechat.storage.model import ImageContent, UserMessage, message_text
 
+from .long_text import shown_text
 from .sanitize import sanitize, sanitize_line
 
 
@@ -21,7 +22,10 @@ def user_parts(msg: UserMessage) -> Iterator[Widget]:
     contents went to the model, not onto the screen), an image by type, size and dimensions."""
     typed, files = split_file_blocks(message_text(msg))
     if typed.strip() or not files:
-        yield Static(Text(sanitize(typed)), classes="body")
+        text, cut = shown_text(typed)
+        yield Static(Text(sanitize(text)), classes="body")
+        if cut:
+            yield Static(Text(cut), classes="cut-note")
     chips = [f"📄 {sanitize_line(path, 80)} · {_lines(text)}" for path, text in files]
     if not isinstance(msg.content, str):
         chips += [f"🖼 {image_block_info(b.data, b.mime_type).chip()}" for b in msg.content

@@ -51,6 +51,9 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("export", "Export this session", "[PATH]",
                  ".jsonl opens in Pi, .md for reading, .html to look at and share (every branch)"),
     SlashCommand("session", "Session info", "", "id, file, counts, tokens and cost"),
+    SlashCommand("skill", "Use a skill", "[NAME] [text]",
+                 "a skill's instructions go into your message (no name: list skills and prompt templates)"),
+    SlashCommand("mcp", "MCP servers", "[restart NAME]", "each server: its state, its tools, its last error"),
     SlashCommand("help", "Help: keys and commands", "", "every key binding", "F1"),
 )
 BY_NAME: dict[str, SlashCommand] = {c.name: c for c in SLASH_COMMANDS}

@@ -65,6 +65,10 @@ class Completion(Protocol):
 Completer = Callable[[str, int], "Completion | None"]
 
 
+def _size(chars: int) -> str:
+    return f"{chars / 1e6:.1f} MB" if chars >= 100_000 else f"{chars / 1e3:.0f} KB"
+
+
 class Composer(TextArea):
     BINDINGS = bindings_for("composer")
 
@@ -83,8 +87,8 @@ class Composer(TextArea):
             super().__init__()
 
     class Command(Message):
-        def __init__(self, name: str, args: str, text: str = "") -> None:
-            self.name, self.args, self.text = name, args, text
+        def __init__(self, name: str, args: str, text: str = "", kind: str = "send") -> None:
+            self.name, self.args, self.text, self.kind = name, args, text, kind  # kind: as for Submitted
             super().__init__()
 
     def __init__(self, text: str = "", *, id: str | None = None, classes: str | None = None) -> None:
@@ -96,6 +100,9 @@ class Composer(TextArea):
         self.placeholder = "Message… (/help for commands)"
         self.completer: Completer | None = None
         self.paste_filter: Callable[[str], str | None] | None = None
+        # characters one paste may bring (the App sets it from config.toml; a 20 MB paste took
+        # 72 s at 100% CPU in the text area); a longer one is refused with a notice
+        self.max_paste: int | None = 1_000_000
 
     def on_mount(self) -> None:
         self.border_subtitle = IDLE_HINT
@@ -173,9 +180,17 @@ class Composer(TextArea):
         self.border_subtitle = text if text else (BUSY_HINT if self.running else IDLE_HINT)
 
     async def _on_paste(self, event: events.Paste) -> None:
+        # Textual calls TextArea's own _on_paste after this one (every class's handler runs unless
+        # prevent_default): calling it here too pasted everything twice (issue 21)
+        if self.max_paste is not None and len(event.text) > self.max_paste:
+            event.stop()
+            event.prevent_default()
+            self.notify(f"The paste is {_size(len(event.text))}; the composer takes up to {_size(self.max_paste)} at "
+                        "once (max_input_mb in config.toml). Save it to a file and attach it with @path.",
+                        severity="warning", timeout=10)
+            return
         token = self.paste_filter(event.text) if self.paste_filter is not None else None
         if token is None:
-            await super()._on_paste(event)
             return
         event.stop()
         event.prevent_default()
@@ -196,7 +211,7 @@ class Composer(TextArea):
         text = self._take()
         command = parse_command(text)
         if command is not None:
-            self.post_message(self.Command(*command, text=text))
+            self.post_message(self.Command(*command, text=text, kind=kind))
             return
         if text.lstrip().startswith("//"):
             text = text.lstrip()[1:]

@@ -45,6 +45,7 @@ from treechat.storage.model_names import shown_model_id
 
 from .attachment_chips import user_parts
 from .copy_text import code_blocks, markdown_parts
+from .long_text import shown_text
 from .originals import OriginalLines
 from .sanitize import sanitize, sanitize_line
 
@@ -331,7 +332,10 @@ class MessageView(Vertical):
 
         def flush() -> Iterator[Widget]:
             if text_run:
-                yield MarkdownBody("\n\n".join(text_run), dark=_dark(self))
+                text, cut = shown_text("\n\n".join(text_run))
+                yield MarkdownBody(text, dark=_dark(self))
+                if cut:
+                    yield Static(plain(cut), classes="cut-note")
                 text_run.clear()
 
         for block in msg.content:

@@ -23,6 +23,7 @@ from textual.widgets import Static
 from treechat.storage.model import TextContent, ThinkingContent, ToolCall
 from treechat.storage.model_names import shown_model_id
 
+from .long_text import SHOWN_CHARS, head_of
 from .message_view import _dark, markdown, tool_call_summary
 from .sanitize import sanitize
 from .streamed_markdown import StreamedMarkdown
@@ -60,6 +61,7 @@ class StreamingView(Vertical):
         self._tool_lines = 0
         self._thinking_shown: bool | None = None  # as drawn last: whole (True) or one line (False)
         self._dark = True
+        self._more_shown = False  # the header says the reply is longer than what is drawn
         self.header = Static(Content("assistant ⠋"), classes="message-header")
         self.thinking = Static("", classes="thinking")
         self.body = StreamedMarkdown(self._render_block, classes="body")
@@ -97,7 +99,8 @@ class StreamingView(Vertical):
         if message is None:
             return
         blocks = getattr(message, "content", []) or []
-        text = sanitize("".join(b.text for b in blocks if isinstance(b, TextContent)))
+        raw, total = head_of(b.text for b in blocks if isinstance(b, TextContent))
+        text = sanitize(raw)  # (only what is drawn: a reply past SHOWN_CHARS goes on unseen)
         self.body.set_text(text)
         self.written = text
         if self.body.needs_room:
@@ -128,7 +131,11 @@ class StreamingView(Vertical):
         self._frame += 1
         model = sanitize(shown_model_id(getattr(message, "model", "") or ""))
         spin = SPINNER[self._frame % len(SPINNER)]
-        self.header.update(Content(f"assistant{' · ' + model if model else ''} {spin}"), layout=False)
+        more = f" · {total:,} characters so far, the first {SHOWN_CHARS:,} shown" if total > SHOWN_CHARS else ""
+        # a repaint, unless the note past SHOWN_CHARS came or went (it may wrap the line)
+        self.header.update(Content(f"assistant{' · ' + model if model else ''} {spin}{more}"),
+                           layout=bool(more) != self._more_shown)
+        self._more_shown = bool(more)
 
     async def finish(self) -> None:
         """The settled message replaces this view (nothing runs in the background to stop)."""

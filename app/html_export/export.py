@@ -12,7 +12,6 @@ import asyncio
 import io
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Callable
@@ -22,7 +21,7 @@ from treechat.storage.gc_policy import paused
 from treechat.storage.model import CompactionEntry, now_iso
 
 from .. import __version__
-from ..export_target import check_output, output_error, writing_to
+from ..export_target import ExportFile
 from ..progress import Reporter
 from ..session.context import transform_path
 from .entries import entry_record, line
@@ -33,6 +32,7 @@ PAGE_SIZE = 2_000  # entries read and rendered per step (one progress tick, one 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 Output = str | os.PathLike[str] | IO[str] | IO[bytes]
+_Sink = IO[Any] | ExportFile
 
 
 @dataclass(frozen=True)
@@ -48,8 +48,8 @@ async def export_html(storage: SessionStorage, out: Output, *, progress: Reporte
                       title: str | None = None) -> HtmlExportResult:
     """Write the whole session (every branch) as a self-contained HTML page.
 
-    `out`: a file path (written to a temporary file beside it and renamed into place, so a failed
-    export leaves no half file and an earlier export intact), or an open text or binary stream.
+    `out`: a file path (export_target.py: a failed export leaves no half file and an earlier export
+    intact; a device or FIFO is written into), or an open text or binary stream.
     `progress`: advanced by the number of entries rendered (its total is set to the entry count).
     `title`: the page title; default the session's name, else "treechat session <id>".
     """
@@ -63,46 +63,12 @@ async def export_html(storage: SessionStorage, out: Output, *, progress: Reporte
 async def _export_to_path(storage: SessionStorage, path: Path, progress: Reporter | None,
                           title: str | None) -> HtmlExportResult:
     """A file that cannot be written is an OutputError naming `path`, not its temporary file."""
-    check_output(path)
-    with writing_to(path):
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    handle = os.fdopen(fd, "wb")
-    try:
-        entries, size = await _write_page(storage, _file_writer(handle, path), progress, title)
-        with writing_to(path):
-            handle.close()
-            os.chmod(tmp_name, 0o666 & ~_umask())  # mkstemp makes it 0600
-            os.replace(tmp_name, path)
-    except BaseException:
-        try:
-            handle.close()
-        except OSError:  # what was left in its buffer could not be written either
-            pass
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    async with await ExportFile.open(path) as target:
+        entries, size = await _write_page(storage, _stream_writer(target), progress, title)
     return HtmlExportResult(path, entries, size)
 
 
-def _file_writer(handle: IO[bytes], path: Path) -> Callable[[str], int]:
-    """`_stream_writer` into the temporary file of `path`: a failed write names `path`."""
-    write = _stream_writer(handle)
-
-    def write_file(chunk: str) -> int:
-        try:
-            return write(chunk)
-        except OSError as err:
-            raise output_error(path, err) from err
-
-    return write_file
-
-
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
-
-
-def _stream_writer(out: IO[Any]) -> Callable[[str], int]:
+def _stream_writer(out: _Sink) -> Callable[[str], int]:
     """A function writing one chunk of the page and returning its size in UTF-8 bytes."""
     binary = not isinstance(out, io.TextIOBase) and not hasattr(out, "encoding")
 
@@ -110,7 +76,10 @@ def _stream_writer(out: IO[Any]) -> Callable[[str], int]:
         if _SURROGATE.search(chunk):  # a lone surrogate cannot be written as UTF-8
             chunk = _SURROGATE.sub("\ufffd", chunk)
         data = chunk.encode("utf-8")
-        out.write(data if binary else chunk)
+        if binary:
+            out.write(data)
+        else:
+            out.write(chunk)  # type: ignore[arg-type]  # a text stream (an ExportFile is binary)
         return len(data)
 
     return write

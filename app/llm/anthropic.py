@@ -16,8 +16,8 @@ from treechat.storage.model import (
 
 from .abort import AbortSignal
 from .catalog import with_cost
-from .errors import ProviderError, classify_stream_error
-from .http_stream import run_http_stream, snapshot
+from .errors import ProviderError, classify_stream_error, malformed, text_of
+from .http_stream import Pieces, run_http_stream, snapshot
 from .openai import parse_arguments
 from .sse import SSEEvent
 from .transform import prepare_messages
@@ -118,8 +118,9 @@ class AnthropicParser:
         self.model = model
         self.message = AssistantMessage(api=API, provider=model.provider, model=model.id)
         self.finished = False
+        self.pieces = Pieces()  # deltas, joined into the blocks once per read (http_stream)
         self._blocks: dict[int, int] = {}  # wire index -> content index
-        self._args: dict[int, str] = {}  # content index -> raw tool input JSON
+        self._args: dict[int, list[str]] = {}  # content index -> raw tool input JSON, in pieces
         self._usage = Usage()
         self._stop: str | None = None
 
@@ -144,8 +145,8 @@ class AnthropicParser:
         elif kind == "content_block_stop":
             idx = self._blocks.get(data.get("index", 0))
             if idx is not None and idx in self._args:
-                _tool_call(self.message, idx).arguments = parse_arguments(self._args.pop(idx))
-                return [StreamEvent("toolcall_end", snapshot(self.message), "", idx)]
+                _tool_call(self.message, idx).arguments = parse_arguments("".join(self._args.pop(idx)))
+                return [StreamEvent("toolcall_end", self.message, "", idx)]
         elif kind == "message_delta":
             self._stop = (data.get("delta") or {}).get("stop_reason") or self._stop
             self._take_usage(data.get("usage") or {})
@@ -153,57 +154,68 @@ class AnthropicParser:
             self.finished = True
         return []
 
-    def _start_block(self, wire: int, block: dict[str, Any]) -> list[StreamEvent]:
+    def _start_block(self, wire: int, block: Any) -> list[StreamEvent]:
+        if not isinstance(block, dict):
+            raise malformed(self.model.provider, "a content block", block)
         btype = block.get("type")
         if btype == "text":
-            new: Any = TextContent(text=block.get("text") or "")
+            new: Any = TextContent(text=self._text(block.get("text"), "a text block"))
         elif btype == "thinking":
-            new = ThinkingContent(thinking=block.get("thinking") or "")
+            new = ThinkingContent(thinking=self._text(block.get("thinking"), "a thinking block"))
         elif btype == "redacted_thinking":
             # the signature travels back to Anthropic as it came (an extra field the model keeps)
             new = ThinkingContent.model_validate({"thinking": "[Reasoning redacted]",
                                                   "thinkingSignature": block.get("data"), "redacted": True})
         elif btype == "tool_use":
-            new = ToolCall(id=block.get("id") or f"toolu_{wire}", name=block.get("name") or "", arguments={})
-            self._args[len(self.message.content)] = ""
+            new = ToolCall(id=self._text(block.get("id"), "a tool call's id") or f"toolu_{wire}",
+                           name=self._text(block.get("name"), "a tool's name"), arguments={})
+            self._args[len(self.message.content)] = []
         else:
             return []
         self.message.content.append(new)
         self._blocks[wire] = len(self.message.content) - 1
         return []
 
-    def _delta(self, wire: int, delta: dict[str, Any]) -> list[StreamEvent]:
+    def _text(self, value: Any, what: str) -> str:
+        return text_of(value, provider=self.model.provider, what=what)
+
+    def _delta(self, wire: int, delta: Any) -> list[StreamEvent]:
         idx = self._blocks.get(wire)
         if idx is None:
             return []
+        if not isinstance(delta, dict):
+            raise malformed(self.model.provider, "a delta", delta)
         block = self.message.content[idx]
         dtype = delta.get("type")
         if dtype == "text_delta" and isinstance(block, TextContent):
-            block.text += delta.get("text") or ""
-            return [StreamEvent("text_delta", snapshot(self.message), delta.get("text") or "", idx)]
+            text = self._text(delta.get("text"), "text")
+            self.pieces.add(block, "text", text)
+            return [StreamEvent("text_delta", self.message, text, idx)]
         if dtype == "thinking_delta" and isinstance(block, ThinkingContent):
-            block.thinking += delta.get("thinking") or ""
-            return [StreamEvent("thinking_delta", snapshot(self.message), delta.get("thinking") or "", idx)]
+            thinking = self._text(delta.get("thinking"), "thinking")
+            self.pieces.add(block, "thinking", thinking)
+            return [StreamEvent("thinking_delta", self.message, thinking, idx)]
         if dtype == "signature_delta" and isinstance(block, ThinkingContent):
-            signature = (getattr(block, "thinkingSignature", None) or "") + (delta.get("signature") or "")
+            signature = (getattr(block, "thinkingSignature", None) or "") + self._text(delta.get("signature"), "a signature")
             setattr(block, "thinkingSignature", signature)  # noqa: B010  (an extra field of the model)
         elif dtype == "input_json_delta" and idx in self._args:
-            piece = delta.get("partial_json") or ""
-            self._args[idx] += piece
-            return [StreamEvent("toolcall_delta", snapshot(self.message), piece, idx)]
+            piece = self._text(delta.get("partial_json"), "a tool's arguments")
+            self._args[idx].append(piece)
+            return [StreamEvent("toolcall_delta", self.message, piece, idx)]
         return []
 
     def _take_usage(self, raw: dict[str, Any]) -> None:
         # message_delta counts are cumulative; proxies omit fields there, so only overwrite what is given
         for wire, attr in (("input_tokens", "input"), ("output_tokens", "output"),
                            ("cache_read_input_tokens", "cache_read"), ("cache_creation_input_tokens", "cache_write")):
-            if raw.get(wire) is not None:
-                setattr(self._usage, attr, int(raw[wire]))
+            value = raw.get(wire) if isinstance(raw, dict) else None
+            if isinstance(value, (int, float)) and not isinstance(value, bool):  # counts only; anything else is left out
+                setattr(self._usage, attr, int(value))
         self.message.usage = with_cost(self.model, self._usage.model_copy(deep=True))
 
     def finish(self) -> AssistantMessage:
         for idx, raw in list(self._args.items()):
-            _tool_call(self.message, idx).arguments = parse_arguments(raw)
+            _tool_call(self.message, idx).arguments = parse_arguments("".join(raw))
         if self._stop in ("refusal", "sensitive"):
             self.message.stop_reason = "error"
             self.message.error_message = f"{self.model.provider} declined to answer (stop reason {self._stop})."

@@ -24,6 +24,7 @@ ErrorKind = Literal[
     "timeout",
     "protocol",
     "aborted",
+    "limit",  # a bound of ours was reached (the reply's size): not retried
 ]
 
 # A timeout is not retried: it already took the whole bound (a dead server would cost it again per try).
@@ -311,3 +312,21 @@ def not_event_stream(content_type: str, head: bytes, *, provider: str, base_url:
         "protocol", f"{provider} at {base_url} answered with something that is not an event stream "
         f"(got {got}){detail}: check the base URL.", retryable=False,
     )
+
+
+def malformed(provider: str, what: str, value: object) -> ProviderError:
+    """A chunk whose field has the wrong kind of value (`"content": 5`): one sentence naming the
+    field, never Python's own words about it (issue 21)."""
+    shown = repr(value)
+    shown = shown if len(shown) <= 40 else shown[:39] + "…"
+    return ProviderError("protocol", f"{provider} sent a malformed chunk ({what} is {type(value).__name__} {shown}, "
+                         "not text); the reply is incomplete.", retryable=False)
+
+
+def text_of(value: object, *, provider: str, what: str) -> str:
+    """A field that must be text: "" when absent, the text, or `malformed`."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    raise malformed(provider, what, value)

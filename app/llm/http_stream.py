@@ -9,6 +9,13 @@ the first token by `first_byte_timeout` and between tokens by `idle_timeout`, wh
 count (SSE comments, pings and empty chunks do not: a server could send them forever). A silence
 longer than `notice_after` and every retry wait are announced through `options.on_wait`.
 Error text is built here, once, and every secret the request carried is redacted from it.
+
+Every read is bounded in bytes too (issue 21): an error's body is read up to ERROR_BODY_BYTES
+within ERROR_BODY_SECONDS; one SSE event, and the text of the whole reply (text, thinking and
+tool-call arguments), up to `max_reply_bytes`; the whole request, retries included, takes at most
+`reply_timeout`. A reply stopped by a bound keeps what arrived and says which bound and its key.
+Streamed text is kept as pieces and joined once per network read (`Pieces`), and listeners get
+one snapshot per read: joining per delta made a 13 MB reply cost 200 s and 2.8 GB.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from .abort import AbortSignal
 from .errors import ProviderError, classify_http_error, not_event_stream, proxy_http_error, redact
 from .proxy import client_for, route_for
 from .retry import RetryPolicy, with_retry
-from .sse import SSEDecoder, SSEEvent
+from .sse import EventTooLarge, SSEDecoder, SSEEvent
 from .types import ModelInfo, StreamEvent, StreamOptions, WaitNotice
 from .unstreamed import Unstreamed, ask_unstreamed
 
@@ -49,13 +56,43 @@ def request_body(body: Any) -> bytes:
         return well_formed_text(text).encode("utf-8")
 
 
+ERROR_BODY_BYTES = 64 * 1024  # of an error answer's body: its message is in the first few hundred
+ERROR_BODY_SECONDS = 10.0  # to read that much (a body that trickles or never ends)
+SNIFF_BYTES = 64 * 1024  # read of a body that does not say it is SSE, to tell whether it is
+_DELTAS = ("text_delta", "thinking_delta", "toolcall_delta")
 _SECRET_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key", "proxy-authorization")
 _SSE_STARTS = (b"data:", b"event:", b"id:", b"retry:", b":")
 
 
+class Pieces:
+    """Streamed text gathered as pieces per block and attribute, joined into the block once per
+    network read (`flush`) instead of once per delta: a string grown by `+` is copied whole every
+    time, which made a long reply quadratic."""
+
+    def __init__(self) -> None:
+        self._open: dict[tuple[int, str], tuple[Any, list[str]]] = {}
+
+    def add(self, block: Any, attr: str, text: str) -> None:
+        held = self._open.get((id(block), attr))
+        if held is None:
+            self._open[(id(block), attr)] = (block, [text])
+        else:
+            held[1].append(text)
+
+    def flush(self) -> None:
+        for (_, attr), (block, parts) in self._open.items():
+            setattr(block, attr, getattr(block, attr) + "".join(parts))
+        self._open.clear()
+
+
 class ProtocolParser(Protocol):
+    """Turns SSE events into stream events. Deltas go through `pieces`; the events' `partial` is
+    replaced by one snapshot per read (after `pieces.flush()`), so a parser may put its live
+    message there."""
+
     message: AssistantMessage
     finished: bool  # the protocol's terminal marker was seen
+    pieces: Pieces
 
     def feed(self, event: SSEEvent) -> list[StreamEvent]: ...
 
@@ -190,9 +227,7 @@ async def run_http_stream(
             ) from None
         if response.status_code >= 300:
             try:
-                text = (await response.aread()).decode("utf-8", errors="replace")
-            except httpx.HTTPError:
-                text = ""
+                text = await _error_body(response)
             finally:
                 await response.aclose()
             via_proxy = proxy_http_error(response.status_code, text, proxy=route.shown, source=route.source,
@@ -213,16 +248,40 @@ async def run_http_stream(
                                     reason=redact(str(error), secrets), retry_after=error.retry_after is not None,
                                     provider=provider))
 
-    received = [0]  # SSE events decoded; none when the stream ended with no data
+    size = 0  # UTF-8 bytes of text, thinking and tool arguments so far
+    received = 0  # SSE events decoded; none when the stream ended with no data
 
     def feed(decoder_events: list[SSEEvent]) -> None:
-        received[0] += len(decoder_events)
+        """One read's events: deltas of one block in a row become one event, and all of them
+        share one snapshot (taken once the read's text is joined in)."""
+        nonlocal size, received
+        received += len(decoder_events)
+        batch: list[tuple[StreamEvent, list[str]]] = []  # an event, and the deltas it stands for
         for sse in decoder_events:
             events = parser.feed(sse)
             if events:
                 silence.token()
             for ev in events:
-                queue.put_nowait(ev)
+                if ev.delta:
+                    size += len(ev.delta.encode("utf-8", "surrogatepass"))
+                last = batch[-1][0] if batch else None
+                if (last is not None and ev.type in _DELTAS and last.type == ev.type
+                        and last.content_index == ev.content_index):
+                    batch[-1][1].append(ev.delta)
+                else:
+                    batch.append((ev, [ev.delta]))
+            if size > options.max_reply_bytes:
+                break
+        if batch:
+            parser.pieces.flush()
+            shared = snapshot(parser.message)
+            for ev, deltas in batch:
+                delta = deltas[0] if len(deltas) == 1 else "".join(deltas)
+                queue.put_nowait(StreamEvent(ev.type, shared, delta, ev.content_index))
+        if size > options.max_reply_bytes:
+            raise ProviderError("limit", f"The reply from {provider} passed {_mb(options.max_reply_bytes)} and was "
+                                "stopped there (what arrived is kept); raise max_reply_mb in config.toml if a reply "
+                                "really needs more.")
 
     async def read(response: httpx.Response) -> None:
         chunks = response.aiter_bytes()
@@ -232,16 +291,21 @@ async def run_http_stream(
             # sniff: some servers send SSE as text/plain or with no type; an HTML page or JSON never passes
             async for chunk in chunks:
                 first += chunk
-                if len(first.lstrip()) >= 8:
+                if len(first.lstrip()) >= 8 or len(first) >= SNIFF_BYTES:
                     break
             if not first.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(_SSE_STARTS):
                 raise not_event_stream(ctype, first[:2000], provider=provider, base_url=model.base_url)
         queue.put_nowait(StreamEvent("start", snapshot(parser.message)))
-        decoder = SSEDecoder()
-        feed(decoder.feed(first))
-        async for chunk in chunks:
-            feed(decoder.feed(chunk))
-        feed(decoder.close())
+        decoder = SSEDecoder(max_event=options.max_reply_bytes)
+        try:
+            feed(decoder.feed(first))
+            async for chunk in chunks:
+                feed(decoder.feed(chunk))
+            feed(decoder.close())
+        except EventTooLarge:
+            raise ProviderError("limit", f"{provider} sent one event of over {_mb(options.max_reply_bytes)}, more "
+                                "than a whole reply may hold, and the reply was stopped; raise max_reply_mb in "
+                                "config.toml if a reply really needs more.") from None
 
     async def attempt_and_read(client: httpx.AsyncClient) -> None:
         async with asyncio.timeout(None) as scope:
@@ -260,7 +324,7 @@ async def run_http_stream(
             finally:
                 silence.pause()
                 await response.aclose()
-            if unstreamed is not None and not received[0] and not parser.finished:
+            if unstreamed is not None and not received and not parser.finished:
                 silence.start(scope)  # the answer is bounded as the stream's first byte was
                 try:
                     feed(await ask_unstreamed(client, url, headers, request_body(unstreamed.body(body)), unstreamed,
@@ -277,11 +341,17 @@ async def run_http_stream(
                                     "(pip install 'httpx[socks]'), or add the host to NO_PROXY.") from None
             async with client:
                 try:
-                    await attempt_and_read(client)
+                    async with asyncio.timeout(options.reply_timeout) as whole:
+                        await attempt_and_read(client)
                 except TimeoutError:
-                    if not silence.expired:
-                        raise
-                    raise _silence_error(silence, provider, model.base_url) from None
+                    if silence.expired:
+                        raise _silence_error(silence, provider, model.base_url) from None
+                    if whole.expired():
+                        raise ProviderError(
+                            "timeout", f"The reply from {provider} was still going after {options.reply_timeout:g} s "
+                            "and was stopped (what arrived is kept); raise reply_timeout in config.toml for longer "
+                            "replies.") from None
+                    raise
             if not parser.finished:
                 raise ProviderError(
                     "transport", f"The reply from {provider} ended without its end marker (stream ended without completion); try again."
@@ -293,7 +363,8 @@ async def run_http_stream(
             queue.put_nowait(err)
         except Exception as err:  # a bug or an unexpected library error: still a legal message
             log.debug("unexpected stream failure", exc_info=True)
-            queue.put_nowait(ProviderError("protocol", f"Unexpected error talking to {provider}: {err}"))
+            queue.put_nowait(ProviderError("protocol", f"The reply from {provider} could not be read ({type(err).__name__}); "
+                                           "what arrived is kept. Try again; if it happens again, it is worth a bug report."))
         finally:
             silence.pause()
 
@@ -305,18 +376,21 @@ async def run_http_stream(
             item = await queue.get()
             if item is _ABORT:
                 task.cancel()
+                parser.pieces.flush()
                 yield StreamEvent("error", _failed(parser.message, "aborted", "Request was aborted"))
                 return
             if isinstance(item, WaitNotice):
                 await _announce(options, item)
                 continue
             if isinstance(item, ProviderError):
+                parser.pieces.flush()
                 reason = "aborted" if item.kind == "aborted" else "error"
                 final = _failed(parser.message, reason, redact(str(item), secrets))
                 final.errorKind = item.kind  # type: ignore[attr-defined]  # an extra field, kept on disk: compaction reads it
                 yield StreamEvent("error", final)
                 return
             if item is _END:
+                parser.pieces.flush()
                 yield StreamEvent("done", parser.finish())
                 return
             if item.type == "start":
@@ -332,6 +406,25 @@ async def run_http_stream(
                 await task
             except BaseException:
                 pass
+
+
+async def _error_body(response: httpx.Response) -> str:
+    """The start of an error answer's body: ERROR_BODY_BYTES at most, read within
+    ERROR_BODY_SECONDS (a body that never ends, or trickles, is cut there)."""
+    data = bytearray()
+    try:
+        async with asyncio.timeout(ERROR_BODY_SECONDS):
+            async for chunk in response.aiter_bytes():
+                data += chunk
+                if len(data) >= ERROR_BODY_BYTES:
+                    break
+    except (httpx.HTTPError, TimeoutError):
+        pass  # what arrived is the message
+    return bytes(data[:ERROR_BODY_BYTES]).decode("utf-8", errors="replace")
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1e6:g} MB"
 
 
 def _silence_error(silence: _Silence, provider: str, base_url: str) -> ProviderError:

@@ -17,8 +17,8 @@ from treechat.storage.model import (
 
 from .abort import AbortSignal
 from .catalog import with_cost
-from .errors import ProviderError, classify_stream_error
-from .http_stream import run_http_stream, snapshot
+from .errors import ProviderError, classify_stream_error, malformed, text_of
+from .http_stream import Pieces, run_http_stream, snapshot
 from .sse import SSEEvent
 from .transform import prepare_messages
 from .types import LlmContext, ModelInfo, StreamEvent, StreamOptions
@@ -62,11 +62,21 @@ def _tool_text(content: list[Any]) -> str:
     return "\n".join(b.text for b in content if isinstance(b, TextContent)) or "(no output)"
 
 
+def _tool_images_message(images: list[dict[str, Any]]) -> dict[str, Any]:
+    """A tool message carries text only: the images of the results before it follow as a user
+    message (as Pi sends them)."""
+    return {"role": "user", "content": [{"type": "text", "text": "Attached image(s) from tool result:"}, *images]}
+
+
 def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
     if context.system_prompt:
         messages.append({"role": "system", "content": context.system_prompt})
+    tool_images: list[dict[str, Any]] = []  # images tool results returned (Chat Completions: a user message after them)
     for msg in prepare_messages(context.messages):
+        if tool_images and msg.role != "toolResult":
+            messages.append(_tool_images_message(tool_images))
+            tool_images = []
         if msg.role == "user":
             messages.append({"role": "user", "content": _user_content(msg.content)})
         elif msg.role == "assistant":
@@ -84,7 +94,14 @@ def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) ->
                 entry["tool_calls"] = calls
             messages.append(entry)
         elif msg.role == "toolResult":
-            messages.append({"role": "tool", "tool_call_id": msg.tool_call_id, "content": _tool_text(msg.content)})
+            images = [b for b in msg.content if isinstance(b, ImageContent)]
+            text = _tool_text(msg.content) if not images or any(isinstance(b, TextContent) for b in msg.content) else (
+                "(see attached image)")
+            messages.append({"role": "tool", "tool_call_id": msg.tool_call_id, "content": text})
+            tool_images += [{"type": "image_url", "image_url": {"url": f"data:{b.mime_type};base64,{b.data}"}}
+                            for b in images]
+    if tool_images:
+        messages.append(_tool_images_message(tool_images))
     body: dict[str, Any] = {"model": model.id, "messages": messages, "stream": True}
     if model.compat.get("supports_usage_in_streaming", True):
         body["stream_options"] = {"include_usage": True}
@@ -115,8 +132,9 @@ class OpenAIParser:
         self.model = model
         self.message = AssistantMessage(api=API, provider=model.provider, model=model.id)
         self.finished = False
+        self.pieces = Pieces()  # deltas, joined into the blocks once per read (http_stream)
         self._finish_reason: str | None = None
-        self._calls: dict[Any, tuple[int, str]] = {}  # fragment key -> (content index, raw arguments)
+        self._calls: dict[Any, tuple[int, list[str]]] = {}  # fragment key -> (content index, raw argument pieces)
         self._last_call_key: Any = None
 
     def feed(self, sse: SSEEvent) -> list[StreamEvent]:
@@ -135,20 +153,28 @@ class OpenAIParser:
             raise classify_stream_error(chunk.get("error") or chunk, provider=self.model.provider)
         events: list[StreamEvent] = []
         if chunk.get("usage"):
-            self._usage(chunk["usage"])
-        for choice in chunk.get("choices") or []:
+            self._counts(chunk["usage"])
+        choices = chunk.get("choices") or []
+        if not isinstance(choices, list):
+            raise malformed(self.model.provider, "choices", choices)
+        for choice in choices:
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:
                 continue
             if choice.get("usage"):  # Moonshot puts usage inside the choice
-                self._usage(choice["usage"])
+                self._counts(choice["usage"])
             delta = choice.get("delta") or {}
+            if not isinstance(delta, dict):
+                raise malformed(self.model.provider, "a delta", delta)
             for name in _REASONING_FIELDS:
-                if isinstance(delta.get(name), str) and delta[name]:
-                    events.append(self._append(ThinkingContent, "thinking", delta[name], "thinking_delta"))
+                piece = text_of(delta.get(name), provider=self.model.provider, what=name)
+                if piece:
+                    events.append(self._append(ThinkingContent, "thinking", piece, "thinking_delta"))
                     break
-            if isinstance(delta.get("content"), str) and delta["content"]:
-                events.append(self._append(TextContent, "text", delta["content"], "text_delta"))
-            for frag in delta.get("tool_calls") or []:
+            content = self._content(delta.get("content"))
+            if content:
+                events.append(self._append(TextContent, "text", content, "text_delta"))
+            calls = delta.get("tool_calls") or []
+            for frag in calls if isinstance(calls, list) else [calls]:
                 events.append(self._tool_fragment(frag))
             reason = choice.get("finish_reason")
             if reason:
@@ -162,30 +188,41 @@ class OpenAIParser:
         content = self.message.content
         if not content or not isinstance(content[-1], cls):
             content.append(cls(**{attr: ""}))
-        block = content[-1]
-        setattr(block, attr, getattr(block, attr) + text)
-        return StreamEvent(kind, snapshot(self.message), text, len(content) - 1)  # type: ignore[arg-type]
+        self.pieces.add(content[-1], attr, text)
+        return StreamEvent(kind, self.message, text, len(content) - 1)  # type: ignore[arg-type]
 
-    def _tool_fragment(self, frag: dict[str, Any]) -> StreamEvent:
-        fn = frag.get("function") or {}
+    def _content(self, value: Any) -> str:
+        """A delta's text: a string, or (some servers) a list of {"type": "text", "text": …} parts."""
+        if isinstance(value, list):
+            return "".join(p["text"] for p in value
+                           if isinstance(p, dict) and p.get("type", "text") == "text" and isinstance(p.get("text"), str))
+        return text_of(value, provider=self.model.provider, what="content")
+
+    def _tool_fragment(self, frag: Any) -> StreamEvent:
+        fn = frag.get("function") or {} if isinstance(frag, dict) else None
+        if not isinstance(fn, dict):
+            raise malformed(self.model.provider, "a tool call", frag)
         if "index" in frag:
             key = ("i", frag["index"])
         elif frag.get("id") and (self._last_call_key is None or self._calls_id(self._last_call_key) != frag["id"]):
             key = ("id", frag["id"])
         else:
             key = self._last_call_key if self._last_call_key is not None else ("i", 0)
+        name = text_of(fn.get("name"), provider=self.model.provider, what="a tool's name")
         if key not in self._calls:
-            self.message.content.append(ToolCall(id=frag.get("id") or f"call_{len(self._calls)}", name=fn.get("name") or ""))
-            self._calls[key] = (len(self.message.content) - 1, "")
+            call_id = frag.get("id")
+            self.message.content.append(ToolCall(id=str(call_id) if call_id else f"call_{len(self._calls)}", name=name))
+            self._calls[key] = (len(self.message.content) - 1, [])
         self._last_call_key = key
         index, raw = self._calls[key]
         block = self._call_at(index)
-        if fn.get("name") and not block.name:
-            block.name = fn["name"]
+        if name and not block.name:
+            block.name = name
         args = fn.get("arguments")
-        piece = json.dumps(args) if isinstance(args, dict) else (args or "")
-        self._calls[key] = (index, raw + piece)
-        return StreamEvent("toolcall_delta", snapshot(self.message), piece, index)
+        piece = json.dumps(args) if isinstance(args, dict) else text_of(args, provider=self.model.provider,
+                                                                         what="a tool's arguments")
+        raw.append(piece)
+        return StreamEvent("toolcall_delta", self.message, piece, index)
 
     def _call_at(self, index: int) -> ToolCall:
         block = self.message.content[index]
@@ -194,6 +231,13 @@ class OpenAIParser:
 
     def _calls_id(self, key: Any) -> str:
         return self._call_at(self._calls[key][0]).id
+
+    def _counts(self, raw: Any) -> None:
+        """Token counts are only reported: counts of the wrong kind are left out, not a failure."""
+        try:
+            self._usage(raw)
+        except (TypeError, ValueError, AttributeError):
+            pass
 
     def _usage(self, raw: dict[str, Any]) -> None:
         prompt = int(raw.get("prompt_tokens") or 0)
@@ -208,7 +252,7 @@ class OpenAIParser:
 
     def finish(self) -> AssistantMessage:
         for index, raw in self._calls.values():
-            self._call_at(index).arguments = parse_arguments(raw)
+            self._call_at(index).arguments = parse_arguments("".join(raw))
         reason = _FINISH.get(self._finish_reason or "stop", "stop")
         if self._finish_reason == "content_filter":
             self.message.stop_reason = "error"

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from .types import CONNECT_TIMEOUT, FIRST_BYTE_TIMEOUT, IDLE_TIMEOUT
+from .types import CONNECT_TIMEOUT, FIRST_BYTE_TIMEOUT, IDLE_TIMEOUT, MAX_REPLY_MB, REPLY_TIMEOUT
 
 
 def stream_options_from_settings(settings: Any) -> dict[str, Any]:
     """The `stream_options` dict for `AgentSession.create(..., stream_options=...)` / `Agent(...)`.
 
-    Carries the three bounded waits (`connect_timeout`, `first_byte_timeout`, `idle_timeout`);
-    a settings object without them (or None) gives the defaults."""
+    Carries the bounded waits (`connect_timeout`, `first_byte_timeout`, `idle_timeout`,
+    `reply_timeout`) and the bound on a reply's size (`max_reply_mb`); a settings object without
+    them (or None) gives the defaults."""
     return {
         "connect_timeout": float(getattr(settings, "connect_timeout", None) or CONNECT_TIMEOUT),
         "first_byte_timeout": float(getattr(settings, "first_byte_timeout", None) or FIRST_BYTE_TIMEOUT),
         "idle_timeout": float(getattr(settings, "idle_timeout", None) or IDLE_TIMEOUT),
+        "reply_timeout": float(getattr(settings, "reply_timeout", None) or REPLY_TIMEOUT),
+        "max_reply_bytes": int(float(getattr(settings, "max_reply_mb", None) or MAX_REPLY_MB) * 1e6),
     }

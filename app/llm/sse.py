@@ -7,12 +7,24 @@ strings; that would cut a `data:` line in pieces. So we split bytes ourselves an
 Linear: each chunk is scanned once, by `bytes.find` (C speed), and an unfinished line is kept as a
 list of pieces joined once when its end arrives. Re-joining a growing buffer on every chunk made a
 10 MB event cost minutes (issue 15); see bench/sse.py.
+
+Bounded: one event (its unfinished line and the data lines gathered for it) may hold at most
+`max_event` bytes; past that `EventTooLarge` is raised at once, rather than gathering a server's
+endless line in memory (3 GB before issue 21).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import AsyncIterable, AsyncIterator
+
+
+class EventTooLarge(Exception):
+    """One event grew past the decoder's `max_event` bytes (its line never ended, or it never did)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"an event over {limit:,} bytes")
+        self.limit = limit
 
 
 @dataclass(frozen=True)
@@ -28,7 +40,9 @@ class SSEDecoder:
     `comments` counts comment lines (`: keep-alive`) seen so far: they carry no event, and the
     stream runner must not take them for progress."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_event: int | None = None) -> None:
+        self.max_event = max_event  # bytes one event may hold (None: no bound)
+        self._held = 0  # bytes of the current line's pieces and the event's data lines
         self._pieces: list[bytes] = []  # the current line so far (no terminator seen yet)
         self._pending_cr = False  # a CR ended the last chunk: a following LF belongs to it
         self._event = ""
@@ -53,6 +67,7 @@ class SSEDecoder:
             cr = chunk.find(b"\r", start, lf)
             if cr < 0 and lf == n:
                 self._pieces.append(chunk[start:])
+                self._hold(n - start)
                 break
             end = cr if cr >= 0 else lf
             self._take_line(chunk[start:end], events)
@@ -74,11 +89,18 @@ class SSEDecoder:
         self._line("", events)
         return events
 
+    def _hold(self, size: int) -> None:
+        self._held += size
+        if self.max_event is not None and self._held > self.max_event:
+            raise EventTooLarge(self.max_event)
+
     def _take_line(self, tail: bytes, out: list[SSEEvent]) -> None:
         if self._pieces:
             self._pieces.append(tail)
+            self._hold(len(tail))
             raw = b"".join(self._pieces)
             self._pieces = []
+            self._held -= len(raw)  # counted again below if it is a data line
         else:
             raw = tail
         self._line(raw.decode("utf-8", errors="replace"), out)
@@ -87,7 +109,7 @@ class SSEDecoder:
         if line == "":
             if self._data:
                 out.append(SSEEvent(self._event or "message", "\n".join(self._data), self._id))
-            self._event, self._data = "", []
+            self._event, self._data, self._held = "", [], 0
             return
         if line.startswith(":"):  # comment / keep-alive
             self.comments += 1
@@ -96,6 +118,7 @@ class SSEDecoder:
         if sep and value.startswith(" "):
             value = value[1:]
         if field == "data":
+            self._hold(len(value))
             self._data.append(value)
         elif field == "event":
             self._event = value

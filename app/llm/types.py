@@ -105,6 +105,8 @@ CONNECT_TIMEOUT = 10.0
 FIRST_BYTE_TIMEOUT = 300.0
 IDLE_TIMEOUT = 120.0
 NOTICE_AFTER = 5.0  # a silence longer than this is announced (WaitNotice) so a front end can show it
+MAX_REPLY_MB = 4.0  # text of one reply (text, thinking, tool arguments): ~7x the longest a model may write (128k tokens)
+REPLY_TIMEOUT = 3600.0  # seconds for one whole request, from sending to its last byte
 
 
 @dataclass
@@ -122,6 +124,9 @@ class StreamOptions:
     first_byte_timeout: float = FIRST_BYTE_TIMEOUT
     idle_timeout: float = IDLE_TIMEOUT  # between tokens once the reply streams; keep-alives do not count
     notice_after: float = NOTICE_AFTER
+    # bounds on what a server can make us hold and wait for: a reply past them stops, keeping its text
+    max_reply_bytes: int = int(MAX_REPLY_MB * 1e6)
+    reply_timeout: float = REPLY_TIMEOUT
     transport: Any = None  # an httpx transport, for tests
     extra: dict[str, Any] = field(default_factory=dict)
 

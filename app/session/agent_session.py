@@ -109,6 +109,7 @@ class AgentSession:
         self._listeners: list[Listener] = []
         self.recovery_folders: list[Path] = []  # where unsaved messages go (save_unsaved adds /tmp)
         self.compactor = Compactor(self, compaction_settings or CompactionSettings())
+        self._path_tools: list[str] | None = None  # the tool set the path records at the leaf
         agent.subscribe(self._on_agent_event)
 
     # ------------------------------------------------------------ construction
@@ -141,10 +142,10 @@ class AgentSession:
         if not isinstance(model, ModelInfo):
             raise ValueError("No model chosen: pass --model PROVIDER/ID or set `model` in config.toml.")
         tools = list(tools)
-        names = list(active_tools) if active_tools is not None else (
-            ctx.active_tool_names if ctx.active_tool_names is not None else [t.name for t in tools])
+        chosen = ([t for t in tools if t.name in set(active_tools)] if active_tools is not None
+                  else offered_on_path(tools, ctx.active_tool_names))
         state = AgentState(system_prompt=system_prompt, model=model, messages=ctx.messages,
-                           tools=[t for t in tools if t.name in names],
+                           tools=chosen,
                            thinking_level=clamp_thinking(model, thinking_level or ctx.thinking_level or "off"))
         if registry is not None:
             agent_options.setdefault("get_api_key", registry.api_key)
@@ -158,9 +159,8 @@ class AgentSession:
             await session.append_model_change(model.provider, model.id)
         if not ctx.messages or state.thinking_level != ctx.thinking_level:
             await session.append_thinking_level_change(state.thinking_level)
-        active = [t.name for t in state.tools]
-        if active != (ctx.active_tool_names or []) and (active or ctx.active_tool_names is not None):
-            await session.append_active_tools_change(active)
+        self._path_tools = ctx.active_tool_names
+        await self.record_tools()
         return self
 
     # ------------------------------------------------------------ events
@@ -233,12 +233,14 @@ class AgentSession:
         await self.compactor.wait_idle()
         self.compactor.new_prompt()
         await self.compactor.check_threshold(None)  # e.g. after switching to a smaller model
+        await self.record_tools()
         await self.agent.prompt(text, images)
         await self.compactor.after_run()
 
     async def continue_(self) -> None:
         """Resume from the transcript (after an error, or to deliver queued messages), like prompt()."""
         await self.compactor.wait_idle()
+        await self.record_tools()
         await self.agent.continue_()
         await self.compactor.after_run()
 
@@ -335,8 +337,24 @@ class AgentSession:
             raise ValueError(f"Tool {missing[0]!r} is not enabled; available: {', '.join(self.available_tools) or 'none'}.")
         self.agent.state.tools = [self.available_tools[n] for n in names]
         await self.session.append_active_tools_change(names)
+        self._path_tools = names
         await self._emit(ActiveToolsChanged(names=names))
         return names
+
+    def offer_tools(self, tools: Iterable[AgentTool]) -> None:
+        """The tools on offer changed (an MCP server started, stopped or listed new tools): the
+        next request has them. The path records the new set just before that request
+        (`record_tools`), so an entry marks where the model first saw it."""
+        self.available_tools = {t.name: t for t in tools}
+        self.agent.state.tools = offered_on_path(list(self.available_tools.values()), self._path_tools)
+
+    async def record_tools(self) -> None:
+        """An `active_tools_change` entry when the tools the next request carries differ from
+        what the path records."""
+        active = [t.name for t in self.agent.state.tools]
+        if active != (self._path_tools or []) and (active or self._path_tools is not None):
+            await self.session.append_active_tools_change(active)
+            self._path_tools = active
 
     # ------------------------------------------------------------ compaction, summaries, forks
 
@@ -381,9 +399,20 @@ class AgentSession:
         ctx = await self.session.build_session_context()
         self.agent.state.messages = ctx.messages
         self.agent.state.thinking_level = clamp_thinking(self.agent.state.model, ctx.thinking_level or "off")
+        self._path_tools = ctx.active_tool_names
         if ctx.active_tool_names is not None:
-            self.agent.state.tools = [self.available_tools[n] for n in ctx.active_tool_names if n in self.available_tools]
+            self.agent.state.tools = offered_on_path(list(self.available_tools.values()), ctx.active_tool_names)
         await self._emit(SessionReloaded(leaf_id=self.session.leaf_id))
+
+
+def offered_on_path(tools: list[AgentTool], recorded: list[str] | None) -> list[AgentTool]:
+    """The tools a request on this path carries: those the path's recorded set names (all of
+    them when it names none), and every tool that is `kept_on_every_path` (an MCP server's: it
+    is there while its server runs, whatever an older entry says)."""
+    if recorded is None:
+        return list(tools)
+    names = set(recorded)
+    return [t for t in tools if t.name in names or getattr(t, "kept_on_every_path", False)]
 
 
 def _user(text: str, images: Iterable[ImageContent]) -> UserMessage:

@@ -42,6 +42,9 @@ TOOL_GUIDES = {
 }
 
 
+MAX_OTHER_DESCRIPTION = 300
+
+
 def _os_name() -> str:
     system = platform.system() or "unknown OS"
     if system == "Darwin":
@@ -77,6 +80,8 @@ def _tool_lines(tools: Sequence[Any]) -> str:
     for tool in tools:
         guide = TOOL_GUIDES.get(tool.name) if isinstance(tool, BUILTIN_TOOL_TYPES) else None
         description = " ".join(str(getattr(tool, "description", "")).split())
+        if guide is None and len(description) > MAX_OTHER_DESCRIPTION:  # (an MCP tool's: its schema says the rest)
+            description = description[: MAX_OTHER_DESCRIPTION - 1] + "…"
         text = " ".join(t for t in (description, guide) if t)
         lines.append(f"- {tool.name}: {text}" if text else f"- {tool.name}")
     return "\n".join(lines)
@@ -88,6 +93,7 @@ def build_system_prompt(
     environment: Environment,
     instructions: Iterable[str] = (),
     context_files: Sequence[ContextFile] = (),
+    skills: str = "",
 ) -> str:
     """The whole system prompt. `tools` are the active AgentTools (name, description);
     `instructions` the person's own text (config `system_prompt`, `--system`, `/system`)."""
@@ -100,6 +106,8 @@ def build_system_prompt(
         )
     else:
         parts.append(NO_TOOLS)
+    if skills and any(getattr(t, "name", None) == "read" for t in tools):  # (Pi: the model reads a skill's file)
+        parts.append(skills)
     env = environment
     parts.append(
         "# Environment\n\n"
@@ -131,6 +139,7 @@ class SystemPromptBuilder:
     config_instructions: str | None = None
     instructions: str | None = None
     load_context_files: bool = True
+    skills: str = ""  # the Agent Skills section (skills.skills_prompt), listed when the read tool is on
     _files: list[ContextFile] | None = field(default=None, repr=False)
 
     @classmethod
@@ -162,6 +171,7 @@ class SystemPromptBuilder:
             environment=Environment.current(self.cwd),
             instructions=[t for t in (self.config_instructions, self.instructions) if t],
             context_files=self.context_files,
+            skills=self.skills,
         )
 
 

@@ -12,7 +12,7 @@ import asyncio
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Callable, ClassVar
 
 from textual import events, work
 from textual.app import ComposeResult, get_system_commands_provider
@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/startin
     from treechat.chat_events import ChatEvent
     from treechat.storage.base import SessionStorage
     from treechat.widgets.composer import Completion
+    from treechat.widgets.screens import ToolConfirmDialog
 
 register()  # Alt+Enter as most terminals send it (ESC CR)
 
@@ -71,7 +72,8 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         self.fresh = fresh  # a new session opens: the first frame shows the welcome
         self._unsubscribe = lambda: None
         self._tree_hidden_when_wide = False
-        self.allowed_commands: set[tuple[str, str]] = set()  # (session id, command): "allow for this session"
+        self.allowed_commands: set[tuple[str, str]] = set()  # (session id, command or path): "allow for this session"
+        self._stop_lock_notices: Callable[[], None] = lambda: None
         self.init_start(start)
         if chat is not None:
             self._attach_controller(chat)
@@ -80,6 +82,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         self.chat = chat
         self._unsubscribe = chat.subscribe(self._on_chat_event)
         chat.confirm = self.confirm_command
+        chat.confirm_read = self.confirm_read
 
     def _on_chat_event(self, event: ChatEvent) -> None:
         self.post_message(message_for(event))
@@ -118,9 +121,21 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
             self.open_after_first_frame()
 
     async def attach(self, chat: Chat, storage: SessionStorage) -> None:
+        from treechat.storage.lock_notices import add_listener
+        from treechat.widgets.sanitize import sanitize_line
+
         if getattr(self, "chat", None) is not chat:
             self._attach_controller(chat)
+        loop = asyncio.get_running_loop()
+
+        def lock_notice(text: str) -> None:
+            # a write waiting for another process's lock is said here while the screen is up (the
+            # wait runs on the database's thread: hop to the app's loop)
+            loop.call_soon_threadsafe(lambda: self.notify(sanitize_line(text), severity="warning", timeout=10))
+
+        self._stop_lock_notices = add_listener(lock_notice)
         self.apply_saved_theme()
+        self.composer.max_paste = int(getattr(chat.settings, "max_input_mb", 1.0) * 1e6)
         await self.chat.open(storage)
 
     def after_start(self) -> None:
@@ -128,6 +143,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
             self.run_worker(self._detect_local(), group="detect")
         # what other processes and machines write shows as it happens (treechat.chat_live)
         self._follow_store()
+        self.call_after_refresh(lambda: self.run_worker(self.start_extensions(), group="mcp"))  # MCP, skills
 
     def _cwd(self) -> str:
         chat = getattr(self, "chat", None)
@@ -149,6 +165,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         await self.chat.follow_store()
 
     def on_unmount(self) -> None:
+        self._stop_lock_notices()
         self.stop_listening()
 
     def stop_listening(self) -> None:
@@ -209,13 +226,28 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
     async def confirm_command(self, command: str) -> bool:
         """The bash tool asks before it runs a command (a dialog typing cannot answer), unless this
         exact command was allowed for this session."""
-        allowed = (self.chat.session_id, command)
+        from treechat.widgets.screens import ToolConfirmDialog
+
+        return await self._confirm(ToolConfirmDialog("Run this shell command?", command), command)
+
+    async def confirm_read(self, tool: str, path: str, folder: str) -> bool:
+        """read, ls and grep ask the same way before they look outside the working folder, unless
+        this exact path was allowed for this session."""
+        from treechat.widgets.screens import ToolConfirmDialog
+        from treechat.widgets.screens.tool_confirm import READ_HINT
+
+        dialog = ToolConfirmDialog("Let the model read outside the working folder?",
+                                   f"{tool} {path}\n\n(the working folder is {folder})", yes="Allow",
+                                   allow="Allow for this session", hint=READ_HINT)
+        return await self._confirm(dialog, f"{tool}\0{path}")
+
+    async def _confirm(self, dialog: ToolConfirmDialog, what: str) -> bool:
+        allowed = (self.chat.session_id, what)
         if allowed in self.allowed_commands:
             return True
         from treechat.widgets.screens import ToolConfirmDialog
 
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        dialog = ToolConfirmDialog("Run this shell command?", command)
 
         def answered(answer: bool | str | None) -> None:
             if answer == ToolConfirmDialog.ALLOW_SESSION:

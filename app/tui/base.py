@@ -102,12 +102,14 @@ class TuiBase(App[int]):
         self.ui(Banner, "#banner").show(text, "error")
 
     async def attempt(self, work: Awaitable[T]) -> T | None:
-        """Run a controller call; a ChatError becomes the banner's one sentence."""
+        """Run a controller call; a ChatError (or a StorageError: a locked or full store) becomes
+        the banner's one sentence."""
         from treechat.chat import ChatError
+        from treechat.storage.base import StorageError
 
         try:
             return await work
-        except ChatError as err:
+        except (ChatError, StorageError) as err:
             self.show_error(str(err))
             return None
 
@@ -115,13 +117,14 @@ class TuiBase(App[int]):
         """A call that opens another session: what is typed goes with the one we leave, as its
         draft (the controller keeps it). On an error nothing moved, so the text comes back."""
         from treechat.chat import ChatError
+        from treechat.storage.base import StorageError
 
         composer = self.composer
         text = composer.text
         composer.load_text("")
         try:
             await switch(text)
-        except ChatError as err:
+        except (ChatError, StorageError) as err:
             if not composer.text:
                 composer.load_text(text)
             self.show_error(str(err))

@@ -18,7 +18,7 @@ from textual.screen import Screen
 from treechat.widgets.commands import BY_NAME, SLASH_COMMANDS, SlashCommand, closest
 from treechat.widgets.composer import Composer
 
-from .base import TuiBase
+from .extensions_view import ExtensionsView
 
 if TYPE_CHECKING:
     from treechat.storage.base import SearchHit
@@ -35,6 +35,10 @@ class TreechatCommands(Provider):
         assert isinstance(app, SlashCommands)
 
         def run() -> None:  # the coroutine is made only when the command is chosen
+            if command.name not in BY_NAME:  # a prompt template: into the composer, for its arguments
+                app.composer.set_text(f"/{command.name} ")
+                app.composer.focus()
+                return
             app.run_worker(app.run_command(command.name, ""), group="command")
 
         return run
@@ -45,25 +49,33 @@ class TreechatCommands(Provider):
         key = f" ({command.key})" if command.key else ""
         return escape(f"{command.usage}: {command.help}{key}")
 
+    def _commands(self) -> list[SlashCommand]:
+        app = self.app
+        assert isinstance(app, SlashCommands)
+        chat = getattr(app, "chat", None)  # (none before the session opens: app/tui/starting.py)
+        return [*SLASH_COMMANDS, *(chat.command_rows() if chat is not None else [])]  # and the prompt templates found
+
     async def discover(self) -> Hits:
-        for command in SLASH_COMMANDS:
+        for command in self._commands():
             yield DiscoveryHit(command.title, self._run(command), help=self._help(command))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for command in SLASH_COMMANDS:
+        for command in self._commands():
             score = max(matcher.match(command.title), matcher.match("/" + command.name))
             if score > 0:
                 yield Hit(score, matcher.highlight(command.title), self._run(command), help=self._help(command))
 
 
-class SlashCommands(TuiBase):
+class SlashCommands(ExtensionsView):
     @on(Composer.Command)
     async def _composer_command(self, message: Composer.Command) -> None:
         if not self.hold_request(message):  # before the session opens it waits (app/tui/starting.py)
             await self.command(message)
 
     async def command(self, message: Composer.Command) -> None:
+        if await self.send_expanded(message):  # a prompt template or /skill NAME (tui/extensions_view.py)
+            return
         if not await self.run_slash(message.name, message.args):
             self.composer.give_back(message.text)
 
@@ -249,5 +261,5 @@ class SlashCommands(TuiBase):
     async def cmd_help(self, args: str) -> None:
         from treechat.widgets.screens import HelpScreen
 
-        self.push_screen(HelpScreen())
+        self.push_screen(HelpScreen(extra=self.extensions_help()))
 

@@ -16,9 +16,10 @@ from ..base import (
     SessionSummary,
     StorageError,
 )
+from ..fork_path import forked_entries
 from ..imports import ImportRecords, prepare_records
 from ..jsonl_format import views_of
-from ..model import Entry, LabelEntry, LeafEntry, SessionInfoEntry, new_entry_id, new_session_id, now_iso
+from ..model import Entry, SessionInfoEntry, new_session_id, now_iso
 from ..sqlite import rows
 from .bulk import bulk_load, rebuild_search
 from .db import Conn, PgDatabase
@@ -144,20 +145,12 @@ class PostgresCatalog:
 
     async def fork(self, session_ref: str, entry_id: str) -> PostgresSessionStorage:
         source = await self.open(session_ref)
-        path = [e for e in await source.get_path_to_root(entry_id) if not isinstance(e, (LabelEntry, LeafEntry))]
+        path = await source.get_path_to_root(entry_id)
         meta = await source.get_metadata()
         labels = await self.db.run(lambda c: fetch_all(
             c, "SELECT l.target_id, l.label, e.timestamp FROM labels l JOIN session_entries e"
             " ON e.entry_seq = l.entry_seq WHERE l.session_id = %s ORDER BY l.position", (source.session_id,)))
-        # Like Pi's createBranchedSession: labels of entries on the path come back as new label
-        # entries chained after the path, each keeping its original timestamp.
-        on_path = {e.id for e in path}
-        entries: list[Entry] = list(path)
-        for target, label, ts in labels:
-            if target in on_path:
-                taken = on_path | {e.id for e in entries}
-                entries.append(LabelEntry(id=new_entry_id(taken), parent_id=entries[-1].id, timestamp=ts,
-                                          target_id=target, label=label))
+        entries = forked_entries(path, labels)
         sid = new_session_id()
         report = ImportReport()
         records = prepare_records(views_of(entries), entries[-1].id if entries else None, report)

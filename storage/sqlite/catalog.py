@@ -16,14 +16,12 @@ from ..base import (
     SessionSummary,
     StorageError,
 )
-from ..fork_path import fork_copy
+from ..fork_path import forked_entries
 from ..imports import ImportRecords, prepare_records
 from ..jsonl_format import views_of
 from ..model import (
     Entry,
-    LabelEntry,
     SessionInfoEntry,
-    new_entry_id,
     new_session_id,
     now_iso,
 )
@@ -182,7 +180,7 @@ class SqliteCatalog:
 
     async def fork(self, session_ref: str, entry_id: str) -> SqliteSessionStorage:
         source = await self.open(session_ref)
-        path = fork_copy(await source.get_path_to_root(entry_id))
+        path = await source.get_path_to_root(entry_id)
         meta = await source.get_metadata()
         labels = await self.db.run(
             lambda c: c.execute(
@@ -191,15 +189,7 @@ class SqliteCatalog:
                 (source.session_id,),
             ).fetchall()
         )
-        # Like Pi's createBranchedSession: labels of entries on the path are re-created as new
-        # label entries chained after the path, each keeping its original timestamp.
-        on_path = {e.id for e in path}
-        entries: list[Entry] = list(path)
-        for target, label, ts in labels:
-            if target in on_path:
-                taken = on_path | {e.id for e in entries}
-                entries.append(LabelEntry(id=new_entry_id(taken), parent_id=entries[-1].id if entries else None,
-                                          timestamp=ts, target_id=target, label=label))
+        entries = forked_entries(path, labels)
         sid = new_session_id()
         report = ImportReport()
         records = prepare_records(views_of(entries), entries[-1].id if entries else None, report)

@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import sqlite3
-import time
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, TypeVar
@@ -23,12 +22,16 @@ from typing import Any, Callable, TypeVar
 import aiosqlite
 
 from ..base import DamagedStorageError, ReadOnlyStorageError, StorageError, StorageWriteError, write_error
+from ..locks import POLL, LockWait
 from ..model import parse_entry
+from ..special import special_kind
 from .rows import search_text
 
 T = TypeVar("T")
 
-BUSY_TIMEOUT_MS = 5000
+# SQLite's own wait for a lock, per try. A longer wait is ours (locks.LockWait): bounded by
+# lock_timeout, and said on stderr or in the app once it passes half a second (issue 21).
+BUSY_TIMEOUT_MS = 500
 # WAL checkpoints run beside the writer, never inside an append. SQLite's automatic checkpoint
 # (every 1000 WAL pages, about 30 appends) copies those pages into the database and syncs it
 # inside the commit that crosses the line: 5-7 ms added to that append, 80 ms for the first
@@ -43,7 +46,6 @@ BUSY_TIMEOUT_MS = 5000
 # hold writers back while SQLite's busy handler sleeps: 10-100 ms.)
 CHECKPOINT_EVERY = 16
 WAL_RESTART_FRAMES = 8192  # 32 MiB of 4 KiB pages
-_RETRIES = 20  # after the busy timeout itself gave up: only under extreme contention
 _FULL_BELOW = 1 << 20  # bytes free under which a failing open is taken for a full disk
 
 
@@ -172,7 +174,7 @@ def _statements(sql: str) -> list[str]:
     return out
 
 
-def migrate(conn: sqlite3.Connection, target: int | None = None) -> int:
+def migrate(conn: sqlite3.Connection, target: int | None = None, path: Path | None = None) -> int:
     """Apply every migration above `PRAGMA user_version` (up to `target`), each in its own
     transaction; safe when two processes open a new database at once. Returns the version."""
     target = SCHEMA_VERSION if target is None else target
@@ -189,7 +191,7 @@ def migrate(conn: sqlite3.Connection, target: int | None = None) -> int:
                 c.execute(stmt)
             c.execute(f"PRAGMA user_version = {version}")
 
-        write_tx(conn, step)
+        write_tx(conn, step, path)
     current = conn.execute("PRAGMA user_version").fetchone()[0]
     if current > SCHEMA_VERSION:
         raise StorageError(
@@ -203,30 +205,31 @@ def _is_busy(err: sqlite3.OperationalError) -> bool:
     return "locked" in msg or "busy" in msg
 
 
-def write_tx(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+def write_tx(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T], path: Path | None = None) -> T:
     """Run fn inside BEGIN IMMEDIATE … COMMIT: all of it or none of it.
 
-    IMMEDIATE takes the write lock up front (waiting up to the busy timeout), so a second
-    process never fails half-way with a stale snapshot; if the wait still times out we retry
-    a few times with a short back-off before giving up with a StorageError.
+    IMMEDIATE takes the write lock up front, so a second process never fails half-way with a
+    stale snapshot. While another process holds the lock, each try waits BUSY_TIMEOUT_MS and the
+    wait as a whole is a LockWait: announced, and a StorageLockedError at its bound.
     """
-    for attempt in range(_RETRIES):
+    wait: LockWait | None = None
+    while True:
         try:
             conn.execute("BEGIN IMMEDIATE")
+            break
         except sqlite3.OperationalError as err:
             if not _is_busy(err):
                 raise
-            time.sleep(min(0.01 * (attempt + 1), 0.2))
-            continue
-        try:
-            result = fn(conn)
-            conn.execute("COMMIT")
-            return result
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-    raise StorageError("The database stayed locked by another writer; try again")
+            wait = wait or LockWait(path or "the database")
+            wait.busy()
+    try:
+        result = fn(conn)
+        conn.execute("COMMIT")
+        return result
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 class Database:
@@ -246,6 +249,10 @@ class Database:
         """Open (creating) the database; read-only when its file or folder cannot be written.
         A damaged file raises DamagedStorageError and is never written to."""
         path = Path(path)
+        kind = special_kind(path)
+        if kind is not None:  # a FIFO blocks SQLite's open, a device is no database (nor a damaged index)
+            raise StorageError(f"The database {path} is {kind}, not a file; move it aside (mv '{path}' "
+                               f"'{path}.not-a-db') and treechat starts a new one, or use --home DIR")
         read_only = create_db_file(path)
         if read_only:
             return await cls._open_read_only(path, read_only)
@@ -260,7 +267,7 @@ class Database:
             if read_only:
                 await db.run(_check_version, path)
             else:
-                await db.run(migrate)
+                await db.run(migrate, None, path)
         except StorageWriteError:
             await conn.close()
             full = _disk_full(path)
@@ -304,10 +311,21 @@ class Database:
         SQLite's errors come back as typed StorageErrors (damaged, read-only, disk full).
         """
         conn = self.conn
-        try:
-            return await conn._execute(lambda: fn(conn._conn, *args))
-        except sqlite3.Error as err:
-            error, said = translate(err, self.path), str(err)
+        wait: LockWait | None = None
+        while True:
+            try:
+                return await conn._execute(lambda: fn(conn._conn, *args))
+            except sqlite3.OperationalError as err:
+                if not _is_busy(err):
+                    error, said = translate(err, self.path), str(err)
+                    break
+                # another process holds a lock this needs (each try waited BUSY_TIMEOUT_MS): bounded, said
+                wait = wait or LockWait(self.path)
+                wait.busy()
+                await asyncio.sleep(POLL)  # (a lock SQLite will not wait for comes back at once)
+            except sqlite3.Error as err:
+                error, said = translate(err, self.path), str(err)
+                break
         if isinstance(error, DamagedStorageError) and await self._only_search_index_damaged():
             error = DamagedStorageError(
                 f"The search index in {self.path} is damaged ({said}); the sessions in it "
@@ -340,7 +358,7 @@ class Database:
                     c.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
                 except sqlite3.Error:
                     pass  # e.g. a worker checkpoint started meanwhile: it catches up instead
-            return write_tx(c, lambda c2: fn(c2, *args))
+            return write_tx(c, lambda c2: fn(c2, *args), self.path)
 
         result = await self.run(tx)
         self._writes += 1

@@ -131,7 +131,11 @@ def message_ms(entry: Entry) -> float | None:
 
 
 def ms_to_iso(ms: float) -> str:
-    dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    """"" for a value no date can hold (a damaged timestamp must not fail an import)."""
+    try:
+        dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    except (OverflowError, ValueError, OSError):
+        return ""
     return dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 

@@ -71,15 +71,19 @@ async def test_other_wait_listeners_still_hear_of_waits(fake) -> None:
 
 
 async def test_settings_timeouts_reach_every_request(tmp_path) -> None:
-    (tmp_path / "config.toml").write_text("connect_timeout = 3\nfirst_byte_timeout = 600\nidle_timeout = 45\n")
+    (tmp_path / "config.toml").write_text("connect_timeout = 3\nfirst_byte_timeout = 600\nidle_timeout = 45\n"
+                                          "reply_timeout = 900\nmax_reply_mb = 2.5\n")
     options = stream_options_from_settings(load_settings(tmp_path, env={}))
-    assert options == {"connect_timeout": 3.0, "first_byte_timeout": 600.0, "idle_timeout": 45.0}
+    assert options == {"connect_timeout": 3.0, "first_byte_timeout": 600.0, "idle_timeout": 45.0,
+                       "reply_timeout": 900.0, "max_reply_bytes": 2_500_000}
     stream = ScriptedStream(reply("ok"))
     await Agent(stream_fn=stream, stream_options=options).prompt("hi")
     sent = stream.options[0]
     assert (sent.connect_timeout, sent.first_byte_timeout, sent.idle_timeout) == (3.0, 600.0, 45.0)
+    assert (sent.reply_timeout, sent.max_reply_bytes) == (900.0, 2_500_000)
     assert stream_options_from_settings(None) == {"connect_timeout": 10.0, "first_byte_timeout": 300.0,
-                                                  "idle_timeout": 120.0}
+                                                  "idle_timeout": 120.0, "reply_timeout": 3600.0,
+                                                  "max_reply_bytes": 4_000_000}
 
 
 # ---------------------------------------------------------------- print mode's notes

@@ -135,16 +135,12 @@ def test_export_to_a_writable_path_still_works(capsys, place, fmt):
 def test_a_full_disk_part_way_names_the_target_and_leaves_no_half_file(capsys, place, fmt, monkeypatch):
     import errno
 
-    import treechat.html_export.export as html_module
-    from treechat.storage.jsonl_format import AtomicWriter
+    from treechat.export_target import ExportFile
 
     def full(*_args: object) -> int:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    if fmt == "jsonl":
-        monkeypatch.setattr(AtomicWriter, "write", full)
-    else:
-        monkeypatch.setattr(html_module, "_stream_writer", lambda _out: full)
+    monkeypatch.setattr(ExportFile, "_write", full)
     work = place[2]
     target = work / "x.out"
     assert export(capsys, place, fmt, target) == (1, f"treechat: Cannot write {target}: no space left on device\n")

@@ -28,7 +28,7 @@ print(json.dumps({"code": code, "out": out.getvalue()[:200], "modules": sorted(s
 # What a storage command must never load: the providers' HTTP stack, the TUI, the agent loop.
 NEVER = ("httpx", "textual", "rich", "markdown_it", "treechat.tui", "treechat.chat", "treechat.llm.openai",
          "treechat.llm.anthropic", "treechat.llm.registry", "treechat.agent.agent", "treechat.agent.loop",
-         "treechat.session.agent_session")
+         "treechat.session.agent_session", "mcp", "mcp_types", "anyio", "yaml")
 
 
 def loaded(*argv: str) -> tuple[object, str, list[str]]:
@@ -72,3 +72,27 @@ def test_storage_commands_load_no_providers_tui_or_agent(home: Path, argv: list[
     assert code == 0
     assert out.strip(), "the command printed nothing: it did not run"
     assert heavy(modules) == [], f"{argv[0]} loads {heavy(modules)}"
+
+
+APP_START = r"""
+import json, sys
+from treechat.config import load_settings
+from treechat.chat import Chat
+from treechat.llm.registry import ModelRegistry
+from treechat.storage.memory import MemoryCatalog
+from treechat.tui.app import TreechatApp
+settings = load_settings(sys.argv[1], env={})
+assert settings.mcp_servers, "the probe's config has a server"
+Chat(catalog=MemoryCatalog(), settings=settings, registry=ModelRegistry(settings, env={}), cwd=sys.argv[1])
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_the_app_builds_with_mcp_servers_configured_without_loading_the_sdk(tmp_path: Path) -> None:
+    """The SDK (a second of imports), anyio and YAML load after the first frame, never before it."""
+    (tmp_path / "config.toml").write_text('[mcp_servers.time]\ncommand = "mcp-server-time"\n')
+    done = subprocess.run([sys.executable, "-c", APP_START, str(tmp_path)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    modules = json.loads(done.stdout.strip().splitlines()[-1])
+    assert [m for m in modules if m.split(".")[0] in ("mcp", "mcp_types", "anyio", "yaml")] == []

@@ -13,7 +13,7 @@ import pytest
 from pydantic import BaseModel
 
 from treechat.agent import Agent, AgentState
-from treechat.agent.tools import FunctionTool, make_tools
+from treechat.agent.tools import FunctionTool, Reach, make_tools
 from treechat.agent.tools import files as file_tools
 from treechat.llm.abort import AbortSignal
 
@@ -69,13 +69,14 @@ async def call(tool, signal=None, **args):
 
 
 async def test_grep_skips_a_fifo_and_devices(tree_with_fifo) -> None:
-    (grep,) = make_tools(["grep"], cwd=tree_with_fifo)
+    (grep,) = make_tools(["grep"], cwd=tree_with_fifo, reach=Reach.for_run(tree_with_fifo, None, anywhere=True))
     result = await call(grep, pattern="needle")
     assert text(result) == "a.txt:1: needle one\nsub/b.txt:2: needle two"
 
 
 async def test_read_and_grep_refuse_special_files_by_name(tree_with_fifo) -> None:
-    read, grep = make_tools(["read", "grep"], cwd=tree_with_fifo)
+    # (reading anywhere allowed: /dev/null is outside the working folder)
+    read, grep = make_tools(["read", "grep"], cwd=tree_with_fifo, reach=Reach.for_run(tree_with_fifo, None, anywhere=True))
     fifo = await call(read, path="pipe")
     assert fifo.is_error and text(fifo) == "pipe is a FIFO; not read."
     dev = await call(read, path="/dev/null")

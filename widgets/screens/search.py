@@ -23,13 +23,33 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from treechat.storage.base import SearchHit, searched_only
+from treechat.storage.base import MAX_QUERY_CHARS, SearchHit, searched_only
 
 from ..keymap import bindings_for
 from ..sanitize import sanitize_line
 from .base import Dialog
 
 DEBOUNCE = 0.15
+CUT_NOTE = f"only the first {MAX_QUERY_CHARS:,} characters are searched"
+
+
+class QueryInput(Input):
+    """The query box: at most MAX_QUERY_CHARS (typing stops there; a longer paste is cut to what
+    fits, and the screen says so, rather than refused whole)."""
+
+    cut = False
+
+    def __init__(self, value: str, **kwargs: object) -> None:
+        super().__init__(value[:MAX_QUERY_CHARS], max_length=MAX_QUERY_CHARS, **kwargs)  # type: ignore[arg-type]
+        self.cut = len(value) > MAX_QUERY_CHARS
+
+    def _on_paste(self, event: events.Paste) -> None:
+        event.stop()
+        event.prevent_default()  # (Input's own handler would refuse the paste whole)
+        room = MAX_QUERY_CHARS - len(self.value) + (self.selection.end - self.selection.start if self.selection else 0)
+        text = " ".join(event.text.splitlines())
+        self.cut = len(text) > max(room, 0)
+        self.replace(text[: max(room, 0)], *sorted(self.selection))
 _MARK = re.compile(r"\[\[(.*?)\]\]")
 
 
@@ -68,14 +88,14 @@ class SearchScreen(Dialog):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static("Search all sessions", id="title")
-            yield Input(self.initial_query, placeholder="words to find", id="query")
+            yield QueryInput(self.initial_query, placeholder="words to find", id="query")
             yield OptionList(id="hits")
             yield Static("", classes="hint", id="count")
 
     def on_mount(self) -> None:
         self.query_one("#query", Input).focus()
         if self.initial_query:
-            self._ask(self.initial_query)
+            self._ask(self.initial_query[:MAX_QUERY_CHARS])
 
     def set_results(self, hits: list[SearchHit]) -> None:
         self.hits = list(hits)
@@ -90,7 +110,8 @@ class SearchScreen(Dialog):
         searched = searched_only(hits)
         more = (f" in the newest {searched:,} entries (more…: a word of 3+ characters searches them all)"
                 if searched is not None else "")
-        self.query_one("#count", Static).update(f"{len(self.hits)} hits{more} · Enter opens · Esc closes")
+        cut = f" · {CUT_NOTE}" if self.query_one("#query", QueryInput).cut else ""
+        self.query_one("#count", Static).update(f"{len(self.hits)} hits{more}{cut} · Enter opens · Esc closes")
 
     def _ask(self, text: str) -> None:
         if self.search is None:

@@ -9,6 +9,10 @@ at that moment. Hence:
   closes;
 - for its first ``ARM_DELAY`` seconds, and while keys keep coming less than ``ARM_DELAY`` apart,
   every key and click is ignored (the hint line says so): an answer needs a pause first;
+- a key that is not an answer (anything but y, a, n, Esc and Enter) is someone typing: it is
+  ignored and the quiet period starts again, however long the pause before it was ("wait I have
+  a question", typed with pauses between the words, must not reach its ``a``: issue 21); Tab and
+  the arrows still move between the buttons after a pause, and start the quiet period again;
 - Enter presses the focused button, which starts on the refusing one: Enter alone never approves;
 - the command is shown with every control character as a visible placeholder (nothing hidden);
 - ``y`` (or a click on the run button) approves, ``a`` (or its button) approves and allows this
@@ -36,7 +40,10 @@ ALLOW_SESSION: AllowSession = "session"
 ToolAnswer = bool | AllowSession
 
 HINT = "y runs it · a runs it and allows this exact command for this session · n or Esc refuses"
-IGNORED = "Keys typed as this appeared are ignored. Pause, then press y, a or n."
+READ_HINT = "y allows it · a allows this path for this session · n or Esc refuses"
+IGNORED = "Typing is ignored here. Pause, then press y, a or n."
+ANSWER_KEYS = frozenset({"y", "a", "n", "escape", "enter"})
+MOVES = frozenset({"tab", "shift+tab", "left", "right"})  # between the buttons: allowed, but not an answer
 
 
 class ToolConfirmDialog(ConfirmDialog):
@@ -45,14 +52,16 @@ class ToolConfirmDialog(ConfirmDialog):
 
     DEFAULT_CSS = """
     ToolConfirmDialog #hint.-ignored { color: $warning; text-style: bold; }
+    ToolConfirmDialog > #dialog { min-width: 78; }
+    ToolConfirmDialog Button { margin-left: 1; }
     """
 
     BINDINGS = [Binding("a", "allow_session", "Allow for this session")]
 
     def __init__(self, title: str, body: str = "", *, yes: str = "Run", no: str = "Refuse",
-                 allow: str = "Allow for this session") -> None:
+                 allow: str = "Allow for this session", hint: str = HINT) -> None:
         super().__init__(title, body, yes=yes, no=no, danger=True)  # danger: the refusing button has focus
-        self.allow = allow
+        self.allow, self.hint_text = allow, hint
         self.shown_at = float("inf")  # until mounted, every input is "before it was on screen"
         self.last_ignored = float("-inf")
         self.early: list[events.Key | events.Paste] = []
@@ -67,7 +76,7 @@ class ToolConfirmDialog(ConfirmDialog):
         return [no, Button(f"{self.allow} (a)", id="session"), yes]
 
     def hint(self) -> str:
-        return HINT
+        return self.hint_text
 
     class Shown(Message):
         """Posted by the dialog to itself once it has been drawn: its `time` (the clock of every
@@ -99,7 +108,9 @@ class ToolConfirmDialog(ConfirmDialog):
         # up the bindings (y, n, Enter on the button): stopping it here keeps it from answering.
         if event.time < self.shown_at:
             self._hold(event)
-        elif not self.settled(event.time):
+        elif self.settled(event.time) and event.key in MOVES:
+            self.last_ignored = max(self.last_ignored, event.time)  # it moves the focus; Enter waits for a pause
+        elif not self.settled(event.time) or event.key not in ANSWER_KEYS:
             self._ignore(event)
 
     def on_paste(self, event: events.Paste) -> None:

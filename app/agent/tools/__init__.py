@@ -8,6 +8,7 @@ from typing import Iterable
 from .base import AgentTool, FunctionTool, ToolResult, text_result
 from .bash import BashTool, Confirm
 from .files import GrepTool, LsTool, ReadTool
+from .reach import Reach, ReadConfirm, working_folder
 
 BUILTIN_TOOLS = ("read", "ls", "grep", "bash")
 
@@ -28,11 +29,14 @@ def parse_tool_names(spec: str | Iterable[str] | None) -> list[str]:
 
 
 def make_tools(names: Iterable[str], *, cwd: str | os.PathLike[str] | None = None,
-               confirm: Confirm | None = None) -> list[AgentTool]:
-    made: dict[str, AgentTool] = {"read": ReadTool(cwd), "ls": LsTool(cwd), "grep": GrepTool(cwd),
+               confirm: Confirm | None = None, reach: Reach | None = None) -> list[AgentTool]:
+    """`reach`: where read, ls and grep may look without asking (default: the folder `cwd`, and
+    nothing outside it)."""
+    reach = reach or Reach.of(cwd or os.getcwd())
+    made: dict[str, AgentTool] = {"read": ReadTool(cwd, reach), "ls": LsTool(cwd, reach), "grep": GrepTool(cwd, reach),
                                   "bash": BashTool(cwd, confirm)}
     return [made[n] for n in parse_tool_names(list(names))]
 
 
 __all__ = ["AgentTool", "FunctionTool", "ToolResult", "text_result", "BashTool", "ReadTool", "LsTool", "GrepTool",
-           "BUILTIN_TOOLS", "make_tools", "parse_tool_names", "UnknownToolError"]
+           "BUILTIN_TOOLS", "make_tools", "parse_tool_names", "UnknownToolError", "Reach", "ReadConfirm", "working_folder"]

@@ -76,13 +76,20 @@ def walk(root: Path, stop: Callable[[], bool]) -> Iterator[Path]:
 
 
 def grep(root: Path, cwd: Path, regex: re.Pattern[str], limit: int, stop: Callable[[], bool],
-         found: Callable[[str], None]) -> str:
+         found: Callable[[str], None], within: str | None = None, skipped: list[int] | None = None) -> str:
     """Call `found` for each matching line of the text files under `root`; returns why it ended
-    early ("limit", "time") or "". Special, unreadable and binary files are skipped."""
+    early ("limit", "time") or "". Special, unreadable and binary files are skipped, and so are
+    files whose real path is not under `within` (a link leading out: counted in `skipped`)."""
     count = 0
+    prefix = None if within is None else within.rstrip(os.sep) + os.sep
     for file in walk(root, stop):
         if stop():
             return "time"
+        real = os.path.realpath(file) if prefix is not None else ""
+        if prefix is not None and real != within and not real.startswith(prefix):
+            if skipped is not None:
+                skipped[0] += 1
+            continue
         try:
             fd = open_regular(file)
         except OSError:  # NotRegular, vanished, unreadable: skipped
@@ -105,7 +112,7 @@ def grep(root: Path, cwd: Path, regex: re.Pattern[str], limit: int, stop: Callab
 
 
 def main(argv: list[str]) -> int:
-    """The child: PARAMS is {"root", "cwd", "pattern", "ignore_case", "limit", "seconds"}."""
+    """The child: PARAMS is {"root", "cwd", "pattern", "ignore_case", "limit", "seconds", "within"}."""
     params = json.loads(argv[1])
     deadline = time.monotonic() + float(params["seconds"])
     regex = re.compile(params["pattern"], re.IGNORECASE if params["ignore_case"] else 0)
@@ -115,9 +122,10 @@ def main(argv: list[str]) -> int:
         out.write(json.dumps({"match": line}) + "\n")
         out.flush()  # the parent keeps what arrived if it has to kill us mid-match
 
+    skipped = [0]
     why = grep(Path(params["root"]), Path(params["cwd"]), regex, int(params["limit"]),
-               lambda: time.monotonic() >= deadline, found)
-    out.write(json.dumps({"done": why}) + "\n")
+               lambda: time.monotonic() >= deadline, found, params.get("within"), skipped)
+    out.write(json.dumps({"done": why, "skipped": skipped[0]}) + "\n")
     return 0
 
 

@@ -16,7 +16,7 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Awaitable
 
 from pydantic import BaseModel, Field
 
@@ -26,6 +26,7 @@ from . import file_scan
 from .base import AgentTool, ToolResult, text_result
 from .file_scan import SKIP_DIRS, NotRegular, open_regular, special_kind
 from .offloop import Stop, ToolCancelled, off_loop
+from .reach import Reach
 from .truncate import MAX_BYTES, MAX_LINES, truncate_head
 
 WORK_SECONDS = 30.0  # a file tool stops here and reports what it found so far
@@ -45,12 +46,32 @@ def _stopped_note(stop: Stop) -> str:
 class _CwdTool(AgentTool):
     timeout = FILE_TOOL_TIMEOUT
 
-    def __init__(self, cwd: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, cwd: str | os.PathLike[str] | None = None, reach: Reach | None = None) -> None:
         self.cwd = Path(cwd or os.getcwd())
+        self.reach = reach or Reach.of(self.cwd)  # outside the working folder: asked, or refused
 
     def _path(self, raw: str) -> Path:
         path = Path(raw).expanduser()
         return path if path.is_absolute() else self.cwd / path
+
+    def timeout_for(self, args: Any) -> float | None:
+        """No loop timer when the tool will ask first (the time a person takes to answer is not
+        the tool's): `_bounded` then bounds the work itself."""
+        if self.reach.confirm is not None and not self.reach.is_inside(self._path(getattr(args, "path", "."))):
+            return None
+        return self.timeout
+
+    async def _allowed(self, path: Path, shown: str) -> ToolResult | None:
+        """None when the tool may look at `path`; else the refusal the model gets."""
+        refusal = await self.reach.refusal(self.name, path, shown)
+        return None if refusal is None else text_result(refusal, is_error=True)
+
+
+async def _bounded(work: Awaitable[ToolResult], name: str) -> ToolResult:
+    try:
+        return await asyncio.wait_for(work, FILE_TOOL_TIMEOUT)
+    except asyncio.TimeoutError:
+        return text_result(f"Tool {name} timed out after {FILE_TOOL_TIMEOUT:g} s and was stopped.", is_error=True)
 
 
 class ReadArgs(BaseModel):
@@ -61,11 +82,16 @@ class ReadArgs(BaseModel):
 
 class ReadTool(_CwdTool):
     name, label = "read", "Read"
-    description = "Read a text file. Long files are cut; use offset and limit to page through them."
+    description = ("Read a text file. Long files are cut; use offset and limit to page through them. "
+                   "Outside the working folder (the repository) the user is asked first.")
     Args = ReadArgs
 
     async def execute(self, tool_call_id: str, args: Any, signal: Any, on_update: Any) -> ToolResult:
         path = self._path(args.path)
+        refused = await self._allowed(path, args.path)
+        return refused or await _bounded(self._read(path, args, signal), self.name)
+
+    async def _read(self, path: Path, args: Any, signal: Any) -> ToolResult:
         stop = _deadline()
         try:
             return await off_loop(lambda s: _read(path, args, s), signal, stop)
@@ -122,11 +148,16 @@ class LsArgs(BaseModel):
 class LsTool(_CwdTool):
     name, label = "ls", "List"
     description = ("List a directory: one entry per line, directories end with '/'; "
-                   "FIFOs, sockets and devices are marked (the file tools do not open them).")
+                   "FIFOs, sockets and devices are marked (the file tools do not open them). "
+                   "Outside the working folder (the repository) the user is asked first.")
     Args = LsArgs
 
     async def execute(self, tool_call_id: str, args: Any, signal: Any, on_update: Any) -> ToolResult:
         path = self._path(args.path)
+        refused = await self._allowed(path, args.path)
+        return refused or await _bounded(self._list(path, args, signal), self.name)
+
+    async def _list(self, path: Path, args: Any, signal: Any) -> ToolResult:
         try:
             names, stop = await off_loop(lambda s: _list(path, s), signal, _deadline())
         except (NotADirectoryError, FileNotFoundError):
@@ -173,7 +204,8 @@ class GrepArgs(BaseModel):
 class GrepTool(_CwdTool):
     name, label = "grep", "Search"
     description = ("Search text files for a regular expression; prints path:line: text for each match. "
-                   "FIFOs, sockets, devices and binary files are skipped.")
+                   "FIFOs, sockets, devices and binary files are skipped, and links that lead out of the folder "
+                   "searched. Outside the working folder (the repository) the user is asked first.")
     Args = GrepArgs
 
     async def execute(self, tool_call_id: str, args: Any, signal: Any, on_update: Any) -> ToolResult:
@@ -190,10 +222,19 @@ class GrepTool(_CwdTool):
             return text_result(f"Cannot search {args.path}: {err.strerror}", is_error=True)
         if kind:  # a special file named directly: say so rather than "No matches."
             return text_result(f"{args.path} is {kind}; not searched.", is_error=True)
+        refused = await self._allowed(root, args.path)
+        return refused or await _bounded(self._grep(root, args, signal), self.name)
+
+    async def _grep(self, root: Path, args: Any, signal: Any) -> ToolResult:
+        # links that lead out of the folder searched (the working folder, or the one allowed) are skipped
+        within = None if self.reach.anywhere else self.reach.root if self.reach.is_inside(root) else self.reach.real(root)
         params = {"root": str(root), "cwd": str(self.cwd), "pattern": args.pattern, "ignore_case": args.ignore_case,
-                  "limit": args.limit, "seconds": WORK_SECONDS}
-        matches, why = await _grep_in_child(params, signal)
+                  "limit": args.limit, "seconds": WORK_SECONDS, "within": within}
+        matches, why, skipped = await _grep_in_child(params, signal)
         text = truncate_head("\n".join(matches))[0] if matches else "No matches."
+        if skipped:
+            text += (f"\n[Skipped {skipped} link{'s' if skipped != 1 else ''} that lead outside {within}; read them "
+                     "by name to be asked.]")
         if why == "limit":
             return text_result(text + f"\n[Stopped at {args.limit} matches; narrow the pattern or path.]")
         if why == "cancelled":
@@ -205,7 +246,7 @@ class GrepTool(_CwdTool):
         return text_result(text)
 
 
-async def _grep_in_child(params: dict[str, Any], signal: AbortSignal | None) -> tuple[list[str], str]:
+async def _grep_in_child(params: dict[str, Any], signal: AbortSignal | None) -> tuple[list[str], str, int]:
     """Run file_scan.py's grep in a child process (see there for why); kill it on abort, and once
     its deadline has passed by a second (a pattern stuck on one line checks no deadline). Returns
     the matches that arrived and why it ended ("", "limit", "time", "cancelled", or an error)."""
@@ -216,16 +257,17 @@ async def _grep_in_child(params: dict[str, Any], signal: AbortSignal | None) -> 
     remove = signal.add_listener(aborted.set) if signal else (lambda: None)
     matches: list[str] = []
     why: str | None = None
+    skipped = 0
 
     async def read() -> None:
-        nonlocal why
+        nonlocal why, skipped
         assert proc.stdout is not None
         async for raw in proc.stdout:
             item = json.loads(raw)
             if "match" in item:
                 matches.append(item["match"])
             else:
-                why = item["done"]
+                why, skipped = item["done"], int(item.get("skipped", 0))
 
     reading = asyncio.ensure_future(read())
     stopping = asyncio.ensure_future(aborted.wait())
@@ -250,7 +292,7 @@ async def _grep_in_child(params: dict[str, Any], signal: AbortSignal | None) -> 
     if why is None:  # the child died without its last line: say why, in one line
         lines = err.decode("utf-8", "replace").strip().splitlines()
         why = lines[-1] if lines else f"the search process ended with status {proc.returncode}"
-    return matches, why
+    return matches, why, skipped
 
 
 __all__ = ["ReadTool", "LsTool", "GrepTool", "SKIP_DIRS", "WORK_SECONDS", "FILE_TOOL_TIMEOUT"]

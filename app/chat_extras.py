@@ -1,0 +1,162 @@
+"""The controller's extensions (issue 24): MCP servers, Agent Skills and prompt templates.
+
+`ChatExtras` is a part of `ChatCore` (chat_core.py), like `ChatModels`: it owns the MCP manager
+(started by the front end: the app after its first frame, `-p` before its prompt), a project's
+`.mcp.json` and its trust, and the skills and templates (found on first need). Front ends read
+what is there (`mcp_text`, `command_rows`, `extensions_text`) and the rules are here, so the app
+and `-p` expand `/review x` and `/skill NAME` the same way.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from treechat.chat_events import ChatEvent, Notice
+from treechat.extensions import CommandError, Extensions, expand_command, listing, load_extensions
+from treechat.mcp.config import ProjectServers, config_servers, find_project_file, read_project_servers
+from treechat.mcp.manager import McpManager, format_rows
+from treechat.mcp.trust import TrustAnswer, remember_trust, remembered_trust
+from treechat.skills import skills_prompt
+
+if TYPE_CHECKING:
+    from treechat.agent.tools.base import AgentTool
+    from treechat.config import Settings
+    from treechat.mcp.tools import ConfirmCall
+    from treechat.session.agent_session import AgentSession
+    from treechat.session.system_prompt import SystemPromptBuilder
+
+ProjectTrust = Literal["trusted", "refused", "ask", "none"]
+
+
+class ChatExtras:
+    settings: Settings
+    cwd: str
+    prompt_builder: SystemPromptBuilder
+    _agent: AgentSession | None
+    _builtins: list[AgentTool]
+
+    def _emit(self, event: ChatEvent) -> None:
+        raise NotImplementedError  # ChatCore's
+
+    def _init_extras(self) -> None:
+        self.confirm_tool: ConfirmCall | None = None  # asks before an MCP tool runs (None: refuse untrusted calls)
+        self.mcp = McpManager(config_servers(self.settings.mcp_servers, self.settings.mcp_timeout), cwd=self.cwd,
+                              env=dict(self.settings.env), on_change=self._mcp_changed,
+                              confirm=lambda: self.confirm_tool)
+        self.project: ProjectServers | None = None
+        self._extensions: Extensions | None = None
+        self._told_starting = False
+
+    # ------------------------------------------------------------ MCP servers
+
+    def project_mcp(self) -> tuple[ProjectServers | None, ProjectTrust]:
+        """The project's `.mcp.json` (nearest, up to the repository root) and whether its servers
+        may start: trusted or refused before for exactly this content, or to be asked."""
+        if self.project is None:
+            path = find_project_file(self.cwd)
+            if path is None:
+                return None, "none"
+            self.project = read_project_servers(path, self.settings.mcp_timeout)
+        found = self.project
+        if not found.servers:
+            return found, "none"
+        answer = remembered_trust(self.settings.home, found)
+        return found, "trusted" if answer == "trusted" else "refused" if answer == "refused" else "ask"
+
+    def trust_project(self, answer: TrustAnswer) -> None:
+        """The person's answer to "start this project's servers?", kept in state.json (until the
+        file's servers change)."""
+        found, _ = self.project_mcp()
+        if found is not None and found.servers:
+            remember_trust(self.settings.home, found, answer)
+
+    def start_mcp(self, *, project: bool | None = None) -> None:
+        """Start the servers in the background. `project`: use the project's `.mcp.json` servers
+        (None: if they were trusted before); those left out are listed as not trusted."""
+        found, trust = self.project_mcp()
+        if found is not None:
+            self.mcp.problems += [p for p in found.problems if p not in self.mcp.problems]
+            use = trust == "trusted" if project is None else project
+            taken = {s.name for s in self.mcp.specs}
+            if use:
+                self.mcp.add([s for s in found.servers if s.name not in taken])
+            else:
+                self.mcp.untrusted = [s for s in found.servers if s.name not in taken]
+                if trust == "refused":
+                    self.mcp.untrusted_note = "you chose never for this .mcp.json (/mcp trust asks again)"
+        self.mcp.start()
+
+    def allow_project_mcp(self) -> None:
+        """Start the project's servers `start_mcp` left out (the person said yes)."""
+        self.mcp.add(list(self.mcp.untrusted))
+
+    async def restart_mcp(self, name: str) -> str:
+        if not await self.mcp.restart(name):
+            known = ", ".join(self.mcp.servers) or "none is running"
+            raise CommandError(f"No MCP server {name!r} to restart ({known}).")
+        return self.mcp_text()
+
+    def mcp_text(self) -> str:
+        return format_rows(self.mcp.rows(), self.mcp.problems)
+
+    def _mcp_changed(self, line: str | None) -> None:
+        """A server started, stopped or listed new tools: the agent is offered the new set."""
+        if self._agent is not None:
+            self._agent.offer_tools([*self._builtins, *self.mcp.tools()])
+        if line:
+            self._emit(Notice(line, "information" if line.endswith("running again.") else "warning"))
+
+    def _say_starting(self) -> None:
+        """A message that goes out while servers start goes without their tools: say so once."""
+        starting = self.mcp.starting
+        if starting and not self._told_starting:
+            self._told_starting = True
+            names = ", ".join(repr(n) for n in starting)
+            self._emit(Notice(f"MCP server{'s' if len(starting) > 1 else ''} {names} still starting: "
+                              "its tools join from your next message."))
+
+    # ------------------------------------------------------------ skills and prompt templates
+
+    @property
+    def extensions(self) -> Extensions:
+        """The skills and templates, found on first need (their problems are one warning)."""
+        if self._extensions is None:
+            from treechat.widgets.commands import NAMES
+
+            config_dir = Path(self.settings.config_file).parent if self.settings.config_file else None
+            self._extensions = load_extensions(self.cwd, config_dir, self.settings.env, set(NAMES))
+            self.prompt_builder.skills = skills_prompt(self._extensions.skills)
+            line = self._extensions.problems_line()
+            if line:
+                self._emit(Notice(line, "warning"))
+        return self._extensions
+
+    def load_extensions(self) -> None:
+        """Find the skills and templates now (the system prompt lists the skills)."""
+        self.extensions  # noqa: B018 - the property loads them
+
+    def expand(self, text: str) -> str:
+        """`/TEMPLATE args`, `/skill NAME text` and `//x` as they go out; other text as it is."""
+        try:
+            return expand_command(text, self.extensions)
+        except CommandError as err:
+            from treechat.chat_models import ChatError
+
+            raise ChatError(str(err)) from None
+
+    def command_rows(self) -> list[Any]:
+        """The templates as slash-command rows (`widgets.commands.SlashCommand`), for completion,
+        the palette and F1: commands made at run time from the files found."""
+        from treechat.widgets.commands import SlashCommand
+
+        return [SlashCommand(t.name, f"Template: {t.name}", t.argument_hint or "[arguments]",
+                             t.description or f"the prompt in {t.path.name}") for t in self.extensions.templates]
+
+    def extensions_text(self) -> str:
+        announced = any(t.name == "read" for t in self._builtins) if self._agent is not None else (
+            "read" in getattr(self, "tool_names", []))
+        return listing(self.extensions, announced)
+
+
+__all__ = ["ChatExtras", "ProjectTrust", "Any"]

@@ -1,0 +1,138 @@
+"""Prompt templates: `.md` files that become slash commands (`/review foo.py` sends review.md's body).
+
+Found in the project's `.treechat/prompts` and `.pi/prompts`, then the config folder's `prompts`
+and Pi's `~/.pi/agent/prompts` (the first of a name wins; a second is a warning). Pi's rules
+(0.73.1): the command is the file name without `.md`; `description` in the front matter (else the
+body's first line, cut at 60 characters) and `argument-hint` are what the palette and F1 show;
+the arguments are split like a shell's words (quotes group, no escapes) and fill `$1`, `$2`, …,
+`${@:N}` / `${@:N:L}` (from the N-th, L of them), `$ARGUMENTS` and `$@` (all of them), one
+kind after the other in that order.
+
+A template is never a built-in command: one of the same name is a warning and not used.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .frontmatter import FrontMatterError, read_front_matter
+
+COMMAND = re.compile(r"^[A-Za-z][\w-]*$")  # what the composer recognises as /name
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    description: str
+    argument_hint: str
+    path: Path
+
+    def body(self) -> str:
+        """The body, read now (an edit shows at the next use)."""
+        return read_front_matter(self.path)[1]
+
+
+def template_folders(cwd: Path, config_dir: Path | None, pi_dir: Path) -> list[Path]:
+    folders = [cwd / ".treechat" / "prompts", cwd / ".pi" / "prompts"]
+    if config_dir is not None:
+        folders.append(config_dir / "prompts")
+    folders.append(pi_dir / "prompts")
+    return list(dict.fromkeys(folders))
+
+
+def load_templates(folders: list[Path], builtins: set[str]) -> tuple[list[Template], list[str]]:
+    """(the templates, one line per problem)."""
+    found: dict[str, Template] = {}
+    problems: list[str] = []
+    for folder in folders:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries[:2000]:
+            if entry.name.startswith(".") or not entry.name.endswith(".md"):
+                continue
+            try:
+                if not entry.is_file():
+                    continue
+            except OSError:
+                continue
+            path = Path(entry.path)
+            name = entry.name[:-3]
+            key = name.lower()  # the composer reads /Review as /review
+            if not COMMAND.match(name):
+                problems.append(f"{path}: {name!r} cannot be typed as a command (a letter, then letters, digits, "
+                                "- and _); the template is not used.")
+                continue
+            if key in builtins:
+                problems.append(f"{path}: /{key} is a built-in command; the template is not used.")
+                continue
+            if key in found:
+                problems.append(f"{path}: /{key} is not used: {found[key].path} has that name.")
+                continue
+            try:
+                front, body = read_front_matter(path)
+            except FrontMatterError as err:
+                problems.append(f"{path} {err}; the template is not used.")
+                continue
+            description = front.get("description")
+            if not isinstance(description, str) or not description.strip():
+                first = next((line.strip() for line in body.split("\n") if line.strip()), "")
+                description = first[:60] + ("..." if len(first) > 60 else "")
+            hint = front.get("argument-hint")
+            found[key] = Template(key, " ".join(description.split()), str(hint) if hint else "", path)
+    return list(found.values()), problems
+
+
+def parse_args(text: str) -> list[str]:
+    """Shell-like words: spaces and tabs separate, quotes group (and are dropped), no escapes."""
+    args: list[str] = []
+    current, quote = "", ""
+    for ch in text:
+        if quote:
+            if ch == quote:
+                quote = ""
+            else:
+                current += ch
+        elif ch in "\"'":
+            quote = ch
+        elif ch in " \t":
+            if current:
+                args.append(current)
+                current = ""
+        else:
+            current += ch
+    if current:
+        args.append(current)
+    return args
+
+
+def substitute(content: str, args: list[str]) -> str:
+    """Fill in the placeholders, positional ones first (Pi's order)."""
+
+    def positional(match: re.Match[str]) -> str:
+        index = int(match.group(1)) - 1
+        return args[index] if 0 <= index < len(args) else ""
+
+    def sliced(match: re.Match[str]) -> str:
+        start = max(int(match.group(1)) - 1, 0)
+        if match.group(2) is not None:
+            return " ".join(args[start:start + int(match.group(2))])
+        return " ".join(args[start:])
+
+    every = " ".join(args)
+    out = _replace(content, r"\$(\d+)", positional)
+    out = _replace(out, r"\$\{@:(\d+)(?::(\d+))?\}", sliced)
+    out = _replace(out, r"\$ARGUMENTS", lambda m: every)
+    return _replace(out, r"\$@", lambda m: every)
+
+
+def _replace(text: str, pattern: str, value: object) -> str:
+    return re.sub(pattern, value, text)  # type: ignore[call-overload]
+
+
+def expand(template: Template, args_text: str) -> str:
+    return substitute(template.body(), parse_args(args_text))

@@ -1,0 +1,188 @@
+"""Agent Skills: folders with a `SKILL.md` (`name` and `description` in its front matter).
+
+Found where treechat, Pi and Claude Code keep them, the project's first (the first of a name
+wins, and a second one is a warning), then the user's:
+
+    .treechat/skills  .agents/skills (each folder up to the repository root)  .pi/skills  .claude/skills
+    <config folder>/skills  ~/.agents/skills  ~/.pi/agent/skills  ~/.claude/skills
+
+Pi's rules (0.73.1): a folder with a SKILL.md is a skill and is not searched further; in Pi's own
+folders a `.md` file at the top is a skill too; dot-folders and node_modules are skipped; the name
+should match the folder, be at most 64 of a-z, 0-9 and "-" (a warning otherwise, the skill still
+loads); the description is required (without one the skill is skipped with a warning) and at most
+1,024 characters; `disable-model-invocation: true` keeps it out of the system prompt (`/skill`
+still uses it). The system prompt lists names, descriptions and paths when the read tool is on,
+so the model reads a skill's file when a task matches it; `/skill NAME [text]` puts the body in.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Literal
+
+from .frontmatter import FrontMatterError, read_front_matter
+
+MAX_NAME, MAX_DESCRIPTION = 64, 1024
+MAX_DEPTH, MAX_ENTRIES = 6, 5000  # a skills folder linked to somewhere huge is not walked whole
+Mode = Literal["pi", "agents"]
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    description: str
+    path: Path  # its SKILL.md
+    base_dir: Path
+    model_invocable: bool = True
+
+
+def skill_roots(cwd: Path, config_dir: Path | None, home: Path, pi_dir: Path) -> list[tuple[Path, Mode]]:
+    roots: list[tuple[Path, Mode]] = [(cwd / ".treechat" / "skills", "agents")]
+    roots += [(folder / ".agents" / "skills", "agents") for folder in _up_to_repository_root(cwd)]
+    roots += [(cwd / ".pi" / "skills", "pi"), (cwd / ".claude" / "skills", "agents")]
+    if config_dir is not None:
+        roots.append((config_dir / "skills", "agents"))
+    roots += [(home / ".agents" / "skills", "agents"), (pi_dir / "skills", "pi"), (home / ".claude" / "skills", "agents")]
+    seen: set[Path] = set()
+    unique = []
+    for root, mode in roots:
+        if root not in seen:
+            seen.add(root)
+            unique.append((root, mode))
+    return unique
+
+
+def _up_to_repository_root(cwd: Path) -> list[Path]:
+    folders = [cwd, *cwd.parents]
+    root = next((f for f in folders if (f / ".git").exists()), None)
+    return folders[: folders.index(root) + 1] if root is not None else folders
+
+
+def load_skills(roots: list[tuple[Path, Mode]]) -> tuple[list[Skill], list[str]]:
+    """(the skills, one line per problem)."""
+    skills: dict[str, Skill] = {}
+    seen_files: set[str] = set()
+    problems: list[str] = []
+    for root, mode in roots:
+        for path in _skill_files(root, mode):
+            real = os.path.realpath(path)
+            if real in seen_files:
+                continue
+            seen_files.add(real)
+            skill = _read_skill(path, problems)
+            if skill is None:
+                continue
+            if skill.name in skills:
+                problems.append(f"{path}: skill {skill.name!r} is not used: {skills[skill.name].path} has that name.")
+                continue
+            skills[skill.name] = skill
+    return list(skills.values()), problems
+
+
+def _skill_files(root: Path, mode: Mode) -> Iterator[Path]:
+    budget = [MAX_ENTRIES]
+    visited: set[str] = set()
+    yield from _walk(root, root, mode, 0, budget, visited)
+
+
+def _walk(folder: Path, root: Path, mode: Mode, depth: int, budget: list[int], visited: set[str]) -> Iterator[Path]:
+    real = os.path.realpath(folder)
+    if depth > MAX_DEPTH or real in visited or budget[0] <= 0:
+        return
+    visited.add(real)
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return
+    budget[0] -= len(entries)
+    if any(e.name == "SKILL.md" and _is_file(e) for e in entries):
+        yield folder / "SKILL.md"
+        return
+    for entry in entries:
+        if entry.name.startswith(".") or entry.name == "node_modules":
+            continue
+        if _is_dir(entry):
+            yield from _walk(Path(entry.path), root, mode, depth + 1, budget, visited)
+        elif mode == "pi" and folder == root and entry.name.endswith(".md") and _is_file(entry):
+            yield Path(entry.path)
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _read_skill(path: Path, problems: list[str]) -> Skill | None:
+    try:
+        front, _ = read_front_matter(path)
+    except FrontMatterError as err:
+        problems.append(f"{path} {err}; the skill is skipped.")
+        return None
+    description = front.get("description")
+    folder = path.parent.name
+    if not isinstance(description, str) or not description.strip():
+        problems.append(f"{path}: no description in its front matter; the skill is skipped.")
+        return None
+    name = front.get("name") if isinstance(front.get("name"), str) and front.get("name") else folder
+    assert isinstance(name, str)
+    notes = _name_problems(name, folder)
+    if len(description) > MAX_DESCRIPTION:
+        notes.append(f"its description is over {MAX_DESCRIPTION} characters")
+    if notes:
+        problems.append(f"{path}: {'; '.join(notes)} (used all the same).")
+    return Skill(name, " ".join(description.split()), path, path.parent,
+                 front.get("disable-model-invocation") is not True)
+
+
+def _name_problems(name: str, folder: str) -> list[str]:
+    notes = []
+    if name != folder:
+        notes.append(f"the name {name!r} is not its folder's ({folder!r})")
+    if len(name) > MAX_NAME:
+        notes.append(f"the name is over {MAX_NAME} characters")
+    if not re.fullmatch(r"[a-z0-9-]+", name) or name.startswith("-") or name.endswith("-") or "--" in name:
+        notes.append("the name should be lower-case a-z, 0-9 and single hyphens")
+    return notes
+
+
+def _xml(text: str) -> str:
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+            .replace("'", "&apos;"))
+
+
+def skills_prompt(skills: list[Skill]) -> str:
+    """The system prompt's section about skills (Pi's words and XML), or "" when none is listed."""
+    shown = [s for s in skills if s.model_invocable]
+    if not shown:
+        return ""
+    lines = ["# Skills", "",
+             "The following skills provide specialized instructions for specific tasks.",
+             "Use the read tool to load a skill's file when the task matches its description.",
+             "When a skill file references a relative path, resolve it against the skill directory (parent of "
+             "SKILL.md / dirname of the path) and use that absolute path in tool commands.", "", "<available_skills>"]
+    for s in shown:
+        lines += ["  <skill>", f"    <name>{_xml(s.name)}</name>", f"    <description>{_xml(s.description)}</description>",
+                  f"    <location>{_xml(str(s.path))}</location>", "  </skill>"]
+    lines.append("</available_skills>")
+    return "\n".join(lines)
+
+
+def skill_block(skill: Skill, text: str) -> str:
+    """What `/skill NAME text` sends: the skill's body in Pi's block, then the text (the file is
+    read now, as it is)."""
+    _, body = read_front_matter(skill.path)
+    block = (f'<skill name="{skill.name}" location="{skill.path}">\nReferences are relative to {skill.base_dir}.\n\n'
+             f"{body.strip()}\n</skill>")
+    return f"{block}\n\n{text}" if text.strip() else block

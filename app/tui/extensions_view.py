@@ -1,0 +1,204 @@
+"""The app's side of MCP servers, skills and prompt templates (the rules are the controller's).
+
+After the first frame: a project's `.mcp.json` is asked about once (a dialog typing cannot answer;
+the answer is kept in state.json for the file as it is), then the servers start in the background
+and the skills and templates are found (their problems are one warning). A prompt template or
+`/skill NAME text` typed in the composer is sent as the message it stands for (Enter while a reply
+runs steers it, Alt+Enter queues it); Tab completes command names, templates included. An MCP
+call is confirmed in the bash tool's dialog unless its server is trusted; `a` allows that tool for
+the rest of the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from treechat.widgets.commands import BY_NAME, NAMES
+from treechat.widgets.composer import Composer
+
+from .base import TuiBase
+
+if TYPE_CHECKING:
+    from treechat.chat_core import SendKind
+
+# The dialogs (extension_dialogs.py, on treechat.widgets.screens) load on first use: this module
+# is part of the App, whose first frame is drawn before them (app/tui/starting.py).
+
+QUIET_BEFORE_ASKING = 1.5  # seconds without a key before the trust question shows
+
+
+@dataclass(frozen=True)
+class SlashCompletion:
+    start: int
+    end: int
+    replacement: str
+    candidates: list[str]
+
+
+class ExtensionsView(TuiBase):
+    allowed_tools: set[tuple[str, str]]
+
+    async def start_extensions(self) -> None:
+        """After the first frame: the trust question (if any), the MCP servers, the skills and
+        templates, and Tab completion of command names."""
+        self.allowed_tools = set()
+        self.chat.confirm_tool = self.confirm_mcp_call
+        composer = self.composer
+        paths = composer.completer
+        composer.completer = lambda text, cursor: self.complete_command(text, cursor) or (
+            paths(text, cursor) if paths is not None else None)
+        self.chat.load_extensions()
+        self.chat.start_mcp()  # config.toml's servers, and the project's when trusted before
+        if self.chat.project_mcp()[1] == "ask":
+            self.run_worker(self.ask_project_trust(), group="mcp")
+
+    async def ask_project_trust(self) -> None:
+        from treechat.widgets.screens import ToolConfirmDialog
+
+        from .extension_dialogs import ProjectTrustDialog
+
+        found, _ = self.chat.project_mcp()
+        if found is None or not found.servers:
+            return
+        # A question nobody asked for waits until the person is not typing: a first key after a
+        # pause answers the dialog, and keys typed while it is up are not theirs to keep.
+        asked_at = time.monotonic()
+        while time.monotonic() - max(getattr(self, "last_key_at", 0.0), asked_at) < QUIET_BEFORE_ASKING:
+            await asyncio.sleep(0.2)
+        listed = "\n".join(f"  {s.name}: {s.where}" for s in found.servers)
+        body = (f"{found.path} asks to run these MCP servers (their tools will ask before each call):\n\n{listed}\n\n"
+                "Start them only if you trust this project.")
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        dialog = ProjectTrustDialog("Start this project's MCP servers?", body, yes="Start them", no="Never",
+                                    allow="This time only")
+
+        def answered(answer: Any) -> None:
+            if not future.done():
+                future.set_result(answer)
+
+        self.push_screen(dialog, callback=answered)
+        answer = await future
+        if answer is True:
+            self.chat.trust_project("trusted")
+        elif answer is False:
+            self.chat.trust_project("refused")
+        if answer is True or answer == ToolConfirmDialog.ALLOW_SESSION:
+            self.chat.allow_project_mcp()
+
+    async def confirm_mcp_call(self, server: str, tool: str, arguments: str) -> bool:
+        """Before an untrusted server's tool runs (the bash tool's dialog), unless that tool was
+        allowed for this session."""
+        from treechat.widgets.screens import ToolConfirmDialog
+
+        from .extension_dialogs import McpCallDialog
+
+        allowed = (self.chat.session_id, tool)
+        if allowed in self.allowed_tools:
+            return True
+        spec = next((s for s in self.chat.mcp.specs if s.name == server), None)
+        where = f"{spec.where} ({spec.origin})" if spec is not None else server
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        dialog = McpCallDialog(f"Let the model call {tool}?", f"MCP server {server}: {where}\n\n{arguments}",
+                               allow="Allow this tool for this session")
+
+        def answered(answer: bool | str | None) -> None:
+            if answer == ToolConfirmDialog.ALLOW_SESSION:
+                self.allowed_tools.add(allowed)
+            if not future.done():
+                future.set_result(answer is True or answer == ToolConfirmDialog.ALLOW_SESSION)
+
+        self.push_screen(dialog, callback=answered)
+        try:
+            return await future
+        finally:
+            if not future.done() and dialog.is_active:
+                dialog.dismiss(False)  # the run was stopped: the question is withdrawn
+
+    # ------------------------------------------------------------ templates and skills
+
+    async def send_expanded(self, message: Composer.Command) -> bool:
+        """A prompt template (`/review foo.py`) or `/skill NAME text`: sent as a message. False
+        for anything else (a built-in command, an unknown word)."""
+        name = message.name
+        is_skill = name == "skill" and bool(message.args.strip())
+        if not is_skill and (name in BY_NAME or self.chat.extensions.template(name) is None):
+            return False
+        kind: SendKind = "follow_up" if message.kind == "follow_up" else "steer" if message.kind == "steer" else "send"
+        if await self.attempt(self.chat.send(message.text, kind, expand=True)) is None:
+            self.composer.give_back(message.text)
+        return True
+
+    async def cmd_skill(self, args: str) -> None:
+        from treechat.widgets.screens import TextDialog
+
+        if args.strip():  # from the palette with arguments: as if typed
+            text = f"/skill {args}"
+            await self.send_expanded(Composer.Command("skill", args, text))
+            return
+        self.push_screen(TextDialog("Skills and prompt templates", self.chat.extensions_text()))
+
+    async def cmd_mcp(self, args: str) -> None:
+        from treechat.widgets.screens import TextDialog
+
+        words = args.split()
+        if words[:1] == ["restart"] and len(words) == 2:
+            self.notify(f"Restarting MCP server {words[1]}…", timeout=3)
+            text = await self.attempt(_restart(self, words[1]))
+            if text is not None:
+                self.push_screen(TextDialog("MCP servers", text))
+            return
+        if words == ["trust"]:
+            self.run_worker(self.ask_project_trust(), group="mcp")
+            return
+        if words:
+            self.show_error("/mcp shows the servers; /mcp restart NAME starts one again; /mcp trust asks again "
+                            "about this project's .mcp.json.")
+            return
+        self.push_screen(TextDialog("MCP servers", self.chat.mcp_text()))
+
+    def extensions_help(self) -> str:
+        """F1's part about what was found: the templates (with their descriptions) and skills."""
+        ext = self.chat.extensions
+        out = []
+        if ext.templates:
+            out += ["## Prompt templates", "", "| Command | What it does |", "|---|---|"]
+            out += [f"| `/{t.name}{' ' + t.argument_hint if t.argument_hint else ''}` | "
+                    f"{t.description.replace('|', '¦')} |" for t in ext.templates]
+            out.append("")
+        if ext.skills:
+            out += ["## Skills", "", "`/skill NAME [text]` puts one into your message.", "",
+                    "| Skill | What it is for |", "|---|---|"]
+            out += [f"| `{s.name}` | {s.description.replace('|', '¦')} |" for s in ext.skills]
+            out.append("")
+        return "\n".join(out)
+
+    def complete_command(self, text: str, cursor: int) -> SlashCompletion | None:
+        """Tab after `/na` at the start of the composer: the command names (templates too)."""
+        head = text[:cursor]
+        if not head.startswith("/") or any(ch.isspace() for ch in head) or head.startswith("//"):
+            return None
+        typed = head[1:].lower()
+        names = sorted({*NAMES, *(t.name for t in self.chat.extensions.templates)})
+        matches = [n for n in names if n.startswith(typed)]
+        if not matches:
+            return None
+        if len(matches) == 1:
+            return SlashCompletion(0, cursor, f"/{matches[0]} ", [f"/{matches[0]}"])
+        common = matches[0]
+        for m in matches[1:]:
+            while not m.startswith(common):
+                common = common[:-1]
+        return SlashCompletion(0, cursor, f"/{common}", [f"/{m}" for m in matches])
+
+
+async def _restart(view: ExtensionsView, name: str) -> str:
+    from treechat.chat import ChatError
+    from treechat.extensions import CommandError
+
+    try:
+        return await view.chat.restart_mcp(name)
+    except CommandError as err:
+        raise ChatError(str(err)) from None

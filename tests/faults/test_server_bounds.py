@@ -1,0 +1,146 @@
+"""Issue 21 item 2: nothing a server sends can take the machine. An error body that never ends (or
+trickles), an SSE line with no end, a sniffed body of whitespace, an endless stream of valid
+tokens and a reply that trickles forever are each cut at a bound, and the reply says which bound
+and the config.toml key that raises it. Long replies are handled in linear time: one snapshot per
+network read, not one per delta."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+import treechat.llm.http_stream as http_stream
+from tests.fake_provider import SSE_HEADERS, Drip, FakeProvider, Send, Status, openai_chunks, sse_frame
+from tests.print_helper import print_run
+from treechat.config import load_settings
+from treechat.llm.anthropic import stream_anthropic
+from treechat.llm.openai import stream_openai
+from treechat.llm.registry import ModelRegistry
+from treechat.llm.retry import RetryPolicy
+from treechat.llm.types import LlmContext, ModelInfo, StreamOptions
+from treechat.session.session import Session
+from treechat.storage.memory import MemoryCatalog
+from treechat.storage.model import TextContent, UserMessage
+
+ENDLESS = 64 * 1024 * 1024  # what the fake would send before giving up: far past every bound here
+TOKEN = sse_frame(openai_chunks(["token "])[0])
+
+
+@pytest.fixture
+async def fake():
+    async with FakeProvider() as fp:
+        yield fp
+
+
+async def left_early(fake: FakeProvider) -> bool:
+    """Once the server has seen the client go: did it go before the server's endless body ended?"""
+    await asyncio.wait_for(fake.client_disconnected.wait(), 20)
+    return fake.left_early
+
+
+async def stream(fake: FakeProvider, api: str = "openai", events: list | None = None, **opts):
+    model = ModelInfo(id="fake-model", provider=api, api=api, base_url=fake.base_url)
+    fn = stream_openai if api == "openai" else stream_anthropic
+    options = StreamOptions(api_key="sk-test", retry=RetryPolicy(max_retries=0), **opts)
+    last = None
+    async for event in fn(model, LlmContext("", [UserMessage(content="hi")]), options, None):
+        if events is not None:
+            events.append(event)
+        last = event
+    assert last is not None
+    return last.partial
+
+
+async def test_a_400_whose_body_never_ends_is_read_only_up_to_its_bound(fake) -> None:
+    fake.enqueue([Status(400, {"Content-Type": "application/json"}),
+                  Drip(b'{"error": {"message": "bad request ' + b"x" * 65536, every=0, max_bytes=ENDLESS)])
+    final = await stream(fake)
+    assert final.stop_reason == "error" and "bad request" in final.error_message
+    assert await left_early(fake) and fake.dripped < 8 * 1024 * 1024, fake.dripped  # not 64 MB, nor 23 GB
+
+
+async def test_a_400_body_that_trickles_is_cut_after_a_few_seconds(fake, monkeypatch) -> None:
+    monkeypatch.setattr(http_stream, "ERROR_BODY_SECONDS", 0.3)
+    fake.enqueue([Status(400, {"Content-Type": "application/json"}), Send(b'{"error": {"message": "slow '),
+                  Drip(b"x", every=0.05, limit=20)])
+    final = await stream(fake, first_byte_timeout=30)
+    assert final.stop_reason == "error" and "slow" in final.error_message
+    assert await left_early(fake)
+
+
+async def test_an_sse_line_that_never_ends_is_stopped_at_the_reply_bound(fake) -> None:
+    fake.enqueue([Status(200, SSE_HEADERS), Send(b'data: {"choices": [{"delta": {"content": "'),
+                  Drip(b"x" * 65536, every=0, max_bytes=ENDLESS)])
+    final = await stream(fake, max_reply_bytes=1_000_000)
+    assert final.stop_reason == "error" and final.errorKind == "limit"
+    assert "one event of over 1 MB" in final.error_message and "raise max_reply_mb in config.toml" in final.error_message
+    assert await left_early(fake) and fake.dripped < 8 * 1024 * 1024
+
+
+async def test_a_body_of_whitespace_is_not_sniffed_forever(fake) -> None:
+    fake.enqueue([Status(200, {"Content-Type": "text/plain"}), Drip(b" " * 65536, every=0, max_bytes=ENDLESS)])
+    final = await stream(fake)
+    assert final.stop_reason == "error" and "not an event stream" in final.error_message
+    assert await left_early(fake) and fake.dripped < 8 * 1024 * 1024
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+async def test_an_endless_stream_of_tokens_stops_at_max_reply_and_keeps_the_text(fake, api) -> None:
+    if api == "openai":
+        head, token = b"", TOKEN
+    else:
+        start = {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant",
+                                                     "content": [], "usage": {"input_tokens": 1, "output_tokens": 1}}}
+        block = {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
+        head = sse_frame(start, "message_start") + sse_frame(block, "content_block_start")
+        token = sse_frame({"type": "content_block_delta", "index": 0,
+                           "delta": {"type": "text_delta", "text": "token "}}, "content_block_delta")
+    fake.enqueue([Status(200, SSE_HEADERS), *([Send(head)] if head else []),
+                  Drip(token * 1000, every=0, max_bytes=ENDLESS)])
+    final = await stream(fake, api, max_reply_bytes=200_000)
+    assert final.stop_reason == "error" and final.errorKind == "limit"
+    assert final.error_message == (f"The reply from {api} passed 0.2 MB and was stopped there (what arrived is kept); "
+                                   "raise max_reply_mb in config.toml if a reply really needs more.")
+    text = final.content[0].text
+    assert 200_000 < len(text) < 1_000_000 and text.startswith("token token")
+    assert await left_early(fake)
+
+
+async def test_a_reply_that_trickles_forever_stops_at_reply_timeout(fake) -> None:
+    fake.enqueue([Status(200, SSE_HEADERS), Drip(TOKEN, every=0.05, limit=20)])
+    final = await stream(fake, reply_timeout=0.5, idle_timeout=5)
+    assert final.stop_reason == "error" and final.errorKind == "timeout"
+    assert "was still going after 0.5 s" in final.error_message and "raise reply_timeout" in final.error_message
+    assert final.content[0].text.startswith("token ")
+    assert await left_early(fake)
+
+
+async def test_deltas_of_one_read_reach_listeners_as_one_event(fake) -> None:
+    """What keeps a long reply linear: a read's deltas share one snapshot (before, each delta made
+    its own copy of the whole reply so far, and a 13 MB reply took 200 s and 2.8 GB)."""
+    pieces = [f"{i:05d} " for i in range(20_000)]
+    body = b"".join(sse_frame(c) for c in openai_chunks(pieces))  # ~2.6 MB, in as few reads as the socket gives
+    fake.enqueue([Status(200, SSE_HEADERS), Send(body)])
+    events: list = []
+    final = await stream(fake, events=events)
+    deltas = [e for e in events if e.type == "text_delta"]
+    assert final.stop_reason == "stop" and final.content == [TextContent(text="".join(pieces))]
+    assert "".join(e.delta for e in deltas) == "".join(pieces)
+    assert len(deltas) < len(pieces) / 10, len(deltas)
+    assert deltas[-1].partial.content[0].text.endswith(deltas[-1].delta)  # the snapshot holds its own delta
+
+
+async def test_print_mode_says_which_limit_and_how_to_raise_it(fake, tmp_path) -> None:
+    (tmp_path / "config.toml").write_text("max_reply_mb = 0.1\n")
+    fake.enqueue([Status(200, SSE_HEADERS), Drip(TOKEN * 1000, every=0, max_bytes=ENDLESS)])
+    session = await Session.open(await MemoryCatalog().create())
+    registry = ModelRegistry(env={"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-test"})
+    code, out, err, session = await print_run("hi", session, model_ref="openai/fake-model", registry=registry,
+                                              settings=load_settings(tmp_path, env={}))
+    assert code == 1 and "passed 0.1 MB" in err and "raise max_reply_mb in config.toml" in err
+    assert out.startswith("token token")
+    stored = (await session.build_session_context()).messages[-1]
+    assert stored.stop_reason == "error" and len(stored.content[0].text) > 100_000
+    assert json.loads(json.dumps(stored.errorKind)) == "limit"

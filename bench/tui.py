@@ -1,10 +1,18 @@
 """TUI benchmark: the four budgets of issue 5, one JSON object per measurement.
 
-    .venv/bin/python bench/tui.py [--quick] [--only first_frame,branch,tree,keystroke,originals,long_branch]
+    .venv/bin/python bench/tui.py [--quick] [--only first_frame,first_message,branch,tree,keystroke,originals,long_branch]
+                                  [--terminal pty|tmux]
 
-1. tui.first_frame   the real `treechat` console script in a pseudo-terminal (fresh home, SQLite,
-                     no network): spawn -> the terminal output holds the composer placeholder and
-                     the footer. Median of 3 (cold Python start and imports included).
+1. tui.first_frame   the real `treechat` console script (fresh home, SQLite, no network) and a
+                     minimal Textual app (bench/minimal_textual.py: an Input and a Footer),
+                     alternating, in a 160x45 pseudo-terminal read directly (--terminal pty) or a
+                     tmux pane polled (--terminal tmux: what a user sees): spawn -> the composer
+                     placeholder and the footer's palette key on screen. Medians of 9 (3 with
+                     --quick) after one warm-up round; vs_minimal = treechat / minimal (issue 27:
+                     <= 1.5). tui.first_frame_minimal: the minimal app's own figures.
+   tui.first_message (bench/tui_start.py) a message typed the moment the composer shows, against a
+                     fake llama.cpp whose probe endpoints trickle for ever: Enter -> on screen, and
+                     -> answered (issue 27: 0.5 s and 3 s).
 2. tui.branch_open   a SQLite session whose active branch has 2,000 messages (user / assistant with
                      markdown and code / tool calls and multi-line tool output): open_catalog ->
                      the first frame with the composer focused and the last message on screen.

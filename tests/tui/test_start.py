@@ -15,7 +15,6 @@ import typing
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 
-import pytest
 from textual.message import Message
 
 from treechat import chat_events
@@ -155,10 +154,9 @@ def test_every_controller_event_has_its_message():
     assert {e.__name__ for e in events} <= set(MESSAGE_FOR), {e.__name__ for e in events} - set(MESSAGE_FOR)
 
 
-@pytest.mark.parametrize("fresh", [False])
-async def test_a_resumed_session_keeps_the_welcome_hidden_until_it_knows(tmp_path, fake, fresh):
+async def test_a_resumed_session_keeps_the_welcome_hidden_until_it_knows(tmp_path, fake):
     gate = asyncio.Event()
-    async with starting_app(tmp_path, fake, gate, fresh=fresh) as (app, pilot):
+    async with starting_app(tmp_path, fake, gate, fresh=False) as (app, pilot):
         assert "Start a conversation" not in screen_text(app)  # (-c or --session: likely not empty)
         gate.set()
         await wait_for(pilot, lambda: app.started, what="the session open")

@@ -9,16 +9,22 @@ swapped. They import nothing but Textual's base widget.
 
 from __future__ import annotations
 
+from textual.visual import VisualType
 from textual.widget import Widget
 
 
-class TranscriptSpace(Widget):
+class Space(Widget):
+    def render(self) -> VisualType:
+        return ""  # (a bare Widget draws its class name)
+
+
+class TranscriptSpace(Space):
     DEFAULT_CSS = """
     TranscriptSpace { height: 1fr; }
     """
 
 
-class TreeSpace(Widget):
+class TreeSpace(Space):
     """The tree panel's frame (its border and title), empty."""
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:

@@ -74,6 +74,7 @@ async def test_the_first_frame_has_the_composer_before_the_session_opens(tmp_pat
         assert app.query(TranscriptSpace) and app.query(TreeSpace) and not app.query(Transcript)
         assert "Message… (/help" in screen_text(app) and "Start a conversation" in screen_text(app)
         assert "No model chosen" not in screen_text(app)  # not known yet: not guessed either
+        assert "Space" not in screen_text(app)  # the places are empty (a bare Widget draws its name)
         await pilot.press(*"typed early")
         assert app.query_one(Composer).text == "typed early"  # typing goes in at once
         gate.set()
@@ -158,6 +159,7 @@ async def test_a_resumed_session_keeps_the_welcome_hidden_until_it_knows(tmp_pat
     gate = asyncio.Event()
     async with starting_app(tmp_path, fake, gate, fresh=False) as (app, pilot):
         assert "Start a conversation" not in screen_text(app)  # (-c or --session: likely not empty)
+        assert "Space" not in screen_text(app)
         gate.set()
         await wait_for(pilot, lambda: app.started, what="the session open")
         await wait_for(pilot, lambda: "Start a conversation" in screen_text(app), what="the welcome of an empty one")

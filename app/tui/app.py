@@ -111,7 +111,9 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         composer = self.composer
         composer.completer = self._complete_path
         composer.paste_filter = self._pasted_image
-        composer.focus()
+        # at once: focus() would wait behind the keys already queued, and a key that finds the
+        # composer without the focus waits for the session (starting.py)
+        self.screen.set_focus(composer)
         if self.first_storage is not None:  # the controller exists: open its session before the first frame
             await self.mount_panels()
             await self.attach(self.chat, self.first_storage)

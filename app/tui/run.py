@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 
 from treechat.paths import config_path
 
+from . import early_keys
+
 if TYPE_CHECKING:
     from treechat.chat import Chat
     from treechat.storage.base import SessionCatalog, SessionStorage
@@ -51,9 +53,11 @@ def saved_theme(home: str | None) -> str | None:
 
 async def run_tui(args: argparse.Namespace) -> int:
     gc.disable()  # (see the module's doc) before Textual and the App are imported
+    early_keys.take_keys_as_typed()  # what is typed from now on arrives as typed (early_keys.py)
     try:
         return await _run(args)
     finally:
+        early_keys.restore()
         gc.enable()
 
 
@@ -84,6 +88,7 @@ async def _run(args: argparse.Namespace) -> int:
 
     fresh = not (args.session or args.continue_latest)  # a new (or empty) session: the welcome shows at once
     app = TreechatApp(start=start, theme=saved_theme(args.home), fresh=fresh)
+    app.driver_class = early_keys.user_mode_driver(app.driver_class)
     try:
         await app.run_async()
         if app.start_error is not None:

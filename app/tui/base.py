@@ -157,7 +157,10 @@ class TuiBase(App[int]):
         return self.ui(TreeView)
 
     async def run_command(self, name: str, args: str) -> None:
-        """The slash command `name` (every one has a `cmd_<name>`; a test checks the table)."""
+        """The slash command `name` (every one has a `cmd_<name>`; a test checks the table). From
+        the palette before the session opens it waits like a typed one (app/tui/starting.py)."""
+        if self.hold_request(Composer.Command(name, args, f"/{name} {args}".rstrip())):
+            return
         handler: Callable[[str], Awaitable[None]] = getattr(self, f"cmd_{name}")
         await handler(args)
 

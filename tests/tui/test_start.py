@@ -125,6 +125,16 @@ async def test_a_slash_command_before_the_session_opens_runs_once_it_is(tmp_path
         assert app.query_one(QueueTray).items == []
 
 
+async def test_a_command_from_the_palette_before_the_session_opens_waits_too(tmp_path, fake):
+    gate = asyncio.Event()
+    async with starting_app(tmp_path, fake, gate) as (app, pilot):
+        await app.run_command("tree", "")  # what choosing "/tree" in the palette does
+        assert app.query_one(QueueTray).items == [("send", "/tree")]
+        gate.set()
+        await wait_for(pilot, lambda: app.started and app.focused is app.query_one(TreeView), what="the tree focused")
+        assert app.query_one(QueueTray).items == []
+
+
 async def test_a_start_that_fails_ends_the_app_with_its_error(tmp_path, fake):
     gate = asyncio.Event()
     gate.set()

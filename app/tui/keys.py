@@ -94,6 +94,9 @@ class KeyActions(TuiBase):
     async def action_quit(self) -> None:
         """Ctrl+Q: asks first while a reply runs or messages wait; whatever was typed or queued is
         kept as the session's draft for next time."""
+        if not self.started:  # nothing typed yet (else the key waited for the session: starting.py)
+            self.exit()
+            return
         if not self.chat.is_busy:
             await self.quit_keeping_draft()
             return

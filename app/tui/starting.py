@@ -9,7 +9,9 @@ thread (`SESSION_MODULES`) so that keys keep being handled meanwhile. Until the 
 - a message you send is shown in the queue tray ("sending") and goes out the moment the session
   is open; a slash command waits the same way;
 - a key the App or the screen acts on (Ctrl+L, Ctrl+R, F1, Esc, Tab, a click on the footer) waits,
-  and so does every key after it: once the session is open they run in the order they came.
+  and so does every key after it: once the session is open they run in the order they came;
+- Ctrl+Q quits at once when nothing was typed (else it waits too: what was typed becomes the
+  session's draft).
 
 The dialogs, export and search load on first use (`LATER_MODULES` on the thread once the session
 is open, so the first one opens at once too). `tests/tui/test_start.py` drives this with the pilot;
@@ -226,7 +228,14 @@ class StartUp(TuiBase):
             acted_on_above = bound is not None and bound.node in (self, self.screen)
             if composer and composer.first().has_focus and not acted_on_above:
                 return False
+            if bound is not None and acted_on_above and bound.binding.action == "quit" and self.nothing_to_keep():
+                return False  # quits at once (KeyActions.action_quit): a store slow to open holds nobody
         self._held.append(event)
         return True
+
+    def nothing_to_keep(self) -> bool:
+        """Nothing typed, sent or waiting: quitting before the session opens loses nothing."""
+        composer = self.query(Composer)
+        return not self._unsent and not self._held and not (composer and composer.first().text.strip())
 
 

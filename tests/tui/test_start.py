@@ -135,6 +135,21 @@ async def test_a_command_from_the_palette_before_the_session_opens_waits_too(tmp
         assert app.query_one(QueueTray).items == []
 
 
+async def test_ctrl_q_before_the_session_opens_quits_at_once_unless_something_was_typed(tmp_path, fake):
+    gate = asyncio.Event()
+    async with starting_app(tmp_path, fake, gate) as (app, pilot):
+        await pilot.press("x", "ctrl+q")  # typed: the quit waits, so that "x" is kept as the draft
+        assert app.is_running and app.query_one(Composer).text == "x"
+        gate.set()
+        await wait_for(pilot, lambda: not app.is_running, what="the quit, once the session is open")
+        assert [p.read_text() for p in app.chat.drafts.folder.glob("*.txt")] == ["x"]  # the session's draft
+    gate = asyncio.Event()  # the store never opens
+    async with starting_app(tmp_path, fake, gate) as (app, pilot):
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: not app.is_running, what="the quit")
+        assert not hasattr(app, "chat")
+
+
 async def test_a_start_that_fails_ends_the_app_with_its_error(tmp_path, fake):
     gate = asyncio.Event()
     gate.set()

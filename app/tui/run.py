@@ -3,7 +3,9 @@
 The first frame comes first (app/tui/starting.py): this module imports only the App, and what
 the session needs (config.toml checked, the store, the controller) is loaded by `start` once that
 frame is on the screen. A problem found then (a config error, a store that cannot be opened) is
-raised here after the terminal is given back, as the one line it always was.
+raised here after the terminal is given back, as the one line it always was. With nobody at a
+terminal (stdin or stderr not one: a script, a test) the session opens first, as it used to, so
+that such a problem is the only thing on stderr.
 
 The cyclic garbage collector is off from the start until the session is open (the App turns it
 back on): start-up makes ~10^5 objects that all stay (modules, classes, widgets), and the
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import sys
 from typing import TYPE_CHECKING
 
 from treechat.paths import config_path
@@ -65,6 +68,7 @@ async def _run(args: argparse.Namespace) -> int:
     from .app import TreechatApp
 
     catalogs: list[SessionCatalog] = []
+    interactive = watched()
 
     async def start(report: Report) -> tuple[Chat, SessionStorage]:
         from treechat.bootstrap import load_environment, open_store, pick_session, storage_kind
@@ -72,7 +76,7 @@ async def _run(args: argparse.Namespace) -> int:
 
         env = load_environment(args.home)
         kind = storage_kind(args.storage, ephemeral=args.ephemeral, settings=env.settings)
-        catalog = await open_store(kind, env.settings.home, settings=env.settings, show_progress=False)
+        catalog = await open_store(kind, env.settings.home, settings=env.settings, show_progress=not interactive)
         catalogs.append(catalog)
         if hasattr(catalog, "on_read"):  # a first start on a big JSONL folder: seconds
             catalog.on_read = lambda done, total: report(f"Reading sessions: {done:,} of {total:,}…")
@@ -87,9 +91,12 @@ async def _run(args: argparse.Namespace) -> int:
         return chat, storage
 
     fresh = not (args.session or args.continue_latest)  # a new (or empty) session: the welcome shows at once
-    app = TreechatApp(start=start, theme=saved_theme(args.home), fresh=fresh)
-    app.driver_class = early_keys.user_mode_driver(app.driver_class)
     try:
+        if interactive:
+            app = TreechatApp(start=start, theme=saved_theme(args.home), fresh=fresh)
+            app.driver_class = early_keys.user_mode_driver(app.driver_class)
+        else:  # nobody at a terminal (a script, a test): a problem is the one line on stderr, no screen before it
+            app = TreechatApp(*await start(lambda text: None))
         await app.run_async()
         if app.start_error is not None:
             raise app.start_error
@@ -100,3 +107,13 @@ async def _run(args: argparse.Namespace) -> int:
         for catalog in catalogs:
             await catalog.close()
     return app.return_code or 0
+
+
+def watched() -> bool:
+    """Someone is at a terminal: keys come from one and the screen (Textual writes it to stderr)
+    goes to one. Only then is the first frame drawn before the session opens."""
+    err = sys.__stderr__
+    try:
+        return sys.stdin.isatty() and err is not None and err.isatty()
+    except (AttributeError, ValueError):  # a closed or replaced stream
+        return False

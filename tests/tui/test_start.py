@@ -75,6 +75,7 @@ async def test_the_first_frame_has_the_composer_before_the_session_opens(tmp_pat
         assert "Message… (/help" in screen_text(app) and "Start a conversation" in screen_text(app)
         assert "No model chosen" not in screen_text(app)  # not known yet: not guessed either
         assert "Space" not in screen_text(app)  # the places are empty (a bare Widget draws its name)
+        assert "new session" not in screen_text(app) and "no model" not in screen_text(app)  # header, status bar
         await pilot.press(*"typed early")
         assert app.query_one(Composer).text == "typed early"  # typing goes in at once
         gate.set()
@@ -83,6 +84,7 @@ async def test_the_first_frame_has_the_composer_before_the_session_opens(tmp_pat
         assert app.query_one(TreeView).id == "tree" and not app.query(TreeSpace)  # ids: one #tree at a time
         assert app.query_one(Composer).text == "typed early"
         assert "openai/fake-model" in screen_text(app)  # the welcome's model line, once known
+        assert "new session" in screen_text(app) and "ctx" in screen_text(app)
 
 
 async def test_a_message_sent_before_the_session_opens_is_shown_then_goes_out(tmp_path, fake):

@@ -18,8 +18,8 @@ from typing import Literal
 from treechat.agent.tools import make_tools
 from treechat.chat_core import ChatError
 from treechat.chat_events import Focused, HeaderChanged, Notice, PathChanged, StatusChanged
-from treechat.chat_live import LiveChat
 from treechat.chat_status import entry_words
+from treechat.chat_workspace import ChatWorkspace
 from treechat.export_target import OutputError
 from treechat.exporting import export_session
 from treechat.llm.local import shown_ref
@@ -33,7 +33,7 @@ from treechat.storage.tree_index import CONVERSATION_TYPES
 __all__ = ["Chat", "ChatError"]
 
 
-class Chat(LiveChat):
+class Chat(ChatWorkspace):
     # ------------------------------------------------------------ the model and the system prompt
 
     def system_prompt(self) -> str:
@@ -130,6 +130,8 @@ class Chat(LiveChat):
         self._emit(PathChanged(await self._path_to_show(), self.session.leaf_id, None, "move"))
         self._emit(HeaderChanged(self.header()))
         self._emit(StatusChanged(self.status()))
+        if announce and target != old:
+            self.offer_restore()  # the files there, if they differ from the disk (never silently)
 
     async def back(self) -> None:
         if not self.leaf_history:
@@ -249,6 +251,7 @@ class Chat(LiveChat):
         except (ForkError, StorageError) as err:
             raise ChatError(str(err)) from None
         await self.open(storage, composer_text=composer_text, editor_text=text)
+        self.offer_restore()  # the fork's point may hold other files than the disk
         # (ids made in the same minute share their first characters: show enough to tell them apart)
         n = next((i + 1 for i, (a, b) in enumerate(zip(storage.session_id, original)) if a != b), 8)
         n = max(8, min(n, len(original)))

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Sequence
 
-from treechat.agent.tools import Reach, ReadConfirm, make_tools
+from treechat.agent.tools import ApproveChange, FileRecorder, ProposedChange, Reach, ReadConfirm, make_tools
 from treechat.attachments import AttachmentError, expand_prompt
 from treechat.chat_agent_events import CHANGES_STATUS, translate
 from treechat.chat_drafts import Drafts
@@ -53,6 +53,9 @@ from treechat.storage.base import PathState, SessionCatalog, SessionStorage, Sto
 from treechat.storage.model import Entry, ImageContent, LabelEntry, MessageEntry, SessionInfoEntry, message_text
 from treechat.storage.tree_index import TreeIndex
 
+if TYPE_CHECKING:
+    from treechat.workspace.history import FileHistory
+
 Listener = Callable[[ChatEvent], None]
 Confirm = Callable[[str], Awaitable[bool]]
 SendKind = Literal["send", "steer", "follow_up"]
@@ -75,6 +78,8 @@ class ChatCore(ChatModels, ChatExtras):
         self.stream_fn = stream_fn
         self.stream_options = {**stream_options_from_settings(settings), **(stream_options or {})}
         self.confirm = confirm  # asks before the bash tool runs a command (None: refuse)
+        self.approve_change: ApproveChange | None = None  # asks before edit/write change a file (None: refuse)
+        self._files: FileHistory | None = None  # the session's checkpoints, once something needed them
         self.confirm_read = confirm_read  # asks before read, ls, grep look outside the working folder
         # the system prompt: treechat's own, the tools, folder, date, AGENTS.md, the user's words
         self.prompt_builder = SystemPromptBuilder.from_settings(settings, cwd=self.cwd, instructions=system)
@@ -162,6 +167,7 @@ class ChatCore(ChatModels, ChatExtras):
             await self._leave(previous, composer_text if previous.session_id != storage.session_id else None)
         session = await Session.open(storage)
         self._session = session
+        self._files = None
         self._stop_observing = session.observe(self._on_append, self._on_leaf)
         self.preview_id, self.leaf_history, self.abandoned_leaf = None, [], None
         with gc_policy.paused():  # 10^5 rows and no cycles: see storage.gc_policy
@@ -254,7 +260,8 @@ class ChatCore(ChatModels, ChatExtras):
         try:
             # without a way to ask (print mode without --yes) the bash tool refuses, saying why
             self._builtins = make_tools(self.tool_names, cwd=self.cwd, confirm=self.confirm, reach=Reach.for_run(
-                self.cwd, self.confirm_read, anywhere=getattr(self.settings, "allow_reads_outside", False)))
+                self.cwd, self.confirm_read, anywhere=getattr(self.settings, "allow_reads_outside", False)),
+                approve=self._approve, recorder=await self._file_recorder())
             tools = [*self._builtins, *self.mcp.tools()]  # an MCP server's tools join as it starts
             self.load_extensions()  # the skills the system prompt lists
             compaction = self.settings.compaction
@@ -275,6 +282,13 @@ class ChatCore(ChatModels, ChatExtras):
         self._agent.compactor.on_window = self.window_learned
         self._emit(StatusChanged(self.status()))
         return self._agent
+
+    async def _file_recorder(self) -> FileRecorder | None:
+        """Where edit, write and bash record what they change (`ChatWorkspace`)."""
+        return None
+
+    async def _approve(self, change: ProposedChange) -> bool | str:
+        return False
 
     # ------------------------------------------------------------ sending and the queue
 
@@ -388,6 +402,8 @@ class ChatCore(ChatModels, ChatExtras):
     def _on_append(self, entry: Entry) -> None:
         row = tree_row(entry)
         self.tree.add(row)
+        if self._files is not None:
+            self._files.add_entry(entry)
         if self._state_leaf == entry.parent_id:
             self._state = advance_path_state(self._state, entry)
             self._state_leaf = entry.id

@@ -17,6 +17,9 @@ if TYPE_CHECKING:  # annotations only: the TUI's first frame imports these event
     from treechat.storage.model import Entry
     from treechat.storage.tree_index import TreeIndex
 
+if TYPE_CHECKING:
+    from treechat.workspace.restore import RestorePlan
+
 
 @dataclass(frozen=True)
 class Status:
@@ -195,6 +198,14 @@ class Unsaved:
 
 
 @dataclass(frozen=True)
+class RestoreOffered:
+    """The leaf moved to a point whose tracked files differ from the disk: offer to restore them
+    (default No); `plan.ready` can be restored, `plan.blocked` changed on disk since treechat wrote them."""
+
+    plan: "RestorePlan"
+
+
+@dataclass(frozen=True)
 class Succeeded:
     """A run finished cleanly: an earlier error is no longer news."""
 
@@ -207,7 +218,7 @@ class SessionsChanged:
 
 ChatEvent = (SessionOpened | EntryAppended | LabelChanged | PathChanged | Focused | HeaderChanged | StatusChanged
              | QueueChanged | RunStarted | RunEnded | ReplyStreaming | CompactionStarted | CompactionEnded
-             | Waiting | Readiness | Notice | Failed | Unsaved | Succeeded | SessionsChanged)
+             | Waiting | Readiness | Notice | Failed | Unsaved | RestoreOffered | Succeeded | SessionsChanged)
 
 EVENT_TYPES: tuple[type, ...] = ChatEvent.__args__
 

@@ -75,6 +75,8 @@ class LiveChat(ChatCore):
                 continue
             elsewhere += 1
             self.tree.add(row)
+            if self._files is not None:  # a checkpoint another process wrote: the file history knows it
+                self._files.add_entry(entry)
             self._emit(EntryAppended(entry=entry, row=row, leaf_id=session.leaf_id, shown=False))
             if isinstance(entry, LabelEntry):
                 self._emit(LabelChanged(entry.target_id, entry.label, self.tree.relabel(entry.target_id, entry.label)))

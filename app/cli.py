@@ -272,7 +272,7 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 async def cmd_print(args: argparse.Namespace) -> int:
-    from .agent.tools import parse_tool_names
+    from .agent.tools import approve_inside, parse_tool_names
     from .bootstrap import load_environment, pick_session
     from .chat import Chat
     from .cli_mcp import start_for_print
@@ -286,6 +286,7 @@ async def cmd_print(args: argparse.Namespace) -> int:
         chat = Chat(catalog=catalog, settings=env.settings, registry=env.registry, model_ref=args.model,
                     tools=tools, confirm=_allow if args.yes else None, system=args.system,
                     confirm_read=_allow_read if args.yes else _refuse_read)
+        chat.approve_change = approve_inside() if args.yes else None  # never outside the working folder
         await chat.open(storage)
         start_for_print(chat, args, sys.stderr)  # MCP servers, before the prompt (cli_mcp.py)
         try:
@@ -356,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     args = build_parser().parse_args(argv)
     if args.command:
-        handler = COMMANDS[args.command]
+        handler = COMMANDS.get(args.command) or args.run
     elif args.prompt is not None:
         handler = cmd_print
     else:
@@ -395,7 +396,8 @@ def main(argv: list[str] | None = None) -> int:
 # a module cannot have raised its error, and naming them here imports nothing.
 _EXPECTED = (("treechat.storage.base", "StorageError"), ("treechat.storage.model", "InvalidEntryError"),
              ("treechat.config", "ConfigError"), ("treechat.llm.registry", "ModelRefError"),
-             ("treechat.chat_core", "ChatError"), ("treechat.agent.tools", "UnknownToolError"))
+             ("treechat.chat_core", "ChatError"), ("treechat.agent.tools", "UnknownToolError"),
+             ("treechat.cli_files", "FilesError"))
 
 
 def _expected(err: Exception) -> bool:

@@ -7,6 +7,7 @@ control characters from the model, tools and files are written as visible placeh
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from treechat.storage.model import (
@@ -34,6 +35,12 @@ def render_markdown(title: str, messages: list[Any], *, raw: bool = False) -> st
     return text if raw else visible(text)
 
 
+def _diff_of(msg: ToolResultMessage) -> str:
+    details = msg.details if isinstance(msg.details, dict) else {}
+    diff = details.get("diff")
+    return diff if msg.tool_name in ("edit", "write") and not msg.is_error and isinstance(diff, str) else ""
+
+
 def _render(msg: Any) -> list[str]:
     if isinstance(msg, UserMessage):
         return ["## User", "", message_text(msg)]
@@ -52,7 +59,12 @@ def _render(msg: Any) -> list[str]:
         return lines
     if isinstance(msg, ToolResultMessage):
         status = " (error)" if msg.is_error else ""
-        return [f"### Tool result `{msg.tool_name}`{status}", "", "```", message_text(msg), "```"]
+        lines = [f"### Tool result `{msg.tool_name}`{status}", "", "```", message_text(msg), "```"]
+        diff = _diff_of(msg)
+        if diff:  # an edit or write that changed a file: its unified diff, fenced longer than any run inside
+            fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", diff)), default=0) + 1)
+            lines.extend(["", f"{fence}diff", diff, fence])
+        return lines
     if isinstance(msg, BashExecutionMessage):
         return ["### Shell", "", f"`$ {msg.command}`", "", "```", msg.output, "```"]
     if isinstance(msg, CompactionSummaryMessage):

@@ -15,7 +15,17 @@ import signal as signals
 from typing import Sequence, TextIO
 
 from treechat.chat import Chat, ChatError
-from treechat.chat_events import ChatEvent, CompactionEnded, Failed, Notice, ReplyStreaming, RunEnded, Waiting
+from treechat.chat_events import (
+    ChatEvent,
+    CompactionEnded,
+    EntryAppended,
+    Failed,
+    Notice,
+    ReplyStreaming,
+    RunEnded,
+    Waiting,
+)
+from treechat.storage.model import MessageEntry, ToolResultMessage, message_text
 from treechat.storage.well_formed import well_formed_text
 from treechat.wait_notes import WaitNotes
 from treechat.widgets.sanitize import visible, visible_line
@@ -44,6 +54,12 @@ async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO, attach
             return
         if isinstance(event, (ReplyStreaming, RunEnded)):
             waits.end(event.delta if isinstance(event, ReplyStreaming) else "")
+        if isinstance(event, EntryAppended):
+            changed = file_change_line(event)
+            if changed:
+                printer.finish()
+                notes.line(changed)
+            return
         if isinstance(event, ReplyStreaming):
             if event.started:
                 printer.finish()  # a reply after a tool call starts on its own line
@@ -91,6 +107,23 @@ async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO, attach
             notes.line(last.error_message or "the provider failed")
         return 1
     return 0
+
+
+def file_change_line(event: EntryAppended) -> str | None:
+    """One stderr line for each file edit or write changed (or did not): stdout is the answer,
+    but a person running `-p --yes` must see what was done to their files."""
+    entry = event.entry
+    if not isinstance(entry, MessageEntry) or not isinstance(entry.message, ToolResultMessage):
+        return None
+    msg = entry.message
+    if msg.tool_name not in ("edit", "write"):
+        return None
+    details = msg.details if isinstance(msg.details, dict) else {}
+    if msg.is_error:
+        return f"{msg.tool_name}: {message_text(msg).strip().splitlines()[0] if message_text(msg).strip() else 'failed'}"
+    path = details.get("path") or "?"
+    verb = "created" if details.get("created") else "edited" if msg.tool_name == "edit" else "wrote"
+    return f"{verb} {path} (+{details.get('added', 0)} \u2212{details.get('removed', 0)})"
 
 
 class _Notes:

@@ -98,6 +98,8 @@ def test_skill_command_puts_the_body_in_pis_block(places) -> None:
                     "Check the tests first.\n</skill>\n\nlook at foo.py")
     with pytest.raises(CommandError, match="No skill is named 'nope'; the skills: review."):
         expand_command("/skill nope", ext)
+    assert expand_command("/skill:review look at foo.py", ext) == text  # Pi's spelling
+    assert expand_command("/skill:review", ext).endswith("</skill>")
 
 
 async def test_print_mode_expands_templates_and_announces_skills(places, tmp_path) -> None:

@@ -50,6 +50,8 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
                  "your own instructions, kept with the session (empty: show the whole prompt; off: remove them)"),
     SlashCommand("export", "Export this session", "[PATH]",
                  ".jsonl opens in Pi, .md for reading, .html to look at and share (every branch)"),
+    SlashCommand("restore", "Restore files", "[ENTRY] [--force] | --undo",
+                 "put the files edit/write changed back as they were here (--undo: what the last restore replaced)"),
     SlashCommand("session", "Session info", "", "id, file, counts, tokens and cost"),
     SlashCommand("skill", "Use a skill", "[NAME] [text]",
                  "a skill's instructions go into your message (no name: list skills and prompt templates)"),
@@ -61,12 +63,16 @@ NAMES: tuple[str, ...] = tuple(BY_NAME)
 
 # "/word" at the start, then a space or the end: "/usr/bin/env …" and "/ path" are plain text.
 _SLASH = re.compile(r"^/([A-Za-z][\w-]*)(?:\s+(.*))?$", re.S)
+_PI_SKILL = re.compile(r"^/skill:([\w.-]+)(?:\s+(.*))?$", re.S | re.I)  # Pi's `/skill:name text`
 
 
 def parse_slash(text: str) -> tuple[str, str] | None:
     """`/name args` → ("name", "args") for any command word, known or not (the app says when it
     does not know one); None for text that is not a command, and for `//…` (a literal slash)."""
     stripped = text.strip()
+    pi = _PI_SKILL.match(stripped)
+    if pi is not None:  # the same as `/skill name text`
+        return "skill", f"{pi.group(1)} {pi.group(2) or ''}".strip()
     match = _SLASH.match(stripped)
     if match is None:
         return None

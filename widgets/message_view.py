@@ -45,6 +45,7 @@ from treechat.storage.model_names import shown_model_id
 
 from .attachment_chips import user_parts
 from .copy_text import code_blocks, markdown_parts
+from .diff_view import render_diff, result_change
 from .long_text import shown_text
 from .originals import OriginalLines
 from .sanitize import sanitize, sanitize_line
@@ -192,6 +193,10 @@ class ToolLine(Foldable):
     """A tool call or tool output; Ctrl+O expands all of them."""
 
 
+class DiffLine(ToolLine):
+    """An edit or write that changed a file: `notes.txt +3 −1`, the coloured diff when expanded."""
+
+
 class ThinkingBlock(Foldable):
     """Model reasoning; hidden behind one line unless expanded (Ctrl+T toggles all)."""
 
@@ -298,6 +303,9 @@ class MessageView(Vertical):
             yield from user_parts(msg)
         elif isinstance(msg, AssistantMessage):
             yield from self._assistant_parts(msg)
+        elif isinstance(msg, ToolResultMessage) and (change := result_change(msg.tool_name, msg.details, msg.is_error)):
+            body = render_diff(change[1], max_lines=_EXPANDED_LINES)
+            yield DiffLine(f"✓ {msg.tool_name} {change[0]}", body, expanded=self.tools_expanded, classes="tool diff")
         elif isinstance(msg, ToolResultMessage):
             text = message_text(msg)
             mark = "✖" if msg.is_error else "✓"
@@ -373,6 +381,14 @@ class MessageView(Vertical):
         for line in self.query(ToolLine):
             line.set_expanded(expanded)
 
+    @property
+    def has_diff(self) -> bool:
+        return bool(self.query(DiffLine))
+
+    def toggle_diffs(self) -> None:  # Enter on a selected edit: show or hide its diff
+        for line in self.query(DiffLine):
+            line.set_expanded(not line.expanded)
+
     def set_thinking_expanded(self, expanded: bool) -> None:
         self.thinking_expanded = expanded
         for block in self.query(ThinkingBlock):
@@ -381,6 +397,8 @@ class MessageView(Vertical):
 
 def tool_call_summary(call: ToolCall) -> str:
     args = call.arguments or {}
+    if call.name in ("edit", "write") and isinstance(args.get("path"), str):
+        return f"⚙ {call.name} {sanitize_line(args['path'], 100)}"  # its diff is in the result below
     first = next(iter(args.values()), "") if len(args) == 1 else json.dumps(args, default=str)
     return f"⚙ {sanitize_line(call.name, 40)} {sanitize_line(first, 100)}"
 

@@ -40,6 +40,7 @@ from treechat.storage.model import (
 from treechat.widgets.sanitize import sanitize_line
 
 from ..session.context import entry_to_message
+from .diffs import checkpoint_html, details_diff, diff_html
 from .render import Renderer, esc, json_text, plain
 
 PREVIEW_CHARS = 100
@@ -88,7 +89,8 @@ def _body_and_extra(entry: Entry, r: Renderer) -> tuple[str, dict[str, Any]]:
     if isinstance(entry, LeafEntry):
         return "", {"target": entry.target_id}
     if isinstance(entry, CustomEntry):
-        return _data_block("data", entry.data), {"customType": line(entry.custom_type, 60)}
+        body = checkpoint_html(entry) or _data_block("data", entry.data)
+        return body, {"customType": line(entry.custom_type, 60)}
     if isinstance(entry, UnknownEntry):
         return _data_block(f"entry of unknown type “{line(entry.type, 40)}”", dump(entry)), {}
     if isinstance(entry, MessageEntry):
@@ -112,6 +114,9 @@ def _message(msg: Any, r: Renderer) -> tuple[str, dict[str, Any]]:
         text = "\n".join(b.text for b in msg.content if isinstance(b, TextContent))
         parts = [_clipped(text)] if text else []
         parts += [_image(b) for b in msg.content if isinstance(b, ImageContent)]
+        change = None if msg.is_error else details_diff(msg.tool_name, msg.details)
+        if change is not None:
+            parts.append(diff_html(*change))
         return "".join(parts), extra
     if isinstance(msg, BashExecutionMessage):
         extra = {}

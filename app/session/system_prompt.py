@@ -16,7 +16,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from treechat.agent.tools import BashTool, GrepTool, LsTool, ReadTool
+from treechat.agent.tools import BashTool, EditTool, GrepTool, LsTool, ReadTool, WriteTool
 from treechat.context_files import ContextFile, find_context_files
 
 INTRO = (
@@ -32,13 +32,17 @@ NO_TOOLS = (
 )
 
 # How to use each built-in tool well; any other tool is listed with its own description only.
-BUILTIN_TOOL_TYPES = (ReadTool, LsTool, GrepTool, BashTool)
+BUILTIN_TOOL_TYPES = (ReadTool, LsTool, GrepTool, BashTool, EditTool, WriteTool)
 TOOL_GUIDES = {
     "read": "Use it to look at a file instead of guessing what it says.",
     "ls": "Use it to find your way around a folder.",
     "grep": "Use it to find where something is defined or used.",
     "bash": ("The person approves each command, so say briefly why you need it; prefer read, ls and grep "
              "(when enabled) for looking at files."),
+    "edit": ("The person sees each change as a diff and approves it. Read the file first; copy oldText exactly "
+             "from it, with enough context to be unique; prefer edit to rewriting a whole file with write."),
+    "write": ("For new files, or to replace a file whole; the person approves each change. Changes outside the "
+              "working folder are refused unless the person allows them."),
 }
 
 

@@ -37,6 +37,7 @@ from .requests import WidgetRequests
 from .starting import StartFn, StartUp
 from .terminal_keys import register
 from .themes import ThemeSettings
+from .workspace_view import WorkspaceView
 
 if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/starting.py)
     from treechat.chat import Chat
@@ -50,7 +51,7 @@ register()  # Alt+Enter as most terminals send it (ESC CR)
 NARROW = 110  # columns: below this the tree panel becomes a drawer
 
 
-class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSettings, StartUp):
+class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSettings, WorkspaceView, StartUp):
     """`TreechatApp(chat, storage)`: a controller made beforehand (tests, benches); or
     `TreechatApp(start=...)` (`treechat`): the first frame is drawn first, then `start` makes the
     controller and picks the session (app/tui/starting.py)."""
@@ -73,6 +74,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         self._unsubscribe = lambda: None
         self._tree_hidden_when_wide = False
         self.allowed_commands: set[tuple[str, str]] = set()  # (session id, command or path): "allow for this session"
+        self.allowed_edits: set[str] = set()  # session ids: "allow edits for this session"
         self._stop_lock_notices: Callable[[], None] = lambda: None
         self.init_start(start)
         if chat is not None:
@@ -83,6 +85,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         self._unsubscribe = chat.subscribe(self._on_chat_event)
         chat.confirm = self.confirm_command
         chat.confirm_read = self.confirm_read
+        chat.approve_change = self.approve_change  # edit/write: the diff, asked (workspace_view.py)
 
     def _on_chat_event(self, event: ChatEvent) -> None:
         self.post_message(message_for(event))

@@ -101,6 +101,10 @@ class Unsaved(ChatMessage["ev.Unsaved"]):
     pass
 
 
+class RestoreOffered(ChatMessage["ev.RestoreOffered"]):
+    pass
+
+
 class Succeeded(ChatMessage["ev.Succeeded"]):
     pass
 

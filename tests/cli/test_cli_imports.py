@@ -66,7 +66,8 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("argv", [["sessions"], ["search", "needle"], ["context", "imports-1"], ["tree", "imports-1"],
-                                  ["import", "{home}/s.jsonl"], ["export", "imports-1"]])
+                                  ["import", "{home}/s.jsonl"], ["export", "imports-1"], ["files", "imports-1"],
+                                  ["restore", "imports-1", "--to", "leaf"]])
 def test_storage_commands_load_no_providers_tui_or_agent(home: Path, argv: list[str]) -> None:
     code, out, modules = loaded("--home", str(home), *[a.format(home=home) for a in argv])
     assert code == 0

@@ -67,9 +67,14 @@ async def test_after_a_pause_y_runs_and_an_early_click_does_not(make_app, fake):
         await type_text(pilot, "run it")
         await pilot.press("enter")
         await wait_for(pilot, lambda: on_screen(app, "echo from-the-tool"), what="the confirmation")
-        await pilot.click("#yes")  # at once: not a deliberate click yet
+        # "early" however slow the machine is: the pause is made long while the click comes
+        dialog = app.screen
+        assert isinstance(dialog, ToolConfirmDialog)
+        dialog.ARM_DELAY = 600.0
+        await pilot.click("#yes")
         await pilot.pause()
-        assert isinstance(app.screen, ToolConfirmDialog)
+        assert app.screen is dialog
+        del dialog.ARM_DELAY  # the class's pause again
         await pilot.pause(SETTLE)
         await pilot.press("y")
         await wait_for(pilot, lambda: len(fake.requests) == 2 and idle(app), what="the second turn")

@@ -114,7 +114,8 @@ def test_tree_focused_with_all_filter(snap_compare):
 
 def test_sessions_screen(snap_compare):
     async def open_sessions(pilot):
-        pilot.app.push_screen(SessionsScreen(SESSIONS, current_id="s1", now=datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)))
+        # awaited: mounted (and filled) before the picture, however slow the machine
+        await pilot.app.push_screen(SessionsScreen(SESSIONS, current_id="s1", now=datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)))
         await pilot.pause()
 
     assert snap_compare(MainLayout(), terminal_size=SIZE, run_before=open_sessions)

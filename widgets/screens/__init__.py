@@ -1,5 +1,6 @@
 """The modal screens; each ends with ``dismiss(result)`` (see each class for what it returns)."""
 
+from .change_confirm import ChangeConfirmDialog
 from .dialogs import ConfirmDialog, LabelDialog
 from .help import HelpScreen
 from .model_picker import ModelChoice, ModelGroup, ModelPicker
@@ -9,5 +10,5 @@ from .text_view import TextDialog
 from .thinking_picker import ThinkingPicker
 from .tool_confirm import ToolConfirmDialog
 
-__all__ = ["ConfirmDialog", "HelpScreen", "LabelDialog", "ModelChoice", "ModelGroup", "ModelPicker", "SearchScreen",
+__all__ = ["ChangeConfirmDialog", "ConfirmDialog", "HelpScreen", "LabelDialog", "ModelChoice", "ModelGroup", "ModelPicker", "SearchScreen",
            "SessionsScreen", "TextDialog", "ThinkingPicker", "ToolConfirmDialog"]

@@ -1,4 +1,4 @@
-"""Built-in tools. All are off unless enabled by name (`--tools read,ls,grep,bash` or config)."""
+"""Built-in tools. All are off unless enabled by name (`--tools read,ls,grep,bash,edit,write` or config)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,13 @@ from typing import Iterable
 
 from .base import AgentTool, FunctionTool, ToolResult, text_result
 from .bash import BashTool, Confirm
+from .bash_tracked import TrackedBashTool
+from .changes import ApproveChange, FileRecorder, ProposedChange
+from .edit import EditTool, WriteTool, approve_inside
 from .files import GrepTool, LsTool, ReadTool
 from .reach import Reach, ReadConfirm, working_folder
 
-BUILTIN_TOOLS = ("read", "ls", "grep", "bash")
+BUILTIN_TOOLS = ("read", "ls", "grep", "bash", "edit", "write")
 
 
 class UnknownToolError(ValueError):
@@ -29,14 +32,20 @@ def parse_tool_names(spec: str | Iterable[str] | None) -> list[str]:
 
 
 def make_tools(names: Iterable[str], *, cwd: str | os.PathLike[str] | None = None,
-               confirm: Confirm | None = None, reach: Reach | None = None) -> list[AgentTool]:
+               confirm: Confirm | None = None, reach: Reach | None = None,
+               approve: ApproveChange | None = None, recorder: FileRecorder | None = None) -> list[AgentTool]:
     """`reach`: where read, ls and grep may look without asking (default: the folder `cwd`, and
-    nothing outside it)."""
+    nothing outside it); `approve`: asked before edit and write change a file (None: they refuse);
+    `recorder`: the checkpoints of what edit, write and bash change (None: nothing is recorded)."""
     reach = reach or Reach.of(cwd or os.getcwd())
+    bash = BashTool(cwd, confirm) if recorder is None else TrackedBashTool(cwd, confirm, recorder)
     made: dict[str, AgentTool] = {"read": ReadTool(cwd, reach), "ls": LsTool(cwd, reach), "grep": GrepTool(cwd, reach),
-                                  "bash": BashTool(cwd, confirm)}
+                                  "bash": bash, "edit": EditTool(cwd, approve, recorder),
+                                  "write": WriteTool(cwd, approve, recorder)}
     return [made[n] for n in parse_tool_names(list(names))]
 
 
 __all__ = ["AgentTool", "FunctionTool", "ToolResult", "text_result", "BashTool", "ReadTool", "LsTool", "GrepTool",
-           "BUILTIN_TOOLS", "make_tools", "parse_tool_names", "UnknownToolError", "Reach", "ReadConfirm", "working_folder"]
+           "EditTool", "WriteTool", "approve_inside", "ApproveChange", "FileRecorder", "ProposedChange",
+           "BUILTIN_TOOLS", "make_tools", "parse_tool_names", "UnknownToolError", "Reach", "ReadConfirm",
+           "working_folder"]

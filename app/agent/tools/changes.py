@@ -1,0 +1,65 @@
+"""What edit and write ask before they change a file, and whom they tell once they have.
+
+- `ApproveChange(change) -> bool | str`: the front end's answer (a text: refused, saying why). The app shows the diff in a dialog
+  typing cannot answer (and may allow edits for the session); print mode approves only with
+  `--yes`, and never a change outside the working folder. None: nothing is changed.
+- `FileRecorder`: the checkpoints (`treechat.workspace.recorder`): the content before and after
+  each change goes on the session tree; the bash tool lets it look at the tracked files before
+  and after a command.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Literal, Protocol
+
+
+@dataclass(frozen=True)
+class ProposedChange:
+    tool: Literal["edit", "write"]
+    path: str  # as shown: relative to the working folder when inside it
+    real_path: str  # every link followed
+    folder: str  # the working folder
+    outside: bool  # real_path is not in the working folder
+    diff: str  # unified diff text (bounded)
+    added: int
+    removed: int
+    created: bool  # the file does not exist yet
+
+    @property
+    def summary(self) -> str:
+        """`notes.txt +3 −1`."""
+        return f"{self.path} +{self.added} \u2212{self.removed}"
+
+
+# True: make it; False: the user declined; a text: refused, and why (for the model)
+ApproveChange = Callable[[ProposedChange], Awaitable[bool | str]]
+
+
+@dataclass(frozen=True)
+class Recorded:
+    checkpoint_id: str | None  # the entry holding the change (None: it could not be written)
+    note: str = ""  # for the model and the transcript: e.g. the content was too large to keep
+
+
+class FileRecorder(Protocol):
+    async def record(self, tool: str, tool_call_id: str | None, path: str, before: bytes | None,
+                     after: bytes | None) -> Recorded:
+        """A change edit or write made to `path` (absolute, real)."""
+        ...
+
+    async def snapshot(self) -> Any:
+        """The tracked files as they are before a command runs."""
+        ...
+
+    async def record_command(self, tool_call_id: str | None, snapshot: Any) -> list[str]:
+        """Record what a command changed in the tracked files since `snapshot`; their paths."""
+        ...
+
+
+NO_APPROVAL = ("Not changed: {what} needs the user's approval and none can be given here; in print mode, "
+               "rerun with --yes to allow edits in the working folder.")
+OUTSIDE_REFUSED = ("Not changed: {path} is outside the working folder {folder}. Changes there are not made "
+                   "without asking the user, and --yes does not allow them; ask the user to make this change, "
+                   "or work inside the folder.")
+DECLINED = "The user declined this change to {path}; it was not made."

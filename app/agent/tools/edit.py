@@ -1,0 +1,246 @@
+"""edit and write: change files, after the user approves the diff, and record a checkpoint.
+
+Pi's argument shapes (`write {path, content}`, `edit {path, edits: [{oldText, newText}]}`, the
+legacy top-level oldText/newText and `edits` as a JSON string), our own safety:
+
+- the change is computed first and shown as a unified diff; nothing is written until the front
+  end approves it (`changes.ApproveChange`: a dialog in the app, `--yes` in print mode);
+- a path whose real location (links followed) is outside the working folder is flagged as such:
+  the app asks about it separately, print mode refuses it even under --yes;
+- only regular files are read or replaced (a directory, FIFO or device is named and refused),
+  binary files are not edited, a file that changed while the user was deciding is not written,
+  and a file is replaced whole or not at all (`file_write.replace_file`);
+- the content before and after goes to the session as a checkpoint (`changes.FileRecorder`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from treechat.workspace.blobs import size_text
+from treechat.workspace.diff_text import Diff, binary_note, unified_diff
+
+from .base import AgentTool, ToolResult, text_result
+from .changes import DECLINED, NO_APPROVAL, OUTSIDE_REFUSED, ApproveChange, FileRecorder, ProposedChange, Recorded
+from .edit_text import EditError, Replacement, TextFile, apply_edits, keep_form, prepare_edit_arguments
+from .file_write import FileProblem, Target, inspect, read_regular, replace_file
+from .offloop import Stop, ToolCancelled, off_loop
+from .workfolder import inside, shown_path, working_folder
+
+MAX_EDIT_BYTES = 10 * 1024 * 1024  # edit and write work on files up to this size
+WORK_SECONDS = 30.0
+
+
+class EditItem(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+    old_text: str = Field(alias="oldText", description=(
+        "Exact text for one targeted replacement. It must be unique in the original file and must not overlap "
+        "with any other edits[].oldText in the same call."))
+    new_text: str = Field(alias="newText", description="Replacement text for this targeted edit.")
+
+
+class EditArgs(BaseModel):
+    path: str = Field(description="Path to the file to edit (relative or absolute)")
+    edits: list[EditItem] = Field(description=(
+        "One or more targeted replacements. Each edit is matched against the original file, not incrementally. "
+        "Do not include overlapping or nested edits. If two changes touch the same block or nearby lines, merge "
+        "them into one edit instead."))
+
+
+class WriteArgs(BaseModel):
+    path: str = Field(description="Path to the file to write (relative or absolute)")
+    content: str = Field(description="Content to write to the file")
+
+
+class _Failed(Exception):
+    """A change that cannot be made; the text is the tool's (error) result."""
+
+
+class _ChangeTool(AgentTool):
+    execution_mode = "sequential"  # two changes to one file must not interleave
+    timeout = None  # waiting for the user's approval has no limit; the file work bounds itself
+
+    def __init__(self, cwd: str | os.PathLike[str] | None = None, approve: ApproveChange | None = None,
+                 recorder: FileRecorder | None = None) -> None:
+        self.cwd = Path(cwd or os.getcwd())
+        self.folder = working_folder(self.cwd)
+        self.approve, self.recorder = approve, recorder
+
+    def _where(self, raw: str) -> tuple[str, str, bool]:
+        """(real path, shown path, outside the working folder) of a path the model named."""
+        raw = raw[1:] if raw.startswith("@") else raw  # as Pi: a path copied from an @mention
+        path = Path(raw).expanduser()
+        real = os.path.realpath(path if path.is_absolute() else self.cwd / path)
+        return real, shown_path(real, self.folder), not inside(real, self.folder)
+
+    async def _read(self, real: str, given: str, signal: Any, *, editing: bool) -> tuple[Target, bytes | None]:
+        def work(stop: Stop) -> tuple[Target, bytes | None]:
+            target = inspect(real)
+            if target.kind == "missing":
+                if editing:
+                    raise _Failed(f"No such file: {given}. edit changes an existing file; write creates one.")
+                return target, None
+            if target.kind == "directory":
+                raise _Failed(f"{given} is a directory; {'edit' if editing else 'write'} changes a file.")
+            if target.kind == "special":
+                raise _Failed(f"{given} is {target.special}; not {'edited' if editing else 'written'}.")
+            if target.size > MAX_EDIT_BYTES:
+                raise _Failed(f"{given} is {size_text(target.size)}; {'edit' if editing else 'write'} changes files "
+                              f"up to {size_text(MAX_EDIT_BYTES)} (use bash for larger ones).")
+            data = read_regular(real, MAX_EDIT_BYTES)
+            if len(data) > MAX_EDIT_BYTES:
+                raise _Failed(f"{given} grew past {size_text(MAX_EDIT_BYTES)} while it was read; not changed.")
+            return target, data
+
+        return await off_loop(work, signal, Stop(time.monotonic() + WORK_SECONDS))
+
+    async def _change(self, tool: Literal["edit", "write"], call_id: str, given: str, real: str, shown: str,
+                      outside: bool, before: bytes | None, after: bytes, diff: Diff, signal: Any,
+                      done: str) -> ToolResult:
+        """Ask, check the file is as it was read, replace it, record the checkpoint."""
+        change = ProposedChange(tool, shown, real, self.folder, outside, diff.text, diff.added, diff.removed,
+                                before is None)
+        if self.approve is None:
+            return text_result(NO_APPROVAL.format(what=f"{tool} of {given}"), is_error=True)
+        answer = await ask_or_stop(self.approve, change, signal)
+        if answer is not True:
+            if isinstance(answer, str):
+                return text_result(answer, is_error=True)
+            return text_result(DECLINED.format(path=given), is_error=True)
+        if signal is not None and signal.aborted:
+            return text_result(f"Not changed: the run was stopped before {given} was written.", is_error=True)
+        try:
+            await asyncio.to_thread(_write_if_unchanged, real, before, after, given)
+        except _Failed as err:
+            return text_result(str(err), is_error=True)
+        except OSError as err:
+            return text_result(f"Could not write {given}: {err.strerror or err}.", is_error=True)
+        recorded = (await self.recorder.record(tool, call_id, real, before, after) if self.recorder is not None
+                    else Recorded(None))
+        text = done + (f" ({recorded.note})" if recorded.note else "")
+        details = {"diff": diff.text, "firstChangedLine": diff.first_changed_line, "path": shown,
+                   "added": diff.added, "removed": diff.removed, "created": before is None,
+                   "checkpoint": recorded.checkpoint_id}
+        return text_result(text, details=details)
+
+
+def _write_if_unchanged(real: str, before: bytes | None, after: bytes, given: str) -> None:
+    now = inspect(real)
+    current = read_regular(real, MAX_EDIT_BYTES) if now.kind == "file" else None
+    if current != before or (before is None and now.kind != "missing"):
+        raise _Failed(f"{given} changed while the change was waiting for approval; not written. Read it again "
+                      "and make the change again.")
+    try:
+        replace_file(real, after, make_parents=before is None)
+    except FileProblem as err:
+        raise _Failed(f"Could not write {given}: {err.strerror}.") from None
+
+
+class EditTool(_ChangeTool):
+    name, label = "edit", "Edit"
+    description = ("Edit a single file using exact text replacement. Every edits[].oldText must match a unique, "
+                   "non-overlapping region of the original file. If two changes affect the same block or nearby "
+                   "lines, merge them into one edit instead of emitting overlapping edits. Do not include large "
+                   "unchanged regions just to connect distant changes.")
+    Args = EditArgs
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """Pi's schema, written out: no `$defs`/`$ref`, which some servers' tool support lacks."""
+        item = EditItem.model_json_schema()
+        return {"type": "object", "additionalProperties": False, "required": ["path", "edits"], "properties": {
+            "path": {"type": "string", "description": EditArgs.model_fields["path"].description},
+            "edits": {"type": "array", "description": EditArgs.model_fields["edits"].description, "items": {
+                "type": "object", "additionalProperties": False, "required": ["oldText", "newText"],
+                "properties": {k: {"type": "string", "description": v["description"]}
+                               for k, v in item["properties"].items()}}}}}
+
+    def prepare_arguments(self, args: dict[str, Any]) -> dict[str, Any]:
+        return prepare_edit_arguments(args)
+
+    async def execute(self, tool_call_id: str, args: Any, signal: Any, on_update: Any) -> ToolResult:
+        real, shown, outside = self._where(args.path)
+        try:
+            _, before = await self._read(real, args.path, signal, editing=True)
+            assert before is not None
+            file = TextFile.decode(before)
+            if file is None:
+                raise _Failed(f"{args.path} is a binary file (not UTF-8 text); edit changes text files only.")
+            edits = [Replacement(e.old_text, e.new_text) for e in args.edits]
+            new_text, new_lf = apply_edits(file, edits, args.path)
+        except (_Failed, EditError) as err:
+            return text_result(str(err), is_error=True)
+        except ToolCancelled:
+            raise
+        except OSError as err:
+            return text_result(f"Could not edit file: {args.path}. {err.strerror or err}.", is_error=True)
+        diff = unified_diff(file.text, new_lf, shown)
+        return await self._change("edit", tool_call_id, args.path, real, shown, outside, before,
+                                  new_text.encode("utf-8"), diff, signal,
+                                  f"Successfully replaced {len(edits)} block(s) in {args.path}.")
+
+
+class WriteTool(_ChangeTool):
+    name, label = "write", "Write"
+    description = ("Write content to a file. Creates the file if it doesn't exist, overwrites if it does. "
+                   "Automatically creates parent directories. A file it replaces keeps its BOM and CRLF line endings.")
+    Args = WriteArgs
+
+    async def execute(self, tool_call_id: str, args: Any, signal: Any, on_update: Any) -> ToolResult:
+        real, shown, outside = self._where(args.path)
+        try:
+            _, before = await self._read(real, args.path, signal, editing=False)
+        except _Failed as err:
+            return text_result(str(err), is_error=True)
+        except OSError as err:
+            return text_result(f"Could not write {args.path}: {err.strerror or err}.", is_error=True)
+        existing = TextFile.decode(before) if before is not None else None
+        content = keep_form(args.content, existing)
+        after = content.encode("utf-8")
+        if before == after:
+            return text_result(f"{args.path} already has this content; nothing was written.",
+                               details={"diff": "", "path": shown, "added": 0, "removed": 0, "created": False})
+        if before is not None and existing is None:
+            diff = binary_note(before, after, shown)
+        else:
+            diff = unified_diff(existing.text if existing else None, content.replace("\r\n", "\n"), shown)
+        return await self._change("write", tool_call_id, args.path, real, shown, outside, before, after, diff,
+                                  signal, f"Successfully wrote {len(after)} bytes to {args.path}")
+
+
+async def ask_or_stop(approve: ApproveChange, change: ProposedChange, signal: Any) -> bool | str:
+    """The answer, or False as soon as the run is stopped (the question is withdrawn)."""
+    if signal is None:
+        return await approve(change)
+    ask = asyncio.ensure_future(approve(change))
+    stop = asyncio.ensure_future(signal.wait())
+    try:
+        done, _ = await asyncio.wait({ask, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+    if ask in done:
+        return ask.result()
+    ask.cancel()
+    try:
+        await ask
+    except asyncio.CancelledError:
+        pass
+    return False
+
+
+def approve_inside(reason: str = OUTSIDE_REFUSED) -> ApproveChange:
+    """Print mode's `--yes`: every change inside the working folder, none outside it."""
+
+    async def approve(change: ProposedChange) -> bool | str:
+        return True if not change.outside else reason.format(path=change.real_path, folder=change.folder)
+
+    return approve
+
+
+__all__ = ["EditTool", "WriteTool", "approve_inside", "MAX_EDIT_BYTES"]

@@ -1,0 +1,162 @@
+"""The controller's part for files: the checkpoints of the current session, restores, and the
+offer to restore when the leaf moves (issue 23).
+
+The workspace follows the leaf, never silently: after a move (a click in the tree, `/back`, a
+sibling switch, edit and resend, a fork), if the tracked files at the new point differ from the
+disk, a `RestoreOffered` event carries the plan; the front end asks (default No) and calls
+`restore`. A file changed on disk since treechat last wrote it is only overwritten by a restore
+with `force`; what a restore replaces is kept (`undo_restore`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from treechat.agent.tools.changes import NO_APPROVAL, FileRecorder, ProposedChange
+from treechat.agent.tools.workfolder import working_folder
+from treechat.chat_core import ChatError
+from treechat.chat_events import Notice, RestoreOffered
+from treechat.chat_live import LiveChat
+
+if TYPE_CHECKING:  # the workspace modules load on first use: the app's first frame does not wait for them
+    from treechat.workspace.history import FileHistory
+    from treechat.workspace.journal import Journal
+    from treechat.workspace.restore import Outcome, RestorePlan, UndoOutcome
+
+_LEAF: Any = object()
+
+
+def outcome_text(outcome: Outcome) -> str:
+    """`Restored 2 files (notes.txt, a.py); removed b.txt. Kept as it is: c.txt (why).`"""
+    parts = []
+    if outcome.written:
+        parts.append(f"Restored {_files(outcome.written)}")
+    if outcome.removed:
+        parts.append(f"removed {_files(outcome.removed)}")
+    text = "; ".join(parts) + "." if parts else "No file was changed."
+    text = text[0].upper() + text[1:]
+    if outcome.skipped:
+        kept = "; ".join(f"{shown} ({why})" for shown, why in outcome.skipped[:5])
+        more = f" and {len(outcome.skipped) - 5} more" if len(outcome.skipped) > 5 else ""
+        text += f" Kept as it is: {kept}{more}."
+    return text
+
+
+def _files(shown: list[str]) -> str:
+    names = ", ".join(shown[:5]) + (f", … ({len(shown) - 5} more)" if len(shown) > 5 else "")
+    return f"{len(shown)} file{'s' if len(shown) != 1 else ''} ({names})"
+
+
+class ChatWorkspace(LiveChat):
+    _offer_task: asyncio.Task[None] | None = None
+
+    @property
+    def folder(self) -> str:
+        """The working folder: the repository root, or the folder treechat runs in."""
+        return working_folder(self.cwd)
+
+    async def file_history(self) -> FileHistory:
+        """Every checkpoint of the current session (read once, then kept up to date)."""
+        if self._files is None:
+            from treechat.workspace.history import FileHistory
+
+            self._files = await FileHistory.load(self.session.storage)
+        return self._files
+
+    def journal(self) -> Journal:
+        from treechat.workspace.journal import Journal
+
+        return Journal(self.settings.home, self.session_id)
+
+    async def _file_recorder(self) -> FileRecorder | None:
+        from treechat.workspace.recorder import SessionRecorder
+        from treechat.workspace.written import WrittenLog
+
+        history = await self.file_history()
+        return SessionRecorder(self.session, history, lambda: self.tree.path_ids(self.session.leaf_id),
+                               WrittenLog(self.settings.home))
+
+    async def _approve(self, change: ProposedChange) -> bool | str:
+        """The front end's answer, looked up when the tool asks (None: nothing can be approved)."""
+        if self.approve_change is None:
+            return NO_APPROVAL.format(what=f"{change.tool} of {change.path}")
+        return await self.approve_change(change)
+
+    # ------------------------------------------------------------ restoring
+
+    async def restore_plan(self, entry_id: Any = _LEAF) -> RestorePlan:
+        """What restoring the tracked files to `entry_id` (default: the leaf; None: before the
+        first entry) would change."""
+        target = self.session.leaf_id if entry_id is _LEAF else entry_id
+        if target is not None and self.tree.get(target) is None:
+            raise ChatError(f"Entry {target} not found in this session.")
+        from treechat.workspace.restore import plan_restore_async
+
+        history = await self.file_history()
+        return await plan_restore_async(self.session_id, target, self.tree.path_ids(target), history,
+                                        self.journal(), self.folder)
+
+    async def restore(self, plan: RestorePlan, *, force: bool = False) -> Outcome:
+        """Restore what `plan` says (the blocked files too with `force`); a notice says what happened."""
+        from treechat.workspace.restore import apply_restore
+
+        if plan.session_id != self.session_id:
+            raise ChatError("That restore was for another session.")
+        history = await self.file_history()
+        try:
+            outcome = await asyncio.to_thread(apply_restore, plan, history, self.journal(), force=force)
+        except OSError as err:
+            raise ChatError(f"The restore stopped: {err.strerror or err}. /restore --undo puts back what it "
+                            "replaced.") from None
+        text = outcome_text(outcome)
+        if outcome.changed:
+            text += " /restore --undo brings back what it replaced."
+        self._emit(Notice(text, "warning" if outcome.skipped else "information"))
+        return outcome
+
+    async def undo_restore(self, *, force: bool = False) -> UndoOutcome:
+        from treechat.workspace.restore import undo_last
+
+        history = await self.file_history()
+        try:
+            outcome = await asyncio.to_thread(undo_last, self.journal(), history, self.folder, force=force)
+        except OSError as err:
+            raise ChatError(f"The undo stopped: {err.strerror or err}.") from None
+        if outcome.nothing:
+            raise ChatError("No restore to undo in this session.")
+        if outcome.blocked and not force:
+            raise ChatError(f"Not undone: {', '.join(outcome.blocked)} changed since the restore; "
+                            "/restore --undo --force overwrites (what it overwrites is kept for the next undo).")
+        self._emit(Notice("Undid the last restore: " + outcome_text(outcome)))
+        return outcome
+
+    # ------------------------------------------------------------ the offer after a move
+
+    def offer_restore(self) -> None:
+        """Look, in the background, whether the files at the leaf differ from the disk; offer it."""
+        if self._files is not None and not self._files:
+            return  # nothing tracked in this session: no look at all
+        if self._offer_task is not None and not self._offer_task.done():
+            self._offer_task.cancel()
+        self._offer_task = asyncio.get_running_loop().create_task(self._offer(self.session_id, self.session.leaf_id))
+
+    async def close(self, *, composer_text: str | None = None) -> None:
+        if self._offer_task is not None:
+            self._offer_task.cancel()  # nobody is left to be offered anything
+        await super().close(composer_text=composer_text)
+
+    async def _offer(self, session_id: str, leaf: str | None) -> None:
+        try:
+            plan = await self.restore_plan(leaf)
+        except Exception:  # a look in passing: a store closing, a file vanishing says nothing
+            return
+        if self._session is None or self.session_id != session_id or self.session.leaf_id != leaf:
+            return  # moved on meanwhile: that plan is for a place we left
+        if plan.ready:
+            self._emit(RestoreOffered(plan))
+        elif plan.blocked:
+            names = ", ".join(s.shown for s in plan.blocked[:5])
+            self._emit(Notice(f"{names} differs from this point but changed on disk since treechat last wrote it; "
+                              "/restore --force puts it back as it was here (/restore --undo brings back what "
+                              "that replaces).", "warning"))

@@ -1,0 +1,141 @@
+"""The app's part for files (issue 23): approving an edit or write from its diff, the offer to
+restore the files when the leaf moves, and `/restore`.
+
+Every question is a `ChangeConfirmDialog` (typing cannot answer it; the refusing button has the
+focus). "Allow edits for this session" covers edits and writes inside the working folder only:
+one outside it is asked every time, with its own title.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from typing import TYPE_CHECKING, Any
+
+from textual import on
+
+if TYPE_CHECKING:  # the App's first frame is drawn before these load (app/tui/starting.py)
+    from treechat.agent.tools.changes import ProposedChange
+    from treechat.widgets.screens import ChangeConfirmDialog
+    from treechat.workspace.restore import RestorePlan
+
+from . import messages as m
+from .base import TuiBase, drawn
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+class WorkspaceView(TuiBase):
+    allowed_edits: set[str]  # session ids where the user allowed edits for the session
+
+    async def ask(self, dialog: ChangeConfirmDialog) -> Any:
+        """Push `dialog` and wait for its answer; a question withdrawn (the run was stopped) closes it."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+        def answered(answer: Any) -> None:
+            if not future.done():
+                future.set_result(answer)
+
+        self.push_screen(dialog, callback=answered)
+        try:
+            return await future
+        finally:
+            if not future.done() and dialog.is_active:
+                dialog.dismiss(False)
+
+    async def approve_change(self, change: ProposedChange) -> bool | str:
+        """edit/write ask before they change a file: the diff, Apply / Refuse / allow for the session."""
+        from treechat.widgets.screens import ChangeConfirmDialog
+
+        session = self.chat.session_id
+        if not change.outside and session in self.allowed_edits:
+            return True
+        counts = f"+{change.added} \u2212{change.removed}"
+        if change.outside:
+            title = f"{'Create' if change.created else 'Change'} a file OUTSIDE the working folder: {change.real_path}?"
+            note = (f"{change.real_path} is outside the working folder {change.folder}; allowing edits for the "
+                    "session does not cover it.")
+        elif change.created:
+            title, note = f"Create {change.path} ({counts})?", ""
+        else:
+            title, note = f"Apply this {change.tool} to {change.path} ({counts})?", ""
+        dialog = ChangeConfirmDialog(title, change.diff, note=note, yes="Apply", no="Refuse",
+                                     allow=None if change.outside else "Allow edits for this session",
+                                     hint="y applies it · n or Esc refuses" if change.outside else None)
+        answer = await self.ask(dialog)
+        if answer == ChangeConfirmDialog.ALLOW_SESSION:
+            self.allowed_edits.add(session)
+            return True
+        return answer is True
+
+    # ------------------------------------------------------------ restoring
+
+    @on(m.RestoreOffered)
+    @drawn
+    async def _restore_offered(self, message: m.RestoreOffered) -> None:
+        plan = message.event.plan
+        if plan.session_id != self.chat.session_id or plan.target_id != self.chat.leaf_id or self.chat.is_running:
+            return  # stale: the leaf moved on, or a run started
+        self.run_worker(self._offer(plan, force=False), group="restore")
+
+    async def _offer(self, plan: RestorePlan, *, force: bool) -> None:
+        from treechat.widgets.screens import ChangeConfirmDialog
+
+        steps = plan.ready + (plan.blocked if force else [])
+        if not steps:
+            self.show_error(_nothing(plan, force))
+            return
+        notes = []
+        if plan.blocked and not force:
+            notes.append(f"Kept as they are: {', '.join(s.shown for s in plan.blocked)} (changed on disk since "
+                         "treechat last wrote them; /restore --force overwrites).")
+        elif plan.blocked:
+            notes.append(f"Overwrites {', '.join(s.shown for s in plan.blocked)}, changed on disk since treechat "
+                         "last wrote them (what it replaces is kept: /restore --undo).")
+        if plan.unavailable:
+            notes.append("Cannot restore: " + "; ".join(f"{s.shown} ({s.unavailable})" for s in plan.unavailable))
+        title = f"Restore {_plural(len(steps), 'file')} to this point?"
+        dialog = ChangeConfirmDialog(title, plan.diff_text(steps), note=" ".join(notes), yes="Restore",
+                                     no="Keep the files", allow=None,
+                                     hint="y restores them · n, Esc or Enter keeps the files as they are")
+        if await self.ask(dialog) is True:
+            await self.attempt(self.chat.restore(plan, force=force))
+
+    async def cmd_restore(self, args: str) -> None:
+        """`/restore [ENTRY] [--force]`, `/restore --undo [--force]`."""
+        from treechat.chat import ChatError
+
+        try:
+            words = shlex.split(args)
+        except ValueError:
+            words = args.split()
+        force, undo = "--force" in words, "--undo" in words
+        rest = [w for w in words if w not in ("--force", "--undo")]
+        if undo:
+            await self.attempt(self.chat.undo_restore(force=force))
+            return
+        if len(rest) > 1 or any(w.startswith("--") for w in rest):
+            self.show_error("/restore takes an entry id (default: this point), --force, or --undo.")
+            return
+        target = rest[0] if rest else None
+        try:
+            plan = await (self.chat.restore_plan(target) if target else self.chat.restore_plan())
+        except ChatError as err:
+            self.show_error(str(err))
+            return
+        if not plan:
+            files = await self.chat.file_history()
+            self.notify("The tracked files are as they were at this point." if files else
+                        "No tracked files: no edit or write has changed a file in this session.", timeout=5)
+            return
+        self.run_worker(self._offer(plan, force=force), group="restore")
+
+
+def _nothing(plan: RestorePlan, force: bool) -> str:
+    if plan.blocked and not force:
+        names = ", ".join(s.shown for s in plan.blocked)
+        return (f"{names} changed on disk since treechat last wrote it; /restore --force puts it back as it was "
+                "here (/restore --undo brings back what that replaces).")
+    return "Cannot restore: " + "; ".join(f"{s.shown} ({s.unavailable})" for s in plan.unavailable)

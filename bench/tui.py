@@ -260,12 +260,13 @@ class Tmux:
         self.run([self.tmux, "kill-session", "-t", self.name])
 
 
-def bench_first_frame(repeat: int, terminal: str) -> None:
+def bench_first_frame(repeat: int, terminal: str, exe: str | None = None) -> None:
     """treechat and the minimal Textual app (bench/minimal_textual.py), alternating, in the same
     kind of terminal at 160x45; the medians and their ratio (issue 27: ≤ 1.5)."""
     cols, rows = FIRST_FRAME_SIZE
     python = str(ROOT / ".venv/bin/python")
-    apps = {"treechat": lambda home: [str(ROOT / ".venv/bin/treechat"), "--home", home],
+    treechat = exe or str(ROOT / ".venv/bin/treechat")
+    apps = {"treechat": lambda home: [treechat, "--home", home],
             "minimal": lambda home: [python, str(ROOT / "bench/minimal_textual.py")]}
     env = first_frame_env()
     tmux = Tmux(cols, rows) if terminal == "tmux" else None
@@ -296,7 +297,7 @@ def bench_first_frame(repeat: int, terminal: str) -> None:
            vs_minimal=round(med["treechat"] / med["minimal"], 2), vs_minimal_ok=med["treechat"] <= 1.5 * med["minimal"],
            composer_ms=composer["treechat"], composer_vs_minimal=round(composer["treechat"] / composer["minimal"], 2),
            minimal_ms=med["minimal"], terminal=f"{terminal} {cols}x{rows}", load1=loads,
-           what="spawn .venv/bin/treechat --home FRESH -> composer placeholder and footer keys on screen; "
+           exe=treechat, what="spawn treechat --home FRESH -> composer placeholder and footer keys on screen; "
                 "alternating with the minimal Textual app, medians; vs_minimal = treechat / minimal (issue 27: ≤ 1.5); "
                 "composer_ms: until the composer shows (its placeholder), without waiting for the footer")
 
@@ -852,6 +853,7 @@ async def main() -> None:
                     help="comma-separated subset")
     ap.add_argument("--terminal", choices=("pty", "tmux"), default="pty",
                     help="first_frame: a pseudo-terminal read directly, or a tmux pane polled (what a user sees)")
+    ap.add_argument("--exe", help="first_frame: this treechat (an installed wheel's) instead of .venv/bin/treechat")
     ap.add_argument("--huge", action="store_true", help="--only huge: the 1M-entry session (default 100k)")
     ap.add_argument("--profile", metavar="DIR", help="cProfile the streaming keystrokes and the tree reload into DIR")
     ap.add_argument("--in-child", action="store_true", help=argparse.SUPPRESS)  # internal: one measurement, no machine line
@@ -872,7 +874,7 @@ async def main() -> None:
     if len(only) > 1:  # each measurement in a fresh process: the 100k tree's heap would lengthen later GC pauses
         import subprocess
 
-        extra = (["--quick"] if args.quick else []) + ["--terminal", args.terminal] + (["--profile", args.profile] if args.profile else []) + \
+        extra = (["--quick"] if args.quick else []) + ["--terminal", args.terminal] + (["--exe", args.exe] if args.exe else []) + (["--profile", args.profile] if args.profile else []) + \
             (["--huge"] if args.huge else [])
         for name in only:
             subprocess.run([sys.executable, str(Path(__file__).resolve()), "--only", name, "--in-child", *extra], check=True)
@@ -880,7 +882,7 @@ async def main() -> None:
     PROFILE["dir"] = args.profile
     q, name = args.quick, only[0]
     if name == "first_frame":
-        bench_first_frame(3 if q else 9, args.terminal)
+        bench_first_frame(3 if q else 9, args.terminal, args.exe)
         return
     if name == "first_message":
         from bench.tui_start import bench_first_message

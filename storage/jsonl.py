@@ -17,6 +17,7 @@ Several processes may hold one session (the app and `treechat -p`, two print run
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import fcntl
 import os
@@ -50,6 +51,7 @@ from .jsonl_format import (
     write_session_file,
 )
 from .locks import POLL, LockWait
+from .model import Entry
 from .special import NotRegularError, open_regular
 from .views import decode_skeleton
 
@@ -248,6 +250,36 @@ class JsonlSessionStorage(IndexedSessionStorage):
         return AppendedEntries(entries, rows)
 
     # ------------------------------------------------------------ writing
+
+    async def append_entry(self, entry: Entry) -> None:
+        await self._lock_free()
+        await super().append_entry(entry)
+
+    async def set_leaf_id(self, leaf_id: str | None) -> None:
+        await self._lock_free()
+        await super().set_leaf_id(leaf_id)
+
+    async def _lock_free(self) -> None:
+        """Wait until no other process holds the file's lock, on the event loop's clock: a wait
+        for another writer (bounded by lock_timeout and announced, as LockWait says) never freezes
+        the app. The write then takes the lock at once; one that loses a race for it waits in
+        `_flock` as before."""
+        wait: LockWait | None = None
+        while True:
+            try:
+                fd = open_regular(self.file, os.O_RDONLY)
+            except OSError:
+                return  # gone, or not a file: the write itself says so
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                pass
+            finally:
+                os.close(fd)  # closing lets our look at the lock go
+            wait = wait or LockWait(self.file)
+            wait.busy()
+            await asyncio.sleep(POLL)
 
     def _persist(self, lines: list[str]) -> None:
         with _Locked(self.file, exclusive=True) as (fd, st):

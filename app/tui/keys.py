@@ -54,7 +54,13 @@ class KeyActions(TuiBase):
         self.transcript.toggle_thinking()
 
     async def action_stop(self) -> None:
-        """Esc: end a preview, or stop the run (what was queued goes out next)."""
+        """Esc: end a preview, or stop the run (what was queued goes out next); with neither, in
+        a narrow terminal's tree drawer, close the drawer (it covers the conversation)."""
+        if (self.chat.preview_id is None and not self.chat.is_running and self.has_class("-narrow")
+                and self.tree_view.has_focus):
+            self.add_class("-tree-hidden")
+            self.composer.focus()
+            return
         await self.attempt(self.chat.stop())
 
     async def action_pull_queued(self) -> None:

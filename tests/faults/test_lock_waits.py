@@ -6,6 +6,7 @@ says it in a notice. A JSONL session file's flock waits the same way."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import subprocess
@@ -120,6 +121,33 @@ async def test_a_jsonl_session_file_locked_by_another_process_is_a_bounded_wait(
                 await storage.append_entry(MessageEntry(id="a2", parent_id="a1", message=UserMessage(content="two")))
         assert told == [f"another treechat process is writing {path}, waiting up to 0.6 s"]
         await storage.append_entry(MessageEntry(id="a3", parent_id="a1", message=UserMessage(content="three")))
+    finally:
+        await catalog.close()
+
+
+async def test_a_jsonl_wait_leaves_the_event_loop_free(tmp_path, monkeypatch):
+    # the app's loop draws the screen and takes keys: a wait for another writer must not stop it
+    monkeypatch.setattr(locks._policy, "timeout", 0.6)
+    catalog = await open_catalog("jsonl", tmp_path)
+    try:
+        storage = await catalog.create(session_id="held")
+        await storage.append_entry(MessageEntry(id="a1", parent_id=None, message=UserMessage(content="one")))
+        ticks: list[float] = []
+
+        async def ticker() -> None:
+            while True:
+                await asyncio.sleep(0.01)
+                ticks.append(1)
+
+        with Holder(Path(storage.file), "flock"):  # type: ignore[attr-defined]
+            running = asyncio.create_task(ticker())
+            try:
+                with pytest.raises(StorageLockedError):
+                    await storage.append_entry(MessageEntry(id="a2", parent_id="a1", message=UserMessage(content="x")))
+                assert ticks, "the loop stood still for the whole wait"
+            finally:
+                running.cancel()
+        assert [e.id for e in await storage.get_entries()] == ["a1"]  # nothing half-written
     finally:
         await catalog.close()
 

@@ -97,7 +97,9 @@ async def snapshot(catalog: SqliteCatalog, sid: str) -> dict:
     s = await catalog.open(sid)
     rows = await s.get_tree_rows()
     by_entry = {}
-    for r in rows:
+    # every fifth entry (5 and the batch of 7 are coprime: every place in a batch is seen) and the
+    # entries the tests name; each is three queries, so all 400 made these the suite's slowest tests
+    for r in [r for i, r in enumerate(rows) if i % 5 == 0 or r.id in ("m0151", "c2", "m0250")]:
         state = await s.get_path_state(r.id)
         path = [e.id for e in await s.get_path_to_root_or_compaction(r.id)]
         by_entry[r.id] = (state, path, [e.id for e in await s.get_path_to_root(r.id)])

@@ -35,6 +35,18 @@ async def test_at_80_columns_a_reply_gets_the_width_and_the_tree_is_a_drawer(mak
         assert not app.has_class("-narrow") and app.ui(TreeView).display
 
 
+async def test_esc_closes_the_drawer_and_typing_goes_to_the_composer(make_app):
+    async with make_app(size=(80, 24)) as (app, pilot):
+        await pilot.press("ctrl+b")
+        await pilot.pause()
+        assert app.ui(TreeView).display and app.ui(TreeView).has_focus
+        await pilot.press("escape")  # nothing runs, nothing is previewed: the drawer closes
+        await pilot.pause()
+        assert not app.ui(TreeView).display and app.ui(Composer).has_focus
+        await type_text(pilot, "/mcp")  # not the tree's filter: the composer has all of it
+        assert app.ui(Composer).text == "/mcp"
+
+
 async def test_the_footer_shows_fewer_hints_rather_than_cut_ones(make_app):
     async with make_app(size=(80, 24)) as (app, pilot):
         await pilot.pause(0.2)

@@ -49,7 +49,7 @@ KEYMAP: tuple[Key, ...] = (
     Key("ctrl+o", "toggle_tool_output", "Expand tools", "global", priority=True),
     Key("ctrl+t", "toggle_thinking_blocks", "Show thinking", "global", show=False, priority=True),
     Key("ctrl+n", "new_session", "New session", "global", show=False, priority=True),
-    Key("escape", "stop", "Stop run (queue goes next); end a preview; close the tree drawer", "global", show=False),
+    Key("escape", "stop", "Stop run · end preview · close drawer", "global", show=False),
     Key("alt+up", "pull_queued", "Pull queued back", "global", show=False, priority=True),
     Key("ctrl+p", "command_palette", "Palette", "global", show=False),
     Key("ctrl+g", "edit_in_editor", "Edit in $EDITOR", "global", show=False),

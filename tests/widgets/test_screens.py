@@ -151,8 +151,7 @@ async def test_pickers_and_dialogs():
 
 async def test_help_screen_is_generated_from_the_keymap():
     app = Host()
-    # 120 columns: at 100 the key column wraps since Esc's row says all it does (main's d6ad733)
-    async with app.run(size=(120, 60)) as pilot:
+    async with app.run(size=(100, 60)) as pilot:
         app.push_screen(HelpScreen())
         assert await wait_for(pilot, lambda: "Ctrl+B / F2" in screen_text(app))
     markdown = help_markdown()

@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from treechat.storage.base import TreeRow
-from treechat.storage.model import Entry
-from treechat.storage.tree_index import TreeIndex
+if TYPE_CHECKING:  # annotations only: the TUI's first frame imports these events, not the storage (issue 27)
+    from treechat.storage.base import TreeRow
+    from treechat.storage.model import Entry
+    from treechat.storage.tree_index import TreeIndex
 
 if TYPE_CHECKING:
     from treechat.workspace.restore import RestorePlan

@@ -385,8 +385,7 @@ class MessageView(Vertical):
     def has_diff(self) -> bool:
         return bool(self.query(DiffLine))
 
-    def toggle_diffs(self) -> None:
-        """Enter on a selected edit: show or hide its diff."""
+    def toggle_diffs(self) -> None:  # Enter on a selected edit: show or hide its diff
         for line in self.query(DiffLine):
             line.set_expanded(not line.expanded)
 

@@ -59,7 +59,7 @@ class EventBus(Generic[E]):
         for listener in list(self._listeners):
             try:
                 result = listener(event)
-                if result is not None:
+                if inspect.isawaitable(result):  # what a sync listener returns is ignored
                     await result
             except Exception as err:
                 first = _keep_first(first, err, event)
@@ -74,7 +74,7 @@ class EventBus(Generic[E]):
         for listener in list(self._listeners):
             try:
                 result = listener(event)
-                if result is not None:
+                if inspect.isawaitable(result):
                     close = getattr(result, "close", None)
                     if close is not None:
                         close()

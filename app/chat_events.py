@@ -220,5 +220,3 @@ ChatEvent = (SessionOpened | EntryAppended | LabelChanged | PathChanged | Focuse
              | QueueChanged | RunStarted | RunEnded | ReplyStreaming | CompactionStarted | CompactionEnded
              | Waiting | Readiness | Notice | Failed | Unsaved | RestoreOffered | Succeeded | SessionsChanged)
 
-EVENT_TYPES: tuple[type, ...] = ChatEvent.__args__
-

@@ -74,13 +74,16 @@ def store_url(settings: Settings | None) -> str | None:
 SLOW_OPEN_S = 1.0
 
 
-async def open_store(kind: str, home: Path, *, settings: Settings | None = None) -> SessionCatalog:
+async def open_store(kind: str, home: Path, *, settings: Settings | None = None,
+                     show_progress: bool = True) -> SessionCatalog:
+    """`show_progress` False: no line on stderr when the open is slow (the app, which owns the
+    terminal, says it in its own way)."""
     opening = asyncio.ensure_future(open_catalog(kind, home, database_url=store_url(settings)))
     try:
         done, _ = await asyncio.wait({opening}, timeout=SLOW_OPEN_S)
         if not done:
             what = {"sqlite": "Opening the database", "postgres": "Connecting to PostgreSQL"}.get(kind, "Opening the sessions")
-            with progress(what, total=None):
+            with progress(what, total=None, enabled=show_progress):
                 return await asyncio.shield(opening)
         return opening.result()
     except asyncio.CancelledError:

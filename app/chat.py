@@ -13,11 +13,11 @@ the queue; this class adds moving in the tree and the commands. Errors a person 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Sequence
 
 from treechat.agent.tools import make_tools
 from treechat.chat_core import ChatError
-from treechat.chat_events import Focused, HeaderChanged, Notice, PathChanged, StatusChanged
+from treechat.chat_events import Focused, HeaderChanged, Notice, PathChanged, StatusChanged, TreeLoaded
 from treechat.chat_status import entry_words
 from treechat.chat_workspace import ChatWorkspace
 from treechat.export_target import OutputError
@@ -28,7 +28,7 @@ from treechat.session.branching import ForkError, NothingToSummarize, fork_sessi
 from treechat.session.instructions import CUSTOM_TYPE as INSTRUCTIONS_TYPE
 from treechat.storage.base import SearchHit, SessionSummary, StorageError
 from treechat.storage.model import AssistantMessage, CompactionEntry, Entry, MessageEntry, message_text
-from treechat.storage.tree_index import CONVERSATION_TYPES
+from treechat.storage.tree_index import CONVERSATION_TYPES, TreeIndex
 
 __all__ = ["Chat", "ChatError"]
 
@@ -100,6 +100,14 @@ class Chat(ChatWorkspace):
             return message_text(entry.message)
         await self.move_to(entry_id)
         return None
+
+    def _whole_tree_in(self, tree: TreeIndex) -> None:
+        self._emit(TreeLoaded(tree))
+        self._emit(HeaderChanged(self.header()))
+
+    async def entries(self, entry_ids: Sequence[str]) -> list[Entry]:
+        """Entries of this session by id, in that order (a window of a long path, for the view)."""
+        return await self.session.storage.get_entries_by_ids(entry_ids)
 
     async def move_to(self, target: str | None, *, remember: bool = True, announce: bool = True) -> None:
         """Move the leaf; leaving a branch is announced (with `/summarize` offered) unless the

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Sequence, assert_never
 
 from treechat.agent.tools import ApproveChange, FileRecorder, ProposedChange, Reach, ReadConfirm, make_tools
 from treechat.attachments import AttachmentError, expand_prompt
@@ -33,7 +33,6 @@ from treechat.chat_events import (
     SessionOpened,
     Status,
     StatusChanged,
-    TreeLoaded,
 )
 from treechat.chat_extras import ChatExtras
 from treechat.chat_models import ChatError, ChatModels
@@ -42,10 +41,12 @@ from treechat.chat_tree import ChatTree
 from treechat.config import Settings
 from treechat.llm.options import stream_options_from_settings
 from treechat.llm.registry import ModelRegistry
+from treechat.llm.types import StreamFn, StreamOptionFields
 from treechat.load_warning import load_warning
 from treechat.local_models import LocalModels
 from treechat.session.agent_session import AgentSession
 from treechat.session.compaction import CompactionSettings
+from treechat.session.events import Appended, CompactionEnd, LeafMoved, SessionChange, SessionEvent
 from treechat.session.instructions import stored_instructions
 from treechat.session.session import Session
 from treechat.session.system_prompt import SystemPromptBuilder, bind_system_prompt
@@ -68,7 +69,7 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
 
     def __init__(self, *, catalog: SessionCatalog, settings: Settings, registry: ModelRegistry,
                  model_ref: str | None = None, tools: Sequence[str] | None = None, cwd: str | None = None,
-                 stream_fn: Any = None, stream_options: dict[str, Any] | None = None,
+                 stream_fn: StreamFn | None = None, stream_options: StreamOptionFields | None = None,
                  confirm: Confirm | None = None, system: str | None = None,
                  local_servers: Sequence[tuple[str, str]] | None = None,
                  confirm_read: ReadConfirm | None = None) -> None:
@@ -78,7 +79,7 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
         self.cwd = cwd or str(Path.cwd())
         # the bounded waits of config.toml, unless the caller (a test, a bench) gives its own
         self.stream_fn = stream_fn
-        self.stream_options = {**stream_options_from_settings(settings), **(stream_options or {})}
+        self.stream_options: StreamOptionFields = {**stream_options_from_settings(settings), **(stream_options or {})}
         self.confirm = confirm  # asks before the bash tool runs a command (None: refuse)
         self.approve_change: ApproveChange | None = None  # asks before edit/write change a file (None: refuse)
         self._files: FileHistory | None = None  # the session's checkpoints, once something needed them
@@ -170,7 +171,7 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
         session = await Session.open(storage)
         self._session = session
         self._files = None
-        self._stop_observing = session.observe(self._on_append, self._on_leaf)
+        self._stop_observing = session.changes.subscribe(self._on_session_change)
         self.preview_id, self.leaf_history, self.abandoned_leaf = None, [], None
         loading = await self._open_tree(storage, session.leaf_id)
         self._name, self._first_prompt = await storage.get_session_name(), None
@@ -190,10 +191,6 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
         warning = load_warning(storage)
         if warning:
             self._emit(Notice(warning, "warning"))
-
-    def _whole_tree_in(self, tree: TreeIndex) -> None:
-        self._emit(TreeLoaded(tree))
-        self._emit(HeaderChanged(self.header()))
 
     async def _leave(self, session: Session, composer_text: str | None) -> None:
         self._stop_tree_load()
@@ -404,6 +401,15 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
 
     # ------------------------------------------------------------ what happened (observers)
 
+    def _on_session_change(self, change: SessionChange) -> None:
+        match change:
+            case Appended():
+                self._on_append(change.entry)
+            case LeafMoved():
+                self._on_leaf(change.leaf_id)
+            case _:
+                assert_never(change)
+
     def _on_append(self, entry: Entry) -> None:
         row = tree_row(entry)
         self._grow_tree(row)
@@ -441,8 +447,8 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
         self._state = await self.session.storage.get_path_state(leaf)
         self._state_leaf = leaf
 
-    async def _on_agent_event(self, event: Any, signal: Any) -> None:
-        if event.type == "compaction_end":
+    async def _on_agent_event(self, event: SessionEvent) -> None:
+        if isinstance(event, CompactionEnd):
             await self._compaction_ended(event)
             return
         for chat_event in translate(event):
@@ -450,7 +456,7 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
         if event.type in CHANGES_STATUS:
             self._emit(StatusChanged(self.status()))
 
-    async def _compaction_ended(self, event: Any) -> None:
+    async def _compaction_ended(self, event: CompactionEnd) -> None:
         result = event.result
         if result is None:
             self._emit(CompactionEnded(event.reason, error=event.error))
@@ -470,10 +476,6 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
 
     async def _path_to_show(self) -> ShownPath:
         return await shown_path(self.session.storage, self.tree, self.preview_id or self.session.leaf_id)
-
-    async def entries(self, entry_ids: Sequence[str]) -> list[Entry]:
-        """Entries of this session by id, in that order (a window of a long path, for the view)."""
-        return await self.session.storage.get_entries_by_ids(entry_ids)
 
     def header(self) -> Header:
         leaf = self.session.leaf_id

@@ -12,12 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from treechat.shown_path import ShownPath
-from treechat.storage.base import TreeRow
-from treechat.storage.model import Entry
-from treechat.storage.tree_index import TreeIndex
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: the TUI's first frame imports these events, not the storage (issue 27)
+    from treechat.shown_path import ShownPath
+    from treechat.storage.base import TreeRow
+    from treechat.storage.model import Entry
+    from treechat.storage.tree_index import TreeIndex
     from treechat.workspace.restore import RestorePlan
 
 
@@ -230,6 +229,4 @@ class SessionsChanged:
 ChatEvent = (SessionOpened | TreeLoaded | EntryAppended | LabelChanged | PathChanged | Focused | HeaderChanged | StatusChanged
              | QueueChanged | RunStarted | RunEnded | ReplyStreaming | CompactionStarted | CompactionEnded
              | Waiting | Readiness | Notice | Failed | Unsaved | RestoreOffered | Succeeded | SessionsChanged)
-
-EVENT_TYPES: tuple[type, ...] = ChatEvent.__args__
 

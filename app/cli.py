@@ -369,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.reconfigure(errors="replace")
     import asyncio
 
-    from treechat.storage.locks import listen
+    from treechat.storage.lock_notices import listen  # (not locks.py: it loads the storage vocabulary)
 
     try:
         with listen(_lock_wait_line):

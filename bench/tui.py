@@ -1,10 +1,18 @@
 """TUI benchmark: the four budgets of issue 5, one JSON object per measurement.
 
-    .venv/bin/python bench/tui.py [--quick] [--only first_frame,branch,tree,keystroke,originals,long_branch]
+    .venv/bin/python bench/tui.py [--quick] [--only first_frame,first_message,branch,tree,keystroke,originals,long_branch]
+                                  [--terminal pty|tmux]
 
-1. tui.first_frame   the real `treechat` console script in a pseudo-terminal (fresh home, SQLite,
-                     no network): spawn -> the terminal output holds the composer placeholder and
-                     the footer. Median of 3 (cold Python start and imports included).
+1. tui.first_frame   the real `treechat` console script (fresh home, SQLite, no network) and a
+                     minimal Textual app (bench/minimal_textual.py: an Input and a Footer),
+                     alternating, in a 160x45 pseudo-terminal read directly (--terminal pty) or a
+                     tmux pane polled (--terminal tmux: what a user sees): spawn -> the composer
+                     placeholder and the footer's palette key on screen. Medians of 9 (3 with
+                     --quick) after one warm-up round; vs_minimal = treechat / minimal (issue 27:
+                     <= 1.5). tui.first_frame_minimal: the minimal app's own figures.
+   tui.first_message (bench/tui_start.py) a message typed the moment the composer shows, against a
+                     fake llama.cpp whose probe endpoints trickle for ever: Enter -> on screen, and
+                     -> answered (issue 27: 0.5 s and 3 s).
 2. tui.branch_open   a SQLite session whose active branch has 2,000 messages (user / assistant with
                      markdown and code / tool calls and multi-line tool output): open_catalog ->
                      the first frame with the composer focused and the last message on screen.
@@ -148,21 +156,35 @@ def machine() -> None:
 ANSI = re.compile(rb"\x1b\[[0-9;?<>=$ ]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78DEHMNOPXZ\\^_c]")
 
 
-def first_frame_once(home: Path, cols: int, rows: int, timeout: float = 20.0) -> dict:
+FIRST_FRAME_SIZE = (160, 45)  # the terminal of issue 27's figures
+SHOWN = ("Message… (/help", "palette")  # the composer's placeholder and the footer's palette key (both apps)
+
+
+def first_frame_env() -> dict[str, str]:
+    # PYTHONDONTWRITEBYTECODE off: an installed treechat has its .pyc files (pip compiles them), as
+    # Textual's have here; without them every start compiles our modules again (~0.5 s)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "TREECHAT_", "TEXTUAL"))
+           and k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(TERM="xterm-256color", OPENAI_API_KEY="sk-bench-offline",
+               OPENAI_BASE_URL="http://127.0.0.1:9/v1")  # port 9: refused
+    return env
+
+
+def first_frame_once(argv: list[str], cols: int, rows: int, env: dict[str, str] | None = None,
+                     timeout: float = 20.0) -> dict:
+    """Spawn `argv` in a pseudo-terminal of cols x rows; ms until the output holds SHOWN."""
     import fcntl
     import pty
     import termios
 
-    exe = ROOT / ".venv/bin/treechat"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "TREECHAT_", "TEXTUAL"))}
-    env.update(TERM="xterm-256color", COLUMNS=str(cols), LINES=str(rows),
-               OPENAI_API_KEY="sk-bench-offline", OPENAI_BASE_URL="http://127.0.0.1:9/v1")  # port 9: refused
+    env = dict(env or first_frame_env(), COLUMNS=str(cols), LINES=str(rows))
+    found: dict[str, float] = {}
     t0 = time.perf_counter()
     pid, fd = pty.fork()
     if pid == 0:  # child: the terminal size is set on our side of the pty below, before any output
-        os.execve(str(exe), [str(exe), "--home", str(home)], env)
+        os.execve(argv[0], argv, env)
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-    raw, first_byte, done = b"", None, None
+    raw, first_byte, done, seen = b"", None, None, ""
     try:
         while time.perf_counter() - t0 < timeout:
             if not select.select([fd], [], [], 0.02)[0]:
@@ -173,8 +195,14 @@ def first_frame_once(home: Path, cols: int, rows: int, timeout: float = 20.0) ->
                 break
             first_byte = first_byte or time.perf_counter()
             raw += chunk
-            text = ANSI.sub(b"", raw).decode("utf-8", "replace")
-            if "Message… (/help" in text and "Palette" in text:
+            # only the new output (and a little before it, for a sequence cut in two) is read: read
+            # whole each time, the output of a bigger screen cost the reader time, and a slow
+            # reader slows the writer down
+            seen = (seen + ANSI.sub(b"", raw[-(len(chunk) + 256):]).decode("utf-8", "replace"))[-4096:]
+            for marker in SHOWN:
+                if marker not in found and (marker in seen or marker in seen.lower()):
+                    found[marker] = time.perf_counter()
+            if len(found) == len(SHOWN):
                 done = time.perf_counter()
                 break
     finally:
@@ -183,17 +211,95 @@ def first_frame_once(home: Path, cols: int, rows: int, timeout: float = 20.0) ->
         os.close(fd)
     if done is None:
         raise RuntimeError(f"no first frame within {timeout}s; output tail: {ANSI.sub(b'', raw)[-400:]!r}")
-    return {"ms": ms(done - t0), "first_byte_ms": ms(first_byte - t0), "bytes": len(raw)}
+    return {"ms": ms(done - t0), "composer_ms": ms(found[SHOWN[0]] - t0), "first_byte_ms": ms(first_byte - t0),
+            "bytes": len(raw)}
 
 
-def bench_first_frame(repeat: int) -> None:
-    runs = []
-    for _ in range(repeat):
-        with tempfile.TemporaryDirectory(prefix="treechat-bench-ff-") as home:
-            runs.append(first_frame_once(Path(home), *SIZE))
-    judged("tui.first_frame", statistics.median(r["ms"] for r in runs), runs_ms=[r["ms"] for r in runs],
-           first_byte_ms=statistics.median(r["first_byte_ms"] for r in runs), terminal=f"{SIZE[0]}x{SIZE[1]}",
-           what="spawn .venv/bin/treechat --home FRESH in a pty -> composer placeholder and footer on screen")
+class Tmux:
+    """A tmux session of its own at cols x rows: `once(argv)` respawns its pane with argv and polls
+    the pane's screen (capture-pane) until it shows SHOWN. What a user sees in a real terminal."""
+
+    def __init__(self, cols: int, rows: int) -> None:
+        import shutil
+        import subprocess
+
+        self.run = subprocess.run
+        self.name = f"treechat-bench-ff-{os.getpid()}"
+        self.tmux = shutil.which("tmux")
+        if self.tmux is None:
+            raise RuntimeError("tmux is not installed")
+        self.run([self.tmux, "new-session", "-d", "-s", self.name, "-x", str(cols), "-y", str(rows), "sleep 600"],
+                 check=True)
+        self.run([self.tmux, "set-option", "-t", self.name, "remain-on-exit", "on"], check=True)
+
+    def once(self, argv: list[str], env: dict[str, str], timeout: float = 20.0) -> dict:
+        import shlex
+
+        command = " ".join(["exec", "env", "-i", *(f"{k}={shlex.quote(v)}" for k, v in env.items()),
+                            *map(shlex.quote, argv)])
+        found: dict[str, float] = {}
+        shown = ""
+        t0 = time.perf_counter()
+        self.run([self.tmux, "respawn-pane", "-k", "-t", self.name, command], check=True)
+        try:
+            while time.perf_counter() - t0 < timeout:
+                shown = self.run([self.tmux, "capture-pane", "-p", "-t", self.name], capture_output=True,
+                                 text=True).stdout
+                now = time.perf_counter()
+                for marker in SHOWN:
+                    if marker not in found and (marker in shown or marker in shown.lower()):
+                        found[marker] = now
+                if len(found) == len(SHOWN):
+                    return {"ms": ms(now - t0), "composer_ms": ms(found[SHOWN[0]] - t0)}
+                time.sleep(0.005)
+            raise RuntimeError(f"no first frame in tmux within {timeout}s; screen: {shown[-400:]!r}")
+        finally:
+            self.run([self.tmux, "respawn-pane", "-k", "-t", self.name, "sleep 600"])
+
+    def close(self) -> None:
+        self.run([self.tmux, "kill-session", "-t", self.name])
+
+
+def bench_first_frame(repeat: int, terminal: str, exe: str | None = None) -> None:
+    """treechat and the minimal Textual app (bench/minimal_textual.py), alternating, in the same
+    kind of terminal at 160x45; the medians and their ratio (issue 27: ≤ 1.5)."""
+    cols, rows = FIRST_FRAME_SIZE
+    python = str(ROOT / ".venv/bin/python")
+    treechat = exe or str(ROOT / ".venv/bin/treechat")
+    apps = {"treechat": lambda home: [treechat, "--home", home],
+            "minimal": lambda home: [python, str(ROOT / "bench/minimal_textual.py")]}
+    env = first_frame_env()
+    tmux = Tmux(cols, rows) if terminal == "tmux" else None
+    runs: dict[str, list[dict]] = {name: [] for name in apps}
+    loads = [load1()]
+    try:
+        for i in range(repeat + 1):  # the first round warms the page cache and .pyc files: not counted
+            for name in (list(apps) if i % 2 else list(apps)[::-1]):
+                with tempfile.TemporaryDirectory(prefix="treechat-bench-ff-") as home:
+                    argv = apps[name](home)
+                    fig = tmux.once(argv, env) if tmux else first_frame_once(argv, cols, rows, env)
+                if i:
+                    runs[name].append(fig)
+            loads.append(load1())
+    finally:
+        if tmux:
+            tmux.close()
+    med = {name: statistics.median(r["ms"] for r in got) for name, got in runs.items()}
+    composer = {name: statistics.median(r["composer_ms"] for r in got) for name, got in runs.items()}
+    fields: dict[str, Any] = {}
+    if terminal == "pty":
+        fields["first_byte_ms"] = statistics.median(r["first_byte_ms"] for r in runs["treechat"])
+    emit(bench="tui.first_frame_minimal", ms=med["minimal"], composer_ms=composer["minimal"],
+         runs_ms=[r["ms"] for r in runs["minimal"]], terminal=f"{terminal} {cols}x{rows}",
+         what="bench/minimal_textual.py (an Input and a Footer): spawn -> its placeholder and footer on screen; "
+              "composer_ms: the placeholder alone")
+    judged("tui.first_frame", med["treechat"], runs_ms=[r["ms"] for r in runs["treechat"]], **fields,
+           vs_minimal=round(med["treechat"] / med["minimal"], 2), vs_minimal_ok=med["treechat"] <= 1.5 * med["minimal"],
+           composer_ms=composer["treechat"], composer_vs_minimal=round(composer["treechat"] / composer["minimal"], 2),
+           minimal_ms=med["minimal"], terminal=f"{terminal} {cols}x{rows}", load1=loads,
+           exe=treechat, what="spawn treechat --home FRESH -> composer placeholder and footer keys on screen; "
+                "alternating with the minimal Textual app, medians; vs_minimal = treechat / minimal (issue 27: ≤ 1.5); "
+                "composer_ms: until the composer shows (its placeholder), without waiting for the footer")
 
 
 # ------------------------------------------------------------------ sessions
@@ -743,14 +849,24 @@ async def bench_keystroke(keys: int, history: int, rate: float, work: Path) -> N
 async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats (same budgets, so judge with care)")
-    ap.add_argument("--only", default="first_frame,branch,tree,keystroke,originals,long_branch", help="comma-separated subset")
+    ap.add_argument("--only", default="first_frame,first_message,branch,tree,keystroke,originals,long_branch",
+                    help="comma-separated subset")
+    ap.add_argument("--terminal", choices=("pty", "tmux"), default="pty",
+                    help="first_frame: a pseudo-terminal read directly, or a tmux pane polled (what a user sees)")
+    ap.add_argument("--exe", help="first_frame: this treechat (an installed wheel's) instead of .venv/bin/treechat")
     ap.add_argument("--huge", action="store_true", help="--only huge: the 1M-entry session (default 100k)")
     ap.add_argument("--profile", metavar="DIR", help="cProfile the streaming keystrokes and the tree reload into DIR")
     ap.add_argument("--in-child", action="store_true", help=argparse.SUPPRESS)  # internal: one measurement, no machine line
     ap.add_argument("--serve-fake", help=argparse.SUPPRESS)  # internal: the child process of FakeServer
+    ap.add_argument("--serve-local", action="store_true", help=argparse.SUPPRESS)  # internal: tui_start's server
     args = ap.parse_args()
     if args.serve_fake:
         await serve_fake(args.serve_fake)
+        return
+    if args.serve_local:
+        from bench.tui_start import serve_local
+
+        await serve_local()
         return
     only = [name for name in args.only.split(",") if name]
     if not args.in_child:
@@ -758,7 +874,7 @@ async def main() -> None:
     if len(only) > 1:  # each measurement in a fresh process: the 100k tree's heap would lengthen later GC pauses
         import subprocess
 
-        extra = (["--quick"] if args.quick else []) + (["--profile", args.profile] if args.profile else []) + \
+        extra = (["--quick"] if args.quick else []) + ["--terminal", args.terminal] + (["--exe", args.exe] if args.exe else []) + (["--profile", args.profile] if args.profile else []) + \
             (["--huge"] if args.huge else [])
         for name in only:
             subprocess.run([sys.executable, str(Path(__file__).resolve()), "--only", name, "--in-child", *extra], check=True)
@@ -766,7 +882,12 @@ async def main() -> None:
     PROFILE["dir"] = args.profile
     q, name = args.quick, only[0]
     if name == "first_frame":
-        bench_first_frame(1 if q else 3)
+        bench_first_frame(3 if q else 9, args.terminal, args.exe)
+        return
+    if name == "first_message":
+        from bench.tui_start import bench_first_message
+
+        bench_first_message(2 if q else 5, first_frame_env())
         return
     with tempfile.TemporaryDirectory(prefix="treechat-bench-tui-") as tmp:
         work = Path(tmp)
@@ -790,8 +911,8 @@ async def main() -> None:
 
             await bench_huge(1_000_000 if args.huge else 100_000, default_cache())
         else:
-            raise SystemExit(f"unknown measurement {name!r}: first_frame, branch, tree, keystroke, originals, long_branch, "
-                             "huge")
+            raise SystemExit(f"unknown measurement {name!r}: first_frame, first_message, branch, tree, keystroke, "
+                             "originals, long_branch, huge")
 
 
 if __name__ == "__main__":

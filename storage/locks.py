@@ -2,7 +2,7 @@
 (issue 21: `-p` waited 200 s, an import 100 s and a reindex until the lock ended, all silently).
 
 A write that finds the lock held waits up to `timeout` seconds in all; once it has waited
-`notice_after` seconds the newest listener (`listen`: stderr for the CLI, a notice in the app)
+`notice_after` seconds the newest listener (`listen`, lock_notices.py: stderr for the CLI, a notice in the app)
 is told, once, "another treechat process is writing PATH, waiting up to N s". Past the timeout
 the write fails with `StorageLockedError`, naming the file and the setting that raises the bound.
 Listeners may be called from a database thread: they must be thread-safe.
@@ -10,20 +10,19 @@ Listeners may be called from a database thread: they must be thread-safe.
 
 from __future__ import annotations
 
-import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 from .base import StorageError
+from .lock_notices import Listener, add_listener, listen
+from .lock_notices import tell as _tell
+
+__all__ = ["Listener", "StorageLockedError", "add_listener", "listen", "lock_timeout", "set_lock_timeout", "LockWait"]
 
 LOCK_TIMEOUT = 30.0  # seconds a write waits for another process in all (config.toml: lock_timeout)
 NOTICE_AFTER = 0.5  # seconds of waiting before the wait is announced
 POLL = 0.05  # seconds between tries of a lock that cannot wait by itself (flock)
-
-Listener = Callable[[str], None]
 
 
 class StorageLockedError(StorageError):
@@ -37,8 +36,6 @@ class LockPolicy:
 
 
 _policy = LockPolicy()
-_listeners: list[Listener] = []
-_guard = threading.Lock()
 
 
 def set_lock_timeout(seconds: float) -> None:
@@ -48,40 +45,6 @@ def set_lock_timeout(seconds: float) -> None:
 
 def lock_timeout() -> float:
     return _policy.timeout
-
-
-def add_listener(listener: Listener) -> Callable[[], None]:
-    """`listener` is the one told about waits until the returned function removes it (the newest
-    one wins: the app's notice while its screen is up, stderr before and after)."""
-    with _guard:
-        _listeners.append(listener)
-
-    def remove() -> None:
-        with _guard:
-            if listener in _listeners:
-                _listeners.remove(listener)
-
-    return remove
-
-
-@contextmanager
-def listen(listener: Listener) -> Iterator[None]:
-    """`add_listener` for the length of a block."""
-    remove = add_listener(listener)
-    try:
-        yield
-    finally:
-        remove()
-
-
-def _tell(text: str) -> None:
-    with _guard:
-        listener = _listeners[-1] if _listeners else None
-    if listener is not None:
-        try:
-            listener(text)
-        except Exception:  # noqa: BLE001 - telling must never break the write itself
-            pass
 
 
 class LockWait:

@@ -109,6 +109,10 @@ class ToolCall(Model):
     id: str
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    # Set by a provider adapter when the model's arguments were not a JSON object: why, with the
+    # text. The loop answers such a call with an error result; never stored (the arguments keep
+    # the text, so the session shows what the model wrote).
+    arguments_error: str | None = Field(default=None, exclude=True)
 
 
 class UnknownContent(Model):

@@ -5,12 +5,28 @@ from __future__ import annotations
 
 from textual import events
 from textual.geometry import Size
+from textual.screen import Screen
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 
 class FittedFooter(Footer):
+    _pending = False  # a recompose is scheduled and has not started
+
+    def bindings_changed(self, screen: Screen[object]) -> None:
+        """Textual schedules a whole recompose for every change of the bindings (a focus change
+        makes two or three at once); one pending recompose reads them all, so more are not
+        scheduled until it starts (at start-up that was five recomposes, 50 ms each, before the
+        footer showed)."""
+        if self._pending:
+            return
+        self._pending = True
+        super().bindings_changed(screen)
+        if not (screen.app.app_focus and self.is_attached and screen is self.screen):
+            self._pending = False  # (nothing was scheduled)
+
     async def recompose(self) -> None:
+        self._pending = False  # a change from now on needs another one
         await super().recompose()
         self.fit()
 

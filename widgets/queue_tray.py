@@ -1,7 +1,7 @@
 """QueueTray: the messages waiting for the agent, above the composer.
 
 Data in: ``set_items(items)`` — ``(kind, text)`` pairs, kind "steer" or "follow_up", in delivery
-order. The tray hides itself when the list is empty.
+order, or "send": a message sent before the session was open, going out once it is. The tray hides itself when the list is empty.
 
 Messages out: ``Dropped(index)`` (x / Delete on a row, or a click on its ✕) and ``PullLast()``
 (Alt+Up: the App moves the last queued text back into the composer). The tray never changes
@@ -21,7 +21,7 @@ from textual.widget import Widget
 from .keymap import bindings_for
 from .sanitize import sanitize_line
 
-MARKS = {"steer": "⚡ steer", "follow_up": "⏭ later"}
+MARKS = {"steer": "⚡ steer", "follow_up": "⏭ later", "send": "↑ sending"}
 _DROP = " ✕"
 
 

@@ -23,12 +23,16 @@ class SessionHeader(Widget):
         self.session_name = ""
         self.position = ""
         self.viewing: str | None = None
+        self.known = False  # set_session was called (the first frame comes before the session is open)
 
     def set_session(self, name: str | None, position: str = "", viewing: str | None = None) -> None:
+        self.known = True
         self.session_name, self.position, self.viewing = name or "", position, viewing
         self.refresh()
 
     def render(self) -> Content:
+        if not self.known:
+            return Content("")
         # The viewing hint says how to get back: it is shown whole, and the name and the position
         # give up their room first (at 160 columns a long name pushed "g: back to leaf" off).
         width = self.content_size.width or 160

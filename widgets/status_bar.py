@@ -3,7 +3,8 @@
 Data in: ``update_status(**fields)`` with any of ``model``, ``thinking``, ``tokens_in``,
 ``tokens_out``, ``cost``, ``context_percent`` (None = unknown), ``context_estimated`` (draw
 "~"), ``model_warning`` (no key: draw ⚠), ``queued_steer``, ``queued_follow_up``. Each is also a
-reactive attribute. ``wait(seconds, reason)`` shows a countdown ("retrying in 12 s") until it
+reactive attribute (nothing is drawn before the first call: the App's first frame comes before
+the session is open). ``wait(seconds, reason)`` shows a countdown ("retrying in 12 s") until it
 runs out or ``wait(0)`` ends it. Posts nothing.
 """
 
@@ -40,6 +41,7 @@ class StatusBar(Widget):
         self._wait_reason = ""
         self._wait_label = "retrying in"
         self._wait_timer: Timer | None = None
+        self.known = False  # update_status was called
 
     model: reactive[str] = reactive("")
     thinking: reactive[str] = reactive("off")
@@ -78,12 +80,15 @@ class StatusBar(Widget):
         self.waiting = f"⏳ {self._wait_label} {math.ceil(left)} s{reason}"
 
     def update_status(self, **fields: Any) -> None:
+        self.known = True
         for name, value in fields.items():
             if name not in self._reactives:
                 raise AttributeError(f"StatusBar has no field {name!r}")
             setattr(self, name, value)
 
     def render(self) -> Content:
+        if not self.known and not self.waiting:
+            return Content("")  # the first frame, before the session is open: not known, not guessed
         model = sanitize_line(self.model, 40) or "no model"
         parts: list = [(model, "bold"), (" ⚠" if self.model_warning else "", "bold $error")]
         parts += [f" • {self.thinking}", "  │  ", f"↑{tokens(self.tokens_in)} ↓{tokens(self.tokens_out)}"]

@@ -1,9 +1,12 @@
 """StreamingView: the assistant message while it is being generated (owned by ``Transcript``).
 
 Snapshots of the message arrive as often as the provider sends tokens; we keep only the latest
-and draw it at most ~20 times a second. The text goes into a Textual ``Markdown`` through
-``MarkdownStream`` (appends re-parse only the last block), so the cost of a frame does not grow
-with the reply and a keystroke never waits behind a token backlog (textual-peers §3.1).
+and draw it at most ~10 times a second. The text goes into a ``StreamedMarkdown``, which renders
+only the block being written (finished blocks keep their lines) and asks for a layout only when
+it outgrows the room it keeps: a redraw is a repaint of this view, its cost that of the new
+text, and a keystroke never waits behind a relayout of the whole transcript (issue 26). The
+header's spinner and the thinking line are repainted, not laid out, for the same reason. It draws
+with the settled message's Rich Markdown, so nothing changes look when the reply is done.
 """
 
 from __future__ import annotations
@@ -11,23 +14,26 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from rich.console import RenderableType
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
-from textual.widgets import Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Static
 
 from treechat.storage.model import TextContent, ThinkingContent, ToolCall
 from treechat.storage.model_names import shown_model_id
 
 from .long_text import SHOWN_CHARS, head_of
-from .message_view import tool_call_summary
+from .message_view import _dark, markdown, tool_call_summary
 from .sanitize import sanitize
+from .streamed_markdown import StreamedMarkdown
 
-FRAME = 1 / 10  # seconds between redraws while streaming (each redraw relayouts the transcript)
-# While you type, the keys' frames go first: a redraw is put off while a key came in the last
-# TYPING_HOLD seconds, but never for longer than MAX_HOLD (the reply still moves). The App says
-# when the newest key arrived (`last_key_at`, time.monotonic()); without one nothing is put off.
+FRAME = 1 / 10  # seconds between redraws while streaming
+# While you type, the keys' frames go first: a redraw that needs a layout (the text outgrew the
+# room its view keeps) is put off while a key came in the last TYPING_HOLD seconds, but never for
+# longer than MAX_HOLD (the reply still moves); a redraw that fits, a repaint of the new lines,
+# goes on. The App says when the newest key arrived (`last_key_at`, time.monotonic()); without
+# one nothing is put off.
 TYPING_HOLD = 0.15
 MAX_HOLD = 0.75
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -41,7 +47,7 @@ class StreamingView(Vertical):
     StreamingView > .message-header { color: $text-muted; }
     StreamingView > .thinking { color: $text-muted; text-style: italic; }
     StreamingView > .tool { color: $text-muted; }
-    StreamingView > Markdown { margin: 0; padding: 0; }
+    StreamingView > StreamedMarkdown { margin: 0; padding: 0; }
     """
 
     def __init__(self, show_thinking: bool = False) -> None:
@@ -51,25 +57,31 @@ class StreamingView(Vertical):
         self.latest: Any = None
         self._scheduled = False
         self._frame = 0
-        self._drawn_at = 0.0
-        self._stream: MarkdownStream | None = None
+        self._room_since = 0.0  # when the text first needed more room than the body has (0: it fits)
+        self._tool_lines = 0
+        self._thinking_shown: bool | None = None  # as drawn last: whole (True) or one line (False)
+        self._dark = True
+        self._more_shown = False  # the header says the reply is longer than what is drawn
         self.header = Static(Content("assistant ⠋"), classes="message-header")
         self.thinking = Static("", classes="thinking")
-        self.markdown = Markdown("", classes="body")
+        self.body = StreamedMarkdown(self._render_block, classes="body")
         self.tools = Static("", classes="tool")
 
     def compose(self) -> ComposeResult:
         yield self.header
         yield self.thinking
-        yield self.markdown
+        yield self.body
         yield self.tools
 
     def on_mount(self) -> None:
         self.thinking.display = False
         self.tools.display = False
-        self._stream = Markdown.get_stream(self.markdown)
+        self._dark = _dark(self)
         if self.latest is not None:
             self._schedule()
+
+    def _render_block(self, source: str) -> RenderableType:
+        return markdown(source, dark=self._dark)
 
     def update_message(self, message: Any) -> None:
         """Keep the newest snapshot; draw it on the next frame (coalescing everything between)."""
@@ -83,46 +95,47 @@ class StreamingView(Vertical):
 
     async def _draw(self) -> None:
         self._scheduled = False
-        now = time.monotonic()
-        typed = getattr(self.app, "last_key_at", 0.0)
-        if now - typed < TYPING_HOLD and now - self._drawn_at < MAX_HOLD:
-            self._schedule()  # a key is being drawn: this redraw (a relayout) waits a frame
-            return
-        self._drawn_at = now
         message = self.latest
-        if message is None or self._stream is None:
+        if message is None:
             return
         blocks = getattr(message, "content", []) or []
         raw, total = head_of(b.text for b in blocks if isinstance(b, TextContent))
         text = sanitize(raw)  # (only what is drawn: a reply past SHOWN_CHARS goes on unseen)
-        if text.startswith(self.written):
-            delta = text[len(self.written) :]
-            if delta:
-                await self._stream.write(delta)
-        else:  # the provider rewrote earlier text: start the document again
-            await self._stream.stop()
-            await self.markdown.update(text)
-            self._stream = Markdown.get_stream(self.markdown)
+        self.body.set_text(text)
         self.written = text
+        if self.body.needs_room:
+            now = time.monotonic()
+            self._room_since = self._room_since or now
+            if now - getattr(self.app, "last_key_at", 0.0) >= TYPING_HOLD or now - self._room_since >= MAX_HOLD:
+                self.body.grow()
+                self._room_since = 0.0
+            else:
+                self._schedule()  # the lines below show once no key has come for a moment
         thinking = "".join(b.thinking for b in blocks if isinstance(b, ThinkingContent))
-        self.thinking.display = bool(thinking)
+        if self.thinking.display != bool(thinking):
+            self.thinking.display = bool(thinking)
         if thinking:
             if self.show_thinking:
                 self.thinking.update(Content("▾ thinking\n" + sanitize(thinking)))
-            else:
-                self.thinking.update(Content(f"▸ thinking… ({len(thinking)} chars)"))
+            else:  # one line whatever its length: a repaint (a layout when it was shown whole)
+                self.thinking.update(Content(f"▸ thinking… ({len(thinking)} chars)"),
+                                     layout=self._thinking_shown is not False)
+            self._thinking_shown = self.show_thinking
         calls = [b for b in blocks if isinstance(b, ToolCall)]
-        self.tools.display = bool(calls)
+        if self.tools.display != bool(calls):
+            self.tools.display = bool(calls)
         if calls:
-            self.tools.update(Content("\n".join("▸ " + tool_call_summary(c) for c in calls)))
+            lines = "\n".join("▸ " + tool_call_summary(c) for c in calls)
+            self.tools.update(Content(lines), layout=len(calls) != self._tool_lines)
+            self._tool_lines = len(calls)
         self._frame += 1
         model = sanitize(shown_model_id(getattr(message, "model", "") or ""))
         spin = SPINNER[self._frame % len(SPINNER)]
         more = f" · {total:,} characters so far, the first {SHOWN_CHARS:,} shown" if total > SHOWN_CHARS else ""
-        self.header.update(Content(f"assistant{' · ' + model if model else ''} {spin}{more}"))
+        # a repaint, unless the note past SHOWN_CHARS came or went (it may wrap the line)
+        self.header.update(Content(f"assistant{' · ' + model if model else ''} {spin}{more}"),
+                           layout=bool(more) != self._more_shown)
+        self._more_shown = bool(more)
 
     async def finish(self) -> None:
-        """Stop the stream task (the settled message replaces this view)."""
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
+        """The settled message replaces this view (nothing runs in the background to stop)."""

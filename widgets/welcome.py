@@ -7,6 +7,8 @@ none, why and how to choose one.
 Data in (from the App): ``set_model(model, problem=None, servers=())`` — ``model`` is the
 "provider/id" in use or None; ``problem`` the sentence saying why nothing can be sent yet;
 ``servers`` the local servers found. The App shows the widget while the transcript is empty.
+Until the first ``set_model`` (the first frame, drawn before the session opens) the model line
+is left out rather than guessed.
 """
 
 from __future__ import annotations
@@ -36,9 +38,11 @@ class Welcome(Widget):
         self.model: str | None = None
         self.problem: str | None = None
         self.servers: tuple[str, ...] = ()
+        self.known = False  # set_model was called
 
     def set_model(self, model: str | None, problem: str | None = None, servers: tuple[str, ...] = ()) -> None:
-        if (model, problem, tuple(servers)) != (self.model, self.problem, self.servers):
+        if not self.known or (model, problem, tuple(servers)) != (self.model, self.problem, self.servers):
+            self.known = True
             self.model, self.problem, self.servers = model, problem, tuple(servers)
             self.refresh(layout=True)
 
@@ -67,6 +71,8 @@ class Welcome(Widget):
         return Content.assemble(*parts)
 
     def _model_lines(self) -> list[str | tuple[str, str] | Content]:
+        if not self.known:
+            return []
         pick, thinking = key_name("model"), key_name("thinking")
         if self.problem or not self.model:
             problem = self.problem or f"No model chosen: press {pick} to pick one."

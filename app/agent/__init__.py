@@ -7,7 +7,7 @@ tools' descriptions (`treechat.agent.tools`) without the loop and its providers 
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .agent import BUSY_CONTINUE, BUSY_PROMPT, Agent
@@ -25,7 +25,7 @@ __all__ = ["Agent", "AgentState", "AgentEvent", "AgentTool", "FunctionTool", "Me
            "convert_to_llm", "text_result", "BUSY_PROMPT", "BUSY_CONTINUE"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     where = _WHERE.get(name)
     if where is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

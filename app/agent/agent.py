@@ -1,21 +1,54 @@
-"""The Agent: runs the loop, reduces its events into AgentState, and fans them out to listeners."""
+"""The Agent: runs the loop, reduces its events into AgentState, and fans them out on its bus.
+
+Contracts: `prompt` and `continue_` never raise for what goes wrong inside a run (a provider, a
+tool, a hook or a listener failing): the run ends with an error or aborted reply that listeners
+see like any other (message_end, turn_end, agent_end), and `state.error_message` says why. They
+raise only when called while a run is active (BUSY_PROMPT / BUSY_CONTINUE) or with nothing to
+continue from. Listeners get every event after the state has been updated by it.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Awaitable, Callable, Iterable, assert_never
 
 from treechat.llm.abort import AbortSignal
-from treechat.llm.types import StreamFn
+from treechat.llm.types import StreamFn, StreamOptionFields, StreamOptions
 from treechat.storage.model import AssistantMessage, ImageContent, TextContent, UserMessage
 
+from .bus import EventBus, Listener, Unsubscribe
 from .convert import convert_to_llm as default_convert
-from .events import AgentEnd, MessageEnd, MessageStart, MessageUpdate, ToolExecutionEnd, ToolExecutionStart, TurnEnd
-from .loop import LoopConfig, LoopContext, maybe_await, run_agent_loop, run_agent_loop_continue
-from .queues import MessageQueue, QueueMode
+from .events import (
+    AgentEnd,
+    AgentEvent,
+    AgentStart,
+    ImagesReplaced,
+    MessageEnd,
+    MessageStart,
+    MessageUpdate,
+    RetryWait,
+    StreamWait,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+    ToolExecutionUpdate,
+    TurnEnd,
+    TurnStart,
+)
+from .loop import (
+    AfterToolCallHook,
+    BeforeToolCallHook,
+    LoopConfig,
+    LoopContext,
+    StopAfterTurn,
+    ToolExecution,
+    run_agent_loop,
+    run_agent_loop_continue,
+)
+from .queues import MessageQueue, QueueKind, QueueMode
 from .state import AgentState
+from .types import AgentMessage, ConvertToLlm, GetApiKey, TransformContext
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +56,7 @@ BUSY_PROMPT = ("Agent is already processing a prompt. Use steer() or followUp() 
                "or wait for completion.")
 BUSY_CONTINUE = "Agent is already processing. Wait for completion before continuing."
 
-Listener = Callable[[Any, AbortSignal], Awaitable[None] | None]
+Executor = Callable[[LoopContext, LoopConfig, AbortSignal], Awaitable[list[AgentMessage]]]
 
 
 @dataclass
@@ -39,17 +72,17 @@ class Agent:
         *,
         state: AgentState | None = None,
         stream_fn: StreamFn | None = None,
-        convert_to_llm: Callable[[list[Any]], Any] = default_convert,
-        transform_context: Callable[..., Any] | None = None,
-        get_api_key: Callable[[str], Any] | None = None,
-        before_tool_call: Callable[..., Any] | None = None,
-        after_tool_call: Callable[..., Any] | None = None,
-        should_stop_after_turn: Callable[..., Any] | None = None,
+        convert_to_llm: ConvertToLlm = default_convert,
+        transform_context: TransformContext | None = None,
+        get_api_key: GetApiKey | None = None,
+        before_tool_call: BeforeToolCallHook | None = None,
+        after_tool_call: AfterToolCallHook | None = None,
+        should_stop_after_turn: StopAfterTurn | None = None,
         steering_mode: QueueMode = "one-at-a-time",
         follow_up_mode: QueueMode = "one-at-a-time",
-        tool_execution: str = "parallel",
+        tool_execution: ToolExecution = "parallel",
         session_id: str | None = None,
-        stream_options: dict[str, Any] | None = None,
+        stream_options: StreamOptionFields | None = None,
     ) -> None:
         self.state = state or AgentState()
         if stream_fn is None:
@@ -65,25 +98,22 @@ class Agent:
         self.should_stop_after_turn = should_stop_after_turn
         self.tool_execution = tool_execution
         self.session_id = session_id
-        self.stream_options = dict(stream_options or {})
+        # what every request of a run carries; the loop adds the key, the level and its wait announcer
+        self.stream_options = StreamOptions(**(stream_options or {}))
         self.steering_queue = MessageQueue(steering_mode)
         self.follow_up_queue = MessageQueue(follow_up_mode)
-        self._listeners: list[Listener] = []
+        self.events: EventBus[AgentEvent] = EventBus()
         self.images_notified: set[str] = set()  # model refs told "images were replaced" (once each)
         self._run: _Run | None = None
         self._emit_lock = asyncio.Lock()
 
     # ------------------------------------------------------------ listeners
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Listeners get (event, signal) after the state is updated, awaited in subscription order."""
-        self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return unsubscribe
+    def subscribe(self, listener: Listener[AgentEvent]) -> Unsubscribe:
+        """Every event, after the state is updated by it (the bus's contract: treechat.agent.bus).
+        A listener that raises ends the run as an error (after the other listeners had the event).
+        The run's stop signal is `agent.signal`."""
+        return self.events.subscribe(listener)
 
     # ------------------------------------------------------------ queues
 
@@ -103,36 +133,38 @@ class Agent:
     def follow_up_mode(self, mode: QueueMode) -> None:
         self.follow_up_queue.mode = mode
 
-    def steer(self, message: Any) -> None:
+    def steer(self, message: str | AgentMessage) -> None:
         """Queue a message for the next turn of the current run (or the start of the next run)."""
         self.steering_queue.enqueue(_as_message(message))
 
-    def follow_up(self, message: Any) -> None:
+    def follow_up(self, message: str | AgentMessage) -> None:
         """Queue a message delivered only when the agent would otherwise stop."""
         self.follow_up_queue.enqueue(_as_message(message))
 
-    def clear_steering_queue(self) -> list[Any]:
+    def clear_steering_queue(self) -> list[AgentMessage]:
         return self.steering_queue.clear()
 
-    def clear_follow_up_queue(self) -> list[Any]:
+    def clear_follow_up_queue(self) -> list[AgentMessage]:
         return self.follow_up_queue.clear()
 
-    def clear_all_queues(self) -> tuple[list[Any], list[Any]]:
+    def clear_all_queues(self) -> tuple[list[AgentMessage], list[AgentMessage]]:
         return self.steering_queue.clear(), self.follow_up_queue.clear()
-
-    clear_queues = clear_all_queues
 
     def has_queued_messages(self) -> bool:
         return bool(self.steering_queue) or bool(self.follow_up_queue)
 
-    def pop_last_queued(self) -> tuple[str, Any] | None:
+    def pop_last_queued(self) -> tuple[QueueKind, AgentMessage] | None:
         """Take back the most recently queued message: ("steer" | "follow_up", message), or None."""
         s, f = self.steering_queue.last_order(), self.follow_up_queue.last_order()
         if s is None and f is None:
             return None
+        kind: QueueKind
         if f is None or (s is not None and s > f):
-            return "steer", self.steering_queue.pop_last()
-        return "follow_up", self.follow_up_queue.pop_last()
+            queue, kind = self.steering_queue, "steer"
+        else:
+            queue, kind = self.follow_up_queue, "follow_up"
+        message = queue.pop_last()
+        return (kind, message) if message is not None else None
 
     # ------------------------------------------------------------ runs
 
@@ -140,10 +172,11 @@ class Agent:
     def signal(self) -> AbortSignal | None:
         return self._run.signal if self._run else None
 
-    async def prompt(self, input: Any, images: Iterable[ImageContent] = ()) -> None:
+    async def prompt(self, input: str | AgentMessage | list[AgentMessage], images: Iterable[ImageContent] = ()) -> None:
         """Start a run with a text, a message or a list of messages; returns when the run is over."""
         if self._run is not None:
             raise RuntimeError(BUSY_PROMPT)
+        prompts: list[AgentMessage]
         if isinstance(input, str):
             prompts = [UserMessage(content=[TextContent(text=input), *images])]
         elif isinstance(input, list):
@@ -159,7 +192,7 @@ class Agent:
         messages = self.state.messages
         if not messages:
             raise RuntimeError("No messages to continue from")
-        if getattr(messages[-1], "role", None) == "assistant":
+        if messages[-1].role == "assistant":
             steering = self.steering_queue.drain()
             if steering:
                 await self._run_with_lifecycle(lambda c, g, s: run_agent_loop(
@@ -188,10 +221,15 @@ class Agent:
         st._streaming_message, st._pending_tool_calls, st._error_message = None, frozenset(), None
         self.clear_all_queues()
 
+    def request_options(self) -> StreamOptions:
+        """What every request of this agent carries before its key and thinking level."""
+        options = self.stream_options
+        if self.session_id is not None and options.session_id is None:
+            options = replace(options, session_id=self.session_id)
+        return options
+
     def _loop_config(self) -> LoopConfig:
-        options = dict(self.stream_options)
-        if self.session_id is not None:
-            options.setdefault("session_id", self.session_id)
+        options = self.request_options()
         return LoopConfig(
             model=self.state.model, stream_fn=self.stream_fn, convert_to_llm=self.convert_to_llm,
             transform_context=self.transform_context, get_api_key=self.get_api_key,
@@ -201,7 +239,7 @@ class Agent:
             thinking_level=self.state.thinking_level, options=options, images_notified=self.images_notified,
         )
 
-    async def _run_with_lifecycle(self, executor: Callable[..., Awaitable[Any]]) -> None:
+    async def _run_with_lifecycle(self, executor: Executor) -> None:
         # everything up to the first await is synchronous, so a second call in the same tick sees the run
         if self._run is not None:
             raise RuntimeError("Agent is already processing.")
@@ -241,33 +279,37 @@ class Agent:
         except Exception:  # a listener failing again must not hide the original failure
             log.exception("listener failed while reporting a failed run")
 
-    async def _process_event(self, event: Any) -> None:
+    async def _process_event(self, event: AgentEvent) -> None:
         run = self._run
         if run is None:
             raise RuntimeError("Agent listener invoked outside active run")
         async with self._emit_lock:
             self._reduce(event, run)
-            for listener in list(self._listeners):
-                await maybe_await(listener(event, run.signal))
+            await self.events.emit(event)
 
-    def _reduce(self, event: Any, run: _Run) -> None:
+    def _reduce(self, event: AgentEvent, run: _Run) -> None:
         st = self.state
-        if isinstance(event, (MessageStart, MessageUpdate)):
-            st._streaming_message = event.message
-        elif isinstance(event, MessageEnd):
-            st._streaming_message = None
-            st.messages.append(event.message)
-        elif isinstance(event, ToolExecutionStart):
-            st._pending_tool_calls = st._pending_tool_calls | {event.tool_call_id}
-        elif isinstance(event, ToolExecutionEnd):
-            st._pending_tool_calls = st._pending_tool_calls - {event.tool_call_id}
-        elif isinstance(event, TurnEnd):
-            if isinstance(event.message, AssistantMessage) and event.message.error_message:
-                st._error_message = event.message.error_message
-        elif isinstance(event, AgentEnd):
-            st._streaming_message = None
-            run.ended = True
+        match event:
+            case MessageStart() | MessageUpdate():
+                st._streaming_message = event.message
+            case MessageEnd():
+                st._streaming_message = None
+                st.messages.append(event.message)
+            case ToolExecutionStart():
+                st._pending_tool_calls = st._pending_tool_calls | {event.tool_call_id}
+            case ToolExecutionEnd():
+                st._pending_tool_calls = st._pending_tool_calls - {event.tool_call_id}
+            case TurnEnd():
+                if event.message.error_message:
+                    st._error_message = event.message.error_message
+            case AgentEnd():
+                st._streaming_message = None
+                run.ended = True
+            case AgentStart() | TurnStart() | ToolExecutionUpdate() | ImagesReplaced() | RetryWait() | StreamWait():
+                pass
+            case _:
+                assert_never(event)
 
 
-def _as_message(message: Any) -> Any:
+def _as_message(message: str | AgentMessage) -> AgentMessage:
     return UserMessage(content=[TextContent(text=message)]) if isinstance(message, str) else message

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
+from treechat.llm.types import ModelInfo
 from treechat.storage.model import (
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
+    ContentBlock,
     CustomMessage,
     ImageContent,
     TextContent,
     ToolResultMessage,
     UserMessage,
 )
+
+from .types import AgentMessage, LlmMessage
 
 COMPACTION_SUMMARY_PREFIX = (
     "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
@@ -41,7 +44,7 @@ def bash_execution_text(msg: BashExecutionMessage) -> str:
     return text
 
 
-def _convert_one(msg: Any) -> Any:
+def _convert_one(msg: AgentMessage) -> LlmMessage | None:
     if isinstance(msg, (UserMessage, AssistantMessage, ToolResultMessage)):
         return msg
     if isinstance(msg, BashExecutionMessage):
@@ -49,7 +52,7 @@ def _convert_one(msg: Any) -> Any:
             return None
         return UserMessage(content=[TextContent(text=bash_execution_text(msg))], timestamp=msg.timestamp)
     if isinstance(msg, CustomMessage):
-        content: list[Any] = [TextContent(text=msg.content)] if isinstance(msg.content, str) else list(msg.content)
+        content: list[ContentBlock] = [TextContent(text=msg.content)] if isinstance(msg.content, str) else list(msg.content)
         return UserMessage(content=content, timestamp=msg.timestamp)
     if isinstance(msg, BranchSummaryMessage):
         text = BRANCH_SUMMARY_PREFIX + msg.summary + BRANCH_SUMMARY_SUFFIX
@@ -60,8 +63,8 @@ def _convert_one(msg: Any) -> Any:
     return None  # unknown roles are never sent
 
 
-def convert_to_llm(messages: list[Any]) -> list[Any]:
-    out = []
+def convert_to_llm(messages: list[AgentMessage]) -> list[LlmMessage]:
+    out: list[LlmMessage] = []
     for msg in messages:
         try:
             converted = _convert_one(msg)
@@ -80,24 +83,24 @@ def convert_to_llm(messages: list[Any]) -> list[Any]:
 IMAGE_PLACEHOLDER = "[An image was attached here, but this model cannot see images.]"
 
 
-def accepts_images(model: Any) -> bool:
-    return "image" in (getattr(model, "input", None) or ("text",))
+def accepts_images(model: ModelInfo) -> bool:
+    return "image" in (model.input or ("text",))
 
 
-def replace_images(messages: list[Any], placeholder: str = IMAGE_PLACEHOLDER) -> tuple[list[Any], int]:
+def replace_images(messages: list[LlmMessage], placeholder: str = IMAGE_PLACEHOLDER) -> tuple[list[LlmMessage], int]:
     """(messages with every image block of user and tool-result messages replaced by
     `placeholder`, how many were replaced). Consecutive placeholders collapse into one; the
     messages given are not modified."""
-    out: list[Any] = []
+    out: list[LlmMessage] = []
     replaced = 0
     for msg in messages:
-        content = getattr(msg, "content", None)
+        content = msg.content
         if not isinstance(msg, (UserMessage, ToolResultMessage)) or not isinstance(content, list) or not any(
             isinstance(b, ImageContent) for b in content
         ):
             out.append(msg)
             continue
-        blocks: list[Any] = []
+        blocks: list[ContentBlock] = []
         for block in content:
             if isinstance(block, ImageContent):
                 replaced += 1

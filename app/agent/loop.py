@@ -8,18 +8,20 @@ ends the run without running its tool calls and without touching the queues.
 from __future__ import annotations
 
 import asyncio
-import inspect
-from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from typing import Awaitable, Callable, Literal, Protocol
+
+from pydantic import BaseModel
 
 from treechat.llm.abort import AbortSignal
-from treechat.llm.openai import INVALID_ARGS_KEY
-from treechat.llm.types import LlmContext, ModelInfo, StreamFn, StreamOptions, WaitNotice
+from treechat.llm.types import LlmContext, ModelInfo, StreamFn, StreamOptions, WaitCallback, WaitNotice
 from treechat.storage.model import AssistantMessage, TextContent, ToolCall, ToolResultMessage
 
+from .bus import maybe_await
 from .convert import accepts_images, convert_to_llm, replace_images
 from .events import (
     AgentEnd,
+    AgentEvent,
     AgentStart,
     ImagesReplaced,
     MessageEnd,
@@ -33,57 +35,89 @@ from .events import (
     TurnEnd,
     TurnStart,
 )
-from .tools.base import AgentTool, ToolArgumentsError, ToolResult, text_result
+from .tools.base import AnyTool, OnUpdate, ToolArgumentsError, text_result
+from .types import (
+    AgentMessage,
+    ConvertToLlm,
+    GetApiKey,
+    MaybeAwaitable,
+    ToolCallBlock,
+    ToolResult,
+    ToolResultOverride,
+    TransformContext,
+)
 
-Emit = Callable[[Any], Awaitable[None]]
+# The loop's one way out: every event goes through here (the Agent reduces it into its state,
+# then its bus). Awaited: nothing happens next until the listeners are done with the event.
+Emit = Callable[[AgentEvent], Awaitable[None]]
 CANCEL_GRACE = 0.5  # seconds a stopped tool gets to return its own result, and again after it is cancelled
-
-
-async def maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
+ToolExecution = Literal["parallel", "sequential"]
 
 
 @dataclass
 class LoopContext:
+    """What one run works on. The loop owns `messages` while it runs (it appends, and replaces
+    the streaming reply in place); `tools` are those the requests carry."""
+
     system_prompt: str
-    messages: list[Any]
-    tools: list[AgentTool]
+    messages: list[AgentMessage]
+    tools: list[AnyTool]
+
+
+@dataclass
+class BeforeToolCall:
+    """Handed to `before_tool_call` once a call's arguments are valid, before it runs."""
+
+    assistant_message: AssistantMessage
+    tool_call: ToolCall
+    args: BaseModel  # the tool's validated `Args` model
+    context: LoopContext
+
+
+@dataclass
+class AfterToolCall(BeforeToolCall):
+    """Handed to `after_tool_call` with what the tool returned."""
+
+    result: ToolResult = field(default_factory=ToolResult)
+    is_error: bool = False
+
+
+# An exception from either hook becomes that call's error result (the run goes on).
+BeforeToolCallHook = Callable[[BeforeToolCall, AbortSignal], MaybeAwaitable[ToolCallBlock | None]]
+AfterToolCallHook = Callable[[AfterToolCall, AbortSignal], MaybeAwaitable[ToolResultOverride | None]]
+
+
+class StopAfterTurn(Protocol):
+    """Asked after every turn: True ends the run there (queued messages stay queued)."""
+
+    def __call__(self, *, message: AssistantMessage, tool_results: list[ToolResultMessage], context: LoopContext,
+                 new_messages: list[AgentMessage]) -> MaybeAwaitable[bool]: ...
+
+
+def _none() -> list[AgentMessage]:
+    return []
 
 
 @dataclass
 class LoopConfig:
     model: ModelInfo
     stream_fn: StreamFn
-    convert_to_llm: Callable[[list[Any]], Any] = convert_to_llm
-    transform_context: Callable[[list[Any], AbortSignal], Any] | None = None
-    get_api_key: Callable[[str], Any] | None = None
-    get_steering_messages: Callable[[], list[Any]] = lambda: []
-    get_follow_up_messages: Callable[[], list[Any]] = lambda: []
-    before_tool_call: Callable[..., Any] | None = None  # (BeforeToolCall, signal) -> {"block", "reason"} | None
-    after_tool_call: Callable[..., Any] | None = None  # (AfterToolCall, signal) -> overrides dict | None
-    should_stop_after_turn: Callable[..., Any] | None = None
-    tool_execution: str = "parallel"
+    convert_to_llm: ConvertToLlm = convert_to_llm
+    transform_context: TransformContext | None = None
+    get_api_key: GetApiKey | None = None
+    get_steering_messages: Callable[[], list[AgentMessage]] = _none
+    get_follow_up_messages: Callable[[], list[AgentMessage]] = _none
+    before_tool_call: BeforeToolCallHook | None = None
+    after_tool_call: AfterToolCallHook | None = None
+    should_stop_after_turn: StopAfterTurn | None = None
+    tool_execution: ToolExecution = "parallel"
     thinking_level: str = "off"
-    options: dict[str, Any] = field(default_factory=dict)  # extra StreamOptions fields (session_id, retry, …)
+    options: StreamOptions = field(default_factory=StreamOptions)  # every request's, before key and level
     images_notified: set[str] = field(default_factory=set)  # models already reported by ImagesReplaced
 
 
-@dataclass
-class BeforeToolCall:
-    assistant_message: AssistantMessage
-    tool_call: ToolCall
-    args: Any
-    context: LoopContext
-
-
-@dataclass
-class AfterToolCall(BeforeToolCall):
-    result: ToolResult = field(default_factory=ToolResult)
-    is_error: bool = False
-
-
-async def run_agent_loop(prompts: list[Any], context: LoopContext, config: LoopConfig, emit: Emit,
-                         signal: AbortSignal, *, skip_initial_steering: bool = False) -> list[Any]:
+async def run_agent_loop(prompts: list[AgentMessage], context: LoopContext, config: LoopConfig, emit: Emit,
+                         signal: AbortSignal, *, skip_initial_steering: bool = False) -> list[AgentMessage]:
     new_messages = list(prompts)
     await emit(AgentStart())
     await emit(TurnStart())
@@ -95,22 +129,23 @@ async def run_agent_loop(prompts: list[Any], context: LoopContext, config: LoopC
     return new_messages
 
 
-async def run_agent_loop_continue(context: LoopContext, config: LoopConfig, emit: Emit, signal: AbortSignal) -> list[Any]:
+async def run_agent_loop_continue(context: LoopContext, config: LoopConfig, emit: Emit,
+                                  signal: AbortSignal) -> list[AgentMessage]:
     if not context.messages:
         raise RuntimeError("Cannot continue: no messages in context")
-    if getattr(context.messages[-1], "role", None) == "assistant":
+    if context.messages[-1].role == "assistant":
         raise RuntimeError("Cannot continue from message role: assistant")
-    new_messages: list[Any] = []
+    new_messages: list[AgentMessage] = []
     await emit(AgentStart())
     await emit(TurnStart())
     await _run_loop(context, new_messages, config, emit, signal, False)
     return new_messages
 
 
-async def _run_loop(context: LoopContext, new_messages: list[Any], config: LoopConfig, emit: Emit,
+async def _run_loop(context: LoopContext, new_messages: list[AgentMessage], config: LoopConfig, emit: Emit,
                     signal: AbortSignal, skip_initial_steering: bool) -> None:
     first_turn = True
-    pending = [] if skip_initial_steering else list(await maybe_await(config.get_steering_messages()))
+    pending = [] if skip_initial_steering else list(config.get_steering_messages())
     while True:
         has_more_tool_calls = True
         while has_more_tool_calls or pending:
@@ -143,15 +178,16 @@ async def _run_loop(context: LoopContext, new_messages: list[Any], config: LoopC
             ):
                 await emit(AgentEnd(messages=new_messages))
                 return
-            pending = list(await maybe_await(config.get_steering_messages()))
-        follow_ups = list(await maybe_await(config.get_follow_up_messages()))
+            pending = list(config.get_steering_messages())
+        follow_ups = list(config.get_follow_up_messages())
         if not follow_ups:
             break
         pending = follow_ups
     await emit(AgentEnd(messages=new_messages))
 
 
-async def stream_assistant_response(context: LoopContext, config: LoopConfig, signal: AbortSignal, emit: Emit) -> AssistantMessage:
+async def stream_assistant_response(context: LoopContext, config: LoopConfig, signal: AbortSignal,
+                                    emit: Emit) -> AssistantMessage:
     messages = context.messages
     if config.transform_context is not None:
         messages = await maybe_await(config.transform_context(messages, signal))
@@ -163,9 +199,8 @@ async def stream_assistant_response(context: LoopContext, config: LoopConfig, si
             await emit(ImagesReplaced(model=config.model.ref, count=replaced))
     llm_context = LlmContext(context.system_prompt, llm_messages, [t.spec for t in context.tools])
     api_key = await maybe_await(config.get_api_key(config.model.provider)) if config.get_api_key else None
-    extra = dict(config.options)
-    extra["on_wait"] = _wait_announcer(emit, extra.get("on_wait"))
-    options = StreamOptions(api_key=api_key, thinking_level=config.thinking_level, **extra)
+    options = replace(config.options, api_key=api_key, thinking_level=config.thinking_level,
+                      on_wait=_wait_announcer(emit, config.options.on_wait))
     added = False
     last: AssistantMessage | None = None
     async for event in config.stream_fn(config.model, llm_context, options, signal):
@@ -187,7 +222,7 @@ async def stream_assistant_response(context: LoopContext, config: LoopConfig, si
     return await _finish(context, final, added, emit)
 
 
-def _wait_announcer(emit: Emit, also: Any) -> Callable[[WaitNotice], Awaitable[None]]:
+def _wait_announcer(emit: Emit, also: WaitCallback | None) -> Callable[[WaitNotice], Awaitable[None]]:
     """The stream's wait notices as agent events (retry_wait / stream_wait), then to `also` if given."""
 
     async def on_wait(notice: WaitNotice) -> None:
@@ -196,7 +231,7 @@ def _wait_announcer(emit: Emit, also: Any) -> Callable[[WaitNotice], Awaitable[N
                                  reason=notice.reason, retry_after=notice.retry_after, provider=notice.provider,
                                  started_at=notice.started_at))
         else:
-            await emit(StreamWait(phase=notice.kind, waited_s=notice.waited, limit_s=notice.seconds,
+            await emit(StreamWait(phase="first_byte" if notice.kind == "first_byte" else "idle", waited_s=notice.waited, limit_s=notice.seconds,
                                   provider=notice.provider, started_at=notice.started_at))
         if also is not None:
             await maybe_await(also(notice))
@@ -222,116 +257,122 @@ async def execute_tool_calls(context: LoopContext, assistant: AssistantMessage, 
     calls = [b for b in assistant.content if isinstance(b, ToolCall)]
     tools = {t.name: t for t in context.tools}
     sequential = config.tool_execution == "sequential" or any(
-        getattr(tools.get(c.name), "execution_mode", "parallel") == "sequential" for c in calls
+        (tool := tools.get(c.name)) is not None and tool.execution_mode == "sequential" for c in calls
     )
-    outcomes: list[tuple[ToolResult, bool, bool]] = []  # (result, is_error, finalised by a tool)
     runner = _ToolRunner(context, assistant, config, signal, emit, tools)
+    outcomes: list[_Outcome] = []
+    messages: list[ToolResultMessage] = []
     if sequential:
-        messages = []
         for call in calls:
             await emit(ToolExecutionStart(tool_call_id=call.id, tool_name=call.name, args=call.arguments))
             outcome = await runner.run_one(call)
             outcomes.append(outcome)
-            msg = _result_message(call, outcome[0], outcome[1])
-            await emit(MessageStart(message=msg))
-            await emit(MessageEnd(message=msg))
-            messages.append(msg)
+            messages.append(await _announce_result(call, outcome, emit))
     else:
-        slots: list[Any] = []
+        prepared: list[_Ready | _Outcome] = []
         for call in calls:
             await emit(ToolExecutionStart(tool_call_id=call.id, tool_name=call.name, args=call.arguments))
-            prepared = await runner.prepare(call)
-            if isinstance(prepared, ToolResult):
-                await emit(ToolExecutionEnd(tool_call_id=call.id, tool_name=call.name, result=prepared, is_error=True))
-                slots.append((prepared, True, False))
-            else:
-                slots.append((call, prepared))
-        deferred = [(i, s) for i, s in enumerate(slots) if len(s) == 2]
-        done = await asyncio.gather(*(runner.execute(call, tool_args) for _, (call, tool_args) in deferred))
-        for (i, _), outcome in zip(deferred, done):
-            slots[i] = outcome
-        outcomes = slots
-        messages = []
+            prepared.append(await runner.prepare_or_fail(call))
+        ran = iter(await asyncio.gather(*(runner.execute(call, ready) for call, ready in zip(calls, prepared)
+                                          if isinstance(ready, _Ready))))
+        outcomes = [p if isinstance(p, _Outcome) else next(ran) for p in prepared]
         for call, outcome in zip(calls, outcomes):
-            msg = _result_message(call, outcome[0], outcome[1])
-            await emit(MessageStart(message=msg))
-            await emit(MessageEnd(message=msg))
-            messages.append(msg)
-    finalised = [o for o in outcomes if o[2]]
-    terminate = bool(outcomes) and len(finalised) == len(outcomes) and all(o[0].terminate for o in finalised)
+            messages.append(await _announce_result(call, outcome, emit))
+    finalised = [o for o in outcomes if o.finalised]
+    terminate = bool(outcomes) and len(finalised) == len(outcomes) and all(o.result.terminate for o in finalised)
     return messages, terminate
 
 
-def _result_message(call: ToolCall, result: ToolResult, is_error: bool) -> ToolResultMessage:
-    return ToolResultMessage(tool_call_id=call.id, tool_name=call.name, content=list(result.content),
-                             details=result.details, is_error=is_error)
+@dataclass(frozen=True)
+class _Ready:
+    """A call whose arguments are valid and that no hook blocked."""
+
+    tool: AnyTool
+    args: BaseModel
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    result: ToolResult
+    is_error: bool
+    finalised: bool  # the tool ran (only then may its result ask the loop to stop)
+
+
+async def _announce_result(call: ToolCall, outcome: _Outcome, emit: Emit) -> ToolResultMessage:
+    msg = ToolResultMessage(tool_call_id=call.id, tool_name=call.name, content=list(outcome.result.content),
+                            details=outcome.result.details, is_error=outcome.is_error)
+    await emit(MessageStart(message=msg))
+    await emit(MessageEnd(message=msg))
+    return msg
 
 
 class _ToolRunner:
     def __init__(self, context: LoopContext, assistant: AssistantMessage, config: LoopConfig, signal: AbortSignal,
-                 emit: Emit, tools: dict[str, AgentTool]) -> None:
+                 emit: Emit, tools: dict[str, AnyTool]) -> None:
         self.context, self.assistant, self.config = context, assistant, config
         self.signal, self.emit, self.tools = signal, emit, tools
 
-    async def run_one(self, call: ToolCall) -> tuple[ToolResult, bool, bool]:
-        prepared = await self.prepare(call)
-        if isinstance(prepared, ToolResult):
-            await self.emit(ToolExecutionEnd(tool_call_id=call.id, tool_name=call.name, result=prepared, is_error=True))
-            return prepared, True, False
-        return await self.execute(call, prepared)
+    async def run_one(self, call: ToolCall) -> _Outcome:
+        ready = await self.prepare_or_fail(call)
+        return ready if isinstance(ready, _Outcome) else await self.execute(call, ready)
 
-    async def prepare(self, call: ToolCall) -> Any:
+    async def prepare_or_fail(self, call: ToolCall) -> _Ready | _Outcome:
+        ready = await self.prepare(call)
+        if isinstance(ready, _Ready):
+            return ready
+        await self.emit(ToolExecutionEnd(tool_call_id=call.id, tool_name=call.name, result=ready, is_error=True))
+        return _Outcome(ready, True, False)
+
+    async def prepare(self, call: ToolCall) -> _Ready | ToolResult:
         """The validated arguments, or an immediate error ToolResult."""
         tool = self.tools.get(call.name)
         if tool is None:
             return text_result(f"Tool {call.name} not found", is_error=True)
+        if call.arguments_error is not None:  # the adapter could not read the model's JSON
+            return text_result(call.arguments_error, is_error=True)
         try:
-            if INVALID_ARGS_KEY in call.arguments:
-                raw = call.arguments[INVALID_ARGS_KEY]
-                return text_result(f'The arguments for tool "{call.name}" were not valid JSON: {raw}', is_error=True)
             args = tool.validate(tool.prepare_arguments(dict(call.arguments)))
             if self.config.before_tool_call is not None:
                 verdict = await maybe_await(self.config.before_tool_call(
                     BeforeToolCall(self.assistant, call, args, self.context), self.signal))
-                if verdict and _get(verdict, "block"):
-                    return text_result(_get(verdict, "reason") or "Tool execution was blocked", is_error=True)
-            return args
+                if verdict and verdict.get("block"):
+                    return text_result(verdict.get("reason") or "Tool execution was blocked", is_error=True)
+            return _Ready(tool, args)
         except ToolArgumentsError as err:
             return text_result(str(err), is_error=True)
         except Exception as err:
             return text_result(str(err) or type(err).__name__, is_error=True)
 
-    async def execute(self, call: ToolCall, args: Any) -> tuple[ToolResult, bool, bool]:
-        tool = self.tools[call.name]
-
-        async def on_update(partial: Any) -> None:
+    async def execute(self, call: ToolCall, ready: _Ready) -> _Outcome:
+        async def on_update(partial: ToolResult) -> None:
             await self.emit(ToolExecutionUpdate(tool_call_id=call.id, tool_name=call.name,
                                                 args=call.arguments, partial_result=partial))
 
         try:
-            result = await run_tool_bounded(tool, call.id, args, self.signal, on_update)
+            result = await run_tool_bounded(ready.tool, call.id, ready.args, self.signal, on_update)
             is_error = bool(result.is_error)
         except Exception as err:
             result, is_error = text_result(str(err) or type(err).__name__, is_error=True, details={}), True
         if self.config.after_tool_call is not None:
             try:
                 override = await maybe_await(self.config.after_tool_call(
-                    AfterToolCall(self.assistant, call, args, self.context, result, is_error), self.signal))
+                    AfterToolCall(self.assistant, call, ready.args, self.context, result, is_error), self.signal))
                 if override:
                     result = ToolResult(
-                        content=_pick(override, "content", result.content),
-                        details=_pick(override, "details", result.details),
+                        content=override.get("content", result.content),
+                        details=override.get("details", result.details),
                         is_error=result.is_error,
-                        terminate=_pick(override, "terminate", result.terminate),
+                        terminate=override.get("terminate", result.terminate),
                     )
-                    is_error = _pick(override, "is_error", is_error)
+                    is_error = override.get("is_error", is_error)
             except Exception as err:
                 result, is_error = text_result(str(err) or type(err).__name__, is_error=True), True
         await self.emit(ToolExecutionEnd(tool_call_id=call.id, tool_name=call.name, result=result, is_error=is_error))
-        return result, is_error, True
+        return _Outcome(result, is_error, True)
 
 
-async def run_tool_bounded(tool: AgentTool, call_id: str, args: Any, signal: AbortSignal, on_update: Any) -> ToolResult:
+async def run_tool_bounded(tool: AnyTool, call_id: str, args: BaseModel, signal: AbortSignal,
+                           on_update: OnUpdate) -> ToolResult:
     """`tool.execute`, stopped within about a second of an abort and after `tool.timeout_for(args)`.
 
     A stopped tool first gets CANCEL_GRACE to return its own result (bash reports the output so
@@ -360,18 +401,9 @@ async def run_tool_bounded(tool: AgentTool, call_id: str, args: Any, signal: Abo
     return text_result(f"Tool {tool.name} timed out after {limit:g} s and was stopped.", is_error=True)
 
 
-def _drop_outcome(task: asyncio.Future[Any]) -> None:
+def _drop_outcome(task: asyncio.Future[ToolResult]) -> None:
     if not task.cancelled():
         task.exception()  # mark it retrieved: a late failure is not an "exception never retrieved" warning
-
-
-def _get(obj: Any, key: str) -> Any:
-    return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
-
-
-def _pick(override: Any, key: str, current: Any) -> Any:
-    value = _get(override, key)
-    return current if value is None else value
 
 
 __all__ = ["LoopConfig", "LoopContext", "BeforeToolCall", "AfterToolCall", "run_agent_loop",

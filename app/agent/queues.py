@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import itertools
-from typing import Any, Literal
+from typing import Literal
+
+from .types import AgentMessage
 
 QueueMode = Literal["one-at-a-time", "all"]
+QueueKind = Literal["steer", "follow_up"]
 _MODES = ("one-at-a-time", "all")
 _order = itertools.count()  # global enqueue order, so "the last queued" spans both queues
 
@@ -13,7 +16,7 @@ _order = itertools.count()  # global enqueue order, so "the last queued" spans b
 class MessageQueue:
     def __init__(self, mode: QueueMode = "one-at-a-time") -> None:
         self.mode = mode
-        self._items: list[tuple[int, Any]] = []
+        self._items: list[tuple[int, AgentMessage]] = []
 
     @property
     def mode(self) -> QueueMode:
@@ -26,16 +29,16 @@ class MessageQueue:
         self._mode = value
 
     @property
-    def items(self) -> tuple[Any, ...]:
+    def items(self) -> tuple[AgentMessage, ...]:
         return tuple(m for _, m in self._items)
 
     def __len__(self) -> int:
         return len(self._items)
 
-    def enqueue(self, message: Any) -> None:
+    def enqueue(self, message: AgentMessage) -> None:
         self._items.append((next(_order), message))
 
-    def drain(self) -> list[Any]:
+    def drain(self) -> list[AgentMessage]:
         """Everything in `all` mode, else the head only; [] when empty."""
         if not self._items:
             return []
@@ -44,16 +47,16 @@ class MessageQueue:
             return [m for _, m in taken]
         return [self._items.pop(0)[1]]
 
-    def clear(self) -> list[Any]:
+    def clear(self) -> list[AgentMessage]:
         taken, self._items = self._items, []
         return [m for _, m in taken]
 
-    def remove(self, index: int) -> Any:
+    def remove(self, index: int) -> AgentMessage:
         """Remove and return the item at `index` (IndexError if there is none)."""
         return self._items.pop(index)[1]
 
     def last_order(self) -> int | None:
         return self._items[-1][0] if self._items else None
 
-    def pop_last(self) -> Any:
+    def pop_last(self) -> AgentMessage | None:
         return self._items.pop()[1] if self._items else None

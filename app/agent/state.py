@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Iterable
 
 from treechat.llm.types import UNKNOWN_MODEL, ModelInfo
+
+from .tools.base import AnyTool
+from .types import AgentMessage
 
 
 class AgentState:
@@ -14,8 +17,8 @@ class AgentState:
         system_prompt: str = "",
         model: ModelInfo = UNKNOWN_MODEL,
         thinking_level: str = "off",
-        tools: Iterable[Any] = (),
-        messages: Iterable[Any] = (),
+        tools: Iterable[AnyTool] = (),
+        messages: Iterable[AgentMessage] = (),
     ) -> None:
         self.system_prompt = system_prompt
         self.model = model
@@ -23,25 +26,25 @@ class AgentState:
         self._tools = list(tools)
         self._messages = list(messages)
         self._is_streaming = False
-        self._streaming_message: Any = None
+        self._streaming_message: AgentMessage | None = None
         self._pending_tool_calls: frozenset[str] = frozenset()
         self._error_message: str | None = None
 
     # Assigning stores a copy (a caller's list never aliases ours); reading returns the live list.
     @property
-    def tools(self) -> list[Any]:
+    def tools(self) -> list[AnyTool]:
         return self._tools
 
     @tools.setter
-    def tools(self, value: Iterable[Any]) -> None:
+    def tools(self, value: Iterable[AnyTool]) -> None:
         self._tools = list(value)
 
     @property
-    def messages(self) -> list[Any]:
+    def messages(self) -> list[AgentMessage]:
         return self._messages
 
     @messages.setter
-    def messages(self, value: Iterable[Any]) -> None:
+    def messages(self, value: Iterable[AgentMessage]) -> None:
         self._messages = list(value)
 
     @property
@@ -49,7 +52,7 @@ class AgentState:
         return self._is_streaming
 
     @property
-    def streaming_message(self) -> Any:
+    def streaming_message(self) -> AgentMessage | None:
         return self._streaming_message
 
     @property

@@ -18,7 +18,7 @@ from .abort import AbortSignal
 from .catalog import with_cost
 from .errors import ProviderError, classify_stream_error, malformed, text_of
 from .http_stream import Pieces, run_http_stream, snapshot
-from .openai import parse_arguments
+from .openai import set_arguments
 from .sse import SSEEvent
 from .transform import prepare_messages
 from .types import LlmContext, ModelInfo, StreamEvent, StreamOptions
@@ -145,7 +145,7 @@ class AnthropicParser:
         elif kind == "content_block_stop":
             idx = self._blocks.get(data.get("index", 0))
             if idx is not None and idx in self._args:
-                _tool_call(self.message, idx).arguments = parse_arguments("".join(self._args.pop(idx)))
+                set_arguments(_tool_call(self.message, idx), "".join(self._args.pop(idx)))
                 return [StreamEvent("toolcall_end", self.message, "", idx)]
         elif kind == "message_delta":
             self._stop = (data.get("delta") or {}).get("stop_reason") or self._stop
@@ -215,7 +215,7 @@ class AnthropicParser:
 
     def finish(self) -> AssistantMessage:
         for idx, raw in list(self._args.items()):
-            _tool_call(self.message, idx).arguments = parse_arguments("".join(raw))
+            set_arguments(_tool_call(self.message, idx), "".join(raw))
         if self._stop in ("refusal", "sensitive"):
             self.message.stop_reason = "error"
             self.message.error_message = f"{self.model.provider} declined to answer (stop reason {self._stop})."

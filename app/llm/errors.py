@@ -93,10 +93,6 @@ class ProviderError(Exception):
     def retryable(self) -> bool:
         return self.kind in RETRYABLE_KINDS if self._retryable is None else self._retryable
 
-    @property
-    def is_overflow(self) -> bool:
-        return self.kind == "overflow"
-
 
 def redact(text: str, secrets: "Iterable[str | None]" = ()) -> str:
     """`text` with every secret value, Authorization-style token and key-shaped string replaced.

@@ -25,20 +25,28 @@ from .types import LlmContext, ModelInfo, StreamEvent, StreamOptions
 from .unstreamed import OpenAIUnstreamed
 
 API = "openai-completions"
-INVALID_ARGS_KEY = "__invalid_json__"  # the loop turns this into a tool error the model sees
+INVALID_ARGS_KEY = "__invalid_json__"  # where arguments that are not a JSON object keep the model's text
 _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 _FINISH = {"stop": "stop", "end": "stop", "length": "length", "tool_calls": "toolUse", "function_call": "toolUse",
            "model_context_window_exceeded": "length"}
 
 
-def parse_arguments(raw: str) -> dict[str, Any]:
+def set_arguments(call: ToolCall, raw: str) -> None:
+    """A tool call's arguments from the JSON text the model wrote. Text that is not a JSON object
+    is kept as the arguments (under INVALID_ARGS_KEY) and named in `arguments_error`: the loop
+    answers the call with that error, which the model sees."""
+    call.arguments, call.arguments_error = {}, None
     if not raw.strip():
-        return {}
+        return
     try:
         value = json.loads(raw)
     except ValueError:
-        return {INVALID_ARGS_KEY: raw}
-    return value if isinstance(value, dict) else {INVALID_ARGS_KEY: raw}
+        value = None
+    if isinstance(value, dict):
+        call.arguments = value
+        return
+    call.arguments = {INVALID_ARGS_KEY: raw}
+    call.arguments_error = f'The arguments for tool "{call.name}" were not valid JSON: {raw}'
 
 
 def _user_content(content: Any) -> Any:
@@ -252,7 +260,7 @@ class OpenAIParser:
 
     def finish(self) -> AssistantMessage:
         for index, raw in self._calls.values():
-            self._call_at(index).arguments = parse_arguments("".join(raw))
+            set_arguments(self._call_at(index), "".join(raw))
         reason = _FINISH.get(self._finish_reason or "stop", "stop")
         if self._finish_reason == "content_filter":
             self.message.stop_reason = "error"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .types import CONNECT_TIMEOUT, FIRST_BYTE_TIMEOUT, IDLE_TIMEOUT, MAX_REPLY_MB, REPLY_TIMEOUT
+from .types import CONNECT_TIMEOUT, FIRST_BYTE_TIMEOUT, IDLE_TIMEOUT, MAX_REPLY_MB, REPLY_TIMEOUT, StreamOptionFields
 
 
-def stream_options_from_settings(settings: Any) -> dict[str, Any]:
+def stream_options_from_settings(settings: Any) -> StreamOptionFields:
     """The `stream_options` dict for `AgentSession.create(..., stream_options=...)` / `Agent(...)`.
 
     Carries the bounded waits (`connect_timeout`, `first_byte_timeout`, `idle_timeout`,

@@ -16,7 +16,6 @@ endless line in memory (3 GB before issue 21).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import AsyncIterable, AsyncIterator
 
 
 class EventTooLarge(Exception):
@@ -124,12 +123,3 @@ class SSEDecoder:
             self._event = value
         elif field == "id":
             self._id = value
-
-
-async def aiter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[SSEEvent]:
-    decoder = SSEDecoder()
-    async for chunk in chunks:
-        for event in decoder.feed(chunk):
-            yield event
-    for event in decoder.close():
-        yield event

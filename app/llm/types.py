@@ -8,9 +8,9 @@ message. Adapters never raise past the stream: failures become an `error`/`abort
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Callable, Literal, Protocol
+from typing import Any, AsyncIterator, Awaitable, Callable, Literal, Protocol, TypeAlias, TypedDict, Union
 
-from treechat.storage.model import AssistantMessage
+from treechat.storage.model import AssistantMessage, ToolResultMessage, UserMessage
 
 from .abort import AbortSignal
 
@@ -65,10 +65,14 @@ class ToolSpec:
     parameters: dict[str, Any]
 
 
+# The only roles a provider is sent (agent messages of other roles are converted or dropped first).
+LlmMessage: TypeAlias = Union[UserMessage, AssistantMessage, ToolResultMessage]
+
+
 @dataclass
 class LlmContext:
     system_prompt: str
-    messages: list[Any]  # user / assistant / toolResult messages only
+    messages: list[LlmMessage]
     tools: list[ToolSpec] = field(default_factory=list)
 
 
@@ -129,6 +133,24 @@ class StreamOptions:
     reply_timeout: float = REPLY_TIMEOUT
     transport: Any = None  # an httpx transport, for tests
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+class StreamOptionFields(TypedDict, total=False):
+    """The `StreamOptions` fields a caller may preset for every request of a run
+    (`Agent(stream_options=...)`, `stream_options_from_settings`)."""
+
+    session_id: str | None
+    on_retry: RetryCallback | None
+    on_wait: WaitCallback | None
+    retry: Any
+    connect_timeout: float
+    first_byte_timeout: float
+    idle_timeout: float
+    notice_after: float
+    max_reply_bytes: int
+    reply_timeout: float
+    transport: Any
+    extra: dict[str, Any]
 
 
 EventType = Literal[

@@ -4,88 +4,50 @@ Every message_end is appended to the tree as it happens (the user message before
 goes out, since listeners are awaited before the loop calls the provider); model, thinking-level
 and tool changes become entries; moving the leaf rebuilds the agent's transcript from the path.
 
-The TUI subscribes once with `subscribe(listener)`; it receives every agent event plus the
-session events below and CompactionStart/CompactionEnd (app/session/compactor.py), as
-`(event, signal)` (signal is None outside a run). Compaction, branch summaries and forks live in
-compactor.py and branching.py; the methods here are their public face.
+Listeners (`subscribe`) get every agent event, then the session's own (treechat.session.events:
+queue, model, thinking level and tools changed, a message that could not be saved, the
+transcript rebuilt, compactions), on one EventBus with its contract: a listener must not raise;
+one that does ends a running reply as an error. The run's stop signal is `agent.signal`.
+Compaction, branch summaries and forks live in compactor.py and branching.py; the methods here
+are their public face.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterable, Literal
+from typing import Callable, Iterable, Literal
 
 from treechat.agent.agent import Agent
-from treechat.agent.events import MessageEnd
-from treechat.agent.loop import maybe_await
+from treechat.agent.bus import EventBus, Listener, Unsubscribe
+from treechat.agent.events import AgentEvent, MessageEnd, MessageStart
+from treechat.agent.queues import QueueKind
 from treechat.agent.state import AgentState
-from treechat.agent.tools.base import AgentTool
-from treechat.llm.types import THINKING_LEVELS, ModelInfo
-from treechat.storage.model import ImageContent, TextContent, UserMessage, message_text
+from treechat.agent.tools.base import AnyTool
+from treechat.agent.types import AgentMessage, GetApiKey, ModelRegistry
+from treechat.llm.types import THINKING_LEVELS, ModelInfo, StreamFn, StreamOptionFields
+from treechat.storage.base import SessionCatalog, SessionStorage
+from treechat.storage.model import CustomMessage, ImageContent, TextContent, UserMessage, message_text
 
 from .branching import NothingToSummarize, fork_session, write_branch_summary
 from .compaction import CompactionError, CompactionSettings, NothingToCompact
-from .compactor import (
+from .compactor import CompactionFailed, Compactor, ContextUsage, context_usage, model_complete
+from .events import (
+    ActiveToolsChanged,
     CompactionEnd,
-    CompactionFailed,
     CompactionResult,
     CompactionStart,
-    Compactor,
-    ContextUsage,
-    context_usage,
-    model_complete,
+    ModelChanged,
+    PersistFailed,
+    QueueUpdate,
+    SessionEvent,
+    SessionReloaded,
+    ThinkingLevelChanged,
 )
 from .recovery import save_unsaved
+from .session import Session
 
 __all__ = ["AgentSession", "CompactionEnd", "CompactionError", "CompactionFailed", "CompactionResult",
            "CompactionSettings", "CompactionStart", "ContextUsage", "NothingToCompact", "NothingToSummarize"]
-
-Listener = Callable[[Any, Any], Awaitable[None] | None]
-
-
-@dataclass(frozen=True, kw_only=True)
-class QueueUpdate:
-    steering: list[str] = field(default_factory=list)
-    follow_up: list[str] = field(default_factory=list)
-    type: str = "queue_update"
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModelChanged:
-    model: ModelInfo
-    type: str = "model_changed"
-
-
-@dataclass(frozen=True, kw_only=True)
-class ThinkingLevelChanged:
-    level: str
-    type: str = "thinking_level_changed"
-
-
-@dataclass(frozen=True, kw_only=True)
-class ActiveToolsChanged:
-    names: list[str]
-    type: str = "active_tools_changed"
-
-
-@dataclass(frozen=True, kw_only=True)
-class PersistFailed:
-    """A message could not be written to the session (full disk, read-only store): it was kept
-    in `recovery_path` (None: nowhere could take it; it stays on screen only) and the run stops."""
-
-    message: Any
-    reason: str
-    recovery_path: Path | None
-    type: str = "persist_failed"
-
-
-@dataclass(frozen=True, kw_only=True)
-class SessionReloaded:
-    """The leaf moved (or the session was resumed): the transcript was rebuilt from the path."""
-
-    leaf_id: str | None
-    type: str = "session_reloaded"
 
 
 def clamp_thinking(model: ModelInfo, level: str) -> str:
@@ -99,16 +61,16 @@ def clamp_thinking(model: ModelInfo, level: str) -> str:
 
 
 class AgentSession:
-    def __init__(self, session: Any, agent: Agent, *, available_tools: Iterable[AgentTool] = (),
+    def __init__(self, session: Session, agent: Agent, *, available_tools: Iterable[AnyTool] = (),
                  resolve_model: Callable[[str], ModelInfo] | None = None,
                  compaction_settings: CompactionSettings | None = None) -> None:
         self.session = session
         self.agent = agent
         self.available_tools = {t.name: t for t in available_tools}
         self.resolve_model = resolve_model
-        self._listeners: list[Listener] = []
+        self.events: EventBus[SessionEvent] = EventBus()
         self.recovery_folders: list[Path] = []  # where unsaved messages go (save_unsaved adds /tmp)
-        self.compactor = Compactor(self, compaction_settings or CompactionSettings())
+        self.compactor = Compactor(self, compaction_settings or CompactionSettings(), self.events)
         self._path_tools: list[str] | None = None  # the tool set the path records at the leaf
         agent.subscribe(self._on_agent_event)
 
@@ -117,20 +79,24 @@ class AgentSession:
     @classmethod
     async def create(
         cls,
-        session: Any,
+        session: Session,
         *,
         model: ModelInfo | str | None = None,
-        registry: Any = None,
+        registry: ModelRegistry | None = None,
         thinking_level: str | None = None,
-        tools: Iterable[AgentTool] = (),
+        tools: Iterable[AnyTool] = (),
         active_tools: Iterable[str] | None = None,
         system_prompt: str = "",
-        stream_fn: Any = None,
+        stream_fn: StreamFn | None = None,
         compaction_settings: CompactionSettings | None = None,
-        **agent_options: Any,
+        get_api_key: GetApiKey | None = None,
+        stream_options: StreamOptionFields | None = None,
     ) -> "AgentSession":
         """Bind an agent to `session` at its leaf. `model` (a ModelInfo or "provider/id") wins over
-        the model stored on the path; `registry` resolves refs and supplies API keys."""
+        the model stored on the path; `registry` resolves refs and supplies API keys (unless
+        `get_api_key` is given); `stream_fn` defaults to the real providers. Writes the model,
+        thinking-level and tool entries the path lacks. Raises ValueError (one sentence) when
+        no model can be chosen."""
         ctx = await session.build_session_context()
         resolve = registry.resolve if registry is not None else None
         if isinstance(model, str):
@@ -147,10 +113,10 @@ class AgentSession:
         state = AgentState(system_prompt=system_prompt, model=model, messages=ctx.messages,
                            tools=chosen,
                            thinking_level=clamp_thinking(model, thinking_level or ctx.thinking_level or "off"))
-        if registry is not None:
-            agent_options.setdefault("get_api_key", registry.api_key)
-        agent_options.setdefault("session_id", session.session_id)
-        agent = Agent(state=state, stream_fn=stream_fn, **agent_options)
+        if get_api_key is None and registry is not None:
+            get_api_key = registry.api_key
+        agent = Agent(state=state, stream_fn=stream_fn, get_api_key=get_api_key, session_id=session.session_id,
+                      stream_options=stream_options)
         self = cls(session, agent, available_tools=tools, resolve_model=resolve,
                    compaction_settings=compaction_settings)
         # record the settings this run uses when they differ from what the path says
@@ -165,42 +131,41 @@ class AgentSession:
 
     # ------------------------------------------------------------ events
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+    def subscribe(self, listener: Listener[SessionEvent]) -> Unsubscribe:
+        """Every agent event (after this session persisted what it carries), then the session's
+        own. A listener must not raise: one that does ends a running reply as an error."""
+        return self.events.subscribe(listener)
 
-    async def _emit(self, event: Any, signal: Any = None) -> None:
-        for listener in list(self._listeners):
-            await maybe_await(listener(event, signal))
+    async def _on_agent_event(self, event: AgentEvent) -> None:
+        match event:
+            case MessageEnd():
+                await self._persist(event.message)
+            case MessageStart() if event.message.role == "user":
+                await self.events.emit(self.queue_update())  # a queued message was just delivered
+            case _:
+                pass
+        await self.events.emit(event)
+        await self.compactor.on_agent_event(event)
 
-    async def _on_agent_event(self, event: Any, signal: Any) -> None:
-        if isinstance(event, MessageEnd):
-            await self._persist(event.message)
-        if event.type == "message_start" and getattr(event.message, "role", None) == "user":
-            await self._emit(self.queue_update())  # a queued message was just delivered
-        await self._emit(event, signal)
-        await self.compactor.on_agent_event(event, signal)
-
-    async def _persist(self, message: Any) -> None:
-        role = getattr(message, "role", None)
+    async def _persist(self, message: AgentMessage) -> None:
         try:
-            if role in ("user", "assistant", "toolResult"):
+            if message.role in ("user", "assistant", "toolResult"):
                 await self.session.append_message(message)
-            elif role == "custom":
+            elif isinstance(message, CustomMessage):
                 await self.session.append_custom_message(message.custom_type, message.content, message.display,
                                                          message.details)
             # bashExecution and summaries have their own entries, written by whoever creates them
         except Exception as err:  # any write failure: the message must not be lost with it
             await self._keep_unsaved(message, err)
 
-    async def _keep_unsaved(self, message: Any, err: Exception) -> None:
+    async def _keep_unsaved(self, message: AgentMessage, err: Exception) -> None:
         reason = str(err) or type(err).__name__
         if isinstance(err, OSError) and err.strerror:
             reason = err.strerror + (f": {err.filename}" if err.filename else "")
         path = save_unsaved(message, self.session.session_id, reason, self.recovery_folders)
         # nothing more goes out (no request, no tool run) while what it says cannot be kept
         self.agent.abort()
-        await self._emit(PersistFailed(message=message, reason=reason, recovery_path=path))
+        await self.events.emit(PersistFailed(message=message, reason=reason, recovery_path=path))
 
     # ------------------------------------------------------------ prompting and queues
 
@@ -216,7 +181,7 @@ class AgentSession:
     def is_compacting(self) -> bool:
         return self.compactor.is_compacting
 
-    async def prompt(self, text: str | list[Any], images: Iterable[ImageContent] = (), *,
+    async def prompt(self, text: str | list[AgentMessage], images: Iterable[ImageContent] = (), *,
                      streaming_behavior: str | None = None) -> None:
         """Send a prompt; while a run is active, `streaming_behavior` ("steer" | "follow_up") queues it.
         Returns when the run is over, including an automatic compaction and the overflow retry
@@ -246,20 +211,20 @@ class AgentSession:
 
     async def steer(self, text: str, images: Iterable[ImageContent] = ()) -> None:
         self.agent.steer(_user(text, images))
-        await self._emit(self.queue_update())
+        await self.events.emit(self.queue_update())
 
     async def follow_up(self, text: str, images: Iterable[ImageContent] = ()) -> None:
         self.agent.follow_up(_user(text, images))
-        await self._emit(self.queue_update())
+        await self.events.emit(self.queue_update())
 
     def queue_update(self) -> QueueUpdate:
         return QueueUpdate(steering=[message_text(m) for m in self.agent.steering_queue.items],
                            follow_up=[message_text(m) for m in self.agent.follow_up_queue.items])
 
-    async def remove_queued(self, kind: str, index: int) -> str:
+    async def remove_queued(self, kind: QueueKind, index: int) -> str:
         queue = self.agent.steering_queue if kind == "steer" else self.agent.follow_up_queue
         text = message_text(queue.remove(index))
-        await self._emit(self.queue_update())
+        await self.events.emit(self.queue_update())
         return text
 
     async def pop_last_queued(self) -> str | None:
@@ -267,14 +232,14 @@ class AgentSession:
         taken = self.agent.pop_last_queued()
         if taken is None:
             return None
-        await self._emit(self.queue_update())
+        await self.events.emit(self.queue_update())
         return message_text(taken[1])
 
     @property
     def has_queued_messages(self) -> bool:
         return self.agent.has_queued_messages()
 
-    async def interrupt(self) -> tuple[list[Any], list[Any]]:
+    async def interrupt(self) -> tuple[list[AgentMessage], list[AgentMessage]]:
         """Esc: stop the run. Returns (what goes out next, the follow-ups to queue behind it): the
         queued steering and then the follow-ups, or when nothing steers, the follow-ups and
         nothing. The queue is emptied meanwhile, so the stopped run cannot deliver a follow-up
@@ -282,14 +247,14 @@ class AgentSession:
         steering = self.agent.clear_steering_queue()
         follow_ups = self.agent.clear_follow_up_queue()
         await self.abort()
-        await self._emit(self.queue_update())
+        await self.events.emit(self.queue_update())
         return (steering, follow_ups) if steering else (follow_ups, [])
 
-    async def requeue_follow_ups(self, messages: Iterable[Any]) -> None:
+    async def requeue_follow_ups(self, messages: Iterable[AgentMessage]) -> None:
         """Put follow-ups taken by `interrupt` back in the queue, in their order."""
         for message in messages:
             self.agent.follow_up(message)
-        await self._emit(self.queue_update())
+        await self.events.emit(self.queue_update())
 
     def abort_now(self) -> None:
         """Stop from a signal handler (Ctrl+C in print mode): no await, nothing delivered next."""
@@ -299,7 +264,7 @@ class AgentSession:
     async def clear_queue(self) -> QueueUpdate:
         before = self.queue_update()
         self.agent.clear_all_queues()
-        await self._emit(self.queue_update())
+        await self.events.emit(self.queue_update())
         return before
 
     async def abort(self) -> None:
@@ -316,7 +281,7 @@ class AgentSession:
             model = self.resolve_model(model)
         self.agent.state.model = model
         await self.session.append_model_change(model.provider, model.id)
-        await self._emit(ModelChanged(model=model))
+        await self.events.emit(ModelChanged(model=model))
         await self.set_thinking_level(self.agent.state.thinking_level)
 
     async def set_thinking_level(self, level: str) -> str:
@@ -327,7 +292,7 @@ class AgentSession:
             await self.session.append_thinking_level_change(new)
         if new != self.agent.state.thinking_level or new != ctx.thinking_level:
             self.agent.state.thinking_level = new
-            await self._emit(ThinkingLevelChanged(level=new))
+            await self.events.emit(ThinkingLevelChanged(level=new))
         return new
 
     async def set_active_tools(self, names: Iterable[str]) -> list[str]:
@@ -338,10 +303,10 @@ class AgentSession:
         self.agent.state.tools = [self.available_tools[n] for n in names]
         await self.session.append_active_tools_change(names)
         self._path_tools = names
-        await self._emit(ActiveToolsChanged(names=names))
+        await self.events.emit(ActiveToolsChanged(names=names))
         return names
 
-    def offer_tools(self, tools: Iterable[AgentTool]) -> None:
+    def offer_tools(self, tools: Iterable[AnyTool]) -> None:
         """The tools on offer changed (an MCP server started, stopped or listed new tools): the
         next request has them. The path records the new set just before that request
         (`record_tools`), so an entry marks where the model first saw it."""
@@ -380,7 +345,8 @@ class AgentSession:
         await self.reload()
         return entry_id
 
-    async def fork(self, catalog: Any, entry_id: str, *, position: Literal["at", "before"] = "at") -> tuple[Any, str | None]:
+    async def fork(self, catalog: SessionCatalog, entry_id: str, *,
+                   position: Literal["at", "before"] = "at") -> tuple[SessionStorage, str | None]:
         """A new session (its storage) holding root → entry ("at"), or root → the parent of a user
         message ("before"; its text is returned for the composer). This session is unchanged."""
         return await fork_session(catalog, self.session, entry_id, position)
@@ -402,17 +368,17 @@ class AgentSession:
         self._path_tools = ctx.active_tool_names
         if ctx.active_tool_names is not None:
             self.agent.state.tools = offered_on_path(list(self.available_tools.values()), ctx.active_tool_names)
-        await self._emit(SessionReloaded(leaf_id=self.session.leaf_id))
+        await self.events.emit(SessionReloaded(leaf_id=self.session.leaf_id))
 
 
-def offered_on_path(tools: list[AgentTool], recorded: list[str] | None) -> list[AgentTool]:
+def offered_on_path(tools: list[AnyTool], recorded: list[str] | None) -> list[AnyTool]:
     """The tools a request on this path carries: those the path's recorded set names (all of
     them when it names none), and every tool that is `kept_on_every_path` (an MCP server's: it
     is there while its server runs, whatever an older entry says)."""
     if recorded is None:
         return list(tools)
     names = set(recorded)
-    return [t for t in tools if t.name in names or getattr(t, "kept_on_every_path", False)]
+    return [t for t in tools if t.name in names or t.kept_on_every_path]
 
 
 def _user(text: str, images: Iterable[ImageContent]) -> UserMessage:

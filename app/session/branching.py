@@ -7,9 +7,10 @@ stopping early at a compaction (its summary already covers what lies before it).
 
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from typing import TYPE_CHECKING, Literal, Sequence
 
-from treechat.storage.base import EntryNotFoundError
+from treechat.agent.types import AgentMessage
+from treechat.storage.base import EntryNotFoundError, SessionCatalog, SessionStorage
 from treechat.storage.model import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -23,6 +24,9 @@ from treechat.storage.model import (
 from .compaction import FileOps, estimate_tokens
 from .context import compaction_message, entry_to_message
 from .summarize import Complete, summarize_branch
+
+if TYPE_CHECKING:
+    from .session import Session
 
 BRANCH_RESERVE_TOKENS = 16384
 
@@ -50,20 +54,20 @@ def abandoned_entries(old_path: Sequence[Entry], target_path: Sequence[Entry]) -
     return tail
 
 
-def prepare_branch_messages(entries: Sequence[Entry], token_budget: int = 0) -> tuple[list[Any], FileOps]:
+def prepare_branch_messages(entries: Sequence[Entry], token_budget: int = 0) -> tuple[list[AgentMessage], FileOps]:
     """Messages for the summariser, newest kept first when over budget; tool results skipped."""
     ops = FileOps()
     for e in entries:
         if isinstance(e, BranchSummaryEntry) and not e.from_hook and isinstance(e.details, dict):
             ops.read.update(p for p in e.details.get("readFiles", []) if isinstance(p, str))
             ops.modified.update(p for p in e.details.get("modifiedFiles", []) if isinstance(p, str))
-    picked: list[Any] = []
+    picked: list[AgentMessage] = []
     total = 0
     for e in reversed(entries):
         if isinstance(e, MessageEntry) and isinstance(e.message, ToolResultMessage):
             continue
         if isinstance(e, CompactionEntry):
-            msg: Any = compaction_message(e)
+            msg: AgentMessage | None = compaction_message(e)
         elif isinstance(e, (MessageEntry, CustomMessageEntry, BranchSummaryEntry)):
             msg = entry_to_message(e)
         else:
@@ -81,7 +85,7 @@ def prepare_branch_messages(entries: Sequence[Entry], token_budget: int = 0) -> 
     return picked, ops
 
 
-async def write_branch_summary(session: Any, abandoned_leaf_id: str, complete: Complete, context_window: int,
+async def write_branch_summary(session: Session, abandoned_leaf_id: str, complete: Complete, context_window: int,
                                custom_instructions: str | None = None) -> str:
     """Summarise the path from `abandoned_leaf_id` back to the common ancestor with the current
     leaf and append it as a branch_summary child of the leaf (which advances onto it)."""
@@ -93,12 +97,11 @@ async def write_branch_summary(session: Any, abandoned_leaf_id: str, complete: C
         raise NothingToSummarize("Nothing to summarise: the branch you left has no messages of its own.")
     summary, details = await summarize_branch(messages, ops, complete, custom_instructions)
     # Session.move_to(leaf, summary=...) semantics, plus the file lists so a later summary keeps them
-    return await session._append(BranchSummaryEntry, from_id=session.leaf_id or "root", summary=summary,
-                                 details=details)
+    return await session.append_branch_summary(summary, details=details)
 
 
-async def fork_session(catalog: Any, session: Any, entry_id: str,
-                       position: Literal["at", "before"]) -> tuple[Any, str | None]:
+async def fork_session(catalog: SessionCatalog, session: Session, entry_id: str,
+                       position: Literal["at", "before"]) -> tuple[SessionStorage, str | None]:
     """A new session holding root → entry ("at"), or root → the parent of a user message
     ("before", whose text comes back for the composer). The original is not touched."""
     entry = await session.get_entry(entry_id)
@@ -108,7 +111,7 @@ async def fork_session(catalog: Any, session: Any, entry_id: str,
         return await catalog.fork(session.session_id, entry_id), None
     if position != "before":
         raise ForkError(f"Fork position must be 'at' or 'before', not {position!r}.")
-    if not (isinstance(entry, MessageEntry) and getattr(entry.message, "role", None) == "user"):
+    if not (isinstance(entry, MessageEntry) and entry.message.role == "user"):
         raise ForkError("Fork before needs a user message; pick a prompt, or fork at this entry instead.")
     text = message_text(entry.message)
     if entry.parent_id is None:  # the first prompt: an empty session that still knows its parent

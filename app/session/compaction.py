@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Sequence, TypeGuard
 
+from treechat.agent.types import AgentMessage
 from treechat.storage.model import (
     AssistantMessage,
     BashExecutionMessage,
@@ -19,6 +20,7 @@ from treechat.storage.model import (
     BranchSummaryMessage,
     CompactionEntry,
     CompactionSummaryMessage,
+    ContentBlock,
     CustomMessage,
     CustomMessageEntry,
     Entry,
@@ -49,7 +51,7 @@ def calculate_context_tokens(usage: Usage) -> int:
     return usage.total_tokens or (usage.input + usage.output + usage.cache_read + usage.cache_write)
 
 
-def _blocks_chars(content: Any, image_chars: int = 0) -> int:
+def _blocks_chars(content: str | Sequence[ContentBlock], image_chars: int = 0) -> int:
     if isinstance(content, str):
         return len(content)
     total = 0
@@ -61,7 +63,7 @@ def _blocks_chars(content: Any, image_chars: int = 0) -> int:
     return total
 
 
-def estimate_tokens(message: Any) -> int:
+def estimate_tokens(message: AgentMessage) -> int:
     """chars/4 rounded up, counting what each role sends (Pi's estimateTokens; images in user
     messages count too)."""
     if isinstance(message, UserMessage):
@@ -88,11 +90,11 @@ def estimate_tokens(message: Any) -> int:
     return math.ceil(chars / 4)
 
 
-def _usable_assistant(message: Any) -> bool:
+def _usable_assistant(message: AgentMessage) -> TypeGuard[AssistantMessage]:
     return isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "aborted")
 
 
-def estimate_context_tokens(messages: Sequence[Any]) -> tuple[int, int | None]:
+def estimate_context_tokens(messages: Sequence[AgentMessage]) -> tuple[int, int | None]:
     """(tokens, index of the last assistant whose real usage was used, or None)."""
     for i in range(len(messages) - 1, -1, -1):
         msg = messages[i]
@@ -161,7 +163,7 @@ _CUT_ROLES = {"user", "assistant", "bashExecution", "custom", "branchSummary", "
 
 
 def _role(entry: Entry) -> str | None:
-    return getattr(entry.message, "role", None) if isinstance(entry, MessageEntry) else None
+    return entry.message.role if isinstance(entry, MessageEntry) else None
 
 
 def find_valid_cut_points(entries: Sequence[Entry], start: int, end: int) -> list[int]:
@@ -253,7 +255,7 @@ class FileOps:
     read: set[str] = field(default_factory=set)
     modified: set[str] = field(default_factory=set)
 
-    def add_from(self, message: Any) -> None:
+    def add_from(self, message: AgentMessage) -> None:
         if not isinstance(message, AssistantMessage):
             return
         for block in message.content:
@@ -273,8 +275,8 @@ class FileOps:
 @dataclass
 class CompactionPlan:
     first_kept_entry_id: str
-    messages_to_summarize: list[Any]
-    turn_prefix_messages: list[Any]
+    messages_to_summarize: list[AgentMessage]
+    turn_prefix_messages: list[AgentMessage]
     is_split_turn: bool
     tokens_before: int
     previous_summary: str | None
@@ -300,12 +302,12 @@ class TooLargeToCompact(NothingToCompact):
         self.role = role
 
 
-def _messages_of(entries: Sequence[Entry]) -> list[Any]:
+def _messages_of(entries: Sequence[Entry]) -> list[AgentMessage]:
     # Like the context conversion, but compaction entries inside the range are skipped.
     return [m for e in entries if not isinstance(e, CompactionEntry) and (m := entry_to_message(e)) is not None]
 
 
-def prepare_compaction(path: Sequence[Entry], context_messages: Sequence[Any], settings: CompactionSettings, *,
+def prepare_compaction(path: Sequence[Entry], context_messages: Sequence[AgentMessage], settings: CompactionSettings, *,
                        tail_budget: int | None = None, keep_last_turn: bool = False) -> CompactionPlan:
     """What to summarise on `path` (root-first, the whole branch). Raises NothingToCompact.
 
@@ -360,7 +362,7 @@ def prepare_compaction(path: Sequence[Entry], context_messages: Sequence[Any], s
     )
 
 
-def _ranges(path: Sequence[Entry], boundary: int, cut: CutPoint) -> tuple[list[Any], list[Any]]:
+def _ranges(path: Sequence[Entry], boundary: int, cut: CutPoint) -> tuple[list[AgentMessage], list[AgentMessage]]:
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
     to_summarize = _messages_of(path[boundary:history_end])
     prefix = _messages_of(path[cut.turn_start_index : cut.first_kept_index]) if cut.is_split_turn else []

@@ -22,18 +22,22 @@ import asyncio
 import json
 import math
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Callable, Sequence
 
-from treechat.agent.loop import maybe_await
+from treechat.agent.agent import Agent
+from treechat.agent.bus import EventBus, maybe_await
+from treechat.agent.events import AgentEnd, AgentEvent, AgentStart, MessageEnd, TurnEnd
+from treechat.agent.types import AgentMessage
 from treechat.llm.abort import AbortSignal
 from treechat.llm.errors import is_context_overflow, stated_context_limit
 from treechat.llm.local import shown_ref
-from treechat.llm.types import LlmContext, StreamOptions
+from treechat.llm.types import LlmContext, ModelInfo
 from treechat.storage.model import (
     AssistantMessage,
     CompactionEntry,
     CompactionSummaryMessage,
+    Entry,
     TextContent,
     UserMessage,
 )
@@ -53,6 +57,7 @@ from .compaction import (
     should_compact,
 )
 from .context import entry_to_message
+from .events import CompactionEnd, CompactionReason, CompactionResult, CompactionStart, SessionEvent
 from .summarize import Complete, SummaryError, summarize_for_compaction
 
 if TYPE_CHECKING:
@@ -62,34 +67,6 @@ OVERFLOW_RETRY_FAILED = (
     "Context overflow recovery failed after one compact-and-retry attempt. "
     "Try reducing context or switching to a larger-context model."
 )
-
-
-@dataclass(frozen=True, kw_only=True)
-class CompactionResult:
-    entry_id: str
-    summary: str
-    tokens_before: int
-    tokens_after: int
-    trigger: str  # "manual" | "threshold" | "overflow"
-    first_kept_entry_id: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class CompactionStart:
-    reason: str  # "manual" | "threshold" | "overflow"
-    type: str = "compaction_start"
-
-
-@dataclass(frozen=True, kw_only=True)
-class CompactionEnd:
-    """`result` is set when a compaction entry was appended (agent messages were rebuilt);
-    `error` is one sentence otherwise; `will_retry`: the failed reply is sent again next."""
-
-    reason: str
-    result: CompactionResult | None = None
-    error: str | None = None
-    will_retry: bool = False
-    type: str = "compaction_end"
 
 
 @dataclass(frozen=True)
@@ -107,7 +84,7 @@ class CompactionFailed(CompactionError, SummaryError):
 # ---------------------------------------------------------------- pure helpers
 
 
-def context_tokens(messages: Sequence[Any]) -> tuple[int, bool]:
+def context_tokens(messages: Sequence[AgentMessage]) -> tuple[int, bool]:
     """(tokens, estimated): the last real usage plus estimates of what came after it. Usage older
     than the compaction summary measured the transcript before it, so it does not count."""
     compacted_at = None
@@ -126,13 +103,13 @@ def context_tokens(messages: Sequence[Any]) -> tuple[int, bool]:
     return sum(estimate_tokens(m) for m in messages), True
 
 
-def context_usage(messages: Sequence[Any], window: int) -> ContextUsage:
+def context_usage(messages: Sequence[AgentMessage], window: int) -> ContextUsage:
     tokens, estimated = context_tokens(messages)
     percent = round(100.0 * tokens / window, 1) if window > 0 else 0.0
     return ContextUsage(tokens=tokens, window=window, percent=percent, estimated=estimated)
 
 
-def is_overflow_error(message: Any, model: Any) -> bool:
+def is_overflow_error(message: AgentMessage, model: ModelInfo) -> bool:
     """A failed reply from `model` (same provider and id) saying the context did not fit."""
     if not isinstance(message, AssistantMessage) or message.stop_reason != "error":
         return False
@@ -141,18 +118,15 @@ def is_overflow_error(message: Any, model: Any) -> bool:
     return getattr(message, "errorKind", None) == "overflow" or is_context_overflow(message.error_message)
 
 
-def model_complete(agent: Any, signal: AbortSignal | None = None) -> Complete:
+def model_complete(agent: Agent, signal: AbortSignal | None = None) -> Complete:
     """A `Complete` on the agent's current model and stream function, thinking off."""
 
     async def complete(system: str, prompt: str, max_tokens: int) -> str:
         model = agent.state.model
         key = await maybe_await(agent.get_api_key(model.provider)) if agent.get_api_key else None
-        extra = {k: v for k, v in agent.stream_options.items() if k not in ("api_key", "thinking_level", "max_tokens")}
-        if agent.session_id is not None:
-            extra.setdefault("session_id", agent.session_id)
         if model.max_tokens:
             max_tokens = min(max_tokens, model.max_tokens)
-        options = StreamOptions(api_key=key, thinking_level="off", max_tokens=max_tokens, **extra)
+        options = replace(agent.request_options(), api_key=key, thinking_level="off", max_tokens=max_tokens)
         context = LlmContext(system, [UserMessage(content=[TextContent(text=prompt)])], [])
         final = None
         async for event in agent.stream_fn(model, context, options, signal):
@@ -167,7 +141,7 @@ def model_complete(agent: Any, signal: AbortSignal | None = None) -> Complete:
     return complete
 
 
-def _last_compaction(path: Sequence[Any]) -> CompactionEntry | None:
+def _last_compaction(path: Sequence[Entry]) -> CompactionEntry | None:
     return next((e for e in reversed(path) if isinstance(e, CompactionEntry)), None)
 
 
@@ -207,13 +181,16 @@ class _Replan(Exception):
 
 
 class Compactor:
-    def __init__(self, owner: "AgentSession", settings: CompactionSettings) -> None:
+    """Owned by one AgentSession; tells `events` (the session's bus) of every compaction."""
+
+    def __init__(self, owner: AgentSession, settings: CompactionSettings, events: EventBus[SessionEvent]) -> None:
         self.owner = owner
         self.settings = settings
+        self.events = events
         self.is_compacting = False
         self._lock = asyncio.Lock()
         self._overflow_attempted = False
-        self._after_run: str | None = None  # "overflow" | "threshold", decided at agent_end
+        self._after_run: CompactionReason | None = None  # "overflow" | "threshold", decided at agent_end
         self._compacted_in_run = False
         self._signal: AbortSignal | None = None
         self._learned: dict[str, int] = {}  # model ref -> the window its provider stated
@@ -224,10 +201,10 @@ class Compactor:
         self.on_window: Callable[[int], None] | None = None
 
     @property
-    def agent(self) -> Any:
+    def agent(self) -> Agent:
         return self.owner.agent
 
-    async def _transform(self, messages: list[Any], signal: Any) -> list[Any]:
+    async def _transform(self, messages: list[AgentMessage], signal: AbortSignal) -> list[AgentMessage]:
         if not self._compacted_in_run and self._over_threshold(messages):
             # this request would not fit (a server that sends no usage is measured by the estimate):
             # compact first rather than send it whole and be refused
@@ -257,7 +234,7 @@ class Compactor:
         """The context window plans are made for: the model's, or the smaller one its provider
         stated when a request overflowed (0: unknown)."""
         model = self.agent.state.model
-        declared = max(0, getattr(model, "context_window", 0) or 0)
+        declared = max(0, model.context_window or 0)
         learned = self._learned.get(model.ref, 0)
         return min(declared, learned) if declared and learned else (learned or declared)
 
@@ -278,7 +255,7 @@ class Compactor:
         if self.on_window is not None:
             self.on_window(window)
 
-    def learn_from_overflow(self, error_text: str | None, sent: Sequence[Any]) -> None:
+    def learn_from_overflow(self, error_text: str | None, sent: Sequence[AgentMessage]) -> None:
         """A request of `sent` failed as too long: take the window the error states (or, when it
         states none, plan for clearly less than was sent), and how the provider counts tokens."""
         ref = self.agent.state.model.ref
@@ -295,20 +272,23 @@ class Compactor:
 
     # ------------------------------------------------------------ agent events
 
-    async def on_agent_event(self, event: Any, signal: Any) -> None:
-        kind = event.type
-        if kind == "agent_start":
-            self._compacted_in_run = False
-            self._after_run = None
-        elif kind == "message_end" and isinstance(event.message, AssistantMessage):
-            if event.message.stop_reason != "error":
-                self._overflow_attempted = False
-        elif kind == "turn_end" and event.tool_results and not (signal is not None and signal.aborted):
-            await self.check_threshold(signal)  # the run continues with the compacted transcript
-        elif kind == "agent_end":
-            self._after_run = self._decide_after_run()
+    async def on_agent_event(self, event: AgentEvent) -> None:
+        signal = self.agent.signal
+        match event:
+            case AgentStart():
+                self._compacted_in_run = False
+                self._after_run = None
+            case MessageEnd(message=AssistantMessage() as reply):
+                if reply.stop_reason != "error":
+                    self._overflow_attempted = False
+            case TurnEnd() if event.tool_results and not (signal is not None and signal.aborted):
+                await self.check_threshold(signal)  # the run continues with the compacted transcript
+            case AgentEnd():
+                self._after_run = self._decide_after_run()
+            case _:
+                pass
 
-    def _decide_after_run(self) -> str | None:
+    def _decide_after_run(self) -> CompactionReason | None:
         messages = self.agent.state.messages
         last = messages[-1] if messages else None
         if not isinstance(last, AssistantMessage) or last.stop_reason == "aborted":
@@ -324,11 +304,13 @@ class Compactor:
             pending, self._after_run = self._after_run, None
             if pending == "overflow":
                 if self._overflow_attempted:
-                    await self.owner._emit(CompactionEnd(reason="overflow", error=OVERFLOW_RETRY_FAILED))
+                    await self.events.emit(CompactionEnd(reason="overflow", error=OVERFLOW_RETRY_FAILED))
                     return
                 self._overflow_attempted = True
                 messages = self.agent.state.messages
-                self.learn_from_overflow(getattr(messages[-1], "error_message", None), messages[:-1])
+                last = messages[-1]
+                self.learn_from_overflow(last.error_message if isinstance(last, AssistantMessage) else None,
+                                         messages[:-1])
                 if await self._auto("overflow", None, will_retry=True) is None:
                     return
             elif pending == "threshold":
@@ -341,7 +323,7 @@ class Compactor:
             except RuntimeError:  # another run started meanwhile; it drains the queues itself
                 return
 
-    def _over_threshold(self, messages: Sequence[Any]) -> bool:
+    def _over_threshold(self, messages: Sequence[AgentMessage]) -> bool:
         """What `messages` take (the last reply's real usage, else the estimate: some servers send
         no usage) leaves less than the reply's room in the window."""
         window = self.window
@@ -364,17 +346,17 @@ class Compactor:
     async def compact(self, custom_instructions: str | None = None) -> CompactionResult:
         if self.agent.state.is_streaming:
             await self.owner.abort()
-        await self.owner._emit(CompactionStart(reason="manual"))
+        await self.events.emit(CompactionStart(reason="manual"))
         try:
             async with self._lock:
                 result = await self._run("manual", custom_instructions, None, announce=False)
         except CompactionError as err:
-            await self.owner._emit(CompactionEnd(reason="manual", error=str(err)))
+            await self.events.emit(CompactionEnd(reason="manual", error=str(err)))
             raise
-        await self.owner._emit(CompactionEnd(reason="manual", result=result))
+        await self.events.emit(CompactionEnd(reason="manual", result=result))
         return result
 
-    async def _auto(self, reason: str, signal: AbortSignal | None, will_retry: bool = False) -> CompactionResult | None:
+    async def _auto(self, reason: CompactionReason, signal: AbortSignal | None, will_retry: bool = False) -> CompactionResult | None:
         announced: list[bool] = []
         async with self._lock:
             try:
@@ -382,27 +364,27 @@ class Compactor:
             except TooLargeToCompact as err:
                 if reason == "overflow":  # the person must learn why the reply failed for good
                     await self._announce(reason, announced)
-                    await self.owner._emit(CompactionEnd(reason=reason, error=str(err)))
+                    await self.events.emit(CompactionEnd(reason=reason, error=str(err)))
                 return None
             except NothingToCompact as err:
                 if reason == "overflow":
                     await self._announce(reason, announced)
-                    await self.owner._emit(CompactionEnd(reason=reason, error=f"Context overflow recovery failed: {err}"))
+                    await self.events.emit(CompactionEnd(reason=reason, error=f"Context overflow recovery failed: {err}"))
                 return None  # a threshold with nothing new to summarise is not news
             except CompactionError as err:
                 what = "Context overflow recovery failed" if reason == "overflow" else "Auto-compaction failed"
                 detail = str(err).removeprefix("Compaction failed: ")
-                await self.owner._emit(CompactionEnd(reason=reason, error=f"{what}: {detail}"))
+                await self.events.emit(CompactionEnd(reason=reason, error=f"{what}: {detail}"))
                 return None
-        await self.owner._emit(CompactionEnd(reason=reason, result=result, will_retry=will_retry))
+        await self.events.emit(CompactionEnd(reason=reason, result=result, will_retry=will_retry))
         return result
 
-    async def _announce(self, reason: str, announced: list[bool]) -> None:
+    async def _announce(self, reason: CompactionReason, announced: list[bool]) -> None:
         if not announced:
             announced.append(True)
-            await self.owner._emit(CompactionStart(reason=reason))
+            await self.events.emit(CompactionStart(reason=reason))
 
-    async def _run(self, trigger: str, custom: str | None, signal: AbortSignal | None, *, announce: bool,
+    async def _run(self, trigger: CompactionReason, custom: str | None, signal: AbortSignal | None, *, announce: bool,
                    announced: list[bool] | None = None) -> CompactionResult:
         """Plan and summarise; once more with a smaller plan if the summary request itself was
         too long and its provider said how long it may be."""
@@ -417,7 +399,7 @@ class Compactor:
                 continue
         raise AssertionError("unreachable: the second attempt never replans")
 
-    async def _plan(self, trigger: str) -> tuple[list[Any], CompactionPlan]:
+    async def _plan(self, trigger: CompactionReason) -> tuple[list[Entry], CompactionPlan]:
         path = await self.owner.session.get_branch()
         budget = self.budget()
         try:
@@ -437,7 +419,7 @@ class Compactor:
             raise NothingToCompact("Already compacted")  # never summarise the same range twice in a row
         return path, plan
 
-    async def _execute(self, trigger: str, path: list[Any], plan: CompactionPlan, custom: str | None,
+    async def _execute(self, trigger: CompactionReason, path: list[Entry], plan: CompactionPlan, custom: str | None,
                        signal: AbortSignal | None, *, may_replan: bool = False) -> CompactionResult:
         session = self.owner.session
         self.is_compacting = True
@@ -471,7 +453,8 @@ class Compactor:
                 summary, plan.first_kept_entry_id, plan.tokens_before,
                 tokens_after=tokens_after, trigger=trigger, details=details)
             messages = (await session.build_session_context()).messages
-            if trigger == "overflow" and messages and getattr(messages[-1], "stop_reason", None) == "error":
+            if trigger == "overflow" and messages and isinstance(messages[-1], AssistantMessage) \
+                    and messages[-1].stop_reason == "error":
                 messages.pop()  # the failed reply stays in the tree; the retry replaces it
             self.agent.state.messages = messages
             if self.agent.state.is_streaming:

@@ -8,8 +8,9 @@ the last compaction on the path replaces everything before its kept range.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Sequence
 
+from treechat.agent.types import AgentMessage
 from treechat.storage.base import PathState
 from treechat.storage.model import (
     BranchSummaryEntry,
@@ -27,12 +28,12 @@ from treechat.storage.model import (
 
 @dataclass
 class SessionContext:
-    messages: list[Any] = field(default_factory=list)
+    messages: list[AgentMessage] = field(default_factory=list)
     thinking_level: str = "off"
     model: dict[str, str] | None = None
     active_tool_names: list[str] | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """Pi's shape: {messages, thinkingLevel, model} plus our activeToolNames."""
         return {
             "messages": [dump(m) for m in self.messages],
@@ -42,20 +43,16 @@ class SessionContext:
         }
 
 
-def entry_to_message(entry: Entry) -> Any | None:
+def entry_to_message(entry: Entry) -> AgentMessage | None:
     """The message an entry contributes to the context, or None (settings, labels, ...)."""
     if isinstance(entry, MessageEntry):
         return entry.message
     if isinstance(entry, CustomMessageEntry):
-        fields: dict[str, Any] = {
-            "custom_type": entry.custom_type,
-            "content": entry.content,
-            "display": entry.display,
-            "timestamp": iso_to_ms(entry.timestamp),
-        }
-        if entry.details is not None:
-            fields["details"] = entry.details
-        return CustomMessage(**fields)
+        message = CustomMessage(custom_type=entry.custom_type, content=entry.content, display=entry.display,
+                                timestamp=iso_to_ms(entry.timestamp))
+        if entry.details is not None:  # set only when there are some: the message's JSON has no "details": null
+            message.details = entry.details
+        return message
     if isinstance(entry, BranchSummaryEntry) and entry.summary:
         return BranchSummaryMessage(
             summary=entry.summary, from_id=entry.from_id, timestamp=iso_to_ms(entry.timestamp)
@@ -96,7 +93,7 @@ def transform_path(path: Sequence[Entry]) -> list[Entry]:
 def build_context(path: Sequence[Entry], state: PathState) -> SessionContext:
     """The context at the end of `path` (root-first; may start at a compaction's kept range)."""
     projected = transform_path(path)
-    messages: list[Any] = []
+    messages: list[AgentMessage] = []
     for i, entry in enumerate(projected):
         if i == 0 and isinstance(entry, CompactionEntry):
             messages.append(compaction_message(entry))

@@ -16,14 +16,15 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
+from treechat.agent.types import AgentMessage
 from treechat.storage.model import dump
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # not on Windows, where the temporary folder is per user anyway
 
 
-def save_unsaved(message: Any, session_id: str, reason: str, folders: Sequence[Path]) -> Path | None:
+def save_unsaved(message: AgentMessage, session_id: str, reason: str, folders: Sequence[Path]) -> Path | None:
     """Append `message` to the first recovery file that takes it; its path, or None."""
     line = json.dumps({"sessionId": session_id, "reason": reason, "message": dump(message)}, ensure_ascii=False)
     data = (line + "\n").encode("utf-8")

@@ -3,20 +3,30 @@
 Appends add a child of the leaf and advance it; moving the leaf is a pointer move that the
 storage persists as a `leaf` entry. Nothing is ever rewritten or deleted. An unknown id raises
 EntryNotFoundError (naming the id) before anything is written.
+
+Every change is told on `changes` (an EventBus of `Appended` / `LeafMoved`), synchronously,
+right after the storage has it and before the call returns, whoever made it (the agent
+persisting a reply, a compaction, a label, a model change, an entry adopted from another
+writer). Its listeners must be synchronous and must not raise (treechat.agent.bus).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from enum import Enum
+from typing import TypeVar
 
+from treechat.agent.bus import EventBus
+from treechat.agent.types import AgentMessage, Json, JsonObject
 from treechat.storage.base import EntryNotFoundError, PathState, SessionStorage
 from treechat.storage.model import (
     ActiveToolsChangeEntry,
     BranchSummaryEntry,
     CompactionEntry,
+    ContentBlock,
     CustomEntry,
     CustomMessageEntry,
     Entry,
+    KnownEntry,
     LabelEntry,
     MessageEntry,
     ModelChangeEntry,
@@ -27,14 +37,16 @@ from treechat.storage.model import (
 from treechat.storage.well_formed import well_formed
 
 from .context import SessionContext, build_context
+from .events import Appended, LeafMoved, SessionChange
 
-_CURRENT: Any = object()  # "the current leaf" (None is a real position: before the first entry)
+E = TypeVar("E", bound=KnownEntry)
 
 
-# What a Session tells its observers, synchronously, right after the storage has it: the
-# entry that was appended (the new leaf), or the leaf moving without a new row.
-AppendObserver = Callable[[Entry], None]
-LeafObserver = Callable[[str | None], None]
+class _Current(Enum):
+    LEAF = "the current leaf"  # a default apart from None, which is a real position (before the first entry)
+
+
+_CURRENT = _Current.LEAF
 
 
 class Session:
@@ -42,22 +54,7 @@ class Session:
         self.storage = storage
         self.session_id = storage.session_id
         self.leaf_id = leaf_id  # the one owner of "where we are": every append goes through here
-        self._on_append: list[AppendObserver] = []
-        self._on_leaf: list[LeafObserver] = []
-
-    def observe(self, on_append: AppendObserver, on_leaf: LeafObserver) -> Callable[[], None]:
-        """Be told of every append (with the persisted entry) and every leaf move, whoever made
-        them (the agent persisting a reply, a compaction, a label, a model change, …)."""
-        self._on_append.append(on_append)
-        self._on_leaf.append(on_leaf)
-
-        def stop() -> None:
-            if on_append in self._on_append:
-                self._on_append.remove(on_append)
-            if on_leaf in self._on_leaf:
-                self._on_leaf.remove(on_leaf)
-
-        return stop
+        self.changes: EventBus[SessionChange] = EventBus()
 
     @classmethod
     async def open(cls, storage: SessionStorage) -> "Session":
@@ -65,14 +62,14 @@ class Session:
 
     # ------------------------------------------------------------ appends
 
-    async def _append(self, cls: type, **fields: Any) -> str:
+    async def _append(self, cls: type[E], **fields: object) -> str:
         entry_id = await self.storage.create_entry_id()
-        entry = cls(id=entry_id, parent_id=self.leaf_id, **{k: v for k, v in fields.items() if v is not None})
+        given = {k: v for k, v in fields.items() if v is not None}  # a field not given is not written
+        entry = cls.model_validate({"id": entry_id, "parent_id": self.leaf_id, **given})
         entry = well_formed(entry)  # e.g. half an emoji from a stream: UTF-8 storage cannot hold it
         await self.storage.append_entry(entry)
         self.leaf_id = entry_id
-        for observer in list(self._on_append):
-            observer(entry)
+        self.changes.emit_now(Appended(entry))
         return entry_id
 
     def adopt(self, entry: Entry) -> None:
@@ -80,16 +77,13 @@ class Session:
         becomes the leaf, and observers hear of it as of any append. Nothing is written: the
         entry is stored already."""
         self.leaf_id = entry.id
-        for observer in list(self._on_append):
-            observer(entry)
+        self.changes.emit_now(Appended(entry))
 
-    async def append_message(self, message: Any) -> str:
-        if isinstance(message, dict):
-            message = parse_message(message)
-        role = getattr(message, "role", None)
-        if role in ("branchSummary", "compactionSummary"):
-            raise ValueError(f"a {role} message is stored with its own entry type, not append_message")
-        return await self._append(MessageEntry, message=message)
+    async def append_message(self, message: AgentMessage | JsonObject) -> str:
+        msg: AgentMessage = parse_message(message) if isinstance(message, dict) else message
+        if msg.role in ("branchSummary", "compactionSummary"):
+            raise ValueError(f"a {msg.role} message is stored with its own entry type, not append_message")
+        return await self._append(MessageEntry, message=msg)
 
     async def append_model_change(self, provider: str, model_id: str) -> str:
         return await self._append(ModelChangeEntry, provider=provider, model_id=model_id)
@@ -109,7 +103,7 @@ class Session:
         tokens_after: int | None = None,
         retained_tail: bool | None = None,
         trigger: str | None = None,
-        details: Any = None,
+        details: Json = None,
     ) -> str:
         if first_kept_entry_id is not None:
             await self._require(first_kept_entry_id)
@@ -124,11 +118,11 @@ class Session:
             details=details,
         )
 
-    async def append_custom(self, custom_type: str, data: Any = None) -> str:
+    async def append_custom(self, custom_type: str, data: Json = None) -> str:
         return await self._append(CustomEntry, custom_type=custom_type, data=data)
 
     async def append_custom_message(
-        self, custom_type: str, content: Any, display: bool = True, details: Any = None
+        self, custom_type: str, content: str | list[ContentBlock], display: bool = True, details: Json = None
     ) -> str:
         return await self._append(
             CustomMessageEntry, custom_type=custom_type, content=content, display=display, details=details
@@ -167,8 +161,7 @@ class Session:
             return
         await self.storage.set_leaf_id(entry_id)
         self.leaf_id = entry_id
-        for observer in list(self._on_leaf):
-            observer(entry_id)
+        self.changes.emit_now(LeafMoved(entry_id))
 
     async def reset_leaf(self) -> None:
         await self.move_to(None)
@@ -176,9 +169,13 @@ class Session:
     async def get_entry(self, entry_id: str) -> Entry | None:
         return await self.storage.get_entry(entry_id)
 
-    async def get_branch(self, from_id: Any = _CURRENT) -> list[Entry]:
+    async def append_branch_summary(self, summary: str, *, details: Json = None) -> str:
+        """A branch_summary child of the leaf (its fromId the leaf, "root" before the first entry)."""
+        return await self._append(BranchSummaryEntry, from_id=self.leaf_id or "root", summary=summary, details=details)
+
+    async def get_branch(self, from_id: str | None | _Current = _CURRENT) -> list[Entry]:
         """The path root → `from_id` (default: the leaf), every entry type included."""
-        leaf = self.leaf_id if from_id is _CURRENT else from_id
+        leaf = self.leaf_id if from_id is _Current.LEAF else from_id
         if leaf is None:
             return []
         await self._require(leaf)
@@ -189,12 +186,12 @@ class Session:
 
     # ------------------------------------------------------------ derived state
 
-    async def path_state(self, leaf_id: Any = _CURRENT) -> PathState:
-        leaf = self.leaf_id if leaf_id is _CURRENT else leaf_id
+    async def path_state(self, leaf_id: str | None | _Current = _CURRENT) -> PathState:
+        leaf = self.leaf_id if leaf_id is _Current.LEAF else leaf_id
         return await self.storage.get_path_state(leaf)
 
-    async def build_session_context(self, leaf_id: Any = _CURRENT) -> SessionContext:
-        leaf = self.leaf_id if leaf_id is _CURRENT else leaf_id
+    async def build_session_context(self, leaf_id: str | None | _Current = _CURRENT) -> SessionContext:
+        leaf = self.leaf_id if leaf_id is _Current.LEAF else leaf_id
         if leaf is None:
             return SessionContext()
         await self._require(leaf)

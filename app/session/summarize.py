@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Awaitable, Callable, Sequence
 
+from treechat.agent.types import AgentMessage
 from treechat.storage.model import (
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
+    ContentBlock,
     CustomMessage,
     TextContent,
     ThinkingContent,
@@ -98,18 +100,18 @@ class SummaryError(Exception):
     """The summary could not be produced; the message says why (for a person)."""
 
 
-def _text(content: Any) -> str:
+def _text(content: str | Sequence[ContentBlock]) -> str:
     if isinstance(content, str):
         return content
     return "\n".join(b.text for b in content or [] if isinstance(b, TextContent))
 
 
-def serialize_conversation(messages: Sequence[Any]) -> str:
+def serialize_conversation(messages: Sequence[AgentMessage]) -> str:
     """Plain text with a labelled block per part, as the summariser reads it."""
     return "\n\n".join(_parts(messages))
 
 
-def _parts(messages: Sequence[Any]) -> list[str]:
+def _parts(messages: Sequence[AgentMessage]) -> list[str]:
     parts: list[str] = []
     for msg in messages:
         if isinstance(msg, UserMessage):
@@ -150,7 +152,7 @@ def _cap(text: str, limit: int) -> str:
     return text[:limit] + f"\n[... {len(text) - limit} more characters left out]"
 
 
-def serialize_within(messages: Sequence[Any], max_chars: int | None) -> str:
+def serialize_within(messages: Sequence[AgentMessage], max_chars: int | None) -> str:
     """The conversation as `serialize_conversation` writes it, in at most about `max_chars`
     characters: each part is capped, the first request is kept (it usually states the goal), and
     then the newest parts, with a note where older ones were left out. A summary request must fit
@@ -236,7 +238,7 @@ async def summarize_for_compaction(
 
 
 async def summarize_branch(
-    messages: Sequence[Any], file_ops: FileOps, complete: Complete, custom_instructions: str | None = None
+    messages: Sequence[AgentMessage], file_ops: FileOps, complete: Complete, custom_instructions: str | None = None
 ) -> tuple[str, dict[str, list[str]]]:
     if not messages:
         return "No content to summarize", file_ops.details()

@@ -14,10 +14,16 @@ import platform
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from treechat.agent.tools import BashTool, EditTool, GrepTool, LsTool, ReadTool, WriteTool
+from treechat.agent.tools.base import AnyTool
 from treechat.context_files import ContextFile, find_context_files
+
+from .events import SessionEvent
+
+if TYPE_CHECKING:
+    from .agent_session import AgentSession
 
 INTRO = (
     "You are the assistant in treechat, a terminal chat app in which a person works with an AI model. "
@@ -79,11 +85,11 @@ class Environment:
         return cls(cwd=str(Path(cwd or os.getcwd()).resolve()), today=date.today(), os_name=_os_name(), shell=_shell())
 
 
-def _tool_lines(tools: Sequence[Any]) -> str:
+def _tool_lines(tools: Sequence[AnyTool]) -> str:
     lines = []
     for tool in tools:
         guide = TOOL_GUIDES.get(tool.name) if isinstance(tool, BUILTIN_TOOL_TYPES) else None
-        description = " ".join(str(getattr(tool, "description", "")).split())
+        description = " ".join(tool.description.split())
         if guide is None and len(description) > MAX_OTHER_DESCRIPTION:  # (an MCP tool's: its schema says the rest)
             description = description[: MAX_OTHER_DESCRIPTION - 1] + "…"
         text = " ".join(t for t in (description, guide) if t)
@@ -93,7 +99,7 @@ def _tool_lines(tools: Sequence[Any]) -> str:
 
 def build_system_prompt(
     *,
-    tools: Sequence[Any] = (),
+    tools: Sequence[AnyTool] = (),
     environment: Environment,
     instructions: Iterable[str] = (),
     context_files: Sequence[ContextFile] = (),
@@ -110,7 +116,7 @@ def build_system_prompt(
         )
     else:
         parts.append(NO_TOOLS)
-    if skills and any(getattr(t, "name", None) == "read" for t in tools):  # (Pi: the model reads a skill's file)
+    if skills and any(t.name == "read" for t in tools):  # (Pi: the model reads a skill's file)
         parts.append(skills)
     env = environment
     parts.append(
@@ -147,7 +153,7 @@ class SystemPromptBuilder:
     _files: list[ContextFile] | None = field(default=None, repr=False)
 
     @classmethod
-    def from_settings(cls, settings: Any, *, cwd: str | os.PathLike[str] | None = None,
+    def from_settings(cls, settings: object, *, cwd: str | os.PathLike[str] | None = None,
                       instructions: str | None = None) -> "SystemPromptBuilder":
         """From a treechat.config.Settings (its config folder is the global context-file folder)."""
         config_file = getattr(settings, "config_file", None)
@@ -164,12 +170,7 @@ class SystemPromptBuilder:
             self._files = find_context_files(self.cwd, self.global_dir) if self.load_context_files else []
         return self._files
 
-    def reload_context_files(self) -> list[ContextFile]:
-        """Read AGENTS.md / CLAUDE.md again (they are read once, at the first build)."""
-        self._files = None
-        return self.context_files
-
-    def build(self, tools: Sequence[Any] = ()) -> str:
+    def build(self, tools: Sequence[AnyTool] = ()) -> str:
         return build_system_prompt(
             tools=tools,
             environment=Environment.current(self.cwd),
@@ -179,7 +180,7 @@ class SystemPromptBuilder:
         )
 
 
-def bind_system_prompt(asession: Any, builder: SystemPromptBuilder) -> Callable[[], str]:
+def bind_system_prompt(asession: AgentSession, builder: SystemPromptBuilder) -> Callable[[], str]:
     """Set `asession`'s system prompt now and rebuild it whenever its active tools change or the
     transcript is rebuilt (a leaf move can restore other tools). Returns `refresh()`, which
     rebuilds on demand (after `/system TEXT` changed `builder.instructions`, or before a prompt
@@ -190,8 +191,8 @@ def bind_system_prompt(asession: Any, builder: SystemPromptBuilder) -> Callable[
         asession.agent.state.system_prompt = text
         return text
 
-    def on_event(event: Any, signal: Any) -> None:
-        if getattr(event, "type", None) in ("active_tools_changed", "session_reloaded"):
+    def on_event(event: SessionEvent) -> None:
+        if event.type in ("active_tools_changed", "session_reloaded"):
             refresh()
 
     asession.subscribe(on_event)

@@ -9,32 +9,24 @@ App owns no session state of its own.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from pathlib import Path
-from typing import Callable, ClassVar
+from typing import TYPE_CHECKING, Callable, ClassVar
 
 from textual import events, work
 from textual.app import ComposeResult, get_system_commands_provider
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 
-from treechat.attachments import complete_at_path, pasted_image_token
-from treechat.chat import Chat
-from treechat.chat_events import ChatEvent
-from treechat.storage.base import SessionStorage
-from treechat.storage.locks import add_listener
 from treechat.widgets.banner import Banner
 from treechat.widgets.composer import Composer
 from treechat.widgets.fitted_footer import FittedFooter
 from treechat.widgets.keymap import bindings_for
+from treechat.widgets.panels import TranscriptSpace, TreeSpace
 from treechat.widgets.queue_tray import QueueTray
-from treechat.widgets.sanitize import sanitize_line
-from treechat.widgets.screens import ToolConfirmDialog
-from treechat.widgets.screens.tool_confirm import READ_HINT
 from treechat.widgets.session_header import SessionHeader
 from treechat.widgets.status_bar import StatusBar
-from treechat.widgets.transcript import Transcript
-from treechat.widgets.tree_view import TreeView
 from treechat.widgets.welcome import Welcome
 
 from .chat_view import ChatView
@@ -42,34 +34,58 @@ from .commands import SlashCommands, TreechatCommands
 from .keys import KeyActions
 from .messages import message_for
 from .requests import WidgetRequests
+from .starting import StartFn, StartUp
 from .terminal_keys import register
 from .themes import ThemeSettings
 from .workspace_view import WorkspaceView
+
+if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/starting.py)
+    from treechat.chat import Chat
+    from treechat.chat_events import ChatEvent
+    from treechat.storage.base import SessionStorage
+    from treechat.widgets.composer import Completion
+    from treechat.widgets.screens import ToolConfirmDialog
 
 register()  # Alt+Enter as most terminals send it (ESC CR)
 
 NARROW = 110  # columns: below this the tree panel becomes a drawer
 
 
-class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSettings, WorkspaceView):
+class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSettings, WorkspaceView, StartUp):
+    """`TreechatApp(chat, storage)`: a controller made beforehand (tests, benches); or
+    `TreechatApp(start=...)` (`treechat`): the first frame is drawn first, then `start` makes the
+    controller and picks the session (app/tui/starting.py)."""
+
     CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles.tcss")
     TITLE = "treechat"
     BINDINGS: ClassVar[list[BindingType]] = [*bindings_for("global")]
     COMMANDS = {get_system_commands_provider, TreechatCommands}
 
-    def __init__(self, chat: Chat, storage: SessionStorage, *, detect_servers: bool = True) -> None:
+    def __init__(self, chat: Chat | None = None, storage: SessionStorage | None = None, *,
+                 detect_servers: bool = True, start: StartFn | None = None, theme: str | None = None,
+                 fresh: bool = False) -> None:
         super().__init__()
-        self.chat = chat
+        if (chat is None) == (start is None):
+            raise TypeError("TreechatApp takes a controller and its session, or a start function")
         self.first_storage = storage
         self.detect_servers = detect_servers
-        self._unsubscribe = chat.subscribe(self._on_chat_event)
+        self.first_theme = theme  # config.toml's theme, read without checking the rest (the first frame's)
+        self.fresh = fresh  # a new session opens: the first frame shows the welcome
+        self._unsubscribe = lambda: None
         self._tree_hidden_when_wide = False
-        chat.confirm = self.confirm_command
-        chat.confirm_read = self.confirm_read
         self.allowed_commands: set[tuple[str, str]] = set()  # (session id, command or path): "allow for this session"
-        chat.approve_change = self.approve_change  # edit/write: the diff, asked (workspace_view.py)
         self.allowed_edits: set[str] = set()  # session ids: "allow edits for this session"
         self._stop_lock_notices: Callable[[], None] = lambda: None
+        self.init_start(start)
+        if chat is not None:
+            self._attach_controller(chat)
+
+    def _attach_controller(self, chat: Chat) -> None:
+        self.chat = chat
+        self._unsubscribe = chat.subscribe(self._on_chat_event)
+        chat.confirm = self.confirm_command
+        chat.confirm_read = self.confirm_read
+        chat.approve_change = self.approve_change  # edit/write: the diff, asked (workspace_view.py)
 
     def _on_chat_event(self, event: ChatEvent) -> None:
         self.post_message(message_for(event))
@@ -79,15 +95,42 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
             with Vertical(id="chat"):
                 yield SessionHeader()
                 yield Banner(id="banner")
-                yield Welcome()
-                yield Transcript()
+                welcome = Welcome()
+                welcome.display = self.fresh
+                yield welcome
+                space = TranscriptSpace()
+                space.display = not self.fresh
+                yield space
                 yield QueueTray()
                 yield Composer()
-            yield TreeView(id="tree")
+            yield TreeSpace()
         yield StatusBar()
         yield FittedFooter()
 
     async def on_mount(self) -> None:
+        if self.first_theme and self.first_theme in self.available_themes:
+            self.theme = self.first_theme
+        self.ui(Banner, "#banner").hide()
+        composer = self.composer
+        composer.completer = self._complete_path
+        composer.paste_filter = self._pasted_image
+        # at once: focus() would wait behind the keys already queued, and a key that finds the
+        # composer without the focus waits for the session (starting.py)
+        self.screen.set_focus(composer)
+        if self.first_storage is not None:  # the controller exists: open its session before the first frame
+            await self.mount_panels()
+            await self.attach(self.chat, self.first_storage)
+            self.started = True
+            self.after_start()
+        else:
+            self.open_after_first_frame()
+
+    async def attach(self, chat: Chat, storage: SessionStorage) -> None:
+        from treechat.storage.lock_notices import add_listener
+        from treechat.widgets.sanitize import sanitize_line
+
+        if getattr(self, "chat", None) is not chat:
+            self._attach_controller(chat)
         loop = asyncio.get_running_loop()
 
         def lock_notice(text: str) -> None:
@@ -97,19 +140,29 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
 
         self._stop_lock_notices = add_listener(lock_notice)
         self.apply_saved_theme()
-        self.ui(Banner, "#banner").hide()
-        composer = self.composer
-        cwd = self.chat.cwd
-        composer.completer = lambda text, cursor: complete_at_path(text, cursor, cwd)
-        composer.paste_filter = lambda pasted: pasted_image_token(pasted, cwd)
-        composer.max_paste = int(getattr(self.chat.settings, "max_input_mb", 1.0) * 1e6)
-        await self.chat.open(self.first_storage)
-        self.composer.focus()
+        self.composer.max_paste = int(getattr(chat.settings, "max_input_mb", 1.0) * 1e6)
+        await self.chat.open(storage)
+
+    def after_start(self) -> None:
         if self.detect_servers:
             self.run_worker(self._detect_local(), group="detect")
         # what other processes and machines write shows as it happens (treechat.chat_live)
         self._follow_store()
         self.call_after_refresh(lambda: self.run_worker(self.start_extensions(), group="mcp"))  # MCP, skills
+
+    def _cwd(self) -> str:
+        chat = getattr(self, "chat", None)
+        return chat.cwd if chat is not None else os.getcwd()
+
+    def _complete_path(self, text: str, cursor: int) -> Completion | None:
+        from treechat.attachments import complete_at_path
+
+        return complete_at_path(text, cursor, self._cwd())
+
+    def _pasted_image(self, pasted: str) -> str | None:
+        from treechat.attachments import pasted_image_token
+
+        return pasted_image_token(pasted, self._cwd())
 
     @work(group="store-feed", exclusive=True, exit_on_error=False)
     async def _follow_store(self) -> None:
@@ -136,7 +189,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         if narrow:
             self._tree_hidden_when_wide = self.has_class("-tree-hidden")
             self.add_class("-narrow")
-            if not self.ui(TreeView).has_focus:
+            if not any(tree.has_focus for tree in self.query("TreeView")):
                 self.add_class("-tree-hidden")  # the drawer starts closed, unless you are in the tree
         else:
             self.remove_class("-narrow")
@@ -146,6 +199,8 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not event.is_forwarded:
+            if self.hold_key(event):
+                return  # it waits for the session (app/tui/starting.py)
             self.last_key_at = time.monotonic()
             self._type_into_composer(event)  # before Textual hands the key to the focused widget
         await super().on_event(event)
@@ -176,11 +231,16 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
     async def confirm_command(self, command: str) -> bool:
         """The bash tool asks before it runs a command (a dialog typing cannot answer), unless this
         exact command was allowed for this session."""
+        from treechat.widgets.screens import ToolConfirmDialog
+
         return await self._confirm(ToolConfirmDialog("Run this shell command?", command), command)
 
     async def confirm_read(self, tool: str, path: str, folder: str) -> bool:
         """read, ls and grep ask the same way before they look outside the working folder, unless
         this exact path was allowed for this session."""
+        from treechat.widgets.screens import ToolConfirmDialog
+        from treechat.widgets.screens.tool_confirm import READ_HINT
+
         dialog = ToolConfirmDialog("Let the model read outside the working folder?",
                                    f"{tool} {path}\n\n(the working folder is {folder})", yes="Allow",
                                    allow="Allow for this session", hint=READ_HINT)
@@ -190,6 +250,8 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         allowed = (self.chat.session_id, what)
         if allowed in self.allowed_commands:
             return True
+        from treechat.widgets.screens import ToolConfirmDialog
+
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
 
         def answered(answer: bool | str | None) -> None:

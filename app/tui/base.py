@@ -9,18 +9,21 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 
 from textual.app import App
 from textual.css.query import NoMatches
 from textual.notifications import Notify, SeverityLevel
 from textual.widget import MountError, Widget
 
-from treechat.chat import Chat, ChatError
-from treechat.clipboard import copy_with_command, platform_command, size_text
-from treechat.storage.base import StorageError
 from treechat.widgets.banner import Banner
 from treechat.widgets.composer import Composer
+from treechat.widgets.queue_tray import QueueTray
+
+if TYPE_CHECKING:  # loaded after the first frame (app/tui/starting.py)
+    from treechat.chat import Chat
+    from treechat.widgets.transcript import Transcript
+    from treechat.widgets.tree_view import TreeView
 
 W = TypeVar("W", bound=Widget)
 T = TypeVar("T")
@@ -48,9 +51,36 @@ def drawn(handler: Callable[[Any, M], Any]) -> Callable[[Any, M], Awaitable[None
 
 class TuiBase(App[int]):
     chat: Chat
+    started = False  # the session is open and every widget is in place (app/tui/starting.py)
+    # sent (or slash commands) before the session opened: they go out once it is (starting.py)
+    _unsent: list[Composer.Submitted | Composer.Command]
 
     def stop_listening(self) -> None:
         """No more controller events for this App (it is closing)."""
+
+    async def submit(self, message: Composer.Submitted) -> None:
+        """Send what the composer sent (WidgetRequests)."""
+        raise NotImplementedError
+
+    async def command(self, message: Composer.Command) -> None:
+        """Run the slash command the composer sent (SlashCommands)."""
+        raise NotImplementedError
+
+    def hold_request(self, request: Composer.Submitted | Composer.Command) -> bool:
+        """A message sent (or a command) before the session is open: kept, and shown as
+        "sending", until it is (app/tui/starting.py); False once it is open."""
+        if self.started:
+            return False
+        self._unsent.append(request)
+        self.show_unsent()
+        return True
+
+    def show_unsent(self, queued: list[tuple[str, str]] | None = None) -> None:
+        """The queue tray: what waits for the session to open ("sending"), then what the agent
+        has queued (`queued`; None: what the tray shows now)."""
+        tray = self.ui(QueueTray)
+        kept = queued if queued is not None else [item for item in tray.items if item[0] != "send"]
+        tray.set_items([("send", r.text) for r in self._unsent] + kept)
 
     def ui(self, expect_type: type[W], selector: str | None = None) -> W:
         """A widget of the main screen, even while a dialog is on top (events keep coming)."""
@@ -74,6 +104,9 @@ class TuiBase(App[int]):
     async def attempt(self, work: Awaitable[T]) -> T | None:
         """Run a controller call; a ChatError (or a StorageError: a locked or full store) becomes
         the banner's one sentence."""
+        from treechat.chat import ChatError
+        from treechat.storage.base import StorageError
+
         try:
             return await work
         except (ChatError, StorageError) as err:
@@ -83,6 +116,9 @@ class TuiBase(App[int]):
     async def leave_session(self, switch: Callable[[str], Awaitable[Any]]) -> None:
         """A call that opens another session: what is typed goes with the one we leave, as its
         draft (the controller keeps it). On an error nothing moved, so the text comes back."""
+        from treechat.chat import ChatError
+        from treechat.storage.base import StorageError
+
         composer = self.composer
         text = composer.text
         composer.load_text("")
@@ -106,13 +142,32 @@ class TuiBase(App[int]):
     def composer(self) -> Composer:
         return self.ui(Composer)
 
+    # The transcript and the tree are mounted once the session opens (before that, their places
+    # hold widgets.panels' spaces): their modules load after the first frame.
+    @property
+    def transcript(self) -> Transcript:
+        from treechat.widgets.transcript import Transcript
+
+        return self.ui(Transcript)
+
+    @property
+    def tree_view(self) -> TreeView:
+        from treechat.widgets.tree_view import TreeView
+
+        return self.ui(TreeView)
+
     async def run_command(self, name: str, args: str) -> None:
-        """The slash command `name` (every one has a `cmd_<name>`; a test checks the table)."""
+        """The slash command `name` (every one has a `cmd_<name>`; a test checks the table). From
+        the palette before the session opens it waits like a typed one (app/tui/starting.py)."""
+        if self.hold_request(Composer.Command(name, args, f"/{name} {args}".rstrip())):
+            return
         handler: Callable[[str], Awaitable[None]] = getattr(self, f"cmd_{name}")
         await handler(args)
 
     async def copy(self, text: str, what: str = "") -> None:
         """To the clipboard: OSC 52 through the terminal (SSH, tmux) and the system's command."""
+        from treechat.clipboard import copy_with_command, platform_command, size_text
+
         self.copy_to_clipboard(text)
         await copy_with_command(text, platform_command())
         self.notify(f"Copied {what + ', ' if what else ''}{size_text(text)}", timeout=3)

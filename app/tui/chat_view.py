@@ -6,26 +6,27 @@ to); none reads storage or redraws what did not change.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 from textual import on
 
-from treechat.chat_events import Header, Readiness, Status
-from treechat.shown_path import ShownPath
 from treechat.storage import gc_policy
-from treechat.storage.model import AssistantMessage, MessageEntry, UserMessage
 from treechat.widgets.banner import Banner
-from treechat.widgets.queue_tray import QueueTray
-from treechat.widgets.screens import SessionsScreen
 from treechat.widgets.session_header import SessionHeader
 from treechat.widgets.status_bar import StatusBar
-from treechat.widgets.transcript import Transcript
-from treechat.widgets.tree_view import TreeView
 from treechat.widgets.welcome import Welcome
 
 from . import messages as m
 from .base import TuiBase, drawn
-from .view import TranscriptItem, item_for, item_ids, items_loader, sibling_marks, transcript_items
+
+if TYPE_CHECKING:
+    from treechat.chat_events import Header, Readiness, Status
+    from treechat.shown_path import ShownPath
+
+# The storage vocabulary, the transcript's items and the dialogs are imported where they are used:
+# no controller event comes before the session opens, after the first frame (app/tui/starting.py).
 
 
 class ChatView(TuiBase):
@@ -35,10 +36,10 @@ class ChatView(TuiBase):
     @drawn
     async def _session_opened(self, message: m.SessionOpened) -> None:
         e = message.event
-        self.ui(QueueTray).set_items([])
+        self.show_unsent([])  # (what was sent before the session opened stays until it goes out)
         composer = self.composer
         composer.running = False
-        self.ui(TreeView).set_index(e.tree, e.leaf_id, loading=e.tree_loading)
+        self.tree_view.set_index(e.tree, e.leaf_id, loading=e.tree_loading)
         await self._show_path(e.path)
         self._header(e.header)
         self.ui(StatusBar).update_status(**asdict(e.status))
@@ -55,9 +56,11 @@ class ChatView(TuiBase):
     def _tree_loaded(self, message: m.TreeLoaded) -> None:
         """A big session's whole tree replaces its path's: the panel (the cursor stays on its
         entry) and the `‹ n/m ›` marks of what the transcript holds."""
+        from .view import sibling_marks
+
         tree = message.event.tree
-        self.ui(TreeView).set_index(tree, self.chat.leaf_id, keep_cursor=True)
-        transcript = self.ui(Transcript)
+        self.tree_view.set_index(tree, self.chat.leaf_id, keep_cursor=True)
+        transcript = self.transcript
         for entry_id, index, count in sibling_marks([i.entry_id for i in transcript.items.loaded()], tree):
             transcript.set_siblings(entry_id, index, count)
 
@@ -66,15 +69,17 @@ class ChatView(TuiBase):
     async def _path_changed(self, message: m.PathChanged) -> None:
         e = message.event
         await self._show_path(e.path)
-        tree = self.ui(TreeView)
+        tree = self.tree_view
         tree.set_leaf(e.leaf_id)
         if e.cause == "move":
             tree.move_cursor_to(e.leaf_id)
 
     async def _show_path(self, path: ShownPath) -> None:
+        from .view import item_ids, items_loader, sibling_marks, transcript_items
+
         tree = self.chat.tree
         items = transcript_items(path, tree)  # the newest entries' items; the window loads the others
-        transcript = self.ui(Transcript)
+        transcript = self.transcript
 
         def marked(marks: list[tuple[str, int, int]]) -> None:
             for entry_id, index, count in marks:
@@ -90,13 +95,17 @@ class ChatView(TuiBase):
     @on(m.EntryAppended)
     @drawn
     async def _entry_appended(self, message: m.EntryAppended) -> None:
+        from treechat.storage.model import AssistantMessage, MessageEntry, UserMessage
+
+        from .view import item_for, sibling_marks
+
         e = message.event
-        tree = self.ui(TreeView)
+        tree = self.tree_view
         tree.add_row(e.row)
         tree.set_leaf(e.leaf_id)
         if not e.shown:
             return
-        transcript = self.ui(Transcript)
+        transcript = self.transcript
         if isinstance(e.entry, MessageEntry) and isinstance(e.entry.message, AssistantMessage):
             await transcript.set_streaming(None)
         elif isinstance(e.entry, MessageEntry) and isinstance(e.entry.message, UserMessage):
@@ -114,16 +123,16 @@ class ChatView(TuiBase):
     def _label_changed(self, message: m.LabelChanged) -> None:
         e = message.event
         if e.row is not None:
-            self.ui(TreeView).replace_row(e.row)
-        self.ui(Transcript).set_label(e.target_id, e.label)
+            self.tree_view.replace_row(e.row)
+        self.transcript.set_label(e.target_id, e.label)
 
     @on(m.Focused)
     @drawn
     async def _focused(self, message: m.Focused) -> None:
         entry_id = message.event.entry_id
-        await self.ui(Transcript).highlight(entry_id)
+        await self.transcript.highlight(entry_id)
         self.remove_class("-tree-hidden")
-        self.ui(TreeView).move_cursor_to(entry_id)
+        self.tree_view.move_cursor_to(entry_id)
 
     @on(m.HeaderChanged)
     @drawn
@@ -152,7 +161,7 @@ class ChatView(TuiBase):
     async def _run_ended(self, message: m.RunEnded) -> None:
         self.composer.running = False
         self.ui(StatusBar).wait(0)
-        await self.ui(Transcript).set_streaming(None)
+        await self.transcript.set_streaming(None)
         gc_policy.streaming(False)
 
     @on(m.ReplyStreaming)
@@ -160,7 +169,7 @@ class ChatView(TuiBase):
     async def _reply_streaming(self, message: m.ReplyStreaming) -> None:
         if self.chat.preview_id is not None:
             return  # another branch is on screen; the reply shows when the preview ends
-        e, transcript = message.event, self.ui(Transcript)
+        e, transcript = message.event, self.transcript
         status = self.ui(StatusBar)
         if status.waiting:
             status.wait(0)  # the reply is coming: a wait shown is over
@@ -173,7 +182,7 @@ class ChatView(TuiBase):
     @drawn
     def _queue_changed(self, message: m.QueueChanged) -> None:
         e = message.event
-        self.ui(QueueTray).set_items([("steer", t) for t in e.steering] + [("follow_up", t) for t in e.follow_up])
+        self.show_unsent([("steer", t) for t in e.steering] + [("follow_up", t) for t in e.follow_up])
 
     @on(m.CompactionStarted)
     @drawn
@@ -233,9 +242,11 @@ class ChatView(TuiBase):
     @drawn
     async def _unsaved(self, message: m.Unsaved) -> None:
         """A reply that could not be saved stays on screen (the banner says where it was kept)."""
+        from treechat.widgets.message_view import TranscriptItem
+
         e = message.event
         if getattr(e.message, "role", None) == "assistant":
-            transcript = self.ui(Transcript)
+            transcript = self.transcript
             await transcript.set_streaming(None)
             await transcript.append_message(TranscriptItem(f"unsaved-{id(e.message)}", e.message))
 
@@ -250,7 +261,10 @@ class ChatView(TuiBase):
     @drawn
     async def _sessions_changed(self, message: m.SessionsChanged) -> None:
         """Another writer changed the store: an open sessions list is read again."""
-        listed = [s for s in self.screen_stack if isinstance(s, SessionsScreen)]
+        screens = sys.modules.get("treechat.widgets.screens.sessions")
+        if screens is None:
+            return  # never opened: the dialogs load on first use (app/tui/starting.py)
+        listed = [s for s in self.screen_stack if isinstance(s, screens.SessionsScreen)]
         if listed:
             rows = await self.chat.list_sessions()
             for screen in listed:
@@ -258,7 +272,7 @@ class ChatView(TuiBase):
 
     # ------------------------------------------------------------ the welcome (an empty transcript)
 
-    _welcome_readiness: Readiness = Readiness(None)
+    _welcome_readiness: Readiness | None = None
 
     def _show_welcome(self, empty: bool) -> None:
         """An empty transcript shows the welcome in its place; the first item replaces it. (On a
@@ -267,12 +281,17 @@ class ChatView(TuiBase):
         if welcome.display == empty:
             return
         welcome.display = empty
-        self.ui(Transcript).display = not empty
-        self._readiness_banner(self._welcome_readiness)  # the banner says what the welcome no longer does
+        self.transcript.display = not empty
+        from treechat.chat_events import Readiness
+
+        # the banner says what the welcome no longer does
+        self._readiness_banner(self._welcome_readiness or Readiness(None))
 
     def _welcome_model(self, *, status: Status | None = None, readiness: Readiness | None = None) -> None:
         welcome = self.ui(Welcome)
         if readiness is not None:
             self._welcome_readiness = readiness
         model = status.model if status is not None else welcome.model
-        welcome.set_model(None if model == "no model" else model, self._welcome_readiness.problem, self._welcome_readiness.servers)
+        known = self._welcome_readiness
+        welcome.set_model(None if model == "no model" else model, known.problem if known else None,
+                          known.servers if known else ())

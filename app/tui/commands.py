@@ -7,7 +7,7 @@ command. Every `cmd_` is a thin call into the controller.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Literal
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal
 
 from textual import on
 from textual.app import SystemCommand
@@ -15,16 +15,16 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.markup import escape
 from textual.screen import Screen
 
-from treechat.chat import ChatError
-from treechat.state import StateFile
-from treechat.storage.base import SearchHit
 from treechat.widgets.commands import BY_NAME, SLASH_COMMANDS, SlashCommand, closest
 from treechat.widgets.composer import Composer
-from treechat.widgets.screens import HelpScreen, ModelPicker, SearchScreen, SessionsScreen, TextDialog, ThinkingPicker
-from treechat.widgets.tree_view import TreeView
 
 from .extensions_view import ExtensionsView
-from .model_choices import model_groups, thinking_levels
+
+if TYPE_CHECKING:
+    from treechat.storage.base import SearchHit
+
+# The dialogs (treechat.widgets.screens) and the model lists are imported by the commands that
+# open them: they load after the first frame (app/tui/starting.py).
 
 
 class TreechatCommands(Provider):
@@ -52,7 +52,8 @@ class TreechatCommands(Provider):
     def _commands(self) -> list[SlashCommand]:
         app = self.app
         assert isinstance(app, SlashCommands)
-        return [*SLASH_COMMANDS, *app.chat.command_rows()]  # and the prompt templates found
+        chat = getattr(app, "chat", None)  # (none before the session opens: app/tui/starting.py)
+        return [*SLASH_COMMANDS, *(chat.command_rows() if chat is not None else [])]  # and the prompt templates found
 
     async def discover(self) -> Hits:
         for command in self._commands():
@@ -69,6 +70,10 @@ class TreechatCommands(Provider):
 class SlashCommands(ExtensionsView):
     @on(Composer.Command)
     async def _composer_command(self, message: Composer.Command) -> None:
+        if not self.hold_request(message):  # before the session opens it waits (app/tui/starting.py)
+            await self.command(message)
+
+    async def command(self, message: Composer.Command) -> None:
         if await self.send_expanded(message):  # a prompt template or /skill NAME (tui/extensions_view.py)
             return
         if not await self.run_slash(message.name, message.args):
@@ -96,7 +101,7 @@ class SlashCommands(ExtensionsView):
 
     async def cmd_tree(self, args: str) -> None:
         self.remove_class("-tree-hidden")
-        self.ui(TreeView).focus()
+        self.tree_view.focus()
 
     async def cmd_back(self, args: str) -> None:
         await self.attempt(self.chat.back())
@@ -110,6 +115,8 @@ class SlashCommands(ExtensionsView):
         await self.leave_session(lambda text: self.chat.fork(None, position, composer_text=text))
 
     async def cmd_resume(self, args: str) -> None:
+        from treechat.widgets.screens import SessionsScreen
+
         rows = await self.chat.list_sessions()
 
         async def done(choice: object) -> None:
@@ -144,6 +151,11 @@ class SlashCommands(ExtensionsView):
             if error:
                 self.show_error(error)
             return
+        from treechat.state import StateFile
+        from treechat.widgets.screens import ModelPicker
+
+        from .model_choices import model_groups
+
         current = self.chat.current_model()
         recent = StateFile(self.chat.settings.home).recent_models()
         picker = ModelPicker(model_groups(self.chat, recent), current=current.ref if current else None,
@@ -160,6 +172,9 @@ class SlashCommands(ExtensionsView):
 
     async def choose_model(self, ref: str) -> str | None:
         """Set the model; None when done (and it goes first in the recent list), else why not."""
+        from treechat.chat import ChatError
+        from treechat.state import StateFile
+
         try:
             await self.chat.set_model(ref)
         except ChatError as err:
@@ -168,6 +183,10 @@ class SlashCommands(ExtensionsView):
         return None
 
     async def cmd_thinking(self, args: str) -> None:
+        from treechat.widgets.screens import ThinkingPicker
+
+        from .model_choices import thinking_levels
+
         async def done(level: str | None) -> None:
             if level:
                 await self.attempt(self.chat.set_thinking(level))
@@ -179,6 +198,8 @@ class SlashCommands(ExtensionsView):
         self.push_screen(ThinkingPicker(self.chat.status().thinking, levels, note), callback=done)
 
     async def cmd_search(self, args: str) -> None:
+        from treechat.widgets.screens import SearchScreen
+
         async def search(query: str, further: int = 0) -> list[SearchHit]:
             return await self.chat.catalog.search(query, limit=50, further=further)
 
@@ -215,6 +236,8 @@ class SlashCommands(ExtensionsView):
                 self.notify("Your instructions are part of the system prompt now, kept with this session "
                             "(/system shows it all, /system off removes them).", timeout=4)
             return
+        from treechat.widgets.screens import TextDialog
+
         self.push_screen(TextDialog("The system prompt (what the model is told before every request)",
                                     self.chat.system_prompt()))
 
@@ -236,5 +259,7 @@ class SlashCommands(ExtensionsView):
         self.notify(await self.chat.info(), timeout=10)
 
     async def cmd_help(self, args: str) -> None:
+        from treechat.widgets.screens import HelpScreen
+
         self.push_screen(HelpScreen(extra=self.extensions_help()))
 

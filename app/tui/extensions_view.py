@@ -14,40 +14,20 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from textual.binding import Binding
-
-from treechat.chat_core import SendKind
 from treechat.widgets.commands import BY_NAME, NAMES
 from treechat.widgets.composer import Composer
-from treechat.widgets.screens import TextDialog, ToolConfirmDialog
 
 from .base import TuiBase
 
-CALL_HINT = "y runs it · a runs it and allows this tool for this session · n or Esc refuses"
+if TYPE_CHECKING:
+    from treechat.chat_core import SendKind
+
+# The dialogs (extension_dialogs.py, on treechat.widgets.screens) load on first use: this module
+# is part of the App, whose first frame is drawn before them (app/tui/starting.py).
+
 QUIET_BEFORE_ASKING = 1.5  # seconds without a key before the trust question shows
-TRUST_HINT = "y starts them (and remembers) · a starts them this time · n never for this file · Esc not now"
-
-
-class McpCallDialog(ToolConfirmDialog):
-    """The bash tool's confirmation, for an MCP tool call (`a`: this tool, for the session)."""
-
-    def hint(self) -> str:
-        return CALL_HINT
-
-
-class ProjectTrustDialog(ToolConfirmDialog):
-    """Start a project's `.mcp.json` servers? y: yes, and remember; a: this time; n: never (for
-    this content of the file); Esc: not now (asked at the next start)."""
-
-    BINDINGS = [Binding("escape", "later", "Not now")]
-
-    def hint(self) -> str:
-        return TRUST_HINT
-
-    def action_later(self) -> None:
-        self.dismiss(None)
 
 
 @dataclass(frozen=True)
@@ -76,6 +56,10 @@ class ExtensionsView(TuiBase):
             self.run_worker(self.ask_project_trust(), group="mcp")
 
     async def ask_project_trust(self) -> None:
+        from treechat.widgets.screens import ToolConfirmDialog
+
+        from .extension_dialogs import ProjectTrustDialog
+
         found, _ = self.chat.project_mcp()
         if found is None or not found.servers:
             return
@@ -107,6 +91,10 @@ class ExtensionsView(TuiBase):
     async def confirm_mcp_call(self, server: str, tool: str, arguments: str) -> bool:
         """Before an untrusted server's tool runs (the bash tool's dialog), unless that tool was
         allowed for this session."""
+        from treechat.widgets.screens import ToolConfirmDialog
+
+        from .extension_dialogs import McpCallDialog
+
         allowed = (self.chat.session_id, tool)
         if allowed in self.allowed_tools:
             return True
@@ -144,6 +132,8 @@ class ExtensionsView(TuiBase):
         return True
 
     async def cmd_skill(self, args: str) -> None:
+        from treechat.widgets.screens import TextDialog
+
         if args.strip():  # from the palette with arguments: as if typed
             text = f"/skill {args}"
             await self.send_expanded(Composer.Command("skill", args, text))
@@ -151,6 +141,8 @@ class ExtensionsView(TuiBase):
         self.push_screen(TextDialog("Skills and prompt templates", self.chat.extensions_text()))
 
     async def cmd_mcp(self, args: str) -> None:
+        from treechat.widgets.screens import TextDialog
+
         words = args.split()
         if words[:1] == ["restart"] and len(words) == 2:
             self.notify(f"Restarting MCP server {words[1]}…", timeout=3)

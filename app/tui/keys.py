@@ -4,20 +4,19 @@ screen change."""
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from textual.app import SuspendNotSupported
 
-from treechat.editor import EditorError, edit_text, editor_command
-from treechat.widgets.screens import ConfirmDialog
-from treechat.widgets.transcript import Transcript
-from treechat.widgets.tree_view import TreeView
-
 from .base import TuiBase
+
+if TYPE_CHECKING:
+    from treechat.editor import EditorError
 
 
 class KeyActions(TuiBase):
     async def action_toggle_tree(self) -> None:
-        tree = self.ui(TreeView)
+        tree = self.tree_view
         if self.has_class("-tree-hidden"):
             self.remove_class("-tree-hidden")
             tree.focus()
@@ -49,16 +48,16 @@ class KeyActions(TuiBase):
         await self.run_command("back", "")
 
     def action_toggle_tool_output(self) -> None:
-        self.ui(Transcript).toggle_tools()
+        self.transcript.toggle_tools()
 
     def action_toggle_thinking_blocks(self) -> None:
-        self.ui(Transcript).toggle_thinking()
+        self.transcript.toggle_thinking()
 
     async def action_stop(self) -> None:
         """Esc: end a preview, or stop the run (what was queued goes out next); with neither, in
         a narrow terminal's tree drawer, close the drawer (it covers the conversation)."""
         if (self.chat.preview_id is None and not self.chat.is_running and self.has_class("-narrow")
-                and self.ui(TreeView).has_focus):
+                and self.tree_view.has_focus):
             self.add_class("-tree-hidden")
             self.composer.focus()
             return
@@ -69,6 +68,8 @@ class KeyActions(TuiBase):
 
     async def action_edit_in_editor(self) -> None:
         """Ctrl+G: the composer's text in $VISUAL/$EDITOR; the saved text comes back."""
+        from treechat.editor import EditorError, edit_text, editor_command
+
         composer = self.composer
         text = composer.text
 
@@ -99,6 +100,9 @@ class KeyActions(TuiBase):
     async def action_quit(self) -> None:
         """Ctrl+Q: asks first while a reply runs or messages wait; whatever was typed or queued is
         kept as the session's draft for next time."""
+        if not self.started:  # nothing typed yet (else the key waited for the session: starting.py)
+            self.exit()
+            return
         if not self.chat.is_busy:
             await self.quit_keeping_draft()
             return
@@ -106,6 +110,8 @@ class KeyActions(TuiBase):
         async def done(ok: bool | None) -> None:
             if ok:
                 await self.quit_keeping_draft()
+
+        from treechat.widgets.screens import ConfirmDialog
 
         self.push_screen(ConfirmDialog("Stop the running reply and quit?",
                                        "The partial reply is saved; queued messages come back as a draft.",

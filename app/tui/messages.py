@@ -3,15 +3,20 @@
 The App's listener wraps each event in the message of the same name and posts it to itself, so
 every screen update happens in the App's message loop, one event at a time, handled with `@on`.
 Tests can watch them with `message_hook` like any other message.
+
+The events are named here, not imported: the App's handlers are defined in the first frame,
+before the controller and its events load (app/tui/starting.py). A test checks that every event
+has its message.
 """
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from textual.message import Message
 
-from treechat import chat_events as ev
+if TYPE_CHECKING:
+    from treechat import chat_events as ev
 
 E = TypeVar("E")
 
@@ -24,119 +29,96 @@ class ChatMessage(Message, Generic[E]):
         super().__init__()
 
 
-class SessionOpened(ChatMessage[ev.SessionOpened]):
+class SessionOpened(ChatMessage["ev.SessionOpened"]):
     pass
 
 
-class TreeLoaded(ChatMessage[ev.TreeLoaded]):
+class TreeLoaded(ChatMessage["ev.TreeLoaded"]):
     pass
 
 
-class EntryAppended(ChatMessage[ev.EntryAppended]):
+class EntryAppended(ChatMessage["ev.EntryAppended"]):
     pass
 
 
-class LabelChanged(ChatMessage[ev.LabelChanged]):
+class LabelChanged(ChatMessage["ev.LabelChanged"]):
     pass
 
 
-class PathChanged(ChatMessage[ev.PathChanged]):
+class PathChanged(ChatMessage["ev.PathChanged"]):
     pass
 
 
-class Focused(ChatMessage[ev.Focused]):
+class Focused(ChatMessage["ev.Focused"]):
     pass
 
 
-class HeaderChanged(ChatMessage[ev.HeaderChanged]):
+class HeaderChanged(ChatMessage["ev.HeaderChanged"]):
     pass
 
 
-class StatusChanged(ChatMessage[ev.StatusChanged]):
+class StatusChanged(ChatMessage["ev.StatusChanged"]):
     pass
 
 
-class QueueChanged(ChatMessage[ev.QueueChanged]):
+class QueueChanged(ChatMessage["ev.QueueChanged"]):
     pass
 
 
-class RunStarted(ChatMessage[ev.RunStarted]):
+class RunStarted(ChatMessage["ev.RunStarted"]):
     pass
 
 
-class RunEnded(ChatMessage[ev.RunEnded]):
+class RunEnded(ChatMessage["ev.RunEnded"]):
     pass
 
 
-class ReplyStreaming(ChatMessage[ev.ReplyStreaming]):
+class ReplyStreaming(ChatMessage["ev.ReplyStreaming"]):
     pass
 
 
-class CompactionStarted(ChatMessage[ev.CompactionStarted]):
+class CompactionStarted(ChatMessage["ev.CompactionStarted"]):
     pass
 
 
-class CompactionEnded(ChatMessage[ev.CompactionEnded]):
+class CompactionEnded(ChatMessage["ev.CompactionEnded"]):
     pass
 
 
-class Waiting(ChatMessage[ev.Waiting]):
+class Waiting(ChatMessage["ev.Waiting"]):
     pass
 
 
-class Readiness(ChatMessage[ev.Readiness]):
+class Readiness(ChatMessage["ev.Readiness"]):
     pass
 
 
-class Notice(ChatMessage[ev.Notice]):
+class Notice(ChatMessage["ev.Notice"]):
     pass
 
 
-class Failed(ChatMessage[ev.Failed]):
+class Failed(ChatMessage["ev.Failed"]):
     pass
 
 
-class Unsaved(ChatMessage[ev.Unsaved]):
+class Unsaved(ChatMessage["ev.Unsaved"]):
     pass
 
 
-class RestoreOffered(ChatMessage[ev.RestoreOffered]):
+class RestoreOffered(ChatMessage["ev.RestoreOffered"]):
     pass
 
 
-class Succeeded(ChatMessage[ev.Succeeded]):
+class Succeeded(ChatMessage["ev.Succeeded"]):
     pass
 
 
-class SessionsChanged(ChatMessage[ev.SessionsChanged]):
+class SessionsChanged(ChatMessage["ev.SessionsChanged"]):
     pass
 
 
-MESSAGE_FOR: dict[type, type[ChatMessage[Any]]] = {
-    ev.SessionOpened: SessionOpened,
-    ev.TreeLoaded: TreeLoaded,
-    ev.EntryAppended: EntryAppended,
-    ev.LabelChanged: LabelChanged,
-    ev.PathChanged: PathChanged,
-    ev.Focused: Focused,
-    ev.HeaderChanged: HeaderChanged,
-    ev.StatusChanged: StatusChanged,
-    ev.QueueChanged: QueueChanged,
-    ev.RunStarted: RunStarted,
-    ev.RunEnded: RunEnded,
-    ev.ReplyStreaming: ReplyStreaming,
-    ev.CompactionStarted: CompactionStarted,
-    ev.CompactionEnded: CompactionEnded,
-    ev.Waiting: Waiting,
-    ev.Readiness: Readiness,
-    ev.Notice: Notice,
-    ev.Failed: Failed,
-    ev.Unsaved: Unsaved,
-    ev.RestoreOffered: RestoreOffered,
-    ev.Succeeded: Succeeded,
-    ev.SessionsChanged: SessionsChanged,
-}
+MESSAGE_FOR: dict[str, type[ChatMessage[Any]]] = {cls.__name__: cls for cls in ChatMessage.__subclasses__()}
 
 
 def message_for(event: ev.ChatEvent) -> ChatMessage[Any]:
-    return MESSAGE_FOR[type(event)](event)
+    return MESSAGE_FOR[type(event).__name__](event)

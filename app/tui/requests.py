@@ -2,22 +2,30 @@
 
 Widgets post requests (choose this node, preview that, drop a queued message); these handlers
 call the controller and leave every screen update to the events it emits.
+
+The messages of the widgets in the first frame are handled with `@on`; those of the tree, the
+transcript and the dialogs, whose modules load after it (app/tui/starting.py), by Textual's
+handler names (`on_tree_view_node_chosen` for `TreeView.NodeChosen`; tests/tui/test_start.py
+checks that each name is a real message's).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual import on
 
-from treechat.chat_core import SendKind
 from treechat.widgets.banner import Banner
 from treechat.widgets.composer import Composer
 from treechat.widgets.queue_tray import QueueTray
-from treechat.widgets.screens import LabelDialog, SessionsScreen
-from treechat.widgets.transcript import Transcript
-from treechat.widgets.tree_view import TreeView
 
 from .base import TuiBase
-from .view import dimmed
+
+if TYPE_CHECKING:
+    from treechat.chat_core import SendKind
+    from treechat.widgets.screens import SessionsScreen
+    from treechat.widgets.transcript import Transcript
+    from treechat.widgets.tree_view import TreeView
 
 
 class WidgetRequests(TuiBase):
@@ -25,6 +33,10 @@ class WidgetRequests(TuiBase):
 
     @on(Composer.Submitted)
     async def _submitted(self, message: Composer.Submitted) -> None:
+        if not self.hold_request(message):  # before the session opens it waits (app/tui/starting.py)
+            await self.submit(message)
+
+    async def submit(self, message: Composer.Submitted) -> None:
         kind: SendKind = "follow_up" if message.kind == "follow_up" else "steer" if message.kind == "steer" else "send"
         outcome = await self.attempt(self.chat.send(message.text, kind))
         if outcome is None:  # not sent (no model, no key, a file that cannot be attached): the text comes back
@@ -32,8 +44,7 @@ class WidgetRequests(TuiBase):
 
     # ------------------------------------------------------------ the tree
 
-    @on(TreeView.NodeChosen)
-    async def _node_chosen(self, message: TreeView.NodeChosen) -> None:
+    async def on_tree_view_node_chosen(self, message: TreeView.NodeChosen) -> None:
         await self.choose(message.entry_id)
 
     async def choose(self, entry_id: str) -> None:
@@ -46,12 +57,10 @@ class WidgetRequests(TuiBase):
             self.composer.set_text(text)
             self.composer.focus()
 
-    @on(TreeView.PreviewRequested)
-    async def _preview_requested(self, message: TreeView.PreviewRequested) -> None:
+    async def on_tree_view_preview_requested(self, message: TreeView.PreviewRequested) -> None:
         await self.attempt(self.chat.preview(message.entry_id))
 
-    @on(TreeView.LabelRequested)
-    def _label_requested(self, message: TreeView.LabelRequested) -> None:
+    def on_tree_view_label_requested(self, message: TreeView.LabelRequested) -> None:
         self.ask_label(message.entry_id)
 
     def ask_label(self, entry_id: str) -> None:
@@ -61,52 +70,46 @@ class WidgetRequests(TuiBase):
             if label is not None:
                 await self.attempt(self.chat.label(entry_id, label))
 
+        from treechat.widgets.screens import LabelDialog
+
         self.push_screen(LabelDialog(self.chat.label_of(entry_id), row.preview if row else entry_id), callback=done)
 
-    @on(TreeView.DetailsRequested)
-    async def _details_requested(self, message: TreeView.DetailsRequested) -> None:
+    async def on_tree_view_details_requested(self, message: TreeView.DetailsRequested) -> None:
         text = await self.chat.entry_details(message.entry_id)
         if text:
-            self.ui(TreeView).set_details(message.entry_id, text)
+            self.tree_view.set_details(message.entry_id, text)
 
-    @on(TreeView.ForkRequested)
-    async def _fork_requested(self, message: TreeView.ForkRequested) -> None:
+    async def on_tree_view_fork_requested(self, message: TreeView.ForkRequested) -> None:
         await self.leave_session(lambda text: self.chat.fork(message.entry_id, "auto", composer_text=text))
 
-    @on(TreeView.BackRequested)
-    async def _back_requested(self, message: TreeView.BackRequested) -> None:
+    async def on_tree_view_back_requested(self, message: TreeView.BackRequested) -> None:
         await self.attempt(self.chat.back())
 
     # ------------------------------------------------------------ the transcript
 
-    @on(Transcript.SiblingRequested)
-    async def _sibling_requested(self, message: Transcript.SiblingRequested) -> None:
+    async def on_transcript_sibling_requested(self, message: Transcript.SiblingRequested) -> None:
         await self.attempt(self.chat.switch_sibling(message.entry_id, message.delta))
 
-    @on(Transcript.EditRequested)
-    async def _edit_requested(self, message: Transcript.EditRequested) -> None:
+    async def on_transcript_edit_requested(self, message: Transcript.EditRequested) -> None:
         await self.choose(message.entry_id)  # exactly what a click on the prompt in the tree does
 
-    @on(Transcript.RetryRequested)
-    async def _retry_requested(self, message: Transcript.RetryRequested) -> None:
+    async def on_transcript_retry_requested(self, message: Transcript.RetryRequested) -> None:
         await self.attempt(self.chat.retry(message.entry_id))
 
-    @on(Transcript.ForkRequested)
-    async def _transcript_fork_requested(self, message: Transcript.ForkRequested) -> None:
+    async def on_transcript_fork_requested(self, message: Transcript.ForkRequested) -> None:
         await self.leave_session(lambda text: self.chat.fork(message.entry_id, "auto", composer_text=text))
 
-    @on(Transcript.LabelRequested)
-    def _transcript_label_requested(self, message: Transcript.LabelRequested) -> None:
+    def on_transcript_label_requested(self, message: Transcript.LabelRequested) -> None:
         self.ask_label(message.entry_id)
 
-    @on(Transcript.CopyRequested)
-    async def _copy_requested(self, message: Transcript.CopyRequested) -> None:
+    async def on_transcript_copy_requested(self, message: Transcript.CopyRequested) -> None:
         await self.copy(message.text, message.what)
 
-    @on(Transcript.ExpandCompaction)
-    async def _expand_compaction(self, message: Transcript.ExpandCompaction) -> None:
+    async def on_transcript_expand_compaction(self, message: Transcript.ExpandCompaction) -> None:
+        from .view import dimmed
+
         entries = await self.chat.compacted_away(message.entry_id)
-        await self.ui(Transcript).show_originals(message.entry_id, dimmed(entries))
+        await self.transcript.show_originals(message.entry_id, dimmed(entries))
 
     # ------------------------------------------------------------ the queue, the banner, sessions
 
@@ -122,10 +125,8 @@ class WidgetRequests(TuiBase):
     def _banner_dismissed(self, message: Banner.Dismissed) -> None:
         self.composer.focus()
 
-    @on(SessionsScreen.Rename)
-    async def _session_renamed(self, message: SessionsScreen.Rename) -> None:
+    async def on_sessions_screen_rename(self, message: SessionsScreen.Rename) -> None:
         await self.attempt(self.chat.rename(message.name, message.session_id))
 
-    @on(SessionsScreen.Delete)
-    async def _session_deleted(self, message: SessionsScreen.Delete) -> None:
+    async def on_sessions_screen_delete(self, message: SessionsScreen.Delete) -> None:
         await self.attempt(self.chat.delete_session(message.session_id))

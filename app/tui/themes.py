@@ -5,9 +5,6 @@ from __future__ import annotations
 
 from textual.theme import Theme
 
-from treechat.config import ConfigError
-from treechat.config_write import write_setting
-
 from .base import TuiBase
 
 
@@ -29,6 +26,9 @@ class ThemeSettings(TuiBase):
     def _theme_changed(self, theme: Theme) -> None:
         if theme.name == self._saved_theme:
             return  # the start-up theme, or one already saved
+        from treechat.config import ConfigError
+        from treechat.config_write import write_setting
+
         try:
             write_setting(self.chat.settings.config_file, "theme", theme.name)
         except ConfigError as err:

@@ -14,11 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from textual import on
 
-from treechat.agent.tools.changes import ProposedChange
-from treechat.chat import ChatError
-from treechat.widgets.screens import ChangeConfirmDialog
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the App's first frame is drawn before these load (app/tui/starting.py)
+    from treechat.agent.tools.changes import ProposedChange
+    from treechat.widgets.screens import ChangeConfirmDialog
     from treechat.workspace.restore import RestorePlan
 
 from . import messages as m
@@ -49,6 +47,8 @@ class WorkspaceView(TuiBase):
 
     async def approve_change(self, change: ProposedChange) -> bool | str:
         """edit/write ask before they change a file: the diff, Apply / Refuse / allow for the session."""
+        from treechat.widgets.screens import ChangeConfirmDialog
+
         session = self.chat.session_id
         if not change.outside and session in self.allowed_edits:
             return True
@@ -81,6 +81,8 @@ class WorkspaceView(TuiBase):
         self.run_worker(self._offer(plan, force=False), group="restore")
 
     async def _offer(self, plan: RestorePlan, *, force: bool) -> None:
+        from treechat.widgets.screens import ChangeConfirmDialog
+
         steps = plan.ready + (plan.blocked if force else [])
         if not steps:
             self.show_error(_nothing(plan, force))
@@ -103,6 +105,8 @@ class WorkspaceView(TuiBase):
 
     async def cmd_restore(self, args: str) -> None:
         """`/restore [ENTRY] [--force]`, `/restore --undo [--force]`."""
+        from treechat.chat import ChatError
+
         try:
             words = shlex.split(args)
         except ValueError:

@@ -65,7 +65,7 @@ class Recorder:
     def __init__(self) -> None:
         self.events: list[Any] = []
 
-    async def __call__(self, event, signal) -> None:
+    async def __call__(self, event) -> None:
         self.events.append(event)
 
     @property

@@ -132,7 +132,7 @@ async def test_listener_raising_is_reported_once_and_run_ends() -> None:
     agent = Agent(stream_fn=ScriptedStream(reply("x")))
     rec = Recorder()
 
-    async def bad(event, signal):
+    async def bad(event):
         if event.type == "turn_end" and event.message.role == "assistant" and event.message.stop_reason == "stop":
             raise ValueError("listener broke")
 
@@ -141,6 +141,9 @@ async def test_listener_raising_is_reported_once_and_run_ends() -> None:
     await agent.prompt("hi")
     assert rec.types.count("agent_end") == 1
     assert agent.state.messages[-1].error_message == "listener broke"
+    # the listener after the broken one still saw the turn it broke on (the bus's contract)
+    ends = [e for e in rec.events if e.type == "turn_end"]
+    assert [e.message.stop_reason for e in ends] == ["stop", "error"]
 
 
 async def test_abort_while_streaming() -> None:
@@ -163,7 +166,7 @@ async def test_wait_for_idle_returns_after_agent_end_listeners() -> None:
     agent = Agent(stream_fn=ScriptedStream(reply("x")))
     seen = []
 
-    async def slow(event, signal):
+    async def slow(event):
         if event.type == "agent_end":
             await gate.wait()
             seen.append("agent_end")

@@ -174,7 +174,7 @@ async def test_abort_mid_stream_closes_the_request_and_stores_the_partial() -> N
         registry = ModelRegistry(env={"ANTHROPIC_BASE_URL": fp.base_url})
         s = await AgentSession.create(session, model="anthropic/claude-haiku-4-5", registry=registry)
         got_text = asyncio.Event()
-        s.subscribe(lambda event, signal: got_text.set() if event.type == "message_update" else None)
+        s.subscribe(lambda event: got_text.set() if event.type == "message_update" else None)
         run = asyncio.create_task(s.prompt("go"))
         await got_text.wait()
         await s.abort()

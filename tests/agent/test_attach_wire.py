@@ -151,7 +151,7 @@ async def test_the_agent_tells_once_per_model(fake) -> None:
     text_only = ModelInfo(id="t", provider="openai", api="openai", base_url=fake.base_url, input=("text",))
     agent = Agent(state=AgentState(model=text_only), get_api_key=lambda p: "k")
     seen: list = []
-    agent.subscribe(lambda event, signal: seen.append(event) if event.type == "images_replaced" else None)
+    agent.subscribe(lambda event: seen.append(event) if event.type == "images_replaced" else None)
     img = ImageContent(data=base64.b64encode(png_bytes()).decode(), mime_type="image/png")
     for _ in range(2):
         fake.script_openai(["ok"])

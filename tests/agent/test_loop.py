@@ -106,7 +106,7 @@ async def test_parallel_slow_and_fast() -> None:
     agent.state.tools = [slow, fast]
     rec = Recorder()
 
-    async def release_when_fast_ends(event, signal):
+    async def release_when_fast_ends(event):
         if event.type == "tool_execution_end" and event.tool_call_id == "t2":
             slow_gate.set()
 
@@ -127,7 +127,7 @@ async def test_steering_is_injected_after_all_tool_calls_complete() -> None:
     agent.state.tools = [echo_tool()]
     rec = Recorder()
 
-    async def steer_after_first_tool(event, signal):
+    async def steer_after_first_tool(event):
         if event.type == "tool_execution_end" and event.tool_call_id == "t1":
             agent.steer("interrupt")
 

@@ -81,7 +81,7 @@ def sent_text(req) -> str:
 class Events:
     def __init__(self, s: AgentSession) -> None:
         self.items: list = []
-        s.subscribe(lambda event, signal: self.items.append(event))
+        s.subscribe(lambda event: self.items.append(event))
 
     def named(self, kind: str) -> list:
         return [e for e in self.items if e.type == kind]
@@ -317,7 +317,7 @@ async def test_a_follow_up_queued_during_a_tool_turn_is_delivered_after_the_comp
 async def test_a_follow_up_queued_during_an_end_of_run_compaction_is_delivered_after_it(fake) -> None:
     s = await make(fake, window=2000, reserve=500)
 
-    async def on_event(event, signal):
+    async def on_event(event):
         if event.type == "compaction_start":
             await s.follow_up("queued while compacting")
 

@@ -77,7 +77,7 @@ async def agent(fake: FakeProvider, session: Session, *, window: int, **settings
 
 def events_of(s: AgentSession) -> list:
     seen: list = []
-    s.subscribe(lambda event, signal: seen.append(event))
+    s.subscribe(lambda event: seen.append(event))
     return seen
 
 

@@ -8,7 +8,7 @@ import json
 import sys
 
 from treechat.state import StateFile
-from treechat.tui.extensions_view import McpCallDialog, ProjectTrustDialog
+from treechat.tui.extension_dialogs import McpCallDialog, ProjectTrustDialog
 from treechat.widgets.composer import Composer
 from treechat.widgets.screens import HelpScreen, TextDialog, ToolConfirmDialog
 

@@ -134,7 +134,8 @@ async def test_streaming_updates_then_settles():
         await pilot.pause(0.2)
         await pilot.pause()
         assert transcript.streaming is not None
-        assert "tok199" in transcript.streaming.markdown.source
+        assert "tok199" in transcript.streaming.written
+        assert "tok199" in " ".join(transcript.streaming.body.text_lines)  # drawn, not only kept
         final = assistant(text + "\n\nthe end")
         await transcript.append_message(("a1", final))
         await transcript.set_streaming(None)

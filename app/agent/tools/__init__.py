@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Iterable
 
-from .base import AgentTool, FunctionTool, ToolResult, text_result
+from .base import AgentTool, AnyTool, FunctionTool, ToolResult, text_result
 from .bash import BashTool, Confirm
 from .bash_tracked import TrackedBashTool
 from .changes import ApproveChange, FileRecorder, ProposedChange
@@ -33,13 +33,13 @@ def parse_tool_names(spec: str | Iterable[str] | None) -> list[str]:
 
 def make_tools(names: Iterable[str], *, cwd: str | os.PathLike[str] | None = None,
                confirm: Confirm | None = None, reach: Reach | None = None,
-               approve: ApproveChange | None = None, recorder: FileRecorder | None = None) -> list[AgentTool]:
+               approve: ApproveChange | None = None, recorder: FileRecorder | None = None) -> list[AnyTool]:
     """`reach`: where read, ls and grep may look without asking (default: the folder `cwd`, and
     nothing outside it); `approve`: asked before edit and write change a file (None: they refuse);
     `recorder`: the checkpoints of what edit, write and bash change (None: nothing is recorded)."""
     reach = reach or Reach.of(cwd or os.getcwd())
     bash = BashTool(cwd, confirm) if recorder is None else TrackedBashTool(cwd, confirm, recorder)
-    made: dict[str, AgentTool] = {"read": ReadTool(cwd, reach), "ls": LsTool(cwd, reach), "grep": GrepTool(cwd, reach),
+    made: dict[str, AnyTool] = {"read": ReadTool(cwd, reach), "ls": LsTool(cwd, reach), "grep": GrepTool(cwd, reach),
                                   "bash": bash, "edit": EditTool(cwd, approve, recorder),
                                   "write": WriteTool(cwd, approve, recorder)}
     return [made[n] for n in parse_tool_names(list(names))]

@@ -1,10 +1,15 @@
-"""The tool contract: a name, a pydantic model for the arguments, and an async `execute`."""
+"""The tool contract: a name, a pydantic model for the arguments, and an async `execute`.
+
+`AgentTool[A]` is generic in its arguments' model `A`: the loop validates a call's JSON
+arguments into `A` (`validate`) and hands that to `execute`. `execute` may raise: the loop turns
+the exception into an error result the model sees; it must return within `timeout_for(args)`
+seconds or stop when `signal` aborts (the loop cancels it shortly after either).
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Literal
+from typing import Any, Awaitable, Callable, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -12,20 +17,18 @@ from treechat.llm.abort import AbortSignal
 from treechat.llm.types import ToolSpec
 from treechat.storage.model import TextContent
 
+from ..types import Json, JsonObject, ToolResult
+
+__all__ = ["AgentTool", "AnyTool", "FunctionTool", "OnUpdate", "ToolArgumentsError", "ToolResult", "text_result",
+           "ExecutionMode", "DEFAULT_TOOL_TIMEOUT"]
+
 ExecutionMode = Literal["parallel", "sequential"]
-OnUpdate = Callable[[Any], Awaitable[None]]
+OnUpdate = Callable[[ToolResult], Awaitable[None]]  # a partial result while the tool runs
 DEFAULT_TOOL_TIMEOUT = 300.0  # seconds; the agent loop stops a tool that runs longer (a backstop)
+A = TypeVar("A", bound=BaseModel)
 
 
-@dataclass
-class ToolResult:
-    content: list[Any] = field(default_factory=list)
-    details: Any = None
-    is_error: bool = False
-    terminate: bool = False  # ask the loop to stop after this batch (only if every result agrees)
-
-
-def text_result(text: str, *, is_error: bool = False, details: Any = None) -> ToolResult:
+def text_result(text: str, *, is_error: bool = False, details: Json = None) -> ToolResult:
     return ToolResult([TextContent(text=text)], details, is_error)
 
 
@@ -33,35 +36,37 @@ class ToolArgumentsError(ValueError):
     """Arguments that do not fit the tool's schema; the text is shown to the model."""
 
 
-class AgentTool:
+class AgentTool(Generic[A]):
     """Subclass and set `name`, `description`, `Args`; implement `execute`."""
 
     name: str = ""
     label: str = ""
     description: str = ""
-    Args: type[BaseModel] = BaseModel
+    Args: type[A]
+    # an MCP server's tool: offered while its server runs, whatever tool set the path recorded
+    kept_on_every_path: bool = False
     execution_mode: ExecutionMode = "parallel"
     # The loop stops (cancels) the tool after this many seconds; None: the tool bounds itself
     # (bash, whose time includes waiting for the user's confirmation).
     timeout: float | None = DEFAULT_TOOL_TIMEOUT
 
     @property
-    def parameters(self) -> dict[str, Any]:
+    def parameters(self) -> JsonObject:
         return self.Args.model_json_schema()
 
     @property
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.parameters)
 
-    def timeout_for(self, args: Any) -> float | None:
+    def timeout_for(self, args: A) -> float | None:
         """The limit for one call with these (validated) arguments."""
         return self.timeout
 
-    def prepare_arguments(self, args: dict[str, Any]) -> dict[str, Any]:
+    def prepare_arguments(self, args: JsonObject) -> JsonObject:
         """Hook to repair arguments before validation (e.g. a model that sends a string for a list)."""
         return args
 
-    def validate(self, args: dict[str, Any]) -> BaseModel:
+    def validate(self, args: JsonObject) -> A:
         try:
             return self.Args.model_validate(args)
         except ValidationError as err:
@@ -74,20 +79,24 @@ class AgentTool:
             ) from None
 
     async def execute(
-        self, tool_call_id: str, args: Any, signal: AbortSignal | None, on_update: OnUpdate
+        self, tool_call_id: str, args: A, signal: AbortSignal | None, on_update: OnUpdate
     ) -> ToolResult:
         raise NotImplementedError
 
 
-class FunctionTool(AgentTool):
+AnyTool = AgentTool[Any]  # a tool of any arguments' model (the loop validates, then hands them back)
+ToolFn = Callable[[A, AbortSignal | None, OnUpdate], Awaitable[ToolResult | str]]
+
+
+class FunctionTool(AgentTool[A]):
     """A tool from a plain async function `fn(args, signal, on_update) -> ToolResult | str`."""
 
     def __init__(
         self,
         name: str,
         description: str,
-        args: type[BaseModel],
-        fn: Callable[..., Awaitable[Any]],
+        args: type[A],
+        fn: ToolFn[A],
         *,
         execution_mode: ExecutionMode = "parallel",
         timeout: float | None = DEFAULT_TOOL_TIMEOUT,
@@ -97,6 +106,6 @@ class FunctionTool(AgentTool):
         self.timeout = timeout
         self._fn = fn
 
-    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal | None, on_update: OnUpdate) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: A, signal: AbortSignal | None, on_update: OnUpdate) -> ToolResult:
         result = await self._fn(args, signal, on_update)
         return text_result(result) if isinstance(result, str) else result

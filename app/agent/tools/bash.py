@@ -13,11 +13,13 @@ import asyncio
 import contextlib
 import os
 import signal as signals
-from typing import Any, Awaitable, Callable
+from typing import Awaitable, Callable
 
 from pydantic import BaseModel, Field
 
-from .base import AgentTool, ToolResult, text_result
+from treechat.llm.abort import AbortSignal
+
+from .base import AgentTool, OnUpdate, ToolResult, text_result
 from .truncate import truncate_tail
 
 Confirm = Callable[[str], Awaitable[bool]]
@@ -36,7 +38,7 @@ class BashArgs(BaseModel):
     )
 
 
-class BashTool(AgentTool):
+class BashTool(AgentTool[BashArgs]):
     name, label = "bash", "Shell"
     description = "Run a shell command in the working directory; returns stdout and stderr (the tail if long)."
     Args = BashArgs
@@ -47,7 +49,8 @@ class BashTool(AgentTool):
         self.cwd = str(cwd or os.getcwd())
         self.confirm = confirm
 
-    async def execute(self, tool_call_id: str, args: Any, signal: Any, on_update: Any) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: BashArgs, signal: AbortSignal | None,
+                      on_update: OnUpdate) -> ToolResult:
         """Ask, then run (the run's stop signal also ends the asking: a stopped run never waits
         for an answer, and a dialog still open is withdrawn by its front end)."""
         if self.confirm is None:
@@ -138,7 +141,7 @@ def _kill(proc: asyncio.subprocess.Process) -> None:
             pass
 
 
-async def _ask(confirm: Confirm, command: str, signal: Any) -> bool:
+async def _ask(confirm: Confirm, command: str, signal: AbortSignal | None) -> bool:
     """The user's answer, or False as soon as the run is stopped (the question is withdrawn)."""
     if signal is None:
         return await confirm(command)

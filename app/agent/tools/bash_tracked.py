@@ -7,17 +7,18 @@ watched: a command's new files are not tracked."""
 from __future__ import annotations
 
 import os
-from typing import Any
 
-from .base import ToolResult
-from .bash import BashTool, Confirm
-from .changes import FileRecorder
+from treechat.llm.abort import AbortSignal
+
+from .base import OnUpdate, ToolResult
+from .bash import BashArgs, BashTool, Confirm
+from .changes import FileRecorder, Snapshot
 
 
 class TrackedBashTool(BashTool):
     def __init__(self, cwd: str | os.PathLike[str] | None, confirm: Confirm | None, recorder: FileRecorder) -> None:
         self.recorder = recorder
-        self._snapshot: Any = None
+        self._snapshot: Snapshot | None = None
         super().__init__(cwd, self._snapshot_after(confirm) if confirm is not None else None)
 
     def _snapshot_after(self, confirm: Confirm) -> Confirm:
@@ -29,7 +30,8 @@ class TrackedBashTool(BashTool):
 
         return approved
 
-    async def execute(self, tool_call_id: str, args: Any, signal: Any, on_update: Any) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: BashArgs, signal: AbortSignal | None,
+                      on_update: OnUpdate) -> ToolResult:
         self._snapshot = None
         try:
             return await super().execute(tool_call_id, args, signal, on_update)

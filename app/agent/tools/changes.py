@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Literal, Protocol
+from typing import Awaitable, Callable, Literal, Protocol
 
 
 @dataclass(frozen=True)
@@ -42,17 +42,21 @@ class Recorded:
     note: str = ""  # for the model and the transcript: e.g. the content was too large to keep
 
 
+class Snapshot(Protocol):
+    """What a recorder saw of the tracked files before a command (its own type: opaque here)."""
+
+
 class FileRecorder(Protocol):
     async def record(self, tool: str, tool_call_id: str | None, path: str, before: bytes | None,
                      after: bytes | None) -> Recorded:
         """A change edit or write made to `path` (absolute, real)."""
         ...
 
-    async def snapshot(self) -> Any:
+    async def snapshot(self) -> Snapshot:
         """The tracked files as they are before a command runs."""
         ...
 
-    async def record_command(self, tool_call_id: str | None, snapshot: Any) -> list[str]:
+    async def record_command(self, tool_call_id: str | None, snapshot: Snapshot) -> list[str]:
         """Record what a command changed in the tracked files since `snapshot`; their paths."""
         ...
 

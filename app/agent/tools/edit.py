@@ -19,14 +19,16 @@ import asyncio
 import os
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from treechat.llm.abort import AbortSignal
 from treechat.workspace.blobs import size_text
 from treechat.workspace.diff_text import Diff, binary_note, unified_diff
 
-from .base import AgentTool, ToolResult, text_result
+from ..types import JsonObject
+from .base import AgentTool, OnUpdate, ToolResult, text_result
 from .changes import DECLINED, NO_APPROVAL, OUTSIDE_REFUSED, ApproveChange, FileRecorder, ProposedChange, Recorded
 from .edit_text import EditError, Replacement, TextFile, apply_edits, keep_form, prepare_edit_arguments
 from .file_write import FileProblem, Target, inspect, read_regular, replace_file
@@ -62,7 +64,10 @@ class _Failed(Exception):
     """A change that cannot be made; the text is the tool's (error) result."""
 
 
-class _ChangeTool(AgentTool):
+A = TypeVar("A", bound=BaseModel)
+
+
+class _ChangeTool(AgentTool[A]):
     execution_mode = "sequential"  # two changes to one file must not interleave
     timeout = None  # waiting for the user's approval has no limit; the file work bounds itself
 
@@ -79,7 +84,7 @@ class _ChangeTool(AgentTool):
         real = os.path.realpath(path if path.is_absolute() else self.cwd / path)
         return real, shown_path(real, self.folder), not inside(real, self.folder)
 
-    async def _read(self, real: str, given: str, signal: Any, *, editing: bool) -> tuple[Target, bytes | None]:
+    async def _read(self, real: str, given: str, signal: AbortSignal | None, *, editing: bool) -> tuple[Target, bytes | None]:
         def work(stop: Stop) -> tuple[Target, bytes | None]:
             target = inspect(real)
             if target.kind == "missing":
@@ -101,7 +106,7 @@ class _ChangeTool(AgentTool):
         return await off_loop(work, signal, Stop(time.monotonic() + WORK_SECONDS))
 
     async def _change(self, tool: Literal["edit", "write"], call_id: str, given: str, real: str, shown: str,
-                      outside: bool, before: bytes | None, after: bytes, diff: Diff, signal: Any,
+                      outside: bool, before: bytes | None, after: bytes, diff: Diff, signal: AbortSignal | None,
                       done: str) -> ToolResult:
         """Ask, check the file is as it was read, replace it, record the checkpoint."""
         change = ProposedChange(tool, shown, real, self.folder, outside, diff.text, diff.added, diff.removed,
@@ -142,7 +147,7 @@ def _write_if_unchanged(real: str, before: bytes | None, after: bytes, given: st
         raise _Failed(f"Could not write {given}: {err.strerror}.") from None
 
 
-class EditTool(_ChangeTool):
+class EditTool(_ChangeTool[EditArgs]):
     name, label = "edit", "Edit"
     description = ("Edit a single file using exact text replacement. Every edits[].oldText must match a unique, "
                    "non-overlapping region of the original file. If two changes affect the same block or nearby "
@@ -151,7 +156,7 @@ class EditTool(_ChangeTool):
     Args = EditArgs
 
     @property
-    def parameters(self) -> dict[str, Any]:
+    def parameters(self) -> JsonObject:
         """Pi's schema, written out: no `$defs`/`$ref`, which some servers' tool support lacks."""
         item = EditItem.model_json_schema()
         return {"type": "object", "additionalProperties": False, "required": ["path", "edits"], "properties": {
@@ -161,10 +166,11 @@ class EditTool(_ChangeTool):
                 "properties": {k: {"type": "string", "description": v["description"]}
                                for k, v in item["properties"].items()}}}}}
 
-    def prepare_arguments(self, args: dict[str, Any]) -> dict[str, Any]:
+    def prepare_arguments(self, args: JsonObject) -> JsonObject:
         return prepare_edit_arguments(args)
 
-    async def execute(self, tool_call_id: str, args: Any, signal: Any, on_update: Any) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: EditArgs, signal: AbortSignal | None,
+                      on_update: OnUpdate) -> ToolResult:
         real, shown, outside = self._where(args.path)
         try:
             _, before = await self._read(real, args.path, signal, editing=True)
@@ -186,13 +192,14 @@ class EditTool(_ChangeTool):
                                   f"Successfully replaced {len(edits)} block(s) in {args.path}.")
 
 
-class WriteTool(_ChangeTool):
+class WriteTool(_ChangeTool[WriteArgs]):
     name, label = "write", "Write"
     description = ("Write content to a file. Creates the file if it doesn't exist, overwrites if it does. "
                    "Automatically creates parent directories. A file it replaces keeps its BOM and CRLF line endings.")
     Args = WriteArgs
 
-    async def execute(self, tool_call_id: str, args: Any, signal: Any, on_update: Any) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: WriteArgs, signal: AbortSignal | None,
+                      on_update: OnUpdate) -> ToolResult:
         real, shown, outside = self._where(args.path)
         try:
             _, before = await self._read(real, args.path, signal, editing=False)
@@ -214,7 +221,7 @@ class WriteTool(_ChangeTool):
                                   signal, f"Successfully wrote {len(after)} bytes to {args.path}")
 
 
-async def ask_or_stop(approve: ApproveChange, change: ProposedChange, signal: Any) -> bool | str:
+async def ask_or_stop(approve: ApproveChange, change: ProposedChange, signal: AbortSignal | None) -> bool | str:
     """The answer, or False as soon as the run is stopped (the question is withdrawn)."""
     if signal is None:
         return await approve(change)

@@ -19,7 +19,9 @@ from __future__ import annotations
 import json
 from bisect import bisect_left
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
+
+from ..types import Json, JsonObject
 
 BOM = "\ufeff"
 
@@ -34,20 +36,22 @@ class Replacement:
     new_text: str
 
 
-def prepare_edit_arguments(args: dict[str, Any]) -> dict[str, Any]:
+def prepare_edit_arguments(args: JsonObject) -> JsonObject:
     """Pi's repairs before validation: `edits` sent as a JSON string (some models do), and the
     legacy top-level `oldText`/`newText` pair appended to `edits`."""
     args = dict(args)
-    if isinstance(args.get("edits"), str):
+    given = args.get("edits")
+    if isinstance(given, str):
         try:
-            parsed = json.loads(args["edits"])
+            parsed = json.loads(given)
         except ValueError:
             parsed = None
         if isinstance(parsed, list):
             args["edits"] = parsed
     old, new = args.get("oldText"), args.get("newText")
     if isinstance(old, str) and isinstance(new, str):
-        edits = list(args["edits"]) if isinstance(args.get("edits"), list) else []
+        listed = args.get("edits")
+        edits: list[Json] = list(listed) if isinstance(listed, list) else []
         edits.append({"oldText": old, "newText": new})
         args = {k: v for k, v in args.items() if k not in ("oldText", "newText")}
         args["edits"] = edits

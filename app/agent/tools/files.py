@@ -16,14 +16,15 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any, Awaitable
+from typing import Awaitable, TypeVar
 
 from pydantic import BaseModel, Field
 
 from treechat.llm.abort import AbortSignal
 
+from ..types import JsonObject
 from . import file_scan
-from .base import AgentTool, ToolResult, text_result
+from .base import AgentTool, OnUpdate, ToolResult, text_result
 from .file_scan import SKIP_DIRS, NotRegular, open_regular, special_kind
 from .offloop import Stop, ToolCancelled, off_loop
 from .reach import Reach
@@ -43,7 +44,10 @@ def _stopped_note(stop: Stop) -> str:
             else f"[Stopped after {WORK_SECONDS:g} s; narrow the path or pattern.]")
 
 
-class _CwdTool(AgentTool):
+A = TypeVar("A", bound=BaseModel)
+
+
+class _CwdTool(AgentTool[A]):
     timeout = FILE_TOOL_TIMEOUT
 
     def __init__(self, cwd: str | os.PathLike[str] | None = None, reach: Reach | None = None) -> None:
@@ -54,7 +58,7 @@ class _CwdTool(AgentTool):
         path = Path(raw).expanduser()
         return path if path.is_absolute() else self.cwd / path
 
-    def timeout_for(self, args: Any) -> float | None:
+    def timeout_for(self, args: A) -> float | None:
         """No loop timer when the tool will ask first (the time a person takes to answer is not
         the tool's): `_bounded` then bounds the work itself."""
         if self.reach.confirm is not None and not self.reach.is_inside(self._path(getattr(args, "path", "."))):
@@ -80,18 +84,19 @@ class ReadArgs(BaseModel):
     limit: int | None = Field(None, ge=1, description="How many lines to show")
 
 
-class ReadTool(_CwdTool):
+class ReadTool(_CwdTool[ReadArgs]):
     name, label = "read", "Read"
     description = ("Read a text file. Long files are cut; use offset and limit to page through them. "
                    "Outside the working folder (the repository) the user is asked first.")
     Args = ReadArgs
 
-    async def execute(self, tool_call_id: str, args: Any, signal: Any, on_update: Any) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: ReadArgs, signal: AbortSignal | None,
+                      on_update: OnUpdate) -> ToolResult:
         path = self._path(args.path)
         refused = await self._allowed(path, args.path)
         return refused or await _bounded(self._read(path, args, signal), self.name)
 
-    async def _read(self, path: Path, args: Any, signal: Any) -> ToolResult:
+    async def _read(self, path: Path, args: ReadArgs, signal: AbortSignal | None) -> ToolResult:
         stop = _deadline()
         try:
             return await off_loop(lambda s: _read(path, args, s), signal, stop)
@@ -105,7 +110,7 @@ class ReadTool(_CwdTool):
             return text_result(f"Cannot read {args.path}: {err.strerror or err}", is_error=True)
 
 
-def _read(path: Path, args: Any, stop: Stop) -> ToolResult:
+def _read(path: Path, args: ReadArgs, stop: Stop) -> ToolResult:
     if path.is_dir():
         raise IsADirectoryError(str(path))
     with os.fdopen(open_regular(path), "rb") as f:
@@ -145,19 +150,20 @@ class LsArgs(BaseModel):
     path: str = Field(".", description="Directory to list")
 
 
-class LsTool(_CwdTool):
+class LsTool(_CwdTool[LsArgs]):
     name, label = "ls", "List"
     description = ("List a directory: one entry per line, directories end with '/'; "
                    "FIFOs, sockets and devices are marked (the file tools do not open them). "
                    "Outside the working folder (the repository) the user is asked first.")
     Args = LsArgs
 
-    async def execute(self, tool_call_id: str, args: Any, signal: Any, on_update: Any) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: LsArgs, signal: AbortSignal | None,
+                      on_update: OnUpdate) -> ToolResult:
         path = self._path(args.path)
         refused = await self._allowed(path, args.path)
         return refused or await _bounded(self._list(path, args, signal), self.name)
 
-    async def _list(self, path: Path, args: Any, signal: Any) -> ToolResult:
+    async def _list(self, path: Path, args: LsArgs, signal: AbortSignal | None) -> ToolResult:
         try:
             names, stop = await off_loop(lambda s: _list(path, s), signal, _deadline())
         except (NotADirectoryError, FileNotFoundError):
@@ -201,14 +207,15 @@ class GrepArgs(BaseModel):
     limit: int = Field(100, ge=1, description="Most matches to return")
 
 
-class GrepTool(_CwdTool):
+class GrepTool(_CwdTool[GrepArgs]):
     name, label = "grep", "Search"
     description = ("Search text files for a regular expression; prints path:line: text for each match. "
                    "FIFOs, sockets, devices and binary files are skipped, and links that lead out of the folder "
                    "searched. Outside the working folder (the repository) the user is asked first.")
     Args = GrepArgs
 
-    async def execute(self, tool_call_id: str, args: Any, signal: Any, on_update: Any) -> ToolResult:
+    async def execute(self, tool_call_id: str, args: GrepArgs, signal: AbortSignal | None,
+                      on_update: OnUpdate) -> ToolResult:
         try:
             re.compile(args.pattern, re.IGNORECASE if args.ignore_case else 0)
         except re.error as err:
@@ -225,10 +232,10 @@ class GrepTool(_CwdTool):
         refused = await self._allowed(root, args.path)
         return refused or await _bounded(self._grep(root, args, signal), self.name)
 
-    async def _grep(self, root: Path, args: Any, signal: Any) -> ToolResult:
+    async def _grep(self, root: Path, args: GrepArgs, signal: AbortSignal | None) -> ToolResult:
         # links that lead out of the folder searched (the working folder, or the one allowed) are skipped
         within = None if self.reach.anywhere else self.reach.root if self.reach.is_inside(root) else self.reach.real(root)
-        params = {"root": str(root), "cwd": str(self.cwd), "pattern": args.pattern, "ignore_case": args.ignore_case,
+        params: JsonObject = {"root": str(root), "cwd": str(self.cwd), "pattern": args.pattern, "ignore_case": args.ignore_case,
                   "limit": args.limit, "seconds": WORK_SECONDS, "within": within}
         matches, why, skipped = await _grep_in_child(params, signal)
         text = truncate_head("\n".join(matches))[0] if matches else "No matches."
@@ -246,7 +253,7 @@ class GrepTool(_CwdTool):
         return text_result(text)
 
 
-async def _grep_in_child(params: dict[str, Any], signal: AbortSignal | None) -> tuple[list[str], str, int]:
+async def _grep_in_child(params: JsonObject, signal: AbortSignal | None) -> tuple[list[str], str, int]:
     """Run file_scan.py's grep in a child process (see there for why); kill it on abort, and once
     its deadline has passed by a second (a pattern stuck on one line checks no deadline). Returns
     the matches that arrived and why it ended ("", "limit", "time", "cancelled", or an error)."""
@@ -272,7 +279,7 @@ async def _grep_in_child(params: dict[str, Any], signal: AbortSignal | None) -> 
     reading = asyncio.ensure_future(read())
     stopping = asyncio.ensure_future(aborted.wait())
     try:
-        done, _ = await asyncio.wait({reading, stopping}, timeout=float(params["seconds"]) + 1.0,
+        done, _ = await asyncio.wait({reading, stopping}, timeout=WORK_SECONDS + 1.0,
                                      return_when=asyncio.FIRST_COMPLETED)
         if reading not in done:
             why = "cancelled" if stopping in done else "time"

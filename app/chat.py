@@ -13,11 +13,11 @@ the queue; this class adds moving in the tree and the commands. Errors a person 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Sequence
 
 from treechat.agent.tools import make_tools
 from treechat.chat_core import ChatError
-from treechat.chat_events import Focused, HeaderChanged, Notice, PathChanged, StatusChanged
+from treechat.chat_events import Focused, HeaderChanged, Notice, PathChanged, StatusChanged, TreeLoaded
 from treechat.chat_status import entry_words
 from treechat.chat_workspace import ChatWorkspace
 from treechat.export_target import OutputError
@@ -28,7 +28,7 @@ from treechat.session.branching import ForkError, NothingToSummarize, fork_sessi
 from treechat.session.instructions import CUSTOM_TYPE as INSTRUCTIONS_TYPE
 from treechat.storage.base import SearchHit, SessionSummary, StorageError
 from treechat.storage.model import AssistantMessage, CompactionEntry, Entry, MessageEntry, message_text
-from treechat.storage.tree_index import CONVERSATION_TYPES
+from treechat.storage.tree_index import CONVERSATION_TYPES, TreeIndex
 
 __all__ = ["Chat", "ChatError"]
 
@@ -101,10 +101,19 @@ class Chat(ChatWorkspace):
         await self.move_to(entry_id)
         return None
 
+    def _whole_tree_in(self, tree: TreeIndex) -> None:
+        self._emit(TreeLoaded(tree))
+        self._emit(HeaderChanged(self.header()))
+
+    async def entries(self, entry_ids: Sequence[str]) -> list[Entry]:
+        """Entries of this session by id, in that order (a window of a long path, for the view)."""
+        return await self.session.storage.get_entries_by_ids(entry_ids)
+
     async def move_to(self, target: str | None, *, remember: bool = True, announce: bool = True) -> None:
         """Move the leaf; leaving a branch is announced (with `/summarize` offered) unless the
         caller is about to grow an alternative there (retry). A read-only store cannot keep a
         move: the branch is shown instead."""
+        await self.whole_tree()  # where the move goes is in the tree
         old = self.session.leaf_id
         if target != old and self.read_only:
             await self.preview(target)
@@ -140,6 +149,7 @@ class Chat(ChatWorkspace):
 
     async def switch_sibling(self, entry_id: str, delta: int) -> None:
         """`‹ n/m ›`: go to the newest tip under the previous/next alternative of `entry_id`."""
+        await self.whole_tree()
         sibs = self.tree.siblings(entry_id)
         if len(sibs) < 2 or entry_id not in sibs:
             return
@@ -182,6 +192,7 @@ class Chat(ChatWorkspace):
         another branch, that branch previewed). Returns the entry to highlight."""
         if hit.session_id != self.session_id:
             await self.resume(hit.session_id)
+        await self.whole_tree()
         row = self.tree.get(hit.entry_id)
         target = hit.entry_id
         if row is not None and row.type in ("label", "session_info") and row.parent_id:
@@ -281,15 +292,25 @@ class Chat(ChatWorkspace):
         """What `/copy` copies: the last reply (None), or the N-th message from the end of the
         path (1 = the last). The text as a person would paste it: a reply without its thinking."""
         path = await self._path_to_show()
-        messages = [e.message for e in path if isinstance(e, MessageEntry)]
+        if path.slots is None:
+            ids = [e.id for e in path if isinstance(e, MessageEntry)]
+        else:
+            ids = [i for i, s in zip(path.ids, path.slots) if self.tree.type_at(s) == "message"]
+        entries = list(path)
         if n is None:
-            replies = [m for m in messages if isinstance(m, AssistantMessage) and message_text(m).strip()]
-            if not replies:
-                raise ChatError("No reply to copy yet.")
-            return message_text(replies[-1])
-        if n < 1 or n > len(messages):
-            raise ChatError(f"There are {len(messages)} messages on this branch; /copy N takes 1 to {len(messages)}.")
-        return message_text(messages[-n])
+            for part in (entries, None):  # the newest entries first; the whole branch only if need be
+                got = part if part is not None else await self.entries(ids)
+                replies = [e.message for e in got if isinstance(e, MessageEntry)
+                           and isinstance(e.message, AssistantMessage) and message_text(e.message).strip()]
+                if replies:
+                    return message_text(replies[-1])
+            raise ChatError("No reply to copy yet.")
+        if n < 1 or n > len(ids):
+            raise ChatError(f"There are {len(ids)} messages on this branch; /copy N takes 1 to {len(ids)}.")
+        found = await self.entries([ids[-n]])
+        if not found or not isinstance(found[0], MessageEntry):
+            raise ChatError("That message could not be read.")
+        return message_text(found[0].message)
 
     async def retry(self, reply_id: str | None = None) -> None:
         """Ask again: the prompt a reply answered (default: the last prompt) gets a new reply, a

@@ -37,6 +37,7 @@ from treechat.chat_events import (
 from treechat.chat_extras import ChatExtras
 from treechat.chat_models import ChatError, ChatModels
 from treechat.chat_status import build_status, first_prompt, viewing_text
+from treechat.chat_tree import ChatTree
 from treechat.config import Settings
 from treechat.llm.options import stream_options_from_settings
 from treechat.llm.registry import ModelRegistry
@@ -49,10 +50,10 @@ from treechat.session.events import Appended, CompactionEnd, LeafMoved, SessionC
 from treechat.session.instructions import stored_instructions
 from treechat.session.session import Session
 from treechat.session.system_prompt import SystemPromptBuilder, bind_system_prompt
-from treechat.storage import gc_policy
+from treechat.shown_path import ShownPath, prompts, shown_path
 from treechat.storage.aggregates import advance_path_state, tree_row
 from treechat.storage.base import PathState, SessionCatalog, SessionStorage, StorageError
-from treechat.storage.model import Entry, ImageContent, LabelEntry, MessageEntry, SessionInfoEntry, message_text
+from treechat.storage.model import Entry, ImageContent, LabelEntry, MessageEntry, SessionInfoEntry
 from treechat.storage.tree_index import TreeIndex
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ Confirm = Callable[[str], Awaitable[bool]]
 SendKind = Literal["send", "steer", "follow_up"]
 
 
-class ChatCore(ChatModels, ChatExtras):
+class ChatCore(ChatModels, ChatExtras, ChatTree):
     """State, events, sessions, the model, sending and the queue (`Chat` adds the commands)."""
 
     def __init__(self, *, catalog: SessionCatalog, settings: Settings, registry: ModelRegistry,
@@ -172,9 +173,7 @@ class ChatCore(ChatModels, ChatExtras):
         self._files = None
         self._stop_observing = session.changes.subscribe(self._on_session_change)
         self.preview_id, self.leaf_history, self.abandoned_leaf = None, [], None
-        with gc_policy.paused():  # 10^5 rows and no cycles: see storage.gc_policy
-            self.tree = TreeIndex.build(await storage.get_tree_rows())
-            gc_policy.keep_loaded()  # the tree stays: later collections need not walk it
+        loading = await self._open_tree(storage, session.leaf_id)
         self._name, self._first_prompt = await storage.get_session_name(), None
         await self._load_state()
         if not self._system_given:
@@ -183,10 +182,10 @@ class ChatCore(ChatModels, ChatExtras):
         path = await self._path_to_show()
         draft = self.drafts.take(storage.session_id)
         text = "\n\n".join(t for t in (draft, editor_text) if t) or None
-        history = [message_text(e.message) for e in path if isinstance(e, MessageEntry) and e.message.role == "user"]
+        history = await prompts(storage, self.tree, path)
         self._emit(SessionOpened(session_id=storage.session_id, tree=self.tree, leaf_id=session.leaf_id, path=path,
                                  header=self.header(), status=self.status(), composer_text=text,
-                                 history=history[-200:]))
+                                 history=history, tree_loading=loading))
         self._emit(self.readiness())
         self.local.probe(self.current_model())  # its window, asked in the background from now on
         warning = load_warning(storage)
@@ -194,6 +193,7 @@ class ChatCore(ChatModels, ChatExtras):
             self._emit(Notice(warning, "warning"))
 
     async def _leave(self, session: Session, composer_text: str | None) -> None:
+        self._stop_tree_load()
         queued = await self._end_agent()
         self.drafts.save(session.session_id, [*queued, composer_text or ""])
         if self._stop_observing is not None:
@@ -412,7 +412,7 @@ class ChatCore(ChatModels, ChatExtras):
 
     def _on_append(self, entry: Entry) -> None:
         row = tree_row(entry)
-        self.tree.add(row)
+        self._grow_tree(row)
         if self._files is not None:
             self._files.add_entry(entry)
         if self._state_leaf == entry.parent_id:
@@ -424,7 +424,7 @@ class ChatCore(ChatModels, ChatExtras):
         self._emit(EntryAppended(entry=entry, row=row, leaf_id=self.session.leaf_id, shown=self.preview_id is None))
         header_changed = False
         if isinstance(entry, LabelEntry):
-            self._emit(LabelChanged(entry.target_id, entry.label, self.tree.relabel(entry.target_id, entry.label)))
+            self._emit(LabelChanged(entry.target_id, entry.label, self._relabel_tree(entry.target_id, entry.label)))
         elif isinstance(entry, SessionInfoEntry):
             self._name = entry.name or None
             header_changed = True
@@ -474,14 +474,13 @@ class ChatCore(ChatModels, ChatExtras):
 
     # ------------------------------------------------------------ the view's data
 
-    async def _path_to_show(self) -> list[Entry]:
-        shown = self.preview_id or self.session.leaf_id
-        return await self.session.storage.get_path_to_root_or_compaction(shown) if shown else []
+    async def _path_to_show(self) -> ShownPath:
+        return await shown_path(self.session.storage, self.tree, self.preview_id or self.session.leaf_id)
 
     def header(self) -> Header:
         leaf = self.session.leaf_id
         depth = self._state.depth if self._state_leaf == leaf else len(self.tree.path_ids(leaf))
-        branches = max(self.tree.branch_count(), 1 if len(self.tree) else 0)
+        branches = max(self.tree.branch_count(), 1 if len(self.tree) else 0) if self._tree_load is None else -1
         return Header(title=self.title(), depth=depth, branches=branches,
                       viewing=viewing_text(self.tree, self.preview_id))
 

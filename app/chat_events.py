@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # annotations only: the TUI's first frame imports these events, not the storage (issue 27)
+    from treechat.shown_path import ShownPath
     from treechat.storage.base import TreeRow
     from treechat.storage.model import Entry
     from treechat.storage.tree_index import TreeIndex
-
-if TYPE_CHECKING:
     from treechat.workspace.restore import RestorePlan
 
 
@@ -43,7 +42,7 @@ class Header:
 
     title: str
     depth: int  # entries on the path root → leaf
-    branches: int  # conversation tips (metadata never counts)
+    branches: int  # conversation tips (metadata never counts); -1: not counted yet (a big tree being read)
     viewing: str | None = None  # the previewed entry's first line, when previewing
 
     @property
@@ -52,6 +51,8 @@ class Header:
             return "empty"
         entries = "entry" if self.depth == 1 else "entries"
         branches = "branch" if self.branches == 1 else "branches"
+        if self.branches < 0:
+            return f"{self.depth} {entries} on this branch · reading the tree…"
         return f"{self.depth} {entries} on this branch · {self.branches} {branches}"
 
 
@@ -62,11 +63,20 @@ class SessionOpened:
     session_id: str
     tree: TreeIndex  # the controller's index; readers never change it
     leaf_id: str | None
-    path: list[Entry]  # what the transcript shows (root or last compaction → leaf)
+    path: ShownPath  # what the transcript shows (root or last compaction → leaf): its ids, its newest entries
     header: Header
     status: Status
     composer_text: str | None  # a draft kept from last time and/or text to edit (fork before)
     history: list[str]  # the prompts on this branch, oldest first (Up in the composer)
+    tree_loading: int = 0  # a big session: `tree` is its path only; TreeLoaded brings the rest (entries)
+
+
+@dataclass(frozen=True)
+class TreeLoaded:
+    """A big session's whole tree was read after its first frame (SessionOpened had its path):
+    the tree panel, the `‹ n/m ›` marks and the header follow."""
+
+    tree: TreeIndex
 
 
 @dataclass(frozen=True)
@@ -91,7 +101,7 @@ class PathChanged:
     """The transcript shows another path: the leaf moved, a preview started or ended, or a
     compaction replaced older messages with a summary."""
 
-    path: list[Entry]
+    path: ShownPath
     leaf_id: str | None
     preview_id: str | None
     cause: Literal["move", "preview", "compaction"]
@@ -216,7 +226,7 @@ class SessionsChanged:
     sessions list on screen should be read again."""
 
 
-ChatEvent = (SessionOpened | EntryAppended | LabelChanged | PathChanged | Focused | HeaderChanged | StatusChanged
+ChatEvent = (SessionOpened | TreeLoaded | EntryAppended | LabelChanged | PathChanged | Focused | HeaderChanged | StatusChanged
              | QueueChanged | RunStarted | RunEnded | ReplyStreaming | CompactionStarted | CompactionEnded
              | Waiting | Readiness | Notice | Failed | Unsaved | RestoreOffered | Succeeded | SessionsChanged)
 

@@ -69,17 +69,17 @@ class LiveChat(ChatCore):
             count += 1
             row = rows.get(entry.id) or tree_row(entry)
             follow = (not self.is_running and self.preview_id is None and row.parent_id == session.leaf_id
-                      and row.parent_id == entry.parent_id and entry.id not in self.tree.by_id)
+                      and row.parent_id == entry.parent_id and entry.id not in self.tree)
             if follow:
                 session.adopt(entry)  # → _on_append: tree, path state, transcript, header, status
                 continue
             elsewhere += 1
-            self.tree.add(row)
+            self._grow_tree(row)
             if self._files is not None:  # a checkpoint another process wrote: the file history knows it
                 self._files.add_entry(entry)
             self._emit(EntryAppended(entry=entry, row=row, leaf_id=session.leaf_id, shown=False))
             if isinstance(entry, LabelEntry):
-                self._emit(LabelChanged(entry.target_id, entry.label, self.tree.relabel(entry.target_id, entry.label)))
+                self._emit(LabelChanged(entry.target_id, entry.label, self._relabel_tree(entry.target_id, entry.label)))
             elif isinstance(entry, SessionInfoEntry):
                 self._name = entry.name or None
         if elsewhere:

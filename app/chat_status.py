@@ -39,11 +39,9 @@ def build_status(state: PathState, agent: AgentSession | None, model: ModelInfo 
 def first_prompt(tree: TreeIndex, leaf_id: str | None) -> str | None:
     """The first user prompt on the path root → leaf, as one line (what an unnamed session is
     called); never a tool result's or a summary's text."""
-    by_id = tree.by_id
-    for entry_id in tree.path_ids(leaf_id):
-        row = by_id[entry_id]
-        if row.type == "message" and row.role == "user":
-            return " ".join(row.preview.split())
+    for slot in tree.path_slots(tree.slot(leaf_id)):
+        if tree.kind_at(slot)[:2] == ("message", "user"):
+            return " ".join(tree.previews.get(slot).split())
     return None
 
 

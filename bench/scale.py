@@ -15,7 +15,7 @@ line at a time, into a cache folder outside the repository (`--cache`, default
 | `open_context` | process to process: Pi (`SessionManager.open` + `buildSessionContext`) and `treechat context SID` (SQLite, and JSONL up to 100k), alternating; wall s, CPU s, peak RSS MB, `vs_pi` |
 | `open_context_inproc` | in one process: ours (catalog + open + path + state + `build_context`) against the floor (plain `sqlite3` reading the same path and `json.loads` of each row), median ms, `vs_floor` |
 | `tree_read` | `get_tree_rows()` of the whole session on a freshly opened one, SQLite and JSONL, median ms |
-| `search` | `treechat`'s catalog search at that size: normal queries (3+ characters) and two-letter ones, median ms, `short_vs_normal` |
+| `search` | `treechat`'s catalog search at that size: normal queries (3+ characters) and two-letter ones, median ms, `short_vs_normal`; `more`: a two-letter query's "more…" 25k, 250k and 950k entries back, `more_vs_normal` |
 
 Runs alternate between the sides being compared, so a burst of load hits both; compare ratios of
 one run, never absolute times from different runs or machines.
@@ -386,6 +386,13 @@ async def main():
             hits += len(await cat.search(q, limit=20))
             ts.append((time.perf_counter() - t0) * 1000)
         out[kind] = {"p50_ms": round(statistics.median(ts), 2), "max_ms": round(max(ts), 2), "hits": hits}
+    ts, hits = [], 0  # "more…": the next window of a short query, near the top and deep down
+    for q in ["ok", "zz", "py"]:
+        for further in (25_000, 250_000, 950_000):
+            t0 = time.perf_counter()
+            hits += len(await cat.search(q, limit=20, further=further))
+            ts.append((time.perf_counter() - t0) * 1000)
+    out["more"] = {"p50_ms": round(statistics.median(ts), 2), "max_ms": round(max(ts), 2), "hits": hits}
     await cat.close()
     print(json.dumps(out))
 
@@ -398,8 +405,10 @@ def bench_search(size: int, home: Path, work: Path) -> None:
     script.write_text(SEARCH)
     out = subprocess.run([sys.executable, str(script), str(home)], capture_output=True, text=True, check=True)
     r = json.loads(out.stdout)
-    emit(bench="search", entries=size, normal=r["normal"], short=r["short"],
-         short_vs_normal=round(r["short"]["p50_ms"] / max(r["normal"]["p50_ms"], 0.01), 2), load1=load1())
+    normal = max(r["normal"]["p50_ms"], 0.01)
+    emit(bench="search", entries=size, normal=r["normal"], short=r["short"], more=r["more"],
+         short_vs_normal=round(r["short"]["p50_ms"] / normal, 2), more_vs_normal=round(r["more"]["p50_ms"] / normal, 2),
+         load1=load1())
 
 
 def main() -> None:

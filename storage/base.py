@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, Sequence, runtime_checkable
 
 from .model import Entry, SessionMetadata
+
+if TYPE_CHECKING:
+    from .tree_columns import TreeColumns
 
 # ---------------------------------------------------------------- errors
 
@@ -210,7 +213,8 @@ class SearchHit:
 
 class SearchHits(builtins.list[SearchHit]):
     """The hits of a search that had to stop early: `searched` entries were looked at (the newest),
-    not all of them. (A plain list of hits means every entry was searched.)"""
+    not all of them; `search(..., further=searched)` goes on from there. (A plain list of hits
+    means every entry was searched, or `limit` hits were found.)"""
 
     searched: int = 0
 
@@ -314,6 +318,21 @@ class SessionStorage(Protocol):
     async def get_entries(self, cursor: EntryCursor | None = None) -> list[Entry]: ...
     async def get_tree_rows(self) -> list[TreeRow]: ...
 
+    async def get_tree_columns(self) -> "TreeColumns":
+        """The tree of `get_tree_rows`, a column per field and a slot per entry in append order
+        (`tree_columns.py`): what the app opens a session with, with no object per entry."""
+        ...
+
+    async def get_path_rows(self, leaf_id: str) -> list[TreeRow]:
+        """The tree rows of `get_path_to_root_or_compaction(leaf_id)`'s entries (no leaf marker),
+        parents and labels as `get_tree_rows` gives them: a branch without reading the tree."""
+        ...
+
+    async def get_entries_by_ids(self, entry_ids: Sequence[str]) -> list[Entry]:
+        """The entries with these ids, in the order asked (an unknown id is left out): the part
+        of a path the transcript shows, a window at a time."""
+        ...
+
     async def poll_appended(self) -> AppendedEntries:
         """Entries that other writers (another process or catalog) appended to this session since
         this object last looked, in order; empty when there are none. Cheap enough to call once a
@@ -376,8 +395,12 @@ class SessionCatalog(Protocol):
         work either way; a write raises ReadOnlyStorageError with the same reason."""
 
     async def search(
-        self, query: str, *, session_id: str | None = None, limit: int = 50
-    ) -> builtins.list[SearchHit]: ...
+        self, query: str, *, session_id: str | None = None, limit: int = 50, further: int = 0
+    ) -> builtins.list[SearchHit]:
+        """The best hits first (`limit` at most). A search that had to stop early says how many of
+        the newest entries it looked at (`searched_only`); `further=` that number looks at the
+        next, older ones ("more…"). A search that looked at everything has nothing further: []."""
+        ...
 
     def watch(self) -> ChangeFeed:
         """A feed of what other writers change in this store (see ChangeFeed); close it after use."""

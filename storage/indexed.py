@@ -43,6 +43,7 @@ from .model import (
     new_session_id,
     now_iso,
 )
+from .tree_columns import TreeColumns, columns_from_rows
 from .views import decode_skeleton, skeleton_of, view_of_entry
 
 
@@ -152,6 +153,15 @@ class IndexedSessionStorage:
 
     async def get_tree_rows(self) -> list[TreeRow]:
         return self.index.tree_rows()
+
+    async def get_tree_columns(self) -> TreeColumns:
+        return columns_from_rows(self.index.tree_rows())
+
+    async def get_entries_by_ids(self, entry_ids: Sequence[str]) -> list[Entry]:
+        return self.index.fresh_many(entry_ids)
+
+    async def get_path_rows(self, leaf_id: str) -> list[TreeRow]:
+        return self.index.rows_at(self.index.path_to_root_or_compaction(leaf_id))
 
     async def poll_appended(self) -> AppendedEntries:
         """Nothing else can write to a session held in this process's memory."""
@@ -376,9 +386,9 @@ class IndexedCatalog:
         return storage, report
 
     async def search(
-        self, query: str, *, session_id: str | None = None, limit: int = 50
+        self, query: str, *, session_id: str | None = None, limit: int = 50, further: int = 0
     ) -> builtins.list[SearchHit]:
-        if not query.strip() or limit <= 0:
+        if not query.strip() or limit <= 0 or further > 0:  # every search here looks at everything
             return []
         pattern = re.compile(re.escape(query), re.IGNORECASE)
         if session_id is not None:

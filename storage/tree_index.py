@@ -1,9 +1,12 @@
-"""The session tree in memory, built from `TreeRow`s: the one tree model of the front ends.
+"""The session tree in memory: the one tree model of the front ends, compact at any size.
 
 The controller (`treechat.chat`) owns a `TreeIndex`, adds rows as entries are appended and hands
-it to the tree widget, which only reads it (`TreeView` / `TreeLayout` take a `TreeSnapshot`).
-Everything about "the shape of the tree" that the screen needs is answered here, with one rule
-for each question:
+it to the tree widget, which only reads it (a `TreeSnapshot`). It holds the storage's
+`TreeColumns` (tree_columns.py: a column per field, a *slot* per entry in append order) and
+derives the little it needs from them: no object per entry. The children of a slot are the one
+right after it when that is its child (a chain: nearly every entry), plus the few others that name
+it ("heads", kept in a dict). Everything about "the shape of the tree" that the screen needs is
+answered here, with one rule for each question:
 
 - **Sibling order**: the children of a parent in timestamp order (arrival order breaks ties and
   orders unparseable stamps): what `‹ n/m ›`, `[`/`]` and the tree's drawing all use.
@@ -12,16 +15,23 @@ for each question:
 - **Branches** (`branch_count`): conversation tips, i.e. conversation entries with no conversation
   entry below them. Names, labels, model or thinking changes never make a branch, wherever they
   hang; a linear chat has exactly one branch whatever metadata it carries.
+
+`by_id` and `children` are read-only mapping views in the old shape (a row per id, children ids
+per parent id), built entry by entry on demand: for tests and the few callers that want rows.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
+import itertools
+import operator
+from array import array
+from bisect import bisect_left
 from typing import Iterable, Mapping, Protocol, Sequence
 
 from .base import TreeRow
-from .gc_policy import paused
 from .model import iso_to_ms
+from .tree_columns import DEAD, ROOT, Kind, StrColumn, TreeColumns, columns_from_rows, kind_code, widen
+from .tree_maps import ChildrenById, RowsById, and_not
 
 CONVERSATION_TYPES = frozenset({"message", "compaction", "branch_summary", "custom_message"})
 
@@ -30,8 +40,8 @@ def is_conversation(row: TreeRow) -> bool:
     return row.type in CONVERSATION_TYPES
 
 
-def _time(row: TreeRow) -> float:
-    ms = iso_to_ms(row.timestamp)
+def _ms(timestamp: str) -> float:
+    ms = iso_to_ms(timestamp)
     return float("-inf") if ms != ms else float(ms)  # NaN (unparseable) sorts first, like Pi's sort
 
 
@@ -39,115 +49,320 @@ class TreeSnapshot(Protocol):
     """What a reader of the tree may use (the widget gets this view; only the owner adds rows)."""
 
     @property
-    def by_id(self) -> Mapping[str, TreeRow]: ...
-
+    def size(self) -> int: ...
     @property
-    def children(self) -> Mapping[str | None, Sequence[str]]: ...
-
+    def version(self) -> int: ...
+    @property
+    def kind_table(self) -> Sequence[Kind]: ...
+    @property
+    def kinds(self) -> "array[int]": ...
+    @property
+    def parents(self) -> "array[int]": ...
+    @property
+    def previews(self) -> StrColumn: ...
+    @property
+    def labels(self) -> Mapping[str, str]: ...
     def __len__(self) -> int: ...
+    @property
+    def dead_slots(self) -> Sequence[int]: ...
+    def slot(self, entry_id: str | None) -> int | None: ...
+    def id_at(self, slot: int) -> str: ...
+    def label_at(self, slot: int) -> str | None: ...
+    def row_at(self, slot: int) -> TreeRow: ...
+    def kids(self, slot: int) -> Sequence[int]: ...
+    def heads(self) -> Mapping[int, Sequence[int]]: ...
+    def runs(self) -> "tuple[array[int], array[int]]": ...
+    def path_slots(self, slot: int | None) -> list[int]: ...
+    def type_at(self, slot: int) -> str: ...
+    def kind_at(self, slot: int) -> Kind: ...
+    def timestamp_at(self, slot: int) -> str: ...
 
 
 class TreeIndex:
-    """Rows by id and children by parent (in sibling order), kept as rows arrive."""
+    """A session's tree over `TreeColumns` (see the module doc)."""
 
-    __slots__ = ("_by_id", "_children", "_with_conv_child", "_tips", "_counted")
+    __slots__ = ("_c", "_heads", "_dead", "_sorted", "_order", "_recent", "_live", "_version",
+                 "_counted", "_tips", "_pattern", "_extra", "_breaks")
 
-    def __init__(self) -> None:
-        self._by_id: dict[str, TreeRow] = {}  # in append order (a relabel keeps the position)
-        self._children: dict[str | None, list[str]] = {}
-        # conversation rows that have a conversation row below them (branch counting, lazily)
-        self._with_conv_child: set[str] = set()
-        self._tips = 0
+    def __init__(self, columns: TreeColumns | None = None) -> None:
+        self._c = columns if columns is not None else columns_from_rows([])
+        self._sorted: dict[int, list[int]] = {}  # children in sibling order, for slots with several
+        self._order: array[int] | None = self._c.by_id  # live slots sorted by id
+        self._recent: dict[str, int] = {}  # slots added after _order was made
+        self._version = 0  # bumped by every change (readers key caches on it)
         self._counted = False
+        self._tips = 0
+        self._pattern = b""  # see _count
+        self._extra: set[int] = set()
+        parents = self._c.parents
+        n = len(parents)
+        # heads: slots whose parent is not the slot just before them (and markers: dead)
+        heads: dict[int, list[int]] = {}
+        dead: list[int] = []
+        before = itertools.chain((DEAD - 1,), range(n - 1))  # slot 0 has no slot before it
+        for j in itertools.compress(range(n), map(operator.ne, parents, before)):
+            p = parents[j]
+            if p == DEAD:
+                dead.append(j)
+            else:
+                heads.setdefault(p, []).append(j)
+        self._heads, self._dead = heads, dead
+        self._live = n - len(dead)
+        self._breaks: tuple[int, array[int], array[int]] | None = None
 
     @classmethod
     def build(cls, rows: Iterable[TreeRow]) -> "TreeIndex":
-        """One pass over up to 100k rows. Rows come in append order; children lists are put in
-        timestamp order (a stable sort, only when some parent's children arrived out of order).
-        The branch count is left to the first ``branch_count()`` (after the first frame)."""
-        index = cls()
-        with paused():
-            rows = rows if isinstance(rows, list) else list(rows)
-            index._by_id = {r.id: r for r in rows}
-            children: dict[str | None, list[str]] = {}
-            get = children.get
-            in_order = True  # rows in time order (the usual case) make every children list sorted
-            previous = ""
-            for r in rows:
-                pid = r.parent_id
-                kids = get(pid)
-                if kids is None:
-                    children[pid] = [r.id]
-                else:
-                    kids.append(r.id)
-                if in_order:
-                    if r.timestamp < previous:  # ISO-8601 stamps of one writer sort as text
-                        in_order = False
-                    previous = r.timestamp
-            if not in_order:
-                by_id = index._by_id
-                for kids in children.values():
-                    if len(kids) > 1:  # a stable sort: equal times keep their arrival order
-                        kids.sort(key=lambda cid: _time(by_id[cid]))
-            index._children = children
-        return index
+        """From bare rows in append order (tests, tools, backends without columns)."""
+        return cls(columns_from_rows(rows if isinstance(rows, list) else list(rows)))
 
-    # ------------------------------------------------------------ reading
+    # ------------------------------------------------------------ slots
 
     @property
-    def by_id(self) -> Mapping[str, TreeRow]:
-        return self._by_id
+    def size(self) -> int:
+        """Slots, dead ones included (`len()` counts rows)."""
+        return len(self._c.parents)
 
     @property
-    def children(self) -> Mapping[str | None, Sequence[str]]:
-        return self._children
+    def version(self) -> int:
+        return self._version
+
+    @property
+    def kind_table(self) -> Sequence[Kind]:
+        return self._c.kind_table
+
+    @property
+    def kinds(self) -> "array[int]":
+        return self._c.kinds
+
+    @property
+    def parents(self) -> "array[int]":
+        return self._c.parents
+
+    @property
+    def previews(self) -> StrColumn:
+        return self._c.previews
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        return self._c.labels
 
     def __len__(self) -> int:
-        return len(self._by_id)
+        return self._live
+
+    @property
+    def dead_slots(self) -> Sequence[int]:
+        """The slots that are no row (leaf markers), in order."""
+        return self._dead
 
     def __contains__(self, entry_id: object) -> bool:
-        return entry_id in self._by_id
+        return isinstance(entry_id, str) and self.slot(entry_id) is not None
 
-    def get(self, entry_id: str | None) -> TreeRow | None:
-        return self._by_id.get(entry_id) if entry_id is not None else None
+    def id_at(self, slot: int) -> str:
+        return self._c.ids.get(slot)
 
-    def path_ids(self, leaf_id: str | None) -> list[str]:
-        """Ids root → leaf, following parents (cycle-safe)."""
-        out: list[str] = []
-        seen: set[str] = set()
-        cur = leaf_id
-        by_id = self._by_id
-        while cur is not None and cur in by_id and cur not in seen:
+    def _id_bytes(self, slot: int) -> bytes:
+        ids = self._c.ids
+        a, b = ids.span(slot)
+        return bytes(ids.buf[a:b])
+
+    def slot(self, entry_id: str | None) -> int | None:
+        """The slot of a row (None for an unknown id, a marker or None)."""
+        if entry_id is None:
+            return None
+        found = self._recent.get(entry_id)
+        if found is not None:
+            return found
+        order = self._order
+        if order is None:
+            parents = self._c.parents
+            live = itertools.compress(range(len(parents)), map(DEAD.__ne__, parents))
+            order = self._order = array("i", sorted(live, key=self._id_bytes))
+            self._recent = {}
+        key = entry_id.encode("utf-8", "surrogatepass")
+        at = bisect_left(order, key, key=self._id_bytes)
+        if at < len(order) and self._id_bytes(order[at]) == key:
+            return order[at]
+        return None
+
+    def type_at(self, slot: int) -> str:
+        return self._c.kind_table[self._c.kinds[slot]][0]
+
+    def kind_at(self, slot: int) -> Kind:
+        return self._c.kind_table[self._c.kinds[slot]]
+
+    def is_conversation_at(self, slot: int) -> bool:
+        return self.type_at(slot) in CONVERSATION_TYPES
+
+    def label_at(self, slot: int) -> str | None:
+        labels = self._c.labels
+        return labels.get(self.id_at(slot)) if labels else None
+
+    def parent_at(self, slot: int) -> int:
+        return self._c.parents[slot]
+
+    def timestamp_at(self, slot: int) -> str:
+        return self._c.timestamps.get(slot)
+
+    def row_at(self, slot: int) -> TreeRow:
+        c = self._c
+        p = c.parents[slot]
+        kind = c.kind_table[c.kinds[slot]]
+        parent_id = c.ids.get(p) if p >= 0 else c.orphan_parents.get(slot)
+        return TreeRow(self.id_at(slot), parent_id, kind[0], kind[1], c.previews.get(slot), c.timestamps.get(slot),
+                       self.label_at(slot), kind[2])
+
+    def heads(self) -> Mapping[int, Sequence[int]]:
+        """Parent slot (ROOT for the roots) -> its children that are not the slot after it."""
+        return self._heads
+
+    def runs(self) -> "tuple[array[int], array[int]]":
+        """(run starts, chain stops), each sorted. A run is consecutive slots each the parent of
+        the next; from any slot the chain of single children goes on to the next stop: a slot with
+        other children (a fork), the last slot before a run start or a dead slot, the last slot."""
+        found = self._breaks
+        if found is None or found[0] != self._version:
+            starts = sorted(k for kids in self._heads.values() for k in kids)
+            stops = {k for k in self._heads if k >= 0}
+            stops.update(s - 1 for s in starts if s > 0)
+            stops.update(self._dead)
+            stops.update(d - 1 for d in self._dead if d > 0)
+            stops.add(len(self._c.parents) - 1)
+            found = self._breaks = (self._version, array("i", starts), array("i", sorted(stops)))
+        return found[1], found[2]
+
+    def kids(self, slot: int) -> Sequence[int]:
+        """The children of a slot (ROOT: the roots) in sibling order."""
+        sorted_kids = self._sorted.get(slot)
+        if sorted_kids is not None:
+            return sorted_kids
+        parents = self._c.parents
+        nxt = slot + 1
+        chain = slot >= 0 and nxt < len(parents) and parents[nxt] == slot
+        others = self._heads.get(slot)
+        if not others:
+            return (nxt,) if chain else ()
+        kids = [nxt, *others] if chain else list(others)
+        if len(kids) > 1:
+            stamps = self._c.timestamps
+            kids.sort(key=lambda k: _ms(stamps.get(k)))  # stable: slot order breaks ties
+        self._sorted[slot] = kids
+        return kids
+
+    def path_slots(self, slot: int | None) -> list[int]:
+        """Slots root -> slot, following parents (cycle-safe)."""
+        out: list[int] = []
+        parents = self._c.parents
+        seen: set[int] = set()
+        cur = slot if slot is not None else ROOT
+        while cur >= 0 and cur not in seen:
             seen.add(cur)
             out.append(cur)
-            cur = by_id[cur].parent_id
+            cur = parents[cur]
         out.reverse()
         return out
 
+    # ------------------------------------------------------------ by id (the old questions)
+
+    @property
+    def by_id(self) -> Mapping[str, TreeRow]:
+        return RowsById(self)
+
+    @property
+    def children(self) -> Mapping[str | None, Sequence[str]]:
+        return ChildrenById(self)
+
+    @property
+    def orphan_parents(self) -> Mapping[int, str]:
+        """Slot -> the missing parent id a root names (an import keeps such entries)."""
+        return self._c.orphan_parents
+
+    def get(self, entry_id: str | None) -> TreeRow | None:
+        slot = self.slot(entry_id)
+        return self.row_at(slot) if slot is not None else None
+
+    def path_ids(self, leaf_id: str | None) -> list[str]:
+        """Ids root → leaf, following parents (cycle-safe)."""
+        slot = self.slot(leaf_id)
+        return [self.id_at(s) for s in self.path_slots(slot)] if slot is not None else []
+
+    def sibling_slots(self, slot: int) -> list[int]:
+        """The alternatives at a slot's point of the tree, in sibling order (itself included)."""
+        p = self._c.parents[slot]
+        kids = self.kids(p) if p != DEAD else ()
+        if p == ROOT:  # orphans are alternatives of the orphans naming the same missing parent
+            orphans = self._c.orphan_parents
+            kids = [k for k in kids if orphans.get(k) == orphans.get(slot)]
+        return [k for k in kids if self.is_conversation_at(k)]
+
     def siblings(self, entry_id: str) -> list[str]:
-        """The alternatives at an entry's point of the tree, in sibling order (itself included)."""
-        row = self._by_id.get(entry_id)
-        if row is None:
-            return []
-        by_id = self._by_id
-        return [c for c in self._children.get(row.parent_id, ()) if by_id[c].type in CONVERSATION_TYPES]
+        slot = self.slot(entry_id)
+        return [self.id_at(s) for s in self.sibling_slots(slot)] if slot is not None else []
 
     def newest_tip_under(self, entry_id: str) -> str:
         """Follow the newest conversation child down to a tip (where a sibling switch lands);
         settings and labels below the tip are followed too, so the leaf is the newest entry."""
-        by_id, seen, cur = self._by_id, set(), entry_id
+        cur = self.slot(entry_id)
+        if cur is None:
+            return entry_id
+        seen: set[int] = set()
         while cur not in seen:
             seen.add(cur)
-            kids = [c for c in self._children.get(cur, ()) if by_id[c].type != "label"]
+            kids = [k for k in self.kids(cur) if self.type_at(k) != "label"]
             if not kids:
                 break
-            conv = [c for c in kids if by_id[c].type in CONVERSATION_TYPES]
+            conv = [k for k in kids if self.is_conversation_at(k)]
             cur = (conv or kids)[-1]
-        return cur
+        return self.id_at(cur)
 
     def fork_points(self, leaf_id: str | None) -> list[str]:
         """Entries on the path root → leaf where the conversation has alternatives (for jumps)."""
-        return [e for e in self.path_ids(leaf_id) if len(self.siblings(e)) > 1]
+        slot = self.slot(leaf_id)
+        return [self.id_at(s) for s in self.path_slots(slot) if len(self.sibling_slots(s)) > 1] if slot is not None else []
+
+    # ------------------------------------------------------------ growing (the owner only)
+
+    def add(self, row: TreeRow) -> None:
+        """One new row (appended by this process or noticed from another one)."""
+        if row.type == "leaf" or self.slot(row.id) is not None:
+            return
+        c = self._c
+        j = len(c.parents)
+        p = self.slot(row.parent_id) if row.parent_id is not None else ROOT
+        if p is None:
+            p = ROOT
+            c.orphan_parents[j] = row.parent_id  # type: ignore[assignment]
+        codes = {k: i for i, k in enumerate(c.kind_table)}
+        code = kind_code(c.kind_table, codes, (row.type, row.role, row.status))
+        c.kinds = widen(c.kinds, code)
+        c.kinds.append(code)
+        c.parents.append(p)
+        c.ids.append(row.id)
+        c.timestamps.append(row.timestamp)
+        c.previews.append(row.preview)
+        if row.label:
+            c.labels[row.id] = row.label
+        if p != j - 1 or p == ROOT:
+            self._heads.setdefault(p, []).append(j)
+        self._sorted.pop(p, None)
+        self._recent[row.id] = j
+        self._live += 1
+        self._version += 1
+        if self._counted and row.type in CONVERSATION_TYPES:
+            self._count_one(j)
+
+    def relabel(self, target_id: str, label: str | None) -> TreeRow | None:
+        """A label entry changed `target_id`'s label: its row as it is now."""
+        slot = self.slot(target_id)
+        if slot is None:
+            return None
+        if label:
+            self._c.labels[target_id] = label
+        else:
+            self._c.labels.pop(target_id, None)
+        self._version += 1
+        return self.row_at(slot)
+
+    # ------------------------------------------------------------ branch counting
 
     def branch_count(self) -> int:
         """Conversation tips (at least 1 once there is any conversation)."""
@@ -155,83 +370,72 @@ class TreeIndex:
             self._count()
         return self._tips
 
-    # ------------------------------------------------------------ growing (the owner only)
+    def _conv_mask(self) -> bytes:
+        """1 per conversation slot, 0 otherwise (dead slots: 0)."""
+        table = bytes(1 if k[0] in CONVERSATION_TYPES and k[0] != "leaf" else 0 for k in self._c.kind_table)
+        mask = bytearray(map(table.__getitem__, self._c.kinds))
+        parents = self._c.parents
+        for j in itertools.compress(range(len(parents)), map(DEAD.__eq__, parents)):
+            mask[j] = 0
+        return bytes(mask)
 
-    def add(self, row: TreeRow) -> None:
-        """One new row (appended by this process or noticed from another one)."""
-        if row.id in self._by_id:
-            return
-        self._by_id[row.id] = row
-        kids = self._children.setdefault(row.parent_id, [])
-        if kids and row.timestamp < self._by_id[kids[-1]].timestamp and _time(row) < _time(self._by_id[kids[-1]]):
-            times = [_time(self._by_id[c]) for c in kids]
-            kids.insert(bisect_right(times, _time(row)), row.id)
-        else:
-            kids.append(row.id)
-        if self._counted and row.type in CONVERSATION_TYPES:
-            self._count_one(row)
+    def _nearest_conv(self, p: int, conv: bytes, cache: dict[int, int]) -> int:
+        """The nearest conversation slot at or above p (ROOT if none); memoised, cycle-safe."""
+        parents, chain = self._c.parents, []
+        found = ROOT
+        seen: set[int] = set()
+        while p >= 0 and p not in seen:
+            if p < len(conv) and conv[p] or p >= len(conv) and self.is_conversation_at(p):
+                found = p
+                break
+            hit = cache.get(p)
+            if hit is not None:
+                found = hit
+                break
+            seen.add(p)
+            chain.append(p)
+            p = parents[p]
+        for hidden in chain:
+            cache[hidden] = found
+        return found
 
-    def relabel(self, target_id: str, label: str | None) -> TreeRow | None:
-        """A label entry changed `target_id`'s label: its row is replaced (rows are tuples)."""
-        row = self._by_id.get(target_id)
-        if row is None:
-            return None
-        new = row._replace(label=label)
-        self._by_id[target_id] = new
-        return new
-
-    # ------------------------------------------------------------ branch counting
-
-    def _nearest_conv_ancestor(self, row: TreeRow) -> str | None:
-        by_id, seen, pid = self._by_id, set(), row.parent_id
-        while pid is not None and pid not in seen:
-            parent = by_id.get(pid)
-            if parent is None:
-                return None
-            if parent.type in CONVERSATION_TYPES:
-                return pid
-            seen.add(pid)
-            pid = parent.parent_id
-        return None
+    def _has_conv_child(self, m: int) -> bool:
+        pattern = self._pattern
+        return m in self._extra or (m + 1 < len(pattern) and pattern[m + 1] == 1)
 
     def _count(self) -> None:
-        with paused():
-            cache: dict[str, str | None] = {}  # non-conversation id -> its nearest conversation ancestor
-            by_id = self._by_id
-            with_child: set[str] = set()
-            conv = 0
-            for row in by_id.values():
-                if row.type not in CONVERSATION_TYPES:
-                    continue
-                conv += 1
-                chain: list[str] = []
-                pid = row.parent_id
-                found: str | None = None
-                seen: set[str] = set()
-                while pid is not None and pid not in seen:
-                    if pid in cache:
-                        found = cache[pid]
-                        break
-                    parent = by_id.get(pid)
-                    if parent is None:
-                        break
-                    if parent.type in CONVERSATION_TYPES:
-                        found = pid
-                        break
-                    seen.add(pid)
-                    chain.append(pid)
-                    pid = parent.parent_id
-                for hidden in chain:
-                    cache[hidden] = found
-                if found is not None:
-                    with_child.add(found)
-            self._with_conv_child = with_child
-            self._tips = conv - len(with_child)
-            self._counted = True
+        """Tips = conversation slots minus those with a conversation slot below them. The common
+        case, a conversation slot right under the previous one, is counted with whole-column
+        operations (`_pattern`); the rest walk up to their nearest conversation ancestor."""
+        parents = self._c.parents
+        n = len(parents)
+        conv = self._conv_mask()
+        chain = bytes(map(operator.eq, parents[1:], range(n - 1)))
+        if n > 1:
+            bits = (int.from_bytes(conv[1:], "big") & int.from_bytes(conv[:-1], "big")
+                    & int.from_bytes(chain, "big"))
+            pattern = b"\x00" + bits.to_bytes(n - 1, "big")
+        else:
+            pattern = bytes(n)
+        self._pattern = pattern
+        extra: set[int] = set()
+        cache: dict[int, int] = {}
+        exceptions = and_not(conv, pattern)
+        at = exceptions.find(1)
+        while at >= 0:
+            m = self._nearest_conv(parents[at], conv, cache)
+            if m >= 0 and not (m + 1 < n and pattern[m + 1]):
+                extra.add(m)
+            at = exceptions.find(1, at + 1)
+        self._extra = extra
+        total = conv.count(1)
+        self._tips = total - pattern.count(1) - len(extra)
+        self._counted = True
 
-    def _count_one(self, row: TreeRow) -> None:
+    def _count_one(self, slot: int) -> None:
         self._tips += 1
-        parent = self._nearest_conv_ancestor(row)
-        if parent is not None and parent not in self._with_conv_child:
-            self._with_conv_child.add(parent)
+        parents = self._c.parents
+        m = self._nearest_conv(parents[slot], b"", {})
+        if m >= 0 and not self._has_conv_child(m):
+            self._extra.add(m)
             self._tips -= 1

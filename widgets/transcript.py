@@ -2,6 +2,9 @@
 
 Data in (from the App):
     ``set_messages(items)``      the whole path: ``TranscriptItem``s or ``(entry_id, message)`` pairs
+    ``set_path(ids, tail, loader)``  the same for a long path: the ids of all its messages, the items
+                                 of the newest few, and ``loader(ids)`` for the items of any others
+                                 (``transcript_items``: only a window of the path is ever loaded)
     ``append_message(item)``     a finished message (mounted before the streaming one)
     ``prepend_messages(items)``  older items the App loaded after ``LoadOlder``
     ``set_streaming(message | None)`` / ``update_streaming(message)``  the assistant message in
@@ -28,7 +31,7 @@ selected message, so without one they fall through (to the composer).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Iterable
+from typing import Any, ClassVar, Iterable, Sequence
 
 from textual import events
 from textual.await_complete import AwaitComplete
@@ -49,6 +52,7 @@ from .keymap import bindings_for
 from .message_view import CompactionCard, MarkdownBody, MessageHeader, MessageView, TranscriptItem, as_item
 from .originals import OriginalLines
 from .streaming_view import StreamingView
+from .transcript_items import Loader, PathItems
 from .transcript_selection import SelectableTranscript
 from .transcript_window import CHUNK, MAX_MOUNTED, WINDOW
 
@@ -130,14 +134,20 @@ class Transcript(SelectableTranscript, can_focus=True):
         # ‹ n/m › belongs to the path handed in: the App sends the new marks right after this call
         # (a fork keeps entry ids, so old marks would show a switcher with nothing to switch to)
         self.sibling_counts = {}
-        return self._run(self._set_messages(list(items)))
+        return self._run(self._set_messages(PathItems(items)))
 
-    async def _set_messages(self, items: list[Any]) -> None:
-        old, self.items = self.items, [as_item(i) for i in items]
+    def set_path(self, ids: Sequence[str], tail: Iterable[Any], loader: Loader) -> AwaitComplete:
+        """A path of any length: its message ids, the items of the newest of them, and the loader
+        of the others (the window loads what it mounts)."""
+        self.sibling_counts = {}
+        return self._run(self._set_messages(PathItems(tail, ids=ids, loader=loader)))
+
+    async def _set_messages(self, items: PathItems) -> None:
+        old, self.items = self.items, items
         self._asked_older = False
         switched = self._switched_to(old)
         if switched is not None:  # ‹ › or [ ]: stay at that message, now its sibling, selected
-            self._set_selected(self.items[switched].entry_id)
+            self._set_selected(self.items.ids[switched])
             start = max(min(switched - WINDOW // 2, len(self.items) - WINDOW), 0)
             await self._mount_window(start, min(start + WINDOW, len(self.items)))
             self.call_after_refresh(self._scroll_to_selected)
@@ -148,7 +158,7 @@ class Transcript(SelectableTranscript, can_focus=True):
         self.scroll_end(animate=False, immediate=True)
         self.anchor()
 
-    def _switched_to(self, old: list[TranscriptItem]) -> int | None:
+    def _switched_to(self, old: PathItems) -> int | None:
         """The index of the sibling that replaced the message a switch was asked on, if this path
         is that switch's result (the message is gone; what came before it is the same)."""
         asked, self._switch = self._switch, None
@@ -157,7 +167,7 @@ class Transcript(SelectableTranscript, can_focus=True):
         index, entry_id = asked
         if index >= len(self.items) or self.index_of(entry_id) is not None:
             return None
-        if index > 0 and (index > len(old) or old[index - 1].entry_id != self.items[index - 1].entry_id):
+        if index > 0 and (index > len(old) or old.ids[index - 1] != self.items.ids[index - 1]):
             return None
         return index
 
@@ -170,7 +180,7 @@ class Transcript(SelectableTranscript, can_focus=True):
         return self._run(self._append_message(as_item(item)))
 
     async def _append_message(self, item: TranscriptItem) -> None:
-        if any(i.entry_id == item.entry_id for i in self.items[-8:]):
+        if item.entry_id in self.items.ids[-8:]:
             return  # already shown (a path read that included it raced its own event)
         at_tail = self.end == len(self.items)
         self.items.append(item)
@@ -188,7 +198,7 @@ class Transcript(SelectableTranscript, can_focus=True):
 
     async def _prepend_messages(self, items: list[Any]) -> None:
         new = [as_item(i) for i in items]
-        self.items[:0] = new
+        self.items.prepend(new)
         self.start += len(new)
         self.end += len(new)
         self._asked_older = False
@@ -202,9 +212,9 @@ class Transcript(SelectableTranscript, can_focus=True):
 
     def set_label(self, entry_id: str, label: str | None) -> None:
         """The label of a shown entry changed."""
-        for item in self.items:
-            if item.entry_id == entry_id:
-                item.label = label
+        item = self.items.item_of(entry_id)
+        if item is not None:
+            item.label = label
         for view in self.query(MessageView):
             if view.entry_id == entry_id:
                 view.set_label(label)
@@ -260,10 +270,10 @@ class Transcript(SelectableTranscript, can_focus=True):
         """``(text, what)`` for ``/copy`` (the last reply with text) or ``/copy N`` (the N-th message
         from the end, 1 = the last); None when there is no such message."""
         if n is None:
-            item = next((i for i in reversed(self.items) if isinstance(i.message, AssistantMessage)
+            item = next((i for i in reversed(list(self.items.loaded())) if isinstance(i.message, AssistantMessage)
                          and copy_text(i.message).strip()), None)
         else:
-            item = self.items[-n] if 0 < n <= len(self.items) else None
+            item = self.items.get(len(self.items) - n) if 0 < n <= len(self.items) else None
         return (copy_text(item.message), what_is(item.message)) if item is not None else None
 
     # ------------------------------------------------------------ streaming

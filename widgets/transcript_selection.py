@@ -33,9 +33,9 @@ class SelectableTranscript(TranscriptWindow):
         """Every selectable place: each message, and the rows of each expanded card's originals."""
         cards = {eid: c for eid, c in self._cards().items() if c.expanded and c.originals}
         out: list[Place] = []
-        for index, item in enumerate(self.items):
-            out.append((item.entry_id, index, None))
-            card = cards.get(item.entry_id)
+        for index, entry_id in enumerate(self.items.ids):
+            out.append((entry_id, index, None))
+            card = cards.get(entry_id) if cards else None
             if card is not None:
                 out.extend((o.entry_id, index, k) for k, o in enumerate(card.originals))
         return out
@@ -57,7 +57,7 @@ class SelectableTranscript(TranscriptWindow):
             card = self._cards().get(self._selected_in)
             return next((o for o in card.originals if o.entry_id == self.selected), None) if card else None
         index = self.index_of(self.selected)
-        return self.items[index] if index is not None else None
+        return self.items.get(index) if index is not None else None
 
     def _set_selected(self, entry_id: str | None, card_id: str | None = None) -> None:
         if (entry_id, card_id) == (self.selected, self._selected_in):
@@ -79,7 +79,7 @@ class SelectableTranscript(TranscriptWindow):
     async def _select(self, place: Place, *, scroll: bool = True) -> None:
         entry_id, index, original = place
         await self._ensure_mounted(index)
-        card_id = self.items[index].entry_id if original is not None else None
+        card_id = self.items.ids[index] if original is not None else None
         self._set_selected(entry_id, card_id)
         if scroll:
             self.call_after_refresh(self._scroll_to_selected)
@@ -149,7 +149,7 @@ class SelectableTranscript(TranscriptWindow):
         with self.app.batch_update():  # one frame: the new window already at its end
             await (self._mount_last() if last else self._mount_first())
             index = len(self.items) - 1 if last else 0
-            await self._select((self.items[index].entry_id, index, None), scroll=False)
+            await self._select((self.items.ids[index], index, None), scroll=False)
             if last:
                 self.anchor()  # at the end of the branch: follow it again (also once laid out)
             else:

@@ -1,5 +1,9 @@
 """The transcript's window: which of the items handed in are mounted as widgets.
 
+The items themselves are a ``PathItems``: every message of the branch by id, the items of a window
+of them loaded from the App's loader (a long branch is never read whole); every mount below loads
+what it mounts first.
+
 Every mounted view costs time when it mounts (~5 ms) and again on each resize or width change (the
 tree panel opening), so only a window is mounted, and it is built in steps a frame apart: first
 ``WINDOW`` items around what is shown (the tail, or the target of Home/End/a jump: mounted at once,
@@ -18,6 +22,7 @@ from textual.containers import VerticalScroll
 
 from .message_view import MessageView, TranscriptItem
 from .streaming_view import StreamingView
+from .transcript_items import PathItems
 
 WINDOW = 16  # mounted at once around what is shown
 CHUNK = 12  # mounted per step at an edge
@@ -29,7 +34,7 @@ class TranscriptWindow(VerticalScroll):
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self.items: list[TranscriptItem] = []
+        self.items = PathItems()
         self.start = self.end = 0  # the mounted window is items[start:end]
         self.streaming: StreamingView | None = None
         self._loading = False
@@ -75,7 +80,7 @@ class TranscriptWindow(VerticalScroll):
         return [child for child in self.children if isinstance(child, MessageView)]
 
     def index_of(self, entry_id: str) -> int | None:
-        return next((i for i, item in enumerate(self.items) if item.entry_id == entry_id), None)
+        return self.items.index_of(entry_id)
 
     def view_of(self, entry_id: str) -> MessageView | None:
         return next((v for v in self._views() if v.entry_id == entry_id), None)
@@ -92,11 +97,15 @@ class TranscriptWindow(VerticalScroll):
     # ------------------------------------------------------------ mounting
 
     async def _mount_window(self, start: int, end: int) -> None:
+        end -= await self.items.load(start, end)
+        end = min(end, len(self.items))
+        start = min(start, end)
         if end < len(self.items):
             self.anchor(False)  # the end of the window is not the end of the branch: nothing to follow
         with self.app.batch_update():
             await self.remove_children(MessageView)
             self.start, self.end = start, end
+            self.items.let_go(start, end)
             views = [self._view(item) for item in self.items[start:end]]
             if views:
                 await self.mount_all(views, before=self.streaming)
@@ -188,6 +197,9 @@ class TranscriptWindow(VerticalScroll):
             first = next(iter(self._views()), None)
             was = first.virtual_region.y if first is not None else 0
             new_start = max(self.start - CHUNK, 0)
+            moved = await self.items.load(new_start, self.start)
+            self.start -= moved
+            self.end -= moved
             views = [self._view(item) for item in self.items[new_start : self.start]]
             self.start = new_start
             with self.app.batch_update():
@@ -199,6 +211,7 @@ class TranscriptWindow(VerticalScroll):
                 self.call_after_refresh(self._keep_place, first, was)
             if self.end - self.start > MAX_MOUNTED:
                 await self._unmount_tail(self.end - self.start - MAX_MOUNTED)
+            self.items.let_go(self.start, self.end)
         finally:
             self._loading = False
         self._fill_later()
@@ -216,6 +229,7 @@ class TranscriptWindow(VerticalScroll):
         self._loading = True
         try:
             new_end = min(self.end + CHUNK, len(self.items))
+            new_end -= await self.items.load(self.end, new_end)
             views = [self._view(item) for item in self.items[self.end : new_end]]
             self.end = new_end
             await self.mount_all(views, before=self.streaming)
@@ -223,6 +237,7 @@ class TranscriptWindow(VerticalScroll):
                 self._decorate(view)
             if self.end - self.start > MAX_MOUNTED:
                 await self._unmount_head(self.end - self.start - MAX_MOUNTED)
+            self.items.let_go(self.start, self.end)
         finally:
             self._loading = False
         self._fill_later()

@@ -16,58 +16,57 @@ from treechat.storage.base import TreeRow
 
 from .sanitize import sanitize_line
 from .tree_layout import TreeLayout
-from .tree_rows import CHILDREN, FOLDED, ROW, row_kind
+from .tree_rows import row_kind
 
 
 def fork_above(layout: TreeLayout, entry_id: str | None) -> int | None:
     """The line of the nearest ancestor with several visible children (None at the top)."""
-    rows, seen = layout.rows, set()
-    row = rows.get(entry_id) if entry_id is not None else None
-    pid = row.parent_id if row is not None else None
-    lines = layout.lines
-    while pid is not None and pid not in seen:
-        seen.add(pid)
-        at = layout.index_of(pid)
-        if at is not None and lines[at][CHILDREN] >= 2:
+    index = layout.index
+    slot = index.slot(entry_id)
+    if slot is None:
+        return None
+    for p in reversed(index.path_slots(slot)[:-1]):
+        at = layout.line_of(p)
+        if at is not None and layout.children_at(at) >= 2:
             return at
-        parent = rows.get(pid)
-        pid = parent.parent_id if parent is not None else None
     return None
 
 
-def fork_below(layout: TreeLayout, start: int, active: AbstractSet[str]) -> int | None:
+def fork_below(layout: TreeLayout, start: int, active: AbstractSet[int]) -> int | None:
     """The line of the next fork down the cursor's branch (None when the branch ends first)."""
-    lines = layout.lines
-    if not 0 <= start < len(lines):
+    if not 0 <= start < len(layout):
         return None
     at = start
-    while True:
-        line = lines[at]
-        count = line[CHILDREN]
+    seen: set[int] = set()
+    while at not in seen:
+        seen.add(at)
+        count = layout.children_at(at)
         if at != start and count >= 2:
             return at
-        if count == 0 or line[FOLDED]:
+        if count == 0 or layout.folded_at(at):
             return None
         if count == 1:
-            at += 1  # a line with one visible child is followed by that child
+            at = layout.span_end(at) if layout.span_end(at) != at else at + 1  # one child: the next line
             continue
-        kids = layout.visible_children(line[ROW].id)
+        kids = layout.visible_kids(layout.line_slot(at))
         pick = next((k for k in kids if k in active), kids[-1])
-        nxt = layout.index_of(pick)
+        nxt = layout.line_of(pick)
         if nxt is None:
             return None
         at = nxt
+    return None
 
 
 def next_match(layout: TreeLayout, start: int, delta: int) -> int | None:
     """The next (delta 1) or previous (-1) line that matches the query, wrapping; None if none."""
-    lines, matches = layout.lines, layout.matches
-    n = len(lines)
+    matches = layout.match_slots
+    n = len(layout)
     if not matches or not n:
         return None
+    slot_at = layout.line_slot
     for step in range(1, n + 1):
         at = (start + delta * step) % n
-        if lines[at][ROW].id in matches:
+        if slot_at(at) in matches:
             return at
     return None
 

@@ -6,78 +6,112 @@ a long chain is one row, not the chain above it. The only other rows kept are th
 where matches on different branches meet, so the drawing still says which branch each match is on;
 the view dims those (``QueryResult.context``).
 
-Everything here is plain data over the rows; ``TreeLayout`` turns the result into lines.
+The previews are searched where the index keeps them, one buffer for the whole tree: a word made
+of ASCII is found case-insensitively by one regular expression over the buffer; the rows whose
+preview is not ASCII are also checked one by one with ``str.lower`` (what the words mean there),
+so a 1M-entry tree is searched in well under a second and nothing is lower-cased in advance.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Mapping, NamedTuple
+import re
+from typing import NamedTuple
 
-from treechat.storage.base import TreeRow
+from treechat.storage.tree_columns import DEAD
+from treechat.storage.tree_index import TreeSnapshot
+
+_NON_ASCII = re.compile(rb"[\x80-\xff]")
 
 
 def query_words(query: str) -> list[str]:
     return query.lower().split()
 
 
-def haystack(row: TreeRow) -> str:
-    """What a query is matched against: the preview, the label and the role (or type)."""
-    return f"{row.preview} {row.label or ''} {row.role or row.type}".lower()
-
-
-class Haystacks:
-    """The lower-cased text of every row, built on the first query and kept as rows arrive (a
-    100k tree is lower-cased once, not on every key typed into the filter)."""
-
-    def __init__(self) -> None:
-        self._text: dict[str, str] | None = None
-
-    def reset(self) -> None:
-        self._text = None
-
-    def get(self, rows: Mapping[str, TreeRow]) -> Mapping[str, str]:
-        if self._text is None or len(self._text) != len(rows):
-            self._text = {rid: haystack(row) for rid, row in rows.items()}
-        return self._text
-
-    def update(self, row: TreeRow) -> None:
-        """A row was added or replaced (a new label); a no-op until the first query."""
-        if self._text is not None:
-            self._text[row.id] = haystack(row)
-
-
 class QueryResult(NamedTuple):
-    matches: frozenset[str]
-    context: frozenset[str]  # fork points kept for the drawing that do not match themselves
+    matches: frozenset[int]
+    context: frozenset[int]  # fork points kept for the drawing that do not match themselves
 
 
-def narrow(rows: Mapping[str, TreeRow], texts: Mapping[str, str], words: list[str],
-           shown: Callable[[TreeRow], bool]) -> QueryResult:
-    """The rows a query keeps: every match the filter mode shows, plus the fork points where two
-    matches' paths meet. O(rows): each ancestor is walked once, whatever the number of matches."""
-    if len(words) == 1:
-        word = words[0]
-        hits: Iterable[str] = (rid for rid, text in texts.items() if word in text)
-    else:
-        hits = (rid for rid, text in texts.items() if all(w in text for w in words))
-    matches = [rid for rid in hits if rid in rows and shown(rows[rid])]
+def _non_ascii_slots(index: TreeSnapshot) -> list[int]:
+    previews = index.previews
+    buf = previews.buf
+    if buf.isascii():
+        return []
+    out: list[int] = []
+    at = 0
+    while True:
+        m = _NON_ASCII.search(buf, at)
+        if m is None:
+            return out
+        slot = previews.slot_at(m.start())
+        out.append(slot)
+        at = previews.span(slot)[1] + 1
+
+
+def _preview_hits(index: TreeSnapshot, word: str, non_ascii: list[int]) -> set[int]:
+    previews = index.previews
+    hits: set[int] = set()
+    if word.isascii():
+        pattern = re.compile(re.escape(word.encode()), re.IGNORECASE)
+        buf, at = previews.buf, 0
+        while True:
+            m = pattern.search(buf, at)
+            if m is None:
+                break
+            slot = previews.slot_at(m.start())
+            hits.add(slot)
+            at = previews.span(slot)[1] + 1
+    for slot in non_ascii:
+        if word in previews.get(slot).lower():
+            hits.add(slot)
+    return hits
+
+
+def matching(index: TreeSnapshot, words: list[str]) -> set[int]:
+    """The live slots whose preview, label or role (type for other entries) holds every word."""
+    non_ascii = _non_ascii_slots(index)
+    found: set[int] | None = None
+    for word in words:
+        hits = _preview_hits(index, word, non_ascii)
+        for entry_id, label in index.labels.items():
+            if word in label.lower():
+                slot = index.slot(entry_id)
+                if slot is not None:
+                    hits.add(slot)
+        codes = {code for code, (type_, role, _) in enumerate(index.kind_table) if word in (role or type_).lower()}
+        if codes:
+            kinds = index.kinds
+            hits.update(s for s in range(index.size) if kinds[s] in codes)
+        found = hits if found is None else found & hits
+        if not found:
+            return set()
+    parents = index.parents
+    return {s for s in found or () if parents[s] != DEAD}
+
+
+def narrow(index: TreeSnapshot, words: list[str], shown: bytes | bytearray) -> QueryResult:
+    """The rows a query keeps: every match the filter mode shows (`shown`: a byte per slot), plus
+    the fork points where two matches' paths meet. O(rows): each ancestor is walked once,
+    whatever the number of matches."""
+    matches = sorted(s for s in matching(index, words) if shown[s])
     matched = frozenset(matches)
+    parents = index.parents
     # via[p] = the child of p through which the first match reached it; a second, different child
     # makes p a fork. A walk stops where an earlier one passed: every row is walked once (and a
     # parent cycle ends the walk, since its rows are marked on the first turn).
-    via: dict[str, str] = {}
-    forks: set[str] = set()
-    for rid in matches:
-        child, pid = rid, rows[rid].parent_id
-        while pid is not None and pid in rows:
+    via: dict[int, int] = {}
+    forks: set[int] = set()
+    for slot in matches:
+        child, pid = slot, parents[slot]
+        while pid >= 0:
             seen = via.get(pid)
             if seen is not None:
                 if seen != child:
                     forks.add(pid)
                 break
             via[pid] = child
-            child, pid = pid, rows[pid].parent_id
-    context = frozenset(f for f in forks if f not in matched and shown(rows[f]))
+            child, pid = pid, parents[pid]
+    context = frozenset(f for f in forks if f not in matched and shown[f])
     return QueryResult(matched, context)
 
 

@@ -5,9 +5,10 @@ The filter modes, the colour class of a row, and the connector drawing of a line
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 from treechat.storage.base import TreeRow
+from treechat.storage.tree_index import TreeSnapshot
 
 FILTERS = ("default", "no-tools", "user-only", "labeled", "all")
 SETTINGS_TYPES = frozenset(
@@ -79,6 +80,46 @@ def visibility(mode: str) -> tuple[frozenset[str], Callable[[TreeRow], bool] | N
     if mode == "labeled":
         return hidden, lambda r: bool(r.label)
     return hidden, None
+
+
+def visibility_table(mode: str, kinds: Sequence[tuple[str, str | None, str | None]]) -> bytes:
+    """``row_visible`` per kind code of a ``TreeIndex`` (256 bytes, for ``bytes.translate``); in
+    "labeled" mode a kind shows if a row of it with a label would."""
+    label = "x" if mode == "labeled" else None
+    table = bytearray(256)
+    for code, (type_, role, status) in enumerate(kinds[:256]):
+        table[code] = row_visible(TreeRow("", None, type_, role, "", "", label, status), mode)
+    if len(kinds) > 256:  # a two-byte kinds column: the table covers every code
+        table.extend(row_visible(TreeRow("", None, t, r, "", "", label, s), mode) for t, r, s in kinds[256:])
+    return bytes(table)
+
+
+def mode_mask(index: TreeSnapshot, mode: str) -> bytearray:
+    """1 per slot of the index the filter mode shows (dead slots: 0)."""
+    table = visibility_table(mode, index.kind_table)
+    kinds = index.kinds
+    if mode == "labeled":
+        mask = bytearray(index.size)
+        for entry_id in index.labels:
+            s = index.slot(entry_id)
+            if s is not None and table[kinds[s]]:
+                mask[s] = 1
+        return mask
+    if kinds.typecode == "B":
+        mask = bytearray(kinds.tobytes().translate(table))
+    else:
+        mask = bytearray(map(table.__getitem__, kinds))
+    for d in index.dead_slots:
+        mask[d] = 0
+    return mask
+
+
+def shows(index: TreeSnapshot, mode: str, slot: int) -> int:
+    """The mode's answer for one slot (a row that just arrived)."""
+    shown = visibility_table(mode, index.kind_table)[index.kinds[slot]]
+    if mode == "labeled":
+        return shown if index.label_at(slot) else 0
+    return shown
 
 
 def row_visible(row: TreeRow, mode: str) -> bool:

@@ -2,14 +2,14 @@
 screen are drawn, whatever the size of the tree).
 
 Data in (from the App):
-    ``set_index(index, leaf_id, active_path_ids)`` the whole tree: the controller's ``TreeIndex``
+    ``set_index(index, leaf_id, active_path_ids=None)`` the whole tree: the controller's ``TreeIndex``
                                                    (read only); rebuilds the lines in O(n). The
                                                    cursor starts on the leaf, scrolled into view
     ``set_rows(rows, leaf_id, active_path_ids)``   the same from bare rows (an index is built)
     ``add_row(row)``                               a row the index gained while the agent runs; the
                                                    cursor stays on its entry, the view does not jump
     ``replace_row(row)``                           the index replaced a row (a new label)
-    ``set_leaf(leaf_id, active_path_ids)``         the leaf moved; redraws markers only (if the
+    ``set_leaf(leaf_id, active_path_ids=None)``    the leaf moved; redraws markers only (if the
                                                    cursor was on the old leaf it follows, in view)
     ``set_filter(mode)`` / ``filter_mode``          "default" | "no-tools" | "user-only" | "labeled" | "all"
     ``set_query(text)``                            narrow to the rows matching every word (also typed
@@ -27,6 +27,8 @@ Keys are in ``widgets.keymap`` (context "tree"); they act only while the tree ha
 
 from __future__ import annotations
 
+from typing import AbstractSet
+
 from rich.style import Style
 from textual import events
 from textual.geometry import Size
@@ -40,11 +42,12 @@ from treechat.storage.tree_index import TreeIndex, TreeSnapshot
 
 from .keymap import bindings_for
 from .tree_hover import RowTooltips
-from .tree_layout import TreeLayout
+from .tree_layout import Lines, TreeLayout
+from .tree_lines import ActivePath
 from .tree_nav import fork_above, fork_below, next_match
 from .tree_paint import Look, paint
 from .tree_query import query_words
-from .tree_rows import CHILDREN, FILTERS, FOLDED, ROW, Line
+from .tree_rows import FILTERS, FOLDED, ROW
 from .tree_typing import QueryTyping
 
 
@@ -115,8 +118,9 @@ class TreeView(ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self.layout_data = TreeLayout()
         self._index: TreeSnapshot | None = None
+        self.reading = 0  # entries of a big session's tree still being read (the index is its path)
         self.leaf_id: str | None = None
-        self.active_ids: frozenset[str] | set[str] = frozenset()
+        self._active = ActivePath()  # slots of the path root -> leaf
         self.cursor = 0
         self._query_typing = QueryTyping(lambda: self.layout_data.query, self.set_query, self.call_later,
                                          self._update_subtitle)
@@ -128,33 +132,47 @@ class TreeView(ScrollView, can_focus=True):
     # ------------------------------------------------------------ data in
 
     @property
-    def lines(self) -> list[Line]:
+    def lines(self) -> Lines:
         return self.layout_data.lines
+
+    def _id_at_line(self, line: int) -> str | None:
+        data = self.layout_data
+        return data.index.id_at(data.line_slot(line)) if 0 <= line < len(data) else None
 
     @property
     def cursor_id(self) -> str | None:
-        lines = self.lines
-        return lines[self.cursor][ROW].id if 0 <= self.cursor < len(lines) else None
+        return self._id_at_line(self.cursor)
 
     @property
     def match_count(self) -> int:
         """Rows matching the query (0 without one)."""
         return len(self.layout_data.matches)
 
-    def set_index(self, index: TreeSnapshot, leaf_id: str | None, active_path_ids: set[str]) -> None:
+    @property
+    def active_ids(self) -> set[str]:
+        """The entries of the active path (root → leaf)."""
+        return self._active.ids(self.layout_data.index)
+
+    def set_index(self, index: TreeSnapshot, leaf_id: str | None, active_path_ids: AbstractSet[str] | None = None,
+                  *, loading: int = 0, keep_cursor: bool = False) -> None:
         """A whole (new) tree: the controller's index, read, never changed here. The cursor
-        starts on the leaf, scrolled into view."""
-        keep = self.cursor_id if index is self._index else None
+        starts on the leaf, scrolled into view (`keep_cursor`: stays on its entry, as when a big
+        session's whole tree replaces its path). `loading`: the index is the path of a session of
+        that many entries whose whole tree is being read (the panel says so)."""
+        keep = self.cursor_id if index is self._index or keep_cursor else None
+        self.reading = loading
         self._index = index
-        self.leaf_id, self.active_ids = leaf_id, set(active_path_ids)
+        self.leaf_id = leaf_id
         self.layout_data.set_index(index)
+        self._active = ActivePath()
+        self._active.follow(index, leaf_id, active_path_ids)
         retired, self.layout_data.retired = self.layout_data.retired, []
         self.call_after_refresh(retired.clear)  # free the previous tree after the first frame
         if keep is None or self.layout_data.index_of(keep) is None:
             keep = leaf_id
         self._after_change(keep, top_id=None, center=True)
 
-    def set_rows(self, rows: list[TreeRow], leaf_id: str | None, active_path_ids: set[str]) -> None:
+    def set_rows(self, rows: list[TreeRow], leaf_id: str | None, active_path_ids: AbstractSet[str] | None = None) -> None:
         """The same from bare rows (tests, tools): an index is built for them."""
         self.set_index(TreeIndex.build(rows), leaf_id, active_path_ids)
 
@@ -178,9 +196,10 @@ class TreeView(ScrollView, can_focus=True):
         if at is not None:
             self.refresh_line(at)
 
-    def set_leaf(self, leaf_id: str | None, active_path_ids: set[str]) -> None:
+    def set_leaf(self, leaf_id: str | None, active_path_ids: AbstractSet[str] | None = None) -> None:
         follow = self.cursor_id is not None and self.cursor_id == self.layout_data.shown_ancestor(self.leaf_id)
-        self.leaf_id, self.active_ids = leaf_id, set(active_path_ids)
+        self.leaf_id = leaf_id
+        self._active.follow(self.layout_data.index, leaf_id, active_path_ids)
         if follow:
             self.move_cursor_to(leaf_id)
         self.refresh()
@@ -206,7 +225,7 @@ class TreeView(ScrollView, can_focus=True):
         data.rebuild()
         if data.matches and keep not in data.matches:
             first = next_match(data, -1, 1)
-            keep = self.lines[first][ROW].id if first is not None else keep
+            keep = self._id_at_line(first) if first is not None else keep
         self._after_change(keep, top_id=None, center=True)
 
     def move_cursor_to(self, entry_id: str | None) -> None:
@@ -225,14 +244,13 @@ class TreeView(ScrollView, can_focus=True):
     # ------------------------------------------------------------ internal state
 
     def _top_id(self) -> str | None:
-        lines, top = self.lines, round(self.scroll_y)
-        return lines[top][ROW].id if 0 <= top < len(lines) else None
+        return self._id_at_line(round(self.scroll_y))
 
     def _after_change(self, keep_id: str | None, top_id: str | None, center: bool = False) -> None:
         """Re-find the cursor's entry after a rebuild so nothing appears to move."""
         data = self.layout_data
         at = data.index_of(data.shown_ancestor(keep_id if keep_id is not None else self._remembered))
-        self.cursor = at if at is not None else min(self.cursor, max(len(self.lines) - 1, 0))
+        self.cursor = at if at is not None else min(self.cursor, max(len(data) - 1, 0))
         self._remembered = self.cursor_id or keep_id or self._remembered
         self._sync_size()
         top = data.index_of(top_id)
@@ -247,7 +265,7 @@ class TreeView(ScrollView, can_focus=True):
         self.scroll_to(y=y, animate=False, immediate=True, force=True)
 
     def _sync_size(self) -> None:
-        self.virtual_size = Size(self.scrollable_content_region.width, len(self.lines))
+        self.virtual_size = Size(self.scrollable_content_region.width, len(self.layout_data))
         self._update_subtitle()
         self.refresh()
 
@@ -259,24 +277,18 @@ class TreeView(ScrollView, can_focus=True):
             count = len(data.matches)
             found = f"{count} match{'es' if count != 1 else ''}" if data.query.strip() else "type to filter"
             self.border_subtitle = f"{data.mode} /{typed}{typing} · {found}"
-        elif data.total_counted or len(data.rows) < 5000:
-            self.border_subtitle = f"{data.mode} · {len(data.lines)}/{data.total}"
+        elif self.reading:
+            self.border_subtitle = f"{data.mode} · the branch; reading {self.reading:,} entries…"
         else:
-            # counting 100k rows is a few ms: not before the first frame of a new tree
-            self.border_subtitle = f"{data.mode} · {len(data.lines)}"
-            self.call_after_refresh(self._count_rows)
-
-    def _count_rows(self) -> None:
-        if not self.layout_data.total_counted:
-            _ = self.layout_data.total  # counts once; the subtitle reads it
-            self._update_subtitle()
+            self.border_subtitle = f"{data.mode} · {len(data)}/{data.total}"
 
     def _set_cursor(self, index: int, center: bool = False) -> None:
-        if not self.lines:
+        count = len(self.layout_data)
+        if not count:
             self.cursor = 0
             return
         old = self.cursor
-        self.cursor = max(0, min(index, len(self.lines) - 1))
+        self.cursor = max(0, min(index, count - 1))
         self.refresh_line(old)
         self.refresh_line(self.cursor)
         self._scroll_cursor_visible(center)
@@ -312,17 +324,17 @@ class TreeView(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         index = round(self.scroll_y) + y
         width = self.scrollable_content_region.width
-        lines = self.lines
-        if not 0 <= index < len(lines):
-            return Strip.blank(width, self.rich_style)
-        line = lines[index]
-        row: TreeRow = line[ROW]
         data = self.layout_data
+        if not 0 <= index < len(data):
+            return Strip.blank(width, self.rich_style)
+        line = data.line(index)
+        row: TreeRow = line[ROW]
+        slot = data.line_slot(index)
         shown_leaf = self._shown_leaf()
         leaf = "" if row.id != shown_leaf else ("here" if row.id == self.leaf_id else "below")
-        hidden = data.hidden_under(row.id) if line[FOLDED] else data.hidden_alternatives(row)
-        look = Look(leaf, row.id in self.active_ids, index == self.cursor, hidden,
-                    row.id in data.context, query_words(data.query) if data.matches else [])
+        hidden = data.hidden_under(slot) if line[FOLDED] else data.hidden_alternatives(slot)
+        look = Look(leaf, slot in self._active, index == self.cursor, hidden,
+                    slot in data.context_slots, query_words(data.query) if data.match_slots else [])
         return paint(line, width, look, self._component, self.rich_style, data.preview(row),
                      data.preview_label(row) if row.label else "")
 
@@ -356,7 +368,7 @@ class TreeView(ScrollView, can_focus=True):
         self._set_cursor(0)
 
     def action_last(self) -> None:
-        self._set_cursor(len(self.lines) - 1)
+        self._set_cursor(len(self.layout_data) - 1)
 
     def _post_for_cursor(self, message_type: type[EntryMessage]) -> None:
         if self.cursor_id is not None:
@@ -394,7 +406,7 @@ class TreeView(ScrollView, can_focus=True):
         if delta < 0:
             at = fork_above(self.layout_data, self.cursor_id)
         else:
-            at = fork_below(self.layout_data, self.cursor, self.active_ids)
+            at = fork_below(self.layout_data, self.cursor, self._active.slots)
         if at is not None:
             self._set_cursor(at, center=True)
         else:
@@ -420,8 +432,8 @@ class TreeView(ScrollView, can_focus=True):
         current = self.cursor_id
         if current is None:
             return
-        line = self.lines[self.cursor]
-        if line[CHILDREN] and not line[FOLDED]:
+        data = self.layout_data
+        if data.children_at(self.cursor) and not data.folded_at(self.cursor):
             self.layout_data.folded.add(current)
             self.layout_data.rebuild()
             self._after_change(current, top_id=self._top_id())
@@ -453,22 +465,23 @@ class TreeView(ScrollView, can_focus=True):
 
     def on_click(self, event: events.Click) -> None:
         index = self._line_at(event)
-        if index is not None:
+        entry_id = self._id_at_line(index) if index is not None else None
+        if index is not None and entry_id is not None:
             self._set_cursor(index)
-            self.post_message(self.NodeChosen(self.lines[index][ROW].id))
+            self.post_message(self.NodeChosen(entry_id))
 
     def _line_at(self, event: events.MouseEvent) -> int | None:
         offset = event.get_content_offset(self)
         if offset is None:
             return None
         index = round(self.scroll_y) + offset.y
-        return index if 0 <= index < len(self.lines) else None
+        return index if 0 <= index < len(self.layout_data) else None
 
     # ------------------------------------------------------------ hover details
 
     def on_mouse_move(self, event: events.MouseMove) -> None:
         index = self._line_at(event)
-        self._tips.hover(self.lines[index][ROW].id if index is not None else None)
+        self._tips.hover(self._id_at_line(index) if index is not None else None)
 
     def on_leave(self, event: events.Leave) -> None:
         self._tips.hover(None)

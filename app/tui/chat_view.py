@@ -23,7 +23,7 @@ from .base import TuiBase, drawn
 
 if TYPE_CHECKING:
     from treechat.chat_events import Header, Readiness, Status
-    from treechat.storage.model import Entry
+    from treechat.shown_path import ShownPath
 
 # The storage vocabulary, the transcript's items and the dialogs are imported where they are used:
 # no controller event comes before the session opens, after the first frame (app/tui/starting.py).
@@ -39,9 +39,7 @@ class ChatView(TuiBase):
         self.show_unsent([])  # (what was sent before the session opened stays until it goes out)
         composer = self.composer
         composer.running = False
-        with gc_policy.paused():  # a big tree's lines: 10^5 tuples, no cycles (storage.gc_policy)
-            self.tree_view.set_index(e.tree, e.leaf_id, set(e.tree.path_ids(e.leaf_id)))
-            gc_policy.keep_loaded()
+        self.tree_view.set_index(e.tree, e.leaf_id, loading=e.tree_loading)
         await self._show_path(e.path)
         self._header(e.header)
         self.ui(StatusBar).update_status(**asdict(e.status))
@@ -51,6 +49,20 @@ class ChatView(TuiBase):
             typed = composer.text.strip()
             composer.set_text(f"{e.composer_text}\n\n{typed}" if typed else e.composer_text)
         self.call_after_refresh(gc_policy.settle)
+        self.call_after_refresh(self.chat.load_tree)  # a big session's whole tree: after this frame
+
+    @on(m.TreeLoaded)
+    @drawn
+    def _tree_loaded(self, message: m.TreeLoaded) -> None:
+        """A big session's whole tree replaces its path's: the panel (the cursor stays on its
+        entry) and the `‹ n/m ›` marks of what the transcript holds."""
+        from .view import sibling_marks
+
+        tree = message.event.tree
+        self.tree_view.set_index(tree, self.chat.leaf_id, keep_cursor=True)
+        transcript = self.transcript
+        for entry_id, index, count in sibling_marks([i.entry_id for i in transcript.items.loaded()], tree):
+            transcript.set_siblings(entry_id, index, count)
 
     @on(m.PathChanged)
     @drawn
@@ -58,19 +70,25 @@ class ChatView(TuiBase):
         e = message.event
         await self._show_path(e.path)
         tree = self.tree_view
-        tree.set_leaf(e.leaf_id, set(self.chat.tree.path_ids(e.leaf_id)))
+        tree.set_leaf(e.leaf_id)
         if e.cause == "move":
             tree.move_cursor_to(e.leaf_id)
 
-    async def _show_path(self, path: list[Entry]) -> None:
-        from .view import sibling_marks, transcript_items
+    async def _show_path(self, path: ShownPath) -> None:
+        from .view import item_ids, items_loader, sibling_marks, transcript_items
 
-        items = transcript_items(path, self.chat.tree)
+        tree = self.chat.tree
+        items = transcript_items(path, tree)  # the newest entries' items; the window loads the others
         transcript = self.transcript
-        await transcript.set_messages(items)
-        for entry_id, index, count in sibling_marks([i.entry_id for i in items], self.chat.tree):
-            transcript.set_siblings(entry_id, index, count)
-        self._show_welcome(not items)
+
+        def marked(marks: list[tuple[str, int, int]]) -> None:
+            for entry_id, index, count in marks:
+                transcript.set_siblings(entry_id, index, count)
+
+        ids = item_ids(path, tree)
+        await transcript.set_path(ids, items, items_loader(self.chat.entries, lambda: self.chat.tree, marked))
+        marked(sibling_marks([i.entry_id for i in items], tree))
+        self._show_welcome(not ids)
 
     # ------------------------------------------------------------ entries as they are written
 
@@ -84,7 +102,7 @@ class ChatView(TuiBase):
         e = message.event
         tree = self.tree_view
         tree.add_row(e.row)
-        tree.set_leaf(e.leaf_id, set(self.chat.tree.path_ids(e.leaf_id)))
+        tree.set_leaf(e.leaf_id)
         if not e.shown:
             return
         transcript = self.transcript

@@ -200,8 +200,8 @@ class SlashCommands(ExtensionsView):
     async def cmd_search(self, args: str) -> None:
         from treechat.widgets.screens import SearchScreen
 
-        async def search(query: str) -> list[SearchHit]:
-            return await self.chat.catalog.search(query, limit=50)
+        async def search(query: str, further: int = 0) -> list[SearchHit]:
+            return await self.chat.catalog.search(query, limit=50, further=further)
 
         async def done(choice: object) -> None:
             if isinstance(choice, SearchScreen.Chosen):

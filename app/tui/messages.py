@@ -33,6 +33,10 @@ class SessionOpened(ChatMessage["ev.SessionOpened"]):
     pass
 
 
+class TreeLoaded(ChatMessage["ev.TreeLoaded"]):
+    pass
+
+
 class EntryAppended(ChatMessage["ev.EntryAppended"]):
     pass
 

@@ -6,12 +6,44 @@ message's `‹ n/m ›` counts) are plain functions over the controller's data.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Awaitable, Callable, Sequence
 
 from treechat.session.context import entry_to_message, transform_path
+from treechat.shown_path import ShownPath
 from treechat.storage.model import BranchSummaryEntry, CompactionEntry, Entry
 from treechat.storage.tree_index import TreeIndex
 from treechat.widgets.message_view import TranscriptItem
+
+# Entry types that are a transcript item (a branch summary only with a summary: see item_for)
+ITEM_TYPES = frozenset({"message", "compaction", "branch_summary", "custom_message"})
+
+
+def item_ids(path: ShownPath, tree: TreeIndex) -> list[str]:
+    """The ids of the shown path that are transcript items (from the tree: nothing is read)."""
+    if path.slots is None:
+        return [i.entry_id for i in transcript_items(path, tree)]
+    shown = {code for code, kind in enumerate(tree.kind_table) if kind[0] in ITEM_TYPES}
+    summary = {code for code, kind in enumerate(tree.kind_table) if kind[0] == "branch_summary"}
+    kinds, previews = tree.kinds, tree.previews
+    return [i for i, s in zip(path.ids, path.slots)
+            if kinds[s] in shown and (kinds[s] not in summary or previews.get(s).strip())]
+
+
+def items_loader(read: Callable[[Sequence[str]], Awaitable[list[Entry]]], current: Callable[[], TreeIndex],
+                 marked: Callable[[list[tuple[str, int, int]]], None]) -> Callable[
+                     [Sequence[str]], Awaitable[list[TranscriptItem | None]]]:
+    """What the transcript calls for the items of ids it has not loaded: entries read by id,
+    made into items (None: nothing to show), their `‹ n/m ›` marks handed to `marked`. The
+    tree is the controller's as it is when they come (a big session's whole tree arrives late)."""
+
+    async def load(ids: Sequence[str]) -> list[TranscriptItem | None]:
+        found = {e.id: e for e in await read(ids)}
+        tree = current()
+        items = [item_for(found[i], tree) if i in found else None for i in ids]
+        marked(sibling_marks([i.entry_id for i in items if i is not None], tree))
+        return items
+
+    return load
 
 
 def transcript_items(path: Sequence[Entry], tree: TreeIndex) -> list[TranscriptItem]:
@@ -27,8 +59,7 @@ def transcript_items(path: Sequence[Entry], tree: TreeIndex) -> list[TranscriptI
 
 def item_for(entry: Entry, tree: TreeIndex) -> TranscriptItem | None:
     """The transcript item of one entry (None for entries the transcript does not show)."""
-    row = tree.get(entry.id)
-    label = row.label if row is not None else None
+    label = tree.labels.get(entry.id)
     if isinstance(entry, CompactionEntry):
         return TranscriptItem(entry.id, entry, label=label, trigger=entry.trigger, tokens_after=entry.tokens_after)
     if isinstance(entry, BranchSummaryEntry):

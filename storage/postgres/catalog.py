@@ -199,7 +199,10 @@ class PostgresCatalog:
         return found is not None
 
     async def search(self, query: str, *, session_id: str | None = None,
-                     limit: int = 50) -> builtins.list[SearchHit]:
+                     limit: int = 50, further: int = 0) -> builtins.list[SearchHit]:
+        if further > 0:
+            return []  # every search here looks at every entry (pg_trgm): nothing is further back
+
         async def read(c: Conn) -> builtins.list[SearchHit]:
             sid = await resolve(c, session_id) if session_id is not None else None
             return await search(c, query, sid, limit)

@@ -43,6 +43,7 @@ from ..model import (
     parse_entry,
 )
 from ..sqlite import rows
+from ..tree_columns import TreeColumns, columns_from_rows
 from .db import Conn, PgDatabase
 
 if TYPE_CHECKING:
@@ -65,6 +66,13 @@ JOIN branch_entries be ON be.branch_id = chain.branch_id AND be.depth <= chain.u
 JOIN session_entries e ON e.entry_seq = be.entry_seq
 ORDER BY be.depth
 """
+
+# The same path as tree rows (a marker's target for a parent that is a marker, as get_tree_rows)
+PATH_ROWS_SQL = PATH_SQL.replace("SELECT e.payload FROM chain", (
+    "SELECT e.id, CASE WHEN p.type = 'leaf' THEN p.target_id ELSE e.parent_id END, e.type, e.role, e.preview,"
+    " e.timestamp, l.label, e.status FROM chain")).replace("ON e.entry_seq = be.entry_seq", (
+        "ON e.entry_seq = be.entry_seq LEFT JOIN session_entries p ON p.session_id = e.session_id AND p.id ="
+        " e.parent_id LEFT JOIN labels l ON l.session_id = e.session_id AND l.target_id = e.id"))
 
 ON_PATH_SQL = """
 WITH RECURSIVE chain(branch_id, upto) AS (
@@ -465,6 +473,23 @@ class PostgresSessionStorage:
             return out
 
         return await self.db.run(read)
+
+    async def get_tree_columns(self) -> TreeColumns:
+        return columns_from_rows(await self.get_tree_rows())
+
+    async def get_path_rows(self, leaf_id: str) -> list[TreeRow]:
+        async def read(c: Conn) -> list[tuple[Any, ...]]:
+            _, branch, depth, ctx_start, *_ = await locate(c, self.session_id, leaf_id)
+            return await fetch_all(c, PATH_ROWS_SQL, {"branch": branch, "depth": depth, "low": ctx_start})
+
+        return [TreeRow(*r) for r in await self.db.run(read) if r[2] != "leaf"]
+
+    async def get_entries_by_ids(self, entry_ids: Sequence[str]) -> list[Entry]:
+        if not entry_ids:
+            return []
+        found = dict(await self._all("SELECT id, payload FROM session_entries WHERE session_id = %s AND id = ANY(%s)",
+                                     self.session_id, list(dict.fromkeys(entry_ids))))
+        return join_payloads([(found[i],) for i in entry_ids if i in found])
 
     async def close(self) -> None:
         """The pool belongs to the catalog; closing a session releases nothing."""

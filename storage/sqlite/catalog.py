@@ -262,11 +262,11 @@ class SqliteCatalog:
         return self._storage(sid, last), report
 
     async def search(
-        self, query: str, *, session_id: str | None = None, limit: int = 50
+        self, query: str, *, session_id: str | None = None, limit: int = 50, further: int = 0
     ) -> builtins.list[SearchHit]:
         def read(c: sqlite3.Connection) -> builtins.list[SearchHit]:
             sid = _resolve(c, session_id) if session_id is not None else None
-            return search_tx(c, query, sid, limit)
+            return search_tx(c, query, sid, limit, further)
 
         return await self.db.run(read)
 

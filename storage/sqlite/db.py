@@ -243,6 +243,7 @@ class Database:
         self._checkpoint: asyncio.Future[None] | None = None
         self._checkpoint_conn: sqlite3.Connection | None = None
         self._wal_long = False  # set by the worker: the next write catches up and restarts the WAL
+        self._aside_query = "mode=ro"  # how read_aside opens its connection (immutable: as the main one)
 
     @classmethod
     async def open(cls, path: Path) -> "Database":
@@ -290,6 +291,7 @@ class Database:
         for query in ("mode=ro", "mode=ro&immutable=1"):
             conn = await aiosqlite.connect(f"file:{path}?{query}", isolation_level=None, uri=True)
             db = cls(conn, path, why)
+            db._aside_query = query
             try:
                 await db.run(_check_header, path)
                 await db.run(configure_read_only)
@@ -332,6 +334,34 @@ class Database:
                 "are intact: run `treechat reindex` to rebuild the index"
             )
         raise error
+
+    async def read_aside(self, fn: Callable[..., T], *args: Any) -> T:
+        """Call fn(a read-only connection of its own, *args) on a worker thread: a long read (a
+        big session's whole tree) that must not hold up the one connection everything else waits
+        on. It reads the database as it was when it began; cancelling it interrupts SQLite."""
+        opened: list[sqlite3.Connection] = []
+
+        def work() -> T:
+            uri = f"{Path(self.path).resolve().as_uri()}?{self._aside_query}"
+            c = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            opened.append(c)
+            try:
+                configure_read_only(c)
+                return fn(c, *args)
+            finally:
+                c.close()
+
+        try:
+            return await asyncio.get_running_loop().run_in_executor(None, work)
+        except asyncio.CancelledError:
+            for c in opened:
+                try:
+                    c.interrupt()
+                except sqlite3.ProgrammingError:
+                    pass  # closed already: the read was done
+            raise
+        except sqlite3.Error as err:
+            raise translate(err, self.path) from None
 
     async def _only_search_index_damaged(self) -> bool:
         """After SQLite said "malformed": are the database's pages sound (quick_check), so that the

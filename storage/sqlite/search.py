@@ -142,11 +142,15 @@ def mark(text: str, terms: list[str]) -> str:
     return ("…" if start else "") + out.replace("\n", " ") + ("…" if end < len(text) else "")
 
 
-def search_tx(c: sqlite3.Connection, text: str, session_id: str | None, limit: int) -> list[SearchHit]:
+def search_tx(c: sqlite3.Connection, text: str, session_id: str | None, limit: int,
+              further: int = 0) -> list[SearchHit]:
+    """`further`: the newest entries a capped short search already looked at (SearchHits.searched)."""
     q = parse_query(text)
     if not q.terms:
         return []
     long_terms = [t for t in q.terms if len(t) >= 3]
+    if long_terms and further > 0:
+        return []  # the trigram index answered it whole the first time
     short_terms = [t for t in q.terms if len(t) < 3]
     where: list[str] = []
     params: list[object] = []
@@ -188,19 +192,21 @@ def search_tx(c: sqlite3.Connection, text: str, session_id: str | None, limit: i
             for rank, _, r in ranked[: max(0, int(limit))]
         ]
     # Only terms shorter than a trigram: no index can answer them, so a LIKE scan, newest first,
-    # over the newest SHORT_SCAN entries at most (a full scan of 1M entries took 5-11 s). Hits
-    # from further back need a longer query; SearchHits says how far this one looked.
+    # over the newest SHORT_SCAN entries at most (a full scan of 1M entries took 5-11 s), or the
+    # SHORT_SCAN after the `further` newest ("more…"). SearchHits says how far this one looked.
     scope = " AND ".join(w for w in where if w.startswith("(") or w.startswith("e.session_id")) or "1"
     scope_params = params[len(params) - _scope_params(q, session_id):]
-    oldest = c.execute(  # the oldest entry_seq of the window
-        f"SELECT min(entry_seq) FROM (SELECT e.entry_seq FROM session_entries e WHERE {scope}"
-        " ORDER BY e.entry_seq DESC LIMIT ?)", (*scope_params, SHORT_SCAN)).fetchone()[0] or 0
+    oldest, newest = c.execute(  # the window's entry_seqs
+        f"SELECT min(entry_seq), max(entry_seq) FROM (SELECT e.entry_seq FROM session_entries e WHERE {scope}"
+        " ORDER BY e.entry_seq DESC LIMIT ? OFFSET ?)", (*scope_params, SHORT_SCAN, max(0, further))).fetchone()
+    if oldest is None:
+        return []  # no entries (further back)
     sql = (
         "SELECT e.session_id, e.id, e.type, e.role, entry_search.text, m.name, e.timestamp"
         " FROM entry_search JOIN session_entries e ON e.entry_seq = entry_search.rowid" + joins +
-        f" WHERE entry_search.rowid >= ? AND {where_sql} ORDER BY entry_search.rowid DESC LIMIT ?"
+        f" WHERE entry_search.rowid BETWEEN ? AND ? AND {where_sql} ORDER BY entry_search.rowid DESC LIMIT ?"
     )
-    found = c.execute(sql, (oldest, *params, int(limit))).fetchall()
+    found = c.execute(sql, (oldest, newest, *params, int(limit))).fetchall()
     hits = [SearchHit(sid, eid, etype, role, mark(text, short_terms), 0.0, name, ts)
             for sid, eid, etype, role, text, name, ts in found]
     if len(hits) >= limit or not c.execute(
@@ -208,7 +214,7 @@ def search_tx(c: sqlite3.Connection, text: str, session_id: str | None, limit: i
             (oldest, *scope_params)).fetchone():
         return hits  # enough, or the window held every entry: nothing further back
     capped = SearchHits(hits)
-    capped.searched = SHORT_SCAN
+    capped.searched = max(0, further) + SHORT_SCAN
     return capped
 
 

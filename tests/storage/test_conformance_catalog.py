@@ -319,6 +319,7 @@ async def test_search_case_insensitive_with_snippet(catalog):
     assert inside.lower() == "needle" and "haystack" in snippet
     assert await catalog.search("needle", session_id=other.session_id) == []
     assert await catalog.search("zzzzzz") == []
+    assert await catalog.search("needle", further=50) == []  # it looked at every entry: nothing further back
 
 
 async def test_search_limit_and_session_filter(catalog):

@@ -36,6 +36,19 @@ async def test_a_short_query_looks_at_the_newest_entries_and_says_so(catalog):
     assert len(hits) == 2 and searched_only(hits) is None  # enough hits: nothing is missing
 
 
+async def test_more_looks_at_the_next_older_entries_until_there_are_none(catalog):
+    pages = [await catalog.search("zz")]
+    while (searched := searched_only(pages[-1])) is not None:
+        assert searched == 10 * len(pages)
+        pages.append(await catalog.search("zz", further=searched))
+    # 32 entries, 10 at a time: the oldest window holds the only match, and nothing is older
+    assert len(pages) == 4 and [[h.entry_id for h in p] for p in pages] == [[], [], [], ["u0"]]
+    hits = await catalog.search("plain", further=10)
+    assert hits == [] and searched_only(hits) is None  # a 3+ word searched everything the first time
+    hits = await catalog.search("ok", session_id="old-one", further=10)  # a session's own older entries
+    assert hits == [] and searched_only(hits) == 20
+
+
 async def test_a_short_query_whose_window_holds_everything_is_complete(catalog):
     hits = await catalog.search("ok", session_id="new-one")
     assert [h.entry_id for h in hits] == ["n1", "n0"] and searched_only(hits) is None

@@ -176,3 +176,42 @@ async def test_search_screen_says_when_a_short_query_looked_at_the_newest_entrie
         screen.set_results(HITS[:1])  # a plain list: everything was searched
         await pilot.pause()
         assert "newest" not in screen_text(app)
+
+
+async def test_more_in_the_search_screen_adds_the_hits_of_older_entries(tmp_path, monkeypatch):
+    """A two-letter query looked at the newest entries only: choosing "more…" asks the store for
+    the next, older ones (a real SQLite store, its window made 10 entries) until none are left."""
+    from tests.storage.helpers import append_all, user
+    from treechat.storage.sqlite import SqliteCatalog, search
+
+    monkeypatch.setattr(search, "SHORT_SCAN", 10)
+    catalog = await SqliteCatalog.open(tmp_path / "treechat.db")
+    s = await catalog.create(session_id="long")
+    await append_all(s, user("u0", None, "zz at the very start"),
+                     *[user(f"u{i}", f"u{i - 1}", f"zz {i}" if i == 12 else f"words {i}") for i in range(1, 25)])
+    results = []
+
+    async def find(text: str, further: int = 0) -> list[SearchHit]:
+        return await catalog.search(text, further=further)
+
+    app = Host()
+    try:
+        async with app.run(size=(120, 30)) as pilot:
+            screen = SearchScreen(find)
+            app.push_screen(screen, results.append)
+            await pilot.pause()
+            await pilot.press("z", "z")
+            assert await wait_for(pilot, lambda: "more… (look further back than the newest 10 entries)"
+                                  in screen_text(app))
+            assert screen.hits == []
+            await pilot.press("enter")  # the highlighted row is "more…"
+            assert await wait_for(pilot, lambda: [h.entry_id for h in screen.hits] == ["u12"])
+            assert "newest 20 entries" in screen_text(app)
+            await pilot.press("down", "enter")  # past the hit, "more…" again: the oldest entries
+            assert await wait_for(pilot, lambda: [h.entry_id for h in screen.hits] == ["u12", "u0"])
+            assert await wait_for(pilot, lambda: "more…" not in screen_text(app))  # nothing older is left
+            await pilot.press("enter")  # the first new hit is highlighted
+            assert await wait_for(pilot, lambda: bool(results))
+            assert results[0].hit.entry_id == "u0"
+    finally:
+        await catalog.close()

@@ -35,7 +35,7 @@ def test_hidden_rows_reattach_children_and_leaf_entries_never_show():
     assert "s" in ids and "lv" not in ids
     layout.mode = "default"
     layout.rebuild()
-    assert layout.vparent["t"] == "h"  # the hidden model_change is skipped
+    assert layout.visible_parent("t") == "h"  # the hidden model_change is skipped
 
 
 def test_filters():

@@ -1,9 +1,11 @@
 """SearchScreen (Ctrl+F): full-text search across sessions with live results.
 
 ``SearchScreen(search=None, query="")``. Results come either from ``search`` — an async
-callable ``query -> list[SearchHit]`` the App provides (run in an exclusive worker, debounced)
-— or, without it, the screen posts ``Query(text)`` on every edit and the App answers with
-``set_results(hits)``.
+callable ``(query, further=0) -> list[SearchHit]`` the App provides (run in an exclusive worker,
+debounced) — or, without it, the screen posts ``Query(text)`` on every edit and the App answers
+with ``set_results(hits)``. A search that stopped early (a query of short words: the newest
+entries only) ends with a "more…" row: choosing it asks ``search(query, further=N)`` for the next,
+older entries and adds what they hold.
 
 Each hit shows session name, role and the snippet with the ``[[match]]`` highlighted. Ends with
 ``dismiss(SearchScreen.Chosen(hit))`` on Enter, or None on Escape.
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Awaitable, Callable
+from typing import Protocol
 
 from textual import events, work
 from textual.app import ComposeResult
@@ -29,7 +31,13 @@ from ..keymap import bindings_for
 from ..sanitize import sanitize_line
 from .base import Dialog
 
+
+class Search(Protocol):
+    async def __call__(self, query: str, further: int = 0) -> list[SearchHit]: ...
+
+
 DEBOUNCE = 0.15
+MORE = "more"  # the option id of the "more…" row
 CUT_NOTE = f"only the first {MAX_QUERY_CHARS:,} characters are searched"
 
 
@@ -79,11 +87,13 @@ class SearchScreen(Dialog):
             self.hit = hit
             super().__init__()
 
-    def __init__(self, search: Callable[[str], Awaitable[list[SearchHit]]] | None = None, query: str = "") -> None:
+    def __init__(self, search: Search | None = None, query: str = "") -> None:
         super().__init__()
         self.search = search
         self.initial_query = query
         self.hits: list[SearchHit] = []
+        self.searched: int | None = None  # the newest entries looked at, when the search stopped early
+        self._asked = ""  # the query the hits are for
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -97,23 +107,30 @@ class SearchScreen(Dialog):
         if self.initial_query:
             self._ask(self.initial_query[:MAX_QUERY_CHARS])
 
-    def set_results(self, hits: list[SearchHit]) -> None:
-        self.hits = list(hits)
+    def set_results(self, hits: list[SearchHit], *, more: bool = False) -> None:
+        """The hits of the query (`more`: the next page of it, added after those shown)."""
+        first_new = len(self.hits) if more else 0
+        self.hits = [*self.hits, *hits] if more else list(hits)
+        self.searched = searched_only(hits)
         options = self.query_one("#hits", OptionList)
         options.clear_options()
         for i, hit in enumerate(self.hits):
             head = Content.assemble((sanitize_line(hit.session_name or hit.session_id[:8], 40), "bold"),
                                     (f" · {hit.role or hit.type}", "dim"))
             options.add_option(Option(Content.assemble(head, "\n  ", snippet_content(hit.snippet)), id=str(i)))
-        if self.hits:
-            options.highlighted = 0
-        searched = searched_only(hits)
-        more = (f" in the newest {searched:,} entries (more…: a word of 3+ characters searches them all)"
+        searched = self.searched
+        if searched is not None:
+            options.add_option(Option(Content.styled(f"more… (look further back than the newest {searched:,} entries)",
+                                                     "italic"), id=MORE))
+        if options.option_count:
+            options.highlighted = min(first_new, options.option_count - 1)
+        note = (f" in the newest {searched:,} entries (more…: further back; a word of 3+ characters searches them all)"
                 if searched is not None else "")
         cut = f" · {CUT_NOTE}" if self.query_one("#query", QueryInput).cut else ""
-        self.query_one("#count", Static).update(f"{len(self.hits)} hits{more}{cut} · Enter opens · Esc closes")
+        self.query_one("#count", Static).update(f"{len(self.hits)} hits{note}{cut} · Enter opens · Esc closes")
 
     def _ask(self, text: str) -> None:
+        self._asked = text
         if self.search is None:
             self.post_message(self.Query(text))
         else:
@@ -125,6 +142,13 @@ class SearchScreen(Dialog):
         hits = await self.search(text) if text.strip() and self.search is not None else []
         self.set_results(hits)
 
+    @work(exclusive=True, group="search")
+    async def _search_further(self, text: str, further: int) -> None:
+        if self.search is not None:
+            hits = await self.search(text, further=further)
+            if text == self._asked:  # (a worker of a newer query cancels this one anyway)
+                self.set_results(hits, more=True)
+
     def on_input_changed(self, event: Input.Changed) -> None:
         self._ask(event.value)
 
@@ -134,13 +158,19 @@ class SearchScreen(Dialog):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        if event.option.id is not None:
-            self.dismiss(self.Chosen(self.hits[int(event.option.id)]))
+        self._choose(event.option.id)
 
     def on_key(self, event: events.Key) -> None:
         self.steer_list_from_input(event, self.query_one("#hits", OptionList))
 
     def action_choose(self) -> None:
         options = self.query_one("#hits", OptionList)
-        if options.highlighted is not None and self.hits:
-            self.dismiss(self.Chosen(self.hits[options.highlighted]))
+        if options.highlighted is not None:
+            self._choose(options.get_option_at_index(options.highlighted).id)
+
+    def _choose(self, option_id: str | None) -> None:
+        if option_id == MORE:
+            if self.searched is not None:
+                self._search_further(self._asked, self.searched)
+        elif option_id is not None:
+            self.dismiss(self.Chosen(self.hits[int(option_id)]))

@@ -16,7 +16,7 @@ from typing import Any, Awaitable, Callable
 
 from pydantic import BaseModel, ConfigDict
 
-from treechat.agent.tools.base import AgentTool, ToolArgumentsError, ToolResult, text_result
+from treechat.agent.tools.base import AgentTool, ToolArgumentsError, ToolResult, answer_unless_stopped, text_result
 
 # (server, tool as the model names it, the arguments as JSON) -> allowed?
 ConfirmCall = Callable[[str, str, str], Awaitable[bool]]
@@ -67,7 +67,7 @@ class McpTool(AgentTool):
             if confirm is None:
                 return text_result(NO_CONFIRM.format(server=spec.name), is_error=True)
             shown = json.dumps(arguments, ensure_ascii=False, indent=2)
-            if not await _ask(confirm(spec.name, self.name, shown), signal):
+            if not await answer_unless_stopped(confirm(spec.name, self.name, shown), signal):
                 return text_result("The user declined this tool call.", is_error=True)
         if signal is not None and signal.aborted:
             return text_result("(the call was cancelled before it started)", is_error=True)
@@ -109,21 +109,3 @@ class McpTool(AgentTool):
 def _timed_out(name: str, limit: float) -> str:
     return (f"{name} did not answer within {limit:g} s and was stopped "
             "(a server's timeout = …, or mcp_timeout in config.toml, allows longer).")
-
-
-async def _ask(question: Awaitable[bool], signal: Any) -> bool:
-    """The user's answer, or False as soon as the run is stopped (the question is withdrawn)."""
-    ask = asyncio.ensure_future(question)
-    if signal is None:
-        return bool(await ask)
-    stop = asyncio.ensure_future(signal.wait())
-    try:
-        done, _ = await asyncio.wait({ask, stop}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        stop.cancel()
-    if ask in done:
-        return bool(ask.result())
-    ask.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await ask
-    return False

@@ -8,6 +8,8 @@ seconds or stop when `signal` aborts (the loop cancels it shortly after either).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from typing import Any, Awaitable, Callable, Generic, Literal, TypeVar
 
@@ -109,3 +111,22 @@ class FunctionTool(AgentTool[A]):
     async def execute(self, tool_call_id: str, args: A, signal: AbortSignal | None, on_update: OnUpdate) -> ToolResult:
         result = await self._fn(args, signal, on_update)
         return text_result(result) if isinstance(result, str) else result
+
+
+async def answer_unless_stopped(question: Awaitable[bool], signal: AbortSignal | None) -> bool:
+    """The user's answer to a tool's question (bash's command, an MCP call), or False as soon as
+    the run is stopped: the question is then withdrawn (cancelled), never left on screen."""
+    ask = asyncio.ensure_future(question)
+    if signal is None:
+        return bool(await ask)
+    stop = asyncio.ensure_future(signal.wait())
+    try:
+        done, _ = await asyncio.wait({ask, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+    if ask in done:
+        return bool(ask.result())
+    ask.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await ask
+    return False

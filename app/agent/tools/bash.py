@@ -10,7 +10,6 @@ a command printing without end (`yes`) would fill memory — we keep the last OU
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal as signals
 from typing import Awaitable, Callable
@@ -19,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from treechat.llm.abort import AbortSignal
 
-from .base import AgentTool, OnUpdate, ToolResult, text_result
+from .base import AgentTool, OnUpdate, ToolResult, answer_unless_stopped, text_result
 from .truncate import truncate_tail
 
 Confirm = Callable[[str], Awaitable[bool]]
@@ -55,7 +54,7 @@ class BashTool(AgentTool[BashArgs]):
         for an answer, and a dialog still open is withdrawn by its front end)."""
         if self.confirm is None:
             return text_result(NO_CONFIRM, is_error=True)
-        if not await _ask(self.confirm, args.command, signal):
+        if not await answer_unless_stopped(self.confirm(args.command), signal):
             return text_result("The user declined to run this command.", is_error=True)
         if signal is not None and signal.aborted:
             return text_result("(command cancelled before it started)", is_error=True)
@@ -139,21 +138,3 @@ def _kill(proc: asyncio.subprocess.Process) -> None:
             os.killpg(proc.pid, signals.SIGKILL)  # the whole group: the shell and what it started
         except (ProcessLookupError, PermissionError):
             pass
-
-
-async def _ask(confirm: Confirm, command: str, signal: AbortSignal | None) -> bool:
-    """The user's answer, or False as soon as the run is stopped (the question is withdrawn)."""
-    if signal is None:
-        return await confirm(command)
-    ask = asyncio.ensure_future(confirm(command))
-    stop = asyncio.ensure_future(signal.wait())
-    try:
-        done, _ = await asyncio.wait({ask, stop}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        stop.cancel()
-    if ask in done:
-        return bool(ask.result())
-    ask.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await ask
-    return False

@@ -134,6 +134,20 @@ class _FileShare:
         self(1.0)
 
 
+def _unreadable(file: Path, err: Exception, summary: ImportSummary, advance: Callable[[float], None]) -> None:
+    """A file that could not be read, streamed or whole: not a session, or one failure named."""
+    advance(1.0)
+    if isinstance(err, SessionFileError):
+        if "not a Pi or treechat session" in str(err):
+            summary.not_sessions += 1
+        else:
+            summary.failed.append(str(err))
+    elif isinstance(err, (MemoryError, OSError)):
+        summary.failed.append(f"{file}: {err}")
+    else:
+        summary.failed.append(f"{file}: could not be read ({type(err).__name__}: {err})")
+
+
 async def _import_one(
     catalog: SessionCatalog, file: Path, force: bool, summary: ImportSummary, advance_bar: Callable[[float], None]
 ) -> None:
@@ -141,39 +155,15 @@ async def _import_one(
     if _streams(catalog):
         try:
             done = await _import_streamed(catalog, file, force, summary, advance)
-        except SessionFileError as err:
-            advance(1.0)
-            if "not a Pi or treechat session" in str(err):
-                summary.not_sessions += 1
-            else:
-                summary.failed.append(str(err))
-            return
-        except (MemoryError, OSError) as err:
-            advance(1.0)
-            summary.failed.append(f"{file}: {err}")
-            return
         except Exception as err:  # noqa: BLE001 - a file we fail to read is one failure, not the end of the import
-            advance(1.0)
-            summary.failed.append(f"{file}: could not be read ({type(err).__name__}: {err})")
+            _unreadable(file, err, summary, advance)
             return
         if done:
             return
     try:
         header, records, report = read_records(file, check_later=True)
-    except SessionFileError as err:
-        advance(1.0)
-        if "not a Pi or treechat session" in str(err):
-            summary.not_sessions += 1
-        else:
-            summary.failed.append(str(err))
-        return
-    except (MemoryError, OSError) as err:
-        advance(1.0)
-        summary.failed.append(f"{file}: {err}")
-        return
     except Exception as err:  # noqa: BLE001 - a file we fail to read is one failure, not the end of the import
-        advance(1.0)
-        summary.failed.append(f"{file}: could not be read ({type(err).__name__}: {err})")
+        _unreadable(file, err, summary, advance)
         return
     advance(0.5)
     sid = header["id"]

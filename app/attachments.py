@@ -12,9 +12,10 @@ from __future__ import annotations
 import base64
 import os
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Literal, Sequence
+from typing import Literal
 from urllib.parse import unquote, urlparse
 
 from treechat.storage.attached import file_block

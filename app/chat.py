@@ -12,8 +12,9 @@ the queue; this class adds moving in the tree and the commands. Errors a person 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import Literal
 
 from treechat.agent.tools import make_tools
 from treechat.chat_core import ChatError

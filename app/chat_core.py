@@ -12,8 +12,9 @@ runs in a task the controller owns; `wait_idle()` waits for it, `close()` ends i
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal, Sequence, assert_never
+from typing import TYPE_CHECKING, Any, Literal, assert_never
 
 from treechat.agent.tools import ApproveChange, FileRecorder, ProposedChange, Reach, ReadConfirm, make_tools
 from treechat.attachments import AttachmentError, expand_prompt

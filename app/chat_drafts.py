@@ -8,8 +8,8 @@ still queued for a reply that was stopped are written to `<home>/drafts/<session
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 
 class Drafts:

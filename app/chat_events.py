@@ -212,7 +212,7 @@ class RestoreOffered:
     """The leaf moved to a point whose tracked files differ from the disk: offer to restore them
     (default No); `plan.ready` can be restored, `plan.blocked` changed on disk since treechat wrote them."""
 
-    plan: "RestorePlan"
+    plan: RestorePlan
 
 
 @dataclass(frozen=True)

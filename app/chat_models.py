@@ -7,7 +7,8 @@ agent, and tells front ends through the core's events.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from treechat.chat_events import ChatEvent, Notice, Readiness, Status, StatusChanged
 from treechat.llm.detect import DetectedServer, root_of

@@ -12,7 +12,7 @@ whole tree (a move, a sibling switch, a search jump) waits for it.
 from __future__ import annotations
 
 import asyncio
-from typing import Callable
+from collections.abc import Callable
 
 from treechat.storage import gc_policy
 from treechat.storage.base import SessionStorage, StorageError, TreeRow

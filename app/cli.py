@@ -5,8 +5,9 @@ from __future__ import annotations
 import io
 import os
 import sys
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, AsyncIterator, Sequence, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 # Start-up in proportion: each subcommand imports what it needs inside its own function, so
 # `--version` loads no pydantic, and `sessions`, `search`, `context`, `tree`, `import` no httpx,

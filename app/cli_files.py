@@ -59,7 +59,7 @@ def _line(text: object) -> str:
 class _Opened:
     """The catalog, the session, its checkpoints and its journal, for one command."""
 
-    async def __aenter__(self) -> "_Opened":
+    async def __aenter__(self) -> _Opened:
         return self
 
     async def open(self, args: argparse.Namespace) -> None:

@@ -10,7 +10,8 @@ stderr line says they were left out. Calls to servers not marked `trust = true` 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Callable, TextIO
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     import argparse

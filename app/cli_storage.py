@@ -14,9 +14,10 @@ import json
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import Any, TextIO
 
 from treechat.storage.base import EntryCursor, SessionCatalog, SessionFileError, SessionStorage, StorageError
 from treechat.storage.imports import UncheckedLineError, find_session_files, pi_sessions_dir, read_records
@@ -211,7 +212,7 @@ def _streams(catalog: SessionCatalog) -> bool:
 
 
 async def _import_streamed(catalog: SessionCatalog, file: Path, force: bool, summary: ImportSummary,
-                           advance: "_FileShare") -> bool:
+                           advance: _FileShare) -> bool:
     """SQLite: the file planned in one pass and stored in batches, never held whole (a 1M-entry
     file in a few hundred MB). False when the file needs the whole-file reader (an older version,
     a parent after its child): the caller reads it as before."""

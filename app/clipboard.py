@@ -14,7 +14,7 @@ import asyncio
 import os
 import shutil
 import sys
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 TIMEOUT = 2.0
 
@@ -48,7 +48,7 @@ async def copy_with_command(text: str, command: Sequence[str] | None) -> bool:
             *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
         await asyncio.wait_for(process.communicate(text.encode("utf-8")), TIMEOUT)
-    except (OSError, asyncio.TimeoutError):
+    except (TimeoutError, OSError):
         return False
     return process.returncode == 0
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from treechat.widgets.commands import SLASH_COMMANDS
 from treechat.widgets.keymap import readme_section

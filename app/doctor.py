@@ -14,9 +14,10 @@ import platform
 import sqlite3
 import stat
 import sys
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
-from typing import Mapping, TextIO
+from typing import TextIO
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from treechat.storage.sqlite.db import SCHEMA_VERSION

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from treechat.storage.postgres import INSTALL
 from treechat.storage.postgres.url import database_url, password_of, problem, redact, where
@@ -67,7 +68,7 @@ async def postgres_checks(settings: Settings | None, env: Mapping[str, str]) -> 
     try:
         # (libpq may try twice: with TLS, then without; each try is bounded by connect_timeout)
         conn = await asyncio.wait_for(psycopg.AsyncConnection.connect(quick, autocommit=True), 2 * wait + 1)
-    except (psycopg.Error, asyncio.TimeoutError) as err:
+    except (TimeoutError, psycopg.Error) as err:
         message = str(translate(err, where(params), params, password_of(url) or params.get("password")))
         data["error"] = message
         return [Check("postgres", "PostgreSQL", "fail", f"{shown}: cannot connect", message, data)]

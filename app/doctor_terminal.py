@@ -8,8 +8,8 @@ or "unknown", each with what to do about it.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 from treechat.widgets.keymap import KEYMAP, display_key
 

@@ -12,8 +12,8 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 FALLBACKS = ("nano", "vi")
 

@@ -22,9 +22,9 @@ import os
 import select
 import stat
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from treechat.storage.well_formed import well_formed_text
 
@@ -90,7 +90,7 @@ class ExportFile:
         self._closed = False
 
     @classmethod
-    async def open(cls, path: Path) -> "ExportFile":
+    async def open(cls, path: Path) -> ExportFile:
         """Open `path` for an export, or raise OutputError naming it."""
         check_output(path)
         try:
@@ -120,7 +120,7 @@ class ExportFile:
         return cls(path, real, fd, streaming=False, mode=mode, temp=temp, tmpfile=False)
 
     @classmethod
-    async def _open_special(cls, path: Path, mode: int) -> "ExportFile":
+    async def _open_special(cls, path: Path, mode: int) -> ExportFile:
         if stat.S_ISDIR(mode):
             raise OutputError(errno.EISDIR, f"Cannot write {path}: it is a directory")
         if stat.S_ISBLK(mode):
@@ -231,7 +231,7 @@ class ExportFile:
             self._closed = True
             os.close(self._fd)
 
-    async def __aenter__(self) -> "ExportFile":
+    async def __aenter__(self) -> ExportFile:
         return self
 
     async def __aexit__(self, kind: object, *_: object) -> None:

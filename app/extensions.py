@@ -9,9 +9,9 @@ the skill's block and the text, `//x` the literal `/x`; any other text is left a
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 from .frontmatter import FrontMatterError
 from .prompt_templates import Template, expand, load_templates, template_folders

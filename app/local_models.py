@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from treechat.config import Settings
 from treechat.llm.detect import (

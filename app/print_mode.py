@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal as signals
-from typing import Sequence, TextIO
+from collections.abc import Sequence
+from typing import TextIO
 
 from treechat.chat import Chat, ChatError
 from treechat.chat_events import (

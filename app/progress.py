@@ -13,8 +13,9 @@ The bar is transient: when the work ends the line is cleared and the caller prin
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator, Literal, Protocol, TextIO
+from typing import Any, Literal, Protocol, TextIO
 
 from treechat.widgets.sanitize import visible_line
 

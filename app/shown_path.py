@@ -9,7 +9,7 @@ the compaction first, then what it kept, then what came after (`session.context.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from treechat.storage.base import SessionStorage
 from treechat.storage.model import CompactionEntry, Entry, MessageEntry, message_text

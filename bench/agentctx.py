@@ -13,8 +13,9 @@ import json
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "pi" / "large-session.v3.jsonl"
 

@@ -165,11 +165,10 @@ def run_process(argv: list[str], *, stdout: int | None = subprocess.DEVNULL, wat
 def measured(argv: list[str], watch: Path | None = None) -> dict:
     """run_process in a child of its own, so that RUSAGE_CHILDREN there is this process's alone:
     `cpu_s` (user+sys) and `rss_mb` (peak RSS) of the measured process."""
-    code = ("import json,sys,resource;from pathlib import Path;sys.path.insert(0,%r);from bench.scale import run_process;"
+    code = (f"import json,sys,resource;from pathlib import Path;sys.path.insert(0,{str(ROOT)!r});from bench.scale import run_process;"
             "w=sys.argv[2];r=run_process(json.loads(sys.argv[1]),watch=Path(w) if w else None);"
             "u=resource.getrusage(resource.RUSAGE_CHILDREN);"
-            "r.update(cpu_s=round(u.ru_utime+u.ru_stime,3),rss_mb=round(u.ru_maxrss/1024,1));print(json.dumps(r))"
-            % str(ROOT))
+            "r.update(cpu_s=round(u.ru_utime+u.ru_stime,3),rss_mb=round(u.ru_maxrss/1024,1));print(json.dumps(r))")
     out = subprocess.run([sys.executable, "-c", code, json.dumps(argv), str(watch or "")],
                          capture_output=True, text=True, timeout=7200)
     if out.returncode != 0:

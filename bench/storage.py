@@ -250,7 +250,7 @@ async def bench_search(sessions: int, per: int, work: Path, backend: str = "sqli
     queries = [("common", rng.choice(words(30, 150))) for _ in range(10)]
     queries += [("mid", rng.choice(words(300, 2000))) for _ in range(10)]
     queries += [("rare", rng.choice(words(4000, len(VOCAB)))) for _ in range(10)]
-    queries += [("phrase", '"%s %s"' % tuple(t[i : i + 2])) for t in texts[:10] for i in [rng.randrange(len(t) - 1)]]
+    queries += [("phrase", '"{} {}"'.format(*tuple(t[i : i + 2]))) for t in texts[:10] for i in [rng.randrange(len(t) - 1)]]
     queries += [("role", f"{rng.choice(words(150, 1500))} role:user") for _ in range(10)]
     queries += [("two_words", f"{rng.choice(words(150, 1500))} {rng.choice(words(30, 300))}") for _ in range(10)]
     queries += [("code", w) for w in rng.sample([w for w in VOCAB if "_" in w or "/" in w or w != w.lower()], 10)]

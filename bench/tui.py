@@ -52,8 +52,9 @@ import struct
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # before bench/ (whose storage.py would shadow the storage package)
@@ -113,7 +114,7 @@ class profiled:
 class GcWatch:
     """Cyclic-GC pauses inside a block: total ms and the longest, per generation (gc.callbacks)."""
 
-    def __enter__(self) -> "GcWatch":
+    def __enter__(self) -> GcWatch:
         import gc
 
         self.pauses: list[tuple[int, float]] = []
@@ -584,7 +585,7 @@ async def bench_tree(size: int, repeat: int, work: Path) -> None:
                     "to_frame_ms = from the open until that frame (transcript, status too)")
         try:
             await tree_keys(app, frames, tree, size)
-        except asyncio.TimeoutError:  # older code could leave a move unpainted: say so, keep the rest
+        except TimeoutError:  # older code could leave a move unpainted: say so, keep the rest
             emit(bench="tui.tree_keys", ok=False, error="an event was never drawn (10 s)")
     finally:
         await close(ctx, catalog)
@@ -690,7 +691,7 @@ class FakeServer:
     def __init__(self, tokens: int, gap: float, seed: int) -> None:
         self.args = [sys.executable, str(Path(__file__).resolve()), "--serve-fake", f"{tokens},{gap},{seed}"]
 
-    def __enter__(self) -> "FakeServer":
+    def __enter__(self) -> FakeServer:
         import subprocess
 
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stdin=subprocess.PIPE,

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from bench.storage import emit
 from bench.tui import (
@@ -94,7 +95,7 @@ async def press(app: Any, frames: TimedFrames, key: str, landed: Callable[[], bo
     app._driver.send_message(event)
     try:
         return ms(await asyncio.wait_for(shown, TIMEOUT) - t0), False
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return ms(TIMEOUT), True
 
 
@@ -110,7 +111,7 @@ async def resize(app: Any, frames: TimedFrames, size: tuple[int, int], expect: C
     try:
         first = ms(await asyncio.wait_for(shown, TIMEOUT) - t0)
         timeout = False
-    except asyncio.TimeoutError:
+    except TimeoutError:
         first, timeout = ms(TIMEOUT), True
     return {"resize_ms": first, "settle_ms": ms(await settle(frames) - t0), "timeout": timeout}
 
@@ -206,7 +207,7 @@ async def bench_originals(work: Path) -> None:
         await pilot.click(CompactionCard)
         try:
             expand = ms(await asyncio.wait_for(shown, 60) - t0)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             expand = None
         expand_settle = ms(await settle(frames) - t0)
         transcript = transcript_of(app)

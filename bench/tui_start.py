@@ -57,7 +57,7 @@ async def serve_local() -> None:
 
 
 class LocalServerProcess:
-    def __enter__(self) -> "LocalServerProcess":
+    def __enter__(self) -> LocalServerProcess:
         self.proc = subprocess.Popen([sys.executable, str(ROOT / "bench/tui.py"), "--serve-local"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True, cwd=str(ROOT))

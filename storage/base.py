@@ -7,8 +7,9 @@ Every backend (SQLite, JSONL, in-memory) implements both and passes the same con
 from __future__ import annotations
 
 import builtins
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from .model import Entry, SessionMetadata
 
@@ -318,7 +319,7 @@ class SessionStorage(Protocol):
     async def get_entries(self, cursor: EntryCursor | None = None) -> list[Entry]: ...
     async def get_tree_rows(self) -> list[TreeRow]: ...
 
-    async def get_tree_columns(self) -> "TreeColumns":
+    async def get_tree_columns(self) -> TreeColumns:
         """The tree of `get_tree_rows`, a column per field and a slot per entry in append order
         (`tree_columns.py`): what the app opens a session with, with no object per entry."""
         ...

@@ -11,7 +11,7 @@ its root and builds the same context.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from .model import CompactionEntry, Entry, LabelEntry, LeafEntry, new_entry_id
 

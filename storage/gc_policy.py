@@ -17,8 +17,8 @@ every old-generation collection (a visible pause while typing). So:
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 YOUNG_THRESHOLD = 20_000  # allocations between young collections (CPython's default is 700)
 NO_FULL = 1_000_000  # generation-1 collections between full ones: none while a reply streams

@@ -13,8 +13,8 @@ stops below it, as if the line had been skipped at open).
 from __future__ import annotations
 
 import secrets
-from datetime import datetime, timezone
-from typing import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import UTC, datetime
 
 from .aggregates import (
     EMPTY_STATE,
@@ -53,7 +53,7 @@ def ms_to_iso(ms: float) -> str:
     """Epoch milliseconds → ISO-8601 UTC with milliseconds and a Z (Pi's Date.toISOString);
     "" for a value no date can hold (a corrupt timestamp must not break listing)."""
     try:
-        dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+        dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
     except (OverflowError, ValueError, OSError):
         return ""
     return dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")

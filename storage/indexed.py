@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import builtins
 import re
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .aggregates import view_text
 from .base import (

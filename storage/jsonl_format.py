@@ -12,9 +12,10 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .base import ImportReport, SessionFileError
 from .gc_policy import paused

@@ -9,8 +9,8 @@ thread-safe.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 Listener = Callable[[str], None]
 

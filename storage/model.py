@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 import secrets
-from datetime import datetime, timezone
-from typing import Annotated, Any, Literal, Union, get_args
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -49,11 +49,11 @@ def dump(obj: BaseModel) -> dict[str, Any]:
 
 def now_iso() -> str:
     """Current time as Pi writes it: ISO-8601 UTC with milliseconds and a Z."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def now_ms() -> int:
-    return int(datetime.now(timezone.utc).timestamp() * 1000)
+    return int(datetime.now(UTC).timestamp() * 1000)
 
 
 def iso_to_ms(iso: str) -> float | int:
@@ -63,7 +63,7 @@ def iso_to_ms(iso: str) -> float | int:
     except (ValueError, AttributeError):
         return float("nan")
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return int(round(dt.timestamp() * 1000))
 
 
@@ -138,10 +138,7 @@ _BLOCK_TYPES = {"text", "thinking", "image", "toolCall"}
 # "unknown" model as a left-to-right fallback; the fallback refuses known tags, so a malformed
 # known block is an error naming its field rather than an unknown block.
 ContentBlock = Annotated[
-    Union[
-        Annotated[Union[TextContent, ThinkingContent, ImageContent, ToolCall], Field(discriminator="type")],
-        UnknownContent,
-    ],
+    Annotated[TextContent | ThinkingContent | ImageContent | ToolCall, Field(discriminator="type")] | UnknownContent,
     Field(union_mode="left_to_right"),
 ]
 
@@ -166,7 +163,7 @@ class Usage(Model):
     cost: Cost = Field(default_factory=Cost)
 
 
-Millis = Union[int, float]  # epoch milliseconds, as JavaScript's Date.now()
+Millis = int | float  # epoch milliseconds, as JavaScript's Date.now()
 StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
 
 
@@ -258,21 +255,7 @@ _ROLES = {
 }
 
 Message = Annotated[
-    Union[
-        Annotated[
-            Union[
-                UserMessage,
-                AssistantMessage,
-                ToolResultMessage,
-                BashExecutionMessage,
-                CustomMessage,
-                BranchSummaryMessage,
-                CompactionSummaryMessage,
-            ],
-            Field(discriminator="role"),
-        ],
-        UnknownMessage,
-    ],
+    Annotated[UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage, Field(discriminator="role")] | UnknownMessage,
     Field(union_mode="left_to_right"),
 ]
 
@@ -390,28 +373,28 @@ class UnknownEntry(EntryBase):
 
 # The 11 entry types, listed once: the validated union, the Python type and the tag names
 # all come from this union.
-KnownEntry = Union[
-    MessageEntry,
-    ThinkingLevelChangeEntry,
-    ModelChangeEntry,
-    ActiveToolsChangeEntry,
-    CompactionEntry,
-    BranchSummaryEntry,
-    CustomEntry,
-    CustomMessageEntry,
-    LabelEntry,
-    SessionInfoEntry,
-    LeafEntry,
-]
+KnownEntry = (
+    MessageEntry
+    | ThinkingLevelChangeEntry
+    | ModelChangeEntry
+    | ActiveToolsChangeEntry
+    | CompactionEntry
+    | BranchSummaryEntry
+    | CustomEntry
+    | CustomMessageEntry
+    | LabelEntry
+    | SessionInfoEntry
+    | LeafEntry
+)
 ENTRY_TYPES = tuple(cls.model_fields["type"].default for cls in get_args(KnownEntry))
 _ENTRY_TYPE_SET = set(ENTRY_TYPES)
 
 SessionEntry = Annotated[
-    Union[Annotated[KnownEntry, Field(discriminator="type")], UnknownEntry],
+    Annotated[KnownEntry, Field(discriminator="type")] | UnknownEntry,
     Field(union_mode="left_to_right"),
 ]
 
-Entry = Union[KnownEntry, UnknownEntry]
+Entry = KnownEntry | UnknownEntry
 
 _entry_adapter: TypeAdapter[Entry] = TypeAdapter(SessionEntry)
 _message_adapter: TypeAdapter[Any] = TypeAdapter(Message)

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import json
 from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 
 from .base import ImportReport, SessionFileError
 from .gc_policy import paused

@@ -21,8 +21,8 @@ from __future__ import annotations
 import itertools
 from array import array
 from bisect import bisect_right
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 from .base import TreeRow
 
@@ -43,11 +43,11 @@ class StrColumn:
 
     __slots__ = ("buf", "width", "starts", "count")
 
-    def __init__(self, buf: bytes | bytearray, count: int, width: int | None, starts: "array[int] | None") -> None:
+    def __init__(self, buf: bytes | bytearray, count: int, width: int | None, starts: array[int] | None) -> None:
         self.buf, self.count, self.width, self.starts = buf, count, width, starts
 
     @classmethod
-    def of(cls, strings: Iterable[str]) -> "StrColumn":
+    def of(cls, strings: Iterable[str]) -> StrColumn:
         encoded = [s.encode("utf-8", "surrogatepass") for s in strings]
         buf = _SEP.join(encoded)
         widths = {len(b) for b in encoded}
@@ -57,7 +57,7 @@ class StrColumn:
         return cls(buf, len(encoded), None, starts)
 
     @classmethod
-    def separated(cls, buf: bytes | bytearray, count: int) -> "StrColumn | None":
+    def separated(cls, buf: bytes | bytearray, count: int) -> StrColumn | None:
         """A buffer of `count` strings with SEP between them (SQLite's group_concat with it).
         None when some string holds SEP itself: the caller reads that column another way."""
         if count == 0:
@@ -127,14 +127,14 @@ class TreeColumns:
     """The tree of one session, a column per field (see the module doc). Slots are append order."""
 
     ids: StrColumn
-    parents: "array[int]"
-    kinds: "array[int]"
+    parents: array[int]
+    kinds: array[int]
     kind_table: list[Kind]
     timestamps: StrColumn
     previews: StrColumn
     labels: dict[str, str] = field(default_factory=dict)
     orphan_parents: dict[int, str] = field(default_factory=dict)
-    by_id: "array[int] | None" = None  # the live slots sorted by id (None: sorted on the first lookup)
+    by_id: array[int] | None = None  # the live slots sorted by id (None: sorted on the first lookup)
 
     def __len__(self) -> int:
         return len(self.parents)
@@ -150,7 +150,7 @@ def kind_code(table: list[Kind], codes: dict[Kind, int], kind: Kind) -> int:
     return code
 
 
-def widen(kinds: "array[int]", code: int) -> "array[int]":
+def widen(kinds: array[int], code: int) -> array[int]:
     """The kinds column, two bytes a slot once a code does not fit one."""
     return array("H", kinds) if code > 255 and kinds.typecode == "B" else kinds
 

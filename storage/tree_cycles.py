@@ -7,7 +7,8 @@ in memory when it loads the file and leaves the file as it is (index.py).
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 
 class _Linked(Protocol):

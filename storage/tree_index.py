@@ -26,7 +26,8 @@ import itertools
 import operator
 from array import array
 from bisect import bisect_left
-from typing import Iterable, Mapping, Protocol, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
 
 from .base import TreeRow
 from .model import iso_to_ms
@@ -55,9 +56,9 @@ class TreeSnapshot(Protocol):
     @property
     def kind_table(self) -> Sequence[Kind]: ...
     @property
-    def kinds(self) -> "array[int]": ...
+    def kinds(self) -> array[int]: ...
     @property
-    def parents(self) -> "array[int]": ...
+    def parents(self) -> array[int]: ...
     @property
     def previews(self) -> StrColumn: ...
     @property
@@ -71,7 +72,7 @@ class TreeSnapshot(Protocol):
     def row_at(self, slot: int) -> TreeRow: ...
     def kids(self, slot: int) -> Sequence[int]: ...
     def heads(self) -> Mapping[int, Sequence[int]]: ...
-    def runs(self) -> "tuple[array[int], array[int]]": ...
+    def runs(self) -> tuple[array[int], array[int]]: ...
     def path_slots(self, slot: int | None) -> list[int]: ...
     def type_at(self, slot: int) -> str: ...
     def kind_at(self, slot: int) -> Kind: ...
@@ -111,7 +112,7 @@ class TreeIndex:
         self._breaks: tuple[int, array[int], array[int]] | None = None
 
     @classmethod
-    def build(cls, rows: Iterable[TreeRow]) -> "TreeIndex":
+    def build(cls, rows: Iterable[TreeRow]) -> TreeIndex:
         """From bare rows in append order (tests, tools, backends without columns)."""
         return cls(columns_from_rows(rows if isinstance(rows, list) else list(rows)))
 
@@ -131,11 +132,11 @@ class TreeIndex:
         return self._c.kind_table
 
     @property
-    def kinds(self) -> "array[int]":
+    def kinds(self) -> array[int]:
         return self._c.kinds
 
     @property
-    def parents(self) -> "array[int]":
+    def parents(self) -> array[int]:
         return self._c.parents
 
     @property
@@ -215,7 +216,7 @@ class TreeIndex:
         """Parent slot (ROOT for the roots) -> its children that are not the slot after it."""
         return self._heads
 
-    def runs(self) -> "tuple[array[int], array[int]]":
+    def runs(self) -> tuple[array[int], array[int]]:
         """(run starts, chain stops), each sorted. A run is consecutive slots each the parent of
         the next; from any slot the chain of single children goes on to the next stop: a slot with
         other children (a fork), the last slot before a run start or a dead slot, the last slot."""

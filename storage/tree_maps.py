@@ -3,7 +3,8 @@ id), made entry by entry on demand: for tests and the few callers that want rows
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from .base import TreeRow
 from .tree_columns import DEAD, ROOT
@@ -22,7 +23,7 @@ def and_not(a: bytes, b: bytes) -> bytes:
 class RowsById(Mapping[str, TreeRow]):
     """`TreeIndex.by_id`: rows by id, in append order, made on demand."""
 
-    def __init__(self, index: "TreeIndex") -> None:
+    def __init__(self, index: TreeIndex) -> None:
         self._index = index
 
     def __getitem__(self, entry_id: str) -> TreeRow:
@@ -47,7 +48,7 @@ class ChildrenById(Mapping[str | None, Sequence[str]]):
     """`TreeIndex.children`: child ids per parent id (None: the roots; a missing parent's id: the
     orphans naming it), in sibling order; only parents that have children are keys."""
 
-    def __init__(self, index: "TreeIndex") -> None:
+    def __init__(self, index: TreeIndex) -> None:
         self._index = index
 
     def _ids(self, parent_id: str | None) -> list[str]:

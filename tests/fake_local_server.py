@@ -68,24 +68,24 @@ class LocalServer:
     # ------------------------------------------------------------ presets
 
     @classmethod
-    def llama_cpp_python(cls, fake: FakeProvider, window: int = 2048, **kw: Any) -> "LocalServer":
+    def llama_cpp_python(cls, fake: FakeProvider, window: int = 2048, **kw: Any) -> LocalServer:
         return cls(fake, "llama-cpp-python", window, string_only=True, empty_stream_on_error=True,
                    window_in_400=True, usage=False, props=False, null_content_refused=True, **kw)
 
     @classmethod
-    def llama_cpp(cls, fake: FakeProvider, window: int = 4096, **kw: Any) -> "LocalServer":
+    def llama_cpp(cls, fake: FakeProvider, window: int = 4096, **kw: Any) -> LocalServer:
         return cls(fake, "llama.cpp", window, props=True, **{"model_id": "model.gguf", **kw})
 
     @classmethod
-    def ollama(cls, fake: FakeProvider, window: int = 4096, **kw: Any) -> "LocalServer":
+    def ollama(cls, fake: FakeProvider, window: int = 4096, **kw: Any) -> LocalServer:
         return cls(fake, "ollama", window, **{"model_id": "qwen3:8b", **kw})
 
     @classmethod
-    def vllm(cls, fake: FakeProvider, window: int = 8192, **kw: Any) -> "LocalServer":
+    def vllm(cls, fake: FakeProvider, window: int = 8192, **kw: Any) -> LocalServer:
         return cls(fake, "vllm", window, **{"model_id": "Qwen/Qwen3-8B", **kw})
 
     @classmethod
-    def lmstudio(cls, fake: FakeProvider, window: int = 4096, **kw: Any) -> "LocalServer":
+    def lmstudio(cls, fake: FakeProvider, window: int = 4096, **kw: Any) -> LocalServer:
         return cls(fake, "lmstudio", window, **{"model_id": "google/gemma-3-4b", **kw})
 
     # ------------------------------------------------------------ counting

@@ -17,8 +17,9 @@ import json
 import re
 import time
 from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 # ---------------------------------------------------------------- steps
 
@@ -32,7 +33,7 @@ class Status:
 
 @dataclass
 class Send:
-    data: bytes | Callable[["Recorded"], bytes]  # a function gets the request (to echo its headers)
+    data: bytes | Callable[[Recorded], bytes]  # a function gets the request (to echo its headers)
 
 
 @dataclass
@@ -212,7 +213,7 @@ class FakeProvider:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    async def __aenter__(self) -> "FakeProvider":
+    async def __aenter__(self) -> FakeProvider:
         self._server = await asyncio.start_server(self._on_connect, "127.0.0.1", 0)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
@@ -348,7 +349,7 @@ class FakeProvider:
                 await writer.drain()
                 try:
                     await asyncio.wait_for(reader.read(), step.limit)  # returns b"" when the client closes
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
                 self.disconnects += 1
                 self.client_disconnected.set()

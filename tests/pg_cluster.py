@@ -84,7 +84,7 @@ class PgServer:
     bindir: Path | None = None
     _names: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _free: list[str] = field(default_factory=list)  # emptied databases, ready for the next test
-    _admins: dict[str, "psycopg.Connection[tuple[object, ...]]"] = field(default_factory=dict)
+    _admins: dict[str, psycopg.Connection[tuple[object, ...]]] = field(default_factory=dict)
 
     def url(self, dbname: str) -> str:
         """A URL for the test role: the unix socket (fast) on our cluster, else like `admin`."""
@@ -154,7 +154,7 @@ class PgServer:
             admin.close()
         self.sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
-    def _admin_of(self, name: str) -> "psycopg.Connection[tuple[object, ...]]":
+    def _admin_of(self, name: str) -> psycopg.Connection[tuple[object, ...]]:
         """A superuser connection to one test database, kept from test to test."""
         import psycopg
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from typing import Sequence
+from collections.abc import Sequence
 
 from treechat.agent.tools import parse_tool_names
 from treechat.chat import Chat

@@ -27,7 +27,8 @@ send it, ``give_back`` restores it.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from textual import events
 from textual.message import Message

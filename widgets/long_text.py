@@ -4,7 +4,7 @@ and 570 MB to draw (issue 21), for text nobody reads on a terminal. The rest sta
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 SHOWN_CHARS = 100_000
 

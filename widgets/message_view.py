@@ -9,8 +9,9 @@ file passes through ``sanitize``; plain text goes in as ``Content``/``Text``, ne
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.markdown import Markdown as RichMarkdown
@@ -212,7 +213,7 @@ class MessageHeader(Static):
     """``role · model  [label]  ‹ n/m ›``; clicking ‹ or › asks for the sibling."""
 
     class Clicked(Message):
-        def __init__(self, header: "MessageHeader", delta: int) -> None:
+        def __init__(self, header: MessageHeader, delta: int) -> None:
             self.header, self.delta = header, delta
             super().__init__()
 

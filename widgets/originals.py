@@ -68,11 +68,11 @@ class OriginalLines(Widget):
     class Clicked(Message):
         """Row ``index`` (among all of the card's originals) was clicked."""
 
-        def __init__(self, lines: "OriginalLines", index: int) -> None:
+        def __init__(self, lines: OriginalLines, index: int) -> None:
             self.lines, self.index = lines, index
             super().__init__()
 
-    def __init__(self, items: "list[TranscriptItem]", first: int, count: int, opened: set[int]) -> None:
+    def __init__(self, items: list[TranscriptItem], first: int, count: int, opened: set[int]) -> None:
         super().__init__()
         self.items, self.first, self.count, self.opened = items, first, count, opened
         self.selected: int | None = None  # an index among all originals, when it is one of ours

@@ -20,7 +20,7 @@ between): a block boundary is a blank line followed by a line that starts in the
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from rich.console import RenderableType
 from textual import events

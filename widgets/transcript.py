@@ -31,7 +31,8 @@ selected message, so without one they fall through (to the composer).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar
 
 from textual import events
 from textual.await_complete import AwaitComplete

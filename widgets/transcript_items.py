@@ -14,7 +14,8 @@ index, so a window's indices can follow.
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, Iterable, Iterator, Sequence, overload
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from typing import Any, overload
 
 from .message_view import TranscriptItem, as_item
 

@@ -15,7 +15,8 @@ screen of content beyond the view ("filling"), so a key is never stuck behind a 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Coroutine
+from collections.abc import Coroutine
+from typing import Any
 
 from textual.await_complete import AwaitComplete
 from textual.containers import VerticalScroll

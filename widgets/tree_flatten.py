@@ -3,7 +3,7 @@ cycles). Pure functions over plain data; no recursion (5,000-deep chains)."""
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from treechat.storage.base import TreeRow
 

@@ -3,7 +3,7 @@ model and tokens once the App answers ``TreeView.DetailsRequested`` with ``set_d
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from textual.content import Content
 from textual.timer import Timer

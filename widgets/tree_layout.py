@@ -1,3 +1,4 @@
+
 """Flattening a session tree into display lines (pure data; ``TreeView`` draws it).
 
 Rules (Pi's /tree): a row is indented only where its parent has several visible children —
@@ -22,7 +23,8 @@ from __future__ import annotations
 import itertools
 from array import array
 from bisect import bisect_left, bisect_right
-from typing import AbstractSet, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
+from typing import Any
 
 from treechat.storage.base import TreeRow
 from treechat.storage.gc_policy import paused
@@ -467,12 +469,12 @@ class TreeLayout:
         return bool(gone)
 
     @property
-    def matches(self) -> AbstractSet[str]:
+    def matches(self) -> Set[str]:
         """With a query: the rows that match it."""
         return IdSet(self.index, self._match_slots)
 
     @property
-    def context(self) -> AbstractSet[str]:
+    def context(self) -> Set[str]:
         """With a query: the fork points kept for the drawing."""
         return IdSet(self.index, self._context_slots)
 

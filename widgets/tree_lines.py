@@ -1,10 +1,12 @@
+
 """What ``TreeLayout`` hands out: its lines as a sequence of tuples made when read, sets of ids over
 its slot sets, rows by id; and where a parent cycle is cut (pure functions over the index)."""
 
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, AbstractSet, Any, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence, Set
+from typing import TYPE_CHECKING, Any
 
 from treechat.storage.base import TreeRow
 from treechat.storage.tree_columns import DEAD, ROOT
@@ -41,7 +43,7 @@ class Lines(Sequence[Line]):
     """``TreeLayout.lines``: each line's tuple ``(row, gutter, connector, children, folded)``,
     made when it is read."""
 
-    def __init__(self, layout: "TreeLayout") -> None:
+    def __init__(self, layout: TreeLayout) -> None:
         self._layout = layout
 
     def __len__(self) -> int:
@@ -66,7 +68,7 @@ class Lines(Sequence[Line]):
     __hash__ = None  # type: ignore[assignment]
 
 
-class IdSet(AbstractSet[str]):
+class IdSet(Set[str]):
     def __init__(self, index: TreeSnapshot, slots: frozenset[int]) -> None:
         self._index, self._slots = index, slots
 
@@ -110,7 +112,7 @@ class ActivePath:
         self.slots: frozenset[int] = frozenset()
         self._leaf: int | None = None
 
-    def follow(self, index: TreeSnapshot, leaf_id: str | None, ids: AbstractSet[str] | None) -> None:
+    def follow(self, index: TreeSnapshot, leaf_id: str | None, ids: Set[str] | None) -> None:
         if ids is not None:
             self.slots, self._leaf = frozenset(s for s in map(index.slot, ids) if s is not None), None
             return

@@ -1,3 +1,4 @@
+
 """Where the tree's jump keys land and what a row's tooltip says (pure functions over a layout).
 
 - ``fork_above``/``fork_below`` (``{``/``}``): the fork points on the path through the cursor. Up
@@ -9,8 +10,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Set
 from datetime import datetime
-from typing import AbstractSet
 
 from treechat.storage.base import TreeRow
 
@@ -32,7 +33,7 @@ def fork_above(layout: TreeLayout, entry_id: str | None) -> int | None:
     return None
 
 
-def fork_below(layout: TreeLayout, start: int, active: AbstractSet[int]) -> int | None:
+def fork_below(layout: TreeLayout, start: int, active: Set[int]) -> int | None:
     """The line of the next fork down the cursor's branch (None when the branch ends first)."""
     if not 0 <= start < len(layout):
         return None

@@ -13,7 +13,8 @@ every cell, whatever the row's colours (the style says which, focused or not).
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 from rich.segment import Segment
 from rich.style import Style

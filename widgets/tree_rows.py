@@ -5,7 +5,7 @@ The filter modes, the colour class of a row, and the connector drawing of a line
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from treechat.storage.base import TreeRow
 from treechat.storage.tree_index import TreeSnapshot

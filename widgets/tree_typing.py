@@ -3,7 +3,7 @@ typed while a filter pass over a big tree runs are applied together by the next 
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from textual import events
 

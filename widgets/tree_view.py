@@ -1,3 +1,4 @@
+
 """TreeView: the session tree panel, drawn line by line (Textual Line API: only the lines on
 screen are drawn, whatever the size of the tree).
 
@@ -27,7 +28,7 @@ Keys are in ``widgets.keymap`` (context "tree"); they act only while the tree ha
 
 from __future__ import annotations
 
-from typing import AbstractSet
+from collections.abc import Set
 
 from rich.style import Style
 from textual import events
@@ -153,7 +154,7 @@ class TreeView(ScrollView, can_focus=True):
         """The entries of the active path (root → leaf)."""
         return self._active.ids(self.layout_data.index)
 
-    def set_index(self, index: TreeSnapshot, leaf_id: str | None, active_path_ids: AbstractSet[str] | None = None,
+    def set_index(self, index: TreeSnapshot, leaf_id: str | None, active_path_ids: Set[str] | None = None,
                   *, loading: int = 0, keep_cursor: bool = False) -> None:
         """A whole (new) tree: the controller's index, read, never changed here. The cursor
         starts on the leaf, scrolled into view (`keep_cursor`: stays on its entry, as when a big
@@ -172,7 +173,7 @@ class TreeView(ScrollView, can_focus=True):
             keep = leaf_id
         self._after_change(keep, top_id=None, center=True)
 
-    def set_rows(self, rows: list[TreeRow], leaf_id: str | None, active_path_ids: AbstractSet[str] | None = None) -> None:
+    def set_rows(self, rows: list[TreeRow], leaf_id: str | None, active_path_ids: Set[str] | None = None) -> None:
         """The same from bare rows (tests, tools): an index is built for them."""
         self.set_index(TreeIndex.build(rows), leaf_id, active_path_ids)
 
@@ -196,7 +197,7 @@ class TreeView(ScrollView, can_focus=True):
         if at is not None:
             self.refresh_line(at)
 
-    def set_leaf(self, leaf_id: str | None, active_path_ids: AbstractSet[str] | None = None) -> None:
+    def set_leaf(self, leaf_id: str | None, active_path_ids: Set[str] | None = None) -> None:
         follow = self.cursor_id is not None and self.cursor_id == self.layout_data.shown_ancestor(self.leaf_id)
         self.leaf_id = leaf_id
         self._active.follow(self.layout_data.index, leaf_id, active_path_ids)

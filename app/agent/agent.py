@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Awaitable, Callable, Iterable, assert_never
+from typing import assert_never
 
 from treechat.llm.abort import AbortSignal
 from treechat.llm.types import StreamFn, StreamOptionFields, StreamOptions

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import inspect
 import logging
-from typing import Awaitable, Callable, Generic, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Generic, TypeVar
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ The messages events carry are the agent's own objects: a listener reads them, ne
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Union
+from typing import Literal
 
 from treechat.llm.types import StreamEvent
 from treechat.storage.model import AssistantMessage, ToolResultMessage
@@ -124,18 +124,18 @@ class StreamWait:
     type: Literal["stream_wait"] = "stream_wait"
 
 
-AgentEvent = Union[
-    AgentStart,
-    TurnStart,
-    MessageStart,
-    MessageUpdate,
-    MessageEnd,
-    ToolExecutionStart,
-    ToolExecutionUpdate,
-    ToolExecutionEnd,
-    TurnEnd,
-    AgentEnd,
-    ImagesReplaced,
-    RetryWait,
-    StreamWait,
-]
+AgentEvent = (
+    AgentStart
+    | TurnStart
+    | MessageStart
+    | MessageUpdate
+    | MessageEnd
+    | ToolExecutionStart
+    | ToolExecutionUpdate
+    | ToolExecutionEnd
+    | TurnEnd
+    | AgentEnd
+    | ImagesReplaced
+    | RetryWait
+    | StreamWait
+)

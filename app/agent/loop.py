@@ -8,8 +8,9 @@ ends the run without running its tool calls and without touching the queues.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import Awaitable, Callable, Literal, Protocol
+from typing import Literal, Protocol
 
 from pydantic import BaseModel
 

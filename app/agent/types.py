@@ -8,8 +8,9 @@ they are handed); a hook may return its value or an awaitable of it, the loop aw
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable, Mapping, Protocol, Sequence, TypeAlias, TypedDict, TypeVar, Union
+from typing import Protocol, TypeAlias, TypedDict, TypeVar
 
 from treechat.llm.abort import AbortSignal
 from treechat.llm.types import LlmMessage, ModelInfo
@@ -30,24 +31,15 @@ T = TypeVar("T")
 
 # A JSON value (what a tool's arguments, details and schemas are made of). Read-only containers,
 # so a `dict[str, list[str]]` is one; `JsonObject` is the mutable object a caller builds.
-Json: TypeAlias = Union[None, bool, int, float, str, Sequence["Json"], Mapping[str, "Json"]]
+Json: TypeAlias = None | bool | int | float | str | Sequence["Json"] | Mapping[str, "Json"]
 JsonObject: TypeAlias = dict[str, Json]
 
 # Every message a session path contributes; `UnknownMessage` is a role this version does not
 # know (kept, never sent).
-AgentMessage: TypeAlias = Union[
-    UserMessage,
-    AssistantMessage,
-    ToolResultMessage,
-    BashExecutionMessage,
-    CustomMessage,
-    BranchSummaryMessage,
-    CompactionSummaryMessage,
-    UnknownMessage,
-]
-Content: TypeAlias = Union[TextContent, ImageContent]  # what a tool result carries
+AgentMessage: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage | UnknownMessage
+Content: TypeAlias = TextContent | ImageContent  # what a tool result carries
 
-MaybeAwaitable: TypeAlias = Union[T, Awaitable[T]]
+MaybeAwaitable: TypeAlias = T | Awaitable[T]
 
 
 @dataclass

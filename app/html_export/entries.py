@@ -10,7 +10,8 @@ numbers that the script puts on the page as text, never as markup.
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from treechat.storage.aggregates import entry_preview, entry_role
 from treechat.storage.model import (

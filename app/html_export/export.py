@@ -12,9 +12,10 @@ import asyncio
 import io
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable
+from typing import IO, Any
 
 from treechat.storage.base import EntryCursor, SessionStats, SessionStorage, StorageError
 from treechat.storage.gc_policy import paused

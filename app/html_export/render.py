@@ -10,8 +10,9 @@ blocks are highlighted by Pygments into CSS classes (the palettes are in the pag
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from html import escape
-from typing import Any, Sequence
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML

@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import httpx
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Iterable, Literal, Mapping
+from typing import Literal
 
 from .local import shown_model_id
 
@@ -94,7 +95,7 @@ class ProviderError(Exception):
         return self.kind in RETRYABLE_KINDS if self._retryable is None else self._retryable
 
 
-def redact(text: str, secrets: "Iterable[str | None]" = ()) -> str:
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     """`text` with every secret value, Authorization-style token and key-shaped string replaced.
 
     Applied where provider errors become message text (stored as `errorMessage`, printed, exported):
@@ -123,7 +124,7 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def error_body_message(body: str) -> tuple[str, str | None, str | None]:

@@ -25,7 +25,8 @@ import inspect
 import json
 import logging
 import time
-from typing import Any, AsyncIterator, Callable, Protocol
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Protocol
 
 import httpx
 

@@ -7,7 +7,8 @@ Keys come from the environment or config and live only in memory here.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
 
 from ..config import base_url_problem
 from .abort import AbortSignal

@@ -7,8 +7,9 @@ message. Adapters never raise past the stream: failures become an `error`/`abort
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Callable, Literal, Protocol, TypeAlias, TypedDict, Union
+from typing import Any, Literal, Protocol, TypeAlias, TypedDict
 
 from treechat.storage.model import AssistantMessage, ToolResultMessage, UserMessage
 
@@ -66,7 +67,7 @@ class ToolSpec:
 
 
 # The only roles a provider is sent (agent messages of other roles are converted or dropped first).
-LlmMessage: TypeAlias = Union[UserMessage, AssistantMessage, ToolResultMessage]
+LlmMessage: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage
 
 
 @dataclass

@@ -15,9 +15,10 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, Mapping
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
@@ -47,7 +48,7 @@ class McpServerConfig(BaseModel):
     startup_timeout: Annotated[float, Field(gt=0)] | None = None
 
     @model_validator(mode="after")
-    def _one_transport(self) -> "McpServerConfig":
+    def _one_transport(self) -> McpServerConfig:
         if self.command is not None and self.url is not None:
             raise ValueError("gives both command and url: a server is a program to run (command) "
                              "or an HTTP server (url), not both")

@@ -8,8 +8,9 @@ Servers on this machine never go through a proxy (their headers may carry a toke
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2

@@ -12,8 +12,9 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from treechat.agent.tools.base import AgentTool
 
@@ -47,7 +48,7 @@ class ServerRow:
 class McpManager:
     def __init__(self, specs: list[ServerSpec], *, cwd: str, env: dict[str, str] | None = None,
                  on_change: Callable[[str | None], None] = lambda line: None,
-                 confirm: Callable[[], "ConfirmCall | None"] = lambda: None, max_message: int | None = None) -> None:
+                 confirm: Callable[[], ConfirmCall | None] = lambda: None, max_message: int | None = None) -> None:
         self.specs = list(specs)
         self.max_message = max_message  # bytes of one answer (None: the server module's MAX_MESSAGE)
         self.cwd, self.env = cwd, env

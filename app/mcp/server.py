@@ -15,8 +15,9 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import anyio
 import anyio.lowlevel
@@ -50,7 +51,7 @@ class ToolInfo:
 
 class McpServer:
     def __init__(self, spec: ServerSpec, *, cwd: str, env: dict[str, str] | None = None,
-                 on_change: Callable[["McpServer", str], None] = lambda server, what: None,
+                 on_change: Callable[[McpServer, str], None] = lambda server, what: None,
                  max_message: int = MAX_MESSAGE) -> None:
         self.spec = spec
         self.name = spec.name
@@ -94,7 +95,7 @@ class McpServer:
         if self.state == "starting":
             try:
                 await asyncio.wait_for(self._settled.wait(), limit)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
         return self.state == "ready"
 

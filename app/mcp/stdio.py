@@ -15,9 +15,10 @@ from __future__ import annotations
 import os
 import re
 import signal
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable
+from typing import Any
 
 import anyio
 import mcp_types as types

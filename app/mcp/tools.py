@@ -12,7 +12,8 @@ import asyncio
 import contextlib
 import json
 import re
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -95,7 +96,7 @@ class McpTool(AgentTool):
             return text_result(_timed_out(self.name, limit), is_error=True)
         try:
             return convert_result(call.result(), self.name)
-        except (TimeoutError, asyncio.TimeoutError):
+        except TimeoutError:
             return text_result(_timed_out(self.name, limit), is_error=True)
         except Unavailable as err:
             return text_result(str(err), is_error=True)

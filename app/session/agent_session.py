@@ -14,8 +14,9 @@ are their public face.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable, Literal
+from typing import Literal
 
 from treechat.agent.agent import Agent
 from treechat.agent.bus import EventBus, Listener, Unsubscribe
@@ -91,7 +92,7 @@ class AgentSession:
         compaction_settings: CompactionSettings | None = None,
         get_api_key: GetApiKey | None = None,
         stream_options: StreamOptionFields | None = None,
-    ) -> "AgentSession":
+    ) -> AgentSession:
         """Bind an agent to `session` at its leaf. `model` (a ModelInfo or "provider/id") wins over
         the model stored on the path; `registry` resolves refs and supplies API keys (unless
         `get_api_key` is given); `stream_fn` defaults to the real providers. Writes the model,

@@ -7,7 +7,8 @@ stopping early at a compaction (its summary already covers what lies before it).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
 
 from treechat.agent.types import AgentMessage
 from treechat.storage.base import EntryNotFoundError, SessionCatalog, SessionStorage

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence, TypeGuard
+from typing import TypeGuard
 
 from treechat.agent.types import AgentMessage
 from treechat.storage.model import (

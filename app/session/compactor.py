@@ -22,8 +22,9 @@ import asyncio
 import json
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 
 from treechat.agent.agent import Agent
 from treechat.agent.bus import EventBus, maybe_await

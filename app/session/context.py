@@ -7,8 +7,8 @@ the last compaction on the path replaces everything before its kept range.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from treechat.agent.types import AgentMessage
 from treechat.storage.base import PathState

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Union
+from typing import Literal
 
 from treechat.agent.events import AgentEvent
 from treechat.agent.types import AgentMessage
@@ -34,7 +34,7 @@ class LeafMoved:
     type: Literal["leaf_moved"] = "leaf_moved"
 
 
-SessionChange = Union[Appended, LeafMoved]
+SessionChange = Appended | LeafMoved
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,6 +109,14 @@ class CompactionEnd:
     type: Literal["compaction_end"] = "compaction_end"
 
 
-OwnEvent = Union[QueueUpdate, ModelChanged, ThinkingLevelChanged, ActiveToolsChanged, PersistFailed, SessionReloaded,
-                 CompactionStart, CompactionEnd]
-SessionEvent = Union[AgentEvent, OwnEvent]
+OwnEvent = (
+    QueueUpdate
+    | ModelChanged
+    | ThinkingLevelChanged
+    | ActiveToolsChanged
+    | PersistFailed
+    | SessionReloaded
+    | CompactionStart
+    | CompactionEnd
+)
+SessionEvent = AgentEvent | OwnEvent

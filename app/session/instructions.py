@@ -8,7 +8,7 @@ run; `/system off` clears them (an entry with `{"text": null}`).
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from treechat.storage.base import SessionStorage
 from treechat.storage.model import CustomEntry

@@ -15,8 +15,8 @@ import json
 import os
 import stat
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from treechat.agent.types import AgentMessage
 from treechat.storage.model import dump

@@ -57,7 +57,7 @@ class Session:
         self.changes: EventBus[SessionChange] = EventBus()
 
     @classmethod
-    async def open(cls, storage: SessionStorage) -> "Session":
+    async def open(cls, storage: SessionStorage) -> Session:
         return cls(storage, await storage.get_leaf_id())
 
     # ------------------------------------------------------------ appends

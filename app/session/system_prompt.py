@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import os
 import platform
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from treechat.agent.tools import BashTool, EditTool, GrepTool, LsTool, ReadTool, WriteTool
 from treechat.agent.tools.base import AnyTool
@@ -81,7 +82,7 @@ class Environment:
     shell: str
 
     @classmethod
-    def current(cls, cwd: str | os.PathLike[str] | None = None) -> "Environment":
+    def current(cls, cwd: str | os.PathLike[str] | None = None) -> Environment:
         return cls(cwd=str(Path(cwd or os.getcwd()).resolve()), today=date.today(), os_name=_os_name(), shell=_shell())
 
 
@@ -154,7 +155,7 @@ class SystemPromptBuilder:
 
     @classmethod
     def from_settings(cls, settings: object, *, cwd: str | os.PathLike[str] | None = None,
-                      instructions: str | None = None) -> "SystemPromptBuilder":
+                      instructions: str | None = None) -> SystemPromptBuilder:
         """From a treechat.config.Settings (its config folder is the global context-file folder)."""
         config_file = getattr(settings, "config_file", None)
         return cls(

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual.app import App
 from textual.css.query import NoMatches
@@ -35,7 +36,7 @@ def drawn(handler: Callable[[Any, M], Any]) -> Callable[[Any, M], Awaitable[None
     still queued have nothing to be drawn on and are dropped, instead of failing on a widget."""
 
     @functools.wraps(handler)
-    async def run(self: "TuiBase", message: M) -> None:
+    async def run(self: TuiBase, message: M) -> None:
         if not self.screen_stack:
             return
         try:

@@ -7,7 +7,8 @@ command. Every `cmd_` is a thin call into the controller.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Literal
 
 from textual import on
 from textual.app import SystemCommand

@@ -8,7 +8,7 @@ model, so it never offers a level the model would not use.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from treechat.chat import Chat
 from treechat.llm.local import shown_ref

@@ -26,7 +26,8 @@ import gc
 import importlib
 import sys
 import time
-from typing import TYPE_CHECKING, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from textual import events, on, work
 from textual.message import Message

@@ -6,7 +6,7 @@ message's `‹ n/m ›` counts) are plain functions over the controller's data.
 
 from __future__ import annotations
 
-from typing import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from treechat.session.context import entry_to_message, transform_path
 from treechat.shown_path import ShownPath

@@ -20,8 +20,9 @@ order) that did: the file as it was before treechat first changed it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from treechat.storage.base import SessionStorage
 from treechat.storage.model import CustomEntry, Entry
@@ -110,7 +111,7 @@ class FileHistory:
             self.add(cp)
 
     @classmethod
-    async def load(cls, storage: SessionStorage) -> "FileHistory":
+    async def load(cls, storage: SessionStorage) -> FileHistory:
         return cls(cp for e in await storage.find_entries("custom") if (cp := parse_checkpoint(e)) is not None)
 
     def add(self, checkpoint: Checkpoint) -> None:

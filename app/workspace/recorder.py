@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from treechat.agent.tools.changes import Recorded
 from treechat.session.session import Session

@@ -16,8 +16,8 @@ wrote (`written.WrittenLog`). `undo_last` puts back what the newest restore repl
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from treechat.agent.tools.file_write import remove_file, replace_file
 from treechat.agent.tools.workfolder import shown_path

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from treechat.agent.tools.file_write import replace_file
 from treechat.storage.model import now_iso

@@ -20,7 +20,7 @@ class DriverMissingError(StorageError):
     """--storage postgres without psycopg installed."""
 
 
-async def open_postgres(url: str | None) -> "PostgresCatalog":
+async def open_postgres(url: str | None) -> PostgresCatalog:
     """The catalog on the server `url` names (TREECHAT_DATABASE_URL or database_url)."""
     if not url:
         raise StorageError("--storage postgres needs a server: set TREECHAT_DATABASE_URL=postgresql://USER@HOST/DB "

@@ -5,8 +5,9 @@ only, never entries."""
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..base import (
     AmbiguousSessionError,
@@ -87,7 +88,7 @@ class PostgresCatalog:
         self.db = db
 
     @classmethod
-    async def connect(cls, url: str) -> "PostgresCatalog":
+    async def connect(cls, url: str) -> PostgresCatalog:
         """Connect (waits bounded), migrate the schema, open the pool."""
         return cls(await PgDatabase.open(url))
 

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Awaitable, Callable, Mapping
 from importlib import resources
-from typing import Any, Awaitable, Callable, Mapping, TypeVar
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -196,7 +197,7 @@ class PgDatabase:
         self.read_only: str | None = None
 
     @classmethod
-    async def open(cls, url: str, *, create: bool = True) -> "PgDatabase":
+    async def open(cls, url: str, *, create: bool = True) -> PgDatabase:
         """Connect (bounded), bring the schema up to date (`create`) and open the pool. Every
         failure is a StorageError of one line."""
         try:

@@ -16,7 +16,8 @@ for several processes on several machines at once:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence, TypeVar, cast
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..aggregates import advance_path_state, advance_stats
 from ..base import (
@@ -295,7 +296,7 @@ class PostgresSessionStorage:
     """Nothing is cached in the object: every read asks the server, so several processes and
     machines share a session."""
 
-    def __init__(self, db: PgDatabase, session_id: str, catalog: "PostgresCatalog | None" = None,
+    def __init__(self, db: PgDatabase, session_id: str, catalog: PostgresCatalog | None = None,
                  seen_seq: int = 0) -> None:
         self.db = db
         self.session_id = session_id

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Mapping
+from collections.abc import Mapping
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 ENV = "TREECHAT_DATABASE_URL"

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import builtins
 import sqlite3
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..base import (
     AmbiguousSessionError,
@@ -100,7 +101,7 @@ class _OpenDescriptor:
     """`SqliteCatalog.open(path)` opens a database; `catalog.open(ref)` opens a session —
     storage.open_catalog and the SessionCatalog protocol both fix the name `open`."""
 
-    def __get__(self, obj: "SqliteCatalog | None", cls: "type[SqliteCatalog]") -> Any:
+    def __get__(self, obj: SqliteCatalog | None, cls: type[SqliteCatalog]) -> Any:
         if obj is None:
             return cls._open_database
         return obj._open_session
@@ -113,7 +114,7 @@ class SqliteCatalog:
     open = _OpenDescriptor()
 
     @classmethod
-    async def _open_database(cls, path: Path | str) -> "SqliteCatalog":
+    async def _open_database(cls, path: Path | str) -> SqliteCatalog:
         db = await Database.open(Path(path))
         if not db.read_only:
             await drop_abandoned(db, _delete)  # what a killed streamed import left

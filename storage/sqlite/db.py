@@ -15,9 +15,10 @@ import os
 import re
 import shutil
 import sqlite3
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import aiosqlite
 
@@ -246,7 +247,7 @@ class Database:
         self._aside_query = "mode=ro"  # how read_aside opens its connection (immutable: as the main one)
 
     @classmethod
-    async def open(cls, path: Path) -> "Database":
+    async def open(cls, path: Path) -> Database:
         """Open (creating) the database; read-only when its file or folder cannot be written.
         A damaged file raises DamagedStorageError and is never written to."""
         path = Path(path)
@@ -283,7 +284,7 @@ class Database:
         return db
 
     @classmethod
-    async def _open_read_only(cls, path: Path, why: str) -> "Database":
+    async def _open_read_only(cls, path: Path, why: str) -> Database:
         """mode=ro needs the WAL index (-shm) to exist or be creatable; in a read-only folder
         without one, the database is opened immutable (it cannot change under us: no writer can
         create the files either)."""

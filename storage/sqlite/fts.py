@@ -95,7 +95,7 @@ class bulk_mode:
     def __init__(self, c: sqlite3.Connection):
         self.c = c
 
-    def __enter__(self) -> "bulk_mode":
+    def __enter__(self) -> bulk_mode:
         return self
 
     def __exit__(self, exc_type: object, *_: object) -> None:

@@ -11,7 +11,7 @@ a rebuild that is interrupted leaves the old index as it was.
 from __future__ import annotations
 
 import sqlite3
-from typing import Callable
+from collections.abc import Callable
 
 from ..views import decode_view
 from . import fts, rows

@@ -4,8 +4,9 @@ turning an entry, a PathState or SessionStats into column tuples and back."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
-from typing import Any, Sequence
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 from .. import aggregates
 from ..base import PathState, SessionStats
@@ -133,7 +134,7 @@ def message_ms(entry: Entry) -> float | None:
 def ms_to_iso(ms: float) -> str:
     """"" for a value no date can hold (a damaged timestamp must not fail an import)."""
     try:
-        dt = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+        dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
     except (OverflowError, ValueError, OSError):
         return ""
     return dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -8,7 +8,8 @@ cached in the object, so several processes can share a session.
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..aggregates import advance_path_state, advance_stats
 from ..base import (
@@ -221,7 +222,7 @@ def last_seq(c: sqlite3.Connection, sid: str) -> int:
 
 class SqliteSessionStorage:
     def __init__(
-        self, db: Database, session_id: str, catalog: "SqliteCatalog | None" = None, seen_seq: int = 0
+        self, db: Database, session_id: str, catalog: SqliteCatalog | None = None, seen_seq: int = 0
     ):
         self.db = db
         self.session_id = session_id

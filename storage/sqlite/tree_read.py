@@ -24,7 +24,7 @@ import json
 import sqlite3
 from array import array
 from bisect import bisect_left
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from ..tree_columns import DEAD, ROOT, SEP, Kind, StrColumn, TreeColumns, kind_code, widen
 
@@ -69,7 +69,7 @@ _BY_ID = "SELECT group_concat(entry_seq) FROM (SELECT entry_seq FROM session_ent
 _SEQS = "SELECT group_concat(entry_seq) FROM (SELECT entry_seq FROM session_entries WHERE session_id = ? ORDER BY entry_seq)"
 
 
-def _ints(raw: bytes | None) -> "array[int]":
+def _ints(raw: bytes | None) -> array[int]:
     """A group_concat of integers as an array (a piece at a time: no 10^6 int objects at once)."""
     out = array("q")
     if not raw:
@@ -152,8 +152,8 @@ def _read(c: sqlite3.Connection, sid: str) -> TreeColumns | None:
     return TreeColumns(ids, parents, kinds, table, stamps, previews, labels, orphans, order)
 
 
-def _exact_kinds(c: sqlite3.Connection, sid: str, letters: bytes | bytearray, kinds: "array[int]", table: list[Kind],
-                 seq_at: Callable[[int], int]) -> "array[int]":
+def _exact_kinds(c: sqlite3.Connection, sid: str, letters: bytes | bytearray, kinds: array[int], table: list[Kind],
+                 seq_at: Callable[[int], int]) -> array[int]:
     """The kinds the CASE did not know, read exactly (a type or role of a newer version)."""
     codes = {k: i for i, k in enumerate(table)}
     unknown = [i for i in itertools.compress(range(len(letters)), map(_UNKNOWN.__eq__, letters))]
@@ -171,7 +171,7 @@ def _exact_kinds(c: sqlite3.Connection, sid: str, letters: bytes | bytearray, ki
 
 
 def _shape(c: sqlite3.Connection, sid: str, n: int, slot_of: Callable[[int], int]
-           ) -> "tuple[array[int], list[int]] | None":
+           ) -> tuple[array[int], list[int]] | None:
     """Every slot's parent slot from the branch tables, and the slots of the roots; None if some
     entry is in no branch or a branch is not the chain of consecutive depths the schema promises."""
     parents = array("i", [DEAD]) * n
@@ -211,7 +211,7 @@ def _shape(c: sqlite3.Connection, sid: str, n: int, slot_of: Callable[[int], int
     return parents, roots
 
 
-def _drop_markers(parents: "array[int]", kinds: "array[int]", leaf: int) -> set[int]:
+def _drop_markers(parents: array[int], kinds: array[int], leaf: int) -> set[int]:
     """Leaf markers become dead slots; what hung under one hangs under the marker's parent.
     Returns the markers' slots."""
     markers = set(itertools.compress(range(len(kinds)), map(leaf.__eq__, kinds)))

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from treechat.llm.types import StreamEvent
 from treechat.storage.model import AssistantMessage, TextContent, ToolCall

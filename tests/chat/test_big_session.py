@@ -5,7 +5,8 @@ small so that a session of a few dozen entries counts as big."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 

@@ -153,7 +153,7 @@ class Chromium:
             pass
         os.waitpid(self.pid, 0)
 
-    def __enter__(self) -> "Chromium":
+    def __enter__(self) -> Chromium:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -45,7 +45,7 @@ class Holder:
                                      stdout=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None and self.proc.stdout.readline().strip() == "locked"
 
-    def __enter__(self) -> "Holder":
+    def __enter__(self) -> Holder:
         return self
 
     def __exit__(self, *_: object) -> None:

@@ -4,8 +4,9 @@ loopback port inside the test, behind a bearer-token check."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator
+from typing import Any
 
 TOKEN = "s3cret-token"
 

@@ -12,8 +12,9 @@ import asyncio
 import dataclasses
 import inspect
 import typing
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator
+from typing import Any
 
 from textual.message import Message
 

@@ -1,4 +1,4 @@
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from treechat.storage.base import SearchHit, SessionSummary
 from treechat.widgets.keymap import KEYMAP, help_markdown
@@ -18,7 +18,7 @@ from treechat.widgets.screens.sessions import threaded
 
 from .helpers import Host, screen_text, wait_for
 
-NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
 def summary(sid: str, name: str | None, parent: str | None = None, msgs: int = 4, cost: float = 0.5) -> SessionSummary:

@@ -3,7 +3,7 @@
 Regenerate after an intended visual change: ``pytest tests/widgets/test_snapshots.py --snapshot-update``.
 """
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -115,7 +115,7 @@ def test_tree_focused_with_all_filter(snap_compare):
 def test_sessions_screen(snap_compare):
     async def open_sessions(pilot):
         # awaited: mounted (and filled) before the picture, however slow the machine
-        await pilot.app.push_screen(SessionsScreen(SESSIONS, current_id="s1", now=datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)))
+        await pilot.app.push_screen(SessionsScreen(SESSIONS, current_id="s1", now=datetime(2026, 3, 1, 12, 0, tzinfo=UTC)))
         await pilot.pause()
 
     assert snap_compare(MainLayout(), terminal_size=SIZE, run_before=open_sessions)

@@ -16,8 +16,8 @@ own row ("use …"), so a model the catalog does not know can be chosen too. Eve
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Awaitable, Callable
 
 from textual import events
 from textual.app import ComposeResult

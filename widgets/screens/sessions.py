@@ -12,7 +12,7 @@ optimistically; the App does the storage work.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from textual import events
 from textual.app import ComposeResult
@@ -36,7 +36,7 @@ def age(iso: str, now: datetime) -> str:
     except ValueError:
         return "?"
     if then.tzinfo is None:
-        then = then.replace(tzinfo=timezone.utc)
+        then = then.replace(tzinfo=UTC)
     seconds = max((now - then).total_seconds(), 0)
     for size, unit in ((86400 * 365, "y"), (86400 * 30, "mo"), (86400 * 7, "w"), (86400, "d"), (3600, "h"), (60, "m")):
         if seconds >= size:
@@ -116,7 +116,7 @@ class SessionsScreen(Dialog):
 
     def _fill(self) -> None:
         words = self.query_one("#filter", Input).value.lower().split()
-        now = self.now or datetime.now(timezone.utc)
+        now = self.now or datetime.now(UTC)
         options = self.query_one("#sessions", OptionList)
         keep = self.selected_id
         options.clear_options()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from collections.abc import Iterable
 
 from .base import AgentTool, AnyTool, FunctionTool, ToolResult, text_result
 from .bash import BashTool, Confirm

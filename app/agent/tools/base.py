@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from typing import Any, Awaitable, Callable, Generic, Literal, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal as signals
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 from pydantic import BaseModel, Field
 
@@ -105,7 +105,7 @@ async def _collect(proc: asyncio.subprocess.Process, limit: float) -> tuple[byte
     try:
         try:
             await asyncio.wait_for(_exited(proc), limit)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             timed_out = True
             _kill(proc)
             await _exited(proc)

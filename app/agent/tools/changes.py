@@ -10,8 +10,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Awaitable, Callable, Literal, Protocol
+from typing import Literal, Protocol
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..types import Json, JsonObject
 
@@ -68,7 +68,7 @@ class TextFile:
     crlf: tuple[int, ...]
 
     @classmethod
-    def decode(cls, raw: bytes) -> "TextFile | None":
+    def decode(cls, raw: bytes) -> TextFile | None:
         """None for a binary file: a NUL byte, or bytes that are not UTF-8."""
         if b"\0" in raw:
             return None

@@ -15,8 +15,9 @@ import os
 import re
 import sys
 import time
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import Awaitable, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -74,7 +75,7 @@ class _CwdTool(AgentTool[A]):
 async def _bounded(work: Awaitable[ToolResult], name: str) -> ToolResult:
     try:
         return await asyncio.wait_for(work, FILE_TOOL_TIMEOUT)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return text_result(f"Tool {name} timed out after {FILE_TOOL_TIMEOUT:g} s and was stopped.", is_error=True)
 
 

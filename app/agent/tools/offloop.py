@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 from treechat.llm.abort import AbortSignal
 

@@ -12,9 +12,9 @@ refused unless --yes or `allow_reads_outside` allows it) and tells the model whe
 from __future__ import annotations
 
 import os
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Awaitable, Callable
 
 from treechat.context_files import repository_root
 
@@ -40,11 +40,11 @@ class Reach:
     anywhere: bool = False  # allow_reads_outside: nothing is asked, links are followed wherever they go
 
     @classmethod
-    def of(cls, folder: str | os.PathLike[str], confirm: ReadConfirm | None = None, *, hint: str = "") -> "Reach":
+    def of(cls, folder: str | os.PathLike[str], confirm: ReadConfirm | None = None, *, hint: str = "") -> Reach:
         return cls(os.path.realpath(folder), confirm, hint)
 
     @classmethod
-    def for_run(cls, cwd: str | os.PathLike[str], confirm: ReadConfirm | None, *, anywhere: bool = False) -> "Reach":
+    def for_run(cls, cwd: str | os.PathLike[str], confirm: ReadConfirm | None, *, anywhere: bool = False) -> Reach:
         """The working folder of `cwd`; outside it as `confirm` says (None: refused), or
         anywhere (config.toml's `allow_reads_outside`)."""
         if anywhere:

@@ -58,9 +58,8 @@ _EXPANDED_LINES = 400  # longer tool output is cut when expanded; the rest is su
 class TranscriptItem:
     """One transcript entry as the App hands it in.
 
-    ``message`` is a ``storage.model`` message (any role), or a ``CompactionEntry`` /
-    ``BranchSummaryEntry`` (richer cards: trigger and tokens after). For a
-    ``CompactionSummaryMessage`` the card details can be given here instead.
+    ``message`` is a ``storage.model`` message (any role), or a ``CompactionEntry`` / ``BranchSummaryEntry``
+    (richer cards: trigger and tokens after). For a ``CompactionSummaryMessage`` the card details can be given here.
     """
 
     entry_id: str

@@ -57,8 +57,9 @@ _EXPANDED_LINES = 400  # longer tool output is cut when expanded; the rest is su
 class TranscriptItem:
     """One transcript entry as the App hands it in.
 
-    ``message`` is a ``storage.model`` message (any role), or a ``CompactionEntry`` / ``BranchSummaryEntry``
-    (richer cards: trigger and tokens after). For a ``CompactionSummaryMessage`` the card details can be given here.
+    ``message`` is a ``storage.model`` message (any role), or a ``CompactionEntry`` /
+    ``BranchSummaryEntry`` (richer cards: trigger and tokens after). For a
+    ``CompactionSummaryMessage`` the card details can be given here instead.
     """
 
     entry_id: str

@@ -14,7 +14,6 @@ from typing import Any
 from textual import on
 from textual.app import SystemCommand
 from textual.command import DiscoveryHit, Hit, Hits, Provider
-from textual.markup import escape
 from textual.screen import Screen
 
 from treechat.widgets.commands import SlashCommand, closest
@@ -45,9 +44,11 @@ class TreechatCommands(Provider):
 
     @staticmethod
     def _help(row: SlashCommand) -> str:
-        # the palette reads help as markup: "[instructions]" would vanish as an unknown style tag
+        # the palette reads help as markup: "[instructions]" would vanish as an unknown style tag, and
+        # Textual's escape() leaves "[TEXT]" and "[instructions]" as they are (it took "/label [TEXT]"
+        # to "/label "): every "[" is escaped
         key = f" ({row.key})" if row.key else ""
-        return escape(f"{row.usage}: {row.help}{key}")
+        return f"{row.usage}: {row.help}{key}".replace("[", "\\[")
 
     def _commands(self) -> list[SlashCommand]:
         app = self.app

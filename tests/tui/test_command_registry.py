@@ -78,3 +78,16 @@ async def test_built_in_arguments_complete_and_a_typo_names_the_closest(make_app
         await pilot.press("enter")
         await wait_for(pilot, lambda: "Did you mean /model?" in screen_text(app), what="the closest command")
         assert composer.text == "/modle"  # the text stays
+
+
+def test_the_palette_shows_every_argument_hint() -> None:
+    """The palette reads its help as markup: "[TEXT]" and "[instructions]" were dropped as tags."""
+    from textual.content import Content
+
+    from treechat.tui.commands import TreechatCommands
+
+    shown = {row.name: Content.from_markup(TreechatCommands._help(row)).plain for row in TreechatApp.command_table()}
+    assert shown["label"] == "/label [TEXT]: a label on the leaf (empty clears)"
+    assert shown["compact"].startswith("/compact [instructions]: ")
+    assert shown["restore"].startswith("/restore [ENTRY] [--force] | --undo: ")
+    assert all(f"/{name}" in text for name, text in shown.items())

@@ -21,7 +21,9 @@ def _cell(text: str) -> str:
 
 
 def commands_section() -> str:
-    rows = ["## Slash commands", "", "Type them in the composer; every one is also in the command palette (Ctrl+P).", "",
+    rows = ["## Slash commands", "", "Type them in the composer; Tab completes a command's name, then its arguments (`/fork b` → "
+            "`/fork before`; the models of `/model`, the levels of `/thinking`, the skills of `/skill`, the servers "
+            "of `/mcp restart`). Every one is also in the command palette (Ctrl+P).", "",
             "| Command | What it does |", "|---|---|"]
     for c in TreechatApp.command_table():
         key = f" ({c.key})" if c.key else ""

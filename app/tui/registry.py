@@ -7,7 +7,7 @@ made of (`CommandHost.__init_subclass__`), so the composer's `/` completion, the
 `/help`'s list and README's table (`python -m treechat.docs`) all read the same rows, and a
 command is dispatched by its registration, never by a method name made up at run time.
 
-    class Labels(CommandHost):
+    class Labels(TuiBase):  # (TuiBase is a CommandHost)
         @command("label", title="Label the current entry", args="[TEXT]", help="a label on the leaf")
         async def cmd_label(self, args: str) -> None: ...
 
@@ -31,8 +31,6 @@ if TYPE_CHECKING:  # (the App's modules load before the controller: app/tui/star
 H = TypeVar("H", bound="CommandHost")
 _MARK = "__treechat_command__"
 _order = itertools.count()  # definition order, within a feature: the order help and README list them in
-
-
 
 # What Tab offers for a command's arguments, asked of the controller when Tab is pressed (servers,
 # skills and levels change while the app runs): whole argument texts ("here", "restart fs"), of

@@ -12,6 +12,7 @@ the queue; this class adds moving in the tree and the commands. Errors a person 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -359,9 +360,9 @@ class Chat(ChatWorkspace):
     async def export(self, path: str | Path | None = None) -> Path:
         """Write this session to `path` (.jsonl opens in Pi, .md for reading, .html to look at);
         default: `<home>/exports/<id>.jsonl`."""
-        target = Path(path).expanduser() if path else Path(self.settings.home) / "exports" / f"{self.session_id}.jsonl"
+        target = Path(path).expanduser() if path else Path(self.settings.home) / "exports" / f"{self.session_id}.jsonl"  # noqa: ASYNC240  $HOME, no I/O
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
+            await asyncio.to_thread(target.parent.mkdir, parents=True, exist_ok=True)
             await export_session(self.session, target)
         except OutputError as err:  # already a sentence naming the target
             raise ChatError(f"Could not export: {err.strerror}") from None

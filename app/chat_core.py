@@ -348,7 +348,7 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
                 await work()
             except StorageError as err:
                 self._emit(Failed(str(err)))
-            except Exception as err:  # the agent turns provider failures into messages; this is the rest
+            except Exception as err:  # noqa: BLE001  the agent turns provider failures into messages; this is the rest
                 self._emit(Failed(f"Could not send: {err}"))
 
         self._run_task = asyncio.create_task(run())

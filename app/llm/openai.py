@@ -167,31 +167,34 @@ class OpenAIParser:
         if not isinstance(choices, list):
             raise malformed(self.model.provider, "choices", choices)
         for choice in choices:
-            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
-                continue
-            if choice.get("usage"):  # Moonshot puts usage inside the choice
-                self._counts(choice["usage"])
-            delta = choice.get("delta") or {}
-            if not isinstance(delta, dict):
-                raise malformed(self.model.provider, "a delta", delta)
-            for name in _REASONING_FIELDS:
-                piece = text_of(delta.get(name), provider=self.model.provider, what=name)
-                if piece:
-                    events.append(self._append(ThinkingContent, "thinking", piece, "thinking_delta"))
-                    break
-            content = self._content(delta.get("content"))
-            if content:
-                events.append(self._append(TextContent, "text", content, "text_delta"))
-            calls = delta.get("tool_calls") or []
-            for frag in calls if isinstance(calls, list) else [calls]:
-                events.append(self._tool_fragment(frag))
-            reason = choice.get("finish_reason")
-            if reason:
-                if reason == "error":
-                    raise classify_stream_error(choice.get("error") or "finish_reason error", provider=self.model.provider)
-                self._finish_reason = reason
-                self.finished = True  # a finish_reason then EOF is complete; [DONE] is optional after it
+            if isinstance(choice, dict) and choice.get("index", 0) == 0:
+                self._choice(choice, events)
         return events
+
+    def _choice(self, choice: dict[str, Any], events: list[StreamEvent]) -> None:
+        """The first choice of a chunk: its usage, deltas (thinking, text, tool calls) and finish."""
+        if choice.get("usage"):  # Moonshot puts usage inside the choice
+            self._counts(choice["usage"])
+        delta = choice.get("delta") or {}
+        if not isinstance(delta, dict):
+            raise malformed(self.model.provider, "a delta", delta)
+        for name in _REASONING_FIELDS:
+            piece = text_of(delta.get(name), provider=self.model.provider, what=name)
+            if piece:
+                events.append(self._append(ThinkingContent, "thinking", piece, "thinking_delta"))
+                break
+        content = self._content(delta.get("content"))
+        if content:
+            events.append(self._append(TextContent, "text", content, "text_delta"))
+        calls = delta.get("tool_calls") or []
+        for frag in calls if isinstance(calls, list) else [calls]:
+            events.append(self._tool_fragment(frag))
+        reason = choice.get("finish_reason")
+        if reason:
+            if reason == "error":
+                raise classify_stream_error(choice.get("error") or "finish_reason error", provider=self.model.provider)
+            self._finish_reason = reason
+            self.finished = True  # a finish_reason then EOF is complete; [DONE] is optional after it
 
     def _append(self, cls: type, attr: str, text: str, kind: str) -> StreamEvent:
         content = self.message.content

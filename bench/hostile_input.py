@@ -123,8 +123,8 @@ async def bench_search(home: Path, kb: float) -> None:
         await chat.close()
         await catalog.close()
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "treechat", "--home", str(home), "search", query],
-                          capture_output=True, text=True, timeout=600)
+    done = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "treechat", "--home", str(home), "search",
+                                   query], capture_output=True, text=True, timeout=600)
     emit(bench="search_cli", query_kb=kb, seconds=round(time.perf_counter() - start, 3), code=done.returncode,
          stderr=done.stderr.strip()[:200])
 

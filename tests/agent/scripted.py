@@ -62,12 +62,25 @@ def texts(messages: list[Any]) -> list[str]:
     return out
 
 
+WAIT_S = 30  # a wait on an event that never comes fails the test rather than hanging it
+
+
 class Recorder:
     def __init__(self) -> None:
         self.events: list[Any] = []
+        self._arrived = asyncio.Event()
 
     async def __call__(self, event) -> None:
         self.events.append(event)
+        self._arrived.set()
+
+    async def until(self, condition: Callable[[], bool]) -> None:
+        """Until `condition` holds, checked as each event arrives (state is reduced before its
+        listeners hear it): a wait on the events, not a poll."""
+        async with asyncio.timeout(WAIT_S):
+            while not condition():
+                self._arrived.clear()
+                await self._arrived.wait()
 
     @property
     def types(self) -> list[str]:

@@ -152,8 +152,8 @@ async def test_abort_while_streaming() -> None:
     rec = Recorder()
     agent.subscribe(rec)
     run = asyncio.create_task(agent.prompt("hi"))
-    while agent.state.streaming_message is None or agent.state.streaming_message.role != "assistant":
-        await asyncio.sleep(0)
+    await rec.until(lambda: agent.state.streaming_message is not None
+                    and agent.state.streaming_message.role == "assistant")
     agent.abort()
     await run
     assert rec.types[-4:] == ["message_start", "message_end", "turn_end", "agent_end"]

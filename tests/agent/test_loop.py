@@ -163,8 +163,20 @@ async def test_queued_before_prompt_one_at_a_time_and_all() -> None:
     assert [t.split(":")[1] for t in texts(agent.state.messages)] == ["P", "S1", "S2", "r1", "F1", "F2", "r2"]
 
 
+class _Started(list[str]):
+    """The values of the tools that started, and an event for the first."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = asyncio.Event()
+
+    def append(self, value: str) -> None:
+        super().append(value)
+        self.first.set()
+
+
 async def test_sequential_tool_forces_sequential_batch() -> None:
-    gate, started = asyncio.Event(), []
+    gate, started = asyncio.Event(), _Started()
     first = echo_tool("first", delay=gate, started=started)
     second = echo_tool("second", mode="sequential", started=started)
     stream = ScriptedStream(reply("", calls=[("t1", "first", {"value": "1"}), ("t2", "second", {"value": "2"})]), reply("ok"))
@@ -173,9 +185,8 @@ async def test_sequential_tool_forces_sequential_batch() -> None:
     rec = Recorder()
     agent.subscribe(rec)
     run = asyncio.create_task(agent.prompt("go"))
-    while not started:
-        await asyncio.sleep(0)
-    await asyncio.sleep(0)
+    await asyncio.wait_for(started.first.wait(), 30)
+    await asyncio.sleep(0)  # one more turn of the loop: room for t2 to start, if it (wrongly) would
     assert [e.tool_call_id for e in rec.named("tool_execution_start")] == ["t1"]  # t2 waits for t1
     gate.set()
     await run

@@ -307,7 +307,7 @@ async def test_a_reply_that_cannot_be_written_is_kept_in_a_recovery_file(catalog
     await chat.wait_idle()
     (unsaved,) = [e for e in rec.of(Unsaved) if e.message.role == "assistant"][:1]
     assert unsaved.reason == "No space left on device" and unsaved.recovery_path
-    kept = [_json.loads(line) for line in open(unsaved.recovery_path)]
+    kept = [_json.loads(line) for line in open(unsaved.recovery_path)]  # noqa: ASYNC230  a small local temp file
     assert any("the whole answer" in _json.dumps(k["message"]) for k in kept)
     assert "the whole answer" == message_text(unsaved.message)
     assert any("Could not save" in f.text and unsaved.recovery_path in f.text for f in rec.of(Failed))

@@ -3,6 +3,7 @@ and a damaged database is never written to."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import shutil
@@ -116,8 +117,8 @@ async def test_an_append_on_a_full_disk_is_refused_and_stores_nothing_half(tmp_p
     s = await cat.create(session_id="full")
     await append_all(s, user("u1", None), assistant("a1", "u1"))
     await cat.close()
-    done = subprocess.run([sys.executable, "-c", APPEND_ON_FULL_DISK, storage, str(tmp_path)], capture_output=True,
-                          text=True, env=env(), timeout=60)
+    done = await asyncio.to_thread(subprocess.run, [sys.executable, "-c", APPEND_ON_FULL_DISK, storage, str(tmp_path)],
+                                   capture_output=True, text=True, env=env(), timeout=60)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert done.stdout.startswith("refused:") and ("full" in done.stdout or "large" in done.stdout), done.stdout
     cat = await open_catalog(storage, tmp_path)
@@ -172,7 +173,7 @@ async def test_the_catalog_says_it_is_read_only_and_refuses_writes_with_the_reas
     await cat.close()
     cmd = ["unshare", "--mount", "sh", "-c", 'mount --bind -o ro "$0" "$0" && exec "$@"', str(tmp_path),
            sys.executable, "-c", READ_ONLY_PROBE, storage, str(tmp_path)]
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env(), timeout=60)
+    done = await asyncio.to_thread(subprocess.run, cmd, capture_output=True, text=True, env=env(), timeout=60)
     assert done.returncode == 0, done.stderr
     first, refused, polled = done.stdout.strip().splitlines()
     assert first == "True 2" and refused.startswith("refused:") and "read-only" in refused and polled == "0"

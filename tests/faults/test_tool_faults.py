@@ -8,6 +8,7 @@ import os
 import socket
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
@@ -175,6 +176,19 @@ class NoArgs(BaseModel):
     pass
 
 
+async def fifo_written(path: Path) -> None:
+    """Until something writes to the FIFO at `path` (Linux reports none readable before a
+    first writer came): a wait on the event itself, not a sleep."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    loop, written = asyncio.get_running_loop(), asyncio.Event()
+    loop.add_reader(fd, written.set)
+    try:
+        await asyncio.wait_for(written.wait(), 30)
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+
+
 def agent_with(tool) -> tuple[Agent, Recorder]:
     stream = ScriptedStream(reply("", calls=[("c1", tool.name, {})]), reply("after"))
     agent = Agent(state=AgentState(tools=[tool]), stream_fn=stream)
@@ -197,8 +211,7 @@ async def test_any_tool_stops_within_a_second_of_abort(stubborn) -> None:
     tool = FunctionTool("wait", "waits", NoArgs, forever)
     agent, rec = agent_with(tool)
     run = asyncio.create_task(agent.prompt("go"))
-    while "tool_execution_start" not in rec.types:
-        await asyncio.sleep(0.01)
+    await rec.until(lambda: "tool_execution_start" in rec.types)
     start = time.monotonic()
     agent.abort()
     await asyncio.wait_for(run, 5)
@@ -224,14 +237,14 @@ async def test_bash_stops_on_abort_through_the_loop(tmp_path) -> None:
         return True
 
     (bash,) = make_tools(["bash"], cwd=tmp_path, confirm=yes)
-    stream = ScriptedStream(reply("", calls=[("c1", "bash", {"command": "echo started; sleep 30"})]))
+    os.mkfifo(tmp_path / "started.fifo")  # the command says it is under way through it
+    command = "echo started; echo > started.fifo; sleep 30"
+    stream = ScriptedStream(reply("", calls=[("c1", "bash", {"command": command})]))
     agent = Agent(state=AgentState(tools=[bash]), stream_fn=stream)
     rec = Recorder()
     agent.subscribe(rec)
     run = asyncio.create_task(agent.prompt("go"))
-    while "tool_execution_start" not in rec.types:
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(0.2)
+    await fifo_written(tmp_path / "started.fifo")  # "started" is in the pipe: now stop it
     start = time.monotonic()
     agent.abort()
     await asyncio.wait_for(run, 5)

@@ -29,7 +29,7 @@ async def bare_chat(home: Path, fake: Any, *, name: str = "llamacpp", config: st
                     catalog: MemoryCatalog | None = None) -> Chat:
     """A chat as `treechat -p` makes it on a fresh machine: no key, no model, the server found on
     its port (here the fake's)."""
-    home.mkdir(parents=True, exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240  a local temp folder
     if config:
         (home / "config.toml").write_text(config)
     settings = load_settings(home, env={})

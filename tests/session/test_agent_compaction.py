@@ -159,8 +159,7 @@ async def test_manual_compact_stops_a_running_reply_first(fake) -> None:
     fake.script_hang()
     fake.script_openai(["SUMMARY-M"])
     running = asyncio.create_task(s.prompt("third question"))
-    while len(fake.requests) < 3:  # the reply is streaming (the server holds it open)
-        await asyncio.sleep(0.01)
+    await fake.until_requests(3)  # the reply is streaming (the server holds it open)
     result = await s.compact()
     await running
     branch = await s.session.get_branch()

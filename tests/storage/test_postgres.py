@@ -116,7 +116,7 @@ async def test_tls_settings_in_the_url_are_honoured(pg_server, pg_database, tmp_
     assert await _ssl_in_use(verified.replace("127.0.0.1", "localhost"), tmp_path) is True
     # trusting only some other certificate: the server's is refused, in one line that says where to look
     stranger = tmp_path / "other-ca.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+    await asyncio.to_thread(subprocess.run, ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
                     "-keyout", str(tmp_path / "other.key"), "-out", str(stranger), "-days", "1", "-subj",
                     "/CN=somebody else"], check=True, capture_output=True, timeout=60)
     with pytest.raises(StorageError, match="TLS connection to .* failed.*sslrootcert") as err:

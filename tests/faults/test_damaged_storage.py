@@ -10,7 +10,7 @@ import shutil
 
 import pytest
 
-from .helpers import FIXTURES, can_mount_read_only, one_line, treechat
+from .helpers import FIXTURES, can_mount_read_only, one_line, treechat, treechat_here
 
 READ_COMMANDS = [["sessions"], ["search", "hello"], ["context", "abc"], ["tree", "abc"], ["export", "abc"], ["-c"]]
 
@@ -20,7 +20,7 @@ def digest(path) -> str:
 
 
 def imported_home(home, storage: str) -> str:
-    done = treechat("--home", str(home), "--storage", storage, "import", str(FIXTURES / "large-session.v3.jsonl"))
+    done = treechat_here("--home", str(home), "--storage", storage, "import", str(FIXTURES / "large-session.v3.jsonl"))
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
@@ -38,7 +38,9 @@ def test_a_damaged_database_is_named_with_what_to_do_and_never_written(tmp_path,
         db.write_bytes(data[: len(data) // 3])
     before = digest(db)
     for argv in [*READ_COMMANDS, ["import", str(FIXTURES / "before-compaction.v3.jsonl")]]:
-        line = one_line(treechat("--home", str(tmp_path), *argv))
+        # in this process but for -c, the app (its process is what a user starts)
+        run = treechat if argv == ["-c"] else treechat_here
+        line = one_line(run("--home", str(tmp_path), *argv))
         if argv[0] in ("context", "tree", "export") and "damaged" not in line:
             continue  # a truncated file may still open; the session is then simply not found
         assert "damaged" in line and "mv " in line and str(db) in line, (argv, line)
@@ -63,13 +65,13 @@ def test_a_read_only_home_browses_and_searches_and_says_why_it_cannot_save(tmp_p
 def test_a_full_disk_is_one_line_and_leaves_no_partial_session(tmp_path, storage):
     home = ["--home", str(tmp_path), "--storage", storage]
     imported_home(tmp_path, storage)
-    before = treechat(*home, "sessions", "--json").stdout
+    before = treechat_here(*home, "sessions", "--json").stdout
     size = sum(p.stat().st_size for p in tmp_path.rglob("*") if p.is_file())
     done = treechat(*home, "import", str(FIXTURES / "before-compaction.v3.jsonl"), fsize=size + 64 * 1024)
     line = done.stderr.strip().splitlines()[-1]
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert "full" in line or "too large" in line.lower(), line
-    assert treechat(*home, "sessions", "--json").stdout == before  # all or nothing
+    assert treechat_here(*home, "sessions", "--json").stdout == before  # all or nothing
 
 
 def test_every_command_on_a_full_disk_is_one_line(tmp_path):

@@ -211,7 +211,8 @@ async def cmd_context(args: argparse.Namespace) -> int:
         cwd = (await storage.get_metadata()).cwd
         leaf = session.leaf_id if args.leaf is None else (None if args.leaf == "null" else args.leaf)
         stored = await stored_instructions_at(storage, leaf)
-    folder = cwd if cwd and await asyncio.to_thread(os.path.isdir, cwd) else os.getcwd()
+    here: bool = await asyncio.to_thread(os.path.isdir, cwd) if cwd else False
+    folder = cwd if cwd and here else os.getcwd()
     given = getattr(args, "system", None)  # --system wins over what /system stored, as in the app
     instructions = given if given is not None else stored if isinstance(stored, str) else None
     try:

@@ -81,7 +81,8 @@ class _Opened:
 
         from treechat.agent.tools.workfolder import working_folder
 
-        self.folder = working_folder(cwd if cwd and await asyncio.to_thread(os.path.isdir, cwd) else os.getcwd())
+        here: bool = await asyncio.to_thread(os.path.isdir, cwd) if cwd else False
+        self.folder = working_folder(cwd if cwd and here else os.getcwd())
 
     async def __aexit__(self, *exc: object) -> None:
         catalog = getattr(self, "catalog", None)

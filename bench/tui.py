@@ -60,6 +60,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # before bench/ (whose storage.py would shadow the storage package)
 
 from bench.storage import SESSION_TS, WORDS, emit, generate, sentence  # noqa: E402
+from tests.narrow import assistant_of, first_text  # noqa: E402
 from treechat.storage import open_catalog  # noqa: E402
 from treechat.storage.model import AssistantMessage, TextContent, ToolResultMessage, UserMessage  # noqa: E402
 
@@ -354,7 +355,7 @@ def mark_last(entries: list) -> list:
         if isinstance(msg, UserMessage) and isinstance(msg.content, str):
             msg = msg.model_copy(update={"content": msg.content + f"\n\nLast line: {MARKER}."})
         elif isinstance(msg, AssistantMessage) and msg.stop_reason == "stop":
-            text = msg.content[0].text + f"\n\nLast line: {MARKER}."
+            text = first_text(msg) + f"\n\nLast line: {MARKER}."
             msg = msg.model_copy(update={"content": [TextContent(text=text)]})
         else:
             continue
@@ -370,7 +371,7 @@ def branch_entries(messages: int, seed: int) -> tuple[list, str]:
         entries, leaf = generate(size, branches=1, seed=seed)
         last = entries[-1]
         if count_messages(entries) >= messages and isinstance(getattr(last, "message", None), AssistantMessage) \
-                and last.message.stop_reason == "stop":
+                and assistant_of(last).stop_reason == "stop":
             break
         size += 1
     return mark_last(realistic(entries, random.Random(seed))), leaf

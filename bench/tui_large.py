@@ -73,12 +73,12 @@ async def settle(frames: TimedFrames, quiet: float = 0.3, limit: float = TIMEOUT
     """perf_counter of the last frame before `quiet` seconds without one."""
     t0 = time.perf_counter()
     seen = frames.count
-    last = frames.last or t0
+    last: float = frames.last or t0
     while time.perf_counter() - t0 < limit:
         await asyncio.sleep(quiet)
         if frames.count == seen:
             return last
-        seen, last = frames.count, frames.last
+        seen, last = frames.count, frames.last or last
     return last
 
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from treechat.llm.types import StreamEvent
-from treechat.storage.model import AssistantMessage, TextContent, ToolCall
+from treechat.storage.model import AssistantMessage, StopReason, TextContent, ToolCall
 
 
-def reply(text: str = "ok", *, calls: list[tuple[str, str, dict]] = (), stop: str | None = None, error: str | None = None) -> AssistantMessage:
+def reply(text: str = "ok", *, calls: Sequence[tuple[str, str, dict]] = (), stop: StopReason | None = None,
+          error: str | None = None) -> AssistantMessage:
     content: list[Any] = [TextContent(text=text)] if text else []
     content += [ToolCall(id=i, name=n, arguments=a) for i, n, a in calls]
     return AssistantMessage(content=content, api="fake", provider="fake", model="fake-model",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,8 @@ class Asked:
     """An approver that says yes (or `answer`) and remembers what it was shown."""
 
     def __init__(self, answer: bool | str = True) -> None:
-        self.answer, self.changes = answer, []
+        self.answer = answer
+        self.changes: list[Any] = []
 
     async def __call__(self, change: ProposedChange) -> bool | str:
         self.changes.append(change)
@@ -153,6 +155,7 @@ async def test_binary_files_directories_fifos_and_missing_files_are_refused(fold
         (edit, dict(path="gone.txt", edits=[{"oldText": "a", "newText": "x"}]), "No such file: gone.txt."),
     ]
     for tool, args, message in cases:
+        assert isinstance(args, dict)
         done = await call(tool, **args)
         assert done.is_error and text(done).startswith(message), (args, text(done))
     assert (folder / "b.bin").read_bytes() == b"\x00\x01abc" and (folder / "dir").is_dir()

@@ -155,6 +155,7 @@ async def hostile_session(catalog: SessionCatalog) -> Built:
         {"type": HOSTILE["script"], "id": "u", "parentId": "l", "extra": HOSTILE["img"]},
     ]
     for i, entry in enumerate(raw):
+        assert isinstance(entry, dict)
         entry["timestamp"] = f"2026-01-01T00:00:{i:02d}.000Z"
     entries = [parse_entry(e) for e in raw]
     header = {"type": "session", "version": 3, "id": "hostile-session", "timestamp": "2026-01-01T00:00:00.000Z",

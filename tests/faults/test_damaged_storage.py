@@ -129,7 +129,9 @@ async def test_an_append_on_a_full_disk_is_refused_and_stores_nothing_half(tmp_p
         entries = [e.id for e in await s.get_entries()]
         assert entries[:2] == ["u1", "a1"] and all(e.startswith("big") for e in entries[2:])
         if storage == "jsonl":
-            assert s.load_report.skipped == 0  # no torn line was left behind
+            from treechat.storage.jsonl import JsonlSessionStorage
+
+            assert isinstance(s, JsonlSessionStorage) and s.load_report.skipped == 0  # no torn line was left behind
         await s.append_entry(user("after", await s.get_leaf_id()))  # the session goes on
     finally:
         await cat.close()

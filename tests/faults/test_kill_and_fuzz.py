@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,10 @@ def until(condition: Callable[[], bool], seconds: float = 60) -> None:
         time.sleep(0.01)
 
 
+def _started(proc: subprocess.Popen[bytes], home: Path) -> bool:
+    return proc.poll() is not None or _holds_open(proc.pid, home)
+
+
 def _holds_open(pid: int, folder: Path) -> bool:
     """Process `pid` has a file under `folder` open (the store it imports into)."""
     try:
@@ -73,7 +78,7 @@ def test_kill_9_during_an_import_leaves_all_or_nothing(tmp_path, kind):
         proc = subprocess.Popen([sys.executable, "-m", "treechat", *home, "import", "--force", str(tmp_path / "big.jsonl")],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env())
         # (a condition, not a sleep from the start: on a loaded machine that lands in Python's start-up)
-        until(lambda p=proc: p.poll() is not None or _holds_open(p.pid, tmp_path / "home"))
+        until(partial(_started, proc, tmp_path / "home"))
         time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
         proc.wait()

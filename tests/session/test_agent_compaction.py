@@ -12,6 +12,7 @@ import pytest
 from pydantic import BaseModel
 
 from tests.fake_provider import FakeProvider
+from tests.narrow import assistant_of
 from treechat.agent import FunctionTool, text_result
 from treechat.chat import Chat
 from treechat.config import load_settings
@@ -164,7 +165,7 @@ async def test_manual_compact_stops_a_running_reply_first(fake) -> None:
     await running
     branch = await s.session.get_branch()
     aborted = branch[-2]
-    assert aborted.message.role == "assistant" and aborted.message.stop_reason == "aborted"
+    assert aborted.message.role == "assistant" and assistant_of(aborted).stop_reason == "aborted"
     assert branch[-1].id == result.entry_id and not s.is_streaming and not s.is_compacting
 
 
@@ -368,7 +369,7 @@ async def test_overflow_compacts_and_retries_once_and_the_reply_arrives(fake) ->
     assert (end.reason, end.will_retry, end.error) == ("overflow", True, None) and end.result.trigger == "overflow"
     branch = await s.session.get_branch()
     failed = [e for e in branch if isinstance(e, MessageEntry) and e.message.role == "assistant"
-              and e.message.stop_reason == "error"]
+              and assistant_of(e).stop_reason == "error"]
     assert len(failed) == 1  # the failed reply stays in the tree
     assert [e.type for e in branch[-2:]] == ["compaction", "message"]
 
@@ -385,7 +386,7 @@ async def test_a_second_overflow_after_the_retry_stops_with_a_clear_error(fake) 
     ends = events.named("compaction_end")
     assert [e.error for e in ends] == [None, OVERFLOW_RETRY_FAILED]
     assert ends[1].reason == "overflow" and ends[1].result is None and not ends[1].will_retry
-    assert s.state.messages[-1].stop_reason == "error"
+    assert assistant_of(s.state.messages[-1]).stop_reason == "error"
     assert len(compactions(await s.session.get_branch())) == 1
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from tests.fake_provider import FakeProvider, Recorded, Send, Status
 from tests.fixtures import PI_FIXTURES
+from tests.narrow import assistant_of
 from treechat.llm.types import ModelInfo
 from treechat.session.agent_session import AgentSession, CompactionSettings, NothingToCompact
 from treechat.session.session import Session
@@ -182,7 +183,7 @@ async def test_a_message_larger_than_the_window_says_so_and_what_to_do(fake) -> 
     await s.prompt("hello")
     await s.prompt("please look at this: " + "word " * 12_000)  # ~15k tokens in one message
     last = s.state.messages[-1]
-    assert last.role == "assistant" and last.stop_reason == "error"
+    assert last.role == "assistant" and assistant_of(last).stop_reason == "error"
     ends = [e for e in seen if e.type == "compaction_end"]
     assert len(ends) == 1 and ends[0].result is None
     error = ends[0].error

@@ -26,11 +26,11 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import httpx
 
-from treechat.storage.model import AssistantMessage
+from treechat.storage.model import AssistantMessage, StopReason
 from treechat.storage.well_formed import well_formed_text
 
 from .abort import AbortSignal
@@ -107,9 +107,9 @@ def snapshot(message: AssistantMessage) -> AssistantMessage:
     )
 
 
-def _failed(message: AssistantMessage, reason: str, text: str) -> AssistantMessage:
+def _failed(message: AssistantMessage, reason: StopReason, text: str) -> AssistantMessage:
     final = snapshot(message)
-    final.stop_reason = reason  # type: ignore[assignment]
+    final.stop_reason = reason
     final.error_message = text
     return final
 
@@ -123,7 +123,7 @@ class _Silence:
 
     def __init__(self, options: StreamOptions, provider: str, announce: Callable[[WaitNotice], None]) -> None:
         self.options, self.provider, self.announce = options, provider, announce
-        self.phase = "first_byte"
+        self.phase: Literal["first_byte", "idle"] = "first_byte"
         self.expired = False
         self._loop = asyncio.get_running_loop()
         self._scope: asyncio.Timeout | None = None
@@ -135,7 +135,7 @@ class _Silence:
     def limit(self) -> float:
         return self.options.first_byte_timeout if self.phase == "first_byte" else self.options.idle_timeout
 
-    def start(self, scope: asyncio.Timeout, phase: str = "first_byte") -> None:
+    def start(self, scope: asyncio.Timeout, phase: Literal["first_byte", "idle"] = "first_byte") -> None:
         """Begin a silence of `phase` now (a new attempt, or after the first token)."""
         self._scope, self.phase = scope, phase
         self._last, self._announced = self._loop.time(), False
@@ -170,7 +170,7 @@ class _Silence:
             return
         if not self._announced and silent >= self.options.notice_after:
             self._announced = True
-            self.announce(WaitNotice(self.phase, self.limit, time.monotonic() - silent,  # type: ignore[arg-type]
+            self.announce(WaitNotice(self.phase, self.limit, time.monotonic() - silent,
                                      waited=silent, provider=self.provider))
         due = self._last + self.limit if self._announced else self._last + self.options.notice_after
         self._arm(min(due, self._last + self.limit))
@@ -425,7 +425,7 @@ async def run_http_stream(
                 continue
             if isinstance(item, ProviderError):
                 parser.pieces.flush()
-                reason = "aborted" if item.kind == "aborted" else "error"
+                reason: StopReason = "aborted" if item.kind == "aborted" else "error"
                 final = _failed(parser.message, reason, redact(str(item), request.secrets))
                 final.errorKind = item.kind  # type: ignore[attr-defined]  # an extra field, kept on disk: compaction reads it
                 yield StreamEvent("error", final)

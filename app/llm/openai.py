@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlparse
 
 from treechat.storage.model import (
     AssistantMessage,
     ImageContent,
+    StopReason,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -28,7 +29,7 @@ from .unstreamed import OpenAIUnstreamed
 API = "openai-completions"
 INVALID_ARGS_KEY = "__invalid_json__"  # where arguments that are not a JSON object keep the model's text
 _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
-_FINISH = {"stop": "stop", "end": "stop", "length": "length", "tool_calls": "toolUse", "function_call": "toolUse",
+_FINISH: dict[str, StopReason] = {"stop": "stop", "end": "stop", "length": "length", "tool_calls": "toolUse", "function_call": "toolUse",
            "model_context_window_exceeded": "length"}
 
 
@@ -196,12 +197,13 @@ class OpenAIParser:
             self._finish_reason = reason
             self.finished = True  # a finish_reason then EOF is complete; [DONE] is optional after it
 
-    def _append(self, cls: type, attr: str, text: str, kind: str) -> StreamEvent:
+    def _append(self, cls: type[TextContent | ThinkingContent], attr: str, text: str,
+                kind: Literal["text_delta", "thinking_delta"]) -> StreamEvent:
         content = self.message.content
         if not content or not isinstance(content[-1], cls):
-            content.append(cls(**{attr: ""}))
+            content.append(TextContent(text="") if cls is TextContent else ThinkingContent(thinking=""))
         self.pieces.add(content[-1], attr, text)
-        return StreamEvent(kind, self.message, text, len(content) - 1)  # type: ignore[arg-type]
+        return StreamEvent(kind, self.message, text, len(content) - 1)
 
     def _content(self, value: Any) -> str:
         """A delta's text: a string, or (some servers) a list of {"type": "text", "text": …} parts."""
@@ -271,7 +273,7 @@ class OpenAIParser:
             self.message.error_message = f"{self.model.provider} stopped the reply with its content filter."
         else:
             has_calls = any(isinstance(b, ToolCall) for b in self.message.content)
-            self.message.stop_reason = "toolUse" if has_calls and reason == "stop" else reason  # type: ignore[assignment]
+            self.message.stop_reason = "toolUse" if has_calls and reason == "stop" else reason
         return snapshot(self.message)
 
 

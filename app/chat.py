@@ -285,7 +285,7 @@ class Chat(ChatWorkspace):
     @property
     def read_only(self) -> str | None:
         """Why this store cannot be written (browsing and search still work), or None."""
-        reason = getattr(self.catalog, "read_only", None)
+        reason = self.catalog.read_only
         return reason if isinstance(reason, str) and reason else None
 
     # ------------------------------------------------------------ copy and retry

@@ -249,7 +249,7 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
         before anything is written when there is no model or no key."""
         if self._agent is not None:
             return self._agent
-        read_only = getattr(self.catalog, "read_only", None)
+        read_only = self.catalog.read_only
         if isinstance(read_only, str) and read_only:
             raise ChatError(f"Sessions are read-only here ({read_only}): browsing and search work; sending needs a "
                             "writable home (--home DIR or TREECHAT_HOME).")

@@ -55,7 +55,7 @@ def treechat_here(*argv: str) -> subprocess.CompletedProcess[str]:
     import contextlib
     import io
 
-    from treechat.cli import main
+    from treechat.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -46,7 +46,7 @@ async def treechat(home: Path, *argv: str, fp: FakeProvider | None = None, cwd: 
 
 
 def _in_process(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:
-    from treechat.cli import main
+    from treechat.cli.main import main
 
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
     out, err = io.StringIO(), io.StringIO()

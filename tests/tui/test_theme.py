@@ -7,7 +7,7 @@ from __future__ import annotations
 from textual.command import CommandPalette
 from textual.widgets import Input
 
-from treechat.widgets.message_view import MarkdownBody
+from treechat.widgets.transcript.message_view import MarkdownBody
 
 from .conftest import wait_for
 

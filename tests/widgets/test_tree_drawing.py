@@ -7,7 +7,7 @@ from rich.style import Style
 from textual.color import Color
 
 from tests.narrow import of
-from treechat.widgets.tree_view import TreeView
+from treechat.widgets.tree.view import TreeView
 
 from .helpers import Host, chain, row
 from .test_tree_view import BRANCHY

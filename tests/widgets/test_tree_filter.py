@@ -5,7 +5,7 @@ from textual.binding import Binding
 
 from tests.narrow import of
 from treechat.storage.tree_index import TreeIndex
-from treechat.widgets.tree_view import TreeView
+from treechat.widgets.tree.view import TreeView
 
 from .helpers import Host, chain, row
 from .tree_helpers import drawn, segments, shown_ids

@@ -124,7 +124,7 @@ async def test_stream_fn_raising_becomes_a_complete_legal_sequence() -> None:
                          "message_start", "message_end", "turn_end", "agent_end"]
     failure = agent.state.messages[-1]
     assert failure.role == "assistant" and assistant_of(failure).stop_reason == "error"
-    assert assistant_of(failure).error_message == "socket on fire" == assistant_of(agent.state).error_message
+    assert assistant_of(failure).error_message == "socket on fire" == agent.state.error_message
     assert rec.named("agent_end")[0].messages == [failure]
     assert not agent.state.is_streaming
 

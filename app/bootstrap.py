@@ -112,7 +112,7 @@ async def pick_session(catalog: SessionCatalog, *, session_ref: str | None = Non
     cwd = cwd or os.getcwd()
     if session_ref:
         return await catalog.open(session_ref)
-    read_only = getattr(catalog, "read_only", None)
+    read_only = catalog.read_only
     if isinstance(read_only, str) and read_only:  # nothing can be created: browse the latest
         latest = await latest_with_content(catalog)
         if latest is None:

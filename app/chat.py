@@ -12,6 +12,7 @@ the queue; this class adds moving in the tree and the commands. Errors a person 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -284,7 +285,7 @@ class Chat(ChatWorkspace):
     @property
     def read_only(self) -> str | None:
         """Why this store cannot be written (browsing and search still work), or None."""
-        reason = getattr(self.catalog, "read_only", None)
+        reason = self.catalog.read_only
         return reason if isinstance(reason, str) and reason else None
 
     # ------------------------------------------------------------ copy and retry
@@ -359,9 +360,9 @@ class Chat(ChatWorkspace):
     async def export(self, path: str | Path | None = None) -> Path:
         """Write this session to `path` (.jsonl opens in Pi, .md for reading, .html to look at);
         default: `<home>/exports/<id>.jsonl`."""
-        target = Path(path).expanduser() if path else Path(self.settings.home) / "exports" / f"{self.session_id}.jsonl"
+        target = Path(path).expanduser() if path else Path(self.settings.home) / "exports" / f"{self.session_id}.jsonl"  # noqa: ASYNC240  $HOME, no I/O
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
+            await asyncio.to_thread(target.parent.mkdir, parents=True, exist_ok=True)
             await export_session(self.session, target)
         except OutputError as err:  # already a sentence naming the target
             raise ChatError(f"Could not export: {err.strerror}") from None

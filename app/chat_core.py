@@ -249,7 +249,7 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
         before anything is written when there is no model or no key."""
         if self._agent is not None:
             return self._agent
-        read_only = getattr(self.catalog, "read_only", None)
+        read_only = self.catalog.read_only
         if isinstance(read_only, str) and read_only:
             raise ChatError(f"Sessions are read-only here ({read_only}): browsing and search work; sending needs a "
                             "writable home (--home DIR or TREECHAT_HOME).")
@@ -348,7 +348,7 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
                 await work()
             except StorageError as err:
                 self._emit(Failed(str(err)))
-            except Exception as err:  # the agent turns provider failures into messages; this is the rest
+            except Exception as err:  # noqa: BLE001  the agent turns provider failures into messages; this is the rest
                 self._emit(Failed(f"Could not send: {err}"))
 
         self._run_task = asyncio.create_task(run())

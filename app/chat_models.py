@@ -72,7 +72,7 @@ class ChatModels:
 
     def readiness(self) -> Readiness:
         servers = tuple(s.provider for s in self.detected)
-        read_only = getattr(self.catalog, "read_only", None)
+        read_only = self.catalog.read_only
         if isinstance(read_only, str) and read_only:
             return Readiness(f"Read-only ({read_only}): browsing and search work, sending does not.", servers)
         try:

@@ -149,7 +149,7 @@ class ChatWorkspace(LiveChat):
     async def _offer(self, session_id: str, leaf: str | None) -> None:
         try:
             plan = await self.restore_plan(leaf)
-        except Exception:  # a look in passing: a store closing, a file vanishing says nothing
+        except Exception:  # noqa: BLE001  a look in passing, in a task nobody awaits: a store closing, a file vanishing says nothing
             return
         if self._session is None or self.session_id != session_id or self.session.leaf_id != leaf:
             return  # moved on meanwhile: that plan is for a place we left

@@ -83,7 +83,7 @@ class LocalModels:
             return list(self.detected)
         try:
             return await asyncio.shield(self.detect(busy))
-        except Exception:  # (a bug in a probe must not stop a send)
+        except Exception:  # noqa: BLE001  a bug in a probe must not stop a send
             return list(self.detected)
 
     def add(self, found: Sequence[DetectedServer]) -> None:

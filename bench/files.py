@@ -30,7 +30,7 @@ from treechat.agent.tools import make_tools  # noqa: E402
 from treechat.llm.abort import AbortSignal  # noqa: E402
 from treechat.session.session import Session  # noqa: E402
 from treechat.storage import open_catalog  # noqa: E402
-from treechat.storage.model import UserMessage  # noqa: E402
+from treechat.storage.model import CustomEntry, UserMessage  # noqa: E402
 from treechat.workspace.history import FileHistory, path_ids_of  # noqa: E402
 from treechat.workspace.journal import Journal  # noqa: E402
 from treechat.workspace.recorder import SessionRecorder  # noqa: E402
@@ -84,7 +84,8 @@ async def main(quick: bool) -> None:
             await run(edit, f"e{i}", path=f"f{n}.py", edits=[{"oldText": f"    return {k}\n",
                                                                "newText": f"    return {k} + 1\n"}])
         per_edit = (time.perf_counter() - t0) * 1000 / edits
-        blob_bytes = sum(len(json.dumps(e.data)) for e in await session.storage.find_entries("custom")
+        checkpoints = [e for e in await session.storage.find_entries("custom") if isinstance(e, CustomEntry)]
+        blob_bytes = sum(len(json.dumps(e.data)) for e in checkpoints
                          if not e.data["files"][0]["path"].endswith("big.txt"))
         emit(bench="edits_session", files=files, edits=edits, ms_per_edit=round(per_edit, 2),
              checkpoint_bytes=blob_bytes, file_bytes=(work / "f0.py").stat().st_size)

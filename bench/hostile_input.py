@@ -36,6 +36,7 @@ from treechat.session.session import Session  # noqa: E402
 from treechat.storage import open_catalog  # noqa: E402
 from treechat.storage.model import AssistantMessage, TextContent, UserMessage  # noqa: E402
 from treechat.tui import TreechatApp  # noqa: E402
+from treechat.widgets.composer.view import Composer  # noqa: E402
 
 
 def emit(**fields: object) -> None:
@@ -63,7 +64,7 @@ async def bench_paste(home: Path, mb: float) -> None:
     text = ("x" * 79 + "\n") * int(mb * 1e6 / 80)
     try:
         async with app.run_test(size=(140, 44)) as pilot:
-            composer = app.query_one("Composer")
+            composer = app.query_one(Composer)
             composer.focus()
             await pilot.pause()
             start = time.perf_counter()
@@ -123,8 +124,8 @@ async def bench_search(home: Path, kb: float) -> None:
         await chat.close()
         await catalog.close()
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "treechat", "--home", str(home), "search", query],
-                          capture_output=True, text=True, timeout=600)
+    done = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "treechat", "--home", str(home), "search",
+                                   query], capture_output=True, text=True, timeout=600)
     emit(bench="search_cli", query_kb=kb, seconds=round(time.perf_counter() - start, 3), code=done.returncode,
          stderr=done.stderr.strip()[:200])
 

@@ -81,7 +81,7 @@ class AsyncpgSide:
         self.url = url
 
     async def connect(self) -> Any:
-        import asyncpg
+        import asyncpg  # type: ignore[import-not-found]  # optional: only this comparison needs it (not a test dependency)
 
         return await asyncpg.connect(self.url)
 

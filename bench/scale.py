@@ -35,6 +35,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -97,8 +98,9 @@ def generated(size: int, cache: Path) -> Path:
                 n += 1
                 ms += 1000
                 iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms / 1000)) + f".{ms % 1000:03d}Z"
-                base = {"type": "message", "id": eid, "parentId": parent, "timestamp": iso}
+                base: dict[str, Any] = {"type": "message", "id": eid, "parentId": parent, "timestamp": iso}
                 k = len(chain) % 4
+                obj: dict[str, Any]
                 if len(chain) % 97 == 5:
                     obj = {"type": "model_change", "id": eid, "parentId": parent, "timestamp": iso,
                            "provider": "anthropic", "modelId": f"claude-{b % 3}"}

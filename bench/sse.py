@@ -21,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from tests.narrow import first_text
 from treechat.llm.sse import SSEDecoder  # noqa: E402
 
 
@@ -68,7 +69,7 @@ async def bench_e2e(mb: float) -> dict[str, object]:
             final = event
         seconds = time.perf_counter() - start
     assert final is not None and final.type == "done", final
-    assert len(final.partial.content[0].text) == length
+    assert len(first_text(final.partial)) == length
     return {"bench": "sse_e2e", "event_mb": mb, "seconds": round(seconds, 4)}
 
 
@@ -92,7 +93,7 @@ async def bench_reply(mb: float) -> dict[str, object]:
         async for event in stream_openai(model, LlmContext("", [UserMessage(content="hi")]), options, None):
             final, events = event, events + 1
         seconds = time.perf_counter() - start
-    assert final is not None and final.type == "done" and len(final.partial.content[0].text) == count * len(piece)
+    assert final is not None and final.type == "done" and len(first_text(final.partial)) == count * len(piece)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"bench": "sse_reply", "reply_mb": mb, "deltas": count, "events": events, "seconds": round(seconds, 3),
             "peak_rss_mb": round(peak)}

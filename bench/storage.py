@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -67,11 +68,11 @@ def _vocabulary(seed: int = 11) -> tuple[list[str], list[float]]:
     tail = sorted(made)
     rng.shuffle(tail)
     stems = WORDS[30:] + tail[:400]
-    idents = set()
+    idents: set[str] = set()
     while len(idents) < 1500:
         a, b = rng.choice(stems), rng.choice(stems)
         idents.add(f"{a}_{b}" if rng.random() < 0.5 else a + b.capitalize())
-    paths = set()
+    paths: set[str] = set()
     exts = ["py", "ts", "rs", "go", "md", "json", "toml", "yaml"]
     while len(paths) < 800:
         paths.add(f"src/{rng.choice(stems)}/{rng.choice(stems)}.{rng.choice(exts)}")
@@ -401,7 +402,7 @@ def available(kind: str) -> bool:
         return False
 
 
-def scratch_database(url: str) -> tuple[str, object]:
+def scratch_database(url: str) -> tuple[str, Callable[[], None]]:
     """A new database on the server `url` names: (its URL, a function that drops it)."""
     import os
 
@@ -433,7 +434,7 @@ async def main() -> None:
     ap.add_argument("--no-search", action="store_true", help="skip the search corpus")
     args = ap.parse_args()
     global DATABASE_URL
-    drop = None
+    drop: Callable[[], None] | None = None
     if args.database_url:
         DATABASE_URL, drop = scratch_database(args.database_url)
     try:

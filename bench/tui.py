@@ -53,6 +53,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # before bench/ (whose storage.py would shadow the storage package)
 
 from bench.storage import SESSION_TS, WORDS, emit, generate, sentence  # noqa: E402
+from tests.narrow import assistant_of, first_text  # noqa: E402
 from treechat.storage import open_catalog  # noqa: E402
 from treechat.storage.model import AssistantMessage, TextContent, ToolResultMessage, UserMessage  # noqa: E402
 
@@ -185,7 +187,9 @@ def first_frame_once(argv: list[str], cols: int, rows: int, env: dict[str, str] 
     if pid == 0:  # child: the terminal size is set on our side of the pty below, before any output
         os.execve(argv[0], argv, env)
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-    raw, first_byte, done, seen = b"", None, None, ""
+    raw, seen = b"", ""
+    first_byte: float | None = None
+    done: float | None = None
     try:
         while time.perf_counter() - t0 < timeout:
             if not select.select([fd], [], [], 0.02)[0]:
@@ -210,7 +214,7 @@ def first_frame_once(argv: list[str], cols: int, rows: int, env: dict[str, str] 
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         os.close(fd)
-    if done is None:
+    if done is None or first_byte is None:
         raise RuntimeError(f"no first frame within {timeout}s; output tail: {ANSI.sub(b'', raw)[-400:]!r}")
     return {"ms": ms(done - t0), "composer_ms": ms(found[SHOWN[0]] - t0), "first_byte_ms": ms(first_byte - t0),
             "bytes": len(raw)}
@@ -226,9 +230,10 @@ class Tmux:
 
         self.run = subprocess.run
         self.name = f"treechat-bench-ff-{os.getpid()}"
-        self.tmux = shutil.which("tmux")
-        if self.tmux is None:
+        tmux = shutil.which("tmux")
+        if tmux is None:
             raise RuntimeError("tmux is not installed")
+        self.tmux: str = tmux
         self.run([self.tmux, "new-session", "-d", "-s", self.name, "-x", str(cols), "-y", str(rows), "sleep 600"],
                  check=True)
         self.run([self.tmux, "set-option", "-t", self.name, "remain-on-exit", "on"], check=True)
@@ -354,7 +359,7 @@ def mark_last(entries: list) -> list:
         if isinstance(msg, UserMessage) and isinstance(msg.content, str):
             msg = msg.model_copy(update={"content": msg.content + f"\n\nLast line: {MARKER}."})
         elif isinstance(msg, AssistantMessage) and msg.stop_reason == "stop":
-            text = msg.content[0].text + f"\n\nLast line: {MARKER}."
+            text = first_text(msg) + f"\n\nLast line: {MARKER}."
             msg = msg.model_copy(update={"content": [TextContent(text=text)]})
         else:
             continue
@@ -370,7 +375,7 @@ def branch_entries(messages: int, seed: int) -> tuple[list, str]:
         entries, leaf = generate(size, branches=1, seed=seed)
         last = entries[-1]
         if count_messages(entries) >= messages and isinstance(getattr(last, "message", None), AssistantMessage) \
-                and last.message.stop_reason == "stop":
+                and assistant_of(last).stop_reason == "stop":
             break
         size += 1
     return mark_last(realistic(entries, random.Random(seed))), leaf
@@ -391,7 +396,8 @@ class Frames:
     which their predicate holds (evaluated right after the frame, on the compositor's cells)."""
 
     def __init__(self, app: Any) -> None:
-        self.app, self.count, self.waiters = app, 0, []
+        self.app, self.count = app, 0
+        self.waiters: list[Any] = []
         original = app._display
 
         def display(screen: Any, renderable: Any) -> None:
@@ -540,7 +546,7 @@ async def bench_tree(size: int, repeat: int, work: Path) -> None:
         original_build = core_module.TreeIndex.__dict__["build"]
         storage.get_tree_rows = timed("read", storage.get_tree_rows, True)
         tree.set_index = timed("set_rows", tree.set_index, False)
-        core_module.TreeIndex.build = classmethod(timed("index", original_build.__func__, False))
+        core_module.TreeIndex.build = classmethod(timed("index", original_build.__func__, False))  # type: ignore[method-assign,assignment]  # timed, put back below
         draw_line = tree.render_line
 
         def render_line(y: int) -> Any:  # the tree repaints (after set_index) in the frame being built
@@ -569,7 +575,7 @@ async def bench_tree(size: int, repeat: int, work: Path) -> None:
                              "render_ms": ms(t_drawn - marks["set_rows_end"]),
                              "reload_view_ms": ms(reload_done - start), "to_frame_ms": ms(t_drawn - start)})
         finally:
-            core_module.TreeIndex.build = original_build
+            core_module.TreeIndex.build = original_build  # type: ignore[method-assign]  # (put back)
         t = time.perf_counter()
         app.chat.status()  # runs after every persisted message, also while streaming
         status_ms = ms(time.perf_counter() - t)
@@ -662,7 +668,8 @@ async def tree_keys(app: Any, frames: Frames, tree: Any, size: int) -> None:
     for width, height in TREE_SIZES:
         spent[0] = 0.0
         target = Size(width, height)
-        shown = frames.wait_for(lambda target=target: app.size == target and tree.size.height > 0 and cursor_drawn())
+        shown = frames.wait_for(partial(lambda target: app.size == target and tree.size.height > 0 and cursor_drawn(),
+                                        target))
         t0 = time.perf_counter()
         app._driver._size = target  # what the terminal driver does on SIGWINCH (pilot.resize_terminal)
         app.post_message(events.Resize(target, target))
@@ -696,6 +703,7 @@ class FakeServer:
 
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stdin=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True, cwd=str(ROOT))
+        assert self.proc.stdout is not None and self.proc.stdin is not None
         self.base_url = self.proc.stdout.readline().strip()
         if not self.base_url.startswith("http"):
             raise RuntimeError("the fake provider process did not start")
@@ -705,6 +713,7 @@ class FakeServer:
         """{"tokens", "seconds"} of the finished (or cut) reply; stops the server."""
         import json
 
+        assert self.proc.stdout is not None and self.proc.stdin is not None
         self.proc.stdin.close()
         line = self.proc.stdout.readline()
         self.proc.wait(10)
@@ -727,7 +736,7 @@ async def serve_fake(spec: str) -> None:
 
     class Noted(Sleep):  # the server reads `seconds` once, right after writing a token's frame
         @property
-        def seconds(self) -> float:  # type: ignore[override]
+        def seconds(self) -> float:
             marks.append(time.perf_counter())
             return self._seconds
 
@@ -775,8 +784,8 @@ async def type_keys(app: Any, frames: Frames, n: int, rng: random.Random) -> lis
         ch = "abcdefghijklmnopqrstuvwxyz"[i % 26]
         want = composer.text + ch
         tail = want[-8:]
-        shown = frames.wait_for(lambda want=want, tail=tail: composer.text == want
-                                and tail in region_text(app, composer.content_region, sep=""))
+        shown = frames.wait_for(partial(lambda want, tail: composer.text == want
+                                        and tail in region_text(app, composer.content_region, sep=""), want, tail))
         key = events.Key(ch, ch)
         key.set_sender(app)
         t0 = time.perf_counter()
@@ -823,7 +832,8 @@ async def bench_keystroke(keys: int, history: int, rate: float, work: Path) -> N
                 msg = transcript._stream_latest
                 return len("".join(b.text for b in getattr(msg, "content", []) or [] if isinstance(b, TextContent)))
 
-            while streamed() < ends[min(len(ends) - 1, int(rate))]:  # ~1 s in: the stream is in full swing
+            # ~1 s in: the stream is in full swing (a bench watches the screen as a frame would; no event says it)
+            while streamed() < ends[min(len(ends) - 1, int(rate))]:  # noqa: ASYNC110
                 await asyncio.sleep(0.01)
             composer.focus()
             c0, f0, t0 = streamed(), frames.count, time.perf_counter()
@@ -878,7 +888,8 @@ async def main() -> None:
         extra = (["--quick"] if args.quick else []) + ["--terminal", args.terminal] + (["--exe", args.exe] if args.exe else []) + (["--profile", args.profile] if args.profile else []) + \
             (["--huge"] if args.huge else [])
         for name in only:
-            subprocess.run([sys.executable, str(Path(__file__).resolve()), "--only", name, "--in-child", *extra], check=True)
+            await asyncio.to_thread(subprocess.run, [sys.executable, str(Path(__file__).resolve()),  # noqa: ASYNC240  this file's path
+                                                     "--only", name, "--in-child", *extra], check=True)
         return
     PROFILE["dir"] = args.profile
     q, name = args.quick, only[0]

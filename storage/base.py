@@ -276,7 +276,7 @@ class ChangeFeed(Protocol):
     (StoreChange(None)): its reader catches up with what was written before the feed began.
     One reader at a time."""
 
-    async def next_change(self, timeout: float) -> StoreChange | None:
+    async def next_change(self, timeout: float) -> StoreChange | None:  # noqa: ASYNC109  a poll in steps: None when it passes (a cancel could cut a read of the store)
         """The next change, or None when `timeout` seconds passed without one."""
         ...
 

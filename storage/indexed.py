@@ -217,7 +217,7 @@ def _snippet(text: str, start: int, end: int, before: int = 40, after: int = 80)
 class NoChanges:
     """The change feed of a store nothing else can write to (in memory): it never reports."""
 
-    async def next_change(self, timeout: float) -> StoreChange | None:
+    async def next_change(self, timeout: float) -> StoreChange | None:  # noqa: ASYNC109  the protocol's poll (base.ChangeFeed): no feed here, so it only waits
         await asyncio.sleep(max(timeout, 0.0))
         return None
 

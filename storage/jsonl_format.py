@@ -191,27 +191,7 @@ def scan_lines(
             if not line:
                 continue
             try:
-                if not line.isascii():
-                    line = _as_utf8(line)
-                if b"\\ud" in line or b"\\uD" in line:
-                    line = _without_lone_surrogates(line)
-                if migrator is not None:
-                    obj = json.loads(line)
-                    if not isinstance(obj, dict):
-                        raise InvalidEntryError("a JSON value that is not an object")
-                    migrator.apply(obj)
-                    line = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
-                if full:
-                    entry = parse_entry(line)
-                    try:
-                        skel = decode(line)
-                    except DecodeErrors:
-                        skel = view_of_entry(entry)  # lax values pydantic accepted
-                else:
-                    try:
-                        skel = decode(line)
-                    except DecodeErrors:
-                        skel = _lenient_skeleton(line)
+                line, skel = _read_line(line, decode, full=full, migrator=migrator)
             except (ValueError, RecursionError, *DecodeErrors) as err:
                 if line.isspace():
                     continue
@@ -231,6 +211,32 @@ def scan_lines(
             skels.append(skel)
             numbers.append(number)
     report.entries = len(skels)
+
+
+def _read_line(line: bytes, decode: Callable[[Any], Any], *, full: bool,
+               migrator: _Migrator | None) -> tuple[bytes, Any]:
+    """One line as stored (UTF-8, no lone surrogates, migrated) and its skeleton or view; raises
+    what `scan_lines` reports as a skipped line."""
+    if not line.isascii():
+        line = _as_utf8(line)
+    if b"\\ud" in line or b"\\uD" in line:
+        line = _without_lone_surrogates(line)
+    if migrator is not None:
+        obj = json.loads(line)
+        if not isinstance(obj, dict):
+            raise InvalidEntryError("a JSON value that is not an object")
+        migrator.apply(obj)
+        line = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()
+    if full:
+        entry = parse_entry(line)
+        try:
+            return line, decode(line)
+        except DecodeErrors:
+            return line, view_of_entry(entry)  # lax values pydantic accepted
+    try:
+        return line, decode(line)
+    except DecodeErrors:
+        return line, _lenient_skeleton(line)
 
 
 def _as_utf8(line: bytes) -> bytes:

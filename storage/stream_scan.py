@@ -113,14 +113,7 @@ def plan_file(path: Path) -> FilePlan | None:
                 if not line:
                     continue
                 try:
-                    if not line.isascii():
-                        line = _as_utf8(line)  # a byte that is not UTF-8 reads as U+FFFD, as on opening
-                    if b"\\ud" in line or b"\\uD" in line:
-                        line = _without_lone_surrogates(line)
-                    try:
-                        skel = decode_skeleton(line)
-                    except DecodeErrors:
-                        skel = _lenient_skeleton(line)
+                    skel = _skeleton_of(line)
                 except (ValueError, RecursionError, *DecodeErrors) as err:
                     if line.isspace():
                         continue
@@ -152,17 +145,34 @@ def plan_file(path: Path) -> FilePlan | None:
             plan.size = f.tell()
         if any(p in ids for p in later):
             return None  # a parent after its child, or a cycle: the whole-file reader sorts it out
-        # where a reader resuming at the last line lands (jsonl_format.effective_leaf)
-        leaf = last_entry
-        for marker in reversed(tail):
-            if marker.target_id is None or marker.target_id in ids:
-                leaf = marker.target_id
-                break
-        at_end = (tail[-1].target_id if tail else last_entry) if plan.entries else None
-        plan.leaf_id = leaf
-        if plan.entries > 0 and at_end != leaf:
-            plan.marker_id = new_entry_id(ids)
+        _place_leaf(plan, ids, tail, last_entry)
         return plan
+
+
+def _skeleton_of(line: bytes) -> Any:
+    """A line's skeleton, read as on opening; raises what makes it a skipped line."""
+    if not line.isascii():
+        line = _as_utf8(line)  # a byte that is not UTF-8 reads as U+FFFD, as on opening
+    if b"\\ud" in line or b"\\uD" in line:
+        line = _without_lone_surrogates(line)
+    try:
+        return decode_skeleton(line)
+    except DecodeErrors:
+        return _lenient_skeleton(line)
+
+
+def _place_leaf(plan: FilePlan, ids: set[str], tail: list[Any], last_entry: str | None) -> None:
+    """Where a reader resuming at the last line lands (jsonl_format.effective_leaf), and the
+    marker the import ends with when that is not where the file ends."""
+    leaf = last_entry
+    for marker in reversed(tail):
+        if marker.target_id is None or marker.target_id in ids:
+            leaf = marker.target_id
+            break
+    at_end = (tail[-1].target_id if tail else last_entry) if plan.entries else None
+    plan.leaf_id = leaf
+    if plan.entries > 0 and at_end != leaf:
+        plan.marker_id = new_entry_id(ids)
 
 
 def leaf_marker(plan: FilePlan) -> tuple[str, EntryView] | None:

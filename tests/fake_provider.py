@@ -200,6 +200,7 @@ class FakeProvider:
         self.disconnects = 0
         self.dripped = 0  # bytes sent by Drip steps
         self.client_disconnected = asyncio.Event()
+        self._request_came = asyncio.Event()
         self.dripped = 0  # bytes a Drip step sent
         self.left_early = False  # the client went away while a Drip step still had more to send
         self._scripts: deque[tuple[str | None, list[Any]]] = deque()
@@ -208,6 +209,13 @@ class FakeProvider:
         self._server: asyncio.AbstractServer | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self.port = 0
+
+    async def until_requests(self, count: int) -> None:
+        """Until `count` API requests have come in (a wait on their arrival, not a poll)."""
+        async with asyncio.timeout(30):
+            while len(self.requests) < count:
+                self._request_came.clear()
+                await self._request_came.wait()
 
     @property
     def base_url(self) -> str:
@@ -329,6 +337,7 @@ class FakeProvider:
             body = raw.decode("utf-8", "replace")
         recorded = Recorded(method, path, headers, body, time.monotonic(), int(time.time() * 1000))
         (self.probes if path in PROBE_PATHS else self.requests).append(recorded)
+        self._request_came.set()
         chunked = False
         steps = self.responder(recorded) if self.responder else None
         for step in steps if steps is not None else self._next_script(path):

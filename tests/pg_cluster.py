@@ -139,7 +139,7 @@ class PgServer:
                     many = conn.execute("SELECT count(*) > 5000 FROM (SELECT 1 FROM session_entries LIMIT 5001) n"
                                         ).fetchone()
                     if many and many[0]:
-                        tables = [r[0] for r in conn.execute(
+                        tables = [str(r[0]) for r in conn.execute(
                             "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
                             " AND tablename <> 'treechat_schema'")]
                         conn.execute(("TRUNCATE " + ", ".join(tables)).encode())

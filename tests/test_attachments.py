@@ -96,6 +96,7 @@ def test_images_become_blocks_with_their_facts(folder) -> None:
     (image,) = p.images
     assert image.mime_type == "image/png" and base64.b64decode(image.data) == png_bytes(3, 2)
     info = p.attachments[0].image
+    assert info is not None
     assert (info.kind, info.width, info.height) == ("PNG", 3, 2)
     assert info.chip() == f"PNG · {len(png_bytes(3, 2))} B · 3×2"
 
@@ -108,6 +109,7 @@ def test_images_become_blocks_with_their_facts(folder) -> None:
 ])
 def test_image_types_and_dimensions_from_headers(data, mime, size) -> None:
     info = image_info(data)
+    assert info is not None
     assert (info.mime_type, (info.width, info.height)) == (mime, size)
     stored = image_block_info(base64.b64encode(data).decode(), mime)
     assert (stored.mime_type, stored.width, stored.height, stored.size) == (mime, *size, len(data))
@@ -135,6 +137,7 @@ def test_tab_completes_paths_after_an_at(folder) -> None:
     assert complete("bob@exa") is None and complete("no at here") is None and complete("@zzz") is None
     text = "see @no and more"  # the cursor in the middle of the text
     found = complete_at_path(text, len("see @no"), folder)
+    assert found is not None
     assert (found.start, found.end, found.replacement) == (4, 7, "@notes.txt ")
 
 

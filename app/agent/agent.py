@@ -254,7 +254,7 @@ class Agent:
             run.signal.abort()
             await self._handle_run_failure(run, "Request was aborted")
             raise
-        except Exception as err:
+        except Exception as err:  # noqa: BLE001  the run's contract: whatever fails inside ends it with an error reply
             await self._handle_run_failure(run, str(err) or type(err).__name__)
         finally:
             st._is_streaming, st._streaming_message, st._pending_tool_calls = False, None, frozenset()

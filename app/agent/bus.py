@@ -62,7 +62,7 @@ class EventBus(Generic[E]):
                 result = listener(event)
                 if inspect.isawaitable(result):  # what a sync listener returns is ignored
                     await result
-            except Exception as err:
+            except Exception as err:  # noqa: BLE001  a listener's failure: the others still hear, the emitter gets it
                 first = _keep_first(first, err, event)
         if first is not None:
             raise first
@@ -80,7 +80,7 @@ class EventBus(Generic[E]):
                     if close is not None:
                         close()
                     raise TypeError(f"{listener!r} is async; this bus calls its listeners synchronously")
-            except Exception as err:
+            except Exception as err:  # noqa: BLE001  as in emit: the others still hear
                 first = _keep_first(first, err, event)
         if first is not None:
             raise first

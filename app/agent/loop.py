@@ -341,7 +341,7 @@ class _ToolRunner:
             return _Ready(tool, args)
         except ToolArgumentsError as err:
             return text_result(str(err), is_error=True)
-        except Exception as err:
+        except Exception as err:  # noqa: BLE001  a hook or a tool's own check: its error is the call's result
             return text_result(str(err) or type(err).__name__, is_error=True)
 
     async def execute(self, call: ToolCall, ready: _Ready) -> _Outcome:
@@ -352,7 +352,7 @@ class _ToolRunner:
         try:
             result = await run_tool_bounded(ready.tool, call.id, ready.args, self.signal, on_update)
             is_error = bool(result.is_error)
-        except Exception as err:
+        except Exception as err:  # noqa: BLE001  a tool may raise: its error is its result (the contract)
             result, is_error = text_result(str(err) or type(err).__name__, is_error=True, details={}), True
         if self.config.after_tool_call is not None:
             try:
@@ -366,7 +366,7 @@ class _ToolRunner:
                         terminate=override.get("terminate", result.terminate),
                     )
                     is_error = override.get("is_error", is_error)
-            except Exception as err:
+            except Exception as err:  # noqa: BLE001  the after-call hook is a plug-in: its error is the result
                 result, is_error = text_result(str(err) or type(err).__name__, is_error=True), True
         await self.emit(ToolExecutionEnd(tool_call_id=call.id, tool_name=call.name, result=result, is_error=is_error))
         return _Outcome(result, is_error, True)

@@ -77,9 +77,12 @@ class _Opened:
         self.leaf = await self.storage.get_leaf_id()
         self.journal = Journal(self.home, self.storage.session_id)
         cwd = (await self.storage.get_metadata()).cwd
+        import asyncio
+
         from treechat.agent.tools.workfolder import working_folder
 
-        self.folder = working_folder(cwd if cwd and os.path.isdir(cwd) else os.getcwd())
+        here: bool = await asyncio.to_thread(os.path.isdir, cwd) if cwd else False
+        self.folder = working_folder(cwd if cwd and here else os.getcwd())
 
     async def __aexit__(self, *exc: object) -> None:
         catalog = getattr(self, "catalog", None)

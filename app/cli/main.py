@@ -115,7 +115,7 @@ async def cmd_import(args: argparse.Namespace) -> int:
 
     from .storage import from_pi_folder, run_import
 
-    paths = [Path(p).expanduser() for p in args.files]
+    paths = [Path(p).expanduser() for p in args.files]  # noqa: ASYNC240  $HOME, no I/O
     if args.from_pi:
         paths.append(from_pi_folder())
     if not paths:
@@ -194,6 +194,8 @@ async def cmd_export(args: argparse.Namespace) -> int:
 
 
 async def cmd_context(args: argparse.Namespace) -> int:
+    import asyncio
+
     from ..config.settings import ConfigError
     from ..session.instructions import stored_instructions_at
     from ..session.session import Session
@@ -209,7 +211,8 @@ async def cmd_context(args: argparse.Namespace) -> int:
         cwd = (await storage.get_metadata()).cwd
         leaf = session.leaf_id if args.leaf is None else (None if args.leaf == "null" else args.leaf)
         stored = await stored_instructions_at(storage, leaf)
-    folder = cwd if cwd and os.path.isdir(cwd) else os.getcwd()
+    here: bool = await asyncio.to_thread(os.path.isdir, cwd) if cwd else False
+    folder = cwd if cwd and here else os.getcwd()
     given = getattr(args, "system", None)  # --system wins over what /system stored, as in the app
     instructions = given if given is not None else stored if isinstance(stored, str) else None
     try:

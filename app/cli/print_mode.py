@@ -27,7 +27,7 @@ from treechat.chat_events import (
     Waiting,
 )
 from treechat.cli.wait_notes import WaitNotes
-from treechat.storage.model import MessageEntry, ToolResultMessage, message_text
+from treechat.storage.model import AssistantMessage, MessageEntry, ToolResultMessage, message_text
 from treechat.storage.well_formed import well_formed_text
 from treechat.text.sanitize import visible, visible_line
 
@@ -40,35 +40,7 @@ async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO, attach
     printer = _Printer(out, raw=raw)
     notes = _Notes(err)
     waits = WaitNotes(err)
-
-    failures: list[str] = []
-    overflow_explained: list[bool] = []  # the failed overflow recovery said why: the raw error adds nothing
-
-    def listen(event: ChatEvent) -> None:
-        if isinstance(event, CompactionEnded) and event.reason == "overflow" and event.error:
-            overflow_explained.append(True)
-        if isinstance(event, Failed):
-            failures.append(event.text)  # e.g. the reply could not be saved: where it was kept
-            return
-        if isinstance(event, Waiting) and event.detail is not None:
-            waits(event.detail)  # a countdown on a terminal, one line otherwise
-            return
-        if isinstance(event, (ReplyStreaming, RunEnded)):
-            waits.end(event.delta if isinstance(event, ReplyStreaming) else "")
-        if isinstance(event, EntryAppended):
-            changed = file_change_line(event)
-            if changed:
-                printer.finish()
-                notes.line(changed)
-            return
-        if isinstance(event, ReplyStreaming):
-            if event.started:
-                printer.finish()  # a reply after a tool call starts on its own line
-            elif event.delta:
-                printer.write(event.delta)
-        else:
-            notes(event)
-
+    listen = _Listen(printer, notes, waits)
     unsubscribe = chat.subscribe(listen)
     loop = asyncio.get_running_loop()
     interrupted = False
@@ -94,8 +66,49 @@ async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO, attach
         unsubscribe()
         waits.close()
     printer.finish()
-    if failures:
-        notes.line(failures[-1])
+    return _exit_code(last, listen, notes, interrupted=interrupted)
+
+
+class _Listen:
+    """What the run tells, as it happens: the answer to stdout, the rest a line on stderr;
+    the failures and whether an overflow's failed recovery said why, kept for the exit code."""
+
+    def __init__(self, printer: _Printer, notes: _Notes, waits: WaitNotes) -> None:
+        self.printer, self.notes, self.waits = printer, notes, waits
+        self.failures: list[str] = []
+        self.overflow_explained = False  # the failed overflow recovery said why: the raw error adds nothing
+
+    def __call__(self, event: ChatEvent) -> None:
+        printer = self.printer
+        if isinstance(event, CompactionEnded) and event.reason == "overflow" and event.error:
+            self.overflow_explained = True
+        if isinstance(event, Failed):
+            self.failures.append(event.text)  # e.g. the reply could not be saved: where it was kept
+            return
+        if isinstance(event, Waiting) and event.detail is not None:
+            self.waits(event.detail)  # a countdown on a terminal, one line otherwise
+            return
+        if isinstance(event, (ReplyStreaming, RunEnded)):
+            self.waits.end(event.delta if isinstance(event, ReplyStreaming) else "")
+        if isinstance(event, EntryAppended):
+            changed = file_change_line(event)
+            if changed:
+                printer.finish()
+                self.notes.line(changed)
+            return
+        if isinstance(event, ReplyStreaming):
+            if event.started:
+                printer.finish()  # a reply after a tool call starts on its own line
+            elif event.delta:
+                printer.write(event.delta)
+        else:
+            self.notes(event)
+
+
+def _exit_code(last: AssistantMessage | None, listen: _Listen, notes: _Notes, *, interrupted: bool) -> int:
+    """0 for an answer, 1 for a failure (said on stderr), 130 for an interrupted one."""
+    if listen.failures:
+        notes.line(listen.failures[-1])
         return 1
     if last is None:
         notes.line("the model returned nothing.")
@@ -104,7 +117,7 @@ async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO, attach
         notes.line("interrupted; the partial reply was saved.")
         return 130
     if last.stop_reason == "error":
-        if not overflow_explained:  # ("…too long; compact it" after compacting failed would contradict it)
+        if not listen.overflow_explained:  # ("…too long; compact it" after compacting failed would contradict it)
             notes.line(last.error_message or "the provider failed")
         return 1
     return 0

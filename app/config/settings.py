@@ -82,7 +82,7 @@ def base_url_problem(url: str) -> str | None:
         import httpx  # what the requests will parse it with: anything it refuses is refused here
 
         httpx.URL(url)
-    except Exception as err:  # httpx.InvalidURL, and idna's own errors for a bad international name
+    except (httpx.InvalidURL, ValueError) as err:  # idna's own errors for a bad international name are UnicodeErrors
         return f"is not a usable URL ({err})"
     return None
 

@@ -38,7 +38,7 @@ DETECT_TIMEOUT = 0.5  # seconds per local server, all asked at once
 
 
 async def collect(home: str | None = None, *, env: Mapping[str, str] | None = None, model: str | None = None,
-                  servers: tuple[tuple[str, str], ...] | None = None, timeout: float = DETECT_TIMEOUT,
+                  servers: tuple[tuple[str, str], ...] | None = None, timeout: float = DETECT_TIMEOUT,  # noqa: ASYNC109  the probes' budget, handed to detect_local_servers
                   encoding: str | None = None, tmux: TmuxAsk = ask_tmux) -> list[Check]:
     """Every fact, in report order. `servers` are the local servers to probe (default
     `LOCAL_SERVERS`; tests point them at closed ports); `tmux` asks tmux for an option."""
@@ -316,7 +316,7 @@ def server_checks(usual: tuple[tuple[str, str], ...], configured: tuple[tuple[st
 
 
 async def model_checks(settings: Settings | None, registry: ModelRegistry, model: str | None, env: Mapping[str, str],
-                       servers: tuple[tuple[str, str], ...], timeout: float) -> list[Check]:
+                       servers: tuple[tuple[str, str], ...], timeout: float) -> list[Check]:  # noqa: ASYNC109  the probes' budget, handed to detect_local_servers
     # Whatever a URL does to a probe (a port out of range, a name httpx refuses), it is a line of
     # the report, never a traceback.
     fix = "check base_url in config.toml and OPENAI_BASE_URL / ANTHROPIC_BASE_URL"
@@ -326,19 +326,19 @@ async def model_checks(settings: Settings | None, registry: ModelRegistry, model
     try:
         configured = _configured_local(registry, settings, servers)
         found = await detect_local_servers((*servers, *configured), timeout=timeout)
-    except Exception as err:
+    except Exception as err:  # noqa: BLE001  doctor: whatever a check does, it is a line of the report
         problems.append(Check("local", "local servers", "fail", f"could not be asked ({_reason(err)})", fix))
     try:
         providers = provider_checks(registry, settings)
-    except Exception as err:
+    except Exception as err:  # noqa: BLE001  doctor: whatever a check does, it is a line of the report
         providers = [Check("provider", "providers", "fail", f"could not be checked ({_reason(err)})", fix)]
     try:  # (after a probe that failed, its line says all there is to say)
         servers_found = [] if problems else server_checks(servers, configured, found)
-    except Exception as err:
+    except Exception as err:  # noqa: BLE001  doctor: whatever a check does, it is a line of the report
         servers_found = [Check("local", "local servers", "fail", f"could not be listed ({_reason(err)})", fix)]
     try:
         chosen = _model_check(settings, registry, model, found, providers)
-    except Exception as err:
+    except Exception as err:  # noqa: BLE001  doctor: whatever a check does, it is a line of the report
         chosen = Check("model", "model", "fail", f"could not be checked ({_reason(err)})", fix)
     return [chosen, *providers, *problems, *servers_found]
 

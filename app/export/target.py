@@ -102,7 +102,7 @@ class ExportFile:
         if st is not None and not stat.S_ISREG(st.st_mode):
             return await cls._open_special(path, st.st_mode)
         # a link is written through: the file it names is replaced, the link stays
-        real = Path(os.path.realpath(path)) if os.path.islink(path) else path
+        real = await asyncio.to_thread(_through_link, path)
         if st is None and real != path and not real.parent.is_dir():
             raise OutputError(errno.ENOENT, f"Cannot write {path}: it links to {real}, whose folder does not exist")
         mode = stat.S_IMODE(st.st_mode) if st is not None else NEW_MODE
@@ -264,6 +264,11 @@ def _hidden_file(folder: Path) -> tuple[int, str | None]:
         if err.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
             return -1, ""
         raise
+
+
+def _through_link(path: Path) -> Path:
+    """What writing `path` replaces: the file a link names (the link stays), else `path`."""
+    return Path(os.path.realpath(path)) if os.path.islink(path) else path
 
 
 def _named_temp(real: Path) -> str:

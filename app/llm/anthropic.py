@@ -9,6 +9,7 @@ from typing import Any
 from treechat.storage.model import (
     AssistantMessage,
     ImageContent,
+    StopReason,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -26,7 +27,7 @@ from .types import LlmContext, ModelInfo, StreamEvent, StreamOptions
 
 API = "anthropic-messages"
 VERSION = "2023-06-01"
-_STOP = {"end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop", "max_tokens": "length",
+_STOP: dict[str, StopReason] = {"end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop", "max_tokens": "length",
          "tool_use": "toolUse", "model_context_window_exceeded": "length"}
 _BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 16384}
 _EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
@@ -221,7 +222,7 @@ class AnthropicParser:
             self.message.stop_reason = "error"
             self.message.error_message = f"{self.model.provider} declined to answer (stop reason {self._stop})."
         else:
-            self.message.stop_reason = _STOP.get(self._stop or "end_turn", "stop")  # type: ignore[assignment]
+            self.message.stop_reason = _STOP.get(self._stop or "end_turn", "stop")
         return snapshot(self.message)
 
 

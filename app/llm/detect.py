@@ -93,7 +93,7 @@ def servers_to_probe(configured: Iterable[tuple[str, str]] = ()) -> tuple[tuple[
 
 
 async def detect_local_servers(
-    servers: tuple[tuple[str, str], ...] = LOCAL_SERVERS, timeout: float = DETECT_TIMEOUT
+    servers: tuple[tuple[str, str], ...] = LOCAL_SERVERS, timeout: float = DETECT_TIMEOUT  # noqa: ASYNC109  a budget: what answered within it is the answer, which a cancel would lose
 ) -> list[DetectedServer]:
     """Servers that answered their model list within `timeout` seconds in all, in the order
     given. A server that does not answer, or not in time, is left out; an address no connection
@@ -234,7 +234,7 @@ LOCAL_SERVER_KINDS = tuple(_PROBES)  # provider names that are local servers of 
 
 
 async def detect_model_info(base_url: str, model_id: str, *, server: str | None = None,
-                            timeout: float = PROBE_TIMEOUT, transport: httpx.AsyncBaseTransport | None = None
+                            timeout: float = PROBE_TIMEOUT, transport: httpx.AsyncBaseTransport | None = None  # noqa: ASYNC109  a budget: what answered within it is the answer, which a cancel would lose
                             ) -> ServerModelInfo | None:
     """Ask the server behind `base_url` what it runs `model_id` with, within `timeout` seconds in
     all. `server` ("ollama", "llamacpp", "lmstudio", "vllm") picks the probe; otherwise each is
@@ -273,7 +273,7 @@ def refine(model: ModelInfo, found: ServerModelInfo | None) -> ModelInfo:
                                max_tokens=min(model.max_tokens, max(window // 4, 256)))
 
 
-async def with_server_facts(model: ModelInfo, *, timeout: float = PROBE_TIMEOUT,
+async def with_server_facts(model: ModelInfo, *, timeout: float = PROBE_TIMEOUT,  # noqa: ASYNC109  a budget: what answered within it is the answer, which a cancel would lose
                             transport: httpx.AsyncBaseTransport | None = None) -> tuple[ModelInfo, ServerModelInfo | None]:
     """`model` refined by what the local server it runs on says (`refine`); unchanged for a cloud
     API or a server that says nothing in time."""

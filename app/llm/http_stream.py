@@ -26,11 +26,11 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import httpx
 
-from treechat.storage.model import AssistantMessage
+from treechat.storage.model import AssistantMessage, StopReason
 from treechat.storage.well_formed import well_formed_text
 
 from .abort import AbortSignal
@@ -107,9 +107,9 @@ def snapshot(message: AssistantMessage) -> AssistantMessage:
     )
 
 
-def _failed(message: AssistantMessage, reason: str, text: str) -> AssistantMessage:
+def _failed(message: AssistantMessage, reason: StopReason, text: str) -> AssistantMessage:
     final = snapshot(message)
-    final.stop_reason = reason  # type: ignore[assignment]
+    final.stop_reason = reason
     final.error_message = text
     return final
 
@@ -123,7 +123,7 @@ class _Silence:
 
     def __init__(self, options: StreamOptions, provider: str, announce: Callable[[WaitNotice], None]) -> None:
         self.options, self.provider, self.announce = options, provider, announce
-        self.phase = "first_byte"
+        self.phase: Literal["first_byte", "idle"] = "first_byte"
         self.expired = False
         self._loop = asyncio.get_running_loop()
         self._scope: asyncio.Timeout | None = None
@@ -135,7 +135,7 @@ class _Silence:
     def limit(self) -> float:
         return self.options.first_byte_timeout if self.phase == "first_byte" else self.options.idle_timeout
 
-    def start(self, scope: asyncio.Timeout, phase: str = "first_byte") -> None:
+    def start(self, scope: asyncio.Timeout, phase: Literal["first_byte", "idle"] = "first_byte") -> None:
         """Begin a silence of `phase` now (a new attempt, or after the first token)."""
         self._scope, self.phase = scope, phase
         self._last, self._announced = self._loop.time(), False
@@ -170,10 +170,228 @@ class _Silence:
             return
         if not self._announced and silent >= self.options.notice_after:
             self._announced = True
-            self.announce(WaitNotice(self.phase, self.limit, time.monotonic() - silent,  # type: ignore[arg-type]
+            self.announce(WaitNotice(self.phase, self.limit, time.monotonic() - silent,
                                      waited=silent, provider=self.provider))
         due = self._last + self.limit if self._announced else self._last + self.options.notice_after
         self._arm(min(due, self._last + self.limit))
+
+
+class _Request:
+    """One streamed request, by phase: connect (`open_response`, `refused`), the first byte and
+    the read loop (`read`, `feed`), the unstreamed second ask, and what each failure says
+    (`produce`). It runs as the producer task; `run_http_stream` is the consumer."""
+
+    def __init__(self, model: ModelInfo, url: str, headers: dict[str, str], body: dict[str, Any],
+                 parser: ProtocolParser, options: StreamOptions, signal: AbortSignal | None,
+                 unstreamed: Unstreamed | None) -> None:
+        self.model, self.url, self.headers, self.body = model, url, headers, body
+        self.parser, self.options, self.signal, self.unstreamed = parser, options, signal, unstreamed
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.policy: RetryPolicy = options.retry or RetryPolicy()
+        # reads are bounded by _Silence (httpx's read timeout would restart on every keep-alive byte)
+        self.timeout = httpx.Timeout(connect=options.connect_timeout, read=None, write=60.0,
+                                     pool=options.connect_timeout)
+        self.provider = model.provider
+        self.route = route_for(url, local=model.local)
+        self.secrets = [options.api_key, self.route.password]
+        for name, value in headers.items():
+            if name.lower() in _SECRET_HEADERS:
+                self.secrets += [value, value.partition(" ")[2]]
+        self.silence = _Silence(options, self.provider, self.queue.put_nowait)
+        self.size = 0  # UTF-8 bytes of text, thinking and tool arguments so far
+        self.received = 0  # SSE events decoded; none when the stream ended with no data
+
+    def proxy_failure(self, err: Exception) -> ProviderError:
+        route = self.route
+        return ProviderError("transport", f"Could not get through the proxy {route.shown} (from {route.source}) to "
+                             f"{self.provider} ({type(err).__name__}: {err}); check the proxy, or add the host to "
+                             "NO_PROXY.", retryable=not str(err).startswith("407"))
+
+    async def open_response(self, client: httpx.AsyncClient, scope: asyncio.Timeout) -> httpx.Response:
+        """Connect and send: the response, once its status says a stream follows."""
+        provider, model, route = self.provider, self.model, self.route
+        self.silence.start(scope)
+        request = client.build_request("POST", self.url, headers=self.headers, content=request_body(self.body))
+        try:
+            response = await client.send(request, stream=True)
+        except httpx.ProxyError as err:
+            raise self.proxy_failure(err) from None
+        except httpx.TimeoutException as err:
+            if route.proxy and isinstance(err, httpx.ConnectTimeout):
+                raise self.proxy_failure(err) from None
+            raise ProviderError(
+                "timeout", f"Could not connect to {provider} at {model.base_url} within "
+                f"{self.options.connect_timeout:g} s; check that the server is up."
+            ) from None
+        except httpx.TransportError as err:
+            if route.proxy and isinstance(err, httpx.ConnectError):
+                raise self.proxy_failure(err) from None
+            raise ProviderError(
+                "transport", f"Could not reach {provider} at {model.base_url} ({type(err).__name__}); check the base URL and that the server is running."
+            ) from None
+        if response.status_code >= 300:
+            raise await self.refused(response)
+        return response
+
+    async def refused(self, response: httpx.Response) -> ProviderError:
+        """The error an answer of status 300 or more stands for (its body read, bounded)."""
+        provider, model, route = self.provider, self.model, self.route
+        try:
+            text = await _error_body(response)
+        finally:
+            await response.aclose()
+        via_proxy = proxy_http_error(response.status_code, text, proxy=route.shown, source=route.source,
+                                     provider=provider) if route.proxy else None
+        if via_proxy is not None:
+            return via_proxy
+        error = classify_http_error(
+            response.status_code, response.headers, text, provider=provider, model=model.id, base_url=model.base_url
+        )
+        if route.proxy:  # the answer may be the proxy's own: say it was in the way
+            error.args = (f"{error} (The request went through the proxy {route.shown}, from {route.source}.)",)
+        return error
+
+    def on_retry(self, attempt: int, delay: float, error: ProviderError) -> None:
+        self.silence.pause()
+        self.queue.put_nowait(WaitNotice("retry", delay, time.monotonic(), attempt=attempt,
+                                         max_attempts=self.policy.max_retries,
+                                         reason=redact(str(error), self.secrets),
+                                         retry_after=error.retry_after is not None, provider=self.provider))
+
+    def feed(self, decoder_events: list[SSEEvent]) -> None:
+        """One read's events: deltas of one block in a row become one event, and all of them
+        share one snapshot (taken once the read's text is joined in)."""
+        parser, limit = self.parser, self.options.max_reply_bytes
+        self.received += len(decoder_events)
+        batch: list[tuple[StreamEvent, list[str]]] = []  # an event, and the deltas it stands for
+        for sse in decoder_events:
+            events = parser.feed(sse)
+            if events:
+                self.silence.token()
+            for ev in events:
+                if ev.delta:
+                    self.size += len(ev.delta.encode("utf-8", "surrogatepass"))
+                last = batch[-1][0] if batch else None
+                if (last is not None and ev.type in _DELTAS and last.type == ev.type
+                        and last.content_index == ev.content_index):
+                    batch[-1][1].append(ev.delta)
+                else:
+                    batch.append((ev, [ev.delta]))
+            if self.size > limit:
+                break
+        if batch:
+            parser.pieces.flush()
+            shared = snapshot(parser.message)
+            for ev, deltas in batch:
+                delta = deltas[0] if len(deltas) == 1 else "".join(deltas)
+                self.queue.put_nowait(StreamEvent(ev.type, shared, delta, ev.content_index))
+        if self.size > limit:
+            raise ProviderError("limit", f"The reply from {self.provider} passed {_mb(limit)} and was "
+                                "stopped there (what arrived is kept); raise max_reply_mb in config.toml if a reply "
+                                "really needs more.")
+
+    async def sniff(self, response: httpx.Response, chunks: AsyncIterator[bytes]) -> bytes:
+        """The first bytes of a body whose type is not SSE, when they are SSE all the same (some
+        servers send it as text/plain or with no type); an HTML page or JSON never passes."""
+        first = b""
+        ctype = response.headers.get("content-type", "")
+        if ctype.split(";", 1)[0].strip().lower() != "text/event-stream":
+            async for chunk in chunks:
+                first += chunk
+                if len(first.lstrip()) >= 8 or len(first) >= SNIFF_BYTES:
+                    break
+            if not first.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(_SSE_STARTS):
+                raise not_event_stream(ctype, first[:2000], provider=self.provider, base_url=self.model.base_url)
+        return first
+
+    async def read(self, response: httpx.Response) -> None:
+        chunks = response.aiter_bytes()
+        first = await self.sniff(response, chunks)
+        self.queue.put_nowait(StreamEvent("start", snapshot(self.parser.message)))
+        decoder = SSEDecoder(max_event=self.options.max_reply_bytes)
+        try:
+            self.feed(decoder.feed(first))
+            async for chunk in chunks:
+                self.feed(decoder.feed(chunk))
+            self.feed(decoder.close())
+        except EventTooLarge:
+            raise ProviderError("limit", f"{self.provider} sent one event of over {_mb(self.options.max_reply_bytes)}, "
+                                "more than a whole reply may hold, and the reply was stopped; raise max_reply_mb in "
+                                "config.toml if a reply really needs more.") from None
+
+    async def attempt_and_read(self, client: httpx.AsyncClient) -> None:
+        provider, parser = self.provider, self.parser
+        async with asyncio.timeout(None) as scope:
+            response = await with_retry(lambda: self.open_response(client, scope), self.policy, signal=self.signal,
+                                        on_retry=self.on_retry)
+            try:
+                await self.read(response)
+            except httpx.TransportError as err:
+                if parser.finished:  # its end marker, then a dropped connection: the server cut the reply
+                    raise ProviderError("transport", f"{provider} ended the reply and dropped the connection "
+                                        f"({type(err).__name__}): a llama-cpp-python server cuts a reply short so "
+                                        "when another request reaches it meanwhile (start it with "
+                                        "--interrupt_requests False); try again.") from None
+                raise ProviderError(
+                    "transport", f"The connection to {provider} was lost mid-reply ({type(err).__name__}); try again."
+                ) from None
+            finally:
+                self.silence.pause()
+                await response.aclose()
+            if self.unstreamed is not None and not self.received and not parser.finished:
+                await self.ask_unstreamed(client, self.unstreamed, scope)
+
+    async def ask_unstreamed(self, client: httpx.AsyncClient, unstreamed: Unstreamed, scope: asyncio.Timeout) -> None:
+        self.silence.start(scope)  # the answer is bounded as the stream's first byte was
+        try:
+            self.feed(await ask_unstreamed(client, self.url, self.headers, request_body(unstreamed.body(self.body)),
+                                           unstreamed, provider=self.provider, model=self.model.id,
+                                           base_url=self.model.base_url))
+        finally:
+            self.silence.pause()
+
+    async def run(self) -> None:
+        """The request within its whole-reply bound, each timeout said as the bound it hit."""
+        route, provider, options = self.route, self.provider, self.options
+        try:
+            client = client_for(route, timeout=self.timeout, transport=options.transport)
+        except ImportError:
+            raise ProviderError("transport", f"The proxy {route.shown} (from {route.source}) needs SOCKS support "
+                                "(pip install 'httpx[socks]'), or add the host to NO_PROXY.") from None
+        async with client:
+            try:
+                async with asyncio.timeout(options.reply_timeout) as whole:
+                    await self.attempt_and_read(client)
+            except TimeoutError:
+                if self.silence.expired:
+                    raise _silence_error(self.silence, provider, self.model.base_url) from None
+                if whole.expired():
+                    raise ProviderError(
+                        "timeout", f"The reply from {provider} was still going after {options.reply_timeout:g} s "
+                        "and was stopped (what arrived is kept); raise reply_timeout in config.toml for longer "
+                        "replies.") from None
+                raise
+        if not self.parser.finished:
+            raise ProviderError(
+                "transport", f"The reply from {provider} ended without its end marker (stream ended without completion); try again."
+            )
+
+    async def produce(self) -> None:
+        """The producer task: everything it ends with goes into the queue as an item."""
+        try:
+            await self.run()
+            self.queue.put_nowait(_END)
+        except asyncio.CancelledError:
+            raise
+        except ProviderError as err:
+            self.queue.put_nowait(err)
+        except Exception as err:  # a bug or an unexpected library error: still a legal message
+            log.debug("unexpected stream failure", exc_info=True)
+            self.queue.put_nowait(ProviderError(
+                "protocol", f"The reply from {self.provider} could not be read ({type(err).__name__}); "
+                "what arrived is kept. Try again; if it happens again, it is worth a bug report."))
+        finally:
+            self.silence.pause()
 
 
 async def run_http_stream(
@@ -189,187 +407,9 @@ async def run_http_stream(
 ) -> AsyncIterator[StreamEvent]:
     """`unstreamed`: how to ask once more without streaming when the stream ends with no data
     (the server's own error, or its reply; see unstreamed.py)."""
-    queue: asyncio.Queue[Any] = asyncio.Queue()
-    policy: RetryPolicy = options.retry or RetryPolicy()
-    # reads are bounded by _Silence (httpx's read timeout would restart on every keep-alive byte)
-    timeout = httpx.Timeout(connect=options.connect_timeout, read=None, write=60.0, pool=options.connect_timeout)
-    provider = model.provider
-    route = route_for(url, local=model.local)
-    secrets = [options.api_key, route.password]
-    for name, value in headers.items():
-        if name.lower() in _SECRET_HEADERS:
-            secrets += [value, value.partition(" ")[2]]
-    silence = _Silence(options, provider, queue.put_nowait)
-
-    def proxy_failure(err: Exception) -> ProviderError:
-        return ProviderError("transport", f"Could not get through the proxy {route.shown} (from {route.source}) to "
-                             f"{provider} ({type(err).__name__}: {err}); check the proxy, or add the host to NO_PROXY.",
-                             retryable=not str(err).startswith("407"))
-
-    async def open_response(client: httpx.AsyncClient, scope: asyncio.Timeout) -> httpx.Response:
-        silence.start(scope)
-        request = client.build_request("POST", url, headers=headers, content=request_body(body))
-        try:
-            response = await client.send(request, stream=True)
-        except httpx.ProxyError as err:
-            raise proxy_failure(err) from None
-        except httpx.TimeoutException as err:
-            if route.proxy and isinstance(err, httpx.ConnectTimeout):
-                raise proxy_failure(err) from None
-            raise ProviderError(
-                "timeout", f"Could not connect to {provider} at {model.base_url} within {options.connect_timeout:g} s; "
-                "check that the server is up."
-            ) from None
-        except httpx.TransportError as err:
-            if route.proxy and isinstance(err, httpx.ConnectError):
-                raise proxy_failure(err) from None
-            raise ProviderError(
-                "transport", f"Could not reach {provider} at {model.base_url} ({type(err).__name__}); check the base URL and that the server is running."
-            ) from None
-        if response.status_code >= 300:
-            try:
-                text = await _error_body(response)
-            finally:
-                await response.aclose()
-            via_proxy = proxy_http_error(response.status_code, text, proxy=route.shown, source=route.source,
-                                         provider=provider) if route.proxy else None
-            if via_proxy is not None:
-                raise via_proxy
-            error = classify_http_error(
-                response.status_code, response.headers, text, provider=provider, model=model.id, base_url=model.base_url
-            )
-            if route.proxy:  # the answer may be the proxy's own: say it was in the way
-                error.args = (f"{error} (The request went through the proxy {route.shown}, from {route.source}.)",)
-            raise error
-        return response
-
-    def on_retry(attempt: int, delay: float, error: ProviderError) -> None:
-        silence.pause()
-        queue.put_nowait(WaitNotice("retry", delay, time.monotonic(), attempt=attempt, max_attempts=policy.max_retries,
-                                    reason=redact(str(error), secrets), retry_after=error.retry_after is not None,
-                                    provider=provider))
-
-    size = 0  # UTF-8 bytes of text, thinking and tool arguments so far
-    received = 0  # SSE events decoded; none when the stream ended with no data
-
-    def feed(decoder_events: list[SSEEvent]) -> None:
-        """One read's events: deltas of one block in a row become one event, and all of them
-        share one snapshot (taken once the read's text is joined in)."""
-        nonlocal size, received
-        received += len(decoder_events)
-        batch: list[tuple[StreamEvent, list[str]]] = []  # an event, and the deltas it stands for
-        for sse in decoder_events:
-            events = parser.feed(sse)
-            if events:
-                silence.token()
-            for ev in events:
-                if ev.delta:
-                    size += len(ev.delta.encode("utf-8", "surrogatepass"))
-                last = batch[-1][0] if batch else None
-                if (last is not None and ev.type in _DELTAS and last.type == ev.type
-                        and last.content_index == ev.content_index):
-                    batch[-1][1].append(ev.delta)
-                else:
-                    batch.append((ev, [ev.delta]))
-            if size > options.max_reply_bytes:
-                break
-        if batch:
-            parser.pieces.flush()
-            shared = snapshot(parser.message)
-            for ev, deltas in batch:
-                delta = deltas[0] if len(deltas) == 1 else "".join(deltas)
-                queue.put_nowait(StreamEvent(ev.type, shared, delta, ev.content_index))
-        if size > options.max_reply_bytes:
-            raise ProviderError("limit", f"The reply from {provider} passed {_mb(options.max_reply_bytes)} and was "
-                                "stopped there (what arrived is kept); raise max_reply_mb in config.toml if a reply "
-                                "really needs more.")
-
-    async def read(response: httpx.Response) -> None:
-        chunks = response.aiter_bytes()
-        first = b""
-        ctype = response.headers.get("content-type", "")
-        if ctype.split(";", 1)[0].strip().lower() != "text/event-stream":
-            # sniff: some servers send SSE as text/plain or with no type; an HTML page or JSON never passes
-            async for chunk in chunks:
-                first += chunk
-                if len(first.lstrip()) >= 8 or len(first) >= SNIFF_BYTES:
-                    break
-            if not first.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(_SSE_STARTS):
-                raise not_event_stream(ctype, first[:2000], provider=provider, base_url=model.base_url)
-        queue.put_nowait(StreamEvent("start", snapshot(parser.message)))
-        decoder = SSEDecoder(max_event=options.max_reply_bytes)
-        try:
-            feed(decoder.feed(first))
-            async for chunk in chunks:
-                feed(decoder.feed(chunk))
-            feed(decoder.close())
-        except EventTooLarge:
-            raise ProviderError("limit", f"{provider} sent one event of over {_mb(options.max_reply_bytes)}, more "
-                                "than a whole reply may hold, and the reply was stopped; raise max_reply_mb in "
-                                "config.toml if a reply really needs more.") from None
-
-    async def attempt_and_read(client: httpx.AsyncClient) -> None:
-        async with asyncio.timeout(None) as scope:
-            response = await with_retry(lambda: open_response(client, scope), policy, signal=signal, on_retry=on_retry)
-            try:
-                await read(response)
-            except httpx.TransportError as err:
-                if parser.finished:  # its end marker, then a dropped connection: the server cut the reply
-                    raise ProviderError("transport", f"{provider} ended the reply and dropped the connection "
-                                        f"({type(err).__name__}): a llama-cpp-python server cuts a reply short so "
-                                        "when another request reaches it meanwhile (start it with "
-                                        "--interrupt_requests False); try again.") from None
-                raise ProviderError(
-                    "transport", f"The connection to {provider} was lost mid-reply ({type(err).__name__}); try again."
-                ) from None
-            finally:
-                silence.pause()
-                await response.aclose()
-            if unstreamed is not None and not received and not parser.finished:
-                silence.start(scope)  # the answer is bounded as the stream's first byte was
-                try:
-                    feed(await ask_unstreamed(client, url, headers, request_body(unstreamed.body(body)), unstreamed,
-                                              provider=provider, model=model.id, base_url=model.base_url))
-                finally:
-                    silence.pause()
-
-    async def produce() -> None:
-        try:
-            try:
-                client = client_for(route, timeout=timeout, transport=options.transport)
-            except ImportError:
-                raise ProviderError("transport", f"The proxy {route.shown} (from {route.source}) needs SOCKS support "
-                                    "(pip install 'httpx[socks]'), or add the host to NO_PROXY.") from None
-            async with client:
-                try:
-                    async with asyncio.timeout(options.reply_timeout) as whole:
-                        await attempt_and_read(client)
-                except TimeoutError:
-                    if silence.expired:
-                        raise _silence_error(silence, provider, model.base_url) from None
-                    if whole.expired():
-                        raise ProviderError(
-                            "timeout", f"The reply from {provider} was still going after {options.reply_timeout:g} s "
-                            "and was stopped (what arrived is kept); raise reply_timeout in config.toml for longer "
-                            "replies.") from None
-                    raise
-            if not parser.finished:
-                raise ProviderError(
-                    "transport", f"The reply from {provider} ended without its end marker (stream ended without completion); try again."
-                )
-            queue.put_nowait(_END)
-        except asyncio.CancelledError:
-            raise
-        except ProviderError as err:
-            queue.put_nowait(err)
-        except Exception as err:  # a bug or an unexpected library error: still a legal message
-            log.debug("unexpected stream failure", exc_info=True)
-            queue.put_nowait(ProviderError("protocol", f"The reply from {provider} could not be read ({type(err).__name__}); "
-                                           "what arrived is kept. Try again; if it happens again, it is worth a bug report."))
-        finally:
-            silence.pause()
-
-    task = asyncio.create_task(produce())
+    request = _Request(model, url, headers, body, parser, options, signal, unstreamed)
+    queue = request.queue
+    task = asyncio.create_task(request.produce())
     remove = signal.add_listener(lambda: queue.put_nowait(_ABORT)) if signal else (lambda: None)
     started = False
     try:
@@ -385,8 +425,8 @@ async def run_http_stream(
                 continue
             if isinstance(item, ProviderError):
                 parser.pieces.flush()
-                reason = "aborted" if item.kind == "aborted" else "error"
-                final = _failed(parser.message, reason, redact(str(item), secrets))
+                reason: StopReason = "aborted" if item.kind == "aborted" else "error"
+                final = _failed(parser.message, reason, redact(str(item), request.secrets))
                 final.errorKind = item.kind  # type: ignore[attr-defined]  # an extra field, kept on disk: compaction reads it
                 yield StreamEvent("error", final)
                 return
@@ -405,7 +445,7 @@ async def run_http_stream(
             task.cancel()
             try:
                 await task
-            except BaseException:
+            except asyncio.CancelledError:  # the cancel just asked for (the producer lets nothing else out)
                 pass
 
 

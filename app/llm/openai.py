@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlparse
 
 from treechat.storage.model import (
     AssistantMessage,
     ImageContent,
+    StopReason,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -28,7 +29,7 @@ from .unstreamed import OpenAIUnstreamed
 API = "openai-completions"
 INVALID_ARGS_KEY = "__invalid_json__"  # where arguments that are not a JSON object keep the model's text
 _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
-_FINISH = {"stop": "stop", "end": "stop", "length": "length", "tool_calls": "toolUse", "function_call": "toolUse",
+_FINISH: dict[str, StopReason] = {"stop": "stop", "end": "stop", "length": "length", "tool_calls": "toolUse", "function_call": "toolUse",
            "model_context_window_exceeded": "length"}
 
 
@@ -167,38 +168,42 @@ class OpenAIParser:
         if not isinstance(choices, list):
             raise malformed(self.model.provider, "choices", choices)
         for choice in choices:
-            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
-                continue
-            if choice.get("usage"):  # Moonshot puts usage inside the choice
-                self._counts(choice["usage"])
-            delta = choice.get("delta") or {}
-            if not isinstance(delta, dict):
-                raise malformed(self.model.provider, "a delta", delta)
-            for name in _REASONING_FIELDS:
-                piece = text_of(delta.get(name), provider=self.model.provider, what=name)
-                if piece:
-                    events.append(self._append(ThinkingContent, "thinking", piece, "thinking_delta"))
-                    break
-            content = self._content(delta.get("content"))
-            if content:
-                events.append(self._append(TextContent, "text", content, "text_delta"))
-            calls = delta.get("tool_calls") or []
-            for frag in calls if isinstance(calls, list) else [calls]:
-                events.append(self._tool_fragment(frag))
-            reason = choice.get("finish_reason")
-            if reason:
-                if reason == "error":
-                    raise classify_stream_error(choice.get("error") or "finish_reason error", provider=self.model.provider)
-                self._finish_reason = reason
-                self.finished = True  # a finish_reason then EOF is complete; [DONE] is optional after it
+            if isinstance(choice, dict) and choice.get("index", 0) == 0:
+                self._choice(choice, events)
         return events
 
-    def _append(self, cls: type, attr: str, text: str, kind: str) -> StreamEvent:
+    def _choice(self, choice: dict[str, Any], events: list[StreamEvent]) -> None:
+        """The first choice of a chunk: its usage, deltas (thinking, text, tool calls) and finish."""
+        if choice.get("usage"):  # Moonshot puts usage inside the choice
+            self._counts(choice["usage"])
+        delta = choice.get("delta") or {}
+        if not isinstance(delta, dict):
+            raise malformed(self.model.provider, "a delta", delta)
+        for name in _REASONING_FIELDS:
+            piece = text_of(delta.get(name), provider=self.model.provider, what=name)
+            if piece:
+                events.append(self._append(ThinkingContent, "thinking", piece, "thinking_delta"))
+                break
+        content = self._content(delta.get("content"))
+        if content:
+            events.append(self._append(TextContent, "text", content, "text_delta"))
+        calls = delta.get("tool_calls") or []
+        for frag in calls if isinstance(calls, list) else [calls]:
+            events.append(self._tool_fragment(frag))
+        reason = choice.get("finish_reason")
+        if reason:
+            if reason == "error":
+                raise classify_stream_error(choice.get("error") or "finish_reason error", provider=self.model.provider)
+            self._finish_reason = reason
+            self.finished = True  # a finish_reason then EOF is complete; [DONE] is optional after it
+
+    def _append(self, cls: type[TextContent | ThinkingContent], attr: str, text: str,
+                kind: Literal["text_delta", "thinking_delta"]) -> StreamEvent:
         content = self.message.content
         if not content or not isinstance(content[-1], cls):
-            content.append(cls(**{attr: ""}))
+            content.append(TextContent(text="") if cls is TextContent else ThinkingContent(thinking=""))
         self.pieces.add(content[-1], attr, text)
-        return StreamEvent(kind, self.message, text, len(content) - 1)  # type: ignore[arg-type]
+        return StreamEvent(kind, self.message, text, len(content) - 1)
 
     def _content(self, value: Any) -> str:
         """A delta's text: a string, or (some servers) a list of {"type": "text", "text": …} parts."""
@@ -268,7 +273,7 @@ class OpenAIParser:
             self.message.error_message = f"{self.model.provider} stopped the reply with its content filter."
         else:
             has_calls = any(isinstance(b, ToolCall) for b in self.message.content)
-            self.message.stop_reason = "toolUse" if has_calls and reason == "stop" else reason  # type: ignore[assignment]
+            self.message.stop_reason = "toolUse" if has_calls and reason == "stop" else reason
         return snapshot(self.message)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -184,7 +184,7 @@ def _line(server: McpServer, what: str) -> str | None:
     return None
 
 
-def format_rows(rows: list[ServerRow], problems: list[str] = ()) -> str:  # type: ignore[assignment]
+def format_rows(rows: list[ServerRow], problems: Sequence[str] = ()) -> str:
     """The listing `/mcp` and `treechat mcp` print: a line per server, its tools, its last error."""
     if not rows and not problems:
         return ("No MCP servers: add [mcp_servers.NAME] tables to config.toml (command = … or url = …), "

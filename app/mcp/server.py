@@ -201,7 +201,7 @@ class McpServer:
 
     # ------------------------------------------------------------ calls
 
-    async def call(self, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
+    async def call(self, tool: str, arguments: dict[str, Any], timeout: float) -> Any:  # noqa: ASYNC109  also the SDK's read timeout (its own REQUEST_TIMEOUT answer)
         """The server's CallToolResult. Raises Unavailable (not running), TimeoutError, or the
         SDK's MCPError (the server refused the call)."""
         if self.state == "starting":

@@ -191,7 +191,9 @@ async def _stop(process: Process, grace: float) -> None:
 
 async def _exited(process: Process, limit: float) -> bool:
     with anyio.move_on_after(limit):
-        while process.returncode is None:
+        # not process.wait(): asyncio's also waits for the pipes to close, which a grandchild can
+        # hold open; the return code is set at the exit itself
+        while process.returncode is None:  # noqa: ASYNC110  (see above)
             await anyio.sleep(0.02)
     return process.returncode is not None
 

@@ -102,7 +102,7 @@ class McpTool(AgentTool):
             return text_result(str(err), is_error=True)
         except asyncio.CancelledError:
             return text_result(f"The call to {self.name} was cancelled.", is_error=True)
-        except Exception as err:  # the server refused it, answered nonsense, or its connection broke
+        except Exception as err:  # noqa: BLE001  a tool: the server refused it, answered nonsense, or its connection broke
             text = " ".join(str(err).split()) or type(err).__name__
             return text_result(f"The MCP server {self.server.name!r} failed the call: {text[:500]}", is_error=True)
 

@@ -156,7 +156,7 @@ class AgentSession:
                 await self.session.append_custom_message(message.custom_type, message.content, message.display,
                                                          message.details)
             # bashExecution and summaries have their own entries, written by whoever creates them
-        except Exception as err:  # any write failure: the message must not be lost with it
+        except Exception as err:  # noqa: BLE001  any write failure: the message must not be lost with it
             await self._keep_unsaved(message, err)
 
     async def _keep_unsaved(self, message: AgentMessage, err: Exception) -> None:

@@ -66,8 +66,9 @@ class ExtensionsView(TuiBase):
         # A question nobody asked for waits until the person is not typing: a first key after a
         # pause answers the dialog, and keys typed while it is up are not theirs to keep.
         asked_at = time.monotonic()
-        while time.monotonic() - max(getattr(self, "last_key_at", 0.0), asked_at) < QUIET_BEFORE_ASKING:
-            await asyncio.sleep(0.2)
+        # (a quiet time, not a condition to wait on: it sleeps until the last key is that old)
+        while (left := QUIET_BEFORE_ASKING - (time.monotonic() - max(getattr(self, "last_key_at", 0.0), asked_at))) > 0:  # noqa: ASYNC110
+            await asyncio.sleep(left)
         listed = "\n".join(f"  {s.name}: {s.where}" for s in found.servers)
         body = (f"{found.path} asks to run these MCP servers (their tools will ask before each call):\n\n{listed}\n\n"
                 "Start them only if you trust this project.")

@@ -41,7 +41,7 @@ class PgChangeFeed:
             raise
         return conn
 
-    async def next_change(self, timeout: float) -> StoreChange | None:
+    async def next_change(self, timeout: float) -> StoreChange | None:  # noqa: ASYNC109  a poll in steps: None when it passes (a cancel could cut a read of the store)
         deadline = time.monotonic() + max(timeout, 0.0)
         if self.closed:
             await asyncio.sleep(max(timeout, 0.0))

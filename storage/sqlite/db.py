@@ -67,7 +67,7 @@ def _payload_text(payload: str) -> str:
     """SQL function used by migrations to (re)build the search index from stored payloads."""
     try:
         return search_text(parse_entry(payload))
-    except Exception:  # a payload that no longer validates is simply not searchable
+    except ValueError:  # (InvalidEntryError) a payload that no longer validates is simply not searchable
         return ""
 
 

@@ -35,7 +35,7 @@ class SqliteChangeFeed:
         self._seen: tuple[int, int] | None = None
         self.closed = False
 
-    async def next_change(self, timeout: float) -> StoreChange | None:
+    async def next_change(self, timeout: float) -> StoreChange | None:  # noqa: ASYNC109  a poll in steps: None when it passes (a cancel could cut a read of the store)
         deadline = time.monotonic() + max(timeout, 0.0)
         if self._seen is None:
             self._seen = await self.db.run(_mark)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from ..views import decode_view
+from ..views import DecodeErrors, decode_view
 from . import fts, rows
 
 Progress = Callable[[int], None]
@@ -36,7 +36,7 @@ def entry_count(c: sqlite3.Connection) -> int:
 def _text(payload: str | bytes) -> str:
     try:
         view = decode_view(payload)
-    except Exception:  # a payload that no longer decodes is simply not searchable
+    except DecodeErrors:  # a payload that no longer decodes is simply not searchable
         return ""
     return "" if view.type == "leaf" else rows.view_search_text(view)
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from treechat.llm.types import StreamEvent
-from treechat.storage.model import AssistantMessage, TextContent, ToolCall
+from treechat.storage.model import AssistantMessage, StopReason, TextContent, ToolCall
 
 
-def reply(text: str = "ok", *, calls: list[tuple[str, str, dict]] = (), stop: str | None = None, error: str | None = None) -> AssistantMessage:
+def reply(text: str = "ok", *, calls: Sequence[tuple[str, str, dict]] = (), stop: StopReason | None = None,
+          error: str | None = None) -> AssistantMessage:
     content: list[Any] = [TextContent(text=text)] if text else []
     content += [ToolCall(id=i, name=n, arguments=a) for i, n, a in calls]
     return AssistantMessage(content=content, api="fake", provider="fake", model="fake-model",
@@ -62,12 +63,25 @@ def texts(messages: list[Any]) -> list[str]:
     return out
 
 
+WAIT_S = 30  # a wait on an event that never comes fails the test rather than hanging it
+
+
 class Recorder:
     def __init__(self) -> None:
         self.events: list[Any] = []
+        self._arrived = asyncio.Event()
 
     async def __call__(self, event) -> None:
         self.events.append(event)
+        self._arrived.set()
+
+    async def until(self, condition: Callable[[], bool]) -> None:
+        """Until `condition` holds, checked as each event arrives (state is reduced before its
+        listeners hear it): a wait on the events, not a poll."""
+        async with asyncio.timeout(WAIT_S):
+            while not condition():
+                self._arrived.clear()
+                await self._arrived.wait()
 
     @property
     def types(self) -> list[str]:

@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from tests.narrow import assistant_of, first_text, of
 from treechat.agent import BUSY_CONTINUE, BUSY_PROMPT, Agent, AgentState
 from treechat.llm.types import ModelInfo
 from treechat.storage.model import TextContent, UserMessage
@@ -122,8 +123,8 @@ async def test_stream_fn_raising_becomes_a_complete_legal_sequence() -> None:
     assert rec.types == ["agent_start", "turn_start", "message_start", "message_end",
                          "message_start", "message_end", "turn_end", "agent_end"]
     failure = agent.state.messages[-1]
-    assert failure.role == "assistant" and failure.stop_reason == "error"
-    assert failure.error_message == "socket on fire" == agent.state.error_message
+    assert failure.role == "assistant" and assistant_of(failure).stop_reason == "error"
+    assert assistant_of(failure).error_message == "socket on fire" == agent.state.error_message
     assert rec.named("agent_end")[0].messages == [failure]
     assert not agent.state.is_streaming
 
@@ -140,7 +141,7 @@ async def test_listener_raising_is_reported_once_and_run_ends() -> None:
     agent.subscribe(rec)
     await agent.prompt("hi")
     assert rec.types.count("agent_end") == 1
-    assert agent.state.messages[-1].error_message == "listener broke"
+    assert assistant_of(agent.state.messages[-1]).error_message == "listener broke"
     # the listener after the broken one still saw the turn it broke on (the bus's contract)
     ends = [e for e in rec.events if e.type == "turn_end"]
     assert [e.message.stop_reason for e in ends] == ["stop", "error"]
@@ -152,12 +153,12 @@ async def test_abort_while_streaming() -> None:
     rec = Recorder()
     agent.subscribe(rec)
     run = asyncio.create_task(agent.prompt("hi"))
-    while agent.state.streaming_message is None or agent.state.streaming_message.role != "assistant":
-        await asyncio.sleep(0)
+    await rec.until(lambda: agent.state.streaming_message is not None
+                    and agent.state.streaming_message.role == "assistant")
     agent.abort()
     await run
     assert rec.types[-4:] == ["message_start", "message_end", "turn_end", "agent_end"]
-    assert agent.state.messages[-1].stop_reason == "aborted"
+    assert assistant_of(agent.state.messages[-1]).stop_reason == "aborted"
     assert agent.state.error_message == "Request was aborted" and not agent.state.is_streaming
 
 
@@ -196,12 +197,12 @@ async def test_queue_inspection_removal_and_pull_back() -> None:
     agent.steer("s1")
     agent.follow_up("f1")
     agent.steer("s2")
-    assert [m.content[0].text for m in agent.steering_queue.items] == ["s1", "s2"]
-    kind, msg = agent.pop_last_queued()
-    assert (kind, msg.content[0].text) == ("steer", "s2")
-    kind, msg = agent.pop_last_queued()
-    assert (kind, msg.content[0].text) == ("follow_up", "f1")
-    assert agent.steering_queue.remove(0).content == [TextContent(text="s1")]
+    assert [first_text(m) for m in agent.steering_queue.items] == ["s1", "s2"]
+    kind, msg = of(tuple, agent.pop_last_queued())
+    assert (kind, first_text(msg)) == ("steer", "s2")
+    kind, msg = of(tuple, agent.pop_last_queued())
+    assert (kind, first_text(msg)) == ("follow_up", "f1")
+    assert of(UserMessage, agent.steering_queue.remove(0)).content == [TextContent(text="s1")]
     assert agent.pop_last_queued() is None
 
 

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import time
+from typing import Any, cast
 
 import pytest
 
+from tests.narrow import assistant_of, of
 from treechat.llm.registry import ModelRegistry
 from treechat.llm.types import ModelInfo
 from treechat.session.agent_session import AgentSession
 from treechat.session.session import Session
 from treechat.storage.memory import MemoryCatalog
-from treechat.storage.model import MessageEntry, TextContent
+from treechat.storage.model import MessageEntry, ModelChangeEntry, TextContent
 
 from .scripted import Recorder, ScriptedStream, reply, texts
 from .test_loop import echo_tool
@@ -42,7 +44,8 @@ async def test_new_session_records_settings_then_every_message() -> None:
     assert kinds(entries) == ["model_change", "thinking_level_change", "active_tools_change",
                               "user", "assistant", "toolResult", "assistant"]
     ctx = await session.build_session_context()
-    assert (entries[0].provider, entries[0].model_id) == ("openai", "fake-model") and ctx.thinking_level == "high"
+    change = of(ModelChangeEntry, entries[0])
+    assert (change.provider, change.model_id) == ("openai", "fake-model") and ctx.thinking_level == "high"
     assert ctx.active_tool_names == ["echo"]
 
 
@@ -60,7 +63,7 @@ async def test_user_message_is_stored_before_the_request_goes_out() -> None:
             role = getattr(getattr(entry, "message", None), "role", entry.type)
             appended.append((role, time.monotonic()))
 
-        session.storage.append_entry = recording
+        session.storage.append_entry = recording  # type: ignore[method-assign]  # every append, timed
         registry = ModelRegistry(env={"OPENAI_BASE_URL": fp.base_url, "OPENAI_API_KEY": "k"})
         s = await AgentSession.create(session, model="openai/fake-model", registry=registry)
         await s.prompt("hello")
@@ -75,8 +78,8 @@ async def test_failed_run_is_persisted() -> None:
     s = await AgentSession.create(session, model=MODEL, stream_fn=ScriptedStream(RuntimeError("kaput")))
     await s.prompt("x")
     last = (await session.get_branch())[-1]
-    assert last.message.role == "assistant" and last.message.stop_reason == "error"
-    assert last.message.error_message == "kaput"
+    assert assistant_of(last).stop_reason == "error"
+    assert assistant_of(last).error_message == "kaput"
 
 
 async def test_resume_rebuilds_state_and_model_from_the_path() -> None:
@@ -156,7 +159,7 @@ async def test_queue_updates_and_forwarded_events() -> None:
     assert texts(s.state.messages) == ["user:now", "assistant:r1", "user:later", "assistant:r2"]
     assert "agent_end" in rec.types and rec.named("queue_update")[-1].follow_up == []
     with pytest.raises(RuntimeError):
-        s.agent._run = object()  # simulate a running agent for the streaming check
+        s.agent._run = cast(Any, object())  # simulate a running agent for the streaming check
         try:
             await s.prompt("x")
         finally:
@@ -180,7 +183,7 @@ async def test_abort_mid_stream_closes_the_request_and_stores_the_partial() -> N
         await s.abort()
         await run
         await fp.client_disconnected.wait()  # the HTTP request was closed
-        last = (await session.get_branch())[-1].message
-        assert last.role == "assistant" and last.stop_reason == "aborted"
+        last = assistant_of((await session.get_branch())[-1])
+        assert last.role == "assistant" and assistant_of(last).stop_reason == "aborted"
         assert last.content == [TextContent(text="kept ")]
         assert s.state.error_message == "Request was aborted"

@@ -11,6 +11,7 @@ import pytest
 
 from tests.fake_provider import FakeProvider
 from tests.images import png_bytes, write
+from tests.narrow import of
 from tests.print_helper import print_run
 from treechat.agent.convert import IMAGE_PLACEHOLDER, replace_images
 from treechat.config.settings import load_settings
@@ -137,8 +138,8 @@ def test_placeholders_replace_images_in_user_and_tool_messages_and_collapse() ->
     tool = ToolResultMessage(tool_call_id="c", tool_name="read", content=[img])
     out, count = replace_images([user, tool])
     assert count == 3
-    assert [b.text for b in out[0].content] == ["two", IMAGE_PLACEHOLDER]
-    assert [b.text for b in out[1].content] == [IMAGE_PLACEHOLDER]
+    assert [of(TextContent, b).text for b in of(UserMessage, out[0]).content] == ["two", IMAGE_PLACEHOLDER]
+    assert [of(TextContent, b).text for b in of(ToolResultMessage, out[1]).content] == [IMAGE_PLACEHOLDER]
     assert user.content[1] is img  # the originals are untouched
     assert replace_images([UserMessage(content="plain")])[1] == 0
 
@@ -157,7 +158,7 @@ async def test_the_agent_tells_once_per_model(fake) -> None:
         fake.script_openai(["ok"])
         await agent.prompt("look", [img])
     assert [(e.model, e.count) for e in seen] == [("openai/t", 1)]
-    assert agent.state.messages[0].content[1] == img
+    assert of(UserMessage, agent.state.messages[0]).content[1] == img
 
 
 async def test_the_system_prompt_lists_the_tools_active_on_the_path(fake, setup) -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from treechat.agent.convert import convert_to_llm
+from treechat.agent.types import AgentMessage
 from treechat.storage.model import (
     AssistantMessage,
     BashExecutionMessage,
@@ -22,7 +25,7 @@ def only_text(msg) -> str:
 
 
 def test_llm_roles_pass_through_unchanged() -> None:
-    msgs = [UserMessage(content="u"), AssistantMessage(), ToolResultMessage(tool_call_id="t", tool_name="x")]
+    msgs: list[AgentMessage] = [UserMessage(content="u"), AssistantMessage(), ToolResultMessage(tool_call_id="t", tool_name="x")]
     assert convert_to_llm(msgs) == msgs
 
 
@@ -64,7 +67,7 @@ def test_excluded_bash_and_unknown_roles_are_dropped_and_it_never_raises() -> No
         BashExecutionMessage(command="ls", exclude_from_context=True),
         UnknownMessage(role="future"),
         weird,
-        object(),
+        cast(AgentMessage, object()),  # not a message at all: dropped too
         UserMessage(content="kept"),
     ])
     assert [m.content for m in out] == ["kept"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,8 @@ class Asked:
     """An approver that says yes (or `answer`) and remembers what it was shown."""
 
     def __init__(self, answer: bool | str = True) -> None:
-        self.answer, self.changes = answer, []
+        self.answer = answer
+        self.changes: list[Any] = []
 
     async def __call__(self, change: ProposedChange) -> bool | str:
         self.changes.append(change)
@@ -153,6 +155,7 @@ async def test_binary_files_directories_fifos_and_missing_files_are_refused(fold
         (edit, dict(path="gone.txt", edits=[{"oldText": "a", "newText": "x"}]), "No such file: gone.txt."),
     ]
     for tool, args, message in cases:
+        assert isinstance(args, dict)
         done = await call(tool, **args)
         assert done.is_error and text(done).startswith(message), (args, text(done))
     assert (folder / "b.bin").read_bytes() == b"\x00\x01abc" and (folder / "dir").is_dir()
@@ -217,7 +220,7 @@ async def test_a_file_changed_while_waiting_for_approval_is_not_written(folder) 
 async def test_a_very_large_file_is_refused_and_a_large_one_edited(folder) -> None:
     from treechat.agent.tools.edit import MAX_EDIT_BYTES
 
-    with open(folder / "huge.txt", "wb") as f:
+    with open(folder / "huge.txt", "wb") as f:  # noqa: ASYNC230  a sparse local temp file: instant
         f.truncate(MAX_EDIT_BYTES + 1)
     edit, _ = tools(folder)
     done = await call(edit, path="huge.txt", edits=[{"oldText": "a", "newText": "b"}])

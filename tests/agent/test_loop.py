@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from typing import cast
 
 from pydantic import BaseModel
 
+from tests.narrow import assistant_of, first_text, of
 from treechat.agent import Agent, FunctionTool, ToolResult, text_result
-from treechat.storage.model import CustomMessage, UserMessage
+from treechat.storage.model import CustomMessage, ToolResultMessage, UserMessage
 
 from .scripted import Recorder, ScriptedStream, reply, role_of, texts
 
@@ -98,7 +100,7 @@ async def test_sequential_sequence_with_two_calls() -> None:
 
 
 async def test_parallel_slow_and_fast() -> None:
-    slow_gate, started = asyncio.Event(), []
+    slow_gate, started = asyncio.Event(), cast(list[str], [])
     slow = echo_tool("slow", delay=slow_gate, started=started)
     fast = echo_tool("fast", started=started)
     stream = ScriptedStream(reply("", calls=[("t1", "slow", {"value": "1"}), ("t2", "fast", {"value": "2"})]), reply("ok"))
@@ -163,8 +165,20 @@ async def test_queued_before_prompt_one_at_a_time_and_all() -> None:
     assert [t.split(":")[1] for t in texts(agent.state.messages)] == ["P", "S1", "S2", "r1", "F1", "F2", "r2"]
 
 
+class _Started(list[str]):
+    """The values of the tools that started, and an event for the first."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = asyncio.Event()
+
+    def append(self, value: str) -> None:
+        super().append(value)
+        self.first.set()
+
+
 async def test_sequential_tool_forces_sequential_batch() -> None:
-    gate, started = asyncio.Event(), []
+    gate, started = asyncio.Event(), _Started()
     first = echo_tool("first", delay=gate, started=started)
     second = echo_tool("second", mode="sequential", started=started)
     stream = ScriptedStream(reply("", calls=[("t1", "first", {"value": "1"}), ("t2", "second", {"value": "2"})]), reply("ok"))
@@ -173,9 +187,8 @@ async def test_sequential_tool_forces_sequential_batch() -> None:
     rec = Recorder()
     agent.subscribe(rec)
     run = asyncio.create_task(agent.prompt("go"))
-    while not started:
-        await asyncio.sleep(0)
-    await asyncio.sleep(0)
+    await asyncio.wait_for(started.first.wait(), 30)
+    await asyncio.sleep(0)  # one more turn of the loop: room for t2 to start, if it (wrongly) would
     assert [e.tool_call_id for e in rec.named("tool_execution_start")] == ["t1"]  # t2 waits for t1
     gate.set()
     await run
@@ -218,7 +231,7 @@ async def test_after_tool_call_can_terminate_and_before_can_block() -> None:
     agent.state.tools = [echo_tool()]
     await agent.prompt("go")
     result = agent.state.messages[2]
-    assert result.is_error and result.content[0].text == "not today" and seen_assistant == ["assistant"]
+    assert of(ToolResultMessage, result).is_error and first_text(result) == "not today" and seen_assistant == ["assistant"]
 
 
 async def test_invalid_arguments_and_unknown_tool_give_clear_error_results() -> None:
@@ -228,9 +241,9 @@ async def test_invalid_arguments_and_unknown_tool_give_clear_error_results() -> 
     agent.state.tools = [echo_tool()]
     await agent.prompt("go")
     bad, missing = agent.state.messages[2], agent.state.messages[3]
-    assert bad.is_error and bad.content[0].text.startswith('Validation failed for tool "echo":\n  - value: Field required')
-    assert '"wrong": 1' in bad.content[0].text
-    assert missing.is_error and missing.content[0].text == "Tool nope not found"
+    assert of(ToolResultMessage, bad).is_error and first_text(bad).startswith('Validation failed for tool "echo":\n  - value: Field required')
+    assert '"wrong": 1' in first_text(bad)
+    assert of(ToolResultMessage, missing).is_error and first_text(missing) == "Tool nope not found"
 
 
 async def test_tool_that_raises_becomes_an_error_result() -> None:
@@ -241,16 +254,16 @@ async def test_tool_that_raises_becomes_an_error_result() -> None:
     agent = Agent(stream_fn=stream)
     agent.state.tools = [FunctionTool("boom", "fails", Value, boom)]
     await agent.prompt("go")
-    assert agent.state.messages[2].is_error and agent.state.messages[2].content[0].text == "disk gone"
+    assert of(ToolResultMessage, agent.state.messages[2]).is_error and first_text(agent.state.messages[2]) == "disk gone"
 
 
 async def test_error_assistant_does_not_run_its_tool_calls() -> None:
-    started = []
+    started: list[str] = []
     stream = ScriptedStream(reply("", calls=[("t1", "echo", {"value": "a"})], stop="error", error="cut"))
     agent = Agent(stream_fn=stream)
     agent.state.tools = [echo_tool(started=started)]
     await agent.prompt("go")
-    assert started == [] and agent.state.messages[-1].stop_reason == "error"
+    assert started == [] and assistant_of(agent.state.messages[-1]).stop_reason == "error"
 
 
 async def test_continue_from_user_yields_one_assistant() -> None:

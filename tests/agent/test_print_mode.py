@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_provider import FakeProvider
+from tests.narrow import assistant_of, first_text, of
 from treechat.chat import Chat
 from treechat.cli.print_mode import run_print
 from treechat.config.settings import load_settings
@@ -16,7 +17,7 @@ from treechat.session.session import Session
 from treechat.storage import open_catalog
 from treechat.storage.base import SessionCatalog
 from treechat.storage.memory import MemoryCatalog
-from treechat.storage.model import MessageEntry, TextContent
+from treechat.storage.model import MessageEntry, TextContent, ToolResultMessage
 
 SECRET = "sk-test-SECRET-do-not-store-7f3a"
 
@@ -65,7 +66,7 @@ async def test_streams_the_reply_and_persists_the_exchange(fake, tmp_path) -> No
     assert (code, out, err) == (0, "Hello\n", "")
     ctx = await (await place.session()).build_session_context()
     assert [m.role for m in ctx.messages] == ["user", "assistant"]
-    assert ctx.messages[1].usage.input == 10 and ctx.messages[1].usage.output == 2
+    assert assistant_of(ctx.messages[1]).usage.input == 10 and assistant_of(ctx.messages[1]).usage.output == 2
     assert fake.requests[0].headers["authorization"] == f"Bearer {SECRET}"
 
 
@@ -88,8 +89,8 @@ async def test_dropped_connection_stores_partial_error_and_exits_non_zero(fake, 
     assert out == "partial text\n"
     assert err.count("\n") == 1 and err.startswith("treechat: ") and "lost" in err
     last = (await (await place.session()).get_branch())[-1]
-    assert isinstance(last, MessageEntry) and last.message.stop_reason == "error"
-    assert last.message.content == [TextContent(text="partial text")]
+    assert isinstance(last, MessageEntry) and assistant_of(last).stop_reason == "error"
+    assert assistant_of(last).content == [TextContent(text="partial text")]
 
 
 async def test_bash_without_yes_is_refused_with_a_clear_result(fake, tmp_path) -> None:
@@ -99,7 +100,7 @@ async def test_bash_without_yes_is_refused_with_a_clear_result(fake, tmp_path) -
     code, _, _ = await run(fake, place, tools=["bash"], cwd=str(tmp_path))
     assert code == 0
     result = (await (await place.session()).build_session_context()).messages[2]
-    assert result.role == "toolResult" and result.is_error and "--yes" in result.content[0].text
+    assert result.role == "toolResult" and of(ToolResultMessage, result).is_error and "--yes" in first_text(result)
 
 
 async def test_bash_with_yes_runs(fake, tmp_path) -> None:
@@ -108,7 +109,7 @@ async def test_bash_with_yes_runs(fake, tmp_path) -> None:
     place = Place(tmp_path)
     code, _, _ = await run(fake, place, tools=["bash"], yes=True, cwd=str(tmp_path))
     result = (await (await place.session()).build_session_context()).messages[2]
-    assert code == 0 and not result.is_error and result.content[0].text == "hi"
+    assert code == 0 and not of(ToolResultMessage, result).is_error and first_text(result) == "hi"
 
 
 async def test_unknown_model_provider_is_one_clear_line(fake, tmp_path) -> None:
@@ -130,7 +131,7 @@ async def test_no_api_key_in_any_file_written(fake, tmp_path, backend) -> None:
     finally:
         await catalog.close()
     assert code == 0
-    files = [p for p in Path(home).rglob("*") if p.is_file()]
+    files = [p for p in Path(home).rglob("*") if p.is_file()]  # noqa: ASYNC240  a small local temp folder
     assert files, "the backend wrote nothing?"
     for path in files:
         assert SECRET.encode() not in path.read_bytes(), path
@@ -150,7 +151,7 @@ async def test_a_reader_that_goes_away_does_not_lose_the_reply(fake, tmp_path) -
     code, _, err = await run(fake, place, out=_ClosedPipe())
     assert code == 0 and "Traceback" not in err
     ctx = await (await place.session()).build_session_context()
-    assert ctx.messages[-1].stop_reason == "stop" and ctx.messages[-1].content[0].text == "a long answer"
+    assert assistant_of(ctx.messages[-1]).stop_reason == "stop" and first_text(ctx.messages[-1]) == "a long answer"
 
 
 async def test_a_missing_key_fails_before_any_request_and_writes_nothing(fake, tmp_path) -> None:

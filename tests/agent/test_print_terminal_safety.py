@@ -9,6 +9,7 @@ import pytest
 
 from tests.agent.test_print_mode import Place, registry_for
 from tests.fake_provider import FakeProvider
+from tests.narrow import first_text
 from treechat.chat import Chat
 from treechat.cli.main import build_parser, cmd_print
 from treechat.cli.print_mode import run_print
@@ -34,7 +35,7 @@ async def run(fp: FakeProvider, place: Place, *, raw: bool = False) -> tuple[int
     chat = Chat(catalog=place.catalog, settings=load_settings(place.home, env={}), registry=registry_for(fp),
                 model_ref="openai/fake-model")
     await chat.open(await place.catalog.open((await place.session()).session_id))
-    code = await run_print(chat, "hi", out=out, err=err, **({"raw": True} if raw else {}))
+    code = await run_print(chat, "hi", out=out, err=err, raw=raw)
     return code, out.getvalue(), err.getvalue()
 
 
@@ -51,7 +52,7 @@ async def test_a_hostile_reply_is_shown_with_placeholders(fake, tmp_path) -> Non
     assert out == ("ok ␛]52;c;ZXZpbCBjbGlwYm9hcmQ=␇ ␛]0;pwned␇ ␛[2J<U+009B>6n ␇ <U+202E>gnp.exe\n"
                    "next\nover\n")
     # what is stored is what the model said
-    stored = (await (await place.session()).build_session_context()).messages[-1].content[0].text
+    stored = first_text((await (await place.session()).build_session_context()).messages[-1])
     assert stored == HOSTILE
 
 
@@ -101,7 +102,7 @@ async def test_surrogates_from_the_wire_are_joined_or_replaced_and_the_reply_is_
     code, out, err = await run(fake, place)
     assert code == 0 and err == "", err
     assert out == "smile \U0001f600 and half <U+DC00> end\n"
-    stored = (await (await place.session()).build_session_context()).messages[-1].content[0].text
+    stored = first_text((await (await place.session()).build_session_context()).messages[-1])
     assert stored == "smile \U0001f600 and half \ufffd end"
     fake.script_openai(["smile \ud83d", "\ude00 and half \udc00 end"])
     code, out, err = await run(fake, place, raw=True)

@@ -8,6 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from tests.fake_provider import FakeProvider
+from tests.narrow import assistant_of, first_text
 from treechat.agent import Agent, AgentState, FunctionTool, text_result
 from treechat.llm.types import ModelInfo
 from treechat.storage.model import AssistantMessage, ToolCall, ToolResultMessage, dump
@@ -52,11 +53,11 @@ async def test_arguments_that_are_not_json_become_an_error_the_model_sees(fake, 
     assistant, result = agent.state.messages[1], agent.state.messages[2]
     assert isinstance(assistant, AssistantMessage) and isinstance(result, ToolResultMessage)
     assert ran == []  # the tool never ran on a guess
-    assert result.is_error and result.content[0].text == f'The arguments for tool "read" were not valid JSON: {broken}'
+    assert result.is_error and first_text(result) == f'The arguments for tool "read" were not valid JSON: {broken}'
     stored = next(b for b in assistant.content if isinstance(b, ToolCall))
     assert stored.arguments_error is not None and "argumentsError" not in dump(stored)  # never persisted
     assert broken in str(dump(stored)["arguments"])  # the session keeps what the model wrote
-    assert agent.state.messages[-1].content[0].text == "sorry" and len(fake.requests) == 2
+    assert first_text(agent.state.messages[-1]) == "sorry" and len(fake.requests) == 2
 
 
 async def test_valid_arguments_carry_no_error(fake) -> None:
@@ -65,5 +66,5 @@ async def test_valid_arguments_carry_no_error(fake) -> None:
     ran: list[str] = []
     agent = _agent(fake, "openai", ran)
     await agent.prompt("read a.txt")
-    stored = next(b for b in agent.state.messages[1].content if isinstance(b, ToolCall))
+    stored = next(b for b in assistant_of(agent.state.messages[1]).content if isinstance(b, ToolCall))
     assert stored.arguments == {"path": "a.txt"} and stored.arguments_error is None and ran == ["a.txt"]

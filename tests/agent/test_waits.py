@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import io
+from typing import Any, cast
 
 import pytest
 
 from tests.fake_provider import FakeProvider
+from tests.narrow import assistant_of
 from treechat.agent import Agent, AgentState
 from treechat.agent.events import RetryWait, StreamWait
 from treechat.cli.wait_notes import WaitNotes, describe
 from treechat.config.settings import load_settings
 from treechat.llm.options import stream_options_from_settings
 from treechat.llm.retry import RetryPolicy
-from treechat.llm.types import ModelInfo
+from treechat.llm.types import ModelInfo, StreamOptionFields
 
 from .scripted import Recorder, ScriptedStream, reply
 
@@ -30,9 +32,9 @@ async def no_sleep(seconds: float) -> None:
     await asyncio.sleep(0)
 
 
-def agent_for(fp: FakeProvider, **options) -> Agent:
+def agent_for(fp: FakeProvider, **options: Any) -> Agent:
     model = ModelInfo(id="fake-model", provider="openai", api="openai", base_url=fp.base_url)
-    return Agent(state=AgentState(model=model), stream_options=options)
+    return Agent(state=AgentState(model=model), stream_options=cast(StreamOptionFields, options))
 
 
 async def test_a_retry_is_announced_before_the_reply(fake) -> None:
@@ -47,7 +49,7 @@ async def test_a_retry_is_announced_before_the_reply(fake) -> None:
     assert "HTTP 503" in wait.reason and wait.provider == "openai" and wait.started_at > 0
     starts = [i for i, e in enumerate(rec.events) if e.type == "message_start" and e.message.role == "assistant"]
     assert rec.events.index(wait) < starts[0]
-    assert agent.state.messages[-1].stop_reason == "stop"
+    assert assistant_of(agent.state.messages[-1]).stop_reason == "stop"
 
 
 async def test_a_silent_provider_is_announced_then_fails(fake) -> None:
@@ -58,13 +60,13 @@ async def test_a_silent_provider_is_announced_then_fails(fake) -> None:
     await agent.prompt("hi")
     (wait,) = rec.named("stream_wait")
     assert isinstance(wait, StreamWait) and wait.phase == "first_byte" and wait.limit_s == 0.4
-    assert agent.state.messages[-1].stop_reason == "error"
+    assert assistant_of(agent.state.messages[-1]).stop_reason == "error"
 
 
 async def test_other_wait_listeners_still_hear_of_waits(fake) -> None:
     fake.script_status(500, {"error": {"message": "boom"}})
     fake.script_openai(["ok"])
-    heard = []
+    heard: list[Any] = []
     agent = agent_for(fake, retry=RetryPolicy(sleep=no_sleep), on_wait=heard.append)
     await agent.prompt("hi")
     assert [n.kind for n in heard] == ["retry"]

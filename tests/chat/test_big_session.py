@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 import treechat.chat_tree as chat_tree
 from tests.fake_provider import FakeProvider
+from tests.narrow import of
 from treechat.chat_events import HeaderChanged, PathChanged, SessionOpened, TreeLoaded
 from treechat.session.session import Session
+from treechat.storage.base import SessionStorage, TreeRow
 from treechat.storage.model import AssistantMessage, TextContent, UserMessage
 
 from .test_chat import make_chat
@@ -62,7 +64,7 @@ def gate(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
     async def held(self: chat_tree.TreeLoad, storage: Any) -> None:
         columns = await storage.get_tree_columns()
         await opened.wait()
-        await read(self, Read(columns))
+        await read(self, cast(SessionStorage, Read(columns)))  # a stand-in: the one read TreeLoad makes
 
     monkeypatch.setattr(chat_tree.TreeLoad, "_read", held)
     return opened
@@ -91,13 +93,14 @@ async def test_what_happens_while_the_tree_is_read_is_in_the_whole_tree(catalog,
     await chat.rename("Big one")
     chat.load_tree()  # what the App does after its first frame
     await asyncio.sleep(0)
-    assert chat._tree_load is not None and not chat._tree_load.task.done(), chat._tree_load and chat._tree_load.task
+    load = chat._tree_load
+    assert load is not None and load.task is not None and not load.task.done(), load and load.task
     move = asyncio.ensure_future(chat.move_to(other[-1]))  # a move needs the whole tree: it waits
     await asyncio.sleep(0.05)
     assert not move.done() and not rec.of(PathChanged)
     gate.set()
     await move
-    assert chat.leaf_id == other[-1] and chat.tree.get(first[3]).label == "here"
+    assert chat.leaf_id == other[-1] and of(TreeRow, chat.tree.get(first[3])).label == "here"
     assert any(r.type == "session_info" for r in chat.tree.by_id.values())
     assert [e.id for e in rec.of(PathChanged)[-1].path][-1] == other[-1]
 

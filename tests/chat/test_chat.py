@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.fake_provider import FakeProvider
+from tests.narrow import of
 from treechat.chat import Chat, ChatError
 from treechat.chat_events import (
     ChatEvent,
@@ -302,12 +303,12 @@ async def test_a_reply_that_cannot_be_written_is_kept_in_a_recovery_file(catalog
             raise OSError(errno.ENOSPC, "No space left on device")
         return await real_append(entry)
 
-    storage.append_entry = full_disk
+    storage.append_entry = full_disk  # type: ignore[method-assign]  # this store's disk fills up
     await chat.send("question")
     await chat.wait_idle()
     (unsaved,) = [e for e in rec.of(Unsaved) if e.message.role == "assistant"][:1]
     assert unsaved.reason == "No space left on device" and unsaved.recovery_path
-    kept = [_json.loads(line) for line in open(unsaved.recovery_path)]
+    kept = [_json.loads(line) for line in open(unsaved.recovery_path)]  # noqa: ASYNC230  a small local temp file
     assert any("the whole answer" in _json.dumps(k["message"]) for k in kept)
     assert "the whole answer" == message_text(unsaved.message)
     assert any("Could not save" in f.text and unsaved.recovery_path in f.text for f in rec.of(Failed))
@@ -359,7 +360,7 @@ async def test_a_label_after_a_name_lands_on_the_newest_message(catalog, fake, t
     await chat.rename("My chat")
     assert chat.session.leaf_id != reply  # the name is an entry after the reply
     await chat.label(None, "keep")
-    assert chat.label_of(reply) == "keep"
+    assert chat.label_of(of(str, reply)) == "keep"
 
 
 async def test_export_onto_a_folder_is_one_sentence_naming_it(catalog, fake, tmp_path) -> None:

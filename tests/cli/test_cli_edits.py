@@ -65,7 +65,9 @@ def test_print_mode_edits_with_yes_and_restore_follows_the_tree(place, monkeypat
     assert (work / "notes.txt").read_text() == "two\n" and not outside.exists()
     assert "treechat: created notes.txt (+1 −0)" in err and "treechat: edited notes.txt (+1 −1)" in err
     assert "write: Not changed:" in err and "outside the working folder" in err
-    sid = re.search(r"session (\S+) \(continue", err).group(1)
+    found = re.search(r"session (\S+) \(continue", err)
+    assert found, err
+    sid = found.group(1)
 
     code, out, err = cli(capsys, *home, "files", sid, "--json")
     assert code == 0, err

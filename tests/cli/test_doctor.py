@@ -298,11 +298,12 @@ def test_a_non_utf8_locale_is_a_warning():
 
 
 def test_ascii_output_when_the_stream_cannot_show_marks(tmp_path, quiet_servers):
-    out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    written = io.BytesIO()
+    out = io.TextIOWrapper(written, encoding="ascii")
     asyncio.run(run_doctor(str(tmp_path), out=out, env={"TERM": "xterm"}, servers=quiet_servers, encoding="ascii",
                            tmux=lambda o: None))
     out.flush()
-    text = out.buffer.getvalue().decode("ascii")  # type: ignore[attr-defined]
+    text = written.getvalue().decode("ascii")
     assert "x model" in text and "+ Python" in text
 
 

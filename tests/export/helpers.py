@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any
 
+from tests.narrow import of
 from treechat.session.session import Session
 from treechat.storage.base import SessionCatalog, SessionStorage
 from treechat.storage.model import (
@@ -155,8 +156,9 @@ async def hostile_session(catalog: SessionCatalog) -> Built:
         {"type": HOSTILE["script"], "id": "u", "parentId": "l", "extra": HOSTILE["img"]},
     ]
     for i, entry in enumerate(raw):
+        assert isinstance(entry, dict)
         entry["timestamp"] = f"2026-01-01T00:00:{i:02d}.000Z"
-    entries = [parse_entry(e) for e in raw]
+    entries = [parse_entry(of(dict, e)) for e in raw]
     header = {"type": "session", "version": 3, "id": "hostile-session", "timestamp": "2026-01-01T00:00:00.000Z",
               "cwd": HOSTILE["script"]}
     storage, _ = await catalog.import_session(header, entries, "l")

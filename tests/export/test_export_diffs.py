@@ -4,9 +4,12 @@ is installed), and a checkpoint as the files it recorded, never its blobs."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from treechat.agent.tools import make_tools
+from treechat.agent.types import JsonObject
 from treechat.export.html import export_html
 from treechat.export.markdown import render_markdown
 from treechat.llm.abort import AbortSignal
@@ -35,8 +38,9 @@ async def edited_session(tmp_path):
     recorder = SessionRecorder(session, FileHistory())
     edit, write = make_tools(["edit", "write"], cwd=work, approve=allow, recorder=recorder)
     await session.append_message(UserMessage(content="make notes"))
-    for call_id, tool, args in (("c1", write, {"path": "notes.txt", "content": f"alpha\nbeta\n{HOSTILE}\n"}),
-                                ("c2", edit, {"path": "notes.txt", "edits": [{"oldText": "beta", "newText": "gamma"}]})):
+    steps: tuple[tuple[str, Any, JsonObject], ...] = (("c1", write, {"path": "notes.txt", "content": f"alpha\nbeta\n{HOSTILE}\n"}),
+                                ("c2", edit, {"path": "notes.txt", "edits": [{"oldText": "beta", "newText": "gamma"}]}))
+    for call_id, tool, args in steps:
         await session.append_message(AssistantMessage(content=[ToolCall(id=call_id, name=tool.name, arguments=args)],
                                                       stop_reason="toolUse"))
 
@@ -46,7 +50,7 @@ async def edited_session(tmp_path):
         result = await tool.execute(call_id, tool.validate(tool.prepare_arguments(args)), AbortSignal(), on_update)
         assert not result.is_error, result.content
         await session.append_message(ToolResultMessage(tool_call_id=call_id, tool_name=tool.name,
-                                                       content=result.content, details=result.details))
+                                                       content=[*result.content], details=result.details))
     await session.append_message(AssistantMessage(content=[TextContent(text="done")]))
     return catalog, session
 

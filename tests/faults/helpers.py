@@ -48,6 +48,24 @@ def treechat(*argv: str, read_only: Path | None = None, fsize: int | None = None
                           stdin=subprocess.DEVNULL)
 
 
+def treechat_here(*argv: str) -> subprocess.CompletedProcess[str]:
+    """`treechat ARGV` in this process, as the console script runs it (`cli.main`), its output
+    captured: for a test where the process boundary is not the point (it saves a Python start
+    and treechat's imports, about a second each). Not for the TUI, nor read-only or size limits."""
+    import contextlib
+    import io
+
+    from treechat.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(argv))
+        except SystemExit as exit:  # argparse's own errors
+            code = exit.code if isinstance(exit.code, int) else 1
+    return subprocess.CompletedProcess(["treechat", *argv], code, out.getvalue(), err.getvalue())
+
+
 def one_line(done: Any) -> str:
     """The child failed with exactly one line on stderr and no traceback; that line."""
     lines = done.stderr.strip().splitlines()

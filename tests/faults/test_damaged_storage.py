@@ -3,13 +3,14 @@ and a damaged database is never written to."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import shutil
 
 import pytest
 
-from .helpers import FIXTURES, can_mount_read_only, one_line, treechat
+from .helpers import FIXTURES, can_mount_read_only, one_line, treechat, treechat_here
 
 READ_COMMANDS = [["sessions"], ["search", "hello"], ["context", "abc"], ["tree", "abc"], ["export", "abc"], ["-c"]]
 
@@ -19,7 +20,7 @@ def digest(path) -> str:
 
 
 def imported_home(home, storage: str) -> str:
-    done = treechat("--home", str(home), "--storage", storage, "import", str(FIXTURES / "large-session.v3.jsonl"))
+    done = treechat_here("--home", str(home), "--storage", storage, "import", str(FIXTURES / "large-session.v3.jsonl"))
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
@@ -37,7 +38,9 @@ def test_a_damaged_database_is_named_with_what_to_do_and_never_written(tmp_path,
         db.write_bytes(data[: len(data) // 3])
     before = digest(db)
     for argv in [*READ_COMMANDS, ["import", str(FIXTURES / "before-compaction.v3.jsonl")]]:
-        line = one_line(treechat("--home", str(tmp_path), *argv))
+        # in this process but for -c, the app (its process is what a user starts)
+        run = treechat if argv == ["-c"] else treechat_here
+        line = one_line(run("--home", str(tmp_path), *argv))
         if argv[0] in ("context", "tree", "export") and "damaged" not in line:
             continue  # a truncated file may still open; the session is then simply not found
         assert "damaged" in line and "mv " in line and str(db) in line, (argv, line)
@@ -62,13 +65,13 @@ def test_a_read_only_home_browses_and_searches_and_says_why_it_cannot_save(tmp_p
 def test_a_full_disk_is_one_line_and_leaves_no_partial_session(tmp_path, storage):
     home = ["--home", str(tmp_path), "--storage", storage]
     imported_home(tmp_path, storage)
-    before = treechat(*home, "sessions", "--json").stdout
+    before = treechat_here(*home, "sessions", "--json").stdout
     size = sum(p.stat().st_size for p in tmp_path.rglob("*") if p.is_file())
     done = treechat(*home, "import", str(FIXTURES / "before-compaction.v3.jsonl"), fsize=size + 64 * 1024)
     line = done.stderr.strip().splitlines()[-1]
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert "full" in line or "too large" in line.lower(), line
-    assert treechat(*home, "sessions", "--json").stdout == before  # all or nothing
+    assert treechat_here(*home, "sessions", "--json").stdout == before  # all or nothing
 
 
 def test_every_command_on_a_full_disk_is_one_line(tmp_path):
@@ -116,8 +119,8 @@ async def test_an_append_on_a_full_disk_is_refused_and_stores_nothing_half(tmp_p
     s = await cat.create(session_id="full")
     await append_all(s, user("u1", None), assistant("a1", "u1"))
     await cat.close()
-    done = subprocess.run([sys.executable, "-c", APPEND_ON_FULL_DISK, storage, str(tmp_path)], capture_output=True,
-                          text=True, env=env(), timeout=60)
+    done = await asyncio.to_thread(subprocess.run, [sys.executable, "-c", APPEND_ON_FULL_DISK, storage, str(tmp_path)],
+                                   capture_output=True, text=True, env=env(), timeout=60)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert done.stdout.startswith("refused:") and ("full" in done.stdout or "large" in done.stdout), done.stdout
     cat = await open_catalog(storage, tmp_path)
@@ -126,7 +129,9 @@ async def test_an_append_on_a_full_disk_is_refused_and_stores_nothing_half(tmp_p
         entries = [e.id for e in await s.get_entries()]
         assert entries[:2] == ["u1", "a1"] and all(e.startswith("big") for e in entries[2:])
         if storage == "jsonl":
-            assert s.load_report.skipped == 0  # no torn line was left behind
+            from treechat.storage.jsonl import JsonlSessionStorage
+
+            assert isinstance(s, JsonlSessionStorage) and s.load_report.skipped == 0  # no torn line was left behind
         await s.append_entry(user("after", await s.get_leaf_id()))  # the session goes on
     finally:
         await cat.close()
@@ -172,7 +177,7 @@ async def test_the_catalog_says_it_is_read_only_and_refuses_writes_with_the_reas
     await cat.close()
     cmd = ["unshare", "--mount", "sh", "-c", 'mount --bind -o ro "$0" "$0" && exec "$@"', str(tmp_path),
            sys.executable, "-c", READ_ONLY_PROBE, storage, str(tmp_path)]
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env(), timeout=60)
+    done = await asyncio.to_thread(subprocess.run, cmd, capture_output=True, text=True, env=env(), timeout=60)
     assert done.returncode == 0, done.stderr
     first, refused, polled = done.stdout.strip().splitlines()
     assert first == "True 2" and refused.startswith("refused:") and "read-only" in refused and polled == "0"

@@ -4,11 +4,16 @@ whatever a file holds, what was imported builds a context."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +22,7 @@ from treechat.storage import open_catalog
 from treechat.storage.base import StorageError
 from treechat.storage.imports import read_records
 
-from .helpers import FIXTURES, env, treechat
+from .helpers import FIXTURES, env, treechat_here
 
 
 def big_file(path, copies: int) -> int:
@@ -38,17 +43,46 @@ def big_file(path, copies: int) -> int:
     return n
 
 
+def listed(home: list[str]) -> list[Any]:
+    """The sessions `treechat sessions --json` lists (asked in this process); none while the store
+    cannot answer yet (being made)."""
+    done = treechat_here(*home, "sessions", "--json")
+    return json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else []
+
+
+def until(condition: Callable[[], bool], seconds: float = 60) -> None:
+    """Until `condition` holds (checked every 10 ms), at most `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _started(proc: subprocess.Popen[bytes], home: Path) -> bool:
+    return proc.poll() is not None or _holds_open(proc.pid, home)
+
+
+def _holds_open(pid: int, folder: Path) -> bool:
+    """Process `pid` has a file under `folder` open (the store it imports into)."""
+    try:
+        links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+    except OSError:  # it is gone, or a descriptor closed meanwhile: ask again
+        return False
+    return any(link.startswith(f"{folder}{os.sep}") for link in links)
+
+
 @pytest.mark.parametrize("kind", ["sqlite", "jsonl"])
 def test_kill_9_during_an_import_leaves_all_or_nothing(tmp_path, kind):
     n = big_file(tmp_path / "big.jsonl", 20)
     home = ["--home", str(tmp_path / "home"), "--storage", kind]
-    for delay in (0.4, 0.8, 1.2):
+    for delay in (0.0, 0.2, 0.4):  # after the importer has the store open: before, during, later in its writes
         proc = subprocess.Popen([sys.executable, "-m", "treechat", *home, "import", "--force", str(tmp_path / "big.jsonl")],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env())
+        # (a condition, not a sleep from the start: on a loaded machine that lands in Python's start-up)
+        until(partial(_started, proc, tmp_path / "home"))
         time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        rows = json.loads(treechat(*home, "sessions", "--json").stdout)
+        rows = json.loads(treechat_here(*home, "sessions", "--json").stdout)
         assert all(r["entryCount"] == n for r in rows), rows  # no partial or empty session
         assert len(rows) <= 1
 
@@ -121,11 +155,8 @@ def test_ctrl_c_during_a_folder_import_says_what_got_in(tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
     # Interrupt once the first session is in (a condition, not a fixed sleep: on a loaded machine
     # a sleep can land while Python is still importing, before treechat handles Ctrl+C at all).
-    deadline = time.monotonic() + 60
-    while proc.poll() is None and time.monotonic() < deadline:
-        if (tmp_path / "home" / "treechat.db").exists() and json.loads(treechat(*home, "sessions", "--json").stdout):
-            break
-        time.sleep(0.05)
+    # (the sessions asked in this process: a treechat started per look cost a second each)
+    until(lambda: proc.poll() is not None or ((tmp_path / "home" / "treechat.db").exists() and bool(listed(home))))
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     if proc.returncode == 0:
@@ -133,6 +164,6 @@ def test_ctrl_c_during_a_folder_import_says_what_got_in(tmp_path):
     assert proc.returncode == 130 and "Traceback" not in err, err
     summary = next(line for line in err.splitlines() if "imported" in line)
     assert "interrupted after" in summary and "of 40 files" in summary
-    rows = json.loads(treechat(*home, "sessions", "--json").stdout)
+    rows = json.loads(treechat_here(*home, "sessions", "--json").stdout)
     assert all(r["entryCount"] == len(lines) - 1 for r in rows)  # whole sessions only
     assert sorted(out.split()) == sorted(r["id"] for r in rows)

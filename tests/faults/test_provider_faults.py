@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,7 @@ from tests.fake_provider import (
     openai_chunks,
     sse_frame,
 )
+from tests.narrow import assistant_of
 from tests.print_helper import print_run
 from treechat.config.settings import load_settings
 from treechat.llm.anthropic import stream_anthropic
@@ -164,7 +166,7 @@ async def test_print_mode_neither_prints_nor_stores_an_echoed_key(fake, tmp_path
                                             settings=load_settings(tmp_path, env={}))
     assert code == 1 and "rejected the API key" in err and KEY not in err
     stored = (await session.build_session_context()).messages[-1]
-    assert stored.stop_reason == "error" and KEY not in stored.error_message
+    assert assistant_of(stored).stop_reason == "error" and KEY not in (assistant_of(stored).error_message or "")
 
 
 # ---------------------------------------------------------------- 5. bounded waits, visibly
@@ -225,7 +227,8 @@ class FakeClock:
 async def test_retry_after_waits_are_capped_and_announced(fake) -> None:
     for _ in range(3):
         fake.script_status(429, {"error": {"message": "slow down"}}, {"Retry-After": "30"})
-    clock, notices = FakeClock(), []
+    clock = FakeClock()
+    notices: list[Any] = []
     final = await stream(fake.base_url, notices=notices, retry=RetryPolicy(sleep=clock.sleep))
     assert final.stop_reason == "error" and "rate limiting" in final.error_message
     assert clock.slept == [30.0, 30.0] and len(fake.requests) == 3  # 60 s of waiting at most, then give up

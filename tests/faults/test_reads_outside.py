@@ -41,7 +41,9 @@ def place(tmp_path) -> dict[str, Path]:
     secret.write_text("needle SECRET\n")
     (repo / "src" / "out-link").symlink_to(secret)
     (repo / "src" / "in-link").symlink_to(repo / "README")
-    return {"repo": repo, "cwd": repo / "src", "secret": secret}
+    # what the messages name: the real paths (read here, not in the async tests)
+    return {"repo": repo, "cwd": repo / "src", "secret": secret, "real_repo": Path(os.path.realpath(repo)),
+            "real_secret": Path(os.path.realpath(secret))}
 
 
 def tools(place, confirm=None) -> dict[str, object]:
@@ -58,7 +60,7 @@ async def call(tool, **args) -> tuple[str, bool]:
 async def test_reading_outside_is_refused_when_nobody_can_be_asked(place, path):
     text, error = await call(tools(place)["read"], path=path.format(**place))
     assert error and "SECRET" not in text
-    assert f"is outside the working folder {os.path.realpath(place['repo'])}" in text
+    assert f"is outside the working folder {place['real_repo']}" in text
     assert "--yes (or allow_reads_outside = true in config.toml) allows it" in text
 
 
@@ -100,7 +102,7 @@ async def test_a_yes_reads_it_and_the_question_names_the_real_path(place):
 
     text, error = await call(tools(place, confirm)["read"], path="out-link")
     assert not error and "SECRET" in text
-    assert asked == [("read", os.path.realpath(place["secret"]), os.path.realpath(place["repo"]))]
+    assert asked == [("read", str(place["real_secret"]), str(place["real_repo"]))]
 
 
 # ---------------------------------------------------------------- print mode, end to end
@@ -143,8 +145,8 @@ async def test_print_mode_refuses_unless_allowed(place, capsys, how):
         stderr = capsys.readouterr().err
         if how == "refused":
             assert "SECRET" not in result_sent(fake) and "outside the working folder" in result_sent(fake)
-            assert (f"treechat: refused read of {os.path.realpath(place['secret'])}: it is outside the working folder "
-                    f"{os.path.realpath(place['repo'])} (--yes, or allow_reads_outside = true in config.toml, allows it)"
+            assert (f"treechat: refused read of {place['real_secret']}: it is outside the working folder "
+                    f"{place['real_repo']} (--yes, or allow_reads_outside = true in config.toml, allows it)"
                     ) in stderr
         else:
             assert "SECRET" in result_sent(fake) and "refused" not in stderr
@@ -173,7 +175,7 @@ async def test_the_app_asks_with_the_dialog_typing_cannot_answer(place):
                                and app.screen.shown_at < 1e300, what="the question")
                 shown = " ".join(screen_text(app).split())
                 assert "Let the model read outside the working folder?" in shown
-                assert os.path.realpath(place["secret"]) in shown.replace("│ ", "")
+                assert str(place["real_secret"]) in shown.replace("│ ", "")
                 await pilot.press(*"yes")  # typed at once: not an answer
                 await pilot.pause()
                 assert isinstance(app.screen, ToolConfirmDialog)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import IO, Any
 
 import pytest
 
@@ -21,8 +22,9 @@ from treechat.storage import open_catalog
 from .helpers import env, one_line, treechat
 
 
-def run(*argv: str, stdin: object = subprocess.DEVNULL, data: bytes | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "treechat", *argv], stdin=stdin if data is None else None,  # type: ignore[arg-type]
+def run(*argv: str, stdin: int | IO[Any] | None = subprocess.DEVNULL,
+        data: bytes | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "treechat", *argv], stdin=stdin if data is None else None,
                           input=None if data is None else data.decode("latin-1"), capture_output=True, text=True,
                           env=env(), timeout=60)
 

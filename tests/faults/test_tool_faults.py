@@ -8,10 +8,12 @@ import os
 import socket
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
 
+from tests.narrow import first_text
 from treechat.agent import Agent, AgentState
 from treechat.agent.tools import FunctionTool, Reach, make_tools
 from treechat.agent.tools import files as file_tools
@@ -99,7 +101,7 @@ async def test_ls_marks_special_files_without_opening_them(tree_with_fifo) -> No
 async def test_a_file_tool_stuck_in_a_read_stops_on_abort(tmp_path, monkeypatch) -> None:
     (tmp_path / "slow.txt").write_text("x\n")
     release = threading.Event()
-    real_open = file_tools.open_regular
+    real_open = file_tools.open_regular  # type: ignore[attr-defined]  # the name files.py reads with, patched below
 
     def hung_open(path):  # a read that never returns, like a dead network mount
         release.wait(30)
@@ -175,6 +177,19 @@ class NoArgs(BaseModel):
     pass
 
 
+async def fifo_written(path: Path) -> None:
+    """Until something writes to the FIFO at `path` (Linux reports none readable before a
+    first writer came): a wait on the event itself, not a sleep."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    loop, written = asyncio.get_running_loop(), asyncio.Event()
+    loop.add_reader(fd, written.set)
+    try:
+        await asyncio.wait_for(written.wait(), 30)
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+
+
 def agent_with(tool) -> tuple[Agent, Recorder]:
     stream = ScriptedStream(reply("", calls=[("c1", tool.name, {})]), reply("after"))
     agent = Agent(state=AgentState(tools=[tool]), stream_fn=stream)
@@ -197,8 +212,7 @@ async def test_any_tool_stops_within_a_second_of_abort(stubborn) -> None:
     tool = FunctionTool("wait", "waits", NoArgs, forever)
     agent, rec = agent_with(tool)
     run = asyncio.create_task(agent.prompt("go"))
-    while "tool_execution_start" not in rec.types:
-        await asyncio.sleep(0.01)
+    await rec.until(lambda: "tool_execution_start" in rec.types)
     start = time.monotonic()
     agent.abort()
     await asyncio.wait_for(run, 5)
@@ -216,7 +230,7 @@ async def test_a_tool_past_its_timeout_is_stopped() -> None:
     await asyncio.wait_for(agent.prompt("go"), 5)
     (end,) = rec.named("tool_execution_end")
     assert end.is_error and text(end.result) == "Tool slow timed out after 0.2 s and was stopped."
-    assert agent.state.messages[-1].content[0].text == "after"  # the model saw the timeout and went on
+    assert first_text(agent.state.messages[-1]) == "after"  # the model saw the timeout and went on
 
 
 async def test_bash_stops_on_abort_through_the_loop(tmp_path) -> None:
@@ -224,14 +238,14 @@ async def test_bash_stops_on_abort_through_the_loop(tmp_path) -> None:
         return True
 
     (bash,) = make_tools(["bash"], cwd=tmp_path, confirm=yes)
-    stream = ScriptedStream(reply("", calls=[("c1", "bash", {"command": "echo started; sleep 30"})]))
+    os.mkfifo(tmp_path / "started.fifo")  # the command says it is under way through it
+    command = "echo started; echo > started.fifo; sleep 30"
+    stream = ScriptedStream(reply("", calls=[("c1", "bash", {"command": command})]))
     agent = Agent(state=AgentState(tools=[bash]), stream_fn=stream)
     rec = Recorder()
     agent.subscribe(rec)
     run = asyncio.create_task(agent.prompt("go"))
-    while "tool_execution_start" not in rec.types:
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(0.2)
+    await fifo_written(tmp_path / "started.fifo")  # "started" is in the pipe: now stop it
     start = time.monotonic()
     agent.abort()
     await asyncio.wait_for(run, 5)
@@ -263,7 +277,7 @@ async def test_bash_does_not_wait_for_a_background_process_holding_its_output(tm
 async def test_bash_has_a_default_time_limit() -> None:
     from treechat.agent.tools.bash import DEFAULT_TIMEOUT, MAX_TIMEOUT, BashArgs
 
-    assert BashArgs(command="x").timeout is None and DEFAULT_TIMEOUT == 120 and MAX_TIMEOUT == 600
+    assert BashArgs.model_validate({"command": "x"}).timeout is None and DEFAULT_TIMEOUT == 120 and MAX_TIMEOUT == 600
 
 
 def test_grep_leaves_nothing_on_stderr(tmp_path) -> None:

@@ -9,8 +9,10 @@ import asyncio
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.fake_provider import FakeProvider
+from tests.narrow import of
 from treechat.storage import open_catalog
 from treechat.storage.model import MessageEntry, UserMessage, message_text
 
@@ -70,7 +72,7 @@ async def test_two_machines_three_writers_each_four_rounds_lose_nothing(pg_serve
     async with FakeProvider() as fake:
         def answer(request):  # every request gets "re: <its last prompt>"
             messages = request.body.get("messages") if isinstance(request.body, dict) else None
-            last = next((m for m in reversed(messages or []) if m.get("role") == "user"), {})
+            last: dict[str, Any] = next((m for m in reversed(messages or []) if m.get("role") == "user"), {})
             content = last.get("content")
             text = content if isinstance(content, str) else "".join(
                 b.get("text", "") for b in content or [] if isinstance(b, dict))
@@ -103,14 +105,15 @@ async def test_two_machines_three_writers_each_four_rounds_lose_nothing(pg_serve
         entries = [e for e in await s.get_entries() if e.type != "leaf"]
         by_id = {e.id: e for e in entries}
         assert len(by_id) == len(entries)  # no id twice
-        prompts = [message_text(e.message) for e in entries if e.type == "message" and e.message.role == "user"]
+        said = [e for e in entries if isinstance(e, MessageEntry)]
+        prompts = [message_text(e.message) for e in said if e.message.role == "user"]
         expected = ["seed"] + [f"m{m}w{w} round {r}" for m in range(MACHINES) for w in range(WRITERS)
                                for r in range(ROUNDS)]
         assert sorted(prompts) == sorted(expected)  # every prompt, exactly once
-        replies = [e for e in entries if e.type == "message" and e.message.role == "assistant"]
+        replies = [e for e in said if e.message.role == "assistant"]
         assert len(replies) == MACHINES * WRITERS * ROUNDS
         for reply in replies:  # each reply hangs under its own prompt
-            parent = by_id[reply.parent_id]
+            parent = of(MessageEntry, by_id[of(str, reply.parent_id)])
             assert message_text(reply.message) == f"re: {message_text(parent.message)}"
         for e in entries:  # a whole tree: every parent is there, every path reaches the seed
             assert e.parent_id is None or e.parent_id in by_id

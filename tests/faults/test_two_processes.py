@@ -3,11 +3,11 @@ sees the others' entries (poll_appended) without its own leaf moving."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -24,12 +24,11 @@ from treechat.storage import open_catalog
 from treechat.storage.model import MessageEntry, UserMessage
 
 async def main():
-    kind, home, tag, n, go = sys.argv[1], Path(sys.argv[2]), sys.argv[3], int(sys.argv[4]), Path(sys.argv[5])
+    kind, home, tag, n = sys.argv[1], Path(sys.argv[2]), sys.argv[3], int(sys.argv[4])
     cat = await open_catalog(kind, home)
     s = await cat.open("shared")
-    (home / f"ready-{tag}").touch()
-    while not go.exists():
-        time.sleep(0.001)
+    print("ready", flush=True)
+    sys.stdin.readline()  # go: both start appending at once
     parent, seen = "root", 0
     for i in range(n):
         entry = MessageEntry(id=f"{tag}{i:04d}", parent_id=parent, message=UserMessage(content=f"{tag} {i}"))
@@ -49,28 +48,37 @@ asyncio.run(main())
 """
 
 
+def _race(commands: list[list[str]]) -> tuple[list[int], list[tuple[str, str]]]:
+    """Start the writers, wait until each says it is ready (a line on its stdout), then tell all
+    of them to go at once (a line on stdin); their exit codes and output."""
+    procs = [subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=env()) for cmd in commands]
+    for p in procs:
+        assert p.stdout is not None
+        p.stdout.readline()  # "ready", or nothing when it failed first (its stderr says why)
+    for p in procs:
+        assert p.stdin is not None
+        try:
+            p.stdin.write("\n")
+            p.stdin.flush()
+        except BrokenPipeError:
+            pass
+    outs = [p.communicate(timeout=120) for p in procs]
+    return [p.returncode for p in procs], outs
+
+
 @pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
 async def test_two_processes_appending_to_one_session_lose_nothing(tmp_path, kind):
     cat = await open_catalog(kind, tmp_path)
     s = await cat.create(session_id="shared")
     await s.append_entry(user("root", None))
     await cat.close()
-    go = tmp_path / "go"
     n = 150
-    procs = [
-        subprocess.Popen([sys.executable, "-c", WRITER, kind, str(tmp_path), tag, str(n), str(go)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
-        for tag in ("a", "b")
-    ]
-    for _ in range(3000):
-        if all((tmp_path / f"ready-{t}").exists() for t in "ab") or any(p.poll() is not None for p in procs):
-            break
-        time.sleep(0.01)
-    go.touch()
-    outs = [p.communicate(timeout=120) for p in procs]
-    assert all(p.returncode == 0 for p in procs), [o[1][-800:] for o in outs]
+    codes, outs = await asyncio.to_thread(_race, [[sys.executable, "-c", WRITER, kind, str(tmp_path), tag, str(n)]
+                                                  for tag in ("a", "b")])
+    assert codes == [0, 0], [o[1][-800:] for o in outs]
     # each saw every entry of the other (its polls folded them in as they came)
-    assert [int(o[0]) for o in outs] == [n, n]
+    assert [int(o[0].split()[-1]) for o in outs] == [n, n]
     cat = await open_catalog(kind, tmp_path)
     try:
         entries = await (await cat.open("shared")).get_entries()
@@ -111,8 +119,8 @@ async def test_a_v1_file_migrated_by_another_process_is_not_rewritten_from_a_sta
     app = JsonlCatalog(folder)
     mine = await app.open("old-1")  # the app holds the v1 file, migrated in memory only
     leaf = await mine.get_leaf_id()
-    done = subprocess.run([sys.executable, "-c", APPENDER, str(folder)], capture_output=True, text=True, env=env(),
-                          timeout=60)
+    done = await asyncio.to_thread(subprocess.run, [sys.executable, "-c", APPENDER, str(folder)], capture_output=True,
+                                   text=True, env=env(), timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == leaf  # both processes gave the v1 entries the same ids
     assert (await mine.poll_appended()).entries[0].id == "printed"

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from treechat.llm.detect import OLLAMA_FALLBACK_WINDOW, detect_model_info, is_local_url, with_server_facts
+from tests.narrow import of
+from treechat.llm.detect import (
+    OLLAMA_FALLBACK_WINDOW,
+    ServerModelInfo,
+    detect_model_info,
+    is_local_url,
+    with_server_facts,
+)
 from treechat.llm.errors import StatedLimit, stated_context_limit
 from treechat.llm.types import ModelInfo
 
@@ -20,6 +27,7 @@ async def test_ollama_reports_the_loaded_window_first(fake) -> None:
                                  {"name": "qwen2.5vl:7b", "model": "qwen2.5vl:7b", "context_length": 16384}]},
                      path="/api/ps")
     info = await detect_model_info(f"{fake.base_url}/v1", "qwen2.5vl:7b", server="ollama")
+    assert info is not None
     assert (info.context_window, info.images) == (16384, True) and "loaded" in info.source
     assert fake.probes[0].body == {"model": "qwen2.5vl:7b"}
 
@@ -27,26 +35,29 @@ async def test_ollama_reports_the_loaded_window_first(fake) -> None:
 async def test_ollama_not_loaded_uses_num_ctx_or_its_small_default(fake) -> None:
     fake.script_json({**SHOW, "parameters": "num_ctx 12288\nstop x"}, path="/api/show")
     fake.script_json({"models": []}, path="/api/ps")
-    assert (await detect_model_info(fake.base_url, "qwen", server="ollama")).context_window == 12288
+    assert of(ServerModelInfo, await detect_model_info(fake.base_url, "qwen", server="ollama")).context_window == 12288
     fake.script_json({**SHOW, "capabilities": ["completion"]}, path="/api/show")
     fake.script_json({"models": []}, path="/api/ps")
     info = await detect_model_info(fake.base_url, "qwen", server="ollama")
+    assert info is not None
     assert (info.context_window, info.images) == (OLLAMA_FALLBACK_WINDOW, False)
-    assert "OLLAMA_CONTEXT_LENGTH" in info.note
+    assert "OLLAMA_CONTEXT_LENGTH" in str(info.note)
 
 
 async def test_llamacpp_props_n_ctx(fake) -> None:
     fake.script_json({"default_generation_settings": {"n_ctx": 8192, "params": {}}, "total_slots": 1,
                       "modalities": {"vision": False}}, path="/props")
     info = await detect_model_info(f"{fake.base_url}/v1", "whatever.gguf", server="llamacpp")
+    assert info is not None
     assert (info.context_window, info.images, info.source) == (8192, False, "llama.cpp /props n_ctx")
     fake.script_json({"n_ctx": 4096}, path="/props")  # older builds
-    assert (await detect_model_info(fake.base_url, "m", server="llamacpp")).context_window == 4096
+    assert of(ServerModelInfo, await detect_model_info(fake.base_url, "m", server="llamacpp")).context_window == 4096
 
 
 async def test_vllm_max_model_len(fake) -> None:
     fake.script_json({"object": "list", "data": [{"id": "Qwen/Qwen3-8B", "max_model_len": 40960}]}, path="/v1/models")
     info = await detect_model_info(f"{fake.base_url}/v1", "Qwen/Qwen3-8B", server="vllm")
+    assert info is not None
     assert info.context_window == 40960
 
 
@@ -56,18 +67,20 @@ async def test_lmstudio_loaded_instance_then_the_v0_listing(fake) -> None:
                                   "loaded_instances": [{"id": "google/gemma-3-4b", "config": {"context_length": 4096}}]}]},
                      path="/api/v1/models")
     info = await detect_model_info(f"{fake.base_url}/v1", "google/gemma-3-4b", server="lmstudio")
+    assert info is not None
     assert (info.context_window, info.images) == (4096, True)
     fake.script_status(404, {"error": "no"}, path="/api/v1/models")  # an older LM Studio
     fake.script_json({"data": [{"id": "qwen2-vl-7b-instruct", "type": "vlm", "state": "not-loaded",
                                 "max_context_length": 32768}]}, path="/api/v0/models")
     info = await detect_model_info(fake.base_url, "qwen2-vl-7b-instruct", server="lmstudio")
+    assert info is not None
     assert (info.context_window, info.images) == (32768, True)
 
 
 async def test_an_unknown_local_server_is_probed_in_turn(fake) -> None:
     fake.script_json({"data": [{"id": "m", "max_model_len": 2048}]}, path="/v1/models")
     info = await detect_model_info(f"{fake.base_url}/v1", "m")  # /props, /api/show, LM Studio: 404
-    assert info.context_window == 2048 and [r.path for r in fake.probes][-1] == "/v1/models"
+    assert info is not None and info.context_window == 2048 and [r.path for r in fake.probes][-1] == "/v1/models"
 
 
 async def test_a_server_that_says_nothing_or_is_gone(fake) -> None:

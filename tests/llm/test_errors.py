@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from treechat.llm.anthropic import stream_anthropic
@@ -38,7 +40,8 @@ def script_ok(fp, api):
 
 @pytest.mark.parametrize("api", ["openai", "anthropic"])
 async def test_429_with_retry_after_then_success(fake, api) -> None:
-    clock, retried = FakeClock(), []
+    clock = FakeClock()
+    retried: list[Any] = []
     fake.script_status(429, {"error": {"message": "slow down", "type": "rate_limit_error"}}, {"Retry-After": "1"})
     script_ok(fake, api)
     final = await run(fake, api, clock=clock, retry_events=retried)
@@ -122,4 +125,4 @@ async def test_connection_refused_is_a_clear_error(fake) -> None:
     model = type(model)(**{**model.__dict__, "base_url": "http://127.0.0.1:9"})
     opts = StreamOptions(retry=RetryPolicy(max_retries=0))
     final = [e async for e in stream_openai(model, LlmContext("", [UserMessage(content="x")]), opts, None)][-1].partial
-    assert final.stop_reason == "error" and "Could not reach openai at http://127.0.0.1:9" in final.error_message
+    assert final.stop_reason == "error" and "Could not reach openai at http://127.0.0.1:9" in str(final.error_message)

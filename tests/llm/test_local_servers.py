@@ -20,7 +20,9 @@ from treechat.cli.print_mode import run_print
 from treechat.config.settings import load_settings
 from treechat.config.state import StateFile
 from treechat.llm.registry import ModelRegistry
+from treechat.llm.types import LlmMessage
 from treechat.storage.memory import MemoryCatalog
+from treechat.storage.model import MessageEntry
 
 LONG = " ".join(f"Tomatoes need sun and steady watering, note {i}." for i in range(45))  # ~2,200 chars
 
@@ -29,7 +31,7 @@ async def bare_chat(home: Path, fake: Any, *, name: str = "llamacpp", config: st
                     catalog: MemoryCatalog | None = None) -> Chat:
     """A chat as `treechat -p` makes it on a fresh machine: no key, no model, the server found on
     its port (here the fake's)."""
-    home.mkdir(parents=True, exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240  a local temp folder
     if config:
         (home / "config.toml").write_text(config)
     settings = load_settings(home, env={})
@@ -83,7 +85,7 @@ async def test_long_prompts_keep_being_answered_against_2048_tokens_compacting_a
     session = (await catalog.list())[0]
     entries = await (await catalog.open(session.id)).get_entries()
     assert sum(e.type == "compaction" for e in entries) >= 3
-    assert sum(e.type == "message" and e.message.role == "user" for e in entries) == 8  # nothing lost
+    assert sum(isinstance(e, MessageEntry) and e.message.role == "user" for e in entries) == 8  # nothing lost
 
 
 async def test_a_window_declared_in_config_with_no_usage_compacts_from_the_estimate(fake, tmp_path) -> None:
@@ -98,7 +100,8 @@ async def test_a_window_declared_in_config_with_no_usage_compacts_from_the_estim
         chat = await bare_chat(tmp_path / "home", fake, config=config, catalog=catalog)
         code, out, err = await ask(chat, f"Question {turn}. {LONG}")
         assert (code, out) == (0, "ok\n"), (turn, err)
-        assert chat.status().context_percent is not None and chat.status().context_percent < 100
+        percent = chat.status().context_percent
+        assert percent is not None and percent < 100
         await chat.close()
     assert server.overflows == [] and server.summaries >= 2
     assert all(body["max_tokens"] == 300 for body in chats(fake) if "summarization" not in json.dumps(body))
@@ -141,7 +144,7 @@ async def test_a_null_assistant_content_is_never_sent(fake, tmp_path) -> None:
     from treechat.storage.model import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 
     model = ModelInfo(id="m", provider="llamacpp", base_url=fake.base_url)
-    messages = [UserMessage(content="read it"),
+    messages: list[LlmMessage] = [UserMessage(content="read it"),
                 AssistantMessage(content=[ToolCall(id="c1", name="read", arguments={"path": "a"})]),
                 ToolResultMessage(tool_call_id="c1", tool_name="read", content=[TextContent(text="x")])]
     body = build_body(model, LlmContext("", messages), StreamOptions())

@@ -7,7 +7,7 @@ import pytest
 from tests.fake_provider import openai_chunks, sse_frame
 from treechat.llm.abort import AbortSignal
 from treechat.llm.openai import stream_openai
-from treechat.llm.types import LlmContext, StreamOptions, ToolSpec
+from treechat.llm.types import LlmContext, LlmMessage, StreamOptions, ToolSpec
 from treechat.storage.model import (
     AssistantMessage,
     TextContent,
@@ -96,7 +96,7 @@ async def test_stop_reasons(fake, reason, expected) -> None:
 
 async def test_request_shapes_for_tools_and_history(fake) -> None:
     fake.script_openai(["ok"])
-    history = [
+    history: list[LlmMessage] = [
         UserMessage(content="go"),
         AssistantMessage(content=[TextContent(text="calling"), ToolCall(id="t1", name="read", arguments={"path": "a"})], stop_reason="toolUse"),
         ToolResultMessage(tool_call_id="t1", tool_name="read", content=[TextContent(text="A")]),

@@ -10,14 +10,15 @@ import pytest
 
 from tests.agent.scripted import ScriptedStream, reply
 from tests.agent.test_loop import echo_tool
+from tests.narrow import of
 from treechat.config.settings import ConfigError, parse_config
 from treechat.llm.openai import build_body
-from treechat.llm.types import LlmContext, ModelInfo, StreamOptions
+from treechat.llm.types import LlmContext, LlmMessage, ModelInfo, StreamOptions
 from treechat.mcp.config import MissingVariable, expand, find_project_file, read_project_servers
 from treechat.session.agent_session import AgentSession
 from treechat.session.session import Session
 from treechat.storage.memory import MemoryCatalog
-from treechat.storage.model import ImageContent, TextContent, ToolResultMessage
+from treechat.storage.model import ActiveToolsChangeEntry, ImageContent, MessageEntry, TextContent, ToolResultMessage
 
 MODEL = ModelInfo(id="fake-model", provider="openai", api="openai")
 
@@ -83,7 +84,7 @@ class ServerTool:
 
     def __init__(self, name: str) -> None:
         self.tool = echo_tool(name)
-        self.tool.kept_on_every_path = True  # type: ignore[attr-defined]
+        self.tool.kept_on_every_path = True
 
 
 async def test_the_path_records_the_tool_set_before_the_request_that_carries_it() -> None:
@@ -99,7 +100,8 @@ async def test_the_path_records_the_tool_set_before_the_request_that_carries_it(
     agent.offer_tools([read])  # its server stopped
     await agent.prompt("third")
     entries = [e for e in await session.get_branch() if e.type in ("active_tools_change", "message")]
-    shape = [e.active_tool_names if e.type == "active_tools_change" else e.message.role for e in entries]
+    shape = [e.active_tool_names if isinstance(e, ActiveToolsChangeEntry) else of(MessageEntry, e).message.role
+             for e in entries]
     assert shape == [["read"], "user", "assistant", ["read", "time__now"], "user", "assistant", ["read"], "user",
                      "assistant"]
     # an old record that lacks a server's tool never takes it away; built-in tools it lacks stay off
@@ -112,7 +114,7 @@ def test_images_in_a_tool_result_follow_it_as_a_user_message_for_chat_completion
     from treechat.storage.model import AssistantMessage, ToolCall, UserMessage
 
     image = ImageContent(data="aGk=", mime_type="image/png")
-    messages = [UserMessage(content=[TextContent(text="look")]),
+    messages: list[LlmMessage] = [UserMessage(content=[TextContent(text="look")]),
                 AssistantMessage(content=[ToolCall(id="c1", name="shot", arguments={}),
                                           ToolCall(id="c2", name="other", arguments={})]),
                 ToolResultMessage(tool_call_id="c1", tool_name="shot", content=[image]),

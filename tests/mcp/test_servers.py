@@ -12,6 +12,7 @@ import pytest
 from treechat.llm.abort import AbortSignal
 from treechat.storage.model import ImageContent
 
+from ..narrow import of
 from .helpers import call, fake, spec, started, time_server
 from .http_server import TOKEN, http_server
 
@@ -22,7 +23,8 @@ async def test_the_real_time_server_lists_its_tools_and_answers_a_call(tmp_path)
         names = [t.name for t in manager.tools()]
         assert names == ["time__get_current_time", "time__convert_time"]
         schema = manager.tools()[0].parameters
-        assert schema["required"] == ["timezone"] and schema["properties"]["timezone"]["type"] == "string"
+        timezone = of(dict, of(dict, schema["properties"])["timezone"])
+        assert schema["required"] == ["timezone"] and timezone["type"] == "string"
         result = await call(manager, "time__get_current_time", {"timezone": "Asia/Tokyo"})
         assert not result.is_error and '"timezone": "Asia/Tokyo"' in result.content[0].text
         bad = await call(manager, "time__get_current_time", {"timezone": "Nowhere/Nothing"})

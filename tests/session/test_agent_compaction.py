@@ -12,6 +12,7 @@ import pytest
 from pydantic import BaseModel
 
 from tests.fake_provider import FakeProvider
+from tests.narrow import assistant_of, of
 from treechat.agent import FunctionTool, text_result
 from treechat.chat import Chat
 from treechat.cli.print_mode import run_print
@@ -34,6 +35,7 @@ from treechat.storage.model import (
     MessageEntry,
     TextContent,
     ToolCall,
+    ToolResultMessage,
     UserMessage,
     message_text,
 )
@@ -159,13 +161,12 @@ async def test_manual_compact_stops_a_running_reply_first(fake) -> None:
     fake.script_hang()
     fake.script_openai(["SUMMARY-M"])
     running = asyncio.create_task(s.prompt("third question"))
-    while len(fake.requests) < 3:  # the reply is streaming (the server holds it open)
-        await asyncio.sleep(0.01)
+    await fake.until_requests(3)  # the reply is streaming (the server holds it open)
     result = await s.compact()
     await running
     branch = await s.session.get_branch()
     aborted = branch[-2]
-    assert aborted.message.role == "assistant" and aborted.message.stop_reason == "aborted"
+    assert assistant_of(aborted).stop_reason == "aborted"
     assert branch[-1].id == result.entry_id and not s.is_streaming and not s.is_compacting
 
 
@@ -194,7 +195,7 @@ async def test_the_tree_keeps_every_entry_and_the_entry_before_gives_the_full_hi
     result = await s.compact()
     ids_after = {e.id for e in await s.session.storage.get_entries()}
     assert ids_before < ids_after
-    entry = await s.session.get_entry(result.entry_id)
+    entry = of(CompactionEntry, await s.session.get_entry(result.entry_id))
     restored = await s.session.build_session_context(leaf_id=entry.parent_id)
     assert [message_text(m) for m in restored.messages] == full
     await s.move_to(entry.parent_id)  # "continue from before compaction"
@@ -224,7 +225,7 @@ async def test_cut_points_keep_tool_calls_with_their_results(fake) -> None:
         for m in s.state.messages:
             if isinstance(m, AssistantMessage):
                 calls_seen |= {b.id for b in m.content if isinstance(b, ToolCall)}
-            if m.role == "toolResult":
+            if isinstance(m, ToolResultMessage):
                 assert m.tool_call_id in calls_seen, f"keep={keep}: result {m.tool_call_id} lost its call"
         fake.script_openai(["after"], usage=usage(100))
         await s.prompt("next")
@@ -262,7 +263,7 @@ async def test_threshold_compacts_after_a_tool_turn_and_the_run_goes_on(fake) ->
     assert kinds[-3:] == ["toolResult", "compaction", "assistant"]
     comp = compactions(branch)[0]
     assert comp.details["coveredFromId"] and comp.details["coveredToId"]
-    assert comp.tokens_after < comp.tokens_before
+    assert of(int, comp.tokens_after) < comp.tokens_before
     assert message_text(s.state.messages[-1]) == "done"
     assert len(compactions(branch)) == 1  # the agent_end check sees no new usage: no second compaction
 
@@ -369,7 +370,7 @@ async def test_overflow_compacts_and_retries_once_and_the_reply_arrives(fake) ->
     assert (end.reason, end.will_retry, end.error) == ("overflow", True, None) and end.result.trigger == "overflow"
     branch = await s.session.get_branch()
     failed = [e for e in branch if isinstance(e, MessageEntry) and e.message.role == "assistant"
-              and e.message.stop_reason == "error"]
+              and assistant_of(e).stop_reason == "error"]
     assert len(failed) == 1  # the failed reply stays in the tree
     assert [e.type for e in branch[-2:]] == ["compaction", "message"]
 
@@ -386,7 +387,7 @@ async def test_a_second_overflow_after_the_retry_stops_with_a_clear_error(fake) 
     ends = events.named("compaction_end")
     assert [e.error for e in ends] == [None, OVERFLOW_RETRY_FAILED]
     assert ends[1].reason == "overflow" and ends[1].result is None and not ends[1].will_retry
-    assert s.state.messages[-1].stop_reason == "error"
+    assert assistant_of(s.state.messages[-1]).stop_reason == "error"
     assert len(compactions(await s.session.get_branch())) == 1
 
 

@@ -7,16 +7,24 @@ import json
 
 import pytest
 
+from tests.narrow import of
 from treechat.session.agent_session import NothingToSummarize
 from treechat.session.summarize import BRANCH_SUMMARY_PREAMBLE, SummaryError
 from treechat.storage.base import EntryNotFoundError
-from treechat.storage.model import AssistantMessage, BranchSummaryEntry, TextContent, ToolCall, UserMessage
+from treechat.storage.model import (
+    AssistantMessage,
+    BranchSummaryEntry,
+    ContentBlock,
+    TextContent,
+    ToolCall,
+    UserMessage,
+)
 
 from .test_agent_compaction import make, sent_text
 
 
 def said(text: str, calls=()) -> AssistantMessage:
-    content = [TextContent(text=text), *(ToolCall(id=f"t{i}", name=n, arguments=a) for i, (n, a) in enumerate(calls))]
+    content: list[ContentBlock] = [TextContent(text=text), *(ToolCall(id=f"t{i}", name=n, arguments=a) for i, (n, a) in enumerate(calls))]
     return AssistantMessage(content=content, provider="openai", model="fake-model")
 
 
@@ -71,7 +79,7 @@ async def test_nothing_to_summarise_and_unknown_ids_are_typed_errors(fake) -> No
     s = await make(fake)
     fork_point, old_leaf = await shared_then_branch(s)
     with pytest.raises(NothingToSummarize, match="Nothing to summarise"):
-        await s.summarize_branch(s.session.leaf_id)  # the leaf did not move: nothing was left behind
+        await s.summarize_branch(of(str, s.session.leaf_id))  # the leaf did not move: nothing was left behind
     with pytest.raises(EntryNotFoundError, match="nope1234"):
         await s.summarize_branch("nope1234")
     await s.move_to(fork_point)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.narrow import of
+from treechat.agent.types import AgentMessage
 from treechat.session.branching import abandoned_entries, prepare_branch_messages
 from treechat.session.compaction import (
     CompactionSettings,
@@ -15,7 +17,7 @@ from treechat.session.compaction import (
     should_compact,
 )
 from treechat.session.summarize import SummaryError, serialize_conversation, summarize_branch, summarize_for_compaction
-from treechat.storage.model import AssistantMessage, TextContent, ToolCall, ToolResultMessage, Usage
+from treechat.storage.model import AssistantMessage, TextContent, ToolCall, ToolResultMessage, Usage, UserMessage
 
 from .helpers import assistant, entry, msg_entry, user
 
@@ -95,7 +97,7 @@ def test_plan_splits_a_turn_when_the_budget_ends_mid_turn():
     path = _long_path()
     plan = prepare_compaction(path, [], CompactionSettings(keep_recent_tokens=1500))
     assert plan.first_kept_entry_id == "a8" and plan.is_split_turn
-    assert [m.content for m in plan.turn_prefix_messages][0].startswith("question 8")
+    assert of(str, of(UserMessage, plan.turn_prefix_messages[0]).content).startswith("question 8")
 
 
 def test_plan_after_an_earlier_compaction_updates_its_summary():
@@ -105,7 +107,7 @@ def test_plan_after_an_earlier_compaction_updates_its_summary():
     path = [*path, comp, msg_entry("u10", "c1", user("more " * 800)), msg_entry("a10", "u10", assistant("ok " * 800))]
     plan = prepare_compaction(path, [], CompactionSettings(keep_recent_tokens=1000))
     assert plan.previous_summary == "OLD SUMMARY"
-    assert plan.messages_to_summarize[0].content.startswith("question 6")
+    assert of(str, of(UserMessage, plan.messages_to_summarize[0]).content).startswith("question 6")
     assert "/a.py" in plan.file_ops.details()["readFiles"]
 
 
@@ -118,7 +120,7 @@ def test_nothing_to_compact():
 
 
 def test_serialization_labels_and_truncates_tool_output():
-    msgs = [user("hi"), AssistantMessage(content=[TextContent(text="let me look"), ToolCall(id="1", name="read", arguments={"path": "a.py"})]),
+    msgs: list[AgentMessage] = [user("hi"), AssistantMessage(content=[TextContent(text="let me look"), ToolCall(id="1", name="read", arguments={"path": "a.py"})]),
             ToolResultMessage(tool_call_id="1", tool_name="read", content=[TextContent(text="z" * 2500)])]
     text = serialize_conversation(msgs)
     assert "[User]: hi" in text and "[Assistant]: let me look" in text

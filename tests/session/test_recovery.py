@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-import treechat.session.recovery as recovery
 from treechat.session.recovery import private_temp_folder, save_unsaved
 from treechat.storage.model import TextContent, UserMessage
 
@@ -63,7 +62,7 @@ def fail_writes_under(monkeypatch, folder: Path, *, after: int = 0) -> None:
         state["left"] -= n
         return n
 
-    monkeypatch.setattr(recovery.os, "write", write)
+    monkeypatch.setattr(os, "write", write)  # (what treechat.session.recovery writes with)
 
 
 def test_the_home_folder_takes_it_first_and_later_messages_are_appended(tmp_path, temp):

@@ -13,6 +13,7 @@ import pytest
 
 from tests.fake_provider import FakeProvider, Recorded, Send, Status
 from tests.fixtures import PI_FIXTURES
+from tests.narrow import assistant_of, of
 from treechat.llm.types import ModelInfo
 from treechat.session.agent_session import AgentSession, CompactionSettings, NothingToCompact
 from treechat.session.session import Session
@@ -115,7 +116,7 @@ async def test_an_overflow_after_a_threshold_compaction_replans_a_tail_that_fits
     server.strict = False
     await s.prompt("first question")
     comps = [e for e in await session.get_branch() if isinstance(e, CompactionEntry)]
-    assert [c.trigger for c in comps] == ["threshold"] and comps[0].tokens_after > 15_000
+    assert [c.trigger for c in comps] == ["threshold"] and of(int, comps[0].tokens_after) > 15_000
     assert server.accepted[-1] > 8192  # that request would not fit the small server
 
     # then the server turns out to have an 8k window
@@ -127,7 +128,7 @@ async def test_an_overflow_after_a_threshold_compaction_replans_a_tail_that_fits
     assert message_text(s.state.messages[-1]) == "reply 2"
     comps = [e for e in await session.get_branch() if isinstance(e, CompactionEntry)]
     assert [c.trigger for c in comps] == ["threshold", "overflow"]
-    assert comps[1].tokens_after < 8192 < comps[0].tokens_after
+    assert of(int, comps[1].tokens_after) < 8192 < of(int, comps[0].tokens_after)
     summaries = [json.dumps(r.body) for r in fake.requests[before:] if SUMMARY_MARK in json.dumps(r.body)]
     assert any("<previous-summary>" in body for body in summaries)  # the earlier summary is updated
     assert [e.error for e in seen if e.type == "compaction_end"] == [None]
@@ -182,7 +183,7 @@ async def test_a_message_larger_than_the_window_says_so_and_what_to_do(fake) -> 
     await s.prompt("hello")
     await s.prompt("please look at this: " + "word " * 12_000)  # ~15k tokens in one message
     last = s.state.messages[-1]
-    assert last.role == "assistant" and last.stop_reason == "error"
+    assert last.role == "assistant" and assistant_of(last).stop_reason == "error"
     ends = [e for e in seen if e.type == "compaction_end"]
     assert len(ends) == 1 and ends[0].result is None
     error = ends[0].error

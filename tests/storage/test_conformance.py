@@ -363,7 +363,7 @@ async def test_metadata(catalog):
 async def test_user_message_content_blocks_round_trip(catalog):
     s = await catalog.create()
     entry = user("u1", None)
-    entry.message = UserMessage(content=[{"type": "text", "text": "block"}, {"type": "future", "x": 1}])
+    entry.message = UserMessage.model_validate({"content": [{"type": "text", "text": "block"}, {"type": "future", "x": 1}]})
     await s.append_entry(entry)
     got = await s.get_entry("u1")
     assert got.model_dump(by_alias=True) == entry.model_dump(by_alias=True)

@@ -4,8 +4,10 @@ comes along with a fork and with a Pi JSONL export, and a restore puts the files
 
 from __future__ import annotations
 
+import io
 import json
 
+from tests.narrow import of
 from treechat.session.session import Session
 from treechat.storage import open_catalog
 from treechat.storage.model import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
@@ -118,7 +120,7 @@ async def test_the_pi_jsonl_export_keeps_the_checkpoints(catalog, tmp_path) -> N
     await session.append_message(UserMessage(content="go"))
     _, leaf = await tool_turn(session, recorder, "c1", "write", path, None, b"content\n")
     out = tmp_path / "export.jsonl"
-    await stream_export(storage, str(out), None, show_progress=False)
+    await stream_export(storage, str(out), io.StringIO(), show_progress=False)  # (to a file: stdout unused)
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     custom = [line for line in lines if line.get("type") == "custom"]
     assert len(custom) == 1 and custom[0]["customType"] == CUSTOM_TYPE and custom[0]["data"]["files"][0]["path"] == path
@@ -148,4 +150,4 @@ async def test_a_session_with_checkpoints_reads_as_pi_reads_it(catalog) -> None:
     [notes] = history.paths
     assert notes.endswith("notes.txt") and len(history.changes_of(notes)) == 2
     final = history.state_at(await path_ids_of(storage, pi["leafId"]))[notes]
-    assert history.blob(final).startswith(b"alpha\ngamma\n")
+    assert of(bytes, history.blob(of(str, final))).startswith(b"alpha\ngamma\n")

@@ -3,7 +3,9 @@ every backend: the columns say exactly what `get_tree_rows` says, whatever the s
 
 from __future__ import annotations
 
-from treechat.storage.model import AssistantMessage, MessageEntry, TextContent, UnknownEntry, Usage
+from tests.narrow import of
+from treechat.storage.base import TreeRow
+from treechat.storage.model import AssistantMessage, MessageEntry, StopReason, TextContent, UnknownEntry, Usage
 from treechat.storage.tree_columns import DEAD
 from treechat.storage.tree_index import TreeIndex
 
@@ -20,7 +22,7 @@ async def same_as_rows(s) -> TreeIndex:
     return index
 
 
-def failed(id: str, parent: str, reason: str) -> MessageEntry:
+def failed(id: str, parent: str, reason: StopReason) -> MessageEntry:
     msg = AssistantMessage(content=[TextContent(text="partial")], provider="p", model="m", usage=Usage(),
                            stop_reason=reason, error_message="boom" if reason == "error" else None, timestamp=T0)
     return MessageEntry(id=id, parent_id=parent, timestamp=iso(T0), message=msg)
@@ -37,10 +39,11 @@ async def test_columns_say_what_rows_say_forks_labels_settings_statuses_and_mark
     await s.append_entry(user("under", markers[0], "under the marker"))  # hangs under the marker's target
     index = await same_as_rows(s)
     assert index.slot(markers[0]) is None and markers[0] not in index
-    assert index.get("under").parent_id == "u1" and index.siblings("u3") == ["a1", "u3", "under"]
-    assert index.get("a1").label == "good" and index.get("e1").status == "error" and index.get("x1").status == "aborted"
+    assert of(TreeRow, index.get("under")).parent_id == "u1" and index.siblings("u3") == ["a1", "u3", "under"]
+    row = lambda eid: of(TreeRow, index.get(eid))  # noqa: E731
+    assert row("a1").label == "good" and row("e1").status == "error" and row("x1").status == "aborted"
     assert index.branch_count() == 5 and len(index) == len(await s.get_tree_rows())
-    assert [index.id_at(k) for k in index.kids(index.slot("u2"))] == ["e1", "x1", "a2"]
+    assert [index.id_at(k) for k in index.kids(of(int, index.slot("u2")))] == ["e1", "x1", "a2"]
 
 
 async def test_columns_of_an_imported_session_with_orphans_and_unknown_types(catalog):
@@ -49,7 +52,8 @@ async def test_columns_of_an_imported_session_with_orphans_and_unknown_types(cat
                user("o1", "never-stored"), assistant("o2", "o1")]
     s, _ = await catalog.import_session({"id": "imp", "cwd": "/w"}, entries, "o2")
     index = await same_as_rows(s)
-    assert index.get("o1").parent_id == "never-stored" and index.type_at(index.slot("f1")) == "future_thing"
+    assert of(TreeRow, index.get("o1")).parent_id == "never-stored"
+    assert index.type_at(of(int, index.slot("f1"))) == "future_thing"
     assert index.path_ids("o2") == ["o1", "o2"]
 
 

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures import PI_FIXTURES
+from tests.narrow import of
 from treechat.storage.base import SessionFileError
 from treechat.storage.index import ms_to_iso
 from treechat.storage.jsonl import JsonlCatalog, read_session_file, write_session_file
-from treechat.storage.model import LeafEntry
+from treechat.storage.model import CompactionEntry, LeafEntry, MessageEntry
 
 from .helpers import T0, append_all, assistant, ids, label, user
 
@@ -94,7 +95,7 @@ async def test_garbage_lines_are_skipped_and_counted(cat):
 async def test_torn_last_line_does_not_swallow_the_next_append(cat):
     s = await cat.create(session_id="torn")
     await s.append_entry(user("u1", None))
-    with open(s.path, "a") as f:
+    with open(s.path, "a") as f:  # noqa: ASYNC230  a small local temp file
         f.write('{"type":"message","id":"half')  # killed mid-write
     await cat.close()
     s2 = await cat.open("torn")
@@ -160,9 +161,9 @@ def test_v1_first_kept_entry_index_counts_the_header(tmp_path):
     forward = {**compaction, "firstKeptEntryIndex": 99}
     path = write(tmp_path / "v1.jsonl", V1_HEADER, v1_msg("1"), v1_msg("2"), v1_msg("3"), compaction, forward)
     _, entries, _, _ = read_session_file(path)
-    assert entries[3].first_kept_entry_id == entries[2].id  # index 3 = the 3rd message
+    assert of(CompactionEntry, entries[3]).first_kept_entry_id == entries[2].id  # index 3 = the 3rd message
     assert "firstKeptEntryIndex" not in entries[3].model_dump(by_alias=True, exclude_unset=True)
-    assert entries[4].first_kept_entry_id is None
+    assert of(CompactionEntry, entries[4]).first_kept_entry_id is None
 
 
 def test_v2_keeps_ids_and_renames_hook_messages(tmp_path):
@@ -170,7 +171,7 @@ def test_v2_keeps_ids_and_renames_hook_messages(tmp_path):
     path = write(tmp_path / "v2.jsonl", {**HEADER, "version": 2}, msg("u1", None), hook)
     _, entries, _, report = read_session_file(path)
     assert [(e.id, e.parent_id) for e in entries] == [("u1", None), ("h1", "u1")]
-    assert entries[1].message.role == "custom" and report.migrated_from == 2
+    assert of(MessageEntry, entries[1]).message.role == "custom" and report.migrated_from == 2
 
 
 async def test_old_file_in_our_folder_is_rewritten_atomically_only_on_write(cat):
@@ -280,7 +281,8 @@ def test_appended_entries_survive_kill_9(tmp_path):
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(root)}
     proc = subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path)], stdout=subprocess.PIPE, text=True, env=env)
-    reported = []
+    reported: list[str] = []
+    assert proc.stdout is not None
     try:
         while len(reported) < 300:
             line = proc.stdout.readline()

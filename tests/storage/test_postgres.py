@@ -11,8 +11,11 @@ import time
 
 import pytest
 
+from tests.narrow import of
 from treechat.storage import open_catalog
-from treechat.storage.base import StorageError
+from treechat.storage.base import StorageError, StoreChange
+from treechat.storage.model import MessageEntry, UserMessage
+from treechat.storage.postgres.catalog import PostgresCatalog
 from treechat.storage.postgres.url import password_of, redact, scrub, where
 
 from ..pg_cluster import PASSWORD
@@ -101,7 +104,7 @@ async def _ssl_in_use(url: str, tmp_path) -> bool:
             cur = await c.execute("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
             return (await cur.fetchone())[0]
 
-        return bool(await catalog.db.run(ssl))
+        return bool(await of(PostgresCatalog, catalog).db.run(ssl))
     finally:
         await catalog.close()
 
@@ -116,7 +119,7 @@ async def test_tls_settings_in_the_url_are_honoured(pg_server, pg_database, tmp_
     assert await _ssl_in_use(verified.replace("127.0.0.1", "localhost"), tmp_path) is True
     # trusting only some other certificate: the server's is refused, in one line that says where to look
     stranger = tmp_path / "other-ca.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+    await asyncio.to_thread(subprocess.run, ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
                     "-keyout", str(tmp_path / "other.key"), "-out", str(stranger), "-days", "1", "-subj",
                     "/CN=somebody else"], check=True, capture_output=True, timeout=60)
     with pytest.raises(StorageError, match="TLS connection to .* failed.*sslrootcert") as err:
@@ -142,7 +145,7 @@ async def test_two_machines_opening_a_new_database_at_once_migrate_it_once(pg_se
                 cur = await c.execute("SELECT version FROM treechat_schema ORDER BY version")
                 return [r[0] for r in await cur.fetchall()]
 
-            assert await catalogs[0].db.run(versions) == list(range(1, SCHEMA_VERSION + 1))
+            assert await of(PostgresCatalog, catalogs[0]).db.run(versions) == list(range(1, SCHEMA_VERSION + 1))
             s = await catalogs[1].create(session_id="first")
             await s.append_entry(user("u1", None))
             assert [r.id for r in await catalogs[2].list()] == ["first"]
@@ -155,7 +158,7 @@ async def test_two_machines_opening_a_new_database_at_once_migrate_it_once(pg_se
 
 async def test_a_schema_newer_than_this_treechat_is_refused(pg_database, tmp_path):
     catalog = await open_catalog("postgres", tmp_path)
-    await catalog.db.run(lambda c: c.execute("INSERT INTO treechat_schema (version) VALUES (999)"))
+    await of(PostgresCatalog, catalog).db.run(lambda c: c.execute("INSERT INTO treechat_schema (version) VALUES (999)"))
     await catalog.close()
     with pytest.raises(StorageError, match="schema is version 999, newer than this treechat"):
         await open_catalog("postgres", tmp_path)
@@ -179,7 +182,7 @@ async def test_connections_the_server_dropped_are_made_again(pg_database, tmp_pa
     try:
         s = await catalog.create(session_id="kept")
         await s.append_entry(user("u1", None))
-        assert (await feed.next_change(5)).session_ids is None  # listening
+        assert of(StoreChange, await feed.next_change(5)).session_ids is None  # listening
         await _terminate_others(killer)  # as a server restart does to every client
         assert [r.id for r in await catalog.list()] == ["kept"]  # a read: retried on a new connection
         await s.append_entry(user("u2", "u1"))  # a write: nothing was sent on the dead one, so retried
@@ -204,7 +207,7 @@ async def test_a_nul_character_is_kept_in_the_entry_and_replaced_where_postgresq
     try:
         s = await catalog.create()
         await s.append_entry(user("u1", None, "before\x00after nul"))
-        assert (await s.get_entry("u1")).message.content == "before\x00after nul"  # the entry is exact
+        assert of(UserMessage, of(MessageEntry, await s.get_entry("u1")).message).content == "before\x00after nul"  # the entry is exact
         assert (await s.get_tree_rows())[0].preview == "before\ufffdafter nul"
         assert [h.entry_id for h in await catalog.search("after nul")] == ["u1"]
         assert (await catalog.list())[0].first_message == "before\ufffdafter nul"

@@ -5,6 +5,7 @@ bushy tree — both when built by appends and when bulk-imported."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from treechat.storage.memory import MemoryCatalog
 from treechat.storage.sqlite import SqliteCatalog
@@ -15,7 +16,9 @@ from .helpers import assistant, compaction, label, model_change, thinking, tools
 def random_session(seed: int, n: int = 300) -> list:
     """(entry or ("leaf", id)) operations: forks, compactions, labels, settings, moves."""
     rng = random.Random(seed)
-    ops, placed, leaf = [], [], None
+    ops: list[Any] = []
+    placed: list[str] = []
+    leaf: str | None = None
     for i in range(n):
         roll = rng.random()
         if placed and roll < 0.12:  # move the leaf somewhere (the next append forks there)

@@ -7,6 +7,7 @@ until its last batch commits; one whose process died is deleted by the next cata
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -162,12 +163,12 @@ async def test_a_stopped_import_leaves_nothing(tmp_path, small_batches):
 
     try:
         with pytest.raises(ImportStopped):
-            await catalog.import_plan(plan_file(file), stop=stop)  # type: ignore[arg-type]
+            await catalog.import_plan(plan_file(file), stop=stop)
         assert await catalog.list() == [] and not await catalog.has_session(SID)
         assert await catalog.search("needle12") == []
         left = await catalog.db.run(lambda c: c.execute("SELECT count(*) FROM session_entries").fetchone()[0])
         assert left == 0
-        storage, _ = await catalog.import_plan(plan_file(file))  # type: ignore[arg-type]
+        storage, _ = await catalog.import_plan(plan_file(file))
         assert [s.id for s in await catalog.list()] == [SID]
     finally:
         await catalog.close()
@@ -198,10 +199,10 @@ asyncio.run(main())
 async def test_a_session_being_imported_is_invisible_and_gone_once_its_process_died(tmp_path):
     file = write(tmp_path / "s.jsonl", tricky_lines())
     db = tmp_path / "t.db"
-    child = subprocess.Popen([sys.executable, "-c", DRIVER, str(db), str(file)], stdin=subprocess.PIPE,
+    child = subprocess.Popen([sys.executable, "-c", DRIVER, str(db), str(file)], stdin=subprocess.PIPE,  # noqa: ASYNC220  a start, waited on below on a thread
                              stdout=subprocess.PIPE, text=True)
     try:
-        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        assert child.stdout is not None and (await asyncio.to_thread(child.stdout.readline)).strip() == "ready"
         catalog = await SqliteCatalog.open(db)  # the importer is alive: its batches stay, unseen
         try:
             stored = await catalog.db.run(lambda c: c.execute("SELECT count(*) FROM session_entries").fetchone()[0])
@@ -217,7 +218,7 @@ async def test_a_session_being_imported_is_invisible_and_gone_once_its_process_d
         assert child.stdin is not None
         child.stdin.write("\n")
         child.stdin.flush()
-        assert child.wait(30) == 9
+        assert await asyncio.to_thread(child.wait, 30) == 9
     finally:
         if child.poll() is None:
             child.kill()
@@ -228,7 +229,7 @@ async def test_a_session_being_imported_is_invisible_and_gone_once_its_process_d
             "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM session_entries),"
             " (SELECT count(*) FROM branches), (SELECT count(*) FROM entry_search)").fetchone())
         assert counts == (0, 0, 0, 0)
-        await catalog.import_plan(plan_file(file))  # type: ignore[arg-type]
+        await catalog.import_plan(plan_file(file))
         assert [s.id for s in await catalog.list()] == [SID]
     finally:
         await catalog.close()
@@ -238,12 +239,12 @@ async def test_force_replaces_a_session_in_one_transaction(tmp_path, small_batch
     file = write(tmp_path / "s.jsonl", tricky_lines())
     catalog = await SqliteCatalog.open(tmp_path / "t.db")
     try:
-        await catalog.import_plan(plan_file(file))  # type: ignore[arg-type]
+        await catalog.import_plan(plan_file(file))
         before = await snapshot(catalog, SID)
         with pytest.raises(ImportStopped):  # stopped half-way: the old session is still whole
-            await catalog.import_plan(plan_file(file), replace=True, stop=iter([False] * 5 + [True]).__next__)  # type: ignore[arg-type]
+            await catalog.import_plan(plan_file(file), replace=True, stop=iter([False] * 5 + [True]).__next__)
         assert await snapshot(catalog, SID) == before
-        await catalog.import_plan(plan_file(file), replace=True)  # type: ignore[arg-type]
+        await catalog.import_plan(plan_file(file), replace=True)
         assert await snapshot(catalog, SID) == before
     finally:
         await catalog.close()

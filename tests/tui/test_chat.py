@@ -8,6 +8,7 @@ from treechat.widgets.composer.queue_tray import QueueTray
 from treechat.widgets.composer.view import Composer
 from treechat.widgets.tree.view import TreeView
 
+from ..narrow import assistant_of
 from .conftest import idle, path_texts, screen_text, type_text, wait_for
 
 
@@ -154,7 +155,7 @@ async def test_quitting_keeps_what_was_typed_and_queued_as_the_sessions_draft(ma
         from treechat.session.session import Session
 
         branch = await (await Session.open(await app.chat.catalog.open(sid))).get_branch()
-        assert branch[-1].message.stop_reason == "aborted"  # the partial reply is saved
+        assert assistant_of(branch[-1]).stop_reason == "aborted"  # the partial reply is saved
     async with make_app(session_id=sid) as (app, pilot):
         text = app.ui(Composer).text
         assert "queued for later" in text and "half-written thought" in text

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from functools import partial
 
 from tests.fixtures import PI_FIXTURES
 from treechat.storage.jsonl import read_session_file
@@ -200,7 +201,7 @@ async def test_export_writes_the_format_its_extension_names(make_app, fake, tmp_
         await wait_for(pilot, lambda: idle(app), what="the reply")
         for name in ("s.html", "s.md", "s.jsonl"):
             await slash(pilot, f"/export {tmp_path / name}")
-            await wait_for(pilot, lambda name=name: (tmp_path / name).exists(), what=f"the {name} export")
+            await wait_for(pilot, partial((tmp_path / name).exists), what=f"the {name} export")
         page = (tmp_path / "s.html").read_text(encoding="utf-8")
         assert page.startswith("<!DOCTYPE html>") and "an answer worth sharing" in page
         assert "an answer worth sharing" in (tmp_path / "s.md").read_text(encoding="utf-8")

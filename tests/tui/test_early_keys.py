@@ -60,7 +60,7 @@ async def test_a_message_typed_before_the_app_is_up_is_sent(tmp_path: Path, fake
             await asyncio.sleep(0.001)
     finally:
         os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+        os.waitpid(pid, 0)  # noqa: ASYNC222  after SIGKILL: reaped at once
         os.close(fd)
     assert typed is not None, "treechat never left canonical mode"
     assert answered, ANSI.sub(b"", out)[-600:]

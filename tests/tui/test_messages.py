@@ -79,7 +79,7 @@ async def test_no_full_collection_runs_while_a_reply_streams(make_app, fake):
     async with make_app(message_hook=hook) as (app, pilot):
         await type_text(pilot, "hi")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: idle(app) and during, what="the reply")
+        await wait_for(pilot, lambda: idle(app) and bool(during), what="the reply")
         await wait_for(pilot, lambda: not app.chat.is_running, what="the end of the run")
         await pilot.pause()
         assert during and all(t[2] == gc_policy.NO_FULL for t in during)

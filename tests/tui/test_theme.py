@@ -5,6 +5,7 @@ blocks in the transcript follow light and dark."""
 from __future__ import annotations
 
 from textual.command import CommandPalette
+from textual.widgets import Input
 
 from treechat.widgets.transcript.message_view import MarkdownBody
 
@@ -27,7 +28,8 @@ async def pick_theme(app, pilot, name: str) -> None:
     await pilot.press(*"theme")
     await pilot.pause(0.3)
     await pilot.press("enter")
-    await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette) and "theme" in str(app.screen.query_one("Input").placeholder).lower(),
+    await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette)
+                   and "theme" in str(app.screen.query_one("Input", Input).placeholder).lower(),
                    what="the theme list")
     await pilot.press(*name)
     await pilot.pause(0.3)

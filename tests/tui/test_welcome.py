@@ -95,7 +95,7 @@ class FirstRun(TreechatApp):
         settings = load_settings(home, env=env)
         chat = Chat(catalog=MemoryCatalog(), settings=settings, registry=ModelRegistry(settings, env=env),
                     model_ref="openai/gpt-4.1-mini" if key else None, cwd=str(home), tools=[])
-        super().__init__(chat, None, detect_servers=False)  # type: ignore[arg-type]
+        super().__init__(chat, None, detect_servers=False)
 
     async def on_mount(self) -> None:
         self.first_storage = await self.chat.catalog.create(session_id="019a0000-0000-7000-8000-000000000001", cwd="/w")

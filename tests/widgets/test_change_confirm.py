@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+from rich.style import Style
 from textual.app import App
 from textual.containers import VerticalScroll
+from textual.widgets import Button
 
 from treechat.widgets.screens import ChangeConfirmDialog
 from treechat.widgets.screens.change_confirm import SCROLL_KEYS
@@ -56,7 +58,7 @@ async def test_allow_for_the_session_is_offered_when_asked_for() -> None:
     app = Host(dialog)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot, dialog)
-        assert dialog.query_one("#session").label.plain == "Allow edits for this session (a)"
+        assert str(dialog.query_one("#session", Button).label) == "Allow edits for this session (a)"
         await pilot.press("a")
     assert app.return_value == ChangeConfirmDialog.ALLOW_SESSION
 
@@ -64,5 +66,5 @@ async def test_allow_for_the_session_is_offered_when_asked_for() -> None:
 def test_diff_lines_are_coloured_and_their_controls_visible() -> None:
     text = render_diff("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old \x1b]52;c;QQ==\x07\n+new\ttab\n context")
     assert "␛]52;c;QQ==␇" in text.plain and "\x1b" not in text.plain and "new    tab" in text.plain
-    styles = {span.style.color.name for span in text.spans if span.style.color}
+    styles = {style.color.name for span in text.spans if isinstance(style := span.style, Style) and style.color}
     assert {"red", "green", "cyan"} <= styles

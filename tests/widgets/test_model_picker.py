@@ -3,7 +3,7 @@ a typed ref that is not listed, an error from the chooser; the thinking picker's
 
 from __future__ import annotations
 
-from textual.widgets import OptionList
+from textual.widgets import Input, OptionList
 
 from treechat.widgets.screens import ModelChoice, ModelGroup, ModelPicker, ThinkingPicker
 
@@ -38,7 +38,7 @@ async def test_the_reason_is_said_once_per_provider_and_its_rows_cannot_be_chose
         lines = text.splitlines()
         assert lines.index(next(ln for ln in lines if "Recent" in ln)) < lines.index(next(ln for ln in lines if " openai " in f" {ln.strip()} "))
         options = app.screen.query_one("#models", OptionList)
-        disabled = [options.get_option_at_index(i).prompt.plain for i in range(options.option_count)
+        disabled = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)
                     if options.get_option_at_index(i).disabled]
         assert any("claude-sonnet-4-5" in d for d in disabled) and any("claude-x" in d for d in disabled)
         await pilot.press(*"sonnet", "enter")
@@ -46,7 +46,7 @@ async def test_the_reason_is_said_once_per_provider_and_its_rows_cannot_be_chose
         assert results == [] and isinstance(app.screen, ModelPicker)  # nothing enabled matches: nothing chosen
         assert "No model matches 'sonnet'" in screen_text(app)
         for typed in ("anthropic/claude-sonnet-4-5", "anthropic/not-listed"):  # listed or not: the reason, said
-            app.screen.query_one("#filter").value = typed
+            app.screen.query_one("#filter", Input).value = typed
             await pilot.press("enter")
             await pilot.pause()
             assert results == [] and "anthropic: no key: set ANTHROPIC_API_KEY" in screen_text(app), typed

@@ -1,4 +1,7 @@
 from datetime import UTC, datetime
+from typing import Any
+
+from textual.widgets import OptionList
 
 from treechat.storage.base import SearchHit, SessionSummary
 from treechat.widgets.keymap import KEYMAP, help_markdown
@@ -35,7 +38,7 @@ def test_forks_are_listed_under_their_parent():
 
 async def test_sessions_screen_resume_filter_rename_delete():
     app = Host()
-    results = []
+    results: list[Any] = []
     async with app.run(size=(100, 30)) as pilot:
         screen = SessionsScreen(SESSIONS, current_id="s1", now=NOW)
         app.push_screen(screen, results.append)
@@ -43,7 +46,7 @@ async def test_sessions_screen_resume_filter_rename_delete():
         text = screen_text(app)
         assert "refactor-auth" in text and "1h ago · 4 msgs · $0.50" in text and "first of s2" in text
         await pilot.press(*"auth")
-        assert screen.query_one("#sessions").option_count == 2
+        assert screen.query_one("#sessions", OptionList).option_count == 2
         await pilot.press("down", "tab")  # to the list: now n/r/d are commands
         assert screen.selected_id == "s3"
         await pilot.press("r", *" x", "enter")
@@ -62,7 +65,7 @@ async def test_sessions_screen_resume_filter_rename_delete():
 
 async def test_sessions_screen_new_and_escape():
     app = Host()
-    results = []
+    results: list[Any] = []
     async with app.run(size=(100, 30)) as pilot:
         app.push_screen(SessionsScreen(SESSIONS, now=NOW), results.append)
         await pilot.pause()
@@ -88,10 +91,11 @@ HITS = [
 
 async def test_search_screen_with_callback():
     app = Host()
-    results, asked = [], []
+    results: list[Any] = []
+    asked: list[str] = []
 
-    async def search(text: str):
-        asked.append(text)
+    async def search(query: str, further: int = 0) -> list[SearchHit]:
+        asked.append(query)
         return HITS
 
     async with app.run(size=(100, 30)) as pilot:
@@ -110,7 +114,7 @@ async def test_search_screen_with_callback():
 
 async def test_search_screen_with_messages():
     app = Host()
-    results = []
+    results: list[Any] = []
     async with app.run(size=(100, 30)) as pilot:
         screen = SearchScreen()
         app.push_screen(screen, results.append)
@@ -126,7 +130,7 @@ async def test_search_screen_with_messages():
 
 async def test_pickers_and_dialogs():
     app = Host()
-    results = []
+    results: list[Any] = []
     async with app.run(size=(100, 30)) as pilot:
         groups = [ModelGroup("openai", (ModelChoice("openai/gpt-4o"),)),
                   ModelGroup("anthropic", (ModelChoice("anthropic/claude"),), problem="no key: set ANTHROPIC_API_KEY"),
@@ -189,10 +193,10 @@ async def test_more_in_the_search_screen_adds_the_hits_of_older_entries(tmp_path
     s = await catalog.create(session_id="long")
     await append_all(s, user("u0", None, "zz at the very start"),
                      *[user(f"u{i}", f"u{i - 1}", f"zz {i}" if i == 12 else f"words {i}") for i in range(1, 25)])
-    results = []
+    results: list[Any] = []
 
-    async def find(text: str, further: int = 0) -> list[SearchHit]:
-        return await catalog.search(text, further=further)
+    async def find(query: str, further: int = 0) -> list[SearchHit]:
+        return await catalog.search(query, further=further)
 
     app = Host()
     try:

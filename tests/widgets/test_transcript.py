@@ -117,8 +117,9 @@ async def test_sibling_switcher_posts_requests():
         transcript.set_siblings("u1", 2, 3)
         await pilot.pause()
         view = next(v for v in transcript.query(MessageView) if v.entry_id == "u1")
-        assert "‹ 2/3 ›" in str(view.header.render())
-        left, right = view.header._arrows
+        header = view.header
+        assert header is not None and "‹ 2/3 ›" in str(header.render())
+        left, right = header._arrows
         await pilot.click(view.header, offset=(right, 0))
         await pilot.click(view.header, offset=(left, 0))
         transcript.focus()

@@ -11,7 +11,7 @@ from treechat.storage.model import (
     ToolResultMessage,
     UserMessage,
 )
-from treechat.widgets.transcript.message_view import MarkdownBody, MessageView
+from treechat.widgets.transcript.message_view import CompactionCard, MarkdownBody, MessageView
 from treechat.widgets.transcript.originals import OriginalLines
 from treechat.widgets.transcript.view import MAX_MOUNTED, WINDOW, Transcript
 
@@ -231,7 +231,7 @@ async def test_a_thousand_originals_stay_a_handful_of_widgets():
     async with app.run(size=(80, 24)) as pilot:
         await transcript.set_messages([("k1", card)])
         await pilot.pause()
-        transcript.query_one("CompactionCard").toggle()
+        transcript.query_one(CompactionCard).toggle()
         await transcript.show_originals("k1", long_branch(1000))
         await pilot.pause()
         box = transcript.query_one(".originals")

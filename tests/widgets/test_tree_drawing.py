@@ -1,11 +1,12 @@
 """Rows that read well at any width (issue 11, item 3): the gutter (leaf, active path, glyph) is
 never cut, long rows end with an ellipsis, the cursor row has a visible background, glyphs say
 what happened to a row, and hidden rows are counted as +N."""
-
 import pytest
 from rich.color import Color as RichColor
+from rich.style import Style
 from textual.color import Color
 
+from tests.narrow import of
 from treechat.widgets.tree.view import TreeView
 
 from .helpers import Host, chain, row
@@ -94,7 +95,7 @@ async def test_the_active_path_connectors_are_drawn_in_the_path_colour():
         await pilot.pause()
         on_path = next(s for s in segments(tree, "u3") if s.text == "└─")
         off_path = next(s for s in segments(tree, "u2") if "├─" in s.text)
-        assert on_path.style.color != off_path.style.color
+        assert of(Style, on_path.style).color != of(Style, off_path.style).color
 
 
 async def test_glyphs_for_error_and_aborted_replies_compactions_branch_summaries_and_labels():
@@ -116,7 +117,7 @@ async def test_glyphs_for_error_and_aborted_replies_compactions_branch_summaries
         assert glyph == {"e1": "✗", "b1": "⊘", "k1": "≡", "s1": "↩", "l1": "⚑", "ok": " ", "u1": " "}
         assert "compaction: Goal" in drawn(tree, "k1") and "branch summary: Tried" in drawn(tree, "s1")
         error_text = next(s for s in segments(tree, "e1") if "429" in s.text)
-        assert error_text.style.color == tree.get_component_rich_style("tree-view--error").color
+        assert of(Style, error_text.style).color == tree.get_component_rich_style("tree-view--error").color
 
 
 async def test_folded_rows_and_alternatives_hidden_by_a_filter_show_how_many():

@@ -1,8 +1,9 @@
 """A filter that filters (issue 11, item 5): ``/`` narrows the rows to the matches, highlights the
 matched text, ``n``/``N`` jump between matches, Enter keeps the filter, Esc clears it."""
-
+from rich.style import Style
 from textual.binding import Binding
 
+from tests.narrow import of
 from treechat.storage.tree_index import TreeIndex
 from treechat.widgets.tree.view import TreeView
 
@@ -42,11 +43,11 @@ async def test_one_match_is_one_row_and_its_text_is_highlighted():
         await pilot.press("slash", *"flamingo")
         assert shown_ids(tree) == ["n25"]
         assert tree.cursor_id == "n25"  # the cursor goes to the match
-        assert tree.border_subtitle.endswith("· 1 match")
+        assert str(tree.border_subtitle).endswith("· 1 match")
         hit = [s for s in segments(tree, "n25") if s.text.lower() == "flamingo"]
         assert len(hit) == 1
         normal = next(s for s in segments(tree, "n25") if s.text.startswith(" config"))
-        assert hit[0].style.bgcolor != normal.style.bgcolor or hit[0].style.underline
+        assert of(Style, hit[0].style).bgcolor != of(Style, normal.style).bgcolor or of(Style, hit[0].style).underline
 
 
 async def test_the_forks_between_matches_are_kept_dimmed_and_n_skips_them():
@@ -63,9 +64,9 @@ async def test_the_forks_between_matches_are_kept_dimmed_and_n_skips_them():
         tree.focus()
         await pilot.press("slash", *"deploy", "enter")
         assert shown_ids(tree) == ["a", "p1", "q1", "q2", "z"]
-        assert tree.border_subtitle.endswith("· 4 matches")
+        assert str(tree.border_subtitle).endswith("· 4 matches")
         dim = next(s for s in segments(tree, "a") if "answer" in s.text)
-        assert dim.style.color == tree.get_component_rich_style("tree-view--context").color
+        assert of(Style, dim.style).color == tree.get_component_rich_style("tree-view--context").color
         tree.move_cursor_to("a")
         visited = []
         for _ in range(5):
@@ -104,7 +105,7 @@ async def test_keys_typed_into_the_filter_are_text_not_commands():
         tree.focus()
         await pilot.press("slash", "5", "g", "n")
         assert tree.layout_data.query == "5gn" and tree.filter_mode == "default"
-        assert "/5gn▏" in tree.border_subtitle
+        assert "/5gn▏" in str(tree.border_subtitle)
         await pilot.press("backspace", "backspace", "backspace")
         assert tree.layout_data.query == ""
         await pilot.press("escape")  # while typing, Esc ends the filter and stays in the tree
@@ -121,7 +122,7 @@ async def test_a_query_matching_nothing_shows_nothing_and_clearing_it_restores_t
         tree.move_cursor_to("n7")
         await pilot.press("slash", *"zzz")
         assert tree.lines == [] and tree.cursor_id is None
-        assert tree.border_subtitle.endswith("· 0 matches")
+        assert str(tree.border_subtitle).endswith("· 0 matches")
         await pilot.press("escape")
         assert tree.cursor_id == "n7"
 

@@ -7,6 +7,7 @@ from textual.content import Content
 from treechat.widgets.tree.nav import local_time
 from treechat.widgets.tree.view import TreeView
 
+from ..narrow import of
 from .helpers import Host, chain, row
 
 # r ─ a ─ u1 ─ b1 ─ u2 ─ c1 ─ u3 ─ d1   (the active path: forks at a, b1, c1)
@@ -70,7 +71,7 @@ async def test_hover_shows_time_and_kind_at_once_and_asks_the_app_for_the_rest()
     async with app.run(size=(60, 20)) as pilot:
         tree.set_rows(chain(5), "n4", {"n0", "n1", "n2", "n3", "n4"})
         await pilot.pause()
-        at = tree.layout_data.index_of("n1") - round(tree.scroll_y)
+        at = of(int, tree.layout_data.index_of("n1")) - round(tree.scroll_y)
         region = tree.scrollable_content_region
         offset = (region.x - tree.region.x + 6, region.y - tree.region.y + at)
         await pilot.hover(TreeView, offset=offset)

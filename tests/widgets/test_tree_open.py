@@ -6,6 +6,7 @@ from textual.app import ComposeResult
 from treechat.storage.tree_index import TreeIndex
 from treechat.widgets.tree.view import TreeView
 
+from ..narrow import of
 from .helpers import Host, chain, row
 from .tree_helpers import drawn, on_screen
 
@@ -89,4 +90,4 @@ async def test_resizes_keep_the_cursor_on_screen():
         for size in ((80, 24), (160, 45), (40, 12), (100, 45)):
             await pilot.resize_terminal(*size)
             await pilot.pause()
-            assert on_screen(tree, tree.cursor_id), size
+            assert on_screen(tree, of(str, tree.cursor_id)), size

@@ -1,3 +1,4 @@
+from tests.narrow import of
 from treechat.storage.base import TreeRow
 from treechat.storage.tree_index import TreeIndex
 from treechat.widgets.tree.layout import TreeLayout
@@ -123,7 +124,7 @@ async def test_click_on_row_chooses_it():
     async with app.run(size=(60, 20)) as pilot:
         tree.set_rows(BRANCHY, "d", {"a", "b", "c", "d"})
         await pilot.pause()
-        index = tree.layout_data.index_of("e")
+        index = of(int, tree.layout_data.index_of("e"))
         region = tree.scrollable_content_region
         await pilot.click(TreeView, offset=(region.x - tree.region.x + 5, region.y - tree.region.y + index))
         await pilot.pause()
@@ -234,5 +235,5 @@ def test_the_index_is_never_written_by_the_layout():
     layout.rebuild()
     index.add(row("new", "g", "assistant"))
     layout.add_row(index.by_id["new"])
-    assert layout.index_of("new") == layout.index_of("g") + 1
+    assert layout.index_of("new") == of(int, layout.index_of("g")) + 1
     assert layout.siblings("new") == ["new"]

@@ -222,14 +222,9 @@ class GrepTool(_CwdTool[GrepArgs]):
         except re.error as err:
             return text_result(f"Invalid pattern {args.pattern!r}: {err}", is_error=True)
         root = self._path(args.path)
-        if not os.path.lexists(root):
-            return text_result(f"No such file or directory: {args.path}", is_error=True)
-        try:
-            kind = None if root.is_dir() else special_kind(os.stat(root).st_mode)
-        except OSError as err:
-            return text_result(f"Cannot search {args.path}: {err.strerror}", is_error=True)
-        if kind:  # a special file named directly: say so rather than "No matches."
-            return text_result(f"{args.path} is {kind}; not searched.", is_error=True)
+        problem = await asyncio.to_thread(_unsearchable, root, args.path)  # a stat can hang (a network folder)
+        if problem:
+            return text_result(problem, is_error=True)
         refused = await self._allowed(root, args.path)
         return refused or await _bounded(self._grep(root, args, signal), self.name)
 
@@ -252,6 +247,19 @@ class GrepTool(_CwdTool[GrepArgs]):
         if why:
             return text_result(f"{text}\n[The search failed: {why}]", is_error=True)
         return text_result(text)
+
+
+def _unsearchable(root: Path, shown: str) -> str | None:
+    """Why `root` cannot be searched (missing, unreadable, a special file), or None."""
+    if not os.path.lexists(root):
+        return f"No such file or directory: {shown}"
+    try:
+        kind = None if root.is_dir() else special_kind(os.stat(root).st_mode)
+    except OSError as err:
+        return f"Cannot search {shown}: {err.strerror}"
+    if kind:  # a special file named directly: say so rather than "No matches."
+        return f"{shown} is {kind}; not searched."
+    return None
 
 
 async def _grep_in_child(params: JsonObject, signal: AbortSignal | None) -> tuple[list[str], str, int]:

@@ -66,7 +66,7 @@ async def off_loop(work: Callable[[Stop], T], signal: AbortSignal | None, stop: 
         failure: BaseException | None = None
         try:
             result = work(stop)
-        except BaseException as err:  # handed to the awaiting coroutine
+        except BaseException as err:  # noqa: BLE001  handed to the awaiting coroutine, which raises it
             failure = err
 
         def outcome() -> None:

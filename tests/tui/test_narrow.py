@@ -1,16 +1,14 @@
 """At any size (issue 11): under 110 columns the tree is a drawer over the transcript, the
-footer shows fewer hints instead of cut ones, and toasts come one at a time, away from the
+footer shows fewer hints instead of cut ones (tests/tui/test_footer.py), and toasts come one at a time, away from the
 composer."""
 
 from __future__ import annotations
-
-from textual.widgets._footer import FooterKey
 
 from treechat.widgets.composer import Composer
 from treechat.widgets.transcript import Transcript
 from treechat.widgets.tree_view import TreeView
 
-from .conftest import screen_text, type_text, wait_for
+from .conftest import type_text, wait_for
 from .test_tree_nav import click_row, seed
 
 
@@ -45,17 +43,6 @@ async def test_esc_closes_the_drawer_and_typing_goes_to_the_composer(make_app):
         assert not app.ui(TreeView).display and app.ui(Composer).has_focus
         await type_text(pilot, "/mcp")  # not the tree's filter: the composer has all of it
         assert app.ui(Composer).text == "/mcp"
-
-
-async def test_the_footer_shows_fewer_hints_rather_than_cut_ones(make_app):
-    async with make_app(size=(80, 24)) as (app, pilot):
-        await pilot.pause(0.2)
-        footer_line = screen_text(app).splitlines()[-1]
-        shown = [k for k in app.query(FooterKey) if k.display]
-        hidden = [k for k in app.query(FooterKey) if not k.display]
-        assert hidden, "at 80 columns not every hint fits"
-        for key in shown:
-            assert key.description in footer_line  # every hint shown is shown whole
 
 
 async def test_one_toast_at_a_time(make_app):

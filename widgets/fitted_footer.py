@@ -95,8 +95,11 @@ class FittedFooter(Widget, can_focus=False):
         self.screen.bindings_updated_signal.unsubscribe(self)
 
     def _bindings_changed(self, screen: Screen[object]) -> None:
-        # a focus change sends two or three of these at once: the next draw reads them all once
-        if self._hints is not None:
+        """Textual says the bindings changed after every key that ran an action, and two or three
+        times on a focus change: the line is repainted only when what it shows changed. (A
+        repaint of the bottom line each key made every frame's update region reach down to it,
+        and Textual draws every widget in that region: the transcript, the tree, the status bar.)"""
+        if self._hints is not None and self._read_hints() != self._hints:
             self._hints = None
             self.refresh()
 

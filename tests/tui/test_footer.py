@@ -4,11 +4,11 @@ presses its key; and a focus change is a repaint of that line, not a rebuild of 
 
 from __future__ import annotations
 
-from treechat.widgets.composer import Composer
-from treechat.widgets.fitted_footer import FittedFooter
+from treechat.widgets.chrome.fitted_footer import FittedFooter
+from treechat.widgets.composer.view import Composer
 from treechat.widgets.keymap import display_key, keys_for
-from treechat.widgets.transcript import Transcript
-from treechat.widgets.tree_view import TreeView
+from treechat.widgets.transcript.view import Transcript
+from treechat.widgets.tree.view import TreeView
 
 from .conftest import screen_text, wait_for
 from .test_tree_nav import seed

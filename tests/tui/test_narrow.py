@@ -4,9 +4,9 @@ composer."""
 
 from __future__ import annotations
 
-from treechat.widgets.composer import Composer
-from treechat.widgets.transcript import Transcript
-from treechat.widgets.tree_view import TreeView
+from treechat.widgets.composer.view import Composer
+from treechat.widgets.transcript.view import Transcript
+from treechat.widgets.tree.view import TreeView
 
 from .conftest import type_text, wait_for
 from .test_tree_nav import click_row, seed
@@ -57,7 +57,7 @@ async def test_one_toast_at_a_time(make_app):
 async def test_opening_closing_and_docking_the_tree_restyles_the_tree_alone(make_app):
     """The App's classes that place the tree panel restyle the panel, not every widget of the
     screen (with a transcript mounted that was 50-150 ms in the frame of Ctrl+B or a resize)."""
-    from treechat.widgets.message_view import MessageView
+    from treechat.widgets.transcript.message_view import MessageView
 
     async with make_app(size=(160, 40)) as (app, pilot):
         sid, _ = await seed(app.chat.catalog, [("q1", "a1"), ("q2", "a2")])

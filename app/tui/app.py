@@ -51,7 +51,7 @@ register()  # Alt+Enter as most terminals send it (ESC CR)
 
 NARROW = 110  # columns: below this the tree panel becomes a drawer
 # The App's classes that place the tree panel (styles.tcss uses them in the panel's rules only):
-# a change of these restyles the panel, not every widget (update_node_styles)
+# a change of these restyles the panel, not every widget (TreechatApp.add_class)
 PANEL_CLASSES = frozenset({"-narrow", "-tree-hidden"})
 PANEL = "TreeView, TreeSpace"
 
@@ -201,7 +201,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
             self.set_class(self._tree_hidden_when_wide, "-tree-hidden")
 
     # A class on the App restyles every widget of the screen (Textual walks them all): with a
-    # transcript mounted, 50-150 ms in the frame of the key or resize that opened, closed or
+    # transcript mounted, tens of ms in the frame of the key or resize that opened, closed or
     # docked the tree panel. The panel's own classes restyle the panel alone: no other rule
     # names them (styles.tcss).
     def add_class(self, *class_names: str, update: bool = True) -> Self:

@@ -5,8 +5,9 @@ and draw it at most ~10 times a second (~3 while you type: the keys' frames go f
 goes into a ``StreamedMarkdown``, which renders only the block being written (finished blocks
 keep their lines) and asks for a layout only when it outgrows the room it keeps: a redraw is a
 repaint of this view, its cost that of the new text, and a keystroke never waits behind a
-relayout of the whole transcript (issue 26). The header's spinner and the thinking line are repainted, not laid out, for the same reason. It draws
-with the settled message's Rich Markdown, so nothing changes look when the reply is done.
+relayout of the whole transcript (issue 26). The header's spinner and the thinking line are
+repainted, not laid out, for the same reason. It draws with the settled message's Rich
+Markdown, so nothing changes look when the reply is done.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """THE keymap: one table of every key binding (DESIGN §8), grouped by where it applies.
 
 Widgets take their ``BINDINGS`` from :func:`bindings_for`; the App does the same for the
-"global" context. The footer (Textual's ``Footer`` shows the focused widget's bindings), the F1
+"global" context. The footer (``FittedFooter`` shows the focused widget's bindings), the F1
 help screen (:func:`help_markdown`) and the README section (:func:`readme_section`) are all
 generated from this table, so they cannot drift apart.
 

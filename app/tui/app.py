@@ -13,7 +13,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Self
 
 from textual import events, work
 from textual.app import ComposeResult, get_system_commands_provider
@@ -56,6 +56,10 @@ if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/startin
 register()  # Alt+Enter as most terminals send it (ESC CR)
 
 NARROW = 110  # columns: below this the tree panel becomes a drawer
+# The App's classes that place the tree panel (styles.tcss uses them in the panel's rules only):
+# a change of these restyles the panel, not every widget (TreechatApp.add_class)
+PANEL_CLASSES = frozenset({"-narrow", "-tree-hidden"})
+PANEL = "TreeView, TreeSpace"
 
 
 class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Models, Search, WorkspaceView,
@@ -203,6 +207,33 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
         else:
             self.remove_class("-narrow")
             self.set_class(self._tree_hidden_when_wide, "-tree-hidden")
+
+    # A class on the App restyles every widget of the screen (Textual walks them all): with a
+    # transcript mounted, tens of ms in the frame of the key or resize that opened, closed or
+    # docked the tree panel. The panel's own classes restyle the panel alone: no other rule
+    # names them (styles.tcss).
+    def add_class(self, *class_names: str, update: bool = True) -> Self:
+        if not (update and class_names and PANEL_CLASSES.issuperset(class_names)):
+            return super().add_class(*class_names, update=update)
+        if not self.has_class(*class_names):
+            super().add_class(*class_names, update=False)
+            self._restyle_panel()
+        return self
+
+    def remove_class(self, *class_names: str, update: bool = True) -> Self:
+        if not (update and class_names and PANEL_CLASSES.issuperset(class_names)):
+            return super().remove_class(*class_names, update=update)
+        if any(self.has_class(name) for name in class_names):
+            super().remove_class(*class_names, update=False)
+            self._restyle_panel()
+        return self
+
+    def _restyle_panel(self) -> None:
+        if not self.screen_stack:
+            return
+        panels = list(self.screen_stack[0].query(PANEL))
+        self.stylesheet.update_nodes([node for panel in panels for node in panel.walk_children(with_self=True)],
+                                     animate=True)
 
     last_key_at = 0.0  # time.monotonic() of the newest key from the terminal (StreamingView yields to typing)
 

@@ -1,16 +1,14 @@
 """At any size (issue 11): under 110 columns the tree is a drawer over the transcript, the
-footer shows fewer hints instead of cut ones, and toasts come one at a time, away from the
+footer shows fewer hints instead of cut ones (tests/tui/test_footer.py), and toasts come one at a time, away from the
 composer."""
 
 from __future__ import annotations
-
-from textual.widgets._footer import FooterKey
 
 from treechat.widgets.composer.view import Composer
 from treechat.widgets.transcript.view import Transcript
 from treechat.widgets.tree.view import TreeView
 
-from .conftest import screen_text, type_text, wait_for
+from .conftest import type_text, wait_for
 from .test_tree_nav import click_row, seed
 
 
@@ -47,17 +45,6 @@ async def test_esc_closes_the_drawer_and_typing_goes_to_the_composer(make_app):
         assert app.ui(Composer).text == "/mcp"
 
 
-async def test_the_footer_shows_fewer_hints_rather_than_cut_ones(make_app):
-    async with make_app(size=(80, 24)) as (app, pilot):
-        await pilot.pause(0.2)
-        footer_line = screen_text(app).splitlines()[-1]
-        shown = [k for k in app.query(FooterKey) if k.display]
-        hidden = [k for k in app.query(FooterKey) if not k.display]
-        assert hidden, "at 80 columns not every hint fits"
-        for key in shown:
-            assert key.description in footer_line  # every hint shown is shown whole
-
-
 async def test_one_toast_at_a_time(make_app):
     async with make_app() as (app, pilot):
         app.notify("first")
@@ -65,3 +52,36 @@ async def test_one_toast_at_a_time(make_app):
         await pilot.pause()
         assert [n.message for n in app._notifications] == ["second"]
         await type_text(pilot, "x")
+
+
+async def test_opening_closing_and_docking_the_tree_restyles_the_tree_alone(make_app):
+    """The App's classes that place the tree panel restyle the panel, not every widget of the
+    screen (with a transcript mounted that was 50-150 ms in the frame of Ctrl+B or a resize)."""
+    from treechat.widgets.transcript.message_view import MessageView
+
+    async with make_app(size=(160, 40)) as (app, pilot):
+        sid, _ = await seed(app.chat.catalog, [("q1", "a1"), ("q2", "a2")])
+        await app.chat.open(await app.chat.catalog.open(sid))
+        await wait_for(pilot, lambda: len(app.query(MessageView)) == 4, what="the transcript")
+        restyled: list = []
+        update_nodes = app.stylesheet.update_nodes
+
+        def watched(nodes, animate=False):
+            nodes = list(nodes)
+            restyled.extend(nodes)
+            return update_nodes(nodes, animate=animate)
+
+        app.stylesheet.update_nodes = watched
+        tree = app.ui(TreeView)
+        await pilot.press("ctrl+b", "ctrl+b")  # into the tree, then closed
+        await wait_for(pilot, lambda: not tree.display and app.ui(Composer).has_focus, what="the tree closed")
+        await pilot.press("ctrl+b")
+        await wait_for(pilot, lambda: tree.display and tree.region.width > 0, what="the tree open")
+        await pilot.resize_terminal(80, 24)  # a drawer over the transcript
+        await wait_for(pilot, lambda: app.has_class("-narrow") and tree.styles.dock == "right"
+                       and tree.region.width >= 60, what="the drawer")
+        await pilot.resize_terminal(160, 40)
+        await wait_for(pilot, lambda: not app.has_class("-narrow") and tree.styles.dock == "none"
+                       and tree.region.width == 44, what="the panel back")
+        assert tree in restyled
+        assert not [node for node in restyled if isinstance(node, MessageView)]

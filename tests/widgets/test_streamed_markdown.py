@@ -12,7 +12,7 @@ from tests.narrow import of
 from treechat.storage.model import AssistantMessage, TextContent
 from treechat.widgets.transcript.message_view import markdown
 from treechat.widgets.transcript.streamed_markdown import RESERVE, StreamedMarkdown
-from treechat.widgets.transcript.streaming_view import StreamingView
+from treechat.widgets.transcript.streaming_view import FRAME, StreamingView
 
 from .helpers import Host, screen_text, wait_for
 
@@ -129,3 +129,21 @@ async def test_a_resize_draws_the_lines_again_at_the_new_width():
         assert all(len(line) <= 40 for line in body.text_lines)
         body.post_message(events.Resize(body.size, body.size))  # the same width again: nothing to do
         await pilot.pause()
+
+
+async def test_while_keys_come_a_redraw_waits_for_the_typing_frame():
+    """Typing, the reply is redrawn at most every TYPING_FRAME (not every FRAME): each redraw
+    renders the block being written and makes the frame a key waits for heavier (issue 26)."""
+    view = StreamingView()
+    app = Host(view)
+    async with app.run(size=(80, 30)) as pilot:
+        view.update_message(AssistantMessage(content=[TextContent(text="Start.")], model="m"))
+        assert await wait_for(pilot, lambda: "Start." in screen_text(app))
+        app.last_key_at = 10**9  # a key "now", for ever
+        view._drawn_at = 10**9  # and a redraw just now, for ever: the next one waits
+        view.update_message(AssistantMessage(content=[TextContent(text="Start. And more.")], model="m"))
+        for _ in range(5):  # five frames' worth of redraws
+            await pilot.pause(FRAME)
+        assert view.written == "Start." and "And more." not in screen_text(app)
+        app.last_key_at = 0.0  # the keys stopped: drawn at the next frame
+        assert await wait_for(pilot, lambda: "And more." in screen_text(app))

@@ -1,12 +1,13 @@
 """StreamingView: the assistant message while it is being generated (owned by ``Transcript``).
 
 Snapshots of the message arrive as often as the provider sends tokens; we keep only the latest
-and draw it at most ~10 times a second. The text goes into a ``StreamedMarkdown``, which renders
-only the block being written (finished blocks keep their lines) and asks for a layout only when
-it outgrows the room it keeps: a redraw is a repaint of this view, its cost that of the new
-text, and a keystroke never waits behind a relayout of the whole transcript (issue 26). The
-header's spinner and the thinking line are repainted, not laid out, for the same reason. It draws
-with the settled message's Rich Markdown, so nothing changes look when the reply is done.
+and draw it at most ~10 times a second (~3 while you type: the keys' frames go first). The text
+goes into a ``StreamedMarkdown``, which renders only the block being written (finished blocks
+keep their lines) and asks for a layout only when it outgrows the room it keeps: a redraw is a
+repaint of this view, its cost that of the new text, and a keystroke never waits behind a
+relayout of the whole transcript (issue 26). The header's spinner and the thinking line are
+repainted, not laid out, for the same reason. It draws with the settled message's Rich
+Markdown, so nothing changes look when the reply is done.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ FRAME = 1 / 10  # seconds between redraws while streaming
 # one nothing is put off.
 TYPING_HOLD = 0.15
 MAX_HOLD = 0.75
+# A redraw that fits is put off too while keys come, but by less: the reply is redrawn at least
+# every TYPING_FRAME seconds (~3 a second) while you type, at FRAME when you do not. Each redraw
+# renders the block being written and makes a heavier frame; a key behind it waited for both.
+TYPING_FRAME = 0.3
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
@@ -58,6 +63,7 @@ class StreamingView(Vertical):
         self._scheduled = False
         self._frame = 0
         self._room_since = 0.0  # when the text first needed more room than the body has (0: it fits)
+        self._drawn_at = 0.0  # time.monotonic() of the last redraw
         self._tool_lines = 0
         self._thinking_shown: bool | None = None  # as drawn last: whole (True) or one line (False)
         self._dark = True
@@ -98,13 +104,17 @@ class StreamingView(Vertical):
         message = self.latest
         if message is None:
             return
+        now = time.monotonic()
+        if now - getattr(self.app, "last_key_at", 0.0) < TYPING_HOLD and now - self._drawn_at < TYPING_FRAME:
+            self._schedule()  # typing: the keys' frames first
+            return
+        self._drawn_at = now
         blocks = getattr(message, "content", []) or []
         raw, total = head_of(b.text for b in blocks if isinstance(b, TextContent))
         text = sanitize(raw)  # (only what is drawn: a reply past SHOWN_CHARS goes on unseen)
         self.body.set_text(text)
         self.written = text
         if self.body.needs_room:
-            now = time.monotonic()
             self._room_since = self._room_since or now
             if now - getattr(self.app, "last_key_at", 0.0) >= TYPING_HOLD or now - self._room_since >= MAX_HOLD:
                 self.body.grow()

@@ -266,7 +266,10 @@ class TreeView(ScrollView, can_focus=True):
         self.scroll_to(y=y, animate=False, immediate=True, force=True)
 
     def _sync_size(self) -> None:
-        self.virtual_size = Size(self.scrollable_content_region.width, len(self.layout_data))
+        # only the height: lines are drawn to the panel's width (never scrolled sideways), and a
+        # new virtual size is a layout of the whole screen, once more after every resize
+        if self.virtual_size.height != len(self.layout_data) or self.virtual_size.width:
+            self.virtual_size = Size(0, len(self.layout_data))
         self._update_subtitle()
         self.refresh()
 

@@ -36,7 +36,7 @@ class Model(BaseModel):
     def model_post_init(self, context: Any, /) -> None:
         # Objects built in Python write every field that has a value (type tags, timestamps,
         # defaults); objects read from disk write back exactly the keys they were read with.
-        if not (isinstance(context, dict) and context.get("wire")):
+        if context is not WIRE and not (isinstance(context, dict) and context.get("wire")):
             self.__pydantic_fields_set__.update(
                 name for name in type(self).model_fields if getattr(self, name) is not None
             )

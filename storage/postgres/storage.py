@@ -165,7 +165,7 @@ def join_payloads(payloads: Sequence[Sequence[Any]]) -> list[Entry]:
     """Entries from payload rows, validated in one call (see SQLite's _join)."""
     if not payloads:
         return []
-    with paused():
+    with paused(keep=True):
         return parse_entries_json("[" + ",".join(p[0] for p in payloads) + "]")
 
 

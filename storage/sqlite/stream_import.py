@@ -115,7 +115,7 @@ class _Reader:
         if self.finished:
             return None
         pending: list[tuple[int, bytes]] = []
-        with paused():
+        with paused(keep=True):  # the batch's rows live until stored
             for number, line in self.lines:
                 pending.append((number, line))
                 self.read += len(line) + 1

@@ -27,6 +27,7 @@ from typing import Any, BinaryIO
 
 from .base import ImportReport, SessionFileError
 from .gc_policy import paused
+from .json_types import SessionHeader
 from .jsonl_format import (
     CURRENT_VERSION,
     _as_utf8,
@@ -45,11 +46,11 @@ class FilePlan:
     """What the first pass learnt. `skip`: line numbers of lines that are no entry to store."""
 
     path: Path
-    header: dict[str, Any]
+    header: SessionHeader
     body_start: int  # the line number of the first line after the header
     entries: int = 0  # kept lines (before the second pass validates them)
     size: int = 0
-    skip: array = field(default_factory=lambda: array("q"))
+    skip: array[int] = field(default_factory=lambda: array("q"))
     leaf_id: str | None = None
     marker_id: str | None = None  # the leaf is not where the file ends: this leaf marker goes last
     report: ImportReport = field(default_factory=ImportReport)
@@ -71,7 +72,7 @@ def _open(path: Path) -> BinaryIO:
         raise SessionFileError(f"Session file {path} cannot be read: {err.strerror}") from None
 
 
-def _header(f: BinaryIO, path: Path) -> tuple[dict[str, Any], int, int]:
+def _header(f: BinaryIO, path: Path) -> tuple[SessionHeader, int, int]:
     """(header, lines skipped before it, line number after it), as jsonl_format.parse_header."""
     skipped = number = 0
     content = False

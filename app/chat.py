@@ -21,8 +21,8 @@ from treechat.chat_core import ChatError
 from treechat.chat_events import Focused, HeaderChanged, Notice, PathChanged, StatusChanged, TreeLoaded
 from treechat.chat_status import entry_words
 from treechat.chat_workspace import ChatWorkspace
-from treechat.export_target import OutputError
-from treechat.exporting import export_session
+from treechat.export.formats import export_session
+from treechat.export.target import OutputError
 from treechat.llm.local import shown_ref
 from treechat.session.agent_session import CompactionError, CompactionResult
 from treechat.session.branching import ForkError, NothingToSummarize, fork_session

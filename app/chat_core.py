@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, assert_never
 
 from treechat.agent.tools import ApproveChange, FileRecorder, ProposedChange, Reach, ReadConfirm, make_tools
-from treechat.attachments import AttachmentError, expand_prompt
 from treechat.chat_agent_events import CHANGES_STATUS, translate
 from treechat.chat_drafts import Drafts
 from treechat.chat_events import (
@@ -39,12 +38,13 @@ from treechat.chat_extras import ChatExtras
 from treechat.chat_models import ChatError, ChatModels
 from treechat.chat_status import build_status, first_prompt, viewing_text
 from treechat.chat_tree import ChatTree
-from treechat.config import Settings
+from treechat.config.settings import Settings
 from treechat.llm.options import stream_options_from_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.llm.types import StreamFn, StreamOptionFields
 from treechat.load_warning import load_warning
 from treechat.local_models import LocalModels
+from treechat.prompts.attachments import AttachmentError, expand_prompt
 from treechat.session.agent_session import AgentSession
 from treechat.session.compaction import CompactionSettings
 from treechat.session.events import Appended, CompactionEnd, LeafMoved, SessionChange, SessionEvent

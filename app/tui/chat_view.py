@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 from textual import on
 
 from treechat.storage import gc_policy
-from treechat.widgets.banner import Banner
-from treechat.widgets.session_header import SessionHeader
-from treechat.widgets.status_bar import StatusBar
-from treechat.widgets.welcome import Welcome
+from treechat.widgets.chrome.banner import Banner
+from treechat.widgets.chrome.session_header import SessionHeader
+from treechat.widgets.chrome.status_bar import StatusBar
+from treechat.widgets.chrome.welcome import Welcome
 
 from . import messages as m
 from .base import TuiBase, drawn
@@ -242,7 +242,7 @@ class ChatView(TuiBase):
     @drawn
     async def _unsaved(self, message: m.Unsaved) -> None:
         """A reply that could not be saved stays on screen (the banner says where it was kept)."""
-        from treechat.widgets.message_view import TranscriptItem
+        from treechat.widgets.transcript.message_view import TranscriptItem
 
         e = message.event
         if getattr(e.message, "role", None) == "assistant":

@@ -187,6 +187,18 @@ def _statements(sql: str) -> list[str]:
     return out
 
 
+def _prepare(conn: sqlite3.Connection, path: Path, read_only: str | None) -> None:
+    """An opened database checked, configured and migrated: one trip to the connection's thread
+    (each trip waits for the thread to be scheduled; on a busy machine that was most of an open)."""
+    _check_header(conn, path)
+    if read_only:
+        configure_read_only(conn)
+        _check_version(conn, path)
+    else:
+        configure(conn)
+        migrate(conn, None, path)
+
+
 def migrate(conn: sqlite3.Connection, target: int | None = None, path: Path | None = None) -> int:
     """Apply every migration above `PRAGMA user_version` (up to `target`), each in its own
     transaction; safe when two processes open a new database at once. Returns the version."""
@@ -276,12 +288,7 @@ class Database:
             raise translate(err, path) from None
         db = cls(conn, path, read_only)
         try:
-            await db.run(_check_header, path)
-            await db.run(configure_read_only if read_only else configure)
-            if read_only:
-                await db.run(_check_version, path)
-            else:
-                await db.run(migrate, None, path)
+            await db.run(_prepare, path, read_only)
         except StorageWriteError:
             await conn.close()
             full = _disk_full(path)

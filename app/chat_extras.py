@@ -46,6 +46,9 @@ class ChatExtras:
                               confirm=lambda: self.confirm_tool)
         self.project: ProjectServers | None = None
         self._extensions: Extensions | None = None
+        # the front end's own slash commands: a template is not found under one of their names (it
+        # could not be typed); the TUI sets them before the templates are first looked for
+        self.builtin_commands: frozenset[str] = frozenset()
         self._told_starting = False
 
     # ------------------------------------------------------------ MCP servers
@@ -122,10 +125,8 @@ class ChatExtras:
     def extensions(self) -> Extensions:
         """The skills and templates, found on first need (their problems are one warning)."""
         if self._extensions is None:
-            from treechat.widgets.commands import NAMES
-
             config_dir = Path(self.settings.config_file).parent if self.settings.config_file else None
-            self._extensions = load_extensions(self.cwd, config_dir, self.settings.env, set(NAMES))
+            self._extensions = load_extensions(self.cwd, config_dir, self.settings.env, set(self.builtin_commands))
             self.prompt_builder.skills = skills_prompt(self._extensions.skills)
             line = self._extensions.problems_line()
             if line:

@@ -1,5 +1,6 @@
 """README sections generated from the code, so the docs cannot drift: `python -m treechat.docs` rewrites
-them; tests/test_docs.py fails when README.md is out of date."""
+them; tests/test_docs.py fails when README.md is out of date. The keys come from the keymap, the
+slash commands from the App's registry (`treechat.tui.registry`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from treechat.widgets.commands import SLASH_COMMANDS
+from treechat.tui.app import TreechatApp
 from treechat.widgets.keymap import readme_section
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -20,15 +21,21 @@ def _cell(text: str) -> str:
 
 
 def commands_section() -> str:
-    rows = ["## Slash commands", "", "Type them in the composer; every one is also in the command palette (Ctrl+P).", "",
+    rows = ["## Slash commands", "", "Type them in the composer; Tab completes a command's name, then its arguments (`/fork b` → "
+            "`/fork before`; the models of `/model`, the levels of `/thinking`, the skills of `/skill`, the servers "
+            "of `/mcp restart`). Every one is also in the command palette (Ctrl+P).", "",
             "| Command | What it does |", "|---|---|"]
-    for c in SLASH_COMMANDS:
+    for c in TreechatApp.command_table():
         key = f" ({c.key})" if c.key else ""
         rows.append(f"| `{_cell(c.usage)}` | {_cell(c.title)}: {_cell(c.help)}{key} |")
     return "\n".join(rows)
 
 
-SECTIONS = {"keys": readme_section, "commands": commands_section}
+def keys_section() -> str:
+    return readme_section(TreechatApp.command_table())
+
+
+SECTIONS = {"keys": keys_section, "commands": commands_section}
 
 
 def _replacement(body: str) -> Callable[[re.Match[str]], str]:

@@ -1,8 +1,7 @@
-"""The README's key and command tables are generated from the keymap and the command table."""
+"""The README's key and command tables are generated from the keymap and the command registry."""
 
 from treechat.docs import README, render
 from treechat.tui import TreechatApp
-from treechat.widgets.commands import SLASH_COMMANDS
 
 
 def test_readme_sections_are_generated_and_current():
@@ -11,9 +10,12 @@ def test_readme_sections_are_generated_and_current():
     assert render(text) == text, "README.md is out of date: run `python -m treechat.docs`"
 
 
-def test_every_slash_command_has_a_handler_in_the_app():
-    for command in SLASH_COMMANDS:
-        assert callable(getattr(TreechatApp, f"cmd_{command.name}", None)), command.name
+def test_every_slash_command_is_in_the_readme_with_its_help():
+    text = README.read_text(encoding="utf-8")
+    rows = TreechatApp.command_table()
+    assert len(rows) == 21 and len({r.name for r in rows}) == len(rows)
+    for row in rows:
+        assert f"`/{row.name}" in text and row.help.replace("|", "\\|") in text, row.name
 
 
 def test_every_toml_block_in_the_readme_is_a_valid_config():

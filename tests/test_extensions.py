@@ -18,7 +18,7 @@ from treechat.llm.registry import ModelRegistry
 from treechat.prompts.extensions import CommandError, expand_command, load_extensions
 from treechat.prompts.templates import parse_args, substitute
 from treechat.storage.memory import MemoryCatalog
-from treechat.widgets.commands import NAMES
+from treechat.tui import TreechatApp
 
 
 def write(path: Path, text: str) -> Path:
@@ -40,7 +40,7 @@ def places(tmp_path: Path) -> dict[str, Path]:
 
 
 def found(places: dict[str, Path]):
-    return load_extensions(places["project"], places["config"], {"HOME": str(places["home"])}, set(NAMES))
+    return load_extensions(places["project"], places["config"], {"HOME": str(places["home"])}, set(TreechatApp.slash_commands))
 
 
 def test_skills_come_from_every_folder_and_the_project_wins(places) -> None:

@@ -12,11 +12,12 @@ the context: e.g. the App implements ``action_toggle_tree``; ``TreeView`` implem
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from textual.binding import Binding, BindingType
 
-from .commands import SLASH_COMMANDS
+from .commands import SlashCommand
 
 
 @dataclass(frozen=True)
@@ -182,8 +183,9 @@ def bindings_for(context: str) -> list[BindingType]:  # BINDINGS' own type, so a
     ]
 
 
-def help_markdown() -> str:
-    """The whole keymap as Markdown tables, one per context (the F1 screen and the README)."""
+def help_markdown(commands: Sequence[SlashCommand] = ()) -> str:
+    """The whole keymap as Markdown tables, one per context, then the names of `commands` (the
+    App's registered slash commands): the F1 screen and the README."""
     out = ["# Keys", ""]
     for context, title in CONTEXTS.items():
         rows = keys_for(context)
@@ -192,17 +194,18 @@ def help_markdown() -> str:
         out += [f"## {title}", "", "| Key | Action |", "|---|---|"]
         out += [f"| {display_key(k.key).replace('|', '¦')} | {k.description} |" for k in rows]
         out.append("")
-    out += [
-        "## Slash commands",
-        "",
-        "Typed at the start of the composer: "
-        + " ".join(f"`/{c.name}`" for c in SLASH_COMMANDS)
-        + ". Start a message with `//` to send a literal `/`.",
-        "",
-    ]
+    if commands:
+        out += [
+            "## Slash commands",
+            "",
+            "Typed at the start of the composer: "
+            + " ".join(f"`/{c.name}`" for c in commands)
+            + ". Start a message with `//` to send a literal `/`.",
+            "",
+        ]
     return "\n".join(out)
 
 
-def readme_section() -> str:
+def readme_section(commands: Sequence[SlashCommand] = ()) -> str:
     """The README's key section: the help text one heading level down."""
-    return "\n".join("#" + line if line.startswith("#") else line for line in help_markdown().splitlines())
+    return "\n".join("#" + line if line.startswith("#") else line for line in help_markdown(commands).splitlines())

@@ -2,8 +2,8 @@
 
 It composes the widgets, subscribes to the controller (`treechat.chat.Chat`) and turns each of
 its events into one Textual message (`messages.py`), handled in `chat_view.py`. Widgets' requests
-(`requests.py`), keys (`keys.py`) and slash commands (`commands.py`) are controller calls. The
-App owns no session state of its own.
+(`requests.py`), keys (`keys.py`) and slash commands (registered with `@command`: `registry.py`,
+`commands.py`, `features/`) are controller calls. The App owns no session state of its own.
 """
 
 from __future__ import annotations
@@ -32,6 +32,12 @@ from treechat.widgets.keymap import bindings_for
 
 from .chat_view import ChatView
 from .commands import SlashCommands, TreechatCommands
+from .extensions_view import ExtensionsView
+from .features.help import Help
+from .features.labels import Labels
+from .features.models import Models
+from .features.search import Search
+from .features.sessions import Sessions
 from .keys import KeyActions
 from .messages import message_for
 from .requests import WidgetRequests
@@ -52,7 +58,8 @@ register()  # Alt+Enter as most terminals send it (ESC CR)
 NARROW = 110  # columns: below this the tree panel becomes a drawer
 
 
-class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSettings, WorkspaceView, StartUp):
+class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Models, Search, WorkspaceView,
+                  ExtensionsView, Help, KeyActions, ThemeSettings, StartUp):
     """`TreechatApp(chat, storage)`: a controller made beforehand (tests, benches); or
     `TreechatApp(start=...)` (`treechat`): the first frame is drawn first, then `start` makes the
     controller and picks the session (app/tui/starting.py)."""
@@ -83,6 +90,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
 
     def _attach_controller(self, chat: Chat) -> None:
         self.chat = chat
+        chat.builtin_commands = frozenset(self.slash_commands)  # no template takes a command's name
         self._unsubscribe = chat.subscribe(self._on_chat_event)
         chat.confirm = self.confirm_command
         chat.confirm_read = self.confirm_read

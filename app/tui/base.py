@@ -21,6 +21,8 @@ from treechat.widgets.chrome.banner import Banner
 from treechat.widgets.composer.queue_tray import QueueTray
 from treechat.widgets.composer.view import Composer
 
+from .registry import CommandHost
+
 if TYPE_CHECKING:  # loaded after the first frame (app/tui/starting.py)
     from treechat.chat import Chat
     from treechat.widgets.transcript.view import Transcript
@@ -50,7 +52,7 @@ def drawn(handler: Callable[[Any, M], Any]) -> Callable[[Any, M], Awaitable[None
     return run
 
 
-class TuiBase(App[int]):
+class TuiBase(CommandHost, App[int]):
     chat: Chat
     started = False  # the session is open and every widget is in place (app/tui/starting.py)
     # sent (or slash commands) before the session opened: they go out once it is (starting.py)
@@ -63,8 +65,16 @@ class TuiBase(App[int]):
         """Send what the composer sent (WidgetRequests)."""
         raise NotImplementedError
 
-    async def command(self, message: Composer.Command) -> None:
+    async def typed_command(self, message: Composer.Command) -> None:
         """Run the slash command the composer sent (SlashCommands)."""
+        raise NotImplementedError
+
+    def extensions_help(self) -> str:
+        """F1's part about the templates and skills found (ExtensionsView)."""
+        raise NotImplementedError
+
+    async def send_expanded(self, message: Composer.Command) -> bool:
+        """A prompt template or `/skill NAME text` sent as its message; False for others (ExtensionsView)."""
         raise NotImplementedError
 
     def hold_request(self, request: Composer.Submitted | Composer.Command) -> bool:
@@ -158,12 +168,11 @@ class TuiBase(App[int]):
         return self.ui(TreeView)
 
     async def run_command(self, name: str, args: str) -> None:
-        """The slash command `name` (every one has a `cmd_<name>`; a test checks the table). From
-        the palette before the session opens it waits like a typed one (app/tui/starting.py)."""
+        """The registered slash command `name` (registry.py). From the palette before the session
+        opens it waits like a typed one (app/tui/starting.py)."""
         if self.hold_request(Composer.Command(name, args, f"/{name} {args}".rstrip())):
             return
-        handler: Callable[[str], Awaitable[None]] = getattr(self, f"cmd_{name}")
-        await handler(args)
+        await self.dispatch_command(name, args)
 
     async def copy(self, text: str, what: str = "") -> None:
         """To the clipboard: OSC 52 through the terminal (SSH, tmux) and the system's command."""

@@ -16,10 +16,10 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from treechat.widgets.commands import BY_NAME, NAMES
 from treechat.widgets.composer.view import Composer
 
 from .base import TuiBase
+from .registry import command
 
 if TYPE_CHECKING:
     from treechat.chat_core import SendKind
@@ -124,13 +124,16 @@ class ExtensionsView(TuiBase):
         for anything else (a built-in command, an unknown word)."""
         name = message.name
         is_skill = name == "skill" and bool(message.args.strip())
-        if not is_skill and (name in BY_NAME or self.chat.extensions.template(name) is None):
+        if not is_skill and (name in self.slash_commands or self.chat.extensions.template(name) is None):
             return False
         kind: SendKind = "follow_up" if message.kind == "follow_up" else "steer" if message.kind == "steer" else "send"
         if await self.attempt(self.chat.send(message.text, kind, expand=True)) is None:
             self.composer.give_back(message.text)
         return True
 
+    @command("skill", title="Use a skill", args="[NAME] [text]",
+             help="a skill's instructions go into your message (no name: list skills and prompt templates)",
+             complete=lambda chat: [s.name for s in chat.extensions.skills])
     async def cmd_skill(self, args: str) -> None:
         from treechat.widgets.screens import TextDialog
 
@@ -140,6 +143,8 @@ class ExtensionsView(TuiBase):
             return
         self.push_screen(TextDialog("Skills and prompt templates", self.chat.extensions_text()))
 
+    @command("mcp", title="MCP servers", args="[restart NAME]", help="each server: its state, its tools, its last error",
+             complete=lambda chat: [*(f"restart {s.name}" for s in chat.mcp.specs), "trust"])
     async def cmd_mcp(self, args: str) -> None:
         from treechat.widgets.screens import TextDialog
 
@@ -176,22 +181,31 @@ class ExtensionsView(TuiBase):
         return "\n".join(out)
 
     def complete_command(self, text: str, cursor: int) -> SlashCompletion | None:
-        """Tab after `/na` at the start of the composer: the command names (templates too)."""
+        """Tab at the start of the composer: after `/na` the command names (templates too), after
+        `/name ar` what that command's registration offers for its arguments (registry.py)."""
         head = text[:cursor]
-        if not head.startswith("/") or any(ch.isspace() for ch in head) or head.startswith("//"):
+        if not head.startswith("/") or head.startswith("//") or "\n" in head:
             return None
-        typed = head[1:].lower()
-        names = sorted({*NAMES, *(t.name for t in self.chat.extensions.templates)})
-        matches = [n for n in names if n.startswith(typed)]
-        if not matches:
-            return None
-        if len(matches) == 1:
-            return SlashCompletion(0, cursor, f"/{matches[0]} ", [f"/{matches[0]}"])
-        common = matches[0]
-        for m in matches[1:]:
-            while not m.startswith(common):
-                common = common[:-1]
-        return SlashCompletion(0, cursor, f"/{common}", [f"/{m}" for m in matches])
+        name, space, typed = head[1:].partition(" ")
+        if space:
+            start = cursor - len(typed)
+            return _completion(start, cursor, typed, self.argument_choices(name.lower(), self.chat), prefix="")
+        names = sorted({*self.slash_commands, *(t.name for t in self.chat.extensions.templates)})
+        return _completion(0, cursor, name.lower(), names, prefix="/")
+
+
+def _completion(start: int, end: int, typed: str, choices: list[str], *, prefix: str) -> SlashCompletion | None:
+    """The one match and a space, or the common part of several (listed under the box)."""
+    matches = [c for c in choices if c.lower().startswith(typed.lower())]
+    if not matches:
+        return None
+    if len(matches) == 1:
+        return SlashCompletion(start, end, f"{prefix}{matches[0]} ", [f"{prefix}{matches[0]}"])
+    common = matches[0]
+    for m in matches[1:]:
+        while not m.lower().startswith(common.lower()):
+            common = common[:-1]
+    return SlashCompletion(start, end, f"{prefix}{common}", [f"{prefix}{m}" for m in matches])
 
 
 async def _restart(view: ExtensionsView, name: str) -> str:

@@ -1,7 +1,8 @@
 """What the widgets ask for (their messages), turned into controller calls.
 
 Widgets post requests (choose this node, preview that, drop a queued message); these handlers
-call the controller and leave every screen update to the events it emits.
+call the controller and leave every screen update to the events it emits. A feature's own
+requests are handled with its command in `features/` (labels: `features/labels.py`).
 
 The messages of the widgets in the first frame are handled with `@on`; those of the tree, the
 transcript and the dialogs, whose modules load after it (app/tui/starting.py), by Textual's
@@ -23,7 +24,6 @@ from .base import TuiBase
 
 if TYPE_CHECKING:
     from treechat.chat_core import SendKind
-    from treechat.widgets.screens import SessionsScreen
     from treechat.widgets.transcript.view import Transcript
     from treechat.widgets.tree.view import TreeView
 
@@ -60,27 +60,10 @@ class WidgetRequests(TuiBase):
     async def on_tree_view_preview_requested(self, message: TreeView.PreviewRequested) -> None:
         await self.attempt(self.chat.preview(message.entry_id))
 
-    def on_tree_view_label_requested(self, message: TreeView.LabelRequested) -> None:
-        self.ask_label(message.entry_id)
-
-    def ask_label(self, entry_id: str) -> None:
-        row = self.chat.tree.get(entry_id)
-
-        async def done(label: str | None) -> None:
-            if label is not None:
-                await self.attempt(self.chat.label(entry_id, label))
-
-        from treechat.widgets.screens import LabelDialog
-
-        self.push_screen(LabelDialog(self.chat.label_of(entry_id), row.preview if row else entry_id), callback=done)
-
     async def on_tree_view_details_requested(self, message: TreeView.DetailsRequested) -> None:
         text = await self.chat.entry_details(message.entry_id)
         if text:
             self.tree_view.set_details(message.entry_id, text)
-
-    async def on_tree_view_fork_requested(self, message: TreeView.ForkRequested) -> None:
-        await self.leave_session(lambda text: self.chat.fork(message.entry_id, "auto", composer_text=text))
 
     async def on_tree_view_back_requested(self, message: TreeView.BackRequested) -> None:
         await self.attempt(self.chat.back())
@@ -96,12 +79,6 @@ class WidgetRequests(TuiBase):
     async def on_transcript_retry_requested(self, message: Transcript.RetryRequested) -> None:
         await self.attempt(self.chat.retry(message.entry_id))
 
-    async def on_transcript_fork_requested(self, message: Transcript.ForkRequested) -> None:
-        await self.leave_session(lambda text: self.chat.fork(message.entry_id, "auto", composer_text=text))
-
-    def on_transcript_label_requested(self, message: Transcript.LabelRequested) -> None:
-        self.ask_label(message.entry_id)
-
     async def on_transcript_copy_requested(self, message: Transcript.CopyRequested) -> None:
         await self.copy(message.text, message.what)
 
@@ -111,7 +88,7 @@ class WidgetRequests(TuiBase):
         entries = await self.chat.compacted_away(message.entry_id)
         await self.transcript.show_originals(message.entry_id, dimmed(entries))
 
-    # ------------------------------------------------------------ the queue, the banner, sessions
+    # ------------------------------------------------------------ the queue, the banner
 
     @on(QueueTray.Dropped)
     async def _queue_dropped(self, message: QueueTray.Dropped) -> None:
@@ -124,9 +101,3 @@ class WidgetRequests(TuiBase):
     @on(Banner.Dismissed)
     def _banner_dismissed(self, message: Banner.Dismissed) -> None:
         self.composer.focus()
-
-    async def on_sessions_screen_rename(self, message: SessionsScreen.Rename) -> None:
-        await self.attempt(self.chat.rename(message.name, message.session_id))
-
-    async def on_sessions_screen_delete(self, message: SessionsScreen.Delete) -> None:
-        await self.attempt(self.chat.delete_session(message.session_id))

@@ -173,7 +173,7 @@ class StartUp(TuiBase):
             if isinstance(request, Composer.Submitted):
                 await self.submit(request)  # shown as "sending" until it went out
             else:
-                await self.command(request)
+                await self.typed_command(request)
             self._unsent.pop(0)
             self.show_unsent()
         self._release_held()

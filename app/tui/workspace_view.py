@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the App's first frame is drawn before these load (app/tui/s
 
 from . import messages as m
 from .base import TuiBase, drawn
+from .registry import command
 
 
 def _plural(n: int, word: str) -> str:
@@ -103,6 +104,9 @@ class WorkspaceView(TuiBase):
         if await self.ask(dialog) is True:
             await self.attempt(self.chat.restore(plan, force=force))
 
+    @command("restore", title="Restore files", args="[ENTRY] [--force] | --undo",
+             help="put the files edit/write changed back as they were here (--undo: what the last restore replaced)",
+             complete=lambda chat: ("--force", "--undo"))
     async def cmd_restore(self, args: str) -> None:
         """`/restore [ENTRY] [--force]`, `/restore --undo [--force]`."""
         from treechat.chat import ChatError

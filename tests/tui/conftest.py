@@ -32,7 +32,7 @@ def make_app(tmp_path, fake) -> Callable[..., Any]:
     @asynccontextmanager
     async def factory(*, key: str | None = KEY, model: str | None = "openai/fake-model", session_id: str | None = None,
                       size: tuple[int, int] = (140, 44), storage_kind: str = "sqlite",
-                      tools: list[str] | None = None,
+                      tools: list[str] | None = None, app_class: type[TreechatApp] = TreechatApp,
                       message_hook: Callable[[Any], None] | None = None) -> AsyncIterator[tuple[Any, Any]]:
         env = {"OPENAI_BASE_URL": fake.base_url}
         if key:
@@ -42,7 +42,7 @@ def make_app(tmp_path, fake) -> Callable[..., Any]:
         storage = await (catalog.open(session_id) if session_id else catalog.create(cwd=str(tmp_path)))
         chat = Chat(catalog=catalog, settings=settings, registry=ModelRegistry(settings, env=env), model_ref=model,
                     cwd=str(tmp_path), tools=tools or [])
-        app = TreechatApp(chat, storage, detect_servers=False)
+        app = app_class(chat, storage, detect_servers=False)
         try:
             async with app.run_test(size=size, message_hook=message_hook) as pilot:
                 await pilot.pause()

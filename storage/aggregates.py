@@ -10,8 +10,6 @@ import computes 100k states, and building frozen dataclasses with `replace` cost
 
 from __future__ import annotations
 
-from typing import Any
-
 from .base import PathState, SessionStats, TreeRow
 from .model import Entry, iso_to_ms
 from .views import Block, EntryView, MessageView, view_of_entry
@@ -20,7 +18,7 @@ PREVIEW_CHARS = 120
 
 # (depth, message_count, input, output, cache_read, cache_write, cost, context_tokens, model,
 #  thinking_level, active_tool_names): PathState's fields in order.
-StateTuple = tuple[int, int, int, int, int, int, float, int, Any, str, Any]
+StateTuple = tuple[int, int, int, int, int, int, float, int, dict[str, str] | None, str, list[str] | None]
 EMPTY_STATE: StateTuple = (0, 0, 0, 0, 0, 0, 0.0, 0, None, "off", None)
 _KNOWN_ROLES = {"user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary"}
 
@@ -32,7 +30,7 @@ def _usage(msg: MessageView) -> tuple[int, int, int, int, int, float]:
     return u.input, u.output, u.cache_read, u.cache_write, u.total_tokens, (u.cost.total if u.cost else 0.0)
 
 
-def _str(value: Any) -> str:
+def _str(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 

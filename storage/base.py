@@ -9,11 +9,13 @@ from __future__ import annotations
 import builtins
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
+from .json_types import JsonObject, SessionHeader
 from .model import Entry, SessionMetadata
 
 if TYPE_CHECKING:
+    from .imports import ImportRecords
     from .tree_columns import TreeColumns
 
 # ---------------------------------------------------------------- errors
@@ -29,7 +31,8 @@ class EntryNotFoundError(StorageError, KeyError):
         super().__init__(f"Entry {entry_id} not found")
 
     def __str__(self) -> str:  # KeyError would quote the message
-        return self.args[0]
+        message: str = self.args[0]
+        return message
 
 
 class DuplicateEntryError(StorageError):
@@ -50,7 +53,8 @@ class SessionNotFoundError(StorageError, KeyError):
         )
 
     def __str__(self) -> str:
-        return self.args[0]
+        message: str = self.args[0]
+        return message
 
 
 class AmbiguousSessionError(StorageError):
@@ -179,7 +183,7 @@ class SessionSummary:
     parent_session_id: str | None = None
     parent_entry_id: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "id": self.id,
             "name": self.name,
@@ -375,14 +379,14 @@ class SessionCatalog(Protocol):
     async def delete(self, session_ref: str) -> None: ...
 
     async def import_session(
-        self, header: dict[str, Any], entries: Sequence[Entry], leaf_id: str | None
+        self, header: SessionHeader, entries: Sequence[Entry], leaf_id: str | None
     ) -> tuple[SessionStorage, ImportReport]:
         """Bulk-load already-parsed entries (from a Pi file). Duplicate ids are skipped and
         counted; orphans are kept (they show as roots); parent cycles are broken (reported).
         All or nothing: a failed import leaves no session behind."""
 
     async def import_records(
-        self, header: dict[str, Any], records: Any, report: ImportReport, *, replace: bool = False
+        self, header: SessionHeader, records: ImportRecords, report: ImportReport, *, replace: bool = False
     ) -> tuple[SessionStorage, ImportReport]:
         """The fast path of import: `imports.ImportRecords` read by `imports.read_records`.
         The header's id is kept; StorageError if it exists unless `replace`."""

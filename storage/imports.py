@@ -16,10 +16,10 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .base import EntryNotFoundError, ImportReport
 from .gc_policy import paused
+from .json_types import SessionHeader
 from .jsonl_format import effective_leaf, scan_session_file
 from .model import new_entry_id, now_iso, parse_entry
 from .special import special_kind
@@ -111,7 +111,7 @@ def _break_cycles(raws: list[Raw], views: list[EntryView], report: ImportReport)
         view.parent_id = None
 
 
-def read_records(path: Path, *, check_later: bool = False) -> tuple[dict[str, Any], ImportRecords, ImportReport]:
+def read_records(path: Path, *, check_later: bool = False) -> tuple[SessionHeader, ImportRecords, ImportReport]:
     """A Pi/treechat session file as records (one pass, every line validated). SessionFileError
     when it is not a session file. `check_later`: a clean file's lines are left for the backend to
     validate (`ImportRecords.unchecked`); see the module's docstring."""

@@ -12,7 +12,6 @@ import builtins
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from .aggregates import view_text
 from .base import (
@@ -34,6 +33,7 @@ from .fork_path import forked_entries
 from .gc_policy import paused
 from .imports import ImportRecords, prepare_records
 from .index import EntryIndex, entry_json, ms_to_iso, view_of_raw
+from .json_types import Json, SessionHeader
 from .model import (
     Entry,
     InvalidEntryError,
@@ -48,14 +48,14 @@ from .tree_columns import TreeColumns, columns_from_rows
 from .views import decode_skeleton, skeleton_of, view_of_entry
 
 
-def new_header(session_id: str, cwd: str = "", **extra: Any) -> dict[str, Any]:
+def new_header(session_id: str, cwd: str = "", **extra: Json) -> SessionHeader:
     """A v3 header in Pi's key order; extra keys with a None value are left out."""
-    header: dict[str, Any] = {"type": "session", "version": 3, "id": session_id, "timestamp": now_iso(), "cwd": cwd}
+    header: SessionHeader = {"type": "session", "version": 3, "id": session_id, "timestamp": now_iso(), "cwd": cwd}
     header.update({k: v for k, v in extra.items() if v is not None})
     return header
 
 
-def _id_from_session_path(path: Any) -> str | None:
+def _id_from_session_path(path: object) -> str | None:
     """Pi names files `<ts>_<sessionId>.jsonl`; recover the id of a `parentSession` path."""
     if not isinstance(path, str) or "_" not in Path(path).name:
         return None
@@ -65,7 +65,7 @@ def _id_from_session_path(path: Any) -> str | None:
 class IndexedSessionStorage:
     """One session held in an `EntryIndex`. Subclasses persist lines by overriding `_persist`."""
 
-    def __init__(self, header: dict[str, Any], index: EntryIndex | None = None, path: Path | None = None):
+    def __init__(self, header: SessionHeader, index: EntryIndex | None = None, path: Path | None = None):
         self.header = header
         self.session_id: str = header["id"]
         self.index = index or EntryIndex()
@@ -246,11 +246,11 @@ class IndexedCatalog:
     def _load(self, session_id: str) -> IndexedSessionStorage:
         raise NotImplementedError
 
-    def _make(self, header: dict[str, Any]) -> IndexedSessionStorage:
+    def _make(self, header: SessionHeader) -> IndexedSessionStorage:
         """A new, empty session with this header, persisted at once."""
         raise NotImplementedError
 
-    def _store(self, header: dict[str, Any], records: ImportRecords, replace: bool) -> IndexedSessionStorage:
+    def _store(self, header: SessionHeader, records: ImportRecords, replace: bool) -> IndexedSessionStorage:
         """A new session holding `records`, persisted all at once (nothing if it fails)."""
         raise NotImplementedError
 
@@ -282,7 +282,7 @@ class IndexedCatalog:
             storage = self._open[session_id] = self._load(session_id)
         return storage
 
-    def _new(self, header: dict[str, Any]) -> IndexedSessionStorage:
+    def _new(self, header: SessionHeader) -> IndexedSessionStorage:
         if header["id"] in self._ids():
             raise StorageError(f"A session with id {header['id']} already exists")
         storage = self._open[header["id"]] = self._make(header)
@@ -358,7 +358,7 @@ class IndexedCatalog:
         self._open.pop(session_id, None)
 
     async def import_session(
-        self, header: dict[str, Any], entries: Sequence[Entry], leaf_id: str | None
+        self, header: SessionHeader, entries: Sequence[Entry], leaf_id: str | None
     ) -> tuple[IndexedSessionStorage, ImportReport]:
         report = ImportReport()
         with paused():
@@ -366,7 +366,7 @@ class IndexedCatalog:
         return await self.import_records(header, records, report)
 
     async def import_records(
-        self, header: dict[str, Any], records: ImportRecords, report: ImportReport, *, replace: bool = False
+        self, header: SessionHeader, records: ImportRecords, report: ImportReport, *, replace: bool = False
     ) -> tuple[IndexedSessionStorage, ImportReport]:
         """Store prepared records as one new session (all or nothing); `replace` overwrites a
         session with the same id."""

@@ -23,7 +23,7 @@ import fcntl
 import os
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from .base import (
     AppendedEntries,
@@ -37,6 +37,7 @@ from .base import (
 from .imports import ImportRecords
 from .index import EntryIndex
 from .indexed import IndexedCatalog, IndexedSessionStorage, index_of
+from .json_types import SessionHeader
 from .jsonl_cache import SummaryCache, file_key, summary_from
 from .jsonl_feed import JsonlChangeFeed
 from .jsonl_format import (
@@ -64,7 +65,7 @@ __all__ = [
 ]
 
 
-def session_file_name(header: dict[str, Any]) -> str:
+def session_file_name(header: SessionHeader) -> str:
     """`<ISO timestamp with ':' and '.' replaced by '-'>_<sessionId>.jsonl`, as Pi names them."""
     stamp = str(header.get("timestamp", "")).replace(":", "-").replace(".", "-")
     return f"{stamp}_{header['id']}.jsonl"
@@ -159,7 +160,7 @@ class JsonlSessionStorage(IndexedSessionStorage):
 
     def __init__(
         self,
-        header: dict[str, Any],
+        header: SessionHeader,
         path: Path,
         index: EntryIndex | None = None,
         load_report: ImportReport | None = None,
@@ -388,7 +389,7 @@ class JsonlCatalog(IndexedCatalog):
         state = _state(st, scanned.line_count, scanned.ends_with_newline)
         return JsonlSessionStorage(header, path, index, scanned.report, state)
 
-    def _make(self, header: dict[str, Any]) -> JsonlSessionStorage:
+    def _make(self, header: SessionHeader) -> JsonlSessionStorage:
         path = self.directory / session_file_name(header)
         data = file_lines(header, [])
         try:
@@ -408,7 +409,7 @@ class JsonlCatalog(IndexedCatalog):
         os.close(fd)
         return JsonlSessionStorage(header, path, state=_state(st, 1, True))
 
-    def _store(self, header: dict[str, Any], records: ImportRecords, replace: bool) -> JsonlSessionStorage:
+    def _store(self, header: SessionHeader, records: ImportRecords, replace: bool) -> JsonlSessionStorage:
         old = self._paths().get(header["id"]) if replace else None
         path = self.directory / session_file_name(header)
         data = file_lines(header, records.raws)

@@ -20,6 +20,7 @@ from typing import Any
 from .base import ImportReport, SessionFileError
 from .gc_policy import paused
 from .index import entry_json
+from .json_types import SessionHeader
 from .model import Entry, InvalidEntryError, LeafEntry, new_entry_id, parse_entry
 from .special import NotRegularError, open_regular
 from .views import DecodeErrors, EntryView, Skeleton, decode_skeleton, decode_view, skeleton_of, view_of_entry
@@ -36,7 +37,7 @@ class ScannedFile:
     """Everything one pass over a session file yields: per entry its line, skeleton (or view)
     and line number, in file order."""
 
-    header: dict[str, Any]
+    header: SessionHeader
     raws: list[str | bytes] = field(default_factory=list)
     skels: list[Any] = field(default_factory=list)  # Skeleton, or EntryView when scanned in full
     lines: list[int] = field(default_factory=list)
@@ -62,9 +63,11 @@ def effective_leaf(entries: Sequence[Any]) -> str | None:
     known = {e.id for e in entries} if entries and entries[-1].type == "leaf" else set()
     for e in reversed(entries):
         if e.type != "leaf":
-            return e.id
-        if e.target_id is None or e.target_id in known:
-            return e.target_id
+            entry_id: str = e.id
+            return entry_id
+        target: str | None = e.target_id
+        if target is None or target in known:
+            return target
     return None
 
 
@@ -98,7 +101,7 @@ class _Migrator:
         self.previous_id: str | None = None
         self.taken: set[str] = set()
 
-    def apply(self, obj: dict[str, Any]) -> None:
+    def apply(self, obj: SessionHeader) -> None:
         if self.version < 2:
             new_id = migration_id(self.session_id, len(self.ids_by_position), self.taken)
             self.taken.add(new_id)
@@ -140,7 +143,7 @@ def read_bytes(path: Path) -> bytes:
         raise SessionFileError(f"Session file {path} cannot be read: {err.strerror}") from None
 
 
-def parse_header(data: bytes, path: Path | str = "") -> tuple[dict[str, Any], int, int]:
+def parse_header(data: bytes, path: Path | str = "") -> tuple[SessionHeader, int, int]:
     """(header, skipped lines before it, offset after its line). SessionFileError if none."""
     skipped, start = 0, 0
     while start < len(data):
@@ -317,7 +320,7 @@ def scan_session_file(path: Path, *, full: bool = False, check: bool = True) -> 
     return scan_bytes(read_bytes(Path(path)), path, full=full, check=check)
 
 
-def read_session_file(path: Path | str) -> tuple[dict[str, Any], list[Entry], str | None, ImportReport]:
+def read_session_file(path: Path | str) -> tuple[SessionHeader, list[Entry], str | None, ImportReport]:
     """Header, validated entries, leaf and what was skipped, for any Pi v1–v3 file."""
     scanned = scan_session_file(Path(path), full=True)
     with paused():
@@ -325,7 +328,7 @@ def read_session_file(path: Path | str) -> tuple[dict[str, Any], list[Entry], st
     return scanned.header, entries, scanned.leaf_id, scanned.report
 
 
-def file_lines(header: dict[str, Any], raws: Sequence[str | bytes]) -> bytes:
+def file_lines(header: SessionHeader, raws: Sequence[str | bytes]) -> bytes:
     """The bytes of a whole file: header and entry lines, each ending in a newline."""
     head = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
     body = [r if isinstance(r, bytes) else r.encode() for r in raws]
@@ -388,7 +391,7 @@ def export_entries(entries: Sequence[Entry], leaf_id: str | None) -> list[Entry]
     return out
 
 
-def export_header(header: dict[str, Any]) -> dict[str, Any]:
+def export_header(header: SessionHeader) -> SessionHeader:
     head = {"type": "session", "version": CURRENT_VERSION, **header}
     head["type"], head["version"] = "session", CURRENT_VERSION
     if not isinstance(head.get("id"), str):
@@ -397,7 +400,7 @@ def export_header(header: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_session_file(
-    path: Path | str, header: dict[str, Any], entries: Sequence[Entry], leaf_id: str | None
+    path: Path | str, header: SessionHeader, entries: Sequence[Entry], leaf_id: str | None
 ) -> None:
     """Export: a v3 file that Pi (and we) open at `leaf_id` with the same context. Atomic."""
     lines = [entry_json(e) for e in export_entries(entries, leaf_id)]

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from .imports import ImportRecords
 from .indexed import IndexedCatalog, IndexedSessionStorage, index_of
+from .json_types import SessionHeader
 
 
 class MemorySessionStorage(IndexedSessionStorage):
@@ -25,11 +24,11 @@ class MemoryCatalog(IndexedCatalog):
     def _load(self, session_id: str) -> MemorySessionStorage:
         return self._sessions[session_id]
 
-    def _make(self, header: dict[str, Any]) -> MemorySessionStorage:
+    def _make(self, header: SessionHeader) -> MemorySessionStorage:
         storage = self._sessions[header["id"]] = MemorySessionStorage(header)
         return storage
 
-    def _store(self, header: dict[str, Any], records: ImportRecords, replace: bool) -> MemorySessionStorage:
+    def _store(self, header: SessionHeader, records: ImportRecords, replace: bool) -> MemorySessionStorage:
         storage = self._sessions[header["id"]] = MemorySessionStorage(header, index_of(records))
         return storage
 

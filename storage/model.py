@@ -22,6 +22,8 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from .json_types import JsonObject
+
 
 class Model(BaseModel):
     """Base for every persisted object: camelCase on the wire, unknown fields kept."""
@@ -33,16 +35,16 @@ class Model(BaseModel):
         serialize_by_alias=True,
     )
 
-    def model_post_init(self, context: Any, /) -> None:
+    def model_post_init(self, context: object, /) -> None:
         # Objects built in Python write every field that has a value (type tags, timestamps,
         # defaults); objects read from disk write back exactly the keys they were read with.
-        if not (isinstance(context, dict) and context.get("wire")):
+        if context is not WIRE and not (isinstance(context, dict) and context.get("wire")):
             self.__pydantic_fields_set__.update(
                 name for name in type(self).model_fields if getattr(self, name) is not None
             )
 
 
-def dump(obj: BaseModel) -> dict[str, Any]:
+def dump(obj: BaseModel) -> JsonObject:
     """The JSON-ready dict of a model: camelCase, only the fields that were set."""
     return obj.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
@@ -108,7 +110,7 @@ class ToolCall(Model):
     type: Literal["toolCall"] = "toolCall"
     id: str
     name: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
+    arguments: dict[str, Any] = Field(default_factory=dict)  # the agent reads them as Json
     # Set by a provider adapter when the model's arguments were not a JSON object: why, with the
     # text. The loop answers such a call with an error result; never stored (the arguments keep
     # the text, so the session shows what the model wrote).
@@ -193,7 +195,7 @@ class ToolResultMessage(Model):
     tool_call_id: str
     tool_name: str
     content: list[ContentBlock] = Field(default_factory=list)
-    details: Any = None
+    details: object = None
     is_error: bool = False
     timestamp: Millis = Field(default_factory=now_ms)
 
@@ -215,7 +217,7 @@ class CustomMessage(Model):
     custom_type: str
     content: str | list[ContentBlock]
     display: bool = True
-    details: Any = None
+    details: Any = None  # handed on as the agent's Json
     timestamp: Millis = Field(default_factory=now_ms)
 
 
@@ -260,7 +262,12 @@ Message = Annotated[
 ]
 
 
-def message_text(message: Any) -> str:
+# Every message model (the Python type of what `Message` validates to)
+AnyMessage = (UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | CustomMessage
+              | BranchSummaryMessage | CompactionSummaryMessage | UnknownMessage)
+
+
+def message_text(message: object) -> str:
     """All plain text of a message (text blocks joined by newlines; summaries; bash command+output)."""
     content = getattr(message, "content", None)
     if isinstance(content, str):
@@ -312,7 +319,7 @@ class CompactionEntry(EntryBase):
     tokens_after: int | None = None
     retained_tail: bool | None = None
     trigger: str | None = None
-    details: Any = None
+    details: object = None
     from_hook: bool | None = None
 
 
@@ -320,14 +327,14 @@ class BranchSummaryEntry(EntryBase):
     type: Literal["branch_summary"] = "branch_summary"
     from_id: str
     summary: str
-    details: Any = None
+    details: object = None
     from_hook: bool | None = None
 
 
 class CustomEntry(EntryBase):
     type: Literal["custom"] = "custom"
     custom_type: str
-    data: Any = None
+    data: object = None
 
 
 class CustomMessageEntry(EntryBase):
@@ -335,7 +342,7 @@ class CustomMessageEntry(EntryBase):
     custom_type: str
     content: str | list[ContentBlock]
     display: bool = True
-    details: Any = None
+    details: object = None
 
 
 class LabelEntry(EntryBase):
@@ -397,7 +404,7 @@ SessionEntry = Annotated[
 Entry = KnownEntry | UnknownEntry
 
 _entry_adapter: TypeAdapter[Entry] = TypeAdapter(SessionEntry)
-_message_adapter: TypeAdapter[Any] = TypeAdapter(Message)
+_message_adapter: TypeAdapter[AnyMessage] = TypeAdapter(Message)
 _entries_adapter: TypeAdapter[list[Entry]] = TypeAdapter(list[SessionEntry])
 
 
@@ -408,13 +415,13 @@ class InvalidEntryError(ValueError):
     """Input that is not a valid entry or message; the message names the field."""
 
 
-def _explain(err: ValidationError, what: str, data: Any) -> InvalidEntryError:
+def _explain(err: ValidationError, what: str, data: object) -> InvalidEntryError:
     first = err.errors()[0]
     loc = ".".join(_real_path(first["loc"], data)) or "(root)"
     return InvalidEntryError(f"invalid {what}: field '{loc}': {first['msg']}")
 
 
-def _real_path(loc: tuple[Any, ...], data: Any) -> list[str]:
+def _real_path(loc: tuple[int | str, ...], data: object) -> list[str]:
     """pydantic puts union tags into error locations; keep only the keys and indexes of the input."""
     if isinstance(data, (str, bytes)):
         try:
@@ -439,7 +446,7 @@ def _real_path(loc: tuple[Any, ...], data: Any) -> list[str]:
     return path
 
 
-def parse_entry(data: dict[str, Any] | str | bytes) -> Entry:
+def parse_entry(data: JsonObject | str | bytes) -> Entry:
     """Validate one entry (a dict or a JSON line). Raises InvalidEntryError naming the field."""
     try:
         if isinstance(data, (str, bytes)):
@@ -457,7 +464,7 @@ def parse_entries_json(data: str | bytes) -> list[Entry]:
         raise _explain(err, "entry", data) from None
 
 
-def parse_message(data: dict[str, Any]) -> Any:
+def parse_message(data: JsonObject) -> AnyMessage:
     try:
         return _message_adapter.validate_python(data, context=WIRE)
     except ValidationError as err:

@@ -19,8 +19,6 @@ every caller treats that as a corrupt line.
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
 from .model import (
@@ -51,7 +49,7 @@ DecodeErrors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError, Un
 
 
 class _Role(msgspec.Struct, gc=False):
-    role: Any = None
+    role: object = None
 
 
 class Skeleton(msgspec.Struct, rename="camel", gc=False):
@@ -61,11 +59,11 @@ class Skeleton(msgspec.Struct, rename="camel", gc=False):
     id: str
     parent_id: str | None
     timestamp: str = ""
-    target_id: Any = None
-    label: Any = None
-    name: Any = None
-    first_kept_entry_id: Any = None
-    retained_tail: Any = None
+    target_id: object = None
+    label: object = None
+    name: object = None
+    first_kept_entry_id: object = None
+    retained_tail: object = None
     message: _Role | None = None
 
     @property
@@ -88,26 +86,26 @@ class Usage(msgspec.Struct, rename="camel", gc=False):
 
 
 class Block(msgspec.Struct, gc=False):
-    type: Any = None
-    text: Any = None
-    thinking: Any = None
-    name: Any = None
-    arguments: Any = None
+    type: object = None
+    text: object = None
+    thinking: object = None
+    name: object = None
+    arguments: object = None
 
 
 class MessageView(msgspec.Struct, rename="camel", gc=False):
-    role: Any = None
+    role: object = None
     content: str | list[Block] | None = None
     usage: Usage | None = None
-    stop_reason: Any = None
-    provider: Any = None
-    model: Any = None
-    error_message: Any = None
-    tool_name: Any = None
+    stop_reason: object = None
+    provider: object = None
+    model: object = None
+    error_message: object = None
+    tool_name: object = None
     timestamp: int | float | None = None
-    summary: Any = None
-    command: Any = None
-    output: Any = None
+    summary: object = None
+    command: object = None
+    output: object = None
 
 
 class EntryView(msgspec.Struct, rename="camel", gc=False):
@@ -117,17 +115,17 @@ class EntryView(msgspec.Struct, rename="camel", gc=False):
     id: str
     parent_id: str | None
     timestamp: str = ""
-    target_id: Any = None
-    label: Any = None
-    name: Any = None
-    first_kept_entry_id: Any = None
-    retained_tail: Any = None
+    target_id: object = None
+    label: object = None
+    name: object = None
+    first_kept_entry_id: object = None
+    retained_tail: object = None
     message: MessageView | None = None
-    thinking_level: Any = None
-    provider: Any = None
-    model_id: Any = None
+    thinking_level: object = None
+    provider: object = None
+    model_id: object = None
     active_tool_names: list[str] | None = None
-    summary: Any = None
+    summary: object = None
     content: str | list[Block] | None = None
 
     @property
@@ -161,7 +159,7 @@ def skeleton_of(view: EntryView) -> Skeleton:
 # ---------------------------------------------------------------- from validated models
 
 
-def _blocks(content: Any) -> str | list[Block] | None:
+def _blocks(content: object) -> str | list[Block] | None:
     if isinstance(content, str) or content is None:
         return content
     if not isinstance(content, list):  # a message of a role we do not know may carry anything (kept as it is)
@@ -179,7 +177,7 @@ def _blocks(content: Any) -> str | list[Block] | None:
     return out
 
 
-def _message_view(msg: Any) -> MessageView:
+def _message_view(msg: object) -> MessageView:
     view = MessageView(role=getattr(msg, "role", None), content=_blocks(getattr(msg, "content", None)))
     ts = getattr(msg, "timestamp", None)
     view.timestamp = ts if isinstance(ts, (int, float)) and not isinstance(ts, bool) else None

@@ -9,7 +9,7 @@ pair is joined into its character and a lone half becomes U+FFFD, the replacemen
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:  # (the CLI's sanitizer needs well_formed_text without pydantic)
     from pydantic import BaseModel
@@ -25,7 +25,7 @@ def well_formed_text(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
-def _repair(value: Any) -> Any:
+def _repair(value: object) -> object:
     if isinstance(value, str):
         return well_formed_text(value)
     if isinstance(value, dict):

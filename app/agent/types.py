@@ -8,12 +8,13 @@ they are handed); a hook may return its value or an awaitable of it, the loop aw
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol, TypeAlias, TypedDict, TypeVar
 
 from treechat.llm.abort import AbortSignal
 from treechat.llm.types import LlmMessage, ModelInfo
+from treechat.storage.json_types import Json, JsonObject
 from treechat.storage.model import (
     AssistantMessage,
     BashExecutionMessage,
@@ -29,10 +30,8 @@ from treechat.storage.model import (
 
 T = TypeVar("T")
 
-# A JSON value (what a tool's arguments, details and schemas are made of). Read-only containers,
-# so a `dict[str, list[str]]` is one; `JsonObject` is the mutable object a caller builds.
-Json: TypeAlias = None | bool | int | float | str | Sequence["Json"] | Mapping[str, "Json"]
-JsonObject: TypeAlias = dict[str, Json]
+# A JSON value (what a tool's arguments, details and schemas are made of): storage's, the layer
+# below, so an entry's payload and a tool's arguments are one type.
 
 # Every message a session path contributes; `UnknownMessage` is a role this version does not
 # know (kept, never sent).

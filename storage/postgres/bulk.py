@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from ..aggregates import EMPTY_STATE, StateTuple, StatsAccumulator, advance_state, first_user_text, message_ms
 from ..base import ImportReport
 from ..gc_policy import paused
 from ..imports import ImportRecords
+from ..json_types import Row
 from ..sqlite import rows
-from ..views import decode_view
+from ..views import EntryView, decode_view
 from .db import Conn
 from .storage import CHANNEL, MAT_COLUMNS, clean_row, fetch_all, pg_text, search_key
 
@@ -26,7 +26,7 @@ Progress = Callable[[int], None]
 _ENTRY_COLUMNS = "entry_seq, session_id, id, parent_id, type, role, timestamp, preview, target_id, payload, status"
 
 
-def _state_values(s: StateTuple) -> tuple[Any, ...]:
+def _state_values(s: StateTuple) -> Row:
     return (s[1], s[2], s[3], s[4], s[5], s[6], s[7], json.dumps(s[8]) if s[8] is not None else None, s[9],
             json.dumps(s[10]) if s[10] is not None else None)
 
@@ -38,7 +38,7 @@ async def _reserve(conn: Conn, sequence: str, n: int) -> list[int]:
     return sorted(int(r[0]) for r in found)
 
 
-async def _copy(conn: Conn, table: str, columns: str, data: Sequence[Sequence[Any]]) -> None:
+async def _copy(conn: Conn, table: str, columns: str, data: Sequence[Sequence[object]]) -> None:
     if not data:
         return
     async with conn.cursor().copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
@@ -46,7 +46,7 @@ async def _copy(conn: Conn, table: str, columns: str, data: Sequence[Sequence[An
             await copy.write_row(row)
 
 
-def place(views: Sequence[Any]) -> tuple[list[tuple[int | None, int]], list[tuple[int, int, int, StateTuple] | None]]:
+def place(views: Sequence[EntryView]) -> tuple[list[tuple[int | None, int]], list[tuple[int, int, int, StateTuple] | None]]:
     """The branch segments of a tree given in file order: (parent branch, fork depth) per branch
     (by position), and per entry (branch, depth, context start depth, state); None for entries on
     or under a parent cycle. The same rules as an append: the first child extends its parent's

@@ -7,7 +7,6 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from ..base import (
     AmbiguousSessionError,
@@ -19,6 +18,7 @@ from ..base import (
 )
 from ..fork_path import forked_entries
 from ..imports import ImportRecords, prepare_records
+from ..json_types import SessionHeader
 from ..jsonl_format import views_of
 from ..model import Entry, SessionInfoEntry, new_session_id, now_iso
 from ..sqlite import rows
@@ -70,11 +70,11 @@ async def delete_session(conn: Conn, sid: str) -> None:
     await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, sid))
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _header_parent(header: dict[str, Any]) -> tuple[str | None, str | None]:
+def _header_parent(header: SessionHeader) -> tuple[str | None, str | None]:
     """A fork's origin as a header names it (a copy between stores keeps it)."""
     sid = _text(header.get("parentSessionId"))
     path = _text(header.get("parentSession"))
@@ -168,13 +168,13 @@ class PostgresCatalog:
 
         await self.db.write(tx)
 
-    async def import_session(self, header: dict[str, Any], entries: Sequence[Entry],
+    async def import_session(self, header: SessionHeader, entries: Sequence[Entry],
                              leaf_id: str | None) -> tuple[PostgresSessionStorage, ImportReport]:
         report = ImportReport()
         records = prepare_records(views_of(entries), leaf_id, report)
         return await self.import_records(header, records, report)
 
-    async def import_records(self, header: dict[str, Any], records: ImportRecords, report: ImportReport, *,
+    async def import_records(self, header: SessionHeader, records: ImportRecords, report: ImportReport, *,
                              replace: bool = False, on_progress: Callable[[int], None] | None = None
                              ) -> tuple[PostgresSessionStorage, ImportReport]:
         """One transaction: the session with all its entries, or nothing. `replace` deletes a

@@ -28,13 +28,14 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from ..base import ReadOnlyStorageError, StorageError, StorageWriteError
 from . import url as urls
 
 T = TypeVar("T")
-Conn = psycopg.AsyncConnection[tuple[Any, ...]]
+Conn = psycopg.AsyncConnection[TupleRow]
 
 # psycopg_pool logs failed reconnects as warnings; unconfigured, Python would print them on the
 # terminal under the app. Our errors say it once, in words.
@@ -176,7 +177,7 @@ def _first_is(first: Conn) -> type[Conn]:
     """A connection class whose first connect() hands out `first` (already made), then connects."""
     spare = [first]
 
-    class FirstReused(psycopg.AsyncConnection[tuple[Any, ...]]):
+    class FirstReused(psycopg.AsyncConnection[TupleRow]):
         @classmethod
         async def connect(cls, conninfo: str = "", **kwargs: Any) -> Any:
             if spare:

@@ -16,7 +16,7 @@ indexed rows from the table's statistics. Snippets mark the first match, as on S
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..base import SearchHit
 from ..sqlite.rows import view_search_text
@@ -24,6 +24,9 @@ from ..sqlite.search import BROAD_MATCHES, DF_COUNTED, like_pattern, mark, parse
 from ..views import decode_view
 from .db import Conn
 from .storage import fetch_all, fetch_one
+
+if TYPE_CHECKING:
+    from psycopg.rows import TupleRow
 
 _K1, _B = 1.2, 0.75
 
@@ -77,7 +80,7 @@ async def _bm25(conn: Conn, terms: list[str], texts: list[str]) -> list[float]:
     return out
 
 
-async def _snippets(conn: Conn, found: list[tuple[Any, ...]], terms: list[str]) -> dict[int, str]:
+async def _snippets(conn: Conn, found: list[TupleRow], terms: list[str]) -> dict[int, str]:
     """The snippet of each hit, from its entry's own text (entry_search holds it in lower case)."""
     payloads = await fetch_all(conn, "SELECT entry_seq, payload FROM session_entries WHERE entry_seq = ANY(%s)",
                                ([r[7] for r in found],))
@@ -90,7 +93,7 @@ async def _snippets(conn: Conn, found: list[tuple[Any, ...]], terms: list[str]) 
     return out
 
 
-def _hits(found: list[tuple[Any, ...]], ranks: list[float], snippets: dict[int, str],
+def _hits(found: list[TupleRow], ranks: list[float], snippets: dict[int, str],
           terms: list[str]) -> list[SearchHit]:
     return [SearchHit(r[0], r[1], r[2], r[3], snippets.get(int(r[7])) or mark(r[4], terms), rank, r[5], r[6])
             for r, rank in zip(found, ranks)]
@@ -101,7 +104,7 @@ async def search(conn: Conn, text: str, session_id: str | None, limit: int) -> l
     if not q.terms or limit <= 0:
         return []
     match: list[str] = []  # on entry_search alone: what the trigram index answers
-    params: list[Any] = []
+    params: list[object] = []
     for t in q.terms:
         match.append("s.text LIKE %s")
         params.append(like_pattern(t.lower()))

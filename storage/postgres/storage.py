@@ -9,15 +9,14 @@ for several processes on several machines at once:
 * an append is two round trips (pipeline mode): BEGIN, the lock and one query for every lookup
   (which also takes the new entry_seq), then the inserts and COMMIT;
 * the leaf pointer is `sessions.active_leaf_id`: the last append or leaf move committed wins
-  (docs/architecture.md). An entry appended under a stale leaf is a new branch, never an
-  overwrite: entries are never changed;
+  (docs/architecture.md); an entry appended under a stale leaf is a new branch, never an overwrite;
 * each commit sends NOTIFY treechat '<session id>' (feed.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from ..aggregates import advance_path_state, advance_stats
 from ..base import (
@@ -32,6 +31,7 @@ from ..base import (
     TreeRow,
 )
 from ..gc_policy import paused
+from ..json_types import Row
 from ..model import (
     CompactionEntry,
     Entry,
@@ -48,6 +48,9 @@ from ..tree_columns import TreeColumns, columns_from_rows
 from .db import Conn, PgDatabase
 
 if TYPE_CHECKING:
+    from psycopg.abc import Params
+    from psycopg.rows import TupleRow
+
     from .catalog import PostgresCatalog
 
 V = TypeVar("V")
@@ -157,33 +160,33 @@ def search_key(text: str) -> str:
     return pg_text(text).lower()
 
 
-def clean_row(row: Sequence[Any]) -> tuple[Any, ...]:
+def clean_row(row: Row) -> Row:
     return tuple(pg_text(v) for v in row)
 
 
-def join_payloads(payloads: Sequence[Sequence[Any]]) -> list[Entry]:
+def join_payloads(payloads: Sequence[TupleRow]) -> list[Entry]:
     """Entries from payload rows, validated in one call (see SQLite's _join)."""
     if not payloads:
         return []
-    with paused():
+    with paused(keep=True):
         return parse_entries_json("[" + ",".join(p[0] for p in payloads) + "]")
 
 
 # Results come in binary (text columns are the same bytes; numbers need no parsing): reading a
 # 2,000-entry path is a quarter faster than in text.
-async def fetch_one(conn: Conn, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> tuple[Any, ...] | None:
+async def fetch_one(conn: Conn, sql: str, params: Params = ()) -> TupleRow | None:
     cur = conn.cursor(binary=True)
     await cur.execute(sql, params)
     return await cur.fetchone()
 
 
-async def fetch_all(conn: Conn, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
+async def fetch_all(conn: Conn, sql: str, params: Params = ()) -> list[TupleRow]:
     cur = conn.cursor(binary=True)
     await cur.execute(sql, params)
     return await cur.fetchall()
 
 
-async def locate(conn: Conn, sid: str, entry_id: str) -> tuple[Any, ...]:
+async def locate(conn: Conn, sid: str, entry_id: str) -> TupleRow:
     """(seq, branch, depth, ctx_start, *state) of an entry; raises for unknown or cyclic ones."""
     row = await fetch_one(conn, LOCATE_SQL, (sid, entry_id))
     if row is None:
@@ -201,7 +204,7 @@ async def fresh_id(conn: Conn, sid: str) -> str:
             return candidate
 
 
-async def _context_start(conn: Conn, sid: str, entry: CompactionEntry, depth: int, parent: Sequence[Any] | None) -> int:
+async def _context_start(conn: Conn, sid: str, entry: CompactionEntry, depth: int, parent: TupleRow | None) -> int:
     """Where get_path_to_root_or_compaction starts under this compaction (as in SQLite)."""
     if entry.retained_tail:
         return depth
@@ -232,7 +235,7 @@ async def append_tx(conn: Conn, sid: str, entry: Entry, leaf_after: str | None,
     if found[1]:
         raise DuplicateEntryError(entry.id)
     seq, taken = int(found[-1]), found[-2]
-    parent: tuple[Any, ...] | None = None
+    parent: TupleRow | None = None
     if entry.parent_id is not None:
         if found[2] is None:
             raise EntryNotFoundError(entry.parent_id)
@@ -247,7 +250,7 @@ async def append_tx(conn: Conn, sid: str, entry: Entry, leaf_after: str | None,
     if isinstance(entry, CompactionEntry):
         ctx = await _context_start(conn, sid, entry, depth, parent)
     branch_sql = "%s" if extends else NEW_BRANCH
-    branch: list[Any] = [parent[1]] if extends and parent is not None else []
+    branch: list[object] = [parent[1]] if extends and parent is not None else []
     await conn.execute(INSERT_ENTRY, (seq, *clean_row(rows.entry_row(None, sid, entry)[1:])))
     if not extends:
         await conn.execute(
@@ -276,10 +279,10 @@ async def append_tx(conn: Conn, sid: str, entry: Entry, leaf_after: str | None,
     return seq
 
 
-def _session_delta(sid: str, entry: Entry) -> dict[str, Any]:
+def _session_delta(sid: str, entry: Entry) -> dict[str, object]:
     stats = advance_stats(SessionStats(), entry)  # additive: the entry's own contribution
     ms = rows.message_ms(entry)
-    params: dict[str, Any] = dict(zip(rows.STATS_FIELDS, rows.stats_values(stats)))
+    params: dict[str, object] = dict(zip(rows.STATS_FIELDS, rows.stats_values(stats)))
     params.update(sid=sid, is_info=isinstance(entry, SessionInfoEntry), ms=ms,
                   iso=rows.ms_to_iso(ms) if ms is not None else None,
                   name=pg_text((entry.name or "").strip() or None) if isinstance(entry, SessionInfoEntry) else None,
@@ -304,10 +307,10 @@ class PostgresSessionStorage:
         self._seen_seq = seen_seq  # poll_appended: what was known when this object was made
         self._own: set[int] = set()  # entries this object wrote (never reported back to it)
 
-    async def _one(self, sql: str, *params: Any) -> tuple[Any, ...] | None:
+    async def _one(self, sql: str, *params: object) -> TupleRow | None:
         return await self.db.run(lambda c: fetch_one(c, sql, params))
 
-    async def _all(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    async def _all(self, sql: str, *params: object) -> list[TupleRow]:
         return await self.db.run(lambda c: fetch_all(c, sql, params))
 
     # ------------------------------------------------------------ metadata
@@ -399,9 +402,9 @@ class PostgresSessionStorage:
     async def get_entries(self, cursor: EntryCursor | None = None) -> list[Entry]:
         cursor = cursor or EntryCursor()
 
-        async def read(c: Conn) -> list[tuple[Any, ...]]:
+        async def read(c: Conn) -> list[TupleRow]:
             where: list[str] = ["session_id = %s"]
-            params: list[Any] = [self.session_id]
+            params: list[object] = [self.session_id]
             for ref, op in ((cursor.after_id, ">"), (cursor.before_id, "<")):
                 if ref is not None:
                     found = await fetch_one(c, "SELECT entry_seq FROM session_entries WHERE session_id = %s"
@@ -441,7 +444,7 @@ class PostgresSessionStorage:
         return rows.state_from(row[2], row[4:])
 
     async def _path(self, leaf_id: str, from_compaction: bool) -> list[Entry]:
-        async def read(c: Conn) -> list[tuple[Any, ...]]:
+        async def read(c: Conn) -> list[TupleRow]:
             _, branch, depth, ctx_start, *_ = await locate(c, self.session_id, leaf_id)
             return await fetch_all(c, PATH_SQL, {"branch": branch, "depth": depth,
                                                  "low": ctx_start if from_compaction else 1})
@@ -479,7 +482,7 @@ class PostgresSessionStorage:
         return columns_from_rows(await self.get_tree_rows())
 
     async def get_path_rows(self, leaf_id: str) -> list[TreeRow]:
-        async def read(c: Conn) -> list[tuple[Any, ...]]:
+        async def read(c: Conn) -> list[TupleRow]:
             _, branch, depth, ctx_start, *_ = await locate(c, self.session_id, leaf_id)
             return await fetch_all(c, PATH_ROWS_SQL, {"branch": branch, "depth": depth, "low": ctx_start})
 
@@ -488,7 +491,7 @@ class PostgresSessionStorage:
     async def get_entries_by_ids(self, entry_ids: Sequence[str]) -> list[Entry]:
         if not entry_ids:
             return []
-        found = dict(await self._all("SELECT id, payload FROM session_entries WHERE session_id = %s AND id = ANY(%s)",
+        found: dict[str, str] = dict(await self._all("SELECT id, payload FROM session_entries WHERE session_id = %s AND id = ANY(%s)",
                                      self.session_id, list(dict.fromkeys(entry_ids))))
         return join_payloads([(found[i],) for i in entry_ids if i in found])
 

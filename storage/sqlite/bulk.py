@@ -17,12 +17,12 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from ..aggregates import EMPTY_STATE, StateTuple, StatsAccumulator, advance_state, first_user_text, message_ms
 from ..base import ImportReport
 from ..gc_policy import paused
 from ..imports import ImportRecords
+from ..json_types import Row
 from . import fts, rows
 
 Progress = Callable[[int], None]
@@ -30,16 +30,16 @@ _STEP = 2048
 BULK_CACHE_KIB = 256 * 1024
 
 
-def _state_values(s: StateTuple) -> tuple[Any, ...]:
+def _state_values(s: StateTuple) -> Row:
     """entry_materialized's state columns (rows.STATE_COLUMNS order) of a state tuple."""
     return (s[1], s[2], s[3], s[4], s[5], s[6], s[7], _model_json(s[8]) if s[8] is not None else None, s[9],
             json.dumps(s[10]) if s[10] is not None else None)
 
 
-_MODEL_JSON: dict[tuple[Any, ...], str] = {}
+_MODEL_JSON: dict[tuple[tuple[str, str], ...], str] = {}
 
 
-def _model_json(model: Any) -> str:
+def _model_json(model: dict[str, str]) -> str:
     """json.dumps of a state's model ({"provider", "modelId"}), remembered: a session names a few
     models, and a 1M-entry load would otherwise serialize the same one a million times."""
     try:
@@ -154,10 +154,10 @@ class _Derived:
         self.on_progress = on_progress
         self.error: BaseException | None = None
         self.problems: list[str] = []
-        self.entry_rows: list[tuple[Any, ...]] = []
-        self.branches: list[tuple[Any, ...]] = []
+        self.entry_rows: list[Row] = []
+        self.branches: list[tuple[int, str, int | None, int]] = []
         self.branch_entry_rows: list[tuple[int, int, int]] = []
-        self.mat_rows: list[tuple[Any, ...]] = []
+        self.mat_rows: list[Row] = []
         self.stats = StatsAccumulator()
         self.labels: dict[str, tuple[str, int, int]] = {}  # target → (label, setter seq, position)
         self.name: str | None = None

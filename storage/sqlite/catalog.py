@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import builtins
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any
+from typing import overload
 
 from ..base import (
     AmbiguousSessionError,
@@ -19,6 +19,7 @@ from ..base import (
 )
 from ..fork_path import forked_entries
 from ..imports import ImportRecords, prepare_records
+from ..json_types import SessionHeader
 from ..jsonl_format import views_of
 from ..model import (
     Entry,
@@ -52,7 +53,7 @@ def _resolve(c: sqlite3.Connection, ref: str) -> str:
     # a session still being imported (import_pid set: stream_import.py) is not there yet
     if c.execute("SELECT 1 FROM sessions WHERE id=? AND import_pid IS NULL", (ref,)).fetchone():
         return ref
-    found = [r[0] for r in c.execute(
+    found: list[str] = [r[0] for r in c.execute(
         "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' AND import_pid IS NULL ORDER BY id LIMIT 6",
         (_like_prefix(ref),)
     )] if ref else []
@@ -101,7 +102,16 @@ class _OpenDescriptor:
     """`SqliteCatalog.open(path)` opens a database; `catalog.open(ref)` opens a session —
     storage.open_catalog and the SessionCatalog protocol both fix the name `open`."""
 
-    def __get__(self, obj: SqliteCatalog | None, cls: type[SqliteCatalog]) -> Any:
+    @overload
+    def __get__(self, obj: None, cls: type[SqliteCatalog]) -> Callable[[Path | str], Coroutine[object, object, SqliteCatalog]]: ...
+
+    @overload
+    def __get__(self, obj: SqliteCatalog, cls: type[SqliteCatalog]) -> Callable[[str], Coroutine[object, object, SqliteSessionStorage]]:
+        ...
+
+    def __get__(
+        self, obj: SqliteCatalog | None, cls: type[SqliteCatalog]
+    ) -> Callable[[Path | str], Coroutine[object, object, SqliteCatalog]] | Callable[[str], Coroutine[object, object, SqliteSessionStorage]]:
         if obj is None:
             return cls._open_database
         return obj._open_session
@@ -206,7 +216,7 @@ class SqliteCatalog:
         await self.db.write(lambda c: _delete(c, _resolve(c, session_ref)))
 
     async def import_session(
-        self, header: dict[str, Any], entries: Sequence[Entry], leaf_id: str | None
+        self, header: SessionHeader, entries: Sequence[Entry], leaf_id: str | None
     ) -> tuple[SqliteSessionStorage, ImportReport]:
         report = ImportReport()
         records = prepare_records(views_of(entries), leaf_id, report)
@@ -214,7 +224,7 @@ class SqliteCatalog:
 
     async def import_records(
         self,
-        header: dict[str, Any],
+        header: SessionHeader,
         records: ImportRecords,
         report: ImportReport,
         *,

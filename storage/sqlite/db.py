@@ -15,20 +15,32 @@ import os
 import re
 import shutil
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Concatenate, ParamSpec, Protocol, TypeVar, cast
 
 import aiosqlite
 
 from ..base import DamagedStorageError, ReadOnlyStorageError, StorageError, StorageWriteError, write_error
+from ..json_types import Json
 from ..locks import POLL, LockWait
 from ..model import parse_entry
 from ..special import special_kind
 from .rows import search_text
 
 T = TypeVar("T")
+P = ParamSpec("P")
+
+
+class _Queue(Protocol):
+    """aiosqlite's own queue (untyped there): run a function on the connection's thread."""
+
+    def _execute(self, fn: Callable[[], T]) -> Awaitable[T]: ...
+
+
+def _queue(conn: aiosqlite.Connection) -> _Queue:
+    return cast(_Queue, conn)
 
 # SQLite's own wait for a lock, per try. A longer wait is ours (locks.LockWait): bounded by
 # lock_timeout, and said on stderr or in the app once it passes half a second (issue 21).
@@ -175,6 +187,18 @@ def _statements(sql: str) -> list[str]:
     return out
 
 
+def _prepare(conn: sqlite3.Connection, path: Path, read_only: str | None) -> None:
+    """An opened database checked, configured and migrated: one trip to the connection's thread
+    (each trip waits for the thread to be scheduled; on a busy machine that was most of an open)."""
+    _check_header(conn, path)
+    if read_only:
+        configure_read_only(conn)
+        _check_version(conn, path)
+    else:
+        configure(conn)
+        migrate(conn, None, path)
+
+
 def migrate(conn: sqlite3.Connection, target: int | None = None, path: Path | None = None) -> int:
     """Apply every migration above `PRAGMA user_version` (up to `target`), each in its own
     transaction; safe when two processes open a new database at once. Returns the version."""
@@ -193,7 +217,7 @@ def migrate(conn: sqlite3.Connection, target: int | None = None, path: Path | No
             c.execute(f"PRAGMA user_version = {version}")
 
         write_tx(conn, step, path)
-    current = conn.execute("PRAGMA user_version").fetchone()[0]
+    current: int = conn.execute("PRAGMA user_version").fetchone()[0]
     if current > SCHEMA_VERSION:
         raise StorageError(
             f"The database schema is version {current}, newer than this treechat ({SCHEMA_VERSION}); upgrade treechat"
@@ -264,12 +288,7 @@ class Database:
             raise translate(err, path) from None
         db = cls(conn, path, read_only)
         try:
-            await db.run(_check_header, path)
-            await db.run(configure_read_only if read_only else configure)
-            if read_only:
-                await db.run(_check_version, path)
-            else:
-                await db.run(migrate, None, path)
+            await db.run(_prepare, path, read_only)
         except StorageWriteError:
             await conn.close()
             full = _disk_full(path)
@@ -307,7 +326,7 @@ class Database:
         assert last is not None
         raise last
 
-    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+    async def run(self, fn: Callable[Concatenate[sqlite3.Connection, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Call fn(sqlite3_connection, *args) on the connection's thread.
 
         Uses aiosqlite's queue (`_execute`) directly: its public API is one statement per call.
@@ -317,7 +336,7 @@ class Database:
         wait: LockWait | None = None
         while True:
             try:
-                return await conn._execute(lambda: fn(conn._conn, *args))
+                return await _queue(conn)._execute(lambda: fn(conn._conn, *args, **kwargs))
             except sqlite3.OperationalError as err:
                 if not _is_busy(err):
                     error, said = translate(err, self.path), str(err)
@@ -336,7 +355,8 @@ class Database:
             )
         raise error
 
-    async def read_aside(self, fn: Callable[..., T], *args: Any) -> T:
+    async def read_aside(self, fn: Callable[Concatenate[sqlite3.Connection, P], T], *args: P.args,
+                         **kwargs: P.kwargs) -> T:
         """Call fn(a read-only connection of its own, *args) on a worker thread: a long read (a
         big session's whole tree) that must not hold up the one connection everything else waits
         on. It reads the database as it was when it began; cancelling it interrupts SQLite."""
@@ -348,7 +368,7 @@ class Database:
             opened.append(c)
             try:
                 configure_read_only(c)
-                return fn(c, *args)
+                return fn(c, *args, **kwargs)
             finally:
                 c.close()
 
@@ -369,12 +389,13 @@ class Database:
         damage is inside FTS5's own records — derived data `treechat reindex` rebuilds?"""
         conn = self.conn
         try:
-            result = await conn._execute(lambda: conn._conn.execute("PRAGMA quick_check").fetchall())
+            result: list[tuple[str]] = await _queue(conn)._execute(
+                lambda: conn._conn.execute("PRAGMA quick_check").fetchall())
         except sqlite3.Error:
             return False
         return result == [("ok",)]
 
-    async def write(self, fn: Callable[..., T], *args: Any) -> T:
+    async def write(self, fn: Callable[Concatenate[sqlite3.Connection, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Like run, inside one write transaction."""
         if self.read_only:
             raise ReadOnlyStorageError(
@@ -389,7 +410,7 @@ class Database:
                     c.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
                 except sqlite3.Error:
                     pass  # e.g. a worker checkpoint started meanwhile: it catches up instead
-            return write_tx(c, lambda c2: fn(c2, *args), self.path)
+            return write_tx(c, lambda c2: fn(c2, *args, **kwargs), self.path)
 
         result = await self.run(tx)
         self._writes += 1
@@ -418,5 +439,5 @@ class Database:
         await self.conn.close()
 
 
-def loads_or_none(text: str | None) -> Any:
+def loads_or_none(text: str | None) -> Json:
     return None if text is None else json.loads(text)

@@ -10,8 +10,13 @@ from typing import Any
 
 from .. import aggregates
 from ..base import PathState, SessionStats
+from ..json_types import Row
 from ..model import Entry, iso_to_ms
 from ..views import EntryView, view_of_entry
+
+# A row as a query's SELECT list names it: sqlite3 hands rows out untyped, and the query's text
+# is their type (each reader says what it takes from them).
+Fetched = tuple[Any, ...]
 
 INSERT_ENTRY = (
     "INSERT INTO session_entries (entry_seq, session_id, id, parent_id, type, role,"
@@ -66,17 +71,17 @@ def payload_of(entry: Entry) -> str:
     return entry.model_dump_json(by_alias=True, exclude_unset=True)
 
 
-def entry_row(seq: int | None, session_id: str, entry: Entry) -> tuple[Any, ...]:
+def entry_row(seq: int | None, session_id: str, entry: Entry) -> Row:
     return view_row(seq, session_id, view_of_entry(entry), payload_of(entry))
 
 
-def view_row(seq: int | None, session_id: str, v: EntryView, payload: str) -> tuple[Any, ...]:
+def view_row(seq: int | None, session_id: str, v: EntryView, payload: str) -> Row:
     target = v.target_id if v.type in ("label", "leaf") and isinstance(v.target_id, str) else None
     return (seq, session_id, v.id, v.parent_id, v.type, v.role, v.timestamp, aggregates.view_preview(v), target,
             payload, aggregates.view_status(v))
 
 
-def state_values(state: PathState) -> tuple[Any, ...]:
+def state_values(state: PathState) -> Row:
     return (
         state.message_count,
         state.input_tokens,
@@ -113,7 +118,7 @@ def state_tuple_from(depth: int, values: Sequence[Any]) -> aggregates.StateTuple
     return aggregates.state_tuple(state_from(depth, values))
 
 
-def stats_values(stats: SessionStats) -> tuple[Any, ...]:
+def stats_values(stats: SessionStats) -> tuple[int | float, ...]:
     return tuple(getattr(stats, f) for f in STATS_FIELDS)
 
 

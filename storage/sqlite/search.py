@@ -64,12 +64,12 @@ def _count(text: str, term: str) -> int:
 def _matches(c: sqlite3.Connection, term: str, rows: int) -> float:
     """How many rows contain term: counted up to DF_COUNTED matches, estimated beyond that
     from how far into the rowids the DF_COUNTED-th match lies (matches spread evenly)."""
-    seqs = c.execute(
+    seqs: list[tuple[int]] = c.execute(
         "SELECT rowid FROM entry_search WHERE entry_search MATCH ? LIMIT ?", (fts_string(term), DF_COUNTED)
     ).fetchall()
     if len(seqs) < DF_COUNTED:
         return float(len(seqs))
-    top = c.execute("SELECT max(entry_seq) FROM session_entries").fetchone()[0] or 1  # = max FTS rowid, O(1)
+    top: int = c.execute("SELECT max(entry_seq) FROM session_entries").fetchone()[0] or 1  # = max FTS rowid, O(1)
     return min(float(rows), DF_COUNTED * top / max(seqs[-1][0], 1))
 
 

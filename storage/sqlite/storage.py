@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..aggregates import advance_path_state, advance_stats
 from ..base import (
@@ -24,6 +24,7 @@ from ..base import (
     TreeRow,
 )
 from ..gc_policy import paused
+from ..json_types import SqlValue
 from ..model import (
     CompactionEntry,
     Entry,
@@ -38,6 +39,7 @@ from ..model import (
 from ..tree_columns import TreeColumns, columns_from_rows
 from . import fts, rows
 from .db import Database
+from .rows import Fetched
 from .tree_read import read_tree
 
 if TYPE_CHECKING:
@@ -83,9 +85,9 @@ _LOCATE_SQL = (
 )
 
 
-def _locate(c: sqlite3.Connection, sid: str, entry_id: str) -> tuple[Any, ...]:
+def _locate(c: sqlite3.Connection, sid: str, entry_id: str) -> Fetched:
     """(seq, branch, depth, ctx_start, *state) of an entry; raises for unknown or cyclic ones."""
-    row = c.execute(_LOCATE_SQL, (sid, entry_id)).fetchone()
+    row: Fetched | None = c.execute(_LOCATE_SQL, (sid, entry_id)).fetchone()
     if row is None:
         raise EntryNotFoundError(entry_id)
     if row[1] is None:
@@ -95,10 +97,11 @@ def _locate(c: sqlite3.Connection, sid: str, entry_id: str) -> tuple[Any, ...]:
 
 def _join(payloads: list[tuple[str]]) -> list[Entry]:
     # One validation call for the whole array is several times faster than parse_entry per row;
-    # with the cyclic GC paused, another 3-4x (thousands of new models, no cycles among them).
+    # with the cyclic GC paused, another 3-4x (thousands of new models, no cycles among them),
+    # and frozen after (they are handed out and kept).
     if not payloads:
         return []
-    with paused():
+    with paused(keep=True):
         return parse_entries_json("[" + ",".join(p for (p,) in payloads) + "]")
 
 
@@ -109,7 +112,7 @@ def _fresh_id(c: sqlite3.Connection, sid: str) -> str:
             return candidate
 
 
-def _context_start(c: sqlite3.Connection, sid: str, entry: CompactionEntry, depth: int, parent: Any) -> int:
+def _context_start(c: sqlite3.Connection, sid: str, entry: CompactionEntry, depth: int, parent: Fetched | None) -> int:
     """Where get_path_to_root_or_compaction starts for entries under this compaction: the
     compaction itself with retainedTail, else its firstKeptEntryId when that is an ancestor,
     else the root (the walk up never meets it)."""
@@ -117,7 +120,7 @@ def _context_start(c: sqlite3.Connection, sid: str, entry: CompactionEntry, dept
         return depth
     if entry.first_kept_entry_id is None or parent is None:
         return 1
-    kept = c.execute(
+    kept: tuple[int, int] | None = c.execute(
         "SELECT m.branch_id, m.depth FROM session_entries e JOIN entry_materialized m ON m.entry_seq = e.entry_seq"
         " WHERE e.session_id = ? AND e.id = ?",
         (sid, entry.first_kept_entry_id),
@@ -245,10 +248,10 @@ class SqliteSessionStorage:
         rows_ = [TreeRow(r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9]) for r in foreign if r[4] != "leaf"]
         return AppendedEntries(entries, rows_)
 
-    async def _one(self, sql: str, *params: Any) -> Any:
+    async def _one(self, sql: str, *params: SqlValue) -> Fetched | None:
         return await self.db.run(lambda c: c.execute(sql, params).fetchone())
 
-    async def _all(self, sql: str, *params: Any) -> list[Any]:
+    async def _all(self, sql: str, *params: SqlValue) -> list[Fetched]:
         return await self.db.run(lambda c: c.execute(sql, params).fetchall())
 
     # ------------------------------------------------------------ metadata
@@ -339,9 +342,9 @@ class SqliteSessionStorage:
     async def get_entries(self, cursor: EntryCursor | None = None) -> list[Entry]:
         cursor = cursor or EntryCursor()
 
-        def read(c: sqlite3.Connection) -> list[Any]:
+        def read(c: sqlite3.Connection) -> list[Fetched]:
             where: list[str] = ["session_id = ?"]
-            params: list[Any] = [self.session_id]
+            params: list[SqlValue] = [self.session_id]
             for ref, op in ((cursor.after_id, ">"), (cursor.before_id, "<")):
                 if ref is not None:
                     where.append(f"entry_seq {op} ?")
@@ -380,7 +383,7 @@ class SqliteSessionStorage:
         return rows.state_from(row[2], row[4:])
 
     async def _path(self, leaf_id: str, from_compaction: bool) -> list[Entry]:
-        def read(c: sqlite3.Connection) -> list[Any]:
+        def read(c: sqlite3.Connection) -> list[Fetched]:
             _, branch, depth, ctx_start, *_ = _locate(c, self.session_id, leaf_id)
             return c.execute(PATH_SQL, (branch, depth, ctx_start if from_compaction else 1)).fetchall()
 
@@ -457,7 +460,8 @@ class SqliteSessionStorage:
 
 
 def _locate_seq(c: sqlite3.Connection, sid: str, entry_id: str) -> int:
-    row = c.execute("SELECT entry_seq FROM session_entries WHERE session_id=? AND id=?", (sid, entry_id)).fetchone()
+    row: tuple[int] | None = c.execute("SELECT entry_seq FROM session_entries WHERE session_id=? AND id=?",
+                                       (sid, entry_id)).fetchone()
     if row is None:
         raise EntryNotFoundError(entry_id)
     return row[0]

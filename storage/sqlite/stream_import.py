@@ -27,11 +27,11 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable
-from typing import Any
 
 from ..aggregates import EMPTY_STATE, StateTuple, StatsAccumulator, advance_state, first_user_text, message_ms
 from ..base import ImportReport
 from ..gc_policy import paused
+from ..json_types import Row
 from ..stream_scan import FilePlan, kept_lines, leaf_marker, validated
 from ..views import EntryView
 from . import fts, rows
@@ -65,10 +65,10 @@ class _Batch:
     def __init__(self) -> None:
         self.texts = ""  # the search texts, one JSON array (rowid = base + position)
         self.base = 0
-        self.entries: list[tuple[Any, ...]] = []
-        self.branches: list[tuple[Any, ...]] = []
+        self.entries: list[Row] = []
+        self.branches: list[tuple[int, str, int | None, int]] = []
         self.members: list[tuple[int, int, int]] = []
-        self.mats: list[tuple[Any, ...]] = []
+        self.mats: list[Row] = []
         self.labels: list[tuple[str, str, str | None, int]] = []  # (session, target, label or None, seq) in order
         self.done = 0.0  # share of the second pass done once this batch is stored
         self.bytes = 0
@@ -115,7 +115,7 @@ class _Reader:
         if self.finished:
             return None
         pending: list[tuple[int, bytes]] = []
-        with paused():
+        with paused(keep=True):  # the batch's rows live until stored
             for number, line in self.lines:
                 pending.append((number, line))
                 self.read += len(line) + 1
@@ -445,9 +445,13 @@ async def drop_abandoned(db: Database, delete_session: Callable[[sqlite3.Connect
         "SELECT id, import_pid FROM sessions WHERE import_pid IS NOT NULL").fetchall())
     if found and not any(_alive(int(pid)) for _, pid in found):
         await db.write(fts.set_crisis_merge, fts.CRISIS_MERGE)  # as the import set it (IMPORT_CRISIS_MERGE)
+
+    def drop(c: sqlite3.Connection, sid: str, pid: int) -> None:
+        if c.execute("SELECT 1 FROM sessions WHERE id=? AND import_pid=?", (sid, pid)).fetchone():
+            delete_session(c, sid)
+
     for sid, pid in found:
         if not _alive(int(pid)):
-            await db.write(lambda c, sid=sid, pid=pid: delete_session(c, sid) if c.execute(
-                "SELECT 1 FROM sessions WHERE id=? AND import_pid=?", (sid, pid)).fetchone() else None)
+            await db.write(drop, sid, pid)
 
 

@@ -57,8 +57,8 @@ async def run_mcp(args: argparse.Namespace) -> int:
     import os
 
     from .bootstrap import load_environment
-    from .chat_events import ChatEvent
-    from .chat_extras import ChatExtras
+    from .chat.events import Change, ChatEvent
+    from .chat.extras import ChatExtras
     from .config import Settings
     from .widgets.sanitize import json_for_terminal, visible
 
@@ -69,7 +69,7 @@ async def run_mcp(args: argparse.Namespace) -> int:
             self.settings, self.cwd, self._agent, self._builtins = settings, cwd, None, []
             self._init_extras()
 
-        def _emit(self, event: ChatEvent) -> None:
+        def _emit(self, event: ChatEvent | Change) -> None:
             pass  # the listing says it all
 
     servers = Servers(load_environment(args.home).settings, os.getcwd())

@@ -16,14 +16,14 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from treechat.chat import Chat, ChatError
-from treechat.chat_events import (
+from treechat.chat.events import (
+    ChatDelta,
     ChatEvent,
     CompactionEnded,
     EntryAppended,
     Failed,
     Notice,
     ReplyStreaming,
-    RunEnded,
     Waiting,
 )
 from treechat.storage.model import MessageEntry, ToolResultMessage, message_text
@@ -53,14 +53,17 @@ async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO, attach
         if isinstance(event, Waiting) and event.detail is not None:
             waits(event.detail)  # a countdown on a terminal, one line otherwise
             return
-        if isinstance(event, (ReplyStreaming, RunEnded)):
-            waits.end(event.delta if isinstance(event, ReplyStreaming) else "")
-        if isinstance(event, EntryAppended):
-            changed = file_change_line(event)
-            if changed:
-                printer.finish()
-                notes.line(changed)
+        if isinstance(event, ChatDelta):
+            if event.running is False:
+                waits.end("")
+            for appended in event.appended:
+                changed = file_change_line(appended)
+                if changed:
+                    printer.finish()
+                    notes.line(changed)
             return
+        if isinstance(event, ReplyStreaming):
+            waits.end(event.delta)
         if isinstance(event, ReplyStreaming):
             if event.started:
                 printer.finish()  # a reply after a tool call starts on its own line

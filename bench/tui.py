@@ -498,7 +498,7 @@ async def bench_branch(messages: int, repeat: int, work: Path) -> None:
 # ------------------------------------------------------------------ 3. 100k-entry tree
 
 async def bench_tree(size: int, repeat: int, work: Path) -> None:
-    import treechat.chat_core as core_module
+    import treechat.chat.core as core_module
     from treechat.widgets.tree_view import TreeView
 
     t0 = time.perf_counter()

@@ -33,7 +33,7 @@ from treechat.widgets.welcome import Welcome
 from .chat_view import ChatView
 from .commands import SlashCommands, TreechatCommands
 from .keys import KeyActions
-from .messages import message_for
+from .messages import ChatMessage
 from .requests import WidgetRequests
 from .starting import StartFn, StartUp
 from .terminal_keys import register
@@ -42,7 +42,7 @@ from .workspace_view import WorkspaceView
 
 if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/starting.py)
     from treechat.chat import Chat
-    from treechat.chat_events import ChatEvent
+    from treechat.chat.events import ChatEvent
     from treechat.storage.base import SessionStorage
     from treechat.widgets.composer import Completion
     from treechat.widgets.screens import ToolConfirmDialog
@@ -89,7 +89,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         chat.approve_change = self.approve_change  # edit/write: the diff, asked (workspace_view.py)
 
     def _on_chat_event(self, event: ChatEvent) -> None:
-        self.post_message(message_for(event))
+        self.post_message(ChatMessage(event))
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
@@ -147,7 +147,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
     def after_start(self) -> None:
         if self.detect_servers:
             self.run_worker(self._detect_local(), group="detect")
-        # what other processes and machines write shows as it happens (treechat.chat_live)
+        # what other processes and machines write shows as it happens (treechat.chat.live)
         self._follow_store()
         self.call_after_refresh(lambda: self.run_worker(self.start_extensions(), group="mcp"))  # MCP, skills
 

@@ -13,7 +13,7 @@ import pytest
 
 from tests.fake_provider import FakeProvider
 from treechat.chat import Chat
-from treechat.chat_events import Notice, RestoreOffered
+from treechat.chat.events import Notice, RestoreOffered
 from treechat.config import load_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.storage.memory import MemoryCatalog

@@ -2,7 +2,7 @@
 
 `Chat` holds the current `Session` (the tree and its leaf) and, once something needs a model,
 its `AgentSession`. Front ends call its methods (send, steer, stop, move, fork, compact, …) and
-subscribe to its typed events (`treechat.chat_events`); they never reach into the agent or the
+subscribe to its typed events (`treechat.chat.events`); they never reach into the agent or the
 storage themselves. It imports no Textual, so the TUI and print mode share every rule.
 
 `ChatCore` (chat_core.py) keeps the state and its events, the sessions, the model, sending and
@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Literal
 
 from treechat.agent.tools import make_tools
-from treechat.chat_core import ChatError
-from treechat.chat_events import Focused, HeaderChanged, Notice, PathChanged, StatusChanged, TreeLoaded
-from treechat.chat_status import entry_words
-from treechat.chat_workspace import ChatWorkspace
+from treechat.chat.core import ChatError
+from treechat.chat.events import Focused, HeaderChanged, Notice, StatusChanged, TreeLoaded
+from treechat.chat.status import entry_words
+from treechat.chat.workspace import ChatWorkspace
 from treechat.export_target import OutputError
 from treechat.exporting import export_session
 from treechat.llm.local import shown_ref
@@ -68,7 +68,7 @@ class Chat(ChatWorkspace):
         else:
             await self._agent.set_model(model)
             self.local.probe(model)
-        self._emit(StatusChanged(self.status()))
+        self._emit(StatusChanged())
         self._emit(self.readiness())
 
     async def set_thinking(self, level: str) -> str:
@@ -80,7 +80,7 @@ class Chat(ChatWorkspace):
             raise ChatError(str(err)) from None
         if got != level:
             self._emit(Notice(f"{agent.state.model.ref} supports thinking up to {got!r}."))
-        self._emit(StatusChanged(self.status()))
+        self._emit(StatusChanged())
         return got
 
     # ------------------------------------------------------------ moving in the tree
@@ -103,8 +103,8 @@ class Chat(ChatWorkspace):
         return None
 
     def _whole_tree_in(self, tree: TreeIndex) -> None:
-        self._emit(TreeLoaded(tree))
-        self._emit(HeaderChanged(self.header()))
+        self._emit(TreeLoaded(tree, self.session.leaf_id))
+        self._emit(HeaderChanged())
 
     async def entries(self, entry_ids: Sequence[str]) -> list[Entry]:
         """Entries of this session by id, in that order (a window of a long path, for the view)."""
@@ -137,9 +137,9 @@ class Chat(ChatWorkspace):
                 self._emit(Notice(f"Left the branch at {entry_words(self.tree, old)}. /summarize adds a summary of it to the context; "
                                   "Backspace in the tree goes back."))
         self.preview_id = None
-        self._emit(PathChanged(await self._path_to_show(), self.session.leaf_id, None, "move"))
-        self._emit(HeaderChanged(self.header()))
-        self._emit(StatusChanged(self.status()))
+        self._emit(await self._path_changed("move"))
+        self._emit(HeaderChanged())
+        self._emit(StatusChanged())
         if announce and target != old:
             self.offer_restore()  # the files there, if they differ from the disk (never silently)
 
@@ -352,7 +352,7 @@ class Chat(ChatWorkspace):
             self.abandoned_leaf = leaf
             raise ChatError(str(err)) from None
         self._emit(Notice("Added a summary of the branch you left."))
-        self._emit(StatusChanged(self.status()))
+        self._emit(StatusChanged())
 
     # ------------------------------------------------------------ export and info
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from treechat.chat_events import ChatEvent, Notice, Readiness, Status, StatusChanged
+from treechat.chat.events import Change, ChatEvent, Notice, Readiness, Status, StatusChanged
 from treechat.llm.detect import DetectedServer, root_of
 from treechat.llm.registry import ModelRegistry
 from treechat.llm.types import ModelInfo
@@ -31,7 +31,7 @@ class ChatModels:
     _agent: AgentSession | None
     _state: PathState
 
-    def _emit(self, event: ChatEvent) -> None:
+    def _emit(self, event: ChatEvent | Change) -> None:
         raise NotImplementedError  # ChatCore's
 
     def status(self) -> Status:
@@ -86,7 +86,7 @@ class ChatModels:
         """Local servers found (at start-up, when the picker opens, or for `-p`): offered as
         models, used when nothing else is chosen."""
         self.local.add(found)
-        self._emit(StatusChanged(self.status()))
+        self._emit(StatusChanged())
         self._emit(self.readiness())
         self.local.probe(self.current_model())
 
@@ -96,7 +96,7 @@ class ChatModels:
             self._agent.state.model = self.local.known(self._agent.state.model)
         if info.note:
             self._emit(Notice(info.note, "warning"))
-        self._emit(StatusChanged(self.status()))
+        self._emit(StatusChanged())
 
     def busy_server(self) -> str | None:
         """The root URL of the local server a reply is coming from now (not to be asked meanwhile)."""
@@ -108,4 +108,4 @@ class ChatModels:
         is that model's window from now on, and remembered where the server says it nowhere else."""
         if self._agent is not None:
             self._agent.state.model = self.local.learned(self._agent.state.model, window)
-            self._emit(StatusChanged(self.status()))
+            self._emit(StatusChanged())

@@ -17,8 +17,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from treechat.chat_core import ChatCore
-from treechat.chat_events import EntryAppended, HeaderChanged, LabelChanged, Notice, SessionsChanged, StatusChanged
+from treechat.chat.core import ChatCore
+from treechat.chat.events import EntryAppended, HeaderChanged, LabelChanged, Notice, SessionsChanged, StatusChanged
 from treechat.storage.aggregates import tree_row
 from treechat.storage.base import StorageError
 from treechat.storage.model import LabelEntry, LeafEntry, SessionInfoEntry
@@ -77,14 +77,15 @@ class LiveChat(ChatCore):
             self._grow_tree(row)
             if self._files is not None:  # a checkpoint another process wrote: the file history knows it
                 self._files.add_entry(entry)
-            self._emit(EntryAppended(entry=entry, row=row, leaf_id=session.leaf_id, shown=False))
+            self._emit(EntryAppended(entry=entry, row=row, leaf_id=session.leaf_id, shown=False,
+                                     siblings=self._siblings(entry.id)))
             if isinstance(entry, LabelEntry):
                 self._emit(LabelChanged(entry.target_id, entry.label, self._relabel_tree(entry.target_id, entry.label)))
             elif isinstance(entry, SessionInfoEntry):
                 self._name = entry.name or None
         if elsewhere:
-            self._emit(HeaderChanged(self.header()))
-            self._emit(StatusChanged(self.status()))
+            self._emit(HeaderChanged())
+            self._emit(StatusChanged())
             now = time.monotonic()
             if now - self._noticed_at >= NOTICE_EVERY_S:  # the tree shows the rest as it comes
                 self._noticed_at = now

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from treechat.chat_events import ChatEvent, Notice
+from treechat.chat.events import Change, ChatEvent, Notice
 from treechat.extensions import CommandError, Extensions, expand_command, listing, load_extensions
 from treechat.mcp.config import ProjectServers, config_servers, find_project_file, read_project_servers
 from treechat.mcp.manager import McpManager, format_rows
@@ -36,7 +36,7 @@ class ChatExtras:
     _agent: AgentSession | None
     _builtins: list[AgentTool]
 
-    def _emit(self, event: ChatEvent) -> None:
+    def _emit(self, event: ChatEvent | Change) -> None:
         raise NotImplementedError  # ChatCore's
 
     def _init_extras(self) -> None:
@@ -141,7 +141,7 @@ class ChatExtras:
         try:
             return expand_command(text, self.extensions)
         except CommandError as err:
-            from treechat.chat_models import ChatError
+            from treechat.chat.models import ChatError
 
             raise ChatError(str(err)) from None
 

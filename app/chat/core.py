@@ -2,7 +2,7 @@
 
 A `Chat` holds the current `Session` (the tree and its leaf) and, once something needs a model,
 its `AgentSession`. Front ends call its methods (send, steer, stop, move, fork, compact, …) and
-subscribe to its typed events (`treechat.chat_events`); they never reach into the agent or the
+subscribe to its typed events (`treechat.chat.events`); they never reach into the agent or the
 storage themselves. It imports no Textual: the TUI and print mode share every rule here.
 
 Errors a person can act on are `ChatError`s with one sentence. Long work (a run, a compaction)
@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, Any, Literal, assert_never
 
 from treechat.agent.tools import ApproveChange, FileRecorder, ProposedChange, Reach, ReadConfirm, make_tools
 from treechat.attachments import AttachmentError, expand_prompt
-from treechat.chat_agent_events import CHANGES_STATUS, translate
-from treechat.chat_drafts import Drafts
-from treechat.chat_events import (
+from treechat.chat.agent_events import CHANGES_STATUS, translate
+from treechat.chat.bus import ChatBus
+from treechat.chat.drafts import Drafts
+from treechat.chat.events import (
+    Change,
     ChatEvent,
     CompactionEnded,
     EntryAppended,
@@ -28,6 +30,7 @@ from treechat.chat_events import (
     Header,
     HeaderChanged,
     LabelChanged,
+    Mark,
     Notice,
     PathChanged,
     QueueChanged,
@@ -35,10 +38,10 @@ from treechat.chat_events import (
     Status,
     StatusChanged,
 )
-from treechat.chat_extras import ChatExtras
-from treechat.chat_models import ChatError, ChatModels
-from treechat.chat_status import build_status, first_prompt, viewing_text
-from treechat.chat_tree import ChatTree
+from treechat.chat.extras import ChatExtras
+from treechat.chat.models import ChatError, ChatModels
+from treechat.chat.status import build_status, first_prompt, sibling_marks, viewing_text
+from treechat.chat.tree import ChatTree
 from treechat.config import Settings
 from treechat.llm.options import stream_options_from_settings
 from treechat.llm.registry import ModelRegistry
@@ -92,7 +95,9 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
         self.drafts = Drafts(Path(settings.home) / "drafts")
         # local servers and what they say about their models (None: the usual ports and config.toml's)
         self.local = LocalModels(registry, settings, servers=local_servers, on_refined=self._server_answered)
-        self._listeners: list[Listener] = []
+        # what changed, told once per turn of the event loop (chat/bus.py)
+        self.bus = ChatBus(lambda: self.status() if self._session else None,
+                           lambda: self.header() if self._session else None)
         self._session: Session | None = None
         self._agent: AgentSession | None = None
         self._stop_observing: Callable[[], None] | None = None
@@ -112,12 +117,10 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
     # ------------------------------------------------------------ events
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+        return self.bus.subscribe(listener)
 
-    def _emit(self, event: ChatEvent) -> None:
-        for listener in list(self._listeners):
-            listener(event)
+    def _emit(self, event: ChatEvent | Change) -> None:
+        self.bus.emit(event)
 
     # ------------------------------------------------------------ what is current
 
@@ -184,9 +187,10 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
         draft = self.drafts.take(storage.session_id)
         text = "\n\n".join(t for t in (draft, editor_text) if t) or None
         history = await prompts(storage, self.tree, path)
+        marks, labels = self._path_marks(path)
         self._emit(SessionOpened(session_id=storage.session_id, tree=self.tree, leaf_id=session.leaf_id, path=path,
                                  header=self.header(), status=self.status(), composer_text=text,
-                                 history=history, tree_loading=loading))
+                                 history=tuple(history), tree_loading=loading, marks=marks, labels=labels))
         self._emit(self.readiness())
         self.local.probe(self.current_model())  # its window, asked in the background from now on
         warning = load_warning(storage)
@@ -283,7 +287,7 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
         self._refresh_prompt = bind_system_prompt(self._agent, self.prompt_builder)
         self._unsubscribe_agent = self._agent.subscribe(self._on_agent_event)
         self._agent.compactor.on_window = self.window_learned
-        self._emit(StatusChanged(self.status()))
+        self._emit(StatusChanged())
         return self._agent
 
     async def _file_recorder(self) -> FileRecorder | None:
@@ -365,8 +369,10 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
         return next((m for m in reversed(messages) if getattr(m, "role", None) == "assistant"), None)
 
     async def wait_idle(self) -> None:
+        """Until no run is under way; what it changed has been told (the pending delta is flushed)."""
         while self._run_task is not None and not self._run_task.done():
             await asyncio.gather(self._run_task, return_exceptions=True)
+        self.bus.flush()
 
     async def stop(self) -> None:
         """Esc: end a preview; else stop the run, and what was queued goes out next in the order
@@ -422,7 +428,8 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
         else:  # appended elsewhere than at our state (a branch summary after a move): re-read soon
             self._state_leaf = None
             asyncio.get_running_loop().create_task(self._refresh_state())
-        self._emit(EntryAppended(entry=entry, row=row, leaf_id=self.session.leaf_id, shown=self.preview_id is None))
+        self._emit(EntryAppended(entry=entry, row=row, leaf_id=self.session.leaf_id, shown=self.preview_id is None,
+                                 siblings=self._siblings(entry.id)))
         header_changed = False
         if isinstance(entry, LabelEntry):
             self._emit(LabelChanged(entry.target_id, entry.label, self._relabel_tree(entry.target_id, entry.label)))
@@ -432,8 +439,8 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
         elif self._first_prompt is None and isinstance(entry, MessageEntry) and entry.message.role == "user":
             header_changed = True
         if header_changed or isinstance(entry, (MessageEntry,)) or entry.type in ("compaction", "branch_summary"):
-            self._emit(HeaderChanged(self.header()))
-        self._emit(StatusChanged(self.status()))
+            self._emit(HeaderChanged())
+        self._emit(StatusChanged())
 
     def _on_leaf(self, leaf_id: str | None) -> None:
         if self._state_leaf != leaf_id:
@@ -441,7 +448,7 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
 
     async def _refresh_state(self) -> None:
         await self._load_state()
-        self._emit(StatusChanged(self.status()))
+        self._emit(StatusChanged())
 
     async def _load_state(self) -> None:
         leaf = self.session.leaf_id
@@ -452,10 +459,10 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
         if isinstance(event, CompactionEnd):
             await self._compaction_ended(event)
             return
-        for chat_event in translate(event):
+        for chat_event in translate(event, previewing=self.preview_id is not None):
             self._emit(chat_event)
         if event.type in CHANGES_STATUS:
-            self._emit(StatusChanged(self.status()))
+            self._emit(StatusChanged())
 
     async def _compaction_ended(self, event: CompactionEnd) -> None:
         result = event.result
@@ -464,19 +471,34 @@ class ChatCore(ChatModels, ChatExtras, ChatTree):
             return
         self._emit(CompactionEnded(event.reason, tokens_before=result.tokens_before, tokens_after=result.tokens_after))
         # Read inside the agent's listener chain: nothing is appended until the path is read.
-        self._emit(PathChanged(await self._path_to_show(), self.session.leaf_id, self.preview_id, "compaction"))
-        self._emit(StatusChanged(self.status()))
+        self._emit(await self._path_changed("compaction"))
+        self._emit(StatusChanged())
 
     async def preview(self, entry_id: str | None) -> None:
         """Show another branch in the transcript without moving the leaf (None: back to the leaf)."""
         self.preview_id = entry_id if entry_id != self.session.leaf_id else None
-        self._emit(PathChanged(await self._path_to_show(), self.session.leaf_id, self.preview_id, "preview"))
-        self._emit(HeaderChanged(self.header()))
+        self._emit(await self._path_changed("preview"))
+        self._emit(HeaderChanged())
 
     # ------------------------------------------------------------ the view's data
 
     async def _path_to_show(self) -> ShownPath:
         return await shown_path(self.session.storage, self.tree, self.preview_id or self.session.leaf_id)
+
+    async def _path_changed(self, cause: Literal["move", "preview", "compaction"]) -> PathChanged:
+        path = await self._path_to_show()
+        marks, labels = self._path_marks(path)
+        return PathChanged(path, self.session.leaf_id, self.preview_id, cause, marks, labels)
+
+    def _path_marks(self, path: ShownPath) -> tuple[tuple[Mark, ...], tuple[tuple[str, str], ...]]:
+        """The `‹ n/m ›` marks and labels of a path's newest entries, as they are now."""
+        ids = [e.id for e in path]
+        labels = self.tree.labels
+        return tuple(sibling_marks(ids, self.tree)), tuple((i, text) for i in ids if (text := labels.get(i)))
+
+    def _siblings(self, entry_id: str) -> tuple[int, int] | None:
+        sibs = self.tree.siblings(entry_id)
+        return (sibs.index(entry_id) + 1, len(sibs)) if len(sibs) > 1 and entry_id in sibs else None
 
     def header(self) -> Header:
         leaf = self.session.leaf_id

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from treechat.agent.tools.changes import NO_APPROVAL, FileRecorder, ProposedChange
 from treechat.agent.tools.workfolder import working_folder
-from treechat.chat_core import ChatError
-from treechat.chat_events import Notice, RestoreOffered
-from treechat.chat_live import LiveChat
+from treechat.chat.core import ChatError
+from treechat.chat.events import Notice, RestoreOffered
+from treechat.chat.live import LiveChat
 
 if TYPE_CHECKING:  # the workspace modules load on first use: the app's first frame does not wait for them
     from treechat.workspace.history import FileHistory

@@ -45,6 +45,7 @@ class ChatBus:
         self._clear()
         self._told_status: Status | None = None
         self._told_header: Header | None = None
+        self._told_queue = QueueChanged((), ())
 
     def _clear(self) -> None:
         self._appended: list[EntryAppended] = []
@@ -81,6 +82,7 @@ class ChatBus:
                 self.flush()
                 if isinstance(event, SessionOpened):  # the view is drawn from it: later deltas tell differences
                     self._told_status, self._told_header = event.status, event.header
+                    self._told_queue = QueueChanged((), ())
                 self._tell(event)
                 return
         self._schedule()
@@ -105,14 +107,16 @@ class ChatBus:
             status = None
         if header is not None and header == self._told_header:
             header = None
+        queue = self._queue if self._queue != self._told_queue else None
         delta = ChatDelta(appended=tuple(self._appended), labels=tuple(self._labels), path=self._path,
-                          path_after=self._path_after, header=header, status=status, queue=self._queue,
+                          path_after=self._path_after, header=header, status=status, queue=queue,
                           running=self._running)
         self._clear()
         if delta == EMPTY:
             return
         self._told_status = status or self._told_status
         self._told_header = header or self._told_header
+        self._told_queue = queue or self._told_queue
         self._tell(delta)
 
     def _tell(self, event: ChatEvent) -> None:

@@ -10,7 +10,7 @@ and `-p` expand `/review x` and `/skill NAME` the same way.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from treechat.chat.events import Change, ChatEvent, Notice
 from treechat.extensions import CommandError, Extensions, expand_command, listing, load_extensions
@@ -20,11 +20,12 @@ from treechat.mcp.trust import TrustAnswer, remember_trust, remembered_trust
 from treechat.skills import skills_prompt
 
 if TYPE_CHECKING:
-    from treechat.agent.tools.base import AgentTool
+    from treechat.agent.tools.base import AnyTool
     from treechat.config import Settings
     from treechat.mcp.tools import ConfirmCall
     from treechat.session.agent_session import AgentSession
     from treechat.session.system_prompt import SystemPromptBuilder
+    from treechat.widgets.commands import SlashCommand
 
 ProjectTrust = Literal["trusted", "refused", "ask", "none"]
 
@@ -34,7 +35,7 @@ class ChatExtras:
     cwd: str
     prompt_builder: SystemPromptBuilder
     _agent: AgentSession | None
-    _builtins: list[AgentTool]
+    _builtins: list[AnyTool]
 
     def _emit(self, event: ChatEvent | Change) -> None:
         raise NotImplementedError  # ChatCore's
@@ -145,7 +146,7 @@ class ChatExtras:
 
             raise ChatError(str(err)) from None
 
-    def command_rows(self) -> list[Any]:
+    def command_rows(self) -> list[SlashCommand]:
         """The templates as slash-command rows (`widgets.commands.SlashCommand`), for completion,
         the palette and F1: commands made at run time from the files found."""
         from treechat.widgets.commands import SlashCommand
@@ -159,4 +160,4 @@ class ChatExtras:
         return listing(self.extensions, announced)
 
 
-__all__ = ["ChatExtras", "ProjectTrust", "Any"]
+__all__ = ["ChatExtras", "ProjectTrust"]

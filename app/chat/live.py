@@ -17,8 +17,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from treechat.chat.core import ChatCore
 from treechat.chat.events import EntryAppended, HeaderChanged, LabelChanged, Notice, SessionsChanged, StatusChanged
+from treechat.chat.sessions import ChatSessions
 from treechat.storage.aggregates import tree_row
 from treechat.storage.base import StorageError
 from treechat.storage.model import LabelEntry, LeafEntry, SessionInfoEntry
@@ -28,7 +28,7 @@ RETRY_S = 2.0  # after the feed failed (a damaged or vanished store): try again 
 NOTICE_EVERY_S = 30.0  # "entries joined the tree elsewhere" once in a while, not for every message
 
 
-class LiveChat(ChatCore):
+class LiveChat(ChatSessions):
     _noticed_at = -NOTICE_EVERY_S  # when "joined this session's tree" was last said
 
     async def follow_store(self) -> None:

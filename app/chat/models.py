@@ -8,7 +8,7 @@ agent, and tells front ends through the core's events.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from treechat.chat.events import Change, ChatEvent, Notice, Readiness, Status, StatusChanged
 from treechat.llm.detect import DetectedServer, root_of
@@ -17,6 +17,9 @@ from treechat.llm.types import ModelInfo
 from treechat.local_models import LocalModels, key_of
 from treechat.session.agent_session import AgentSession
 from treechat.storage.base import PathState, SessionCatalog
+
+if TYPE_CHECKING:
+    from treechat.local_models import ServerModelInfo
 
 
 class ChatError(Exception):
@@ -90,7 +93,7 @@ class ChatModels:
         self._emit(self.readiness())
         self.local.probe(self.current_model())
 
-    def _server_answered(self, key: tuple[str, str], info: Any) -> None:
+    def _server_answered(self, key: tuple[str, str], info: ServerModelInfo) -> None:
         """A local server said what it runs a model with: the model in use is refined from now on."""
         if self._agent is not None and key_of(self._agent.state.model) == key:
             self._agent.state.model = self.local.known(self._agent.state.model)

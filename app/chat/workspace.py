@@ -11,20 +11,25 @@ with `force`; what a restore replaces is kept (`undo_restore`).
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from enum import Enum
+from typing import TYPE_CHECKING, Literal
 
 from treechat.agent.tools.changes import NO_APPROVAL, FileRecorder, ProposedChange
 from treechat.agent.tools.workfolder import working_folder
-from treechat.chat.core import ChatError
 from treechat.chat.events import Notice, RestoreOffered
 from treechat.chat.live import LiveChat
+from treechat.chat.models import ChatError
 
 if TYPE_CHECKING:  # the workspace modules load on first use: the app's first frame does not wait for them
     from treechat.workspace.history import FileHistory
     from treechat.workspace.journal import Journal
     from treechat.workspace.restore import Outcome, RestorePlan, UndoOutcome
 
-_LEAF: Any = object()
+class _Where(Enum):
+    LEAF = "the leaf"  # (None is a place too: before the first entry)
+
+
+_LEAF = _Where.LEAF
 
 
 def outcome_text(outcome: Outcome) -> str:
@@ -85,7 +90,7 @@ class ChatWorkspace(LiveChat):
 
     # ------------------------------------------------------------ restoring
 
-    async def restore_plan(self, entry_id: Any = _LEAF) -> RestorePlan:
+    async def restore_plan(self, entry_id: str | None | Literal[_Where.LEAF] = _LEAF) -> RestorePlan:
         """What restoring the tracked files to `entry_id` (default: the leaf; None: before the
         first entry) would change."""
         target = self.session.leaf_id if entry_id is _LEAF else entry_id

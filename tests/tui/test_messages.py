@@ -63,7 +63,8 @@ async def test_names_labels_and_settings_redraw_only_what_they_change(make_app, 
             await type_text(pilot, line)
             await pilot.press("enter")
             # (the fake model has no thinking levels: "off" stays, only a notice says so)
-            await wait_for(pilot, lambda: any(getattr(d, changed) for d in seen.deltas()) if changed else seen.events,
+            await wait_for(pilot, lambda changed=changed: any(getattr(d, changed) for d in seen.deltas()) if changed
+                           else bool(seen.events),
                            what=line)
             await pilot.pause()
             assert SessionOpened not in seen.kinds() and all(d.path is None for d in seen.deltas()), line

@@ -397,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
 # a module cannot have raised its error, and naming them here imports nothing.
 _EXPECTED = (("treechat.storage.base", "StorageError"), ("treechat.storage.model", "InvalidEntryError"),
              ("treechat.config", "ConfigError"), ("treechat.llm.registry", "ModelRefError"),
-             ("treechat.chat.core", "ChatError"), ("treechat.agent.tools", "UnknownToolError"),
+             ("treechat.chat.models", "ChatError"), ("treechat.agent.tools", "UnknownToolError"),
              ("treechat.cli_files", "FilesError"))
 
 

@@ -310,7 +310,7 @@ async def bench_huge(size: int, cache: Path) -> None:
     rss, peak = _rss_mb()
     try:
         tree = app.ui(TreeView)
-        while app.chat._tree_load is not None or tree.reading or len(tree.layout_data.index) < size // 2:
+        while app.chat.s.tree_load is not None or tree.reading or len(tree.layout_data.index) < size // 2:
             await asyncio.sleep(0.02)
         whole = round((time.perf_counter() - t0) * 1000, 1)
         tree_rss, tree_peak = _rss_mb()

@@ -50,7 +50,7 @@ sys.exit(main(["--home", sys.argv[2]]))
 # widgets whose content needs the session (the transcript's markdown, the tree, the dialogs).
 NOT_BEFORE_FIRST_FRAME = (
     "pydantic", "httpx", "httpcore", "aiosqlite", "sqlite3", "markdown_it",
-    "treechat.config", "treechat.bootstrap", "treechat.chat", "treechat.chat.core", "treechat.chat.live",
+    "treechat.config", "treechat.bootstrap", "treechat.chat", "treechat.chat.state", "treechat.chat.live",
     "treechat.agent", "treechat.llm", "treechat.session", "treechat.exporting", "treechat.html_export",
     "treechat.cli_storage", "treechat.attachments", "treechat.storage.model", "treechat.storage.base",
     "treechat.storage.sqlite", "treechat.storage.jsonl", "treechat.storage.postgres",

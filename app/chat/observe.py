@@ -14,7 +14,6 @@ from treechat.chat.events import (
     LabelChanged,
     StatusChanged,
 )
-from treechat.chat.shown import ChatShown
 from treechat.session.events import Appended, CompactionEnd, LeafMoved, SessionChange, SessionEvent
 from treechat.storage.aggregates import advance_path_state, tree_row
 from treechat.storage.model import (
@@ -25,12 +24,18 @@ from treechat.storage.model import (
 )
 
 if TYPE_CHECKING:
-    pass
+    from treechat.chat.shown import Shown
+    from treechat.chat.state import ChatState
+    from treechat.chat.tree import ChatTree
 
 
-class ChatObserver(ChatShown):
+class Observer:
+    def __init__(self, s: ChatState, *, shown: Shown, trees: ChatTree) -> None:
+        self.s = s
+        self.shown = shown
+        self.trees = trees
 
-    def _on_session_change(self, change: SessionChange) -> None:
+    def on_session_change(self, change: SessionChange) -> None:
         match change:
             case Appended():
                 self._on_append(change.entry)
@@ -41,57 +46,57 @@ class ChatObserver(ChatShown):
 
     def _on_append(self, entry: Entry) -> None:
         row = tree_row(entry)
-        self._grow_tree(row)
-        if self._files is not None:
-            self._files.add_entry(entry)
-        if self._state_leaf == entry.parent_id:
-            self._state = advance_path_state(self._state, entry)
-            self._state_leaf = entry.id
+        self.trees.grow(row)
+        if self.s.files is not None:
+            self.s.files.add_entry(entry)
+        if self.s.state_leaf == entry.parent_id:
+            self.s.path_state = advance_path_state(self.s.path_state, entry)
+            self.s.state_leaf = entry.id
         else:  # appended elsewhere than at our state (a branch summary after a move): re-read soon
-            self._state_leaf = None
+            self.s.state_leaf = None
             asyncio.get_running_loop().create_task(self._refresh_state())
-        self._emit(EntryAppended(entry=entry, row=row, leaf_id=self.session.leaf_id, shown=self.preview_id is None,
-                                 siblings=self._siblings(entry.id)))
+        self.s.emit(EntryAppended(entry=entry, row=row, leaf_id=self.s.session.leaf_id, shown=self.s.preview_id is None,
+                                 siblings=self.shown.siblings(entry.id)))
         header_changed = False
         if isinstance(entry, LabelEntry):
-            self._emit(LabelChanged(entry.target_id, entry.label, self._relabel_tree(entry.target_id, entry.label)))
+            self.s.emit(LabelChanged(entry.target_id, entry.label, self.trees.relabel(entry.target_id, entry.label)))
         elif isinstance(entry, SessionInfoEntry):
-            self._name = entry.name or None
+            self.s.name = entry.name or None
             header_changed = True
-        elif self._first_prompt is None and isinstance(entry, MessageEntry) and entry.message.role == "user":
+        elif self.s.first_prompt is None and isinstance(entry, MessageEntry) and entry.message.role == "user":
             header_changed = True
         if header_changed or isinstance(entry, (MessageEntry,)) or entry.type in ("compaction", "branch_summary"):
-            self._emit(HeaderChanged())
-        self._emit(StatusChanged())
+            self.s.emit(HeaderChanged())
+        self.s.emit(StatusChanged())
 
     def _on_leaf(self, leaf_id: str | None) -> None:
-        if self._state_leaf != leaf_id:
-            self._state_leaf = None  # the controller re-reads the state after its own moves
+        if self.s.state_leaf != leaf_id:
+            self.s.state_leaf = None  # the controller re-reads the state after its own moves
 
     async def _refresh_state(self) -> None:
-        await self._load_state()
-        self._emit(StatusChanged())
+        await self.load_state()
+        self.s.emit(StatusChanged())
 
-    async def _load_state(self) -> None:
-        leaf = self.session.leaf_id
-        self._state = await self.session.storage.get_path_state(leaf)
-        self._state_leaf = leaf
+    async def load_state(self) -> None:
+        leaf = self.s.session.leaf_id
+        self.s.path_state = await self.s.session.storage.get_path_state(leaf)
+        self.s.state_leaf = leaf
 
-    async def _on_agent_event(self, event: SessionEvent) -> None:
+    async def on_agent_event(self, event: SessionEvent) -> None:
         if isinstance(event, CompactionEnd):
             await self._compaction_ended(event)
             return
-        for chat_event in translate(event, previewing=self.preview_id is not None):
-            self._emit(chat_event)
+        for chat_event in translate(event, previewing=self.s.preview_id is not None):
+            self.s.emit(chat_event)
         if event.type in CHANGES_STATUS:
-            self._emit(StatusChanged())
+            self.s.emit(StatusChanged())
 
     async def _compaction_ended(self, event: CompactionEnd) -> None:
         result = event.result
         if result is None:
-            self._emit(CompactionEnded(event.reason, error=event.error))
+            self.s.emit(CompactionEnded(event.reason, error=event.error))
             return
-        self._emit(CompactionEnded(event.reason, tokens_before=result.tokens_before, tokens_after=result.tokens_after))
+        self.s.emit(CompactionEnded(event.reason, tokens_before=result.tokens_before, tokens_after=result.tokens_after))
         # Read inside the agent's listener chain: nothing is appended until the path is read.
-        self._emit(await self._path_changed("compaction"))
-        self._emit(StatusChanged())
+        self.s.emit(await self.shown.path_changed("compaction"))
+        self.s.emit(StatusChanged())

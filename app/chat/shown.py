@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from treechat.chat.core import ChatCore
 from treechat.chat.events import (
     Header,
     HeaderChanged,
@@ -17,49 +16,53 @@ from treechat.chat.status import build_status, first_prompt, sibling_marks, view
 from treechat.shown_path import ShownPath, shown_path
 
 if TYPE_CHECKING:
-    pass
+    from treechat.chat.models import Models
+    from treechat.chat.state import ChatState
 
 
-class ChatShown(ChatCore):
+class Shown:
+    def __init__(self, s: ChatState, *, models: Models) -> None:
+        self.s = s
+        self.models = models
 
     async def preview(self, entry_id: str | None) -> None:
         """Show another branch in the transcript without moving the leaf (None: back to the leaf)."""
-        self.preview_id = entry_id if entry_id != self.session.leaf_id else None
-        self._emit(await self._path_changed("preview"))
-        self._emit(HeaderChanged())
+        self.s.preview_id = entry_id if entry_id != self.s.session.leaf_id else None
+        self.s.emit(await self.path_changed("preview"))
+        self.s.emit(HeaderChanged())
 
-    async def _path_to_show(self) -> ShownPath:
-        return await shown_path(self.session.storage, self.tree, self.preview_id or self.session.leaf_id)
+    async def path_to_show(self) -> ShownPath:
+        return await shown_path(self.s.session.storage, self.s.tree, self.s.preview_id or self.s.session.leaf_id)
 
-    async def _path_changed(self, cause: Literal["move", "preview", "compaction"]) -> PathChanged:
-        path = await self._path_to_show()
-        marks, labels = self._path_marks(path)
-        return PathChanged(path, self.session.leaf_id, self.preview_id, cause, marks, labels)
+    async def path_changed(self, cause: Literal["move", "preview", "compaction"]) -> PathChanged:
+        path = await self.path_to_show()
+        marks, labels = self.path_marks(path)
+        return PathChanged(path, self.s.session.leaf_id, self.s.preview_id, cause, marks, labels)
 
-    def _path_marks(self, path: ShownPath) -> tuple[tuple[Mark, ...], tuple[tuple[str, str], ...]]:
+    def path_marks(self, path: ShownPath) -> tuple[tuple[Mark, ...], tuple[tuple[str, str], ...]]:
         """The `‹ n/m ›` marks and labels of a path's newest entries, as they are now."""
         ids = [e.id for e in path]
-        labels = self.tree.labels
-        return tuple(sibling_marks(ids, self.tree)), tuple((i, text) for i in ids if (text := labels.get(i)))
+        labels = self.s.tree.labels
+        return tuple(sibling_marks(ids, self.s.tree)), tuple((i, text) for i in ids if (text := labels.get(i)))
 
-    def _siblings(self, entry_id: str) -> tuple[int, int] | None:
-        sibs = self.tree.siblings(entry_id)
+    def siblings(self, entry_id: str) -> tuple[int, int] | None:
+        sibs = self.s.tree.siblings(entry_id)
         return (sibs.index(entry_id) + 1, len(sibs)) if len(sibs) > 1 and entry_id in sibs else None
 
     def header(self) -> Header:
-        leaf = self.session.leaf_id
-        depth = self._state.depth if self._state_leaf == leaf else len(self.tree.path_ids(leaf))
-        branches = max(self.tree.branch_count(), 1 if len(self.tree) else 0) if self._tree_load is None else -1
+        leaf = self.s.session.leaf_id
+        depth = self.s.path_state.depth if self.s.state_leaf == leaf else len(self.s.tree.path_ids(leaf))
+        branches = max(self.s.tree.branch_count(), 1 if len(self.s.tree) else 0) if self.s.tree_load is None else -1
         return Header(title=self.title(), depth=depth, branches=branches,
-                      viewing=viewing_text(self.tree, self.preview_id))
+                      viewing=viewing_text(self.s.tree, self.s.preview_id))
 
     def title(self) -> str:
         """The session's name, else its first prompt, else its id."""
-        if self._name:
-            return self._name
-        if self._first_prompt is None:
-            self._first_prompt = first_prompt(self.tree, self.session.leaf_id)
-        return self._first_prompt[:60] if self._first_prompt else f"new session {self.session_id[:8]}"
+        if self.s.name:
+            return self.s.name
+        if self.s.first_prompt is None:
+            self.s.first_prompt = first_prompt(self.s.tree, self.s.session.leaf_id)
+        return self.s.first_prompt[:60] if self.s.first_prompt else f"new session {self.s.session.session_id[:8]}"
 
     def status(self) -> Status:
-        return build_status(self._state, self._agent, self.current_model(), self.registry)
+        return build_status(self.s.path_state, self.s.agent, self.models.current_model(), self.s.registry)

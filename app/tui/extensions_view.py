@@ -22,7 +22,7 @@ from treechat.widgets.composer import Composer
 from .base import TuiBase
 
 if TYPE_CHECKING:
-    from treechat.chat.core import SendKind
+    from treechat.chat.state import SendKind
 
 # The dialogs (extension_dialogs.py, on treechat.widgets.screens) load on first use: this module
 # is part of the App, whose first frame is drawn before them (app/tui/starting.py).

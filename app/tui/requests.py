@@ -22,7 +22,7 @@ from treechat.widgets.queue_tray import QueueTray
 from .base import TuiBase
 
 if TYPE_CHECKING:
-    from treechat.chat.core import SendKind
+    from treechat.chat.state import SendKind
     from treechat.widgets.screens import SessionsScreen
     from treechat.widgets.transcript import Transcript
     from treechat.widgets.tree_view import TreeView

@@ -91,7 +91,7 @@ async def test_what_happens_while_the_tree_is_read_is_in_the_whole_tree(catalog,
     await chat.rename("Big one")
     chat.load_tree()  # what the App does after its first frame
     await asyncio.sleep(0)
-    assert chat._tree_load is not None and not chat._tree_load.task.done(), chat._tree_load and chat._tree_load.task
+    assert chat.s.tree_load is not None and not chat.s.tree_load.task.done(), chat.s.tree_load and chat.s.tree_load.task
     move = asyncio.ensure_future(chat.move_to(other[-1]))  # a move needs the whole tree: it waits
     await asyncio.sleep(0.05)
     assert not move.done() and not rec.of(PathChanged)

@@ -107,6 +107,30 @@ def test_layers_point_one_way() -> None:
             assert all(d.startswith("treechat.storage") for d in deps), (name, deps)
         elif name.startswith("treechat.widgets"):
             assert all(d.startswith(("treechat.widgets", "treechat.storage")) for d in deps), (name, deps)
+        elif name.startswith(("treechat.session", "treechat.agent", "treechat.llm")):
+            # below the controller: nothing of it, nor of a front end
+            assert not any(_under(d, CONTROLLER + FRONT_ENDS) for d in deps), (name, deps)
+        elif _under(name, CONTROLLER):
+            assert not any(_under(d, FRONT_ENDS) for d in deps), (name, deps)  # front ends → chat, never back
+
+
+CONTROLLER = ("treechat.chat",)
+FRONT_ENDS = ("treechat.tui", "treechat.print_mode", "treechat.cli")
+
+
+def _under(name: str, packages: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in packages)
+
+
+def test_the_controller_imports_no_textual() -> None:
+    """The TUI and print mode share every rule of the controller: it runs without Textual."""
+    for name, path in modules().items():
+        if _under(name, CONTROLLER):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom | ast.Import):
+                    names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+                    assert not any(n.split(".")[0] in ("textual", "rich") for n in names), (name, names)
 
 
 def test_every_package_folder_is_installed() -> None:

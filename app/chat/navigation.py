@@ -11,7 +11,6 @@ from treechat.chat.events import (
     HeaderChanged,
     Notice,
     StatusChanged,
-    TreeLoaded,
 )
 from treechat.chat.models import ChatError
 from treechat.chat.status import entry_words
@@ -24,7 +23,6 @@ from treechat.storage.model import (
     MessageEntry,
     message_text,
 )
-from treechat.storage.tree_index import TreeIndex
 
 if TYPE_CHECKING:
     from treechat.chat.observe import Observer
@@ -60,10 +58,6 @@ class Navigation:
             return message_text(entry.message)
         await self.move_to(entry_id)
         return None
-
-    def _whole_tree_in(self, tree: TreeIndex) -> None:
-        self.s.emit(TreeLoaded(tree, self.s.session.leaf_id))
-        self.s.emit(HeaderChanged())
 
     async def entries(self, entry_ids: Sequence[str]) -> list[Entry]:
         """Entries of this session by id, in that order (a window of a long path, for the view)."""

@@ -14,8 +14,10 @@ from treechat.chat.events import (
     LabelChanged,
     StatusChanged,
 )
+from treechat.chat.models import ChatError
 from treechat.session.events import Appended, CompactionEnd, LeafMoved, SessionChange, SessionEvent
 from treechat.storage.aggregates import advance_path_state, tree_row
+from treechat.storage.base import StorageError
 from treechat.storage.model import (
     Entry,
     LabelEntry,
@@ -34,6 +36,7 @@ class Observer:
         self.s = s
         self.shown = shown
         self.trees = trees
+        self._refreshing: set[asyncio.Task[None]] = set()
 
     def on_session_change(self, change: SessionChange) -> None:
         match change:
@@ -54,7 +57,9 @@ class Observer:
             self.s.state_leaf = entry.id
         else:  # appended elsewhere than at our state (a branch summary after a move): re-read soon
             self.s.state_leaf = None
-            asyncio.get_running_loop().create_task(self._refresh_state())
+            task = asyncio.get_running_loop().create_task(self._refresh_state())
+            self._refreshing.add(task)  # held until done (a task nobody holds can vanish mid-way)
+            task.add_done_callback(self._refreshing.discard)
         self.s.emit(EntryAppended(entry=entry, row=row, leaf_id=self.s.session.leaf_id, shown=self.s.preview_id is None,
                                  siblings=self.shown.siblings(entry.id)))
         header_changed = False
@@ -74,7 +79,12 @@ class Observer:
             self.s.state_leaf = None  # the controller re-reads the state after its own moves
 
     async def _refresh_state(self) -> None:
-        await self.load_state()
+        """The path state read again; a store gone bad says so on the next read or write, and
+        the status keeps its last figures meanwhile (nothing here can be lost unseen)."""
+        try:
+            await self.load_state()
+        except (StorageError, OSError, ChatError):  # (ChatError: the session was closed meanwhile)
+            return
         self.s.emit(StatusChanged())
 
     async def load_state(self) -> None:

@@ -27,6 +27,7 @@ from treechat.chat.events import (
     LabelChanged,
     PathChanged,
     QueueChanged,
+    ReplyStreaming,
     RunEnded,
     RunStarted,
     SessionOpened,
@@ -61,6 +62,9 @@ class ChatBus:
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     def emit(self, event: ChatEvent | Change) -> None:
+        if type(event) is ReplyStreaming and not self._scheduled:  # once per network read: nothing pending, no work
+            self._tell(event)
+            return
         match event:
             case EntryAppended():
                 self._appended.append(event)
@@ -93,6 +97,7 @@ class ChatBus:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # no loop (a synchronous caller): nothing to wait for
+            self._scheduled = True
             self.flush()
             return
         self._scheduled = True
@@ -100,6 +105,8 @@ class ChatBus:
 
     def flush(self) -> None:
         """Tell what is pending now, as one delta (nothing when nothing visible changed)."""
+        if not self._scheduled:
+            return  # nothing was recorded since the last flush
         self._scheduled = False
         status = self._status() if self._status_dirty else None
         header = self._header() if self._header_dirty else None

@@ -5,21 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from treechat.chat.events import (
-    Notice,
-    StatusChanged,
-)
+from treechat.chat.events import Notice, StatusChanged
 from treechat.chat.models import ChatError
 from treechat.export_target import OutputError
 from treechat.exporting import export_session
 from treechat.session.agent_session import CompactionError, CompactionResult
 from treechat.session.branching import ForkError, NothingToSummarize, fork_session
 from treechat.storage.base import StorageError
-from treechat.storage.model import (
-    AssistantMessage,
-    MessageEntry,
-    message_text,
-)
+from treechat.storage.model import AssistantMessage, MessageEntry, message_text
 from treechat.storage.tree_index import CONVERSATION_TYPES
 
 if TYPE_CHECKING:
@@ -32,7 +25,8 @@ if TYPE_CHECKING:
 
 
 class Commands:
-    def __init__(self, s: ChatState, *, navigation: Navigation, runs: Runs, sessions: Sessions, shown: Shown, workspace: Workspace) -> None:
+    def __init__(self, s: ChatState, *, navigation: Navigation, runs: Runs, sessions: Sessions, shown: Shown,
+                 workspace: Workspace) -> None:
         self.s = s
         self.navigation = navigation
         self.runs = runs
@@ -171,7 +165,8 @@ class Commands:
     async def export(self, path: str | Path | None = None) -> Path:
         """Write this session to `path` (.jsonl opens in Pi, .md for reading, .html to look at);
         default: `<home>/exports/<id>.jsonl`."""
-        target = Path(path).expanduser() if path else Path(self.s.settings.home) / "exports" / f"{self.s.session.session_id}.jsonl"
+        default = Path(self.s.settings.home) / "exports" / f"{self.s.session.session_id}.jsonl"
+        target = Path(path).expanduser() if path else default
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             await export_session(self.s.session, target)
@@ -186,5 +181,5 @@ class Commands:
         stats = await storage.get_session_stats()
         meta = await storage.get_metadata()
         where = f" · {meta.path}" if meta.path else ""
-        return (f"Session {self.s.session.session_id}{where}\n{stats.entry_count} entries · {stats.message_count} messages · "
-                f"{stats.total_tokens:,} tokens · ${stats.cost_total:.4f} (all branches)")
+        return (f"Session {self.s.session.session_id}{where}\n{stats.entry_count} entries · "
+                f"{stats.message_count} messages · {stats.total_tokens:,} tokens · ${stats.cost_total:.4f} (all branches)")

@@ -152,7 +152,9 @@ class HeaderChanged:
     """The header may have changed: computed once, when the turn's delta is made."""
 
 
-Change = EntryAppended | LabelChanged | PathChanged | QueueChanged | RunStarted | RunEnded | StatusChanged | HeaderChanged
+# what the roles record on the bus (bus.py), told as one ChatDelta per turn
+Change = (EntryAppended | LabelChanged | PathChanged | QueueChanged | RunStarted | RunEnded | StatusChanged
+          | HeaderChanged)
 
 
 @dataclass(frozen=True)

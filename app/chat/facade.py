@@ -18,7 +18,8 @@ no Textual, so the TUI and print mode share every rule.
 | `Observer` | observe.py | the session's appends and the agent's events, as state and changes |
 | `Navigation` | navigation.py | choose, move (back-history), switch siblings, jump to a search hit, entries by id |
 | `Runs` | runs.py | the agent on first need; send, steer, follow-up, stop, the queue, the run task |
-| `Models`, `ModelSettings` | models.py, settings.py | which model, readiness, local servers; model, thinking, instructions |
+| `Models` | models.py | which model the next message goes to, readiness, local servers |
+| `ModelSettings` | settings.py | set the model, the thinking level, the instructions |
 | `Commands` | commands.py | fork, rename, label, compact, summarize, retry, export, copy, info |
 | `Workspace` | workspace.py | file history, restores, the offer after a move |
 | `Extras` | extras.py | MCP servers, skills, prompt templates |
@@ -99,19 +100,28 @@ class Chat:
                                  workspace=workspace)
         # what front ends call, by role (bound here: one line each, typed by the role's signature)
         self.open, self.new_session, self.resume = sessions.open, sessions.new_session, sessions.resume
-        self.close, self.delete_session, self.list_sessions = sessions.close, sessions.delete_session, sessions.list_sessions
+        self.close = sessions.close
+        self.delete_session = sessions.delete_session
+        self.list_sessions = sessions.list_sessions
         self.drop_if_empty = sessions.drop_if_empty
         self.follow_store, self.poll_others = self.live.follow_store, self.live.poll_others
         self.load_tree, self.whole_tree = trees.load_tree, trees.whole_tree
         self.preview, self.header, self.title, self.status = shown.preview, shown.header, shown.title, shown.status
         self.choose, self.move_to, self.back = navigation.choose, navigation.move_to, navigation.back
-        self.switch_sibling, self.jump_to, self.entries = navigation.switch_sibling, navigation.jump_to, navigation.entries
+        self.switch_sibling = navigation.switch_sibling
+        self.jump_to = navigation.jump_to
+        self.entries = navigation.entries
         self.originals_of, self.compacted_away = navigation.originals_of, navigation.compacted_away
         self.entry_details = navigation.entry_details
-        self.ensure_agent, self.send, self.prompt, self.wait_idle = runs.ensure_agent, runs.send, runs.prompt, runs.wait_idle
+        self.ensure_agent = runs.ensure_agent
+        self.send = runs.send
+        self.prompt = runs.prompt
+        self.wait_idle = runs.wait_idle
         self.stop, self.abort = runs.stop, runs.abort
         self.pull_last_queued, self.drop_queued = runs.pull_last_queued, runs.drop_queued
-        self.resolve_model, self.current_model, self.readiness = models.resolve_model, models.current_model, models.readiness
+        self.resolve_model = models.resolve_model
+        self.current_model = models.current_model
+        self.readiness = models.readiness
         self.add_local_servers, self.busy_server = models.add_local_servers, models.busy_server
         self.window_learned = models.window_learned
         ms = self.model_settings
@@ -121,12 +131,20 @@ class Chat:
         self.rename, self.label, self.label_of, self.fork = c.rename, c.label, c.label_of, c.fork
         self.copy_text, self.retry, self.compact, self.summarize = c.copy_text, c.retry, c.compact, c.summarize
         self.export, self.info = c.export, c.info
-        self.file_history, self.restore_plan, self.restore = workspace.file_history, workspace.restore_plan, workspace.restore
-        self.undo_restore, self.offer_restore, self.journal = workspace.undo_restore, workspace.offer_restore, workspace.journal
-        self.project_mcp, self.trust_project, self.start_mcp = extras.project_mcp, extras.trust_project, extras.start_mcp
+        self.file_history = workspace.file_history
+        self.restore_plan = workspace.restore_plan
+        self.restore = workspace.restore
+        self.undo_restore = workspace.undo_restore
+        self.offer_restore = workspace.offer_restore
+        self.journal = workspace.journal
+        self.project_mcp = extras.project_mcp
+        self.trust_project = extras.trust_project
+        self.start_mcp = extras.start_mcp
         self.allow_project_mcp, self.restart_mcp, self.mcp_text = (extras.allow_project_mcp, extras.restart_mcp,
                                                                    extras.mcp_text)
-        self.load_extensions, self.expand, self.command_rows = extras.load_extensions, extras.expand, extras.command_rows
+        self.load_extensions = extras.load_extensions
+        self.expand = extras.expand
+        self.command_rows = extras.command_rows
         self.extensions_text = extras.extensions_text
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:

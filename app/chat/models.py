@@ -76,7 +76,6 @@ class Models:
             return Readiness(str(err), servers)
         return Readiness(self.s.registry.key_problem(model), servers)
 
-
     def add_local_servers(self, found: Sequence[DetectedServer]) -> None:
         """Local servers found (at start-up, when the picker opens, or for `-p`): offered as
         models, used when nothing else is chosen."""

@@ -6,23 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from treechat.chat.events import (
-    Focused,
-    HeaderChanged,
-    Notice,
-    StatusChanged,
-)
+from treechat.chat.events import Focused, HeaderChanged, Notice, StatusChanged
 from treechat.chat.models import ChatError
 from treechat.chat.status import entry_words
 from treechat.llm.local import shown_ref
 from treechat.storage.base import SearchHit
-from treechat.storage.model import (
-    AssistantMessage,
-    CompactionEntry,
-    Entry,
-    MessageEntry,
-    message_text,
-)
+from treechat.storage.model import AssistantMessage, CompactionEntry, Entry, MessageEntry, message_text
 
 if TYPE_CHECKING:
     from treechat.chat.observe import Observer
@@ -34,7 +23,8 @@ if TYPE_CHECKING:
 
 
 class Navigation:
-    def __init__(self, s: ChatState, *, observer: Observer, sessions: Sessions, shown: Shown, trees: ChatTree, workspace: Workspace) -> None:
+    def __init__(self, s: ChatState, *, observer: Observer, sessions: Sessions, shown: Shown, trees: ChatTree,
+                 workspace: Workspace) -> None:
         self.s = s
         self.observer = observer
         self.sessions = sessions

@@ -7,23 +7,12 @@ import asyncio
 from typing import TYPE_CHECKING, assert_never
 
 from treechat.chat.agent_events import CHANGES_STATUS, translate
-from treechat.chat.events import (
-    CompactionEnded,
-    EntryAppended,
-    HeaderChanged,
-    LabelChanged,
-    StatusChanged,
-)
+from treechat.chat.events import CompactionEnded, EntryAppended, HeaderChanged, LabelChanged, StatusChanged
 from treechat.chat.models import ChatError
 from treechat.session.events import Appended, CompactionEnd, LeafMoved, SessionChange, SessionEvent
 from treechat.storage.aggregates import advance_path_state, tree_row
 from treechat.storage.base import StorageError
-from treechat.storage.model import (
-    Entry,
-    LabelEntry,
-    MessageEntry,
-    SessionInfoEntry,
-)
+from treechat.storage.model import Entry, LabelEntry, MessageEntry, SessionInfoEntry
 
 if TYPE_CHECKING:
     from treechat.chat.shown import Shown

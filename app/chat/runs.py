@@ -10,20 +10,14 @@ from typing import TYPE_CHECKING, Literal
 
 from treechat.agent.tools import Reach, make_tools
 from treechat.attachments import AttachmentError, expand_prompt
-from treechat.chat.events import (
-    Failed,
-    StatusChanged,
-)
+from treechat.chat.events import Failed, StatusChanged
 from treechat.chat.models import ChatError
 from treechat.chat.state import SendKind
 from treechat.session.agent_session import AgentSession
 from treechat.session.compaction import CompactionSettings
 from treechat.session.system_prompt import bind_system_prompt
 from treechat.storage.base import StorageError
-from treechat.storage.model import (
-    AssistantMessage,
-    ImageContent,
-)
+from treechat.storage.model import AssistantMessage, ImageContent
 
 if TYPE_CHECKING:
     from treechat.agent.types import AgentMessage
@@ -36,7 +30,8 @@ if TYPE_CHECKING:
 
 
 class Runs:
-    def __init__(self, s: ChatState, *, models: Models, extras: Extras, observer: Observer, shown: Shown, workspace: Workspace) -> None:
+    def __init__(self, s: ChatState, *, models: Models, extras: Extras, observer: Observer, shown: Shown,
+                 workspace: Workspace) -> None:
         self.s = s
         self.models = models
         self.extras = extras

@@ -6,10 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from treechat.chat.events import (
-    Notice,
-    SessionOpened,
-)
+from treechat.chat.events import Notice, SessionOpened
 from treechat.load_warning import load_warning
 from treechat.session.instructions import stored_instructions
 from treechat.session.session import Session
@@ -28,7 +25,8 @@ if TYPE_CHECKING:
 
 
 class Sessions:
-    def __init__(self, s: ChatState, *, models: Models, extras: Extras, observer: Observer, runs: Runs, shown: Shown, trees: ChatTree, workspace: Workspace) -> None:
+    def __init__(self, s: ChatState, *, models: Models, extras: Extras, observer: Observer, runs: Runs, shown: Shown,
+                 trees: ChatTree, workspace: Workspace) -> None:
         self.s = s
         self.models = models
         self.extras = extras
@@ -80,7 +78,6 @@ class Sessions:
             self._stop_observing()
             self._stop_observing = None
         await self.drop_if_empty(session.session_id)
-
 
     async def new_session(self, *, composer_text: str | None = None) -> None:
         await self.open(await self.s.catalog.create(cwd=self.s.cwd), composer_text=composer_text)

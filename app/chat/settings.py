@@ -6,10 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from treechat.agent.tools import make_tools
-from treechat.chat.events import (
-    Notice,
-    StatusChanged,
-)
+from treechat.chat.events import Notice, StatusChanged
 from treechat.chat.models import ChatError
 from treechat.session.instructions import CUSTOM_TYPE as INSTRUCTIONS_TYPE
 from treechat.storage.base import StorageError

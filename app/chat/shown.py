@@ -5,13 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from treechat.chat.events import (
-    Header,
-    HeaderChanged,
-    Mark,
-    PathChanged,
-    Status,
-)
+from treechat.chat.events import Header, HeaderChanged, Mark, PathChanged, Status
 from treechat.chat.status import build_status, first_prompt, sibling_marks, viewing_text
 from treechat.shown_path import ShownPath, shown_path
 

@@ -147,3 +147,17 @@ def test_no_source_module_over_500_lines() -> None:
     long = {str(p.relative_to(ROOT)): n for p in modules().values()
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert not long, f"split these along their seams: {long}"
+
+
+def test_the_controller_roles_use_each_other_publicly() -> None:
+    """The roles share `ChatState` and call each other's public members only (issue 22): a role
+    reaching into another's `_x` (as `Compactor` once did into its owner's `_emit`) is a hidden seam."""
+    found = []
+    for name, path in modules().items():
+        if not _under(name, CONTROLLER):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                    and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
+                found.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+    assert not found, found

@@ -2,6 +2,6 @@
 
 import sys
 
-from treechat.cli import main
+from treechat.cli.main import main
 
 sys.exit(main())

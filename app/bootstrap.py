@@ -20,7 +20,7 @@ from treechat.storage import BACKENDS, open_catalog
 from treechat.storage.base import SessionCatalog, SessionStorage, StorageError
 
 if TYPE_CHECKING:  # the storage commands start without the config's and providers' models: see load_environment
-    from treechat.config import Settings
+    from treechat.config.settings import Settings
     from treechat.llm.registry import ModelRegistry
 
 __all__ = ["BACKENDS", "Environment", "load_environment", "apply_lock_timeout", "storage_kind", "store_url",
@@ -35,7 +35,7 @@ class Environment:
 
 def load_environment(home: str | os.PathLike[str] | None = None) -> Environment:
     """config.toml (strict) and the providers it and the environment define."""
-    from treechat.config import load_settings
+    from treechat.config.settings import load_settings
     from treechat.llm.registry import ModelRegistry
     from treechat.storage.locks import set_lock_timeout
 
@@ -48,7 +48,7 @@ def apply_lock_timeout(home: str | os.PathLike[str] | None = None, settings: Set
     """config.toml's `lock_timeout` (from `settings` when the command read them) for a command
     that needs nothing else of the config (import, reindex, sessions…): a config that does not
     parse leaves the default (the commands that need it say what is wrong with it)."""
-    from treechat.config import ConfigError, load_settings
+    from treechat.config.settings import ConfigError, load_settings
     from treechat.storage.locks import set_lock_timeout
 
     try:

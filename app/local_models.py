@@ -18,7 +18,8 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from treechat.config import Settings
+from treechat.config.settings import Settings
+from treechat.config.state import StateFile
 from treechat.llm.detect import (
     DETECT_TIMEOUT,
     PROBE_TIMEOUT,
@@ -34,7 +35,6 @@ from treechat.llm.local import is_local_url
 from treechat.llm.proxy import ssl_context
 from treechat.llm.registry import ModelRegistry
 from treechat.llm.types import ModelInfo
-from treechat.state import StateFile
 
 Key = tuple[str, str]  # (base_url, model id)
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Literal, Protocol, TextIO
 
-from treechat.widgets.sanitize import visible_line
+from treechat.text.sanitize import visible_line
 
 Unit = Literal["bytes", "entries", "sessions", "items"]
 

@@ -62,7 +62,7 @@ async def main() -> None:
     print(json.dumps({"bench": "summary_text_8k", "ms": round(ms, 2), "chars": len(text)}))
 
     from treechat.agent.tools import make_tools
-    from treechat.attachments import expand_prompt
+    from treechat.prompts.attachments import expand_prompt
     from treechat.session.system_prompt import SystemPromptBuilder
 
     with tempfile.TemporaryDirectory() as tmp:

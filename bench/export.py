@@ -47,7 +47,7 @@ def run_child(argv: list[str]) -> tuple[float, str]:
 
 # Runs the real CLI and reports the child's own peak memory: VmHWM is per address space, unlike
 # ru_maxrss, which Linux carries over exec from the parent (this process holds the generated session).
-PEAK = ("import sys; from treechat.cli import main; code = main(sys.argv[1:]); "
+PEAK = ("import sys; from treechat.cli.main import main; code = main(sys.argv[1:]); "
         "hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')]; "
         "print(hwm[0] if hwm else 0, file=sys.stderr); sys.exit(code)")
 
@@ -64,8 +64,8 @@ def run_export(argv: list[str]) -> tuple[float, float | None]:
 
 
 async def in_process(home: Path, sid: str, out: Path) -> None:
-    from treechat.html_export import export_html
-    from treechat.html_export.render import Renderer
+    from treechat.export.html import export_html
+    from treechat.export.html.render import Renderer
 
     catalog = await open_catalog("sqlite", home)
     storage = await catalog.open(sid)

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from textual import events  # noqa: E402
 
 from treechat.chat import Chat  # noqa: E402
-from treechat.config import load_settings  # noqa: E402
+from treechat.config.settings import load_settings  # noqa: E402
 from treechat.llm.registry import ModelRegistry  # noqa: E402
 from treechat.session.session import Session  # noqa: E402
 from treechat.storage import open_catalog  # noqa: E402

@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from treechat.widgets.sanitize import json_for_terminal, sanitize, visible, visible_line  # noqa: E402
+from treechat.text.sanitize import json_for_terminal, sanitize, visible, visible_line  # noqa: E402
 
 
 def texts(size: int) -> dict[str, str]:

@@ -430,7 +430,7 @@ def region_text(app: Any, region: Any = None, sep: str = "\n") -> str:
 async def open_app(home: Path, sid: str | None, env: dict[str, str], model_ref: str | None = None):
     """The App as `run_tui` builds it (SQLite, one session), without starting it."""
     from treechat.chat import Chat
-    from treechat.config import load_settings
+    from treechat.config.settings import load_settings
     from treechat.llm.registry import ModelRegistry
     from treechat.tui import TreechatApp
 
@@ -444,8 +444,8 @@ async def open_app(home: Path, sid: str | None, env: dict[str, str], model_ref: 
 
 
 def usable(app: Any) -> Callable[[], bool]:
-    from treechat.widgets.composer import Composer
-    from treechat.widgets.transcript import Transcript
+    from treechat.widgets.composer.view import Composer
+    from treechat.widgets.transcript.view import Transcript
 
     def check() -> bool:
         if not isinstance(app.focused, Composer):
@@ -499,7 +499,7 @@ async def bench_branch(messages: int, repeat: int, work: Path) -> None:
 
 async def bench_tree(size: int, repeat: int, work: Path) -> None:
     import treechat.storage.tree_index as core_module  # (TreeIndex.build, timed: the class the controller uses)
-    from treechat.widgets.tree_view import TreeView
+    from treechat.widgets.tree.view import TreeView
 
     t0 = time.perf_counter()
     entries, leaf = generate(size)
@@ -766,7 +766,7 @@ def sse_steps(tokens: list[str], gap: float) -> list:
 async def type_keys(app: Any, frames: Frames, n: int, rng: random.Random) -> list[float]:
     from textual import events
 
-    from treechat.widgets.composer import Composer
+    from treechat.widgets.composer.view import Composer
 
     composer = app.ui(Composer)
     composer.focus()
@@ -792,8 +792,8 @@ def spread(values: list[float]) -> dict:
 
 
 async def bench_keystroke(keys: int, history: int, rate: float, work: Path) -> None:
-    from treechat.widgets.composer import Composer
-    from treechat.widgets.transcript import Transcript
+    from treechat.widgets.composer.view import Composer
+    from treechat.widgets.transcript.view import Transcript
 
     rng = random.Random(3)
     home = work / "keys"

@@ -50,7 +50,7 @@ TIMEOUT = 15.0
 
 
 def transcript_of(app: Any) -> Any:
-    from treechat.widgets.transcript import Transcript
+    from treechat.widgets.transcript.view import Transcript
 
     return app.ui(Transcript)
 
@@ -62,7 +62,7 @@ def visible_text(app: Any) -> str:
 
 def state(app: Any) -> tuple:
     """Everything one of the timed keys can change."""
-    from treechat.widgets.tree_view import TreeView
+    from treechat.widgets.tree.view import TreeView
 
     t = transcript_of(app)
     return (round(t.scroll_y), getattr(t, "selected", None), t.start, t.end, app.has_class("-tree-hidden"),
@@ -142,7 +142,7 @@ async def run_resizes(app: Any, frames: TimedFrames, expect: Callable[[], bool])
 
 def quiet_cursor(app: Any) -> None:
     """No blinking composer cursor: its frames every 0.5 s would hide when the screen settles."""
-    from treechat.widgets.composer import Composer
+    from treechat.widgets.composer.view import Composer
 
     app.ui(Composer).cursor_blink = False
 
@@ -187,7 +187,7 @@ async def compacted_pi_session(home: Path) -> tuple[str, int]:
 
 
 async def bench_originals(work: Path) -> None:
-    from treechat.widgets.message_view import CompactionCard
+    from treechat.widgets.transcript.message_view import CompactionCard
 
     home = work / "originals"
     home.mkdir()
@@ -300,7 +300,7 @@ async def bench_huge(size: int, cache: Path) -> None:
     import time
 
     from bench.tui import time_open, tree_keys
-    from treechat.widgets.tree_view import TreeView
+    from treechat.widgets.tree.view import TreeView
 
     home, sid = huge_home(size, cache)
     collect()

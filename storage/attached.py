@@ -1,6 +1,6 @@
 """How attached text files live inside a user message: each as a `<file path="…">` block after
 what the person typed (images are image blocks; `storage.images` reads their facts). The app
-builds them (`treechat.attachments`); the transcript shows them as chips, not their whole text.
+builds them (`treechat.prompts.attachments`); the transcript shows them as chips, not their whole text.
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 from treechat.agent.tools import parse_tool_names
 from treechat.chat import Chat
-from treechat.config import Settings
+from treechat.cli.print_mode import run_print
+from treechat.config.settings import Settings
 from treechat.llm.registry import ModelRegistry
-from treechat.print_mode import run_print
 from treechat.session.session import Session
 from treechat.storage.memory import MemoryCatalog
 

@@ -10,7 +10,7 @@ import os
 import pytest
 
 from tests.images import gif_bytes, jpeg_bytes, png_bytes, webp_bytes, write
-from treechat.attachments import (
+from treechat.prompts.attachments import (
     MAX_IMAGE_BYTES,
     MAX_TEXT_BYTES,
     AttachmentError,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from treechat.cli import main
-from treechat.config import ConfigError, load_settings
+from treechat.cli.main import main
+from treechat.config.settings import ConfigError, load_settings
 from treechat.llm.registry import ModelRefError, ModelRegistry
 
 BAD_URLS = [

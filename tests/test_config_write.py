@@ -8,8 +8,8 @@ import tomllib
 
 import pytest
 
-from treechat.config import ConfigError, parse_config
-from treechat.config_write import with_setting, write_setting
+from treechat.config.settings import ConfigError, parse_config
+from treechat.config.write import with_setting, write_setting
 
 USER_FILE = '''# my treechat config
 model = "openai/gpt-4.1-mini"   # the usual one

@@ -20,7 +20,7 @@ def test_every_toml_block_in_the_readme_is_a_valid_config():
     """The README's config examples use the code's keys (they once silently did not)."""
     import re
 
-    from treechat.config import parse_config
+    from treechat.config.settings import parse_config
 
     blocks = re.findall(r"```toml\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
     assert blocks, "the README shows no config example"

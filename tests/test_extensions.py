@@ -12,11 +12,11 @@ import pytest
 
 from tests.fake_provider import FakeProvider
 from treechat.chat import Chat
-from treechat.config import load_settings
-from treechat.extensions import CommandError, expand_command, load_extensions
+from treechat.cli.print_mode import run_print
+from treechat.config.settings import load_settings
 from treechat.llm.registry import ModelRegistry
-from treechat.print_mode import run_print
-from treechat.prompt_templates import parse_args, substitute
+from treechat.prompts.extensions import CommandError, expand_command, load_extensions
+from treechat.prompts.templates import parse_args, substitute
 from treechat.storage.memory import MemoryCatalog
 from treechat.widgets.commands import NAMES
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import stat
 
-from treechat.state import RECENT_MODELS, StateFile
+from treechat.config.state import RECENT_MODELS, StateFile
 
 
 def test_recent_models_newest_first_without_repeats_and_bounded(tmp_path):

@@ -30,7 +30,7 @@ from treechat.chat.events import (
     Unsaved,
     Waiting,
 )
-from treechat.prompt_context import images_replaced_note
+from treechat.prompts.context import images_replaced_note
 from treechat.session.events import CompactionStart, PersistFailed, QueueUpdate, SessionEvent
 from treechat.storage.model import AssistantMessage
 

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Literal
 
 from treechat.chat.events import Notice, StatusChanged
 from treechat.chat.models import ChatError
-from treechat.export_target import OutputError
-from treechat.exporting import export_session
+from treechat.export.formats import export_session
+from treechat.export.target import OutputError
 from treechat.session.agent_session import CompactionError, CompactionResult
 from treechat.session.branching import ForkError, NothingToSummarize, fork_session
 from treechat.storage.base import StorageError

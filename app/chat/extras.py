@@ -13,15 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from treechat.chat.events import Change, ChatEvent, Notice
-from treechat.extensions import CommandError, Extensions, expand_command, listing, load_extensions
 from treechat.mcp.config import ProjectServers, config_servers, find_project_file, read_project_servers
 from treechat.mcp.manager import McpManager, format_rows
 from treechat.mcp.trust import TrustAnswer, remember_trust, remembered_trust
-from treechat.skills import skills_prompt
+from treechat.prompts.extensions import CommandError, Extensions, expand_command, listing, load_extensions
+from treechat.prompts.skills import skills_prompt
 
 if TYPE_CHECKING:
     from treechat.agent.tools.base import AnyTool
-    from treechat.config import Settings
+    from treechat.config.settings import Settings
     from treechat.mcp.tools import ConfirmCall
     from treechat.session.agent_session import AgentSession
     from treechat.session.system_prompt import SystemPromptBuilder

@@ -53,8 +53,7 @@ if TYPE_CHECKING:
     from treechat.chat.bus import ChatBus, Listener
     from treechat.chat.drafts import Drafts
     from treechat.chat.events import QueueChanged
-    from treechat.config import Settings
-    from treechat.extensions import Extensions
+    from treechat.config.settings import Settings
     from treechat.llm.detect import DetectedServer
     from treechat.llm.registry import ModelRegistry
     from treechat.llm.types import StreamFn, StreamOptionFields
@@ -62,6 +61,7 @@ if TYPE_CHECKING:
     from treechat.mcp.config import ProjectServers
     from treechat.mcp.manager import McpManager
     from treechat.mcp.tools import ConfirmCall
+    from treechat.prompts.extensions import Extensions
     from treechat.session.agent_session import AgentSession
     from treechat.session.session import Session
     from treechat.session.system_prompt import SystemPromptBuilder

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from treechat.agent.tools import Reach, make_tools
-from treechat.attachments import AttachmentError, expand_prompt
 from treechat.chat.events import Failed, StatusChanged
 from treechat.chat.models import ChatError
 from treechat.chat.state import SendKind
+from treechat.prompts.attachments import AttachmentError, expand_prompt
 from treechat.session.agent_session import AgentSession
 from treechat.session.compaction import CompactionSettings
 from treechat.session.system_prompt import bind_system_prompt

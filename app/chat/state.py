@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from treechat.agent.tools import ApproveChange, ReadConfirm
     from treechat.agent.tools.base import AnyTool
     from treechat.chat.tree import TreeLoad
-    from treechat.config import Settings
+    from treechat.config.settings import Settings
     from treechat.llm.registry import ModelRegistry
     from treechat.llm.types import StreamFn, StreamOptionFields
     from treechat.mcp.tools import ConfirmCall

@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from ..config import base_url_problem
+from ..config.settings import base_url_problem
 from .abort import AbortSignal
 from .catalog import ProviderInfo, builtin_providers, model_info
 from .types import LlmContext, ModelInfo, StreamEvent, StreamOptions

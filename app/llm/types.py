@@ -105,7 +105,7 @@ class WaitNotice:
 WaitCallback = Callable[[WaitNotice], Awaitable[None] | None]
 
 # Defaults of the three waits (seconds); config.toml's keys of the same names override them
-# (treechat.llm.options.stream_options_from_settings). Why these values: see app/config.py.
+# (treechat.llm.options.stream_options_from_settings). Why these values: see app/config/settings.py.
 CONNECT_TIMEOUT = 10.0
 FIRST_BYTE_TIMEOUT = 300.0
 IDLE_TIMEOUT = 120.0

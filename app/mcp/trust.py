@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Literal
 
-from treechat.state import StateFile
+from treechat.config.state import StateFile
 
 from .config import ProjectServers
 

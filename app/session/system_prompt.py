@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from treechat.agent.tools import BashTool, EditTool, GrepTool, LsTool, ReadTool, WriteTool
 from treechat.agent.tools.base import AnyTool
-from treechat.context_files import ContextFile, find_context_files
+from treechat.prompts.context_files import ContextFile, find_context_files
 
 from .events import SessionEvent
 
@@ -156,7 +156,7 @@ class SystemPromptBuilder:
     @classmethod
     def from_settings(cls, settings: object, *, cwd: str | os.PathLike[str] | None = None,
                       instructions: str | None = None) -> SystemPromptBuilder:
-        """From a treechat.config.Settings (its config folder is the global context-file folder)."""
+        """From a treechat.config.settings.Settings (its config folder is the global context-file folder)."""
         config_file = getattr(settings, "config_file", None)
         return cls(
             cwd=str(cwd or os.getcwd()),

@@ -20,15 +20,15 @@ from textual.app import ComposeResult, get_system_commands_provider
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 
-from treechat.widgets.banner import Banner
-from treechat.widgets.composer import Composer
-from treechat.widgets.fitted_footer import FittedFooter
+from treechat.widgets.chrome.banner import Banner
+from treechat.widgets.chrome.fitted_footer import FittedFooter
+from treechat.widgets.chrome.panels import TranscriptSpace, TreeSpace
+from treechat.widgets.chrome.session_header import SessionHeader
+from treechat.widgets.chrome.status_bar import StatusBar
+from treechat.widgets.chrome.welcome import Welcome
+from treechat.widgets.composer.queue_tray import QueueTray
+from treechat.widgets.composer.view import Composer
 from treechat.widgets.keymap import bindings_for
-from treechat.widgets.panels import TranscriptSpace, TreeSpace
-from treechat.widgets.queue_tray import QueueTray
-from treechat.widgets.session_header import SessionHeader
-from treechat.widgets.status_bar import StatusBar
-from treechat.widgets.welcome import Welcome
 
 from .chat_view import ChatView
 from .commands import SlashCommands, TreechatCommands
@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/startin
     from treechat.chat import Chat
     from treechat.chat.events import ChatEvent
     from treechat.storage.base import SessionStorage
-    from treechat.widgets.composer import Completion
+    from treechat.widgets.composer.view import Completion
     from treechat.widgets.screens import ToolConfirmDialog
 
 register()  # Alt+Enter as most terminals send it (ESC CR)
@@ -128,7 +128,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
 
     async def attach(self, chat: Chat, storage: SessionStorage) -> None:
         from treechat.storage.lock_notices import add_listener
-        from treechat.widgets.sanitize import sanitize_line
+        from treechat.text.sanitize import sanitize_line
 
         if getattr(self, "chat", None) is not chat:
             self._attach_controller(chat)
@@ -156,12 +156,12 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, ThemeSett
         return chat.cwd if chat is not None else os.getcwd()
 
     def _complete_path(self, text: str, cursor: int) -> Completion | None:
-        from treechat.attachments import complete_at_path
+        from treechat.prompts.attachments import complete_at_path
 
         return complete_at_path(text, cursor, self._cwd())
 
     def _pasted_image(self, pasted: str) -> str | None:
-        from treechat.attachments import pasted_image_token
+        from treechat.prompts.attachments import pasted_image_token
 
         return pasted_image_token(pasted, self._cwd())
 

@@ -17,14 +17,14 @@ from textual.css.query import NoMatches
 from textual.notifications import Notify, SeverityLevel
 from textual.widget import MountError, Widget
 
-from treechat.widgets.banner import Banner
-from treechat.widgets.composer import Composer
-from treechat.widgets.queue_tray import QueueTray
+from treechat.widgets.chrome.banner import Banner
+from treechat.widgets.composer.queue_tray import QueueTray
+from treechat.widgets.composer.view import Composer
 
 if TYPE_CHECKING:  # loaded after the first frame (app/tui/starting.py)
     from treechat.chat import Chat
-    from treechat.widgets.transcript import Transcript
-    from treechat.widgets.tree_view import TreeView
+    from treechat.widgets.transcript.view import Transcript
+    from treechat.widgets.tree.view import TreeView
     from treechat.workspace.restore import RestorePlan
 
 W = TypeVar("W", bound=Widget)
@@ -151,13 +151,13 @@ class TuiBase(App[int]):
     # hold widgets.panels' spaces): their modules load after the first frame.
     @property
     def transcript(self) -> Transcript:
-        from treechat.widgets.transcript import Transcript
+        from treechat.widgets.transcript.view import Transcript
 
         return self.ui(Transcript)
 
     @property
     def tree_view(self) -> TreeView:
-        from treechat.widgets.tree_view import TreeView
+        from treechat.widgets.tree.view import TreeView
 
         return self.ui(TreeView)
 

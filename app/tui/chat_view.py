@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, assert_never
 from textual import on
 
 from treechat.storage import gc_policy
-from treechat.widgets.banner import Banner
-from treechat.widgets.session_header import SessionHeader
-from treechat.widgets.status_bar import StatusBar
-from treechat.widgets.welcome import Welcome
+from treechat.widgets.chrome.banner import Banner
+from treechat.widgets.chrome.session_header import SessionHeader
+from treechat.widgets.chrome.status_bar import StatusBar
+from treechat.widgets.chrome.welcome import Welcome
 
 from .base import TuiBase, drawn
 from .messages import ChatMessage
@@ -235,7 +235,7 @@ class ChatView(TuiBase):
     async def _unsaved(self, e: ev.Unsaved) -> None:
         """A reply that could not be saved stays on screen (the banner says where it was kept)."""
         from treechat.storage.model import AssistantMessage
-        from treechat.widgets.message_view import TranscriptItem
+        from treechat.widgets.transcript.message_view import TranscriptItem
 
         if isinstance(e.message, AssistantMessage):
             transcript = self.transcript

@@ -17,7 +17,7 @@ from textual.markup import escape
 from textual.screen import Screen
 
 from treechat.widgets.commands import BY_NAME, SLASH_COMMANDS, SlashCommand, closest
-from treechat.widgets.composer import Composer
+from treechat.widgets.composer.view import Composer
 
 from .extensions_view import ExtensionsView
 
@@ -152,7 +152,7 @@ class SlashCommands(ExtensionsView):
             if error:
                 self.show_error(error)
             return
-        from treechat.state import StateFile
+        from treechat.config.state import StateFile
         from treechat.widgets.screens import ModelPicker
 
         from .model_choices import model_groups
@@ -174,7 +174,7 @@ class SlashCommands(ExtensionsView):
     async def choose_model(self, ref: str) -> str | None:
         """Set the model; None when done (and it goes first in the recent list), else why not."""
         from treechat.chat import ChatError
-        from treechat.state import StateFile
+        from treechat.config.state import StateFile
 
         try:
             await self.chat.set_model(ref)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from treechat.widgets.commands import BY_NAME, NAMES
-from treechat.widgets.composer import Composer
+from treechat.widgets.composer.view import Composer
 
 from .base import TuiBase
 
@@ -196,7 +196,7 @@ class ExtensionsView(TuiBase):
 
 async def _restart(view: ExtensionsView, name: str) -> str:
     from treechat.chat import ChatError
-    from treechat.extensions import CommandError
+    from treechat.prompts.extensions import CommandError
 
     try:
         return await view.chat.restart_mcp(name)

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from treechat.chat import Chat
+from treechat.config.provider_keys import missing_key_hint
 from treechat.llm.local import shown_ref
 from treechat.llm.registry import ModelRefError
 from treechat.llm.types import THINKING_LEVELS, ModelInfo
-from treechat.provider_keys import missing_key_hint
 from treechat.session.agent_session import clamp_thinking
 from treechat.widgets.screens import ModelChoice, ModelGroup
 

@@ -15,17 +15,17 @@ from typing import TYPE_CHECKING
 
 from textual import on
 
-from treechat.widgets.banner import Banner
-from treechat.widgets.composer import Composer
-from treechat.widgets.queue_tray import QueueTray
+from treechat.widgets.chrome.banner import Banner
+from treechat.widgets.composer.queue_tray import QueueTray
+from treechat.widgets.composer.view import Composer
 
 from .base import TuiBase
 
 if TYPE_CHECKING:
     from treechat.chat.state import SendKind
     from treechat.widgets.screens import SessionsScreen
-    from treechat.widgets.transcript import Transcript
-    from treechat.widgets.tree_view import TreeView
+    from treechat.widgets.transcript.view import Transcript
+    from treechat.widgets.tree.view import TreeView
 
 
 class WidgetRequests(TuiBase):

@@ -20,7 +20,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from treechat.paths import config_path
+from treechat.config.paths import config_path
 
 from . import early_keys
 

@@ -33,9 +33,9 @@ from textual import events, on, work
 from textual.message import Message
 from textual.timer import Timer
 
-from treechat.widgets.banner import Banner
-from treechat.widgets.composer import Composer
-from treechat.widgets.panels import TranscriptSpace, TreeSpace
+from treechat.widgets.chrome.banner import Banner
+from treechat.widgets.chrome.panels import TranscriptSpace, TreeSpace
+from treechat.widgets.composer.view import Composer
 
 from .base import TuiBase
 
@@ -48,15 +48,15 @@ StartFn = Callable[[Report], Awaitable[tuple["Chat", "SessionStorage"]]]
 
 # What opening the session needs, imported on a thread right after the first frame (the start
 # function imports them too, on the event loop, if the thread has not got there yet).
-SESSION_MODULES = ("pydantic", "treechat.storage.model", "treechat.config", "treechat.bootstrap",
-                   "treechat.llm.registry", "treechat.chat", "treechat.widgets.transcript",
-                   "treechat.widgets.tree_view", "treechat.tui.view")
+SESSION_MODULES = ("pydantic", "treechat.storage.model", "treechat.config.settings", "treechat.bootstrap",
+                   "treechat.llm.registry", "treechat.chat", "treechat.widgets.transcript.view",
+                   "treechat.widgets.tree.view", "treechat.tui.view")
 # What the first request needs beyond them (the HTTP stack's lower layers load on first connect),
 # imported on the thread while the session opens. A name that is not there is skipped.
 REQUEST_MODULES = ("httpcore", "anyio", "anyio._backends._asyncio", "h11")
 # What the first dialog, search or command needs: imported on the thread once the app is idle (no
 # reply running, no key for a moment), so that it slows neither the first reply nor typing.
-LATER_MODULES = ("treechat.widgets.screens", "treechat.tui.model_choices", "treechat.exporting")
+LATER_MODULES = ("treechat.widgets.screens", "treechat.tui.model_choices", "treechat.export.formats")
 IDLE_S = 0.5
 
 SLOW_START_S = 1.0  # a start that takes longer says what it is doing
@@ -113,8 +113,8 @@ class StartUp(TuiBase):
 
     async def mount_panels(self) -> None:
         """The transcript and the tree in the places the first frame kept for them."""
-        from treechat.widgets.transcript import Transcript
-        from treechat.widgets.tree_view import TreeView
+        from treechat.widgets.transcript.view import Transcript
+        from treechat.widgets.tree.view import TreeView
 
         spaces = self.query(TranscriptSpace), self.query(TreeSpace)
         if not (spaces[0] and spaces[1]):

@@ -26,8 +26,8 @@ class ThemeSettings(TuiBase):
     def _theme_changed(self, theme: Theme) -> None:
         if theme.name == self._saved_theme:
             return  # the start-up theme, or one already saved
-        from treechat.config import ConfigError
-        from treechat.config_write import write_setting
+        from treechat.config.settings import ConfigError
+        from treechat.config.write import write_setting
 
         try:
             write_setting(self.chat.settings.config_file, "theme", theme.name)

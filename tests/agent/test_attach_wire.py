@@ -13,7 +13,7 @@ from tests.fake_provider import FakeProvider
 from tests.images import png_bytes, write
 from tests.print_helper import print_run
 from treechat.agent.convert import IMAGE_PLACEHOLDER, replace_images
-from treechat.config import load_settings
+from treechat.config.settings import load_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.session.session import Session
 from treechat.storage.memory import MemoryCatalog

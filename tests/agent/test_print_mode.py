@@ -9,9 +9,9 @@ import pytest
 
 from tests.fake_provider import FakeProvider
 from treechat.chat import Chat
-from treechat.config import load_settings
+from treechat.cli.print_mode import run_print
+from treechat.config.settings import load_settings
 from treechat.llm.registry import ModelRegistry
-from treechat.print_mode import run_print
 from treechat.session.session import Session
 from treechat.storage import open_catalog
 from treechat.storage.base import SessionCatalog

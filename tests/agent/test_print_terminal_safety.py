@@ -10,9 +10,9 @@ import pytest
 from tests.agent.test_print_mode import Place, registry_for
 from tests.fake_provider import FakeProvider
 from treechat.chat import Chat
-from treechat.cli import build_parser, cmd_print
-from treechat.config import load_settings
-from treechat.print_mode import run_print
+from treechat.cli.main import build_parser, cmd_print
+from treechat.cli.print_mode import run_print
+from treechat.config.settings import load_settings
 
 # A clipboard write (OSC 52), a window title (OSC 0), a clear screen, an 8-bit CSI, a bell and a
 # right-to-left override, split over deltas the way a stream splits them (mid-sequence, "\r|\n").

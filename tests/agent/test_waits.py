@@ -1,5 +1,5 @@
 """Waits reach the agent's listeners (retry_wait / stream_wait), settings reach the stream, and
-print mode's stderr notes (treechat.wait_notes) read well on a terminal and in a log."""
+print mode's stderr notes (treechat.cli.wait_notes) read well on a terminal and in a log."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import pytest
 from tests.fake_provider import FakeProvider
 from treechat.agent import Agent, AgentState
 from treechat.agent.events import RetryWait, StreamWait
-from treechat.config import load_settings
+from treechat.cli.wait_notes import WaitNotes, describe
+from treechat.config.settings import load_settings
 from treechat.llm.options import stream_options_from_settings
 from treechat.llm.retry import RetryPolicy
 from treechat.llm.types import ModelInfo
-from treechat.wait_notes import WaitNotes, describe
 
 from .scripted import Recorder, ScriptedStream, reply
 

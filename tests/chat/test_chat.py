@@ -24,7 +24,7 @@ from treechat.chat.events import (
     RunStarted,
     SessionOpened,
 )
-from treechat.config import load_settings
+from treechat.config.settings import load_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.storage.base import SessionCatalog
 from treechat.storage.model import AssistantMessage, MessageEntry, TextContent, UserMessage, message_text

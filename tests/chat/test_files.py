@@ -14,7 +14,7 @@ import pytest
 from tests.fake_provider import FakeProvider
 from treechat.chat import Chat
 from treechat.chat.events import Notice, RestoreOffered
-from treechat.config import load_settings
+from treechat.config.settings import load_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.storage.memory import MemoryCatalog
 from treechat.storage.model import MessageEntry, UserMessage

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from tests.fake_provider import FakeProvider
-from treechat.cli import build_parser, cmd_print, main
+from treechat.cli.main import build_parser, cmd_print, main
 from treechat.storage import BACKENDS
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from treechat.cli import main
+from treechat.cli.main import main
 from treechat.session.session import Session
 from treechat.storage import open_catalog
 from treechat.storage.model import AssistantMessage, TextContent, UserMessage
@@ -135,7 +135,7 @@ def test_export_to_a_writable_path_still_works(capsys, place, fmt):
 def test_a_full_disk_part_way_names_the_target_and_leaves_no_half_file(capsys, place, fmt, monkeypatch):
     import errno
 
-    from treechat.export_target import ExportFile
+    from treechat.export.target import ExportFile
 
     def full(*_args: object) -> int:
         raise OSError(errno.ENOSPC, "No space left on device")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures import PI_FIXTURES
-from treechat.cli import main
+from treechat.cli.main import main
 from treechat.storage import BACKENDS
 
 FIXTURES = PI_FIXTURES
@@ -98,7 +98,7 @@ def test_export_after_moving_the_leaf_reopens_at_that_leaf(capsys, home, tmp_pat
     # context at an earlier leaf, then move there via the Session API and export
     import asyncio
 
-    from treechat.cli import build_parser, catalog_for
+    from treechat.cli.main import build_parser, catalog_for
     from treechat.session.session import Session
 
     async def move():
@@ -179,7 +179,7 @@ def test_home_from_environment(capsys, tmp_path, monkeypatch):
 def test_sessions_never_lists_an_empty_session(tmp_path, capsys) -> None:
     import asyncio
 
-    from treechat.cli import main
+    from treechat.cli.main import main
     from treechat.storage import open_catalog
 
     async def make_empty() -> str:

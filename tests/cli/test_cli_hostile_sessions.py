@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from treechat.cli import main
+from treechat.cli.main import main
 
 SID = "aaaaaaaa-0000-4000-8000-000000000002"
 

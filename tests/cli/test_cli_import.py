@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures import PI_FIXTURES
-from treechat.cli import main
+from treechat.cli.main import main
 
 FIXTURES = PI_FIXTURES
 
@@ -183,7 +183,8 @@ def test_a_line_only_pydantic_refuses_is_skipped_and_the_rest_imports(capsys, ho
 def test_reindex_rebuilds_the_search_index_with_progress_on_a_terminal(capsys, home, tmp_path, monkeypatch):
     import io
 
-    from treechat import cli_storage, progress
+    from treechat import progress
+    from treechat.cli import storage as cli_storage
 
     drawn = io.StringIO()
     monkeypatch.setattr(cli_storage, "progress", lambda *a, **kw: progress.progress(*a, **kw, stream=drawn, force=True))
@@ -204,7 +205,7 @@ def test_a_file_that_trips_an_unexpected_error_is_one_failure_and_the_folder_imp
                                                                                        monkeypatch):
     """Whatever goes wrong with one file (here a bug simulated in the reader), the others import
     and the summary line says which file failed and why; never a traceback half-way."""
-    from treechat import cli_storage
+    from treechat.cli import storage as cli_storage
 
     folder = pi_folder(tmp_path / "pi")
 

@@ -1,6 +1,6 @@
 """Start-up in proportion (issue 26): each subcommand imports only what it needs.
 
-Each case runs `treechat.cli.main` in a fresh interpreter and lists the modules it loaded: the
+Each case runs `treechat.cli.main.main` in a fresh interpreter and lists the modules it loaded: the
 storage commands never load the providers (httpx), Textual or the agent loop, and `--version`
 loads next to nothing (no pydantic, no asyncio, no importlib.metadata)."""
 
@@ -15,7 +15,7 @@ import pytest
 
 PROBE = r"""
 import contextlib, io, json, sys
-from treechat.cli import main
+from treechat.cli.main import main
 out = io.StringIO()
 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
     try:
@@ -77,7 +77,7 @@ def test_storage_commands_load_no_providers_tui_or_agent(home: Path, argv: list[
 
 APP_START = r"""
 import json, sys
-from treechat.config import load_settings
+from treechat.config.settings import load_settings
 from treechat.chat import Chat
 from treechat.llm.registry import ModelRegistry
 from treechat.storage.memory import MemoryCatalog

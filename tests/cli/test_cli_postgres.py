@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from treechat.cli import main
+from treechat.cli.main import main
 
 from ..faults.helpers import env
 from ..pg_cluster import PASSWORD
@@ -135,7 +135,7 @@ def test_the_password_is_never_printed_logged_or_written_to_the_home(capsys, pg_
 
 def test_without_the_driver_postgres_is_one_line_saying_what_to_install(tmp_path):
     code = ("import sys; sys.modules['psycopg'] = None; sys.modules['psycopg_pool'] = None\n"
-            "from treechat.cli import main; sys.exit(main(sys.argv[1:]))")
+            "from treechat.cli.main import main; sys.exit(main(sys.argv[1:]))")
     done = subprocess.run([sys.executable, "-c", code, "--home", str(tmp_path), "--storage", "postgres", "sessions"],
                           capture_output=True, text=True, timeout=60,
                           env={**env(), "TREECHAT_DATABASE_URL": "postgresql://me@127.0.0.1/db"})

@@ -8,7 +8,7 @@ import json
 
 from tests.fake_provider import FakeProvider
 from tests.images import png_bytes, write
-from treechat.cli import build_parser, cmd_print, main
+from treechat.cli.main import build_parser, cmd_print, main
 
 
 def test_context_json_includes_the_system_prompt(capsys, tmp_path, monkeypatch) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from treechat.cli import main
+from treechat.cli.main import main
 from treechat.session.session import Session
 from treechat.storage import open_catalog
 from treechat.storage.model import AssistantMessage, TextContent, UserMessage

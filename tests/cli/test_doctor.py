@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from treechat.cli import main
-from treechat.doctor import run_doctor
-from treechat.doctor_terminal import identify, terminal_checks
+from treechat.cli.main import main
+from treechat.doctor.checks import run_doctor
+from treechat.doctor.terminal import identify, terminal_checks
 from treechat.storage import open_catalog
 from treechat.storage.sqlite.db import SCHEMA_VERSION
 
@@ -217,7 +217,7 @@ def test_json_shape(tmp_path, quiet_servers):
 
 
 def test_the_command_line(tmp_path, quiet_servers, monkeypatch, capsys):
-    monkeypatch.setattr("treechat.doctor.LOCAL_SERVERS", quiet_servers)
+    monkeypatch.setattr("treechat.doctor.checks.LOCAL_SERVERS", quiet_servers)
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.delenv("TMUX", raising=False)
     code = main(["doctor", "--home", str(tmp_path), "--json"])

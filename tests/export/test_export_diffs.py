@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from treechat.agent.tools import make_tools
-from treechat.export_md import render_markdown
-from treechat.html_export import export_html
+from treechat.export.html import export_html
+from treechat.export.markdown import render_markdown
 from treechat.llm.abort import AbortSignal
 from treechat.session.session import Session
 from treechat.storage import open_catalog

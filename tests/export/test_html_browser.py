@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from treechat.html_export import export_html
+from treechat.export.html import export_html
 from treechat.storage import open_catalog
 
 from .chromium import CHROMIUM, Chromium

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures import PI_FIXTURES
-from treechat.cli import main
-from treechat.html_export import export_html
+from treechat.cli.main import main
+from treechat.export.html import export_html
 from treechat.storage.base import EntryCursor
 
 from .helpers import audit, branched_session, parse, payload, record_text
@@ -116,7 +116,7 @@ def test_printing_opens_what_the_screen_folds():
     """Print (static check; the browser tests print for real): the script opens every closed
     <details> before printing and closes them after, and the print stylesheet shows them and the
     clipped tool output even with no print event."""
-    from treechat.html_export.page import content_security_policy, csp_hash, page_script, page_style
+    from treechat.export.html.page import content_security_policy, csp_hash, page_script, page_style
 
     script = page_script()
     before = script[script.index("addEventListener('beforeprint'"):]
@@ -160,7 +160,7 @@ class Recorder:
 
 
 async def test_progress_counts_every_entry(catalog, tmp_path, monkeypatch):
-    import treechat.html_export.export as module
+    import treechat.export.html.export as module
 
     monkeypatch.setattr(module, "PAGE_SIZE", 4)  # several pages on a small session
     built = await branched_session(catalog)
@@ -187,7 +187,7 @@ class Failing:
 
 
 async def test_a_failed_export_leaves_the_earlier_file_and_no_debris(catalog, tmp_path, monkeypatch):
-    import treechat.html_export.export as module
+    import treechat.export.html.export as module
 
     monkeypatch.setattr(module, "PAGE_SIZE", 4)
     built = await branched_session(catalog)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from html import unescape
 
-from treechat.html_export import export_html
-from treechat.html_export.render import Renderer, safe_link
+from treechat.export.html import export_html
+from treechat.export.html.render import Renderer, safe_link
 
 from .helpers import HOSTILE, audit, hostile_session, parse, payload, record_text
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-import treechat.export_target as export_target
-from treechat.cli import main
+import treechat.export.target as export_target
+from treechat.cli.main import main
 from treechat.session.session import Session
 from treechat.storage import open_catalog
 from treechat.storage.model import AssistantMessage, TextContent, UserMessage
@@ -206,7 +206,7 @@ def test_a_block_device_is_refused_with_one_line(capsys, place):
 KILLED = r"""
 import asyncio, os, signal, sys
 from pathlib import Path
-from treechat.export_target import ExportFile
+from treechat.export.target import ExportFile
 
 async def main():
     out = await ExportFile.open(Path(sys.argv[1]))

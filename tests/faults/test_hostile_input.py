@@ -9,9 +9,9 @@ from __future__ import annotations
 from textual import events
 
 from tests.tui.conftest import fake, make_app, wait_for  # noqa: F401  (fixtures)
-from treechat.cli import main
+from treechat.cli.main import main
 from treechat.storage.base import MAX_QUERY_CHARS
-from treechat.widgets.composer import Composer
+from treechat.widgets.composer.view import Composer
 from treechat.widgets.screens import SearchScreen
 
 
@@ -65,7 +65,7 @@ def test_the_cli_cuts_a_huge_query_with_a_note(tmp_path, capsys):
 async def test_a_huge_reply_is_drawn_in_part_and_says_so(make_app, fake, monkeypatch):  # noqa: F811
     """A 1 MB reply in paragraphs took 32 s and 566 MB to draw; the transcript now draws the first
     SHOWN_CHARS characters of a message and says how long it is (the session keeps all of it)."""
-    import treechat.widgets.long_text as long_text
+    import treechat.widgets.transcript.long_text as long_text
     from tests.tui.conftest import path_texts, screen_text, type_text
 
     monkeypatch.setattr(long_text, "SHOWN_CHARS", 2_000)  # (the same code path, 50 times faster)

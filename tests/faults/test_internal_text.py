@@ -10,7 +10,7 @@ import json
 import pytest
 
 from tests.fake_provider import SSE_HEADERS, FakeProvider, Send, Status, openai_chunks, sse_frame
-from treechat.cli import main
+from treechat.cli.main import main
 from treechat.llm.anthropic import stream_anthropic
 from treechat.llm.openai import stream_openai
 from treechat.llm.retry import RetryPolicy

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from treechat.cli import main
+from treechat.cli.main import main
 from treechat.load_warning import load_warning
 from treechat.session.session import Session
 from treechat.storage import open_catalog

@@ -10,8 +10,8 @@ import io
 import json
 import socket
 
-from treechat.cli import main
-from treechat.doctor import run_doctor
+from treechat.cli.main import main
+from treechat.doctor.checks import run_doctor
 from treechat.progress import progress
 
 HOSTILE = "\\u001b]0;pwned\\u0007\\u001b[2J\\u009b31m\\u202e"  # TOML escapes: OSC title, clear, 8-bit CSI, bidi

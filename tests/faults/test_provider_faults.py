@@ -19,7 +19,7 @@ from tests.fake_provider import (
     sse_frame,
 )
 from tests.print_helper import print_run
-from treechat.config import load_settings
+from treechat.config.settings import load_settings
 from treechat.llm.anthropic import stream_anthropic
 from treechat.llm.openai import stream_openai
 from treechat.llm.proxy import is_local_host, route_for

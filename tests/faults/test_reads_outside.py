@@ -18,10 +18,10 @@ from tests.fake_provider import FakeProvider
 from tests.tui.conftest import KEY, screen_text, type_text, wait_for
 from treechat.agent.tools import Reach, make_tools
 from treechat.chat import Chat
-from treechat.cli import _allow_read, _refuse_read
-from treechat.config import load_settings
+from treechat.cli.main import _allow_read, _refuse_read
+from treechat.cli.print_mode import run_print
+from treechat.config.settings import load_settings
 from treechat.llm.registry import ModelRegistry
-from treechat.print_mode import run_print
 from treechat.storage import open_catalog
 from treechat.tui import TreechatApp
 from treechat.widgets.screens import ToolConfirmDialog

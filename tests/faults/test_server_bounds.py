@@ -14,7 +14,7 @@ import pytest
 import treechat.llm.http_stream as http_stream
 from tests.fake_provider import SSE_HEADERS, Drip, FakeProvider, Send, Status, openai_chunks, sse_frame
 from tests.print_helper import print_run
-from treechat.config import load_settings
+from treechat.config.settings import load_settings
 from treechat.llm.anthropic import stream_anthropic
 from treechat.llm.openai import stream_openai
 from treechat.llm.registry import ModelRegistry

@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-import treechat.piped_input as piped_input
-from treechat.piped_input import PipedInputError, read_piped
+import treechat.cli.piped_input as piped_input
+from treechat.cli.piped_input import PipedInputError, read_piped
 from treechat.storage import open_catalog
 
 from .helpers import env, one_line, treechat

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from treechat.config import ConfigError, load_settings
+from treechat.config.settings import ConfigError, load_settings
 from treechat.llm.detect import detect_local_servers
 from treechat.llm.registry import ModelRefError, ModelRegistry
 

@@ -16,10 +16,10 @@ import pytest
 
 from tests.fake_local_server import MODEL_PATH, LocalServer
 from treechat.chat import Chat
-from treechat.config import load_settings
+from treechat.cli.print_mode import run_print
+from treechat.config.settings import load_settings
+from treechat.config.state import StateFile
 from treechat.llm.registry import ModelRegistry
-from treechat.print_mode import run_print
-from treechat.state import StateFile
 from treechat.storage.memory import MemoryCatalog
 
 LONG = " ".join(f"Tomatoes need sun and steady watering, note {i}." for i in range(45))  # ~2,200 chars

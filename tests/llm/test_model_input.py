@@ -3,7 +3,7 @@ list, and the config's [[providers.NAME.models]] tables (input, context_window, 
 
 from __future__ import annotations
 
-from treechat.config import load_settings
+from treechat.config.settings import load_settings
 from treechat.llm.registry import ModelRegistry
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.agent.scripted import ScriptedStream, reply
 from tests.agent.test_loop import echo_tool
-from treechat.config import ConfigError, parse_config
+from treechat.config.settings import ConfigError, parse_config
 from treechat.llm.openai import build_body
 from treechat.llm.types import LlmContext, ModelInfo, StreamOptions
 from treechat.mcp.config import MissingVariable, expand, find_project_file, read_project_servers

@@ -36,7 +36,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     str(wheel)], check=True, timeout=300)
     # the console script: what pip writes for [project.scripts] when it installs into the venv itself
     script = venv / "bin" / "treechat"
-    script.write_text(f"#!{venv / 'bin' / 'python'}\nimport sys\nfrom treechat.cli import main\nsys.exit(main())\n")
+    script.write_text(f"#!{venv / 'bin' / 'python'}\nimport sys\nfrom treechat.cli.main import main\nsys.exit(main())\n")
     script.chmod(0o755)
     deps = [p for p in site.getsitepackages() if Path(p).exists()]
     (purelib / "zz_borrowed_deps.pth").write_text("\n".join(deps) + "\n")  # plain paths: no .pth of theirs runs

@@ -14,10 +14,10 @@ from pydantic import BaseModel
 from tests.fake_provider import FakeProvider
 from treechat.agent import FunctionTool, text_result
 from treechat.chat import Chat
-from treechat.config import load_settings
+from treechat.cli.print_mode import run_print
+from treechat.config.settings import load_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.llm.types import ModelInfo
-from treechat.print_mode import run_print
 from treechat.session.agent_session import (
     AgentSession,
     CompactionError,

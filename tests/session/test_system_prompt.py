@@ -9,8 +9,8 @@ from datetime import date
 import pytest
 
 from treechat.agent.tools import make_tools
-from treechat.context_files import MAX_CONTEXT_FILE_CHARS, find_context_files
 from treechat.llm.types import ModelInfo
+from treechat.prompts.context_files import MAX_CONTEXT_FILE_CHARS, find_context_files
 from treechat.session.agent_session import AgentSession
 from treechat.session.session import Session
 from treechat.session.system_prompt import (
@@ -105,7 +105,7 @@ def test_unreadable_and_huge_files(tree) -> None:
 
 
 def test_from_settings_uses_the_config_folder(tree) -> None:
-    from treechat.config import load_settings
+    from treechat.config.settings import load_settings
 
     (tree["home"] / "config.toml").write_text('system_prompt = "Use British spelling."\n')
     builder = SystemPromptBuilder.from_settings(load_settings(tree["home"], env={}), cwd=tree["sub"],

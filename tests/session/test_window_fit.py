@@ -229,7 +229,7 @@ async def test_summary_input_is_fitted_and_keeps_the_first_request() -> None:
 @pytest.mark.parametrize("provider", ["llamacpp", "mybox"])  # mybox: any provider on a local address
 async def test_print_mode_reads_a_llamacpp_window_and_compacts_before_sending(fake, tmp_path, provider) -> None:
     from tests.print_helper import print_run
-    from treechat.config import load_settings
+    from treechat.config.settings import load_settings
     from treechat.llm.registry import ModelRegistry
     from treechat.storage.model import AssistantMessage, Usage
 
@@ -273,7 +273,7 @@ async def test_print_mode_says_once_why_an_overflow_could_not_be_recovered(fake,
     """A prompt larger than the window: one line says why and what to do; the provider's own
     "…too long; compact it" would contradict it (compacting is what just failed)."""
     from tests.print_helper import print_run
-    from treechat.config import load_settings
+    from treechat.config.settings import load_settings
     from treechat.llm.registry import ModelRegistry
 
     WindowServer(fake, window=2000)

@@ -108,7 +108,7 @@ async def test_restore_and_undo_against_the_disk(catalog, tmp_path) -> None:
 
 
 async def test_the_pi_jsonl_export_keeps_the_checkpoints(catalog, tmp_path) -> None:
-    from treechat.cli_storage import stream_export
+    from treechat.cli.storage import stream_export
     from treechat.storage.jsonl_format import read_session_file
 
     path = str(tmp_path / "f.txt")

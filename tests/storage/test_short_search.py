@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from treechat.cli import main
+from treechat.cli.main import main
 from treechat.storage.base import searched_only
 from treechat.storage.sqlite import SqliteCatalog, search
 

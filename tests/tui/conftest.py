@@ -11,7 +11,7 @@ import pytest
 
 from tests.fake_provider import FakeProvider
 from treechat.chat import Chat
-from treechat.config import load_settings
+from treechat.config.settings import load_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.storage import open_catalog
 from treechat.tui import TreechatApp

@@ -6,7 +6,7 @@ import json
 import sys
 from contextlib import contextmanager
 
-from treechat.widgets.composer import Composer
+from treechat.widgets.composer.view import Composer
 from treechat.widgets.screens import TextDialog
 
 from .conftest import idle, path_texts, screen_text, type_text, wait_for

@@ -13,8 +13,8 @@ import pytest
 import treechat.chat.tree as chat_tree
 from treechat.session.session import Session
 from treechat.storage.model import AssistantMessage, TextContent, UserMessage
-from treechat.widgets.transcript import Transcript
-from treechat.widgets.tree_view import TreeView
+from treechat.widgets.transcript.view import Transcript
+from treechat.widgets.tree.view import TreeView
 
 from .conftest import screen_text, wait_for
 

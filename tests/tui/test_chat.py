@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from treechat.widgets.composer import Composer
-from treechat.widgets.queue_tray import QueueTray
-from treechat.widgets.tree_view import TreeView
+from treechat.widgets.composer.queue_tray import QueueTray
+from treechat.widgets.composer.view import Composer
+from treechat.widgets.tree.view import TreeView
 
 from .conftest import idle, path_texts, screen_text, type_text, wait_for
 

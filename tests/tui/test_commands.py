@@ -8,9 +8,9 @@ import json
 
 from tests.fixtures import PI_FIXTURES
 from treechat.storage.jsonl import read_session_file
-from treechat.widgets.composer import Composer
+from treechat.widgets.composer.view import Composer
 from treechat.widgets.screens import ConfirmDialog, SessionsScreen, ToolConfirmDialog
-from treechat.widgets.transcript import Transcript
+from treechat.widgets.transcript.view import Transcript
 
 from .conftest import idle, path_texts, screen_text, type_text, wait_for
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from .conftest import KEY
 
 ANSI = re.compile(rb"\x1b\[[0-9;?<>=$ ]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78DEHMNOPXZ\\^_c]")
-RUN = "import sys; from treechat.cli import main; sys.exit(main(sys.argv[1:]))"
+RUN = "import sys; from treechat.cli.main import main; sys.exit(main(sys.argv[1:]))"
 
 
 async def test_a_message_typed_before_the_app_is_up_is_sent(tmp_path: Path, fake) -> None:

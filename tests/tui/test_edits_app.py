@@ -10,9 +10,9 @@ import pytest
 from textual import events
 
 from treechat.storage.model import MessageEntry, UserMessage
-from treechat.widgets.message_view import DiffLine
 from treechat.widgets.screens import ChangeConfirmDialog
-from treechat.widgets.transcript import Transcript
+from treechat.widgets.transcript.message_view import DiffLine
+from treechat.widgets.transcript.view import Transcript
 
 from .conftest import idle, screen_text, type_text, wait_for
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import sys
 
-from treechat.state import StateFile
+from treechat.config.state import StateFile
 from treechat.tui.extension_dialogs import McpCallDialog, ProjectTrustDialog
-from treechat.widgets.composer import Composer
+from treechat.widgets.composer.view import Composer
 from treechat.widgets.screens import HelpScreen, TextDialog, ToolConfirmDialog
 
 from ..mcp.helpers import FAKE, time_server

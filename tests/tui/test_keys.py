@@ -8,9 +8,9 @@ import asyncio
 
 from textual._xterm_parser import XTermParser
 
-from treechat.widgets.composer import Composer
-from treechat.widgets.queue_tray import QueueTray
-from treechat.widgets.transcript import Transcript
+from treechat.widgets.composer.queue_tray import QueueTray
+from treechat.widgets.composer.view import Composer
+from treechat.widgets.transcript.view import Transcript
 
 from .conftest import idle, path_texts, wait_for
 
@@ -88,7 +88,7 @@ async def test_a_burst_typed_into_the_transcript_or_the_tree_all_goes_to_the_com
     e edits and resends, space previews, g jumps) or lose the Enter."""
     from treechat.session.session import Session
     from treechat.storage.model import AssistantMessage, TextContent, UserMessage
-    from treechat.widgets.tree_view import TreeView
+    from treechat.widgets.tree.view import TreeView
 
     fake.script_openai(["the answer"])
     async with make_app() as (app, pilot):
@@ -151,7 +151,7 @@ async def test_the_tree_filter_takes_what_is_typed_after_slash(make_app, fake):
     (a final smoke test found every letter the tree does not bind going to the composer)."""
     from treechat.session.session import Session
     from treechat.storage.model import UserMessage
-    from treechat.widgets.tree_view import TreeView
+    from treechat.widgets.tree.view import TreeView
 
     async with make_app() as (app, pilot):
         s = await Session.open(await app.chat.catalog.create())

@@ -9,9 +9,9 @@ import pytest
 from treechat.session.session import Session
 from treechat.storage import open_catalog
 from treechat.storage.model import AssistantMessage, TextContent, Usage, UserMessage
+from treechat.widgets.chrome.status_bar import StatusBar
 from treechat.widgets.screens import SessionsScreen
-from treechat.widgets.status_bar import StatusBar
-from treechat.widgets.tree_view import TreeView
+from treechat.widgets.tree.view import TreeView
 
 from .conftest import screen_text, wait_for
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from textual.widgets._footer import FooterKey
 
-from treechat.widgets.composer import Composer
-from treechat.widgets.transcript import Transcript
-from treechat.widgets.tree_view import TreeView
+from treechat.widgets.composer.view import Composer
+from treechat.widgets.transcript.view import Transcript
+from treechat.widgets.tree.view import TreeView
 
 from .conftest import screen_text, type_text, wait_for
 from .test_tree_nav import click_row, seed

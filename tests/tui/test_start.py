@@ -20,15 +20,15 @@ from textual.message import Message
 
 from treechat.chat import Chat
 from treechat.chat import events as chat_events
-from treechat.config import ConfigError, load_settings
+from treechat.config.settings import ConfigError, load_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.storage import open_catalog
 from treechat.tui import TreechatApp
-from treechat.widgets.composer import Composer
-from treechat.widgets.panels import TranscriptSpace, TreeSpace
-from treechat.widgets.queue_tray import QueueTray
-from treechat.widgets.transcript import Transcript
-from treechat.widgets.tree_view import TreeView
+from treechat.widgets.chrome.panels import TranscriptSpace, TreeSpace
+from treechat.widgets.composer.queue_tray import QueueTray
+from treechat.widgets.composer.view import Composer
+from treechat.widgets.transcript.view import Transcript
+from treechat.widgets.tree.view import TreeView
 
 from .conftest import KEY, path_texts, screen_text, wait_for
 

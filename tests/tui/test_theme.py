@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from textual.command import CommandPalette
 
-from treechat.widgets.message_view import MarkdownBody
+from treechat.widgets.transcript.message_view import MarkdownBody
 
 from .conftest import wait_for
 

@@ -9,7 +9,7 @@ import json
 
 from textual import events
 
-from treechat.widgets.composer import Composer
+from treechat.widgets.composer.view import Composer
 from treechat.widgets.screens import ToolConfirmDialog
 from treechat.widgets.screens.tool_confirm import IGNORED
 

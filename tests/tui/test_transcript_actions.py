@@ -3,9 +3,9 @@ copy, fork and label from a selected message."""
 
 from __future__ import annotations
 
-from treechat.widgets.composer import Composer
+from treechat.widgets.composer.view import Composer
 from treechat.widgets.screens import LabelDialog
-from treechat.widgets.transcript import Transcript
+from treechat.widgets.transcript.view import Transcript
 
 from .conftest import idle, path_texts, type_text, wait_for
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from treechat.session.session import Session
 from treechat.storage.model import AssistantMessage, TextContent, UserMessage
-from treechat.widgets.message_view import CompactionCard, MessageView
-from treechat.widgets.originals import OriginalLines
-from treechat.widgets.transcript import Transcript
-from treechat.widgets.tree_view import TreeView
+from treechat.widgets.transcript.message_view import CompactionCard, MessageView
+from treechat.widgets.transcript.originals import OriginalLines
+from treechat.widgets.transcript.view import Transcript
+from treechat.widgets.tree.view import TreeView
 
 from .conftest import screen_text, wait_for
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from treechat.session.session import Session
 from treechat.storage.model import AssistantMessage, TextContent, UserMessage
-from treechat.widgets.composer import Composer
+from treechat.widgets.composer.view import Composer
 from treechat.widgets.screens import LabelDialog, SearchScreen, SessionsScreen
-from treechat.widgets.transcript import Transcript
-from treechat.widgets.tree_view import TreeView
+from treechat.widgets.transcript.view import Transcript
+from treechat.widgets.tree.view import TreeView
 
 from .conftest import idle, path_texts, screen_text, type_text, wait_for
 

@@ -6,16 +6,16 @@ from __future__ import annotations
 import dataclasses
 
 from treechat.chat import Chat
-from treechat.config import load_settings
+from treechat.config.settings import load_settings
 from treechat.llm.detect import DetectedServer
 from treechat.llm.registry import ModelRegistry
 from treechat.storage.memory import MemoryCatalog
 from treechat.tui import TreechatApp
 from treechat.widgets import keymap
+from treechat.widgets.chrome.welcome import Welcome
 from treechat.widgets.keymap import display_key
-from treechat.widgets.transcript import Transcript
-from treechat.widgets.tree_view import TreeView
-from treechat.widgets.welcome import Welcome
+from treechat.widgets.transcript.view import Transcript
+from treechat.widgets.tree.view import TreeView
 
 from .conftest import idle, type_text, wait_for
 
@@ -44,7 +44,7 @@ async def test_an_empty_session_says_how_to_start_and_which_model(make_app):
 
 async def test_the_key_names_come_from_the_keymap(make_app, monkeypatch):
     changed = tuple(dataclasses.replace(k, key="ctrl+y") if k.action == "toggle_tree" else k for k in keymap.KEYMAP)
-    monkeypatch.setattr("treechat.widgets.welcome.KEYMAP", changed)
+    monkeypatch.setattr("treechat.widgets.chrome.welcome.KEYMAP", changed)
     async with make_app() as (app, pilot):
         text = welcome_text(app)
         assert "Ctrl+Y" in text and "Ctrl+B" not in text

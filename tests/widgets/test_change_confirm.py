@@ -6,9 +6,9 @@ from __future__ import annotations
 from textual.app import App
 from textual.containers import VerticalScroll
 
-from treechat.widgets.diff_view import render_diff
 from treechat.widgets.screens import ChangeConfirmDialog
 from treechat.widgets.screens.change_confirm import SCROLL_KEYS
+from treechat.widgets.transcript.diff_view import render_diff
 
 LONG = "--- a/x\n+++ b/x\n@@ -1,120 +0,0 @@\n" + "\n".join(f"-row {i}" for i in range(120))
 

@@ -1,8 +1,8 @@
-from treechat.widgets.banner import Banner
-from treechat.widgets.composer import Composer, parse_command
-from treechat.widgets.queue_tray import QueueTray
-from treechat.widgets.session_header import SessionHeader
-from treechat.widgets.status_bar import StatusBar
+from treechat.widgets.chrome.banner import Banner
+from treechat.widgets.chrome.session_header import SessionHeader
+from treechat.widgets.chrome.status_bar import StatusBar
+from treechat.widgets.composer.queue_tray import QueueTray
+from treechat.widgets.composer.view import Composer, parse_command
 
 from .helpers import Host, screen_text
 

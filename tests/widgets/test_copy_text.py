@@ -8,7 +8,7 @@ from treechat.storage.model import (
     ToolResultMessage,
     UserMessage,
 )
-from treechat.widgets.copy_text import Part, code_blocks, copy_text, markdown_parts, what_is
+from treechat.widgets.transcript.copy_text import Part, code_blocks, copy_text, markdown_parts, what_is
 
 NESTED = """Steps:
 

@@ -4,9 +4,9 @@ import pytest
 
 from treechat.storage.base import TreeRow
 from treechat.storage.model import AssistantMessage, TextContent, ToolResultMessage, UserMessage
-from treechat.widgets.sanitize import json_for_terminal, sanitize, sanitize_line, visible, visible_line
-from treechat.widgets.transcript import Transcript
-from treechat.widgets.tree_view import TreeView
+from treechat.text.sanitize import json_for_terminal, sanitize, sanitize_line, visible, visible_line
+from treechat.widgets.transcript.view import Transcript
+from treechat.widgets.tree.view import TreeView
 
 from .helpers import Host, screen_text, wait_for
 

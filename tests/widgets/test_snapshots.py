@@ -16,16 +16,16 @@ from treechat.storage.model import (
     ToolResultMessage,
     UserMessage,
 )
-from treechat.widgets.banner import Banner
-from treechat.widgets.composer import Composer
-from treechat.widgets.fitted_footer import FittedFooter
+from treechat.widgets.chrome.banner import Banner
+from treechat.widgets.chrome.fitted_footer import FittedFooter
+from treechat.widgets.chrome.session_header import SessionHeader
+from treechat.widgets.chrome.status_bar import StatusBar
+from treechat.widgets.composer.queue_tray import QueueTray
+from treechat.widgets.composer.view import Composer
 from treechat.widgets.keymap import bindings_for
-from treechat.widgets.queue_tray import QueueTray
 from treechat.widgets.screens import SessionsScreen
-from treechat.widgets.session_header import SessionHeader
-from treechat.widgets.status_bar import StatusBar
-from treechat.widgets.transcript import Transcript
-from treechat.widgets.tree_view import TreeView
+from treechat.widgets.transcript.view import Transcript
+from treechat.widgets.tree.view import TreeView
 
 from .helpers import row
 from .test_screens import SESSIONS

@@ -8,9 +8,9 @@ from rich.console import RenderableType
 from textual import events
 
 from treechat.storage.model import AssistantMessage, TextContent
-from treechat.widgets.message_view import markdown
-from treechat.widgets.streamed_markdown import RESERVE, StreamedMarkdown
-from treechat.widgets.streaming_view import StreamingView
+from treechat.widgets.transcript.message_view import markdown
+from treechat.widgets.transcript.streamed_markdown import RESERVE, StreamedMarkdown
+from treechat.widgets.transcript.streaming_view import StreamingView
 
 from .helpers import Host, screen_text, wait_for
 

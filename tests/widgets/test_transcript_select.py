@@ -11,9 +11,9 @@ from treechat.storage.model import (
     ToolResultMessage,
     UserMessage,
 )
-from treechat.widgets.message_view import MarkdownBody, MessageView
-from treechat.widgets.originals import OriginalLines
-from treechat.widgets.transcript import MAX_MOUNTED, WINDOW, Transcript
+from treechat.widgets.transcript.message_view import MarkdownBody, MessageView
+from treechat.widgets.transcript.originals import OriginalLines
+from treechat.widgets.transcript.view import MAX_MOUNTED, WINDOW, Transcript
 
 from .helpers import Host, screen_text, wait_for
 

@@ -6,7 +6,7 @@ import pytest
 from rich.color import Color as RichColor
 from textual.color import Color
 
-from treechat.widgets.tree_view import TreeView
+from treechat.widgets.tree.view import TreeView
 
 from .helpers import Host, chain, row
 from .test_tree_view import BRANCHY

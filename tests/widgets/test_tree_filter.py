@@ -4,7 +4,7 @@ matched text, ``n``/``N`` jump between matches, Enter keeps the filter, Esc clea
 from textual.binding import Binding
 
 from treechat.storage.tree_index import TreeIndex
-from treechat.widgets.tree_view import TreeView
+from treechat.widgets.tree.view import TreeView
 
 from .helpers import Host, chain, row
 from .tree_helpers import drawn, segments, shown_ids

@@ -4,8 +4,8 @@ answers (issue 11, item 3)."""
 
 from textual.content import Content
 
-from treechat.widgets.tree_nav import local_time
-from treechat.widgets.tree_view import TreeView
+from treechat.widgets.tree.nav import local_time
+from treechat.widgets.tree.view import TreeView
 
 from .helpers import Host, chain, row
 

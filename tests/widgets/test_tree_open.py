@@ -4,7 +4,7 @@ whatever the panel's size, and again after every move of the leaf (issue 11, ite
 from textual.app import ComposeResult
 
 from treechat.storage.tree_index import TreeIndex
-from treechat.widgets.tree_view import TreeView
+from treechat.widgets.tree.view import TreeView
 
 from .helpers import Host, chain, row
 from .tree_helpers import drawn, on_screen

@@ -1,8 +1,8 @@
 from treechat.storage.base import TreeRow
 from treechat.storage.tree_index import TreeIndex
-from treechat.widgets.tree_layout import TreeLayout
-from treechat.widgets.tree_rows import gutter_prefix
-from treechat.widgets.tree_view import TreeView
+from treechat.widgets.tree.layout import TreeLayout
+from treechat.widgets.tree.rows import gutter_prefix
+from treechat.widgets.tree.view import TreeView
 
 from .helpers import Host, chain, row
 from .tree_helpers import drawn

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.segment import Segment
 
 from treechat.storage.base import TreeRow
-from treechat.widgets.tree_view import TreeView
+from treechat.widgets.tree.view import TreeView
 
 from .helpers import row
 

@@ -18,8 +18,9 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Button, Static
 
-from ..diff_view import render_diff
-from ..sanitize import sanitize_line
+from treechat.text.sanitize import sanitize_line
+
+from ..transcript.diff_view import render_diff
 from .tool_confirm import ToolConfirmDialog
 
 EDIT_HINT = "y applies it · a applies it and allows edits for this session · n or Esc refuses"

@@ -17,7 +17,8 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Button, Input, Static
 
-from ..sanitize import sanitize, sanitize_line
+from treechat.text.sanitize import sanitize, sanitize_line
+
 from .base import Dialog
 
 

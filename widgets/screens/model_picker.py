@@ -26,7 +26,8 @@ from textual.content import Content
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..sanitize import sanitize_line
+from treechat.text.sanitize import sanitize_line
+
 from .base import Dialog
 
 Choose = Callable[[str], Awaitable["str | None"]]

@@ -26,9 +26,9 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from treechat.storage.base import MAX_QUERY_CHARS, SearchHit, searched_only
+from treechat.text.sanitize import sanitize_line
 
 from ..keymap import bindings_for
-from ..sanitize import sanitize_line
 from .base import Dialog
 
 

@@ -23,9 +23,9 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from treechat.storage.base import SessionSummary
+from treechat.text.sanitize import sanitize_line
 
 from ..keymap import bindings_for
-from ..sanitize import sanitize_line
 from .base import Dialog
 from .dialogs import ConfirmDialog
 

@@ -12,7 +12,8 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from ..sanitize import sanitize, sanitize_line
+from treechat.text.sanitize import sanitize, sanitize_line
+
 from .base import Dialog
 
 

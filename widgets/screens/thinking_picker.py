@@ -13,7 +13,8 @@ from textual.content import Content
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..sanitize import sanitize_line
+from treechat.text.sanitize import sanitize_line
+
 from .base import Dialog
 
 LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")

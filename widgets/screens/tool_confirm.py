@@ -32,7 +32,8 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Button, Static
 
-from ..sanitize import visible
+from treechat.text.sanitize import visible
+
 from .dialogs import ConfirmDialog
 
 AllowSession = Literal["session"]

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from treechat.context_files import repository_root
+from treechat.prompts.context_files import repository_root
 
 ReadConfirm = Callable[[str, str, str], Awaitable[bool]]  # (tool, real path, working folder) -> allowed
 

@@ -1,0 +1,1 @@
+"""The command line: `treechat` and its subcommands, and print mode (`-p`)."""

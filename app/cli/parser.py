@@ -1,0 +1,109 @@
+"""`treechat`'s arguments: the options, and a parser per subcommand (the handlers are in cli.py)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+from treechat.storage import BACKENDS
+
+
+def _version_line() -> str:
+    from .. import __version__
+
+    return f"treechat {__version__}"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Every option and subcommand of `treechat`."""
+    class _Version(argparse.Action):
+        """`--version` after other options (alone it never gets here: see main)."""
+
+        def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kw: Any) -> None:
+            super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+        def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+            print(_version_line())
+            parser.exit()
+
+    # Shared options are accepted before or after the subcommand; SUPPRESS keeps a subparser
+    # from overwriting a value given before it.
+    def common(parser: argparse.ArgumentParser, default: Any) -> None:
+        parser.add_argument("--home", default=default, help="folder for the database, session files and config (env: TREECHAT_HOME)")
+        parser.add_argument("--storage", choices=BACKENDS, default=default,
+                            help="storage backend (default: config.toml's storage, else sqlite; postgres: the server "
+                                 "in TREECHAT_DATABASE_URL or database_url)")
+        parser.add_argument("--raw", action="store_true", default=False if default is None else default,
+                            help="write replies, listings and exports byte for byte (by default control "
+                                 "characters from models and files are shown as placeholders such as ␛)")
+
+    p = argparse.ArgumentParser(prog="treechat", description="A terminal chat for LLM agents whose history is a tree.")
+    p.add_argument("--version", action=_Version, help="show the version and exit")
+    common(p, None)
+    p.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", nargs="?", const="",
+                   help="send one prompt, stream the answer to stdout, persist it (no PROMPT, or -: the piped text)")
+    p.add_argument("--session", metavar="ID|PREFIX", help="open (or continue) this session")
+    p.add_argument("-c", "--continue", dest="continue_latest", action="store_true", help="resume the most recent session")
+    p.add_argument("--model", metavar="PROVIDER/ID", help="model to use, e.g. openai/gpt-4o-mini or anthropic/claude-sonnet-4-5")
+    p.add_argument("--tools", metavar="LIST", help="enable built-in tools: read,ls,grep,bash,edit,write")
+    p.add_argument("--yes", action="store_true", help="print mode: allow what the app would ask about (bash "
+                   "commands, MCP calls, read/ls/grep outside the working folder, and edit/write inside it)")
+    p.add_argument("--system", metavar="TEXT", help="instructions added to the system prompt (also config system_prompt)")
+    p.add_argument("-a", "--attach", metavar="FILE", action="append",
+                   help="print mode: attach a file (an image, or a text file); repeatable. In a prompt, @path does the same")
+    p.add_argument("--ephemeral", action="store_true", help="keep nothing: same as --storage memory")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("sessions", help="list sessions, newest first")
+    common(s, argparse.SUPPRESS)
+    s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("import", help="import Pi session files and folders (v1-v3); prints the session ids")
+    common(s, argparse.SUPPRESS)
+    s.add_argument("files", nargs="*", metavar="PATH", help="session files, or folders searched for *.jsonl")
+    s.add_argument("--from-pi", action="store_true", help="import Pi's sessions folder (~/.pi/agent/sessions)")
+    s.add_argument("--force", action="store_true", help="replace sessions that were imported before (same id)")
+
+    s = sub.add_parser("copy", help="copy sessions between stores, e.g. --from sqlite --to postgres (by id: again skips)")
+    common(s, argparse.SUPPRESS)
+    s.add_argument("sessions", nargs="*", metavar="SESSION", help="the sessions to copy (default: all)")
+    s.add_argument("--from", dest="source", choices=BACKENDS, required=True, help="the store to copy from")
+    s.add_argument("--to", dest="target", choices=BACKENDS, required=True, help="the store to copy to")
+    s.add_argument("--force", action="store_true", help="replace sessions the target has already (same id)")
+
+    s = sub.add_parser("export", help="write a session as Pi JSONL (opens in Pi) or Markdown")
+    common(s, argparse.SUPPRESS)
+    s.add_argument("session", metavar="SESSION")
+    s.add_argument("--format", choices=("jsonl", "md", "html"), default="jsonl")
+    s.add_argument("-o", "--output", metavar="PATH", help="file to write (default: stdout)")
+
+    s = sub.add_parser("context", help="print the context built at the leaf (or --leaf)")
+    common(s, argparse.SUPPRESS)
+    s.add_argument("session", metavar="SESSION")
+    s.add_argument("--leaf", metavar="ID|null", help="build at this entry instead of the leaf ('null': empty)")
+    s.add_argument("--json", action="store_true", help="JSON output (the default and only format)")
+
+    s = sub.add_parser("tree", help="print every entry with its label, and the leaf")
+    common(s, argparse.SUPPRESS)
+    s.add_argument("session", metavar="SESSION")
+    s.add_argument("--json", action="store_true", help="JSON output (the default and only format)")
+
+    s = sub.add_parser("search", help="full-text search across all sessions, best first")
+    common(s, argparse.SUPPRESS)
+    s.add_argument("query", metavar="QUERY")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--limit", type=int, default=20)
+
+    s = sub.add_parser("reindex", help="rebuild the full-text search index from the stored entries")
+    common(s, argparse.SUPPRESS)
+
+    from .mcp import add_mcp_arguments
+    add_mcp_arguments(p, sub, lambda s: common(s, argparse.SUPPRESS))
+
+    s = sub.add_parser("doctor", help="check the set-up: config, storage, keys, local servers, terminal")
+    common(s, argparse.SUPPRESS)
+    s.add_argument("--json", action="store_true", help="the report as JSON")
+    from .files import add_file_commands  # files, restore
+    add_file_commands(sub, common)
+    return p

@@ -1,0 +1,1 @@
+"""Settings (config.toml), where files live, remembered choices, where keys come from."""

@@ -1,0 +1,1 @@
+"""`treechat doctor`: the checks, the report, the server and terminal lines."""

@@ -1,0 +1,1 @@
+"""What goes with a prompt: attachments, AGENTS.md, skills and prompt templates."""

@@ -1,0 +1,107 @@
+"""StatusBar: model • thinking │ tokens ↑↓ │ cost (this path) │ context % │ queue.
+
+Data in: ``update_status(**fields)`` with any of ``model``, ``thinking``, ``tokens_in``,
+``tokens_out``, ``cost``, ``context_percent`` (None = unknown), ``context_estimated`` (draw
+"~"), ``model_warning`` (no key: draw ⚠), ``queued_steer``, ``queued_follow_up``. Each is also a
+reactive attribute (nothing is drawn before the first call: the App's first frame comes before
+the session is open). ``wait(seconds, reason)`` shows a countdown ("retrying in 12 s") until it
+runs out or ``wait(0)`` ends it. Posts nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from textual.content import Content
+from textual.reactive import reactive
+from textual.timer import Timer
+from textual.widget import Widget
+
+from treechat.text.sanitize import sanitize_line
+
+
+def tokens(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if n >= 1_000:
+        return f"{n / 1_000:.1f}k"
+    return str(n)
+
+
+class StatusBar(Widget):
+    DEFAULT_CSS = """
+    StatusBar { height: 1; background: $panel; color: $text-muted; padding: 0 1; }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._wait_until = 0.0
+        self._wait_reason = ""
+        self._wait_label = "retrying in"
+        self._wait_timer: Timer | None = None
+        self.known = False  # update_status was called
+
+    model: reactive[str] = reactive("")
+    thinking: reactive[str] = reactive("off")
+    tokens_in: reactive[int] = reactive(0)
+    tokens_out: reactive[int] = reactive(0)
+    cost: reactive[float] = reactive(0.0)
+    context_percent: reactive[float | None] = reactive(None)
+    context_estimated: reactive[bool] = reactive(False)
+    model_warning: reactive[bool] = reactive(False)
+    queued_steer: reactive[int] = reactive(0)
+    queued_follow_up: reactive[int] = reactive(0)
+
+    waiting: reactive[str] = reactive("")
+
+    def wait(self, seconds: float, reason: str = "", *, label: str = "retrying in") -> None:
+        """A visible wait: the countdown replaces itself every second until it runs out."""
+        if self._wait_timer is not None:
+            self._wait_timer.stop()
+            self._wait_timer = None
+        self._wait_until = time.monotonic() + seconds if seconds > 0 else 0.0
+        self._wait_reason = sanitize_line(reason, 60)
+        self._wait_label = label
+        self._tick()
+        if seconds > 0:
+            self._wait_timer = self.set_interval(1.0, self._tick)
+
+    def _tick(self) -> None:
+        left = self._wait_until - time.monotonic()
+        if left <= 0:
+            self.waiting = ""
+            if self._wait_timer is not None:
+                self._wait_timer.stop()
+                self._wait_timer = None
+            return
+        reason = f": {self._wait_reason}" if self._wait_reason else ""
+        self.waiting = f"⏳ {self._wait_label} {math.ceil(left)} s{reason}"
+
+    def update_status(self, **fields: Any) -> None:
+        self.known = True
+        for name, value in fields.items():
+            if name not in self._reactives:
+                raise AttributeError(f"StatusBar has no field {name!r}")
+            setattr(self, name, value)
+
+    def render(self) -> Content:
+        if not self.known and not self.waiting:
+            return Content("")  # the first frame, before the session is open: not known, not guessed
+        model = sanitize_line(self.model, 40) or "no model"
+        parts: list = [(model, "bold"), (" ⚠" if self.model_warning else "", "bold $error")]
+        parts += [f" • {self.thinking}", "  │  ", f"↑{tokens(self.tokens_in)} ↓{tokens(self.tokens_out)}"]
+        parts += ["  │  ", f"${self.cost:.2f}"]
+        if self.context_percent is None:
+            parts += ["  │  ", "ctx ?"]
+        else:
+            mark = "~" if self.context_estimated else ""
+            pct = self.context_percent
+            style = "bold $error" if pct >= 90 else "$warning" if pct >= 75 else ""
+            parts += ["  │  ", (f"ctx {mark}{pct:.0f}%", style)]
+        if self.queued_steer or self.queued_follow_up:
+            parts += ["  │  ", (f"⚡{self.queued_steer} ⏭{self.queued_follow_up}", "$warning")]
+        if self.waiting:
+            parts += ["  │  ", (self.waiting, "bold $warning")]
+        return Content.assemble(*parts)

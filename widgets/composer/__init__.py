@@ -1,0 +1,1 @@
+"""The composer and the queue tray above it."""

@@ -1,0 +1,1 @@
+"""The conversation: the windowed transcript, messages, a reply while it streams."""

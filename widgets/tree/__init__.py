@@ -1,0 +1,1 @@
+"""The tree panel: its rows, layout, painting, navigation and filter."""

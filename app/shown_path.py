@@ -19,15 +19,25 @@ TAIL = 64  # the newest entries of a shown path read with its ids
 HISTORY = 200  # the prompts the composer's Up goes through
 
 
-class ShownPath(list[Entry]):
+class ShownPath(tuple[Entry, ...]):
     """The newest entries of the shown path (the whole path when it is short), in order; `ids`
-    are every entry of it, root or last compaction first."""
+    are every entry of it, root or last compaction first. Immutable: an event carries it as the
+    snapshot of the moment it was made."""
 
-    def __init__(self, tail: Sequence[Entry] = (), ids: Sequence[str] | None = None,
-                 slots: Sequence[int] | None = None) -> None:
-        super().__init__(tail)
-        self.ids: list[str] = list(ids) if ids is not None else [e.id for e in tail]
-        self.slots: list[int] | None = list(slots) if slots is not None else None  # the ids' tree slots
+    ids: tuple[str, ...]
+    slots: tuple[int, ...] | None  # the ids' tree slots
+
+    def __new__(cls, tail: Sequence[Entry] = (), ids: Sequence[str] | None = None,
+                slots: Sequence[int] | None = None) -> ShownPath:
+        path = super().__new__(cls, tail)
+        path.ids = tuple(ids) if ids is not None else tuple(e.id for e in tail)
+        path.slots = tuple(slots) if slots is not None else None
+        return path
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in self.__dict__:
+            raise AttributeError(f"ShownPath.{name} is a snapshot: it does not change")
+        super().__setattr__(name, value)
 
 
 async def shown_path(storage: SessionStorage, tree: TreeIndex, entry_id: str | None) -> ShownPath:

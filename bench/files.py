@@ -41,6 +41,12 @@ def emit(**fields: object) -> None:
     print(json.dumps(fields), flush=True)
 
 
+def _first_path(data: object) -> str:
+    """The first file a checkpoint names."""
+    assert isinstance(data, dict)
+    return str(data["files"][0]["path"])
+
+
 async def allow(_: object) -> bool:
     return True
 
@@ -85,8 +91,7 @@ async def main(quick: bool) -> None:
                                                                "newText": f"    return {k} + 1\n"}])
         per_edit = (time.perf_counter() - t0) * 1000 / edits
         checkpoints = [e for e in await session.storage.find_entries("custom") if isinstance(e, CustomEntry)]
-        blob_bytes = sum(len(json.dumps(e.data)) for e in checkpoints
-                         if not e.data["files"][0]["path"].endswith("big.txt"))
+        blob_bytes = sum(len(json.dumps(e.data)) for e in checkpoints if not _first_path(e.data).endswith("big.txt"))
         emit(bench="edits_session", files=files, edits=edits, ms_per_edit=round(per_edit, 2),
              checkpoint_bytes=blob_bytes, file_bytes=(work / "f0.py").stat().st_size)
         sid = session.session_id

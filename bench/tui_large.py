@@ -310,8 +310,7 @@ async def bench_huge(size: int, cache: Path) -> None:
     rss, peak = _rss_mb()
     try:
         tree = app.ui(TreeView)
-        # (a bench watches the widget as a frame would: no event says "half the tree drawn")
-        while app.chat._tree_load is not None or tree.reading or len(tree.layout_data.index) < size // 2:  # noqa: ASYNC110
+        while app.chat.s.tree_load is not None or tree.reading or len(tree.layout_data.index) < size // 2:  # noqa: ASYNC110
             await asyncio.sleep(0.02)
         whole = round((time.perf_counter() - t0) * 1000, 1)
         tree_rss, tree_peak = _rss_mb()

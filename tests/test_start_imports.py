@@ -52,7 +52,7 @@ sys.exit(main(["--home", sys.argv[2]]))
 # widgets whose content needs the session (the transcript's markdown, the tree, the dialogs).
 NOT_BEFORE_FIRST_FRAME = (
     "pydantic", "httpx", "httpcore", "aiosqlite", "sqlite3", "markdown_it",
-    "treechat.config.settings", "treechat.bootstrap", "treechat.chat", "treechat.chat_core", "treechat.chat_live",
+    "treechat.config.settings", "treechat.bootstrap", "treechat.chat", "treechat.chat.state", "treechat.chat.live",
     "treechat.agent", "treechat.llm", "treechat.session", "treechat.export.formats", "treechat.export.html",
     "treechat.cli.storage", "treechat.prompts.attachments", "treechat.storage.model", "treechat.storage.base",
     "treechat.storage.sqlite", "treechat.storage.jsonl", "treechat.storage.postgres",

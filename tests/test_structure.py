@@ -111,6 +111,30 @@ def test_layers_point_one_way() -> None:
         elif name.startswith("treechat.text"):
             # the sanitiser is every front end's (CLI, print mode, export, the widgets): below them all
             assert all(d.startswith(("treechat.text", "treechat.storage")) for d in deps), (name, deps)
+        elif name.startswith(("treechat.session", "treechat.agent", "treechat.llm")):
+            # below the controller: nothing of it, nor of a front end
+            assert not any(_under(d, CONTROLLER + FRONT_ENDS) for d in deps), (name, deps)
+        elif _under(name, CONTROLLER):
+            assert not any(_under(d, FRONT_ENDS) for d in deps), (name, deps)  # front ends → chat, never back
+
+
+CONTROLLER = ("treechat.chat",)
+FRONT_ENDS = ("treechat.tui", "treechat.cli")  # (print mode is treechat.cli.print_mode)
+
+
+def _under(name: str, packages: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in packages)
+
+
+def test_the_controller_imports_no_textual() -> None:
+    """The TUI and print mode share every rule of the controller: it runs without Textual."""
+    for name, path in modules().items():
+        if _under(name, CONTROLLER):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom | ast.Import):
+                    names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+                    assert not any(n.split(".")[0] in ("textual", "rich") for n in names), (name, names)
 
 
 def test_every_package_folder_is_installed() -> None:
@@ -127,3 +151,17 @@ def test_no_source_module_over_500_lines() -> None:
     long = {str(p.relative_to(ROOT)): n for p in modules().values()
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert not long, f"split these along their seams: {long}"
+
+
+def test_the_controller_roles_use_each_other_publicly() -> None:
+    """The roles share `ChatState` and call each other's public members only (issue 22): a role
+    reaching into another's `_x` (as `Compactor` once did into its owner's `_emit`) is a hidden seam."""
+    found = []
+    for name, path in modules().items():
+        if not _under(name, CONTROLLER):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                    and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
+                found.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+    assert not found, found

@@ -400,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
 # a module cannot have raised its error, and naming them here imports nothing.
 _EXPECTED = (("treechat.storage.base", "StorageError"), ("treechat.storage.model", "InvalidEntryError"),
              ("treechat.config.settings", "ConfigError"), ("treechat.llm.registry", "ModelRefError"),
-             ("treechat.chat_core", "ChatError"), ("treechat.agent.tools", "UnknownToolError"),
+             ("treechat.chat.models", "ChatError"), ("treechat.agent.tools", "UnknownToolError"),
              ("treechat.cli.files", "FilesError"))
 
 

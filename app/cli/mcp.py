@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 if TYPE_CHECKING:
     import argparse
 
+    from ..agent.tools.base import AnyTool
     from ..chat import Chat
 
 
@@ -57,22 +58,23 @@ async def run_mcp(args: argparse.Namespace) -> int:
     import os
 
     from ..bootstrap import load_environment
-    from ..chat_events import ChatEvent
-    from ..chat_extras import ChatExtras
+    from ..chat.events import Change, ChatEvent
+    from ..chat.extras import Extras
     from ..config.settings import Settings
     from ..text.sanitize import json_for_terminal, visible
 
-    class Servers(ChatExtras):
-        """The controller's MCP part on its own: `treechat mcp` needs no session or model."""
+    class Alone:
+        """What the controller's MCP part reads, without a chat: `treechat mcp` needs no session or model."""
 
         def __init__(self, settings: Settings, cwd: str) -> None:
-            self.settings, self.cwd, self._agent, self._builtins = settings, cwd, None, []
-            self._init_extras()
+            self.settings, self.cwd, self.prompt_builder, self.agent = settings, cwd, None, None
+            self.builtins: list[AnyTool] = []
+            self.tool_names: list[str] = []
 
-        def _emit(self, event: ChatEvent) -> None:
+        def emit(self, event: ChatEvent | Change) -> None:
             pass  # the listing says it all
 
-    servers = Servers(load_environment(args.home).settings, os.getcwd())
+    servers = Extras(Alone(load_environment(args.home).settings, os.getcwd()))
     servers.start_mcp(project=True if args.project_mcp else None)
     try:
         await servers.mcp.wait_started()

@@ -16,14 +16,14 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from treechat.chat import Chat, ChatError
-from treechat.chat_events import (
+from treechat.chat.events import (
+    ChatDelta,
     ChatEvent,
     CompactionEnded,
     EntryAppended,
     Failed,
     Notice,
     ReplyStreaming,
-    RunEnded,
     Waiting,
 )
 from treechat.cli.wait_notes import WaitNotes
@@ -88,15 +88,17 @@ class _Listen:
         if isinstance(event, Waiting) and event.detail is not None:
             self.waits(event.detail)  # a countdown on a terminal, one line otherwise
             return
-        if isinstance(event, (ReplyStreaming, RunEnded)):
-            self.waits.end(event.delta if isinstance(event, ReplyStreaming) else "")
-        if isinstance(event, EntryAppended):
-            changed = file_change_line(event)
-            if changed:
-                printer.finish()
-                self.notes.line(changed)
+        if isinstance(event, ChatDelta):
+            if event.running is False:
+                self.waits.end("")
+            for appended in event.appended:
+                changed = file_change_line(appended)
+                if changed:
+                    printer.finish()
+                    self.notes.line(changed)
             return
         if isinstance(event, ReplyStreaming):
+            self.waits.end(event.delta)
             if event.started:
                 printer.finish()  # a reply after a tool call starts on its own line
             elif event.delta:

@@ -39,7 +39,7 @@ from .features.models import Models
 from .features.search import Search
 from .features.sessions import Sessions
 from .keys import KeyActions
-from .messages import message_for
+from .messages import ChatMessage
 from .requests import WidgetRequests
 from .starting import StartFn, StartUp
 from .terminal_keys import register
@@ -48,7 +48,7 @@ from .workspace_view import WorkspaceView
 
 if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/starting.py)
     from treechat.chat import Chat
-    from treechat.chat_events import ChatEvent
+    from treechat.chat.events import ChatEvent
     from treechat.storage.base import SessionStorage
     from treechat.widgets.composer.view import Completion
     from treechat.widgets.screens import ToolConfirmDialog
@@ -101,7 +101,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
         chat.approve_change = self.approve_change  # edit/write: the diff, asked (workspace_view.py)
 
     def _on_chat_event(self, event: ChatEvent) -> None:
-        self.post_message(message_for(event))
+        self.post_message(ChatMessage(event))
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
@@ -159,7 +159,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
     def after_start(self) -> None:
         if self.detect_servers:
             self.run_worker(self._detect_local(), group="detect")
-        # what other processes and machines write shows as it happens (treechat.chat_live)
+        # what other processes and machines write shows as it happens (treechat.chat.live)
         self._follow_store()
         self.call_after_refresh(lambda: self.run_worker(self.start_extensions(), group="mcp"))  # MCP, skills
 

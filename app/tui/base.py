@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # loaded after the first frame (app/tui/starting.py)
     from treechat.chat import Chat
     from treechat.widgets.transcript.view import Transcript
     from treechat.widgets.tree.view import TreeView
+    from treechat.workspace.restore import RestorePlan
 
 W = TypeVar("W", bound=Widget)
 T = TypeVar("T")
@@ -108,6 +109,9 @@ class TuiBase(CommandHost, App[int]):
     def _on_notify(self, event: Notify) -> None:
         # One toast at a time: the newest replaces the last (App._on_notify, after this, adds it).
         self.clear_notifications()
+
+    def _restore_offered(self, plan: RestorePlan) -> None:
+        raise NotImplementedError  # WorkspaceView's: the offer after a move
 
     def show_error(self, text: str) -> None:
         self.ui(Banner, "#banner").show(text, "error")

@@ -22,7 +22,7 @@ from .base import TuiBase
 from .registry import command
 
 if TYPE_CHECKING:
-    from treechat.chat_core import SendKind
+    from treechat.chat.state import SendKind
 
 # The dialogs (extension_dialogs.py, on treechat.widgets.screens) load on first use: this module
 # is part of the App, whose first frame is drawn before them (app/tui/starting.py).

@@ -1,124 +1,27 @@
-"""One Textual message per controller event (`treechat.chat_events`), posted in event order.
+"""The one Textual message the controller's events arrive in (`treechat.chat.events.ChatEvent`).
 
-The App's listener wraps each event in the message of the same name and posts it to itself, so
-every screen update happens in the App's message loop, one event at a time, handled with `@on`.
-Tests can watch them with `message_hook` like any other message.
+The App's listener wraps each event (a `ChatDelta` of what changed in one turn of the event
+loop, or a discrete event) in a `ChatMessage` and posts it to itself, so every screen update
+happens in the App's message loop, in the order the controller told them; `ChatView` dispatches
+on the event with `match`. Tests watch them with `message_hook` and assert on `.event`.
 
-The events are named here, not imported: the App's handlers are defined in the first frame,
-before the controller and its events load (app/tui/starting.py). A test checks that every event
-has its message.
+The events are not imported at run time here: the App's handlers are defined in the first
+frame, before the controller and its events load (app/tui/starting.py).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from treechat import chat_events as ev
-
-E = TypeVar("E")
+    from treechat.chat.events import ChatEvent
 
 
-class ChatMessage(Message, Generic[E]):
+class ChatMessage(Message):
     """A controller event, delivered in the App's message loop."""
 
-    def __init__(self, event: E) -> None:
+    def __init__(self, event: ChatEvent) -> None:
         self.event = event
         super().__init__()
-
-
-class SessionOpened(ChatMessage["ev.SessionOpened"]):
-    pass
-
-
-class TreeLoaded(ChatMessage["ev.TreeLoaded"]):
-    pass
-
-
-class EntryAppended(ChatMessage["ev.EntryAppended"]):
-    pass
-
-
-class LabelChanged(ChatMessage["ev.LabelChanged"]):
-    pass
-
-
-class PathChanged(ChatMessage["ev.PathChanged"]):
-    pass
-
-
-class Focused(ChatMessage["ev.Focused"]):
-    pass
-
-
-class HeaderChanged(ChatMessage["ev.HeaderChanged"]):
-    pass
-
-
-class StatusChanged(ChatMessage["ev.StatusChanged"]):
-    pass
-
-
-class QueueChanged(ChatMessage["ev.QueueChanged"]):
-    pass
-
-
-class RunStarted(ChatMessage["ev.RunStarted"]):
-    pass
-
-
-class RunEnded(ChatMessage["ev.RunEnded"]):
-    pass
-
-
-class ReplyStreaming(ChatMessage["ev.ReplyStreaming"]):
-    pass
-
-
-class CompactionStarted(ChatMessage["ev.CompactionStarted"]):
-    pass
-
-
-class CompactionEnded(ChatMessage["ev.CompactionEnded"]):
-    pass
-
-
-class Waiting(ChatMessage["ev.Waiting"]):
-    pass
-
-
-class Readiness(ChatMessage["ev.Readiness"]):
-    pass
-
-
-class Notice(ChatMessage["ev.Notice"]):
-    pass
-
-
-class Failed(ChatMessage["ev.Failed"]):
-    pass
-
-
-class Unsaved(ChatMessage["ev.Unsaved"]):
-    pass
-
-
-class RestoreOffered(ChatMessage["ev.RestoreOffered"]):
-    pass
-
-
-class Succeeded(ChatMessage["ev.Succeeded"]):
-    pass
-
-
-class SessionsChanged(ChatMessage["ev.SessionsChanged"]):
-    pass
-
-
-MESSAGE_FOR: dict[str, type[ChatMessage[Any]]] = {cls.__name__: cls for cls in ChatMessage.__subclasses__()}
-
-
-def message_for(event: ev.ChatEvent) -> ChatMessage[Any]:
-    return MESSAGE_FOR[type(event).__name__](event)

@@ -23,7 +23,7 @@ from treechat.widgets.composer.view import Composer
 from .base import TuiBase
 
 if TYPE_CHECKING:
-    from treechat.chat_core import SendKind
+    from treechat.chat.state import SendKind
     from treechat.widgets.transcript.view import Transcript
     from treechat.widgets.tree.view import TreeView
 

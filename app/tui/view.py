@@ -6,8 +6,10 @@ message's `‹ n/m ›` counts) are plain functions over the controller's data.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
+from treechat.chat.events import Mark
+from treechat.chat.status import sibling_marks
 from treechat.session.context import entry_to_message, transform_path
 from treechat.shown_path import ShownPath
 from treechat.storage.model import BranchSummaryEntry, CompactionEntry, Entry
@@ -19,9 +21,10 @@ ITEM_TYPES = frozenset({"message", "compaction", "branch_summary", "custom_messa
 
 
 def item_ids(path: ShownPath, tree: TreeIndex) -> list[str]:
-    """The ids of the shown path that are transcript items (from the tree: nothing is read)."""
+    """The ids of the shown path that are transcript items (from the tree's kinds and previews,
+    which never change for an entry once it is in: nothing is read)."""
     if path.slots is None:
-        return [i.entry_id for i in transcript_items(path, tree)]
+        return [i.entry_id for i in transcript_items(path, {})]
     shown = {code for code, kind in enumerate(tree.kind_table) if kind[0] in ITEM_TYPES}
     summary = {code for code, kind in enumerate(tree.kind_table) if kind[0] == "branch_summary"}
     kinds, previews = tree.kinds, tree.previews
@@ -30,7 +33,7 @@ def item_ids(path: ShownPath, tree: TreeIndex) -> list[str]:
 
 
 def items_loader(read: Callable[[Sequence[str]], Awaitable[list[Entry]]], current: Callable[[], TreeIndex],
-                 marked: Callable[[list[tuple[str, int, int]]], None]) -> Callable[
+                 marked: Callable[[list[Mark]], None]) -> Callable[
                      [Sequence[str]], Awaitable[list[TranscriptItem | None]]]:
     """What the transcript calls for the items of ids it has not loaded: entries read by id,
     made into items (None: nothing to show), their `‹ n/m ›` marks handed to `marked`. The
@@ -39,27 +42,27 @@ def items_loader(read: Callable[[Sequence[str]], Awaitable[list[Entry]]], curren
     async def load(ids: Sequence[str]) -> list[TranscriptItem | None]:
         found = {e.id: e for e in await read(ids)}
         tree = current()
-        items = [item_for(found[i], tree) if i in found else None for i in ids]
+        labels = tree.labels
+        items = [item_for(found[i], labels.get(i)) if i in found else None for i in ids]
         marked(sibling_marks([i.entry_id for i in items if i is not None], tree))
         return items
 
     return load
 
 
-def transcript_items(path: Sequence[Entry], tree: TreeIndex) -> list[TranscriptItem]:
+def transcript_items(path: Sequence[Entry], labels: Mapping[str, str]) -> list[TranscriptItem]:
     """The transcript for a path (as read up to its last compaction): what the model sees, with
-    the compaction and branch summaries as cards carrying their entry."""
+    the compaction and branch summaries as cards carrying their entry (and `labels`, by id)."""
     items: list[TranscriptItem] = []
     for entry in transform_path(path):
-        item = item_for(entry, tree)
+        item = item_for(entry, labels.get(entry.id))
         if item is not None:
             items.append(item)
     return items
 
 
-def item_for(entry: Entry, tree: TreeIndex) -> TranscriptItem | None:
+def item_for(entry: Entry, label: str | None) -> TranscriptItem | None:
     """The transcript item of one entry (None for entries the transcript does not show)."""
-    label = tree.labels.get(entry.id)
     if isinstance(entry, CompactionEntry):
         return TranscriptItem(entry.id, entry, label=label, trigger=entry.trigger, tokens_after=entry.tokens_after)
     if isinstance(entry, BranchSummaryEntry):
@@ -78,11 +81,4 @@ def dimmed(entries: Sequence[Entry]) -> list[TranscriptItem]:
     return out
 
 
-def sibling_marks(entry_ids: Sequence[str], tree: TreeIndex) -> list[tuple[str, int, int]]:
-    """(entry id, position 1-based, count) for each entry that has alternatives."""
-    marks = []
-    for entry_id in entry_ids:
-        sibs = tree.siblings(entry_id)
-        if len(sibs) > 1 and entry_id in sibs:
-            marks.append((entry_id, sibs.index(entry_id) + 1, len(sibs)))
-    return marks
+__all__ = ["dimmed", "item_for", "item_ids", "items_loader", "sibling_marks", "transcript_items"]

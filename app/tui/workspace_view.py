@@ -12,15 +12,12 @@ import asyncio
 import shlex
 from typing import TYPE_CHECKING, Any
 
-from textual import on
-
 if TYPE_CHECKING:  # the App's first frame is drawn before these load (app/tui/starting.py)
     from treechat.agent.tools.changes import ProposedChange
     from treechat.widgets.screens import ChangeConfirmDialog
     from treechat.workspace.restore import RestorePlan
 
-from . import messages as m
-from .base import TuiBase, drawn
+from .base import TuiBase
 from .registry import command
 
 
@@ -73,10 +70,8 @@ class WorkspaceView(TuiBase):
 
     # ------------------------------------------------------------ restoring
 
-    @on(m.RestoreOffered)
-    @drawn
-    async def _restore_offered(self, message: m.RestoreOffered) -> None:
-        plan = message.event.plan
+    def _restore_offered(self, plan: RestorePlan) -> None:
+        """(ChatView's dispatch) An offer is checked against where the chat is when it arrives."""
         if plan.session_id != self.chat.session_id or plan.target_id != self.chat.leaf_id or self.chat.is_running:
             return  # stale: the leaf moved on, or a run started
         self.run_worker(self._offer(plan, force=False), group="restore")

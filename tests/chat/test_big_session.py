@@ -10,10 +10,10 @@ from typing import Any, cast
 
 import pytest
 
-import treechat.chat_tree as chat_tree
+import treechat.chat.tree as chat_tree
 from tests.fake_provider import FakeProvider
 from tests.narrow import of
-from treechat.chat_events import HeaderChanged, PathChanged, SessionOpened, TreeLoaded
+from treechat.chat.events import Header, PathChanged, SessionOpened, TreeLoaded
 from treechat.session.session import Session
 from treechat.storage.base import SessionStorage, TreeRow
 from treechat.storage.model import AssistantMessage, TextContent, UserMessage
@@ -82,7 +82,7 @@ async def test_a_big_session_opens_with_its_path_then_its_whole_tree(catalog, fa
     await chat.whole_tree()
     loaded = rec.of(TreeLoaded)[-1]
     assert loaded.tree is chat.tree and len(chat.tree) >= 30 and chat.tree.siblings(other[0]) == [first[10], other[0]]
-    assert isinstance(rec.events[-1], HeaderChanged) and rec.events[-1].header.branches == 2
+    assert isinstance(rec.events[-1], Header) and rec.events[-1].branches == 2
 
 
 async def test_what_happens_while_the_tree_is_read_is_in_the_whole_tree(catalog, fake, tmp_path, gate) -> None:
@@ -93,7 +93,7 @@ async def test_what_happens_while_the_tree_is_read_is_in_the_whole_tree(catalog,
     await chat.rename("Big one")
     chat.load_tree()  # what the App does after its first frame
     await asyncio.sleep(0)
-    load = chat._tree_load
+    load = chat.s.tree_load
     assert load is not None and load.task is not None and not load.task.done(), load and load.task
     move = asyncio.ensure_future(chat.move_to(other[-1]))  # a move needs the whole tree: it waits
     await asyncio.sleep(0.05)

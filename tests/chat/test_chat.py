@@ -13,7 +13,8 @@ import pytest
 from tests.fake_provider import FakeProvider
 from tests.narrow import of
 from treechat.chat import Chat, ChatError
-from treechat.chat_events import (
+from treechat.chat.events import (
+    ChatDelta,
     ChatEvent,
     CompactionEnded,
     EntryAppended,
@@ -37,9 +38,25 @@ async def fake() -> AsyncIterator[FakeProvider]:
 
 
 class Recorder:
+    """What a chat told, as told (`raw`), and with each delta's parts in its place (`events`)."""
+
     def __init__(self, chat: Chat) -> None:
-        self.events: list[ChatEvent] = []
-        chat.subscribe(self.events.append)
+        self.chat = chat
+        self.raw: list[ChatEvent] = []
+        chat.subscribe(self.raw.append)
+
+    @property
+    def events(self) -> list[Any]:
+        self.chat.bus.flush()  # what the current turn changed, as its end would tell it
+        out: list[Any] = []
+        for event in self.raw:
+            if isinstance(event, ChatDelta):
+                out.extend(event.parts())
+                if event.running is not None:
+                    out.append(RunStarted() if event.running else RunEnded())
+            else:
+                out.append(event)
+        return out
 
     def of(self, kind: type) -> list[Any]:
         return [e for e in self.events if isinstance(e, kind)]
@@ -109,7 +126,7 @@ async def test_steer_and_follow_up_are_queued_and_answered_in_order(catalog, fak
 async def test_leaving_a_branch_names_it_by_whole_words(catalog, fake, tmp_path) -> None:
     """The notice names the branch left by its first words, never half a word (an error reply's
     text was cut mid-word)."""
-    from treechat.chat_events import Notice
+    from treechat.chat.events import Notice
 
     chat, rec = await make_chat(catalog, fake, tmp_path)
     first = await chat.session.append_message(UserMessage(content="q1"))
@@ -236,7 +253,7 @@ async def test_fork_here_after_label_and_name_keeps_the_conversation(catalog, fa
     context = await chat.session.build_session_context()
     assert [message_text(m) for m in context.messages] == ["q1", "a1", "q2", "a2"]
     assert chat.title() == "Named"
-    from treechat.chat_events import Notice
+    from treechat.chat.events import Notice
 
     told = next(e.text for e in rec.of(Notice) if e.text.startswith("Forked"))
     new, old = told.removeprefix("Forked into a new session ").split("; Ctrl+R goes back to ")
@@ -290,7 +307,7 @@ async def test_a_reply_that_cannot_be_written_is_kept_in_a_recovery_file(catalog
     import errno
     import json as _json
 
-    from treechat.chat_events import Failed, Unsaved
+    from treechat.chat.events import Failed, Unsaved
 
     fake.script_openai(["the whole ", "answer"])
     chat, rec = await make_chat(catalog, fake, tmp_path)

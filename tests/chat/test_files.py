@@ -13,7 +13,7 @@ import pytest
 
 from tests.fake_provider import FakeProvider
 from treechat.chat import Chat
-from treechat.chat_events import Notice, RestoreOffered
+from treechat.chat.events import Notice, RestoreOffered
 from treechat.config.settings import load_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.storage.memory import MemoryCatalog
@@ -59,8 +59,8 @@ async def wrote(chat, content: str = "one\n") -> str:
 
 
 async def offered(chat) -> list[RestoreOffered]:
-    if chat._offer_task is not None:
-        await asyncio_wait(chat._offer_task)
+    if chat.workspace._offer_task is not None:
+        await asyncio_wait(chat.workspace._offer_task)
     return [e for e in chat.events if isinstance(e, RestoreOffered)]
 
 

@@ -1,4 +1,4 @@
-"""Other writers, live (treechat.chat_live): entries another process or machine appends reach the
+"""Other writers, live (treechat.chat.live): entries another process or machine appends reach the
 controller through the path its own appends take; the leaf follows only an entry made right
 under it while idle. Run on every backend another writer can reach (a second catalog on the
 same store stands for the other process or machine)."""
@@ -10,7 +10,7 @@ import asyncio
 import pytest
 
 from tests.fake_provider import FakeProvider
-from treechat.chat_events import EntryAppended, HeaderChanged, LabelChanged, Notice, SessionsChanged, StatusChanged
+from treechat.chat.events import EntryAppended, Header, LabelChanged, Notice, SessionsChanged
 from treechat.session.session import Session
 from treechat.storage import open_catalog
 from treechat.storage.model import AssistantMessage, TextContent, UserMessage
@@ -47,7 +47,7 @@ async def test_an_entry_made_under_our_leaf_is_adopted_like_our_own(catalog, oth
     assert chat.leaf_id == a and chat.tree.path_ids(a)[-2:] == [u, a]
     appended = [e for e in rec.events[before:] if isinstance(e, EntryAppended)]
     assert [(e.entry.id, e.shown, e.leaf_id) for e in appended] == [(u, True, u), (a, True, a)]
-    assert any(isinstance(e, StatusChanged) for e in rec.events[before:])
+    assert any(isinstance(e, Header) for e in rec.events[before:])  # (the status only when it changed: no usage here)
     assert not any(isinstance(e, Notice) for e in rec.events[before:])  # it is on screen: nothing to say
     assert (await chat.session.path_state()).message_count == 6
     assert await chat.poll_others() == 0  # each entry once
@@ -74,7 +74,7 @@ async def test_entries_elsewhere_join_the_tree_and_our_leaf_stays(catalog, other
     events = rec.events[before:]
     assert [e.shown for e in events if isinstance(e, EntryAppended)] == [False, False, False]
     assert [(e.target_id, e.label) for e in events if isinstance(e, LabelChanged)] == [(ids[0], "theirs")]
-    assert [e.header.title for e in events if isinstance(e, HeaderChanged)][-1] == "Named elsewhere"
+    assert [e.title for e in events if isinstance(e, Header)][-1] == "Named elsewhere"
     assert any(isinstance(e, Notice) and "joined this session's tree" in e.text for e in events)
 
 

@@ -122,7 +122,7 @@ async def test_manual_compact_summarises_and_the_session_goes_on(fake) -> None:
     entry = compactions(await s.session.get_branch())[0]
     assert (entry.id, entry.trigger, entry.tokens_after) == (result.entry_id, "manual", result.tokens_after)
     assert entry.first_kept_entry_id == result.first_kept_entry_id
-    assert set(entry.details) >= {"readFiles", "modifiedFiles", "coveredFromId", "coveredToId"}
+    assert set(of(dict, entry.details)) >= {"readFiles", "modifiedFiles", "coveredFromId", "coveredToId"}
     assert [e.reason for e in events.named("compaction_start")] == ["manual"]
     end = events.named("compaction_end")[0]
     assert (end.reason, end.result, end.error, end.will_retry) == ("manual", result, None, False)
@@ -262,7 +262,8 @@ async def test_threshold_compacts_after_a_tool_turn_and_the_run_goes_on(fake) ->
     kinds = [e.message.role if isinstance(e, MessageEntry) else e.type for e in branch]
     assert kinds[-3:] == ["toolResult", "compaction", "assistant"]
     comp = compactions(branch)[0]
-    assert comp.details["coveredFromId"] and comp.details["coveredToId"]
+    details = of(dict, comp.details)
+    assert details["coveredFromId"] and details["coveredToId"]
     assert of(int, comp.tokens_after) < comp.tokens_before
     assert message_text(s.state.messages[-1]) == "done"
     assert len(compactions(branch)) == 1  # the agent_end check sees no new usage: no second compaction

@@ -19,9 +19,16 @@ from treechat.storage.base import SessionNotFoundError
 from treechat.storage.imports import read_records
 from treechat.storage.sqlite import SqliteCatalog, stream_import
 from treechat.storage.sqlite.stream_import import ImportStopped
-from treechat.storage.stream_scan import plan_file
+from treechat.storage.stream_scan import FilePlan, plan_file
 
 SID = "stream-1"
+
+
+def planned(file: Path) -> FilePlan:
+    """The plan of a file the streamed import takes (not one for the whole-file reader)."""
+    plan = plan_file(file)
+    assert plan is not None, file
+    return plan
 
 
 def _ts(n: int) -> str:
@@ -163,12 +170,12 @@ async def test_a_stopped_import_leaves_nothing(tmp_path, small_batches):
 
     try:
         with pytest.raises(ImportStopped):
-            await catalog.import_plan(plan_file(file), stop=stop)
+            await catalog.import_plan(planned(file), stop=stop)
         assert await catalog.list() == [] and not await catalog.has_session(SID)
         assert await catalog.search("needle12") == []
         left = await catalog.db.run(lambda c: c.execute("SELECT count(*) FROM session_entries").fetchone()[0])
         assert left == 0
-        storage, _ = await catalog.import_plan(plan_file(file))
+        storage, _ = await catalog.import_plan(planned(file))
         assert [s.id for s in await catalog.list()] == [SID]
     finally:
         await catalog.close()
@@ -229,7 +236,7 @@ async def test_a_session_being_imported_is_invisible_and_gone_once_its_process_d
             "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM session_entries),"
             " (SELECT count(*) FROM branches), (SELECT count(*) FROM entry_search)").fetchone())
         assert counts == (0, 0, 0, 0)
-        await catalog.import_plan(plan_file(file))
+        await catalog.import_plan(planned(file))
         assert [s.id for s in await catalog.list()] == [SID]
     finally:
         await catalog.close()
@@ -239,12 +246,12 @@ async def test_force_replaces_a_session_in_one_transaction(tmp_path, small_batch
     file = write(tmp_path / "s.jsonl", tricky_lines())
     catalog = await SqliteCatalog.open(tmp_path / "t.db")
     try:
-        await catalog.import_plan(plan_file(file))
+        await catalog.import_plan(planned(file))
         before = await snapshot(catalog, SID)
         with pytest.raises(ImportStopped):  # stopped half-way: the old session is still whole
-            await catalog.import_plan(plan_file(file), replace=True, stop=iter([False] * 5 + [True]).__next__)
+            await catalog.import_plan(planned(file), replace=True, stop=iter([False] * 5 + [True]).__next__)
         assert await snapshot(catalog, SID) == before
-        await catalog.import_plan(plan_file(file), replace=True)
+        await catalog.import_plan(planned(file), replace=True)
         assert await snapshot(catalog, SID) == before
     finally:
         await catalog.close()

@@ -12,6 +12,7 @@ import copy
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 from pydantic import BaseModel
 
@@ -34,8 +35,8 @@ def _tag(cls: type[BaseModel]) -> str | None:
     return None
 
 
-PAIRS: list[tuple[type[BaseModel], type]] = [
-    *zip((c for c in model.KnownEntry.__args__), wire_check.ENTRY_STRUCTS, strict=True),  # type: ignore[attr-defined]
+PAIRS: list[tuple[type[BaseModel], type[msgspec.Struct]]] = [
+    *zip((c for c in model.KnownEntry.__args__), wire_check.ENTRY_STRUCTS, strict=True),
     (model.UserMessage, wire_check.UserMessage), (model.AssistantMessage, wire_check.AssistantMessage),
     (model.ToolResultMessage, wire_check.ToolResultMessage),
     (model.BashExecutionMessage, wire_check.BashExecutionMessage), (model.CustomMessage, wire_check.CustomMessage),
@@ -48,7 +49,7 @@ PAIRS: list[tuple[type[BaseModel], type]] = [
 
 
 @pytest.mark.parametrize(("pyd", "strict"), PAIRS, ids=lambda c: c.__name__)
-def test_every_field_of_the_model_is_checked_under_its_json_name(pyd: type[BaseModel], strict: type) -> None:
+def test_every_field_of_the_model_is_checked_under_its_json_name(pyd: type[BaseModel], strict: type[msgspec.Struct]) -> None:
     import msgspec
 
     info = msgspec.structs.fields(strict)

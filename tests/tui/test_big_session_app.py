@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-import treechat.chat_tree as chat_tree
+import treechat.chat.tree as chat_tree
 from treechat.session.session import Session
 from treechat.storage.model import AssistantMessage, TextContent, UserMessage
 from treechat.widgets.transcript.view import Transcript

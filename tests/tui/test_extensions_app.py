@@ -54,7 +54,7 @@ async def test_esc_stops_a_call_and_a_broken_server_is_one_notice(make_app, fake
     fake.script_openai(tool_calls=[{"id": "c1", "name": "slow__slow", "arguments": '{"seconds": 60}'}])
     fake.script_openai(["never asked"])
     notes: list[str] = []
-    async with make_app(message_hook=lambda m: notes.append(m.event.text) if type(m).__name__ == "Notice" else None) \
+    async with make_app(message_hook=lambda m: notes.append(m.event.text) if type(getattr(m, "event", None)).__name__ == "Notice" else None) \
             as (app, pilot):
         await wait_for(pilot, lambda: "slow__slow" in tools_of(app) and app.chat.mcp.servers.get("gone") is not None
                        and app.chat.mcp.servers["gone"].state == "failed", what="the servers", rounds=3000)
@@ -106,7 +106,7 @@ async def test_templates_are_commands_with_tab_and_f1(make_app, fake, tmp_path) 
     fake.script_openai(["reviewed"])
     fake.script_openai(["deployed"])
     async with make_app() as (app, pilot):
-        await wait_for(pilot, lambda: app.chat._extensions is not None, what="the templates")
+        await wait_for(pilot, lambda: app.chat.extras._extensions is not None, what="the templates")
         composer = app.query_one(Composer)
         await type_text(pilot, "/rev")
         await pilot.press("tab")

@@ -1,45 +1,52 @@
-"""The App through its typed messages: each controller event arrives as one message of the same
-name, and a change redraws only what it affects (no whole-view reload for a name or a setting)."""
+"""The App through its one typed message: each controller event (a turn's `ChatDelta`, or a
+discrete event) arrives as a `ChatMessage`, and a change redraws only what it affects (no
+whole-view reload for a name or a setting)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from treechat.tui import messages as m
+from treechat.chat.events import ChatDelta, ChatEvent, ReplyStreaming, SessionOpened
+from treechat.tui.messages import ChatMessage
 
 from .conftest import idle, type_text, wait_for
 
 
 class Seen:
     def __init__(self) -> None:
-        self.messages: list[Any] = []
+        self.events: list[ChatEvent] = []
 
     def __call__(self, message: Any) -> None:
-        if isinstance(message, m.ChatMessage):
-            self.messages.append(message)
+        if isinstance(message, ChatMessage):
+            self.events.append(message.event)
 
-    def names(self) -> list[str]:
-        return [type(x).__name__ for x in self.messages]
+    def deltas(self) -> list[ChatDelta]:
+        return [e for e in self.events if isinstance(e, ChatDelta)]
+
+    def kinds(self) -> list[type]:
+        return [type(e) for e in self.events]
 
     def clear(self) -> None:
-        self.messages.clear()
+        self.events.clear()
 
 
 async def test_a_send_arrives_as_typed_messages_in_order(make_app, fake):
     fake.script_openai(["Hello"])
     seen = Seen()
     async with make_app(message_hook=seen) as (app, pilot):
-        assert seen.names()[0] == "SessionOpened"
+        assert seen.kinds()[0] is SessionOpened
         seen.clear()
         await type_text(pilot, "hi")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: idle(app) and "RunEnded" in seen.names(), what="the reply")
-        names = seen.names()
-        assert names.index("RunStarted") < names.index("ReplyStreaming") < names.index("RunEnded")
-        appended = [x.event for x in seen.messages if isinstance(x, m.EntryAppended)]
-        kinds = [(e.entry.type, getattr(getattr(e.entry, "message", None), "role", None)) for e in appended]
-        assert ("message", "user") in kinds and ("message", "assistant") in kinds
-        assert "SessionOpened" not in names and "PathChanged" not in names  # nothing was reloaded
+        await wait_for(pilot, lambda: idle(app) and any(d.running is False for d in seen.deltas()), what="the reply")
+        kinds, deltas = seen.kinds(), seen.deltas()
+        started = next(i for i, e in enumerate(seen.events) if isinstance(e, ChatDelta) and e.running)
+        ended = next(i for i, e in enumerate(seen.events) if isinstance(e, ChatDelta) and e.running is False)
+        assert started < kinds.index(ReplyStreaming) < ended
+        appended = [a.entry for d in deltas for a in d.appended]
+        roles = [(e.type, getattr(getattr(e, "message", None), "role", None)) for e in appended]
+        assert ("message", "user") in roles and ("message", "assistant") in roles
+        assert SessionOpened not in kinds and all(d.path is None for d in deltas)  # nothing was reloaded
 
 
 async def test_names_labels_and_settings_redraw_only_what_they_change(make_app, fake):
@@ -50,15 +57,19 @@ async def test_names_labels_and_settings_redraw_only_what_they_change(make_app, 
         await pilot.press("enter")
         await wait_for(pilot, lambda: idle(app), what="the reply")
         await pilot.pause()
-        for line in ("/name Project X", "/label milestone", "/thinking high"):
+        for line, changed in (("/name Project X", "header"), ("/label milestone", "labels"),
+                              ("/thinking high", None)):
             seen.clear()
             await type_text(pilot, line)
             await pilot.press("enter")
-            await wait_for(pilot, lambda: "StatusChanged" in seen.names(), what=line)
+            # (the fake model has no thinking levels: "off" stays, only a notice says so)
+            def told(changed: str | None = changed) -> bool:
+                return any(getattr(d, changed) for d in seen.deltas()) if changed else bool(seen.events)
+
+            await wait_for(pilot, told, what=line)
             await pilot.pause()
-            names = seen.names()
-            assert "SessionOpened" not in names and "PathChanged" not in names, (line, names)
-            assert names.count("EntryAppended") <= 1, (line, names)
+            assert SessionOpened not in seen.kinds() and all(d.path is None for d in seen.deltas()), line
+            assert sum(len(d.appended) for d in seen.deltas()) <= 1, line
         assert "Project X" in str(app.query_one("SessionHeader").render())
 
 
@@ -73,7 +84,7 @@ async def test_no_full_collection_runs_while_a_reply_streams(make_app, fake):
     during: list[tuple[int, int, int]] = []
 
     def hook(message: Any) -> None:
-        if isinstance(message, m.ReplyStreaming):
+        if isinstance(message, ChatMessage) and isinstance(message.event, ReplyStreaming):
             during.append(gc.get_threshold())
 
     async with make_app(message_hook=hook) as (app, pilot):

@@ -18,13 +18,12 @@ from typing import Any
 
 from textual.message import Message
 
-from treechat import chat_events
 from treechat.chat import Chat
+from treechat.chat import events as chat_events
 from treechat.config.settings import ConfigError, load_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.storage import open_catalog
 from treechat.tui import TreechatApp
-from treechat.tui.messages import MESSAGE_FOR
 from treechat.widgets.chrome.panels import TranscriptSpace, TreeSpace
 from treechat.widgets.composer.queue_tray import QueueTray
 from treechat.widgets.composer.view import Composer
@@ -177,10 +176,12 @@ def test_the_handlers_named_for_widget_messages_name_real_messages():
     assert handlers and handlers <= names, handlers - names
 
 
-def test_every_controller_event_has_its_message():
+def test_every_controller_event_is_a_frozen_snapshot():
+    """One generic message carries them all (the App's `match` is checked exhaustive by mypy);
+    what it carries cannot change after it was told."""
     events = typing.get_args(chat_events.ChatEvent)
-    assert events and all(dataclasses.is_dataclass(e) for e in events)
-    assert {e.__name__ for e in events} <= set(MESSAGE_FOR), {e.__name__ for e in events} - set(MESSAGE_FOR)
+    assert chat_events.ChatDelta in events and chat_events.ReplyStreaming in events
+    assert all(dataclasses.is_dataclass(e) and e.__dataclass_params__.frozen for e in events)  # type: ignore[union-attr]
 
 
 async def test_a_resumed_session_keeps_the_welcome_hidden_until_it_knows(tmp_path, fake):

@@ -24,6 +24,7 @@ class Host(App):
     """Composes the given widgets and records every message they post."""
 
     CSS_PATH = "../../styles.tcss"
+    last_key_at = 0.0  # as the App's: when the newest key came (StreamingView yields to typing)
 
     def __init__(self, *widgets: Widget) -> None:
         super().__init__()

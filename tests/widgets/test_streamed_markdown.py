@@ -106,12 +106,12 @@ async def test_while_keys_come_the_reply_is_repainted_and_grows_once_they_pause(
         view.update_message(AssistantMessage(content=[TextContent(text=text)], model="m"))
         assert await wait_for(pilot, lambda: "Start." in screen_text(app))
         room = of(Scalar, view.body.styles.height).value
-        app.last_key_at = 10**9  # type: ignore[attr-defined]  # the attribute the view reads off its App: a key "now" for ever: growing waits (up to MAX_HOLD)
+        app.last_key_at = 10**9  # the attribute the view reads off its App: a key "now" for ever: growing waits (up to MAX_HOLD)
         text += "".join(f"\n\nline {i}" for i in range(RESERVE))
         view.update_message(AssistantMessage(content=[TextContent(text=text)], model="m"))
         assert await wait_for(pilot, lambda: view.written == text)
         assert of(Scalar, view.body.styles.height).value == room and view.body.needs_room
-        app.last_key_at = 0.0  # type: ignore[attr-defined]  # no key for a while
+        app.last_key_at = 0.0  # no key for a while
         assert await wait_for(pilot, lambda: not view.body.needs_room)
         assert f"line {RESERVE - 1}" in screen_text(app)
 

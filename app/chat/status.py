@@ -7,7 +7,9 @@ costs microseconds.
 
 from __future__ import annotations
 
-from treechat.chat_events import Status
+from collections.abc import Sequence
+
+from treechat.chat.events import Mark, Status
 from treechat.llm.local import shown_ref
 from treechat.llm.registry import ModelRegistry
 from treechat.llm.types import ModelInfo
@@ -66,3 +68,13 @@ def entry_words(tree: TreeIndex, entry_id: str, limit: int = 40) -> str:
 
 def viewing_text(tree: TreeIndex, preview_id: str | None) -> str | None:
     return entry_words(tree, preview_id) if preview_id else None
+
+
+def sibling_marks(entry_ids: Sequence[str], tree: TreeIndex) -> list[Mark]:
+    """(entry id, position 1-based, count) for each entry that has alternatives."""
+    marks = []
+    for entry_id in entry_ids:
+        sibs = tree.siblings(entry_id)
+        if len(sibs) > 1 and entry_id in sibs:
+            marks.append((entry_id, sibs.index(entry_id) + 1, len(sibs)))
+    return marks

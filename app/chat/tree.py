@@ -13,10 +13,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
+from treechat.chat.events import HeaderChanged, TreeLoaded
 from treechat.storage import gc_policy
 from treechat.storage.base import SessionStorage, StorageError, TreeRow
 from treechat.storage.tree_index import TreeIndex
+
+if TYPE_CHECKING:
+    from treechat.chat.state import ChatState
 
 LOAD_LATER = 50_000  # entries: from here the tree is read after the first frame (SQLite: ~0.5 s and up)
 
@@ -75,50 +80,51 @@ class TreeLoad:
 
 
 class ChatTree:
-    """The controller's tree (a base of `ChatCore`): the whole of it, or a big session's path until
-    the rest is read. `ChatCore` says what a whole tree coming in means (`_whole_tree_in`)."""
+    """The controller's tree (`ChatState.tree`): the whole of it, or a big session's path until
+    the rest is read (`ChatState.tree_load`); every row that comes goes in through here."""
 
-    tree: TreeIndex
-    _tree_load: TreeLoad | None = None  # a big session's whole tree, being read
+    def __init__(self, s: ChatState) -> None:
+        self.s = s
 
     def _whole_tree_in(self, tree: TreeIndex) -> None:
-        raise NotImplementedError
+        self.s.emit(TreeLoaded(tree, self.s.session.leaf_id))
+        self.s.emit(HeaderChanged())  # the branches are counted now
 
-    async def _open_tree(self, storage: SessionStorage, leaf_id: str | None) -> int:
+    async def open(self, storage: SessionStorage, leaf_id: str | None) -> int:
         """The tree of a session just opened; returns the entries still to load (0: all in)."""
-        self.tree, loading = await first_tree(storage, leaf_id)
+        self.s.tree, loading = await first_tree(storage, leaf_id)
         gc_policy.keep_loaded()  # the tree stays: later collections need not walk it
         if loading:
-            load = self._tree_load = TreeLoad(storage, lambda tree: self._tree_loaded(load, tree))
+            load = self.s.tree_load = TreeLoad(storage, lambda tree: self._tree_loaded(load, tree))
         return loading
 
     def _tree_loaded(self, load: TreeLoad, tree: TreeIndex) -> None:
-        if load is not self._tree_load:
+        if load is not self.s.tree_load:
             return  # another session was opened meanwhile
-        self.tree, self._tree_load = tree, None
+        self.s.tree, self.s.tree_load = tree, None
         self._whole_tree_in(tree)
 
-    def _stop_tree_load(self) -> None:
-        if self._tree_load is not None:
-            self._tree_load.cancel()
-            self._tree_load = None
+    def stop_load(self) -> None:
+        if self.s.tree_load is not None:
+            self.s.tree_load.cancel()
+            self.s.tree_load = None
 
     def load_tree(self) -> None:
         """Start reading a big session's whole tree (the front end calls this after its first frame)."""
-        if self._tree_load is not None:
-            self._tree_load.start()
+        if self.s.tree_load is not None:
+            self.s.tree_load.start()
 
     async def whole_tree(self) -> None:
         """Wait until the whole tree is in (at once unless a big session's is still being read)."""
-        if self._tree_load is not None:
-            await self._tree_load.wait()
+        if self.s.tree_load is not None:
+            await self.s.tree_load.wait()
 
-    def _grow_tree(self, row: TreeRow) -> None:
-        self.tree.add(row)
-        if self._tree_load is not None:
-            self._tree_load.add(row)
+    def grow(self, row: TreeRow) -> None:
+        self.s.tree.add(row)
+        if self.s.tree_load is not None:
+            self.s.tree_load.add(row)
 
-    def _relabel_tree(self, target_id: str, label: str | None) -> TreeRow | None:
-        if self._tree_load is not None:
-            self._tree_load.relabel(target_id, label)
-        return self.tree.relabel(target_id, label)
+    def relabel(self, target_id: str, label: str | None) -> TreeRow | None:
+        if self.s.tree_load is not None:
+            self.s.tree_load.relabel(target_id, label)
+        return self.s.tree.relabel(target_id, label)

@@ -16,7 +16,8 @@ from treechat.agent.events import (
     RetryWait,
     StreamWait,
 )
-from treechat.chat_events import (
+from treechat.chat.events import (
+    Change,
     ChatEvent,
     CompactionStarted,
     Failed,
@@ -38,16 +39,16 @@ CHANGES_STATUS = frozenset({"agent_end", "queue_update", "model_changed", "think
                             "active_tools_changed"})
 
 
-def translate(event: SessionEvent) -> list[ChatEvent]:
+def translate(event: SessionEvent, *, previewing: bool = False) -> list[ChatEvent | Change]:
     match event:
         case AgentStart():
             return [RunStarted()]
         case MessageStart(message=AssistantMessage() as reply):
-            return [ReplyStreaming(reply, started=True)]
+            return [ReplyStreaming(reply, started=True, previewing=previewing)]
         case MessageUpdate():
             ev = event.assistant_event
             delta = ev.delta if ev is not None and ev.type == "text_delta" else ""
-            return [ReplyStreaming(event.message, delta=delta)]
+            return [ReplyStreaming(event.message, delta=delta, previewing=previewing)]
         case AgentEnd():
             last = event.messages[-1] if event.messages else None
             ok = not (isinstance(last, AssistantMessage) and last.stop_reason in ("error", "aborted"))

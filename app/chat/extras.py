@@ -1,6 +1,6 @@
 """The controller's extensions (issue 24): MCP servers, Agent Skills and prompt templates.
 
-`ChatExtras` is a part of `ChatCore` (chat_core.py), like `ChatModels`: it owns the MCP manager
+`Extras` is the controller's role for them (`treechat mcp` uses it on its own): it owns the MCP manager
 (started by the front end: the app after its first frame, `-p` before its prompt), a project's
 `.mcp.json` and its trust, and the skills and templates (found on first need). Front ends read
 what is there (`mcp_text`, `command_rows`, `extensions_text`) and the rules are here, so the app
@@ -10,9 +10,9 @@ and `-p` expand `/review x` and `/skill NAME` the same way.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
-from treechat.chat_events import ChatEvent, Notice
+from treechat.chat.events import Change, ChatEvent, Notice
 from treechat.mcp.config import ProjectServers, config_servers, find_project_file, read_project_servers
 from treechat.mcp.manager import McpManager, format_rows
 from treechat.mcp.trust import TrustAnswer, remember_trust, remembered_trust
@@ -20,29 +20,40 @@ from treechat.prompts.extensions import CommandError, Extensions, expand_command
 from treechat.prompts.skills import skills_prompt
 
 if TYPE_CHECKING:
-    from treechat.agent.tools.base import AgentTool
+    from treechat.agent.tools.base import AnyTool
     from treechat.config.settings import Settings
     from treechat.mcp.tools import ConfirmCall
     from treechat.session.agent_session import AgentSession
     from treechat.session.system_prompt import SystemPromptBuilder
+    from treechat.widgets.commands import SlashCommand
 
 ProjectTrust = Literal["trusted", "refused", "ask", "none"]
 
 
-class ChatExtras:
-    settings: Settings
-    cwd: str
-    prompt_builder: SystemPromptBuilder
-    _agent: AgentSession | None
-    _builtins: list[AgentTool]
+class ExtrasHost(Protocol):
+    """What the extensions read of the chat (`ChatState`; `treechat mcp` has its own, without a session)."""
 
-    def _emit(self, event: ChatEvent) -> None:
-        raise NotImplementedError  # ChatCore's
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def cwd(self) -> str: ...
+    @property
+    def prompt_builder(self) -> SystemPromptBuilder | None: ...
+    @property
+    def agent(self) -> AgentSession | None: ...
+    @property
+    def builtins(self) -> list[AnyTool]: ...
+    @property
+    def tool_names(self) -> list[str]: ...
+    def emit(self, event: ChatEvent | Change) -> None: ...
 
-    def _init_extras(self) -> None:
+
+class Extras:
+    def __init__(self, s: ExtrasHost) -> None:
+        self.s = s
         self.confirm_tool: ConfirmCall | None = None  # asks before an MCP tool runs (None: refuse untrusted calls)
-        self.mcp = McpManager(config_servers(self.settings.mcp_servers, self.settings.mcp_timeout), cwd=self.cwd,
-                              env=dict(self.settings.env), on_change=self._mcp_changed,
+        self.mcp = McpManager(config_servers(self.s.settings.mcp_servers, self.s.settings.mcp_timeout), cwd=self.s.cwd,
+                              env=dict(self.s.settings.env), on_change=self._mcp_changed,
                               confirm=lambda: self.confirm_tool)
         self.project: ProjectServers | None = None
         self._extensions: Extensions | None = None
@@ -57,14 +68,14 @@ class ChatExtras:
         """The project's `.mcp.json` (nearest, up to the repository root) and whether its servers
         may start: trusted or refused before for exactly this content, or to be asked."""
         if self.project is None:
-            path = find_project_file(self.cwd)
+            path = find_project_file(self.s.cwd)
             if path is None:
                 return None, "none"
-            self.project = read_project_servers(path, self.settings.mcp_timeout)
+            self.project = read_project_servers(path, self.s.settings.mcp_timeout)
         found = self.project
         if not found.servers:
             return found, "none"
-        answer = remembered_trust(self.settings.home, found)
+        answer = remembered_trust(self.s.settings.home, found)
         return found, "trusted" if answer == "trusted" else "refused" if answer == "refused" else "ask"
 
     def trust_project(self, answer: TrustAnswer) -> None:
@@ -72,7 +83,7 @@ class ChatExtras:
         file's servers change)."""
         found, _ = self.project_mcp()
         if found is not None and found.servers:
-            remember_trust(self.settings.home, found, answer)
+            remember_trust(self.s.settings.home, found, answer)
 
     def start_mcp(self, *, project: bool | None = None) -> None:
         """Start the servers in the background. `project`: use the project's `.mcp.json` servers
@@ -105,18 +116,18 @@ class ChatExtras:
 
     def _mcp_changed(self, line: str | None) -> None:
         """A server started, stopped or listed new tools: the agent is offered the new set."""
-        if self._agent is not None:
-            self._agent.offer_tools([*self._builtins, *self.mcp.tools()])
+        if self.s.agent is not None:
+            self.s.agent.offer_tools([*self.s.builtins, *self.mcp.tools()])
         if line:
-            self._emit(Notice(line, "information" if line.endswith("running again.") else "warning"))
+            self.s.emit(Notice(line, "information" if line.endswith("running again.") else "warning"))
 
-    def _say_starting(self) -> None:
+    def say_starting(self) -> None:
         """A message that goes out while servers start goes without their tools: say so once."""
         starting = self.mcp.starting
         if starting and not self._told_starting:
             self._told_starting = True
             names = ", ".join(repr(n) for n in starting)
-            self._emit(Notice(f"MCP server{'s' if len(starting) > 1 else ''} {names} still starting: "
+            self.s.emit(Notice(f"MCP server{'s' if len(starting) > 1 else ''} {names} still starting: "
                               "its tools join from your next message."))
 
     # ------------------------------------------------------------ skills and prompt templates
@@ -125,12 +136,13 @@ class ChatExtras:
     def extensions(self) -> Extensions:
         """The skills and templates, found on first need (their problems are one warning)."""
         if self._extensions is None:
-            config_dir = Path(self.settings.config_file).parent if self.settings.config_file else None
-            self._extensions = load_extensions(self.cwd, config_dir, self.settings.env, set(self.builtin_commands))
-            self.prompt_builder.skills = skills_prompt(self._extensions.skills)
+            config_dir = Path(self.s.settings.config_file).parent if self.s.settings.config_file else None
+            self._extensions = load_extensions(self.s.cwd, config_dir, self.s.settings.env, set(self.builtin_commands))
+            if self.s.prompt_builder is not None:
+                self.s.prompt_builder.skills = skills_prompt(self._extensions.skills)
             line = self._extensions.problems_line()
             if line:
-                self._emit(Notice(line, "warning"))
+                self.s.emit(Notice(line, "warning"))
         return self._extensions
 
     def load_extensions(self) -> None:
@@ -142,11 +154,11 @@ class ChatExtras:
         try:
             return expand_command(text, self.extensions)
         except CommandError as err:
-            from treechat.chat_models import ChatError
+            from treechat.chat.models import ChatError
 
             raise ChatError(str(err)) from None
 
-    def command_rows(self) -> list[Any]:
+    def command_rows(self) -> list[SlashCommand]:
         """The templates as slash-command rows (`widgets.commands.SlashCommand`), for completion,
         the palette and F1: commands made at run time from the files found."""
         from treechat.widgets.commands import SlashCommand
@@ -155,9 +167,9 @@ class ChatExtras:
                              t.description or f"the prompt in {t.path.name}") for t in self.extensions.templates]
 
     def extensions_text(self) -> str:
-        announced = any(t.name == "read" for t in self._builtins) if self._agent is not None else (
-            "read" in getattr(self, "tool_names", []))
+        announced = any(t.name == "read" for t in self.s.builtins) if self.s.agent is not None else (
+            "read" in self.s.tool_names)
         return listing(self.extensions, announced)
 
 
-__all__ = ["ChatExtras", "ProjectTrust", "Any"]
+__all__ = ["Extras", "ExtrasHost", "ProjectTrust"]

@@ -1,70 +1,65 @@
 """The controller's model: which one the next message goes to, whether it can go out, and what
 local servers say about the models they run (`treechat.chat.Chat` is built on this).
 
-`ChatModels` is a part of `ChatCore` (chat_core.py): it reads the core's registry, state and
-agent, and tells front ends through the core's events.
+`Models` is the controller's role for this: it reads the shared state (`ChatState`: the registry,
+the path's model, the agent) and tells front ends on its bus.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
-from treechat.chat_events import ChatEvent, Notice, Readiness, Status, StatusChanged
+from treechat.chat.events import Notice, Readiness, StatusChanged
 from treechat.llm.detect import DetectedServer, root_of
-from treechat.llm.registry import ModelRegistry
 from treechat.llm.types import ModelInfo
 from treechat.local_models import LocalModels, key_of
-from treechat.session.agent_session import AgentSession
-from treechat.storage.base import PathState, SessionCatalog
+
+if TYPE_CHECKING:
+    from treechat.chat.state import ChatState
+    from treechat.local_models import ServerModelInfo
 
 
 class ChatError(Exception):
     """Something the user asked for cannot be done; the message is the one sentence to show."""
 
 
-class ChatModels:
-    registry: ModelRegistry
-    catalog: SessionCatalog
-    model_ref: str | None
-    local: LocalModels
-    _agent: AgentSession | None
-    _state: PathState
+class Models:
+    """Which model the next message goes to, whether it can go out, and the local servers."""
 
-    def _emit(self, event: ChatEvent) -> None:
-        raise NotImplementedError  # ChatCore's
-
-    def status(self) -> Status:
-        raise NotImplementedError  # ChatCore's
+    def __init__(self, s: ChatState, *, local_servers: Sequence[tuple[str, str]] | None = None) -> None:
+        self.s = s
+        # local servers and what they say about their models (None: the usual ports and config.toml's)
+        self.local = LocalModels(s.registry, s.settings, servers=local_servers, on_refined=self._server_answered)
 
     @property
     def detected(self) -> list[DetectedServer]:
         return self.local.detected
 
     def resolve_model(self) -> ModelInfo:
-        ref = self.model_ref or self._path_model_ref()
+        ref = self.s.model_ref or self.path_model_ref()
         if not ref and self.detected and self.detected[0].models:
             ref = f"{self.detected[0].provider}/{self.detected[0].models[0]}"
         if not ref:
-            keyed = self.registry.providers_with_keys()
+            keyed = self.s.registry.providers_with_keys()
             found = (f" Keys were found for {', '.join(keyed)}." if keyed else
                      " No API key was found (set e.g. OPENAI_API_KEY or ANTHROPIC_API_KEY, or add a provider to "
                      "config.toml) and no local server (Ollama, llama.cpp, LM Studio, vLLM) was found.")
             raise ChatError('No model chosen: press Ctrl+L to pick one, pass --model PROVIDER/ID, '
                             f'or set model = "PROVIDER/ID" in config.toml.{found}')
         try:
-            return self.registry.resolve(ref)
+            return self.s.registry.resolve(ref)
         except ValueError as err:
             raise ChatError(str(err)) from None
 
-    def _path_model_ref(self) -> str | None:
-        model = self._state.model
+    def path_model_ref(self) -> str | None:
+        model = self.s.path_state.model
         return f"{model['provider']}/{model['modelId']}" if model else None
 
     def current_model(self) -> ModelInfo | None:
         """The model the next message goes to (None: none chosen, or it cannot be resolved)."""
-        if self._agent is not None:
-            return self._agent.state.model
+        if self.s.agent is not None:
+            return self.s.agent.state.model
         try:
             return self.local.known(self.resolve_model())
         except ChatError:
@@ -72,40 +67,39 @@ class ChatModels:
 
     def readiness(self) -> Readiness:
         servers = tuple(s.provider for s in self.detected)
-        read_only = self.catalog.read_only
-        if isinstance(read_only, str) and read_only:
+        read_only = self.s.read_only
+        if read_only:
             return Readiness(f"Read-only ({read_only}): browsing and search work, sending does not.", servers)
         try:
-            model = self._agent.state.model if self._agent is not None else self.resolve_model()
+            model = self.s.agent.state.model if self.s.agent is not None else self.resolve_model()
         except ChatError as err:
             return Readiness(str(err), servers)
-        return Readiness(self.registry.key_problem(model), servers)
-
+        return Readiness(self.s.registry.key_problem(model), servers)
 
     def add_local_servers(self, found: Sequence[DetectedServer]) -> None:
         """Local servers found (at start-up, when the picker opens, or for `-p`): offered as
         models, used when nothing else is chosen."""
         self.local.add(found)
-        self._emit(StatusChanged(self.status()))
-        self._emit(self.readiness())
+        self.s.emit(StatusChanged())
+        self.s.emit(self.readiness())
         self.local.probe(self.current_model())
 
-    def _server_answered(self, key: tuple[str, str], info: Any) -> None:
+    def _server_answered(self, key: tuple[str, str], info: ServerModelInfo) -> None:
         """A local server said what it runs a model with: the model in use is refined from now on."""
-        if self._agent is not None and key_of(self._agent.state.model) == key:
-            self._agent.state.model = self.local.known(self._agent.state.model)
+        if self.s.agent is not None and key_of(self.s.agent.state.model) == key:
+            self.s.agent.state.model = self.local.known(self.s.agent.state.model)
         if info.note:
-            self._emit(Notice(info.note, "warning"))
-        self._emit(StatusChanged(self.status()))
+            self.s.emit(Notice(info.note, "warning"))
+        self.s.emit(StatusChanged())
 
     def busy_server(self) -> str | None:
         """The root URL of the local server a reply is coming from now (not to be asked meanwhile)."""
-        model = self._agent.state.model if self._agent is not None and self._agent.is_streaming else None
+        model = self.s.agent.state.model if self.s.agent is not None and self.s.agent.is_streaming else None
         return root_of(model.base_url) if model is not None else None
 
     def window_learned(self, window: int) -> None:
         """An overflow error stated the window of the model in use (the compactor found it): it
         is that model's window from now on, and remembered where the server says it nowhere else."""
-        if self._agent is not None:
-            self._agent.state.model = self.local.learned(self._agent.state.model, window)
-            self._emit(StatusChanged(self.status()))
+        if self.s.agent is not None:
+            self.s.agent.state.model = self.local.learned(self.s.agent.state.model, window)
+            self.s.emit(StatusChanged())

@@ -11,20 +11,25 @@ with `force`; what a restore replaces is kept (`undo_restore`).
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from enum import Enum
+from typing import TYPE_CHECKING, Literal
 
 from treechat.agent.tools.changes import NO_APPROVAL, FileRecorder, ProposedChange
 from treechat.agent.tools.workfolder import working_folder
-from treechat.chat_core import ChatError
-from treechat.chat_events import Notice, RestoreOffered
-from treechat.chat_live import LiveChat
+from treechat.chat.events import Notice, RestoreOffered
+from treechat.chat.models import ChatError
 
 if TYPE_CHECKING:  # the workspace modules load on first use: the app's first frame does not wait for them
+    from treechat.chat.state import ChatState
     from treechat.workspace.history import FileHistory
     from treechat.workspace.journal import Journal
     from treechat.workspace.restore import Outcome, RestorePlan, UndoOutcome
 
-_LEAF: Any = object()
+class _Where(Enum):
+    LEAF = "the leaf"  # (None is a place too: before the first entry)
+
+
+_LEAF = _Where.LEAF
 
 
 def outcome_text(outcome: Outcome) -> str:
@@ -48,60 +53,62 @@ def _files(shown: list[str]) -> str:
     return f"{len(shown)} file{'s' if len(shown) != 1 else ''} ({names})"
 
 
-class ChatWorkspace(LiveChat):
+class Workspace:
+    def __init__(self, s: ChatState) -> None:
+        self.s = s
     _offer_task: asyncio.Task[None] | None = None
 
     @property
     def folder(self) -> str:
         """The working folder: the repository root, or the folder treechat runs in."""
-        return working_folder(self.cwd)
+        return working_folder(self.s.cwd)
 
     async def file_history(self) -> FileHistory:
         """Every checkpoint of the current session (read once, then kept up to date)."""
-        if self._files is None:
+        if self.s.files is None:
             from treechat.workspace.history import FileHistory
 
-            self._files = await FileHistory.load(self.session.storage)
-        return self._files
+            self.s.files = await FileHistory.load(self.s.session.storage)
+        return self.s.files
 
     def journal(self) -> Journal:
         from treechat.workspace.journal import Journal
 
-        return Journal(self.settings.home, self.session_id)
+        return Journal(self.s.settings.home, self.s.session.session_id)
 
-    async def _file_recorder(self) -> FileRecorder | None:
+    async def file_recorder(self) -> FileRecorder | None:
         from treechat.workspace.recorder import SessionRecorder
         from treechat.workspace.written import WrittenLog
 
         history = await self.file_history()
-        return SessionRecorder(self.session, history, lambda: self.tree.path_ids(self.session.leaf_id),
-                               WrittenLog(self.settings.home))
+        return SessionRecorder(self.s.session, history, lambda: self.s.tree.path_ids(self.s.session.leaf_id),
+                               WrittenLog(self.s.settings.home))
 
-    async def _approve(self, change: ProposedChange) -> bool | str:
+    async def approve(self, change: ProposedChange) -> bool | str:
         """The front end's answer, looked up when the tool asks (None: nothing can be approved)."""
-        if self.approve_change is None:
+        if self.s.approve_change is None:
             return NO_APPROVAL.format(what=f"{change.tool} of {change.path}")
-        return await self.approve_change(change)
+        return await self.s.approve_change(change)
 
     # ------------------------------------------------------------ restoring
 
-    async def restore_plan(self, entry_id: Any = _LEAF) -> RestorePlan:
+    async def restore_plan(self, entry_id: str | None | Literal[_Where.LEAF] = _LEAF) -> RestorePlan:
         """What restoring the tracked files to `entry_id` (default: the leaf; None: before the
         first entry) would change."""
-        target = self.session.leaf_id if entry_id is _LEAF else entry_id
-        if target is not None and self.tree.get(target) is None:
+        target = self.s.session.leaf_id if entry_id is _LEAF else entry_id
+        if target is not None and self.s.tree.get(target) is None:
             raise ChatError(f"Entry {target} not found in this session.")
         from treechat.workspace.restore import plan_restore_async
 
         history = await self.file_history()
-        return await plan_restore_async(self.session_id, target, self.tree.path_ids(target), history,
+        return await plan_restore_async(self.s.session.session_id, target, self.s.tree.path_ids(target), history,
                                         self.journal(), self.folder)
 
     async def restore(self, plan: RestorePlan, *, force: bool = False) -> Outcome:
         """Restore what `plan` says (the blocked files too with `force`); a notice says what happened."""
         from treechat.workspace.restore import apply_restore
 
-        if plan.session_id != self.session_id:
+        if plan.session_id != self.s.session.session_id:
             raise ChatError("That restore was for another session.")
         history = await self.file_history()
         try:
@@ -112,7 +119,7 @@ class ChatWorkspace(LiveChat):
         text = outcome_text(outcome)
         if outcome.changed:
             text += " /restore --undo brings back what it replaced."
-        self._emit(Notice(text, "warning" if outcome.skipped else "information"))
+        self.s.emit(Notice(text, "warning" if outcome.skipped else "information"))
         return outcome
 
     async def undo_restore(self, *, force: bool = False) -> UndoOutcome:
@@ -128,35 +135,34 @@ class ChatWorkspace(LiveChat):
         if outcome.blocked and not force:
             raise ChatError(f"Not undone: {', '.join(outcome.blocked)} changed since the restore; "
                             "/restore --undo --force overwrites (what it overwrites is kept for the next undo).")
-        self._emit(Notice("Undid the last restore: " + outcome_text(outcome)))
+        self.s.emit(Notice("Undid the last restore: " + outcome_text(outcome)))
         return outcome
 
     # ------------------------------------------------------------ the offer after a move
 
     def offer_restore(self) -> None:
         """Look, in the background, whether the files at the leaf differ from the disk; offer it."""
-        if self._files is not None and not self._files:
+        if self.s.files is not None and not self.s.files:
             return  # nothing tracked in this session: no look at all
         if self._offer_task is not None and not self._offer_task.done():
             self._offer_task.cancel()
-        self._offer_task = asyncio.get_running_loop().create_task(self._offer(self.session_id, self.session.leaf_id))
+        self._offer_task = asyncio.get_running_loop().create_task(self._offer(self.s.session.session_id, self.s.session.leaf_id))
 
-    async def close(self, *, composer_text: str | None = None) -> None:
+    def close(self) -> None:
         if self._offer_task is not None:
             self._offer_task.cancel()  # nobody is left to be offered anything
-        await super().close(composer_text=composer_text)
 
     async def _offer(self, session_id: str, leaf: str | None) -> None:
         try:
             plan = await self.restore_plan(leaf)
         except Exception:  # noqa: BLE001  a look in passing, in a task nobody awaits: a store closing, a file vanishing says nothing
             return
-        if self._session is None or self.session_id != session_id or self.session.leaf_id != leaf:
+        if self.s.current is None or self.s.session.session_id != session_id or self.s.session.leaf_id != leaf:
             return  # moved on meanwhile: that plan is for a place we left
         if plan.ready:
-            self._emit(RestoreOffered(plan))
+            self.s.emit(RestoreOffered(plan))
         elif plan.blocked:
             names = ", ".join(s.shown for s in plan.blocked[:5])
-            self._emit(Notice(f"{names} differs from this point but changed on disk since treechat last wrote it; "
+            self.s.emit(Notice(f"{names} differs from this point but changed on disk since treechat last wrote it; "
                               "/restore --force puts it back as it was here (/restore --undo brings back what "
                               "that replaces).", "warning"))

@@ -1,21 +1,28 @@
-"""What the controller (`treechat.chat.Chat`) tells its front ends: typed events, one per change.
+"""What the controller (`treechat.chat.Chat`) tells its front ends: one tagged union, `ChatEvent`.
 
-Every state change of a chat produces exactly one event of the kind below, in the order the
-changes happened; a front end reconciles the affected part of its view from the event alone
-(the persisted entry, the path to show, the status) and never reads storage to find out what
-happened. The TUI turns each into one Textual message (`treechat.tui.messages`); print mode
-listens for a few (`ReplyStreaming`, `CompactionEnded`, `Waiting`).
+State changes are coalesced: whatever changed during one turn of the event loop (entries
+appended, labels, the path shown, the header, the status, the queue, the run) arrives as one
+frozen `ChatDelta`, each part as it was at the end of that turn (None: unchanged). What must stay
+discrete and ordered (a session opened, a streamed reply's text, focus, notices and errors) is an
+event of its own; the pending delta is delivered before it, so the order of changes is kept.
+
+A front end reconciles its view from the event alone and never reads the controller's state or
+storage to find out what happened. The TUI wraps each in one Textual message
+(`treechat.tui.messages.ChatMessage`) and dispatches with `match`; print mode listens for a few.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:  # annotations only: the TUI's first frame imports these events, not the storage (issue 27)
+    from treechat.agent.events import RetryWait, StreamWait
+    from treechat.agent.types import AgentMessage
     from treechat.shown_path import ShownPath
     from treechat.storage.base import TreeRow
-    from treechat.storage.model import Entry
+    from treechat.storage.model import AssistantMessage, Entry
     from treechat.storage.tree_index import TreeIndex
     from treechat.workspace.restore import RestorePlan
 
@@ -56,19 +63,24 @@ class Header:
         return f"{self.depth} {entries} on this branch · {self.branches} {branches}"
 
 
+Mark = tuple[str, int, int]  # (entry id, its position 1-based, how many alternatives): `‹ n/m ›`
+
+
 @dataclass(frozen=True)
 class SessionOpened:
     """A session became the current one: the whole view is drawn from this."""
 
     session_id: str
-    tree: TreeIndex  # the controller's index; readers never change it
+    tree: TreeIndex  # the controller's index (append-only; rows and labels come in deltas): readers never change it
     leaf_id: str | None
     path: ShownPath  # what the transcript shows (root or last compaction → leaf): its ids, its newest entries
     header: Header
     status: Status
     composer_text: str | None  # a draft kept from last time and/or text to edit (fork before)
-    history: list[str]  # the prompts on this branch, oldest first (Up in the composer)
+    history: tuple[str, ...]  # the prompts on this branch, oldest first (Up in the composer)
     tree_loading: int = 0  # a big session: `tree` is its path only; TreeLoaded brings the rest (entries)
+    marks: tuple[Mark, ...] = ()  # the path's newest entries with alternatives
+    labels: tuple[tuple[str, str], ...] = ()  # the path's newest entries' labels
 
 
 @dataclass(frozen=True)
@@ -77,6 +89,10 @@ class TreeLoaded:
     the tree panel, the `‹ n/m ›` marks and the header follow."""
 
     tree: TreeIndex
+    leaf_id: str | None
+
+
+# ------------------------------------------------------------ the parts of a delta
 
 
 @dataclass(frozen=True)
@@ -87,6 +103,7 @@ class EntryAppended:
     row: TreeRow
     leaf_id: str | None
     shown: bool  # it belongs at the end of the transcript now (not previewing another branch)
+    siblings: tuple[int, int] | None = None  # (position, count) when it has alternatives, as it was appended
 
 
 @dataclass(frozen=True)
@@ -105,24 +122,8 @@ class PathChanged:
     leaf_id: str | None
     preview_id: str | None
     cause: Literal["move", "preview", "compaction"]
-
-
-@dataclass(frozen=True)
-class Focused:
-    """Bring one entry into view: the transcript scrolls to it and marks it, the tree's cursor
-    goes to it (a search hit)."""
-
-    entry_id: str
-
-
-@dataclass(frozen=True)
-class HeaderChanged:
-    header: Header
-
-
-@dataclass(frozen=True)
-class StatusChanged:
-    status: Status
+    marks: tuple[Mark, ...] = ()  # the path's newest entries with alternatives
+    labels: tuple[tuple[str, str], ...] = ()  # the path's newest entries' labels
 
 
 @dataclass(frozen=True)
@@ -142,13 +143,65 @@ class RunEnded:
 
 
 @dataclass(frozen=True)
+class StatusChanged:
+    """The status may have changed: it is computed once, when the turn's delta is made."""
+
+
+@dataclass(frozen=True)
+class HeaderChanged:
+    """The header may have changed: computed once, when the turn's delta is made."""
+
+
+# what the roles record on the bus (bus.py), told as one ChatDelta per turn
+Change = (EntryAppended | LabelChanged | PathChanged | QueueChanged | RunStarted | RunEnded | StatusChanged
+          | HeaderChanged)
+
+
+@dataclass(frozen=True)
+class ChatDelta:
+    """What changed during one turn of the event loop, as it was at the end of that turn. Every
+    part is a snapshot (None or empty: unchanged); apply them in this order: `appended` rows
+    and `labels` to the tree, `path` (which already holds `appended[:path_after]`), the rest of
+    `appended` to the transcript, then header, status, queue and the run."""
+
+    appended: tuple[EntryAppended, ...] = ()
+    labels: tuple[LabelChanged, ...] = ()
+    path: PathChanged | None = None
+    path_after: int = 0  # how many of `appended` came before `path` (and are in it)
+    header: Header | None = None
+    status: Status | None = None
+    queue: QueueChanged | None = None
+    running: bool | None = None  # a run started (True) or ended (False) during the turn: its state at the end
+
+    def parts(self) -> Iterator[EntryAppended | LabelChanged | PathChanged | QueueChanged | Header | Status]:
+        yield from self.appended
+        yield from self.labels
+        for part in (self.path, self.header, self.status, self.queue):
+            if part is not None:
+                yield part
+
+
+# ------------------------------------------------------------ discrete events
+
+
+@dataclass(frozen=True)
+class Focused:
+    """Bring one entry into view: the transcript scrolls to it and marks it, the tree's cursor
+    goes to it (a search hit)."""
+
+    entry_id: str
+
+
+@dataclass(frozen=True)
 class ReplyStreaming:
     """The assistant message being streamed: `started` on its first event, then every update;
-    `delta` is the new answer text of this update ("" for thinking, tool calls, the start)."""
+    `delta` is the new answer text of this update ("" for thinking, tool calls, the start).
+    `previewing`: another branch is on screen (the reply shows when the preview ends)."""
 
-    message: Any
+    message: AssistantMessage
     started: bool = False
     delta: str = ""
+    previewing: bool = False
 
 
 @dataclass(frozen=True)
@@ -173,7 +226,7 @@ class Waiting:
     seconds: float
     reason: str
     kind: Literal["retry", "silence"] = "retry"
-    detail: Any = None
+    detail: RetryWait | StreamWait | None = None
 
 
 @dataclass(frozen=True)
@@ -202,7 +255,7 @@ class Unsaved:
     """A message could not be written to the session; it stays on screen and was kept in
     `recovery_path` (None: nowhere). The run stopped."""
 
-    message: Any
+    message: AgentMessage
     reason: str
     recovery_path: str | None
 
@@ -226,7 +279,5 @@ class SessionsChanged:
     sessions list on screen should be read again."""
 
 
-ChatEvent = (SessionOpened | TreeLoaded | EntryAppended | LabelChanged | PathChanged | Focused | HeaderChanged | StatusChanged
-             | QueueChanged | RunStarted | RunEnded | ReplyStreaming | CompactionStarted | CompactionEnded
+ChatEvent = (ChatDelta | SessionOpened | TreeLoaded | Focused | ReplyStreaming | CompactionStarted | CompactionEnded
              | Waiting | Readiness | Notice | Failed | Unsaved | RestoreOffered | Succeeded | SessionsChanged)
-

@@ -16,24 +16,33 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import TYPE_CHECKING
 
-from treechat.chat_core import ChatCore
-from treechat.chat_events import EntryAppended, HeaderChanged, LabelChanged, Notice, SessionsChanged, StatusChanged
+from treechat.chat.events import EntryAppended, HeaderChanged, LabelChanged, Notice, SessionsChanged, StatusChanged
 from treechat.storage.aggregates import tree_row
 from treechat.storage.base import StorageError
 from treechat.storage.model import LabelEntry, LeafEntry, SessionInfoEntry
+
+if TYPE_CHECKING:
+    from treechat.chat.shown import Shown
+    from treechat.chat.state import ChatState
+    from treechat.chat.tree import ChatTree
 
 FEED_WAIT_S = 1.0  # one wait on the feed; the loop wakes this often to stay cancellable
 RETRY_S = 2.0  # after the feed failed (a damaged or vanished store): try again this much later
 NOTICE_EVERY_S = 30.0  # "entries joined the tree elsewhere" once in a while, not for every message
 
 
-class LiveChat(ChatCore):
+class Live:
+    def __init__(self, s: ChatState, *, shown: Shown, trees: ChatTree) -> None:
+        self.s = s
+        self.shown = shown
+        self.trees = trees
     _noticed_at = -NOTICE_EVERY_S  # when "joined this session's tree" was last said
 
     async def follow_store(self) -> None:
         """Until cancelled: apply what other writers change in the store."""
-        feed = self.catalog.watch()
+        feed = self.s.catalog.watch()
         try:
             while True:
                 try:
@@ -43,18 +52,18 @@ class LiveChat(ChatCore):
                     continue
                 if change is None:
                     continue
-                if self._session is not None and change.touches(self.session_id):
+                if self.s.current is not None and change.touches(self.s.session.session_id):
                     await self.poll_others()
-                self._emit(SessionsChanged())
+                self.s.emit(SessionsChanged())
         finally:
             await feed.close()
 
     async def poll_others(self) -> int:
         """Fold in the entries another writer appended to this session since the last look
         (see the module's doc for when the leaf follows). Returns how many entries."""
-        if self._session is None:
+        if self.s.current is None:
             return 0
-        session = self.session
+        session = self.s.session
         try:
             found = await session.storage.poll_appended()
         except (StorageError, OSError):
@@ -68,26 +77,27 @@ class LiveChat(ChatCore):
                 continue  # another writer's moves are its own: our leaf is ours
             count += 1
             row = rows.get(entry.id) or tree_row(entry)
-            follow = (not self.is_running and self.preview_id is None and row.parent_id == session.leaf_id
-                      and row.parent_id == entry.parent_id and entry.id not in self.tree)
+            follow = (not self.s.is_running and self.s.preview_id is None and row.parent_id == session.leaf_id
+                      and row.parent_id == entry.parent_id and entry.id not in self.s.tree)
             if follow:
                 session.adopt(entry)  # → _on_append: tree, path state, transcript, header, status
                 continue
             elsewhere += 1
-            self._grow_tree(row)
-            if self._files is not None:  # a checkpoint another process wrote: the file history knows it
-                self._files.add_entry(entry)
-            self._emit(EntryAppended(entry=entry, row=row, leaf_id=session.leaf_id, shown=False))
+            self.trees.grow(row)
+            if self.s.files is not None:  # a checkpoint another process wrote: the file history knows it
+                self.s.files.add_entry(entry)
+            self.s.emit(EntryAppended(entry=entry, row=row, leaf_id=session.leaf_id, shown=False,
+                                     siblings=self.shown.siblings(entry.id)))
             if isinstance(entry, LabelEntry):
-                self._emit(LabelChanged(entry.target_id, entry.label, self._relabel_tree(entry.target_id, entry.label)))
+                self.s.emit(LabelChanged(entry.target_id, entry.label, self.trees.relabel(entry.target_id, entry.label)))
             elif isinstance(entry, SessionInfoEntry):
-                self._name = entry.name or None
+                self.s.name = entry.name or None
         if elsewhere:
-            self._emit(HeaderChanged(self.header()))
-            self._emit(StatusChanged(self.status()))
+            self.s.emit(HeaderChanged())
+            self.s.emit(StatusChanged())
             now = time.monotonic()
             if now - self._noticed_at >= NOTICE_EVERY_S:  # the tree shows the rest as it comes
                 self._noticed_at = now
-                self._emit(Notice(f"{elsewhere} {'entry' if elsewhere == 1 else 'entries'} from another process or "
+                self.s.emit(Notice(f"{elsewhere} {'entry' if elsewhere == 1 else 'entries'} from another process or "
                                   "machine joined this session's tree (your leaf stays where it is)."))
         return count

@@ -1,0 +1,147 @@
+"""Moving in the tree: choose, move the leaf (remembered for back), switch siblings, jump to a
+search hit, and the entries the view reads by id (a window of a long path, a compaction's originals)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from treechat.chat.events import Focused, HeaderChanged, Notice, StatusChanged
+from treechat.chat.models import ChatError
+from treechat.chat.status import entry_words
+from treechat.llm.local import shown_ref
+from treechat.storage.base import SearchHit
+from treechat.storage.model import AssistantMessage, CompactionEntry, Entry, MessageEntry, message_text
+
+if TYPE_CHECKING:
+    from treechat.chat.observe import Observer
+    from treechat.chat.sessions import Sessions
+    from treechat.chat.shown import Shown
+    from treechat.chat.state import ChatState
+    from treechat.chat.tree import ChatTree
+    from treechat.chat.workspace import Workspace
+
+
+class Navigation:
+    def __init__(self, s: ChatState, *, observer: Observer, sessions: Sessions, shown: Shown, trees: ChatTree,
+                 workspace: Workspace) -> None:
+        self.s = s
+        self.observer = observer
+        self.sessions = sessions
+        self.shown = shown
+        self.trees = trees
+        self.workspace = workspace
+
+    async def choose(self, entry_id: str) -> str | None:
+        """The tree's Enter/click (DESIGN §6): a user message moves the leaf to its parent and its
+        text comes back to edit and resend (a new sibling); anything else moves the leaf to it.
+        While a reply runs, the branch is only previewed."""
+        if self.s.is_running:
+            await self.shown.preview(entry_id)
+            self.s.emit(Notice("The agent is still running: showing that branch only. Esc stops the run."))
+            return None
+        entry = await self.s.session.get_entry(entry_id)
+        if entry is None:
+            raise ChatError(f"Entry {entry_id} not found.")
+        if isinstance(entry, MessageEntry) and entry.message.role == "user":
+            await self.move_to(entry.parent_id)
+            return message_text(entry.message)
+        await self.move_to(entry_id)
+        return None
+
+    async def entries(self, entry_ids: Sequence[str]) -> list[Entry]:
+        """Entries of this session by id, in that order (a window of a long path, for the view)."""
+        return await self.s.session.storage.get_entries_by_ids(entry_ids)
+
+    async def move_to(self, target: str | None, *, remember: bool = True, announce: bool = True) -> None:
+        """Move the leaf; leaving a branch is announced (with `/summarize` offered) unless the
+        caller is about to grow an alternative there (retry). A read-only store cannot keep a
+        move: the branch is shown instead."""
+        await self.trees.whole_tree()  # where the move goes is in the tree
+        old = self.s.session.leaf_id
+        if target != old and self.s.read_only:
+            await self.shown.preview(target)
+            self.s.emit(Notice(f"Read-only ({self.s.read_only}): showing that branch; the leaf cannot move.",
+                              "warning"))
+            return
+        if target != old:
+            if self.s.is_running:
+                raise ChatError("Stop the running reply (Esc) before moving in the tree.")
+            if remember:
+                self.s.leaf_history.append(old)
+            if self.s.agent is not None:
+                await self.s.agent.move_to(target)
+            else:
+                await self.s.session.move_to(target)
+            await self.observer.load_state()
+            self.s.first_prompt = None  # another root may begin this path
+            if announce and old is not None and old not in set(self.s.tree.path_ids(target)):
+                self.s.abandoned_leaf = old
+                self.s.emit(Notice(f"Left the branch at {entry_words(self.s.tree, old)}. /summarize adds a summary of it to the context; "
+                                  "Backspace in the tree goes back."))
+        self.s.preview_id = None
+        self.s.emit(await self.shown.path_changed("move"))
+        self.s.emit(HeaderChanged())
+        self.s.emit(StatusChanged())
+        if announce and target != old:
+            self.workspace.offer_restore()  # the files there, if they differ from the disk (never silently)
+
+    async def back(self) -> None:
+        if not self.s.leaf_history:
+            raise ChatError("No earlier leaf position in this session.")
+        await self.move_to(self.s.leaf_history.pop(), remember=False)
+
+    async def switch_sibling(self, entry_id: str, delta: int) -> None:
+        """`‹ n/m ›`: go to the newest tip under the previous/next alternative of `entry_id`."""
+        await self.trees.whole_tree()
+        sibs = self.s.tree.siblings(entry_id)
+        if len(sibs) < 2 or entry_id not in sibs:
+            return
+        target = sibs[(sibs.index(entry_id) + delta) % len(sibs)]
+        await self.move_to(self.s.tree.newest_tip_under(target))
+
+    def originals_of(self, compaction: CompactionEntry, full_path: list[Entry]) -> list[Entry]:
+        stop = compaction.id if compaction.retained_tail else compaction.first_kept_entry_id
+        out: list[Entry] = []
+        for entry in full_path:
+            if entry.id in (stop, compaction.id):
+                break
+            out.append(entry)
+        return out
+
+    async def compacted_away(self, compaction_id: str) -> list[Entry]:
+        """The entries a compaction took out of the context (the card shows them, dimmed)."""
+        entry = await self.s.session.get_entry(compaction_id)
+        if not isinstance(entry, CompactionEntry):
+            return []
+        return self.originals_of(entry, await self.s.session.get_branch(entry.id))
+
+    async def entry_details(self, entry_id: str) -> str | None:
+        """What the tree's tooltip adds about an entry: the model and tokens of a reply, the
+        tokens a compaction saved, the size of a prompt."""
+        entry = await self.s.session.get_entry(entry_id)
+        if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
+            msg, u = entry.message, entry.message.usage
+            cost = f" · ${u.cost.total:.4f}" if u.cost.total else ""
+            return f"{shown_ref(msg.provider, msg.model)} · {u.input + u.cache_read:,} in / {u.output:,} out{cost}"
+        if isinstance(entry, MessageEntry):
+            return f"{len(message_text(entry.message)):,} characters"
+        if isinstance(entry, CompactionEntry):
+            after = f" → {entry.tokens_after:,}" if entry.tokens_after else ""
+            return f"compacted {entry.tokens_before:,}{after} tokens"
+        return None
+
+    async def jump_to(self, hit: SearchHit) -> str:
+        """A search hit: open its session and show its entry (on the active path as it is; on
+        another branch, that branch previewed). Returns the entry to highlight."""
+        if hit.session_id != self.s.session.session_id:
+            await self.sessions.resume(hit.session_id)
+        await self.trees.whole_tree()
+        row = self.s.tree.get(hit.entry_id)
+        target = hit.entry_id
+        if row is not None and row.type in ("label", "session_info") and row.parent_id:
+            target = row.parent_id
+        if target not in set(self.s.tree.path_ids(self.s.session.leaf_id)):
+            await self.shown.preview(target)
+        self.s.emit(Focused(target))
+        return target

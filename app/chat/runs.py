@@ -1,0 +1,207 @@
+"""Runs and queues: the agent made on first need, a send (or a steer or follow-up while a reply
+runs), the run task the controller owns, stop, and the queue's edits."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from treechat.agent.tools import Reach, make_tools
+from treechat.chat.events import Failed, StatusChanged
+from treechat.chat.models import ChatError
+from treechat.chat.state import SendKind
+from treechat.prompts.attachments import AttachmentError, expand_prompt
+from treechat.session.agent_session import AgentSession
+from treechat.session.compaction import CompactionSettings
+from treechat.session.system_prompt import bind_system_prompt
+from treechat.storage.base import StorageError
+from treechat.storage.model import AssistantMessage, ImageContent
+
+if TYPE_CHECKING:
+    from treechat.agent.types import AgentMessage
+    from treechat.chat.extras import Extras
+    from treechat.chat.models import Models
+    from treechat.chat.observe import Observer
+    from treechat.chat.shown import Shown
+    from treechat.chat.state import ChatState
+    from treechat.chat.workspace import Workspace
+
+
+class Runs:
+    def __init__(self, s: ChatState, *, models: Models, extras: Extras, observer: Observer, shown: Shown,
+                 workspace: Workspace) -> None:
+        self.s = s
+        self.models = models
+        self.extras = extras
+        self.observer = observer
+        self.shown = shown
+        self.workspace = workspace
+        self._unsubscribe_agent: Callable[[], None] | None = None
+
+    async def ensure_agent(self) -> AgentSession:
+        """The AgentSession, made on first need (browsing never writes settings entries). Fails
+        before anything is written when there is no model or no key."""
+        if self.s.agent is not None:
+            return self.s.agent
+        read_only = self.s.read_only
+        if read_only:
+            raise ChatError(f"Sessions are read-only here ({read_only}): browsing and search work; sending needs a "
+                            "writable home (--home DIR or TREECHAT_HOME).")
+        if not (self.s.model_ref or self.models.path_model_ref() or self.models.detected):
+            self.models.add_local_servers(await self.models.local.found())  # `-p`, or a server started since
+        model = self.models.local.known(self.models.resolve_model())  # never waits for the server (issue 27)
+        problem = self.s.registry.key_problem(model)
+        if problem:
+            raise ChatError(problem)
+        self.models.local.probe(model)
+        try:
+            # without a way to ask (print mode without --yes) the bash tool refuses, saying why
+            self.s.builtins = make_tools(self.s.tool_names, cwd=self.s.cwd, confirm=self.s.confirm, reach=Reach.for_run(
+                self.s.cwd, self.s.confirm_read, anywhere=getattr(self.s.settings, "allow_reads_outside", False)),
+                approve=self.workspace.approve, recorder=await self.workspace.file_recorder())
+            tools = [*self.s.builtins, *self.extras.mcp.tools()]  # an MCP server's tools join as it starts
+            self.extras.load_extensions()  # the skills the system prompt lists
+            compaction = self.s.settings.compaction
+            self.s.agent = await AgentSession.create(
+                self.s.session, model=model, registry=self.s.registry, tools=tools,
+                thinking_level=self.s.settings.thinking, stream_fn=self.s.stream_fn,
+                stream_options=self.s.stream_options or None,
+                compaction_settings=CompactionSettings(enabled=compaction.enabled,
+                                                       reserve_tokens=compaction.reserve_tokens,
+                                                       keep_recent_tokens=compaction.keep_recent_tokens))
+        except ValueError as err:
+            raise ChatError(str(err)) from None
+        except (StorageError, OSError) as err:  # the settings entries could not be written
+            raise ChatError(f"Could not write to this session: {getattr(err, 'strerror', None) or err}") from None
+        self.s.agent.recovery_folders = [Path(self.s.settings.home) / "recovery"]
+        self.s.refresh_prompt = bind_system_prompt(self.s.agent, self.s.prompt_builder)
+        self._unsubscribe_agent = self.s.agent.subscribe(self.observer.on_agent_event)
+        self.s.agent.compactor.on_window = self.models.window_learned
+        self.s.emit(StatusChanged())
+        return self.s.agent
+
+    async def send(self, text: str, kind: SendKind = "send", *, attach: Sequence[str] = (),
+                   expand: bool = False) -> Literal["sent", "queued"]:
+        """Send a prompt (`@path` tokens and `attach` files go into the message); while a reply
+        runs, queue it as a steer (Enter) or follow-up. `expand`: a prompt template or `/skill`
+        command becomes what it stands for. Raises ChatError (no model, no key, a file that
+        cannot be attached) before anything is written: the caller keeps the text."""
+        if not text.strip() and not attach:
+            raise ChatError("Nothing to send.")
+        if expand:
+            text = self.extras.expand(text)
+        try:
+            prepared = expand_prompt(text.strip(), self.s.cwd, attach=attach)
+        except AttachmentError as err:
+            raise ChatError(str(err)) from None
+        agent = await self.ensure_agent()
+        self.extras.say_starting()
+        if self.s.is_running:
+            if kind == "follow_up":
+                await agent.follow_up(prepared.text, prepared.images)
+            else:
+                await agent.steer(prepared.text, prepared.images)
+            return "queued"
+        if self.s.preview_id is not None:
+            await self.shown.preview(None)
+        self.s.abandoned_leaf = None
+        if self.s.refresh_prompt is not None:
+            self.s.refresh_prompt()  # today's date, AGENTS.md as it is now
+        self.start(prepared.text, prepared.images)
+        return "sent"
+
+    def start(self, prompt: str | list[AgentMessage], images: Sequence[ImageContent] = ()) -> None:
+        assert self.s.agent is not None
+        agent = self.s.agent
+
+        async def work() -> None:
+            await agent.prompt(prompt, images)  # a list of queued messages goes out as one batch
+            while agent.has_queued_messages and not agent.is_streaming:
+                await agent.continue_()  # queued just as the run ended: delivered, not stranded
+
+        self._spawn(work)
+
+    def start_continue(self, agent: AgentSession) -> None:
+        """A run from the transcript as it is (its last message is the prompt to answer)."""
+        self._spawn(agent.continue_)
+
+    def _spawn(self, work: Callable[[], Awaitable[None]]) -> None:
+        """The run, in a task the controller owns (`wait_idle`, `close`)."""
+
+        async def run() -> None:
+            try:
+                await work()
+            except StorageError as err:
+                self.s.emit(Failed(str(err)))
+            except Exception as err:  # noqa: BLE001  the agent turns provider failures into messages; this is the rest
+                self.s.emit(Failed(f"Could not send: {err}"))
+
+        self.s.run_task = asyncio.create_task(run())
+
+    async def prompt(self, text: str, *, attach: Sequence[str] = ()) -> AssistantMessage | None:
+        """Send and wait for the whole run (print mode); returns the run's last assistant message.
+        Templates and `/skill` are expanded; MCP servers still starting are waited for (each
+        within its startup timeout), so their tools are in the first request."""
+        await self.extras.mcp.wait_started()
+        await self.send(text, attach=attach, expand=True)
+        await self.wait_idle()
+        agent = self.s.agent
+        messages = agent.state.messages if agent is not None else []
+        return next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
+
+    async def wait_idle(self) -> None:
+        """Until no run is under way; what it changed has been told (the pending delta is flushed)."""
+        while self.s.run_task is not None and not self.s.run_task.done():
+            await asyncio.gather(self.s.run_task, return_exceptions=True)
+        self.s.bus.flush()
+
+    async def stop(self) -> None:
+        """Esc: end a preview; else stop the run, and what was queued goes out next in the order
+        it would have: the steering first, the follow-ups when that run would stop."""
+        if self.s.preview_id is not None:
+            await self.shown.preview(None)
+            return
+        if self.s.agent is None or not self.s.is_running:
+            return
+        batch, after = await self.s.agent.interrupt()
+        await self.wait_idle()
+        if after:
+            await self.s.agent.requeue_follow_ups(after)  # delivered when the batch's run would stop
+        if batch:
+            self.start(batch)
+
+    def abort(self) -> None:
+        """Stop the run now, from a signal handler (Ctrl+C in print mode); nothing is queued next."""
+        if self.s.agent is not None:
+            self.s.agent.abort_now()
+
+    async def pull_last_queued(self) -> str | None:
+        return await self.s.agent.pop_last_queued() if self.s.agent is not None else None
+
+    async def drop_queued(self, index: int) -> None:
+        if self.s.agent is None:
+            return
+        q = self.s.agent.queue_update()
+        if index < len(q.steering):
+            await self.s.agent.remove_queued("steer", index)
+        elif index - len(q.steering) < len(q.follow_up):
+            await self.s.agent.remove_queued("follow_up", index - len(q.steering))
+
+    async def end_agent(self) -> list[str]:
+        """Stop a running reply (it is saved as aborted); the queued texts come back."""
+        queued: list[str] = []
+        if self.s.agent is not None:
+            q = self.s.agent.queue_update()
+            queued = [*q.steering, *q.follow_up]
+            await self.s.agent.clear_queue()
+            if self.s.agent.is_streaming:
+                await self.s.agent.abort()
+            if self._unsubscribe_agent is not None:
+                self._unsubscribe_agent()
+            self.s.agent = None
+        if self.s.run_task is not None:
+            await asyncio.gather(self.s.run_task, return_exceptions=True)
+            self.s.run_task = None
+        return queued

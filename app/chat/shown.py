@@ -1,0 +1,62 @@
+"""What the chat shows: the path (or a previewed branch), its marks and labels, the header and the
+status, each computed from memory (the tree index and the path state) when a change is told."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from treechat.chat.events import Header, HeaderChanged, Mark, PathChanged, Status
+from treechat.chat.status import build_status, first_prompt, sibling_marks, viewing_text
+from treechat.shown_path import ShownPath, shown_path
+
+if TYPE_CHECKING:
+    from treechat.chat.models import Models
+    from treechat.chat.state import ChatState
+
+
+class Shown:
+    def __init__(self, s: ChatState, *, models: Models) -> None:
+        self.s = s
+        self.models = models
+
+    async def preview(self, entry_id: str | None) -> None:
+        """Show another branch in the transcript without moving the leaf (None: back to the leaf)."""
+        self.s.preview_id = entry_id if entry_id != self.s.session.leaf_id else None
+        self.s.emit(await self.path_changed("preview"))
+        self.s.emit(HeaderChanged())
+
+    async def path_to_show(self) -> ShownPath:
+        return await shown_path(self.s.session.storage, self.s.tree, self.s.preview_id or self.s.session.leaf_id)
+
+    async def path_changed(self, cause: Literal["move", "preview", "compaction"]) -> PathChanged:
+        path = await self.path_to_show()
+        marks, labels = self.path_marks(path)
+        return PathChanged(path, self.s.session.leaf_id, self.s.preview_id, cause, marks, labels)
+
+    def path_marks(self, path: ShownPath) -> tuple[tuple[Mark, ...], tuple[tuple[str, str], ...]]:
+        """The `‹ n/m ›` marks and labels of a path's newest entries, as they are now."""
+        ids = [e.id for e in path]
+        labels = self.s.tree.labels
+        return tuple(sibling_marks(ids, self.s.tree)), tuple((i, text) for i in ids if (text := labels.get(i)))
+
+    def siblings(self, entry_id: str) -> tuple[int, int] | None:
+        sibs = self.s.tree.siblings(entry_id)
+        return (sibs.index(entry_id) + 1, len(sibs)) if len(sibs) > 1 and entry_id in sibs else None
+
+    def header(self) -> Header:
+        leaf = self.s.session.leaf_id
+        depth = self.s.path_state.depth if self.s.state_leaf == leaf else len(self.s.tree.path_ids(leaf))
+        branches = max(self.s.tree.branch_count(), 1 if len(self.s.tree) else 0) if self.s.tree_load is None else -1
+        return Header(title=self.title(), depth=depth, branches=branches,
+                      viewing=viewing_text(self.s.tree, self.s.preview_id))
+
+    def title(self) -> str:
+        """The session's name, else its first prompt, else its id."""
+        if self.s.name:
+            return self.s.name
+        if self.s.first_prompt is None:
+            self.s.first_prompt = first_prompt(self.s.tree, self.s.session.leaf_id)
+        return self.s.first_prompt[:60] if self.s.first_prompt else f"new session {self.s.session.session_id[:8]}"
+
+    def status(self) -> Status:
+        return build_status(self.s.path_state, self.s.agent, self.models.current_model(), self.s.registry)

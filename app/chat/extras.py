@@ -64,6 +64,11 @@ class Extras:
 
     # ------------------------------------------------------------ MCP servers
 
+    @property
+    def loaded(self) -> bool:
+        """The skills and templates were looked for (the composer's Tab completion lists them from then)."""
+        return self._extensions is not None
+
     def project_mcp(self) -> tuple[ProjectServers | None, ProjectTrust]:
         """The project's `.mcp.json` (nearest, up to the repository root) and whether its servers
         may start: trusted or refused before for exactly this content, or to be asked."""

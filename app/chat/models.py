@@ -17,7 +17,7 @@ from treechat.local_models import LocalModels, key_of
 
 if TYPE_CHECKING:
     from treechat.chat.state import ChatState
-    from treechat.local_models import ServerModelInfo
+    from treechat.llm.detect import ServerModelInfo
 
 
 class ChatError(Exception):

@@ -19,6 +19,7 @@ from textual import events, work
 from textual.app import ComposeResult, get_system_commands_provider
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
 
 from treechat.widgets.chrome.banner import Banner
 from treechat.widgets.chrome.fitted_footer import FittedFooter
@@ -60,6 +61,19 @@ NARROW = 110  # columns: below this the tree panel becomes a drawer
 # a change of these restyles the panel, not every widget (TreechatApp.add_class)
 PANEL_CLASSES = frozenset({"-narrow", "-tree-hidden"})
 PANEL = "TreeView, TreeSpace"
+
+
+class MainScreen(Screen[None]):
+    """The App's own screen: it places the tree panel for a new width just before its layout at
+    that size. (Done where the App hears of the resize, the restyle was laid out at the old size
+    first: the App hands the new size to its screens a timer later, and the screen's update came
+    between. That layout measured every mounted message at a width no frame showed.)"""
+
+    def on_resize(self, event: events.Resize) -> None:
+        # a handler of the subclass: it runs before Screen._on_resize, which lays out at the size
+        fit = getattr(self.app, "fit_width", None)
+        if fit is not None:
+            fit(event.size.width)
 
 
 class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Models, Search, WorkspaceView,
@@ -123,6 +137,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
     async def on_mount(self) -> None:
         if self.first_theme and self.first_theme in self.available_themes:
             self.theme = self.first_theme
+        self.fit_width(self.size.width)  # the first layout at the first size (MainScreen: the next)
         self.ui(Banner, "#banner").hide()
         composer = self.composer
         composer.completer = self._complete_path
@@ -189,8 +204,8 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
     def stop_listening(self) -> None:
         self._unsubscribe()  # whatever the controller does while closing has nowhere to be drawn
 
-    def on_resize(self, event: events.Resize) -> None:
-        self.fit_width(event.size.width)
+    def get_default_screen(self) -> Screen[None]:
+        return MainScreen(id="_default")
 
     def fit_width(self, width: int) -> None:
         """Under NARROW columns the tree is a drawer over the transcript (closed at first, or open

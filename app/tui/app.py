@@ -19,7 +19,9 @@ from textual import events, work
 from textual.app import ComposeResult, get_system_commands_provider
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
+from textual.geometry import Size
 from textual.screen import Screen
+from textual.widget import Widget
 
 from treechat.widgets.chrome.banner import Banner
 from treechat.widgets.chrome.fitted_footer import FittedFooter
@@ -71,9 +73,31 @@ class MainScreen(Screen[None]):
 
     def on_resize(self, event: events.Resize) -> None:
         # a handler of the subclass: it runs before Screen._on_resize, which lays out at the size
+        if event.size == self._compositor.size:
+            # the screen's own size, told to it after the layout that set it: laid out again,
+            # the screen would measure and draw every widget again for nothing
+            event.prevent_default()
+            return
         fit = getattr(self.app, "fit_width", None)
         if fit is not None:
             fit(event.size.width)
+
+    def _refresh_layout(self, size: Size | None = None, scroll: bool = False) -> None:
+        # A layout sets each widget's virtual size, a reactive that asks for another layout: of
+        # what this one just measured (after a resize every mounted widget asked, a second
+        # whole-screen layout; and each ask emptied its ancestors' arrangement caches, so going
+        # back to a width seen before measured everything again). Those asks are dropped; an ask
+        # made before this layout stays, and so does a scrollbar that came or went (the content
+        # beside it has a new width: that needs the next layout).
+        before = {widget: _bars(widget) for widget in self._compositor.widgets if not widget._layout_required}
+        super()._refresh_layout(size, scroll)
+        for widget, bars in before.items():
+            if _bars(widget) == bars:
+                widget._layout_required = False
+
+
+def _bars(widget: Widget) -> tuple[bool, bool]:
+    return widget.show_vertical_scrollbar, widget.show_horizontal_scrollbar
 
 
 class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Models, Search, WorkspaceView,
@@ -214,14 +238,19 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
         narrow = width < NARROW
         if narrow == self.has_class("-narrow"):
             return
+        # both classes first, then one restyle of the panel (a restyle each was twice the work)
         if narrow:
             self._tree_hidden_when_wide = self.has_class("-tree-hidden")
-            self.add_class("-narrow")
-            if not any(tree.has_focus for tree in self.query("TreeView")):
-                self.add_class("-tree-hidden")  # the drawer starts closed, unless you are in the tree
+            super().add_class("-narrow", update=False)
+            if not any(panel.has_focus for panel in self._panels()):
+                super().add_class("-tree-hidden", update=False)  # the drawer starts closed, unless you are in the tree
         else:
-            self.remove_class("-narrow")
-            self.set_class(self._tree_hidden_when_wide, "-tree-hidden")
+            super().remove_class("-narrow", update=False)
+            if self._tree_hidden_when_wide:
+                super().add_class("-tree-hidden", update=False)
+            else:
+                super().remove_class("-tree-hidden", update=False)
+        self._restyle_panel()
 
     # A class on the App restyles every widget of the screen (Textual walks them all): with a
     # transcript mounted, tens of ms in the frame of the key or resize that opened, closed or
@@ -246,9 +275,15 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
     def _restyle_panel(self) -> None:
         if not self.screen_stack:
             return
-        panels = list(self.screen_stack[0].query(PANEL))
-        self.stylesheet.update_nodes([node for panel in panels for node in panel.walk_children(with_self=True)],
+        self.stylesheet.update_nodes([node for panel in self._panels() for node in panel.walk_children(with_self=True)],
                                      animate=True)
+
+    def _panels(self) -> list[Widget]:
+        """The tree panel (or its place): a child of #main (a query of the whole screen was ~3 ms)."""
+        if not self.screen_stack:
+            return []
+        main = self.screen_stack[0].query_children("#main")
+        return list(main.first().query_children(PANEL)) if main else []
 
     last_key_at = 0.0  # time.monotonic() of the newest key from the terminal (StreamingView yields to typing)
 

@@ -1,0 +1,80 @@
+"""A resize is one layout at the new size (issue 26): the tree panel is placed for the new width
+before it, never laid out at the old size; going back to a width seen before draws the messages at
+that width; a scrollbar that comes with a resize narrows what is beside it."""
+
+from __future__ import annotations
+
+from treechat.widgets.transcript.message_view import MarkdownBody, MessageView
+from treechat.widgets.transcript.view import Transcript
+from treechat.widgets.tree.view import TreeView
+
+from .conftest import wait_for
+from .test_tree_nav import seed
+
+NARROW = 110
+
+
+def watch_layouts(app) -> list[tuple[int, bool]]:
+    """(width laid out at, whether the panel was placed as narrow) of every layout of the screen."""
+    seen: list[tuple[int, bool]] = []
+    screen = app.screen
+    original = screen._refresh_layout
+
+    def watched(size=None, scroll=False):
+        original(size, scroll)
+        seen.append((screen.outer_size.width, app.has_class("-narrow")))
+
+    screen._refresh_layout = watched
+    return seen
+
+
+async def test_the_tree_panel_is_never_laid_out_for_another_width(make_app):
+    async with make_app(size=(160, 40)) as (app, pilot):
+        sid, ids = await seed(app.chat.catalog, [(f"q{i}", f"a{i} " * 30) for i in range(6)])
+        await app.chat.open(await app.chat.catalog.open(sid))
+        tree = app.ui(TreeView)
+        tree.focus()
+        await wait_for(pilot, lambda: len(app.query(MessageView)) == 12, what="the transcript")
+        seen = watch_layouts(app)
+        for size in ((80, 24), (160, 40), (80, 24)):
+            await pilot.resize_terminal(*size)
+            await wait_for(pilot, lambda size=size: app.screen.outer_size.width == size[0], what="the new size")
+            await pilot.pause()
+        assert seen, "no layout watched"
+        assert all((width < NARROW) == narrow for width, narrow in seen), seen
+        # the tree kept the focus: at 80 columns it is the open drawer, its cursor row in view
+        assert app.has_class("-narrow") and tree.display and tree.has_focus
+        top = round(tree.scroll_y)
+        assert top <= tree.cursor < top + tree.scrollable_content_region.height
+
+
+async def test_back_at_a_width_seen_before_the_messages_are_drawn_at_it(make_app):
+    async with make_app(size=(160, 40)) as (app, pilot):
+        sid, _ = await seed(app.chat.catalog, [(f"q{i}", f"answer {i} " + "word " * 60) for i in range(4)])
+        await app.chat.open(await app.chat.catalog.open(sid))
+        await wait_for(pilot, lambda: len(app.query(MessageView)) == 8, what="the transcript")
+        transcript = app.ui(Transcript)
+        for size in ((140, 40), (100, 30), (140, 40), (100, 30), (160, 40)):
+            await pilot.resize_terminal(*size)
+            await wait_for(pilot, lambda size=size: app.screen.outer_size == size, what="the new size")
+            await pilot.pause()
+            inner = transcript.scrollable_content_region.width
+            for view in app.query(MessageView):
+                assert view.outer_size.width == inner, (size, view.outer_size, inner)
+            for body in app.query(MarkdownBody):  # its height is that of its text at this width
+                assert body.size.height == body.get_content_height(transcript.size, app.size, body.size.width)
+
+
+async def test_a_scrollbar_that_comes_with_a_resize_narrows_the_messages(make_app):
+    async with make_app(size=(160, 44)) as (app, pilot):
+        sid, _ = await seed(app.chat.catalog, [("q1", "a short answer"), ("q2", "another")])
+        await app.chat.open(await app.chat.catalog.open(sid))
+        await wait_for(pilot, lambda: len(app.query(MessageView)) == 4, what="the transcript")
+        transcript = app.ui(Transcript)
+        assert not transcript.show_vertical_scrollbar
+        wide = app.query(MessageView).first().outer_size.width
+        await pilot.resize_terminal(160, 12)  # now the four messages do not fit
+        await pilot.pause()
+        await wait_for(pilot, lambda: transcript.show_vertical_scrollbar, what="the scrollbar")
+        await pilot.pause()
+        assert app.query(MessageView).first().outer_size.width == wide - transcript.styles.scrollbar_size_vertical

@@ -63,6 +63,7 @@ NARROW = 110  # columns: below this the tree panel becomes a drawer
 # a change of these restyles the panel, not every widget (TreechatApp.add_class)
 PANEL_CLASSES = frozenset({"-narrow", "-tree-hidden"})
 PANEL = "TreeView, TreeSpace"
+RESIZE_BURST = 1 / 120  # seconds: resizes closer than this are one (Textual's own wait)
 
 
 class MainScreen(Screen[None]):
@@ -230,6 +231,20 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
 
     def get_default_screen(self) -> Screen[None]:
         return MainScreen(id="_default")
+
+    _resized_at = 0.0  # time.monotonic() of the last resize from the terminal
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Textual hands a new size to the screens 1/120 s later, to make one of a burst of them
+        (a window being dragged); a resize that is not part of a burst goes at once."""
+        now = time.monotonic()
+        if now - self._resized_at > RESIZE_BURST:
+            self.call_next(self._resize_now)  # after App._on_resize (it runs after this handler)
+        self._resized_at = now
+
+    def _resize_now(self) -> None:
+        if self._resize_timer is not None:  # (not yet handed over)
+            self._check_resize()
 
     def fit_width(self, width: int) -> None:
         """Under NARROW columns the tree is a drawer over the transcript (closed at first, or open

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,7 @@ from textual import events, work
 from textual.app import ComposeResult, get_system_commands_provider
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.geometry import Size
 from textual.screen import Screen
 from textual.widget import Widget
@@ -307,8 +309,20 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
             if self.hold_key(event):
                 return  # it waits for the session (app/tui/starting.py)
             self.last_key_at = time.monotonic()
+            self._key_to_stream()
             self._type_into_composer(event)  # before Textual hands the key to the focused widget
         await super().on_event(event)
+
+    def _key_to_stream(self) -> None:
+        """A reply streaming draws what is due now, in this key's frame (StreamingView.key_typed)."""
+        view = sys.modules.get("treechat.widgets.transcript.view")
+        if view is None:
+            return  # not loaded yet (app/tui/starting.py): nothing streams
+        try:
+            transcript = self.ui(view.Transcript)
+        except NoMatches:  # (not mounted yet: its place in the first frame)
+            return
+        transcript.key_typed()
 
     def _type_into_composer(self, event: events.Key) -> None:
         """You can always just type: a printable key that nothing focused is bound to moves the

@@ -4,6 +4,8 @@ that width; a scrollbar that comes with a resize narrows what is beside it."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from treechat.widgets.transcript.message_view import MarkdownBody, MessageView
 from treechat.widgets.transcript.view import Transcript
 from treechat.widgets.tree.view import TreeView
@@ -12,6 +14,10 @@ from .conftest import wait_for
 from .test_tree_nav import seed
 
 NARROW = 110
+
+
+def at_width(app, width: int) -> bool:
+    return app.screen.outer_size.width == width
 
 
 def watch_layouts(app) -> list[tuple[int, bool]]:
@@ -38,7 +44,7 @@ async def test_the_tree_panel_is_never_laid_out_for_another_width(make_app):
         seen = watch_layouts(app)
         for size in ((80, 24), (160, 40), (80, 24)):
             await pilot.resize_terminal(*size)
-            await wait_for(pilot, lambda size=size: app.screen.outer_size.width == size[0], what="the new size")
+            await wait_for(pilot, partial(at_width, app, size[0]), what="the new size")
             await pilot.pause()
         assert seen, "no layout watched"
         assert all((width < NARROW) == narrow for width, narrow in seen), seen
@@ -56,7 +62,7 @@ async def test_back_at_a_width_seen_before_the_messages_are_drawn_at_it(make_app
         transcript = app.ui(Transcript)
         for size in ((140, 40), (100, 30), (140, 40), (100, 30), (160, 40)):
             await pilot.resize_terminal(*size)
-            await wait_for(pilot, lambda size=size: app.screen.outer_size == size, what="the new size")
+            await wait_for(pilot, partial(at_width, app, size[0]), what="the new size")
             await pilot.pause()
             inner = transcript.scrollable_content_region.width
             for view in app.query(MessageView):

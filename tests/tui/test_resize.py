@@ -1,16 +1,19 @@
-"""A resize is one layout at the new size (issue 26): the tree panel is placed for the new width
-before it, never laid out at the old size; going back to a width seen before draws the messages at
-that width; a scrollbar that comes with a resize narrows what is beside it."""
+"""The TUI inside one frame (issue 26). A resize is one layout at the new size: the tree panel is
+placed for the new width before it, never laid out at the old size; going back to a width seen
+before draws the messages at that width; a scrollbar that comes with a resize narrows what is
+beside it. Keys typed while a reply streams: every token is shown once they stop."""
 
 from __future__ import annotations
 
+import asyncio
 from functools import partial
 
+from treechat.widgets.composer.view import Composer
 from treechat.widgets.transcript.message_view import MarkdownBody, MessageView
 from treechat.widgets.transcript.view import Transcript
 from treechat.widgets.tree.view import TreeView
 
-from .conftest import wait_for
+from .conftest import idle, screen_text, wait_for
 from .test_tree_nav import seed
 
 NARROW = 110
@@ -84,3 +87,24 @@ async def test_a_scrollbar_that_comes_with_a_resize_narrows_the_messages(make_ap
         await wait_for(pilot, lambda: transcript.show_vertical_scrollbar, what="the scrollbar")
         await pilot.pause()
         assert app.query(MessageView).first().outer_size.width == wide - transcript.styles.scrollbar_size_vertical
+
+
+async def test_keys_typed_while_a_reply_streams_and_every_token_shown_once_they_stop(make_app, fake):
+    """While keys come the reply is redrawn after their frames and grows only when they pause
+    (issue 26): once they stop, every token that arrived is on screen, and the keys are typed."""
+    gate = asyncio.Event()
+    tokens = [f"line {i} of the answer.\n\n" for i in range(40)]
+    fake.script_openai(tokens, gate=gate, gate_after=36, gap=0.005)
+    async with make_app(size=(120, 60)) as (app, pilot):
+        composer = app.ui(Composer)
+        composer.load_text("write forty lines")
+        await pilot.press("enter")
+        transcript = app.ui(Transcript)
+        await wait_for(pilot, lambda: transcript.streaming is not None, what="the stream")
+        await pilot.press(*"while it streams")
+        await wait_for(pilot, lambda: "line 33 of the answer." in screen_text(app), what="every token so far")
+        assert composer.text == "while it streams"
+        gate.set()
+        await wait_for(pilot, lambda: idle(app), what="the reply")
+        await pilot.pause()
+        assert "line 39 of the answer." in screen_text(app)

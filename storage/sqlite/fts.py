@@ -35,7 +35,6 @@ MERGE_EVERY = 4
 MERGE_PAGES = 16
 BALANCE_SEGMENTS = 8  # after a bulk load, a level holding this many segments is merged
 CRISIS_MERGE = 16  # FTS5's default, as migration 004 writes it
-PENDING_BYTES = 2**20  # FTS5's default hashsize: an append never comes near it
 _TIDY_PAGES = 256
 _TIDY_STEPS = 200  # bounds a tidy-up even if the structure is not what we expect
 
@@ -109,12 +108,6 @@ class bulk_mode:
 def set_crisis_merge(c: sqlite3.Connection, segments: int) -> None:
     """How many segments of a level FTS5 lets gather before merging them all at once."""
     c.execute(_CONFIG, ("crisismerge", segments))
-
-
-def set_pending_bytes(c: sqlite3.Connection, size: int) -> None:
-    """How much tokenized text FTS5 holds in memory before writing it out as a segment of level
-    0 (its `hashsize`; stored in the index's config, so every connection uses it)."""
-    c.execute(_CONFIG, ("hashsize", size))
 
 
 def balance(c: sqlite3.Connection) -> None:

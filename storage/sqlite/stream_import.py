@@ -50,10 +50,6 @@ PLAN_SHARE = 0.2  # of the progress bar: the first pass (the second takes the re
 # 64 x 1 MB segments are merged at once; the levels are balanced afterwards a few MB per
 # transaction (fts.balance_step), which also rewrites less in all.
 IMPORT_CRISIS_MERGE = 64
-# A batch's text is flushed as one segment of ~9 MB instead of ~9 of 1 MB (FTS5's default): fewer
-# segments to write and merge, ~0.5-1 s of CPU of a 100k import; FTS5 holds at most this much
-# tokenized text in memory. Set back to the default with the crisis merge when the import ends.
-IMPORT_PENDING_BYTES = 32 * 2**20
 
 
 
@@ -272,7 +268,7 @@ def _finish(c: sqlite3.Connection, sid: str, created: str, reader: _Reader, leaf
     """The last batch's transaction: the placeholders go, the session becomes visible, whole."""
     c.execute("DELETE FROM session_entries WHERE entry_seq=? AND id=?", (ends[0], _RESERVED))
     c.execute("DELETE FROM branches WHERE branch_id=?", (ends[1],))
-    _normal_fts(c)
+    fts.set_crisis_merge(c, fts.CRISIS_MERGE)
     fts.tidy_level0(c)
     newest = reader.newest
     modified_at = rows.ms_to_iso(newest) if newest is not None else created
@@ -283,12 +279,6 @@ def _finish(c: sqlite3.Connection, sid: str, created: str, reader: _Reader, leaf
     c.execute(f"UPDATE session_materialized SET {assignments}, name=?, first_message=? WHERE session_id=?",
               (*rows.stats_values(reader.stats.stats()), reader.name, reader.first, sid))
     c.execute("UPDATE sessions SET active_leaf_id=?, import_pid=NULL WHERE id=?", (leaf, sid))
-
-
-def _normal_fts(c: sqlite3.Connection) -> None:
-    """The search index's settings for appends again, as an import found them."""
-    fts.set_crisis_merge(c, fts.CRISIS_MERGE)
-    fts.set_pending_bytes(c, fts.PENDING_BYTES)
 
 
 def _checkpoint(c: sqlite3.Connection) -> None:
@@ -334,7 +324,6 @@ async def import_plan(
             delete_session(c, sid)
         insert_session(c, sid, created, cwd, pid)
         fts.set_crisis_merge(c, IMPORT_CRISIS_MERGE)
-        fts.set_pending_bytes(c, IMPORT_PENDING_BYTES)
         return _reserve(c, sid, plan.entries)
 
     await db.write(lambda c: None)  # a read-only database says so here, before any work
@@ -428,7 +417,7 @@ def _truncate_wal(c: sqlite3.Connection) -> None:
 async def _drop(db: Database, sid: str, delete_session: Callable[[sqlite3.Connection, str], None]) -> None:
     """Delete what an unfinished import stored (only while it is still marked unfinished)."""
     def tx(c: sqlite3.Connection) -> None:
-        _normal_fts(c)
+        fts.set_crisis_merge(c, fts.CRISIS_MERGE)
         if c.execute("SELECT 1 FROM sessions WHERE id=? AND import_pid IS NOT NULL", (sid,)).fetchone():
             delete_session(c, sid)
 
@@ -455,7 +444,7 @@ async def drop_abandoned(db: Database, delete_session: Callable[[sqlite3.Connect
     found = await db.run(lambda c: c.execute(
         "SELECT id, import_pid FROM sessions WHERE import_pid IS NOT NULL").fetchall())
     if found and not any(_alive(int(pid)) for _, pid in found):
-        await db.write(_normal_fts)  # as the import set them (IMPORT_CRISIS_MERGE, IMPORT_PENDING_BYTES)
+        await db.write(fts.set_crisis_merge, fts.CRISIS_MERGE)  # as the import set it (IMPORT_CRISIS_MERGE)
 
     def drop(c: sqlite3.Connection, sid: str, pid: int) -> None:
         if c.execute("SELECT 1 FROM sessions WHERE id=? AND import_pid=?", (sid, pid)).fetchone():

@@ -122,8 +122,8 @@ async def snapshot(catalog: SqliteCatalog, sid: str) -> dict:
 
 
 async def fts_settings(catalog: SqliteCatalog) -> tuple[object, object]:
-    """The search index's (crisismerge, hashsize): an import raises both while it runs; appends
-    must find FTS5's defaults again (a 32 MB hashsize would let an append hold that much)."""
+    """The search index's (crisismerge, hashsize): an import raises the crisis merge while it
+    runs (stream_import.IMPORT_CRISIS_MERGE); appends must find FTS5's defaults again."""
     got = dict(await catalog.db.run(lambda c: c.execute("SELECT k, v FROM entry_search_config").fetchall()))
     return got.get("crisismerge"), got.get("hashsize", 2**20)
 

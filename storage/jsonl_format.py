@@ -22,7 +22,7 @@ from .gc_policy import paused
 from .index import entry_json
 from .json_types import SessionHeader
 from .model import Entry, InvalidEntryError, LeafEntry, new_entry_id, parse_entry
-from .special import NotRegularError, open_regular
+from .special import NotRegularError, fsync_dir, open_regular
 from .views import DecodeErrors, EntryView, Skeleton, decode_skeleton, decode_view, skeleton_of, view_of_entry
 from .well_formed import well_formed_text
 
@@ -365,19 +365,6 @@ def write_atomic(path: Path, data: bytes | Sequence[bytes], *, mode: int = FILE_
         Path(tmp).unlink(missing_ok=True)
         raise
     fsync_dir(path.parent)
-
-
-def fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def export_entries(entries: Sequence[Entry], leaf_id: str | None) -> list[Entry]:

@@ -42,3 +42,19 @@ class NotRegularError(OSError):
     def __init__(self, kind: str, path: Path | str) -> None:
         super().__init__(22, f"{path} is {kind}, not a file")
         self.kind = kind
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a rename or a new file in `directory` durable (best effort: some file systems and
+    platforms cannot open or sync a folder). Here, not in jsonl_format, so the export's writer
+    uses it without importing the storage's models."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -245,6 +245,8 @@ async def cmd_search(args: argparse.Namespace) -> int:
         _warn_unreadable(catalog)
     from treechat.storage.base import searched_only
 
+    from .snippets import snippet_line
+
     if (searched := searched_only(hits)) is not None:
         print(f"treechat: a query of words under 3 characters looks at the newest {searched:,} entries only; "
               "add a word of 3 or more characters to search everything", file=sys.stderr)
@@ -257,7 +259,8 @@ async def cmd_search(args: argparse.Namespace) -> int:
         print(f"No matches for {shown(args, repr(args.query), 80)}.")
     for h in hits:
         where = h.session_name or h.session_id[:13]
-        print(f"{shown(args, where)}  {shown(args, h.entry_id)}  {shown(args, h.role or h.type)}: {shown(args, ' '.join(h.snippet.split()), 100)}")
+        snippet = snippet_line(h.snippet, 100, raw=getattr(args, "raw", False))
+        print(f"{shown(args, where)}  {shown(args, h.entry_id)}  {shown(args, h.role or h.type)}: {snippet}")
     return 0
 
 

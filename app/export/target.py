@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from treechat.storage.special import fsync_dir
 from treechat.storage.well_formed import well_formed_text
 
 FIFO_WAIT = 10.0  # seconds for a reader to open a FIFO we export into
@@ -212,7 +213,7 @@ class ExportFile:
             assert self._temp is not None
             os.replace(self._temp, self.real)
             self._temp = None
-        _fsync_dir(self.real.parent)
+        fsync_dir(self.real.parent)
 
     def discard(self) -> None:
         """Nothing more lands; a temporary file is removed."""
@@ -301,16 +302,3 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -121,6 +121,16 @@ async def snapshot(catalog: SqliteCatalog, sid: str) -> dict:
             "entries": [e.id for e in await s.get_entries()]}
 
 
+async def fts_settings(catalog: SqliteCatalog) -> tuple[object, object]:
+    """The search index's (crisismerge, hashsize): an import raises the crisis merge while it
+    runs (stream_import.IMPORT_CRISIS_MERGE); appends must find FTS5's defaults again."""
+    got = dict(await catalog.db.run(lambda c: c.execute("SELECT k, v FROM entry_search_config").fetchall()))
+    return got.get("crisismerge"), got.get("hashsize", 2**20)
+
+
+APPEND_SETTINGS = (16, 2**20)
+
+
 @pytest.fixture
 def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(stream_import, "BATCH", 7)
@@ -145,6 +155,7 @@ async def test_streamed_import_stores_what_the_whole_file_import_stores(tmp_path
         assert got["leaf"] == "m0250" and got["labels"] == {"m0003": "renamed"} and got["meta"] == "Streamed"
         assert got["by_entry"]["m0151"][1][0] == "m0100"  # after c1: from the entry it kept, far back
         assert got["by_entry"]["c2"][1][0] == "m0000"  # the fork's compaction keeps an entry off its path
+        assert await fts_settings(streamed) == APPEND_SETTINGS
     finally:
         await whole.close()
         await streamed.close()
@@ -174,7 +185,7 @@ async def test_a_stopped_import_leaves_nothing(tmp_path, small_batches):
         assert await catalog.list() == [] and not await catalog.has_session(SID)
         assert await catalog.search("needle12") == []
         left = await catalog.db.run(lambda c: c.execute("SELECT count(*) FROM session_entries").fetchone()[0])
-        assert left == 0
+        assert left == 0 and await fts_settings(catalog) == APPEND_SETTINGS
         storage, _ = await catalog.import_plan(planned(file))
         assert [s.id for s in await catalog.list()] == [SID]
     finally:
@@ -235,7 +246,7 @@ async def test_a_session_being_imported_is_invisible_and_gone_once_its_process_d
         counts = await catalog.db.run(lambda c: c.execute(
             "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM session_entries),"
             " (SELECT count(*) FROM branches), (SELECT count(*) FROM entry_search)").fetchone())
-        assert counts == (0, 0, 0, 0)
+        assert counts == (0, 0, 0, 0) and await fts_settings(catalog) == APPEND_SETTINGS
         await catalog.import_plan(planned(file))
         assert [s.id for s in await catalog.list()] == [SID]
     finally:

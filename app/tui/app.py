@@ -314,7 +314,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
         await super().on_event(event)
 
     def _key_to_stream(self) -> None:
-        """A reply streaming draws what is due now, in this key's frame (StreamingView.key_typed)."""
+        """A reply streaming draws what is due right after this key's frame (StreamingView.key_typed)."""
         view = sys.modules.get("treechat.widgets.transcript.view")
         if view is None:
             return  # not loaded yet (app/tui/starting.py): nothing streams

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.storage import emit
-from bench.tui import (
+from bench.tui_common import (
     MARKER,
     Frames,
     branch_entries,
@@ -37,6 +37,7 @@ from bench.tui import (
     collect,
     count_messages,
     import_session,
+    laid_out_at,
     load1,
     ms,
     open_app,
@@ -104,7 +105,7 @@ async def resize(app: Any, frames: TimedFrames, size: tuple[int, int], expect: C
     from textual.geometry import Size
 
     target = Size(*size)
-    shown = frames.wait_for(lambda: app.size == target and transcript_of(app).region.width > 0 and expect())
+    shown = frames.wait_for(lambda: laid_out_at(app, target) and transcript_of(app).region.width > 0 and expect())
     t0 = time.perf_counter()
     app._driver._size = target
     app.post_message(events.Resize(target, target))
@@ -299,7 +300,8 @@ async def bench_huge(size: int, cache: Path) -> None:
     memory then (`tree_rss_mb`, `tree_peak_rss_mb`). Then tree keys with the tree focused."""
     import time
 
-    from bench.tui import time_open, tree_keys
+    from bench.tui_common import time_open
+    from bench.tui_tree import tree_keys
     from treechat.widgets.tree.view import TreeView
 
     home, sid = huge_home(size, cache)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,10 @@ from textual import events, work
 from textual.app import ComposeResult, get_system_commands_provider
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
+from textual.geometry import Size
+from textual.screen import Screen
+from textual.widget import Widget
 
 from treechat.widgets.chrome.banner import Banner
 from treechat.widgets.chrome.fitted_footer import FittedFooter
@@ -60,6 +65,42 @@ NARROW = 110  # columns: below this the tree panel becomes a drawer
 # a change of these restyles the panel, not every widget (TreechatApp.add_class)
 PANEL_CLASSES = frozenset({"-narrow", "-tree-hidden"})
 PANEL = "TreeView, TreeSpace"
+RESIZE_BURST = 1 / 120  # seconds: resizes closer than this are one (Textual's own wait)
+
+
+class MainScreen(Screen[None]):
+    """The App's own screen: it places the tree panel for a new width just before its layout at
+    that size. (Done where the App hears of the resize, the restyle was laid out at the old size
+    first: the App hands the new size to its screens a timer later, and the screen's update came
+    between. That layout measured every mounted message at a width no frame showed.)"""
+
+    def on_resize(self, event: events.Resize) -> None:
+        # a handler of the subclass: it runs before Screen._on_resize, which lays out at the size
+        if event.size == self._compositor.size:
+            # the screen's own size, told to it after the layout that set it: laid out again,
+            # the screen would measure and draw every widget again for nothing
+            event.prevent_default()
+            return
+        fit = getattr(self.app, "fit_width", None)
+        if fit is not None:
+            fit(event.size.width)
+
+    def _refresh_layout(self, size: Size | None = None, scroll: bool = False) -> None:
+        # A layout sets each widget's virtual size, a reactive that asks for another layout: of
+        # what this one just measured (after a resize every mounted widget asked, a second
+        # whole-screen layout; and each ask emptied its ancestors' arrangement caches, so going
+        # back to a width seen before measured everything again). Those asks are dropped; an ask
+        # made before this layout stays, and so does a scrollbar that came or went (the content
+        # beside it has a new width: that needs the next layout).
+        before = {widget: _bars(widget) for widget in self._compositor.widgets if not widget._layout_required}
+        super()._refresh_layout(size, scroll)
+        for widget, bars in before.items():
+            if _bars(widget) == bars:
+                widget._layout_required = False
+
+
+def _bars(widget: Widget) -> tuple[bool, bool]:
+    return widget.show_vertical_scrollbar, widget.show_horizontal_scrollbar
 
 
 class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Models, Search, WorkspaceView,
@@ -123,6 +164,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
     async def on_mount(self) -> None:
         if self.first_theme and self.first_theme in self.available_themes:
             self.theme = self.first_theme
+        self.fit_width(self.size.width)  # the first layout at the first size (MainScreen: the next)
         self.ui(Banner, "#banner").hide()
         composer = self.composer
         composer.completer = self._complete_path
@@ -189,8 +231,22 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
     def stop_listening(self) -> None:
         self._unsubscribe()  # whatever the controller does while closing has nowhere to be drawn
 
+    def get_default_screen(self) -> Screen[None]:
+        return MainScreen(id="_default")
+
+    _resized_at = 0.0  # time.monotonic() of the last resize from the terminal
+
     def on_resize(self, event: events.Resize) -> None:
-        self.fit_width(event.size.width)
+        """Textual hands a new size to the screens 1/120 s later, to make one of a burst of them
+        (a window being dragged); a resize that is not part of a burst goes at once."""
+        now = time.monotonic()
+        if now - self._resized_at > RESIZE_BURST:
+            self.call_next(self._resize_now)  # after App._on_resize (it runs after this handler)
+        self._resized_at = now
+
+    def _resize_now(self) -> None:
+        if self._resize_timer is not None:  # (not yet handed over)
+            self._check_resize()
 
     def fit_width(self, width: int) -> None:
         """Under NARROW columns the tree is a drawer over the transcript (closed at first, or open
@@ -199,14 +255,19 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
         narrow = width < NARROW
         if narrow == self.has_class("-narrow"):
             return
+        # both classes first, then one restyle of the panel (a restyle each was twice the work)
         if narrow:
             self._tree_hidden_when_wide = self.has_class("-tree-hidden")
-            self.add_class("-narrow")
-            if not any(tree.has_focus for tree in self.query("TreeView")):
-                self.add_class("-tree-hidden")  # the drawer starts closed, unless you are in the tree
+            super().add_class("-narrow", update=False)
+            if not any(panel.has_focus for panel in self._panels()):
+                super().add_class("-tree-hidden", update=False)  # the drawer starts closed, unless you are in the tree
         else:
-            self.remove_class("-narrow")
-            self.set_class(self._tree_hidden_when_wide, "-tree-hidden")
+            super().remove_class("-narrow", update=False)
+            if self._tree_hidden_when_wide:
+                super().add_class("-tree-hidden", update=False)
+            else:
+                super().remove_class("-tree-hidden", update=False)
+        self._restyle_panel()
 
     # A class on the App restyles every widget of the screen (Textual walks them all): with a
     # transcript mounted, tens of ms in the frame of the key or resize that opened, closed or
@@ -231,9 +292,15 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
     def _restyle_panel(self) -> None:
         if not self.screen_stack:
             return
-        panels = list(self.screen_stack[0].query(PANEL))
-        self.stylesheet.update_nodes([node for panel in panels for node in panel.walk_children(with_self=True)],
+        self.stylesheet.update_nodes([node for panel in self._panels() for node in panel.walk_children(with_self=True)],
                                      animate=True)
+
+    def _panels(self) -> list[Widget]:
+        """The tree panel (or its place): a child of #main (a query of the whole screen was ~3 ms)."""
+        if not self.screen_stack:
+            return []
+        main = self.screen_stack[0].query_children("#main")
+        return list(main.first().query_children(PANEL)) if main else []
 
     last_key_at = 0.0  # time.monotonic() of the newest key from the terminal (StreamingView yields to typing)
 
@@ -242,8 +309,20 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
             if self.hold_key(event):
                 return  # it waits for the session (app/tui/starting.py)
             self.last_key_at = time.monotonic()
+            self._key_to_stream()
             self._type_into_composer(event)  # before Textual hands the key to the focused widget
         await super().on_event(event)
+
+    def _key_to_stream(self) -> None:
+        """A reply streaming draws what is due right after this key's frame (StreamingView.key_typed)."""
+        view = sys.modules.get("treechat.widgets.transcript.view")
+        if view is None:
+            return  # not loaded yet (app/tui/starting.py): nothing streams
+        try:
+            transcript = self.ui(view.Transcript)
+        except NoMatches:  # (not mounted yet: its place in the first frame)
+            return
+        transcript.key_typed()
 
     def _type_into_composer(self, event: events.Key) -> None:
         """You can always just type: a printable key that nothing focused is bound to moves the

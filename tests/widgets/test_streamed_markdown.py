@@ -12,7 +12,7 @@ from tests.narrow import of
 from treechat.storage.model import AssistantMessage, TextContent
 from treechat.widgets.transcript.message_view import markdown
 from treechat.widgets.transcript.streamed_markdown import RESERVE, StreamedMarkdown
-from treechat.widgets.transcript.streaming_view import FRAME, StreamingView
+from treechat.widgets.transcript.streaming_view import FRAME, TYPING_FRAME, StreamingView
 
 from .helpers import Host, screen_text, wait_for
 
@@ -147,3 +147,22 @@ async def test_while_keys_come_a_redraw_waits_for_the_typing_frame():
         assert view.written == "Start." and "And more." not in screen_text(app)
         app.last_key_at = 0.0  # the keys stopped: drawn at the next frame
         assert await wait_for(pilot, lambda: "And more." in screen_text(app))
+
+
+async def test_while_keys_come_a_key_draws_what_is_due_right_after_its_frame():
+    """Typing, the reply is redrawn after the frame of a key (the App tells `key_typed`), not at
+    a time of its own: its frame took the frame slot the next key's frame waited for (issue 26)."""
+    view = StreamingView()
+    app = Host(view)
+    async with app.run(size=(80, 30)) as pilot:
+        view.update_message(AssistantMessage(content=[TextContent(text="Start.")], model="m"))
+        assert await wait_for(pilot, lambda: "Start." in screen_text(app))
+        app.last_key_at = 10**9  # a key "now", for ever: the view's own timer does not draw
+        view._drawn_at -= TYPING_FRAME  # the last redraw a typing frame ago: one is due
+        view.update_message(AssistantMessage(content=[TextContent(text="Start. And more.")], model="m"))
+        await pilot.pause()
+        assert view.written == "Start."
+        view.key_typed()
+        assert await wait_for(pilot, lambda: "And more." in screen_text(app))
+        view.key_typed()  # nothing new, and a redraw just now: nothing to do
+        assert view.written == "Start. And more."

@@ -30,17 +30,19 @@ from .message_view import _dark, markdown, tool_call_summary
 from .streamed_markdown import StreamedMarkdown
 
 FRAME = 1 / 10  # seconds between redraws while streaming
-# While you type, the keys' frames go first: a redraw that needs a layout (the text outgrew the
-# room its view keeps) is put off while a key came in the last TYPING_HOLD seconds, but never for
-# longer than MAX_HOLD (the reply still moves); a redraw that fits, a repaint of the new lines,
-# goes on. The App says when the newest key arrived (`last_key_at`, time.monotonic()); without
-# one nothing is put off.
+# While you type, the keys' frames go first. A redraw is done right after the frame of a key
+# (the App says a key came: `key_typed`), at most every TYPING_FRAME seconds: done at its own
+# time, its frame took the frame slot (Textual draws at most 60 frames a second) that the next
+# key's frame then waited for, up to 17 ms more for that key; done in the key's frame, that key
+# waited for it. A redraw that needs a layout (the text outgrew the room its view keeps) is put
+# off while a key came in the last TYPING_HOLD seconds, but never for longer than MAX_HOLD (the
+# reply still moves). The App says when the newest key arrived (`last_key_at`,
+# time.monotonic()); without one nothing is put off, and keys that do not say so (a host
+# without `key_typed`) still see a redraw every UNTYPED_FRAME.
 TYPING_HOLD = 0.15
-MAX_HOLD = 0.75
-# A redraw that fits is put off too while keys come, but by less: the reply is redrawn at least
-# every TYPING_FRAME seconds (~3 a second) while you type, at FRAME when you do not. Each redraw
-# renders the block being written and makes a heavier frame; a key behind it waited for both.
+MAX_HOLD = 2.0
 TYPING_FRAME = 0.3
+UNTYPED_FRAME = 0.6
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
@@ -64,6 +66,8 @@ class StreamingView(Vertical):
         self._frame = 0
         self._room_since = 0.0  # when the text first needed more room than the body has (0: it fits)
         self._drawn_at = 0.0  # time.monotonic() of the last redraw
+        self._dirty = False  # a snapshot came since the last redraw
+        self._after_key = False  # a redraw waits for the frame of the key that came
         self._tool_lines = 0
         self._thinking_shown: bool | None = None  # as drawn last: whole (True) or one line (False)
         self._dark = True
@@ -92,6 +96,7 @@ class StreamingView(Vertical):
     def update_message(self, message: Any) -> None:
         """Keep the newest snapshot; draw it on the next frame (coalescing everything between)."""
         self.latest = message
+        self._dirty = True
         self._schedule()
 
     def _schedule(self) -> None:
@@ -99,16 +104,36 @@ class StreamingView(Vertical):
             self._scheduled = True
             self.set_timer(FRAME, self._draw)
 
-    async def _draw(self) -> None:
+    def _draw(self) -> None:
         self._scheduled = False
-        message = self.latest
-        if message is None:
+        if self.latest is None:
             return
         now = time.monotonic()
-        if now - getattr(self.app, "last_key_at", 0.0) < TYPING_HOLD and now - self._drawn_at < TYPING_FRAME:
-            self._schedule()  # typing: the keys' frames first
+        typing = now - getattr(self.app, "last_key_at", 0.0) < TYPING_HOLD
+        if typing and now - self._drawn_at < UNTYPED_FRAME:
+            self._schedule()  # typing: the keys draw it (key_typed), in their frames
             return
+        self._redraw(now, typing)
+
+    def key_typed(self) -> None:
+        """A key came from the terminal: a redraw that is due is done right after that key's
+        frame, so that neither that key nor the next waits for it."""
+        now = time.monotonic()
+        if self.latest is None or now - self._drawn_at < TYPING_FRAME:
+            return
+        if not self._after_key and (self._dirty or (self._room_since and now - self._room_since >= MAX_HOLD)):
+            self._after_key = True
+            self.call_after_refresh(self._draw_after_key)
+
+    def _draw_after_key(self) -> None:
+        self._after_key = False
+        if self.latest is not None:
+            self._redraw(time.monotonic(), typing=True)
+
+    def _redraw(self, now: float, typing: bool) -> None:
+        message = self.latest
         self._drawn_at = now
+        self._dirty = False
         blocks = getattr(message, "content", []) or []
         raw, total = head_of(b.text for b in blocks if isinstance(b, TextContent))
         text = sanitize(raw)  # (only what is drawn: a reply past SHOWN_CHARS goes on unseen)
@@ -116,7 +141,7 @@ class StreamingView(Vertical):
         self.written = text
         if self.body.needs_room:
             self._room_since = self._room_since or now
-            if now - getattr(self.app, "last_key_at", 0.0) >= TYPING_HOLD or now - self._room_since >= MAX_HOLD:
+            if not typing or now - self._room_since >= MAX_HOLD:
                 self.body.grow()
                 self._room_since = 0.0
             else:

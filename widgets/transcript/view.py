@@ -9,7 +9,8 @@ Data in (from the App):
     ``prepend_messages(items)``  older items the App loaded after ``LoadOlder``
     ``set_streaming(message | None)`` / ``update_streaming(message)``  the assistant message in
                                  flight (an ``AssistantMessage`` snapshot; updates are coalesced
-                                 to ~10 Hz and the text goes through ``MarkdownStream``)
+                                 to ~10 Hz and the text goes through ``StreamedMarkdown``)
+    ``key_typed()``              a key came from the terminal (a redraw while typing goes in its frame)
     ``set_label(entry_id, label)``  a shown entry's label changed
     ``set_siblings(entry_id, index, count)``  ``‹ index/count ›`` on that message (index is 1-based);
                                  ``set_messages`` forgets the marks of the path before
@@ -297,6 +298,11 @@ class Transcript(SelectableTranscript, can_focus=True):
         self._stream_latest = message
         if self.streaming is not None:
             self.streaming.update_message(message)
+
+    def key_typed(self) -> None:
+        """A key came from the terminal: the reply being streamed draws what is due in its frame."""
+        if self.streaming is not None:
+            self.streaming.key_typed()
 
     # ------------------------------------------------------------ keys
 

@@ -1,0 +1,110 @@
+"""The TUI inside one frame (issue 26). A resize is one layout at the new size: the tree panel is
+placed for the new width before it, never laid out at the old size; going back to a width seen
+before draws the messages at that width; a scrollbar that comes with a resize narrows what is
+beside it. Keys typed while a reply streams: every token is shown once they stop."""
+
+from __future__ import annotations
+
+import asyncio
+from functools import partial
+
+from treechat.widgets.composer.view import Composer
+from treechat.widgets.transcript.message_view import MarkdownBody, MessageView
+from treechat.widgets.transcript.view import Transcript
+from treechat.widgets.tree.view import TreeView
+
+from .conftest import idle, screen_text, wait_for
+from .test_tree_nav import seed
+
+NARROW = 110
+
+
+def at_width(app, width: int) -> bool:
+    return app.screen.outer_size.width == width
+
+
+def watch_layouts(app) -> list[tuple[int, bool]]:
+    """(width laid out at, whether the panel was placed as narrow) of every layout of the screen."""
+    seen: list[tuple[int, bool]] = []
+    screen = app.screen
+    original = screen._refresh_layout
+
+    def watched(size=None, scroll=False):
+        original(size, scroll)
+        seen.append((screen.outer_size.width, app.has_class("-narrow")))
+
+    screen._refresh_layout = watched
+    return seen
+
+
+async def test_the_tree_panel_is_never_laid_out_for_another_width(make_app):
+    async with make_app(size=(160, 40)) as (app, pilot):
+        sid, ids = await seed(app.chat.catalog, [(f"q{i}", f"a{i} " * 30) for i in range(6)])
+        await app.chat.open(await app.chat.catalog.open(sid))
+        tree = app.ui(TreeView)
+        tree.focus()
+        await wait_for(pilot, lambda: len(app.query(MessageView)) == 12, what="the transcript")
+        seen = watch_layouts(app)
+        for size in ((80, 24), (160, 40), (80, 24)):
+            await pilot.resize_terminal(*size)
+            await wait_for(pilot, partial(at_width, app, size[0]), what="the new size")
+            await pilot.pause()
+        assert seen, "no layout watched"
+        assert all((width < NARROW) == narrow for width, narrow in seen), seen
+        # the tree kept the focus: at 80 columns it is the open drawer, its cursor row in view
+        assert app.has_class("-narrow") and tree.display and tree.has_focus
+        top = round(tree.scroll_y)
+        assert top <= tree.cursor < top + tree.scrollable_content_region.height
+
+
+async def test_back_at_a_width_seen_before_the_messages_are_drawn_at_it(make_app):
+    async with make_app(size=(160, 40)) as (app, pilot):
+        sid, _ = await seed(app.chat.catalog, [(f"q{i}", f"answer {i} " + "word " * 60) for i in range(4)])
+        await app.chat.open(await app.chat.catalog.open(sid))
+        await wait_for(pilot, lambda: len(app.query(MessageView)) == 8, what="the transcript")
+        transcript = app.ui(Transcript)
+        for size in ((140, 40), (100, 30), (140, 40), (100, 30), (160, 40)):
+            await pilot.resize_terminal(*size)
+            await wait_for(pilot, partial(at_width, app, size[0]), what="the new size")
+            await pilot.pause()
+            inner = transcript.scrollable_content_region.width
+            for view in app.query(MessageView):
+                assert view.outer_size.width == inner, (size, view.outer_size, inner)
+            for body in app.query(MarkdownBody):  # its height is that of its text at this width
+                assert body.size.height == body.get_content_height(transcript.size, app.size, body.size.width)
+
+
+async def test_a_scrollbar_that_comes_with_a_resize_narrows_the_messages(make_app):
+    async with make_app(size=(160, 44)) as (app, pilot):
+        sid, _ = await seed(app.chat.catalog, [("q1", "a short answer"), ("q2", "another")])
+        await app.chat.open(await app.chat.catalog.open(sid))
+        await wait_for(pilot, lambda: len(app.query(MessageView)) == 4, what="the transcript")
+        transcript = app.ui(Transcript)
+        assert not transcript.show_vertical_scrollbar
+        wide = app.query(MessageView).first().outer_size.width
+        await pilot.resize_terminal(160, 12)  # now the four messages do not fit
+        await pilot.pause()
+        await wait_for(pilot, lambda: transcript.show_vertical_scrollbar, what="the scrollbar")
+        await pilot.pause()
+        assert app.query(MessageView).first().outer_size.width == wide - transcript.styles.scrollbar_size_vertical
+
+
+async def test_keys_typed_while_a_reply_streams_and_every_token_shown_once_they_stop(make_app, fake):
+    """While keys come the reply is redrawn after their frames and grows only when they pause
+    (issue 26): once they stop, every token that arrived is on screen, and the keys are typed."""
+    gate = asyncio.Event()
+    tokens = [f"line {i} of the answer.\n\n" for i in range(40)]
+    fake.script_openai(tokens, gate=gate, gate_after=36, gap=0.005)
+    async with make_app(size=(120, 60)) as (app, pilot):
+        composer = app.ui(Composer)
+        composer.load_text("write forty lines")
+        await pilot.press("enter")
+        transcript = app.ui(Transcript)
+        await wait_for(pilot, lambda: transcript.streaming is not None, what="the stream")
+        await pilot.press(*"while it streams")
+        await wait_for(pilot, lambda: "line 33 of the answer." in screen_text(app), what="every token so far")
+        assert composer.text == "while it streams"
+        gate.set()
+        await wait_for(pilot, lambda: idle(app), what="the reply")
+        await pilot.pause()
+        assert "line 39 of the answer." in screen_text(app)

@@ -2,7 +2,8 @@
 a click on a tree node shows that node's branch, `‹ n/m ›` switches branches, the URL fragment
 selects a message, nothing is requested from anywhere, and hostile content runs nothing.
 
-Skipped, with the reason, where /usr/bin/chromium is not installed (CI); `apt-get install chromium`.
+Skipped, with the reason, where /usr/bin/chromium is not installed (`apt-get install chromium`; .ci/run installs
+it where it can).
 """
 
 from __future__ import annotations

@@ -178,10 +178,10 @@ async def test_load_older_is_posted_at_the_very_top():
     app = Host(transcript)
     async with app.run(size=(80, 30)) as pilot:
         await transcript.set_messages([(f"m{i}", UserMessage(content="text")) for i in range(1, 21)])
-        await pilot.pause()
+        # opened at its end (laid out and scrolled there: under load, a frame or two after the mount)
+        assert await wait_for(pilot, lambda: transcript.max_scroll_y > 1 and transcript.scroll_y >= transcript.max_scroll_y - 1)
         transcript.scroll_home(animate=False, immediate=True)
-        await pilot.pause()
-        assert len(app.posted(Transcript.LoadOlder)) == 1
+        assert await wait_for(pilot, lambda: len(app.posted(Transcript.LoadOlder)) == 1)
         await transcript.prepend_messages([("m0", UserMessage(content="older"))])
         await pilot.pause()
         assert [v.entry_id for v in transcript.query(MessageView)][:2] == ["m0", "m1"]

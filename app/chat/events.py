@@ -35,6 +35,9 @@ class Status:
     thinking: str
     tokens_in: int = 0
     tokens_out: int = 0
+    # False when the path has replies but not one token was counted: the server sends no usage
+    # (llama-cpp-python streams none), so "↑0 ↓0" would be a wrong number; shown as "↑? ↓?"
+    tokens_reported: bool = True
     cost: float = 0.0
     context_percent: float | None = None
     context_estimated: bool = False

@@ -29,9 +29,12 @@ def build_status(state: PathState, agent: AgentSession | None, model: ModelInfo 
     elif model is not None and model.context_window:
         percent = 100.0 * state.context_tokens / model.context_window
     queue = agent.queue_update() if agent is not None else None
+    counted = state.input_tokens + state.cache_read_tokens + state.cache_write_tokens + state.output_tokens
+    replied = state.message_count >= 2  # a prompt and something after it
     return Status(model=shown_ref(model.provider, model.id) if model else "no model",
                   thinking=agent.state.thinking_level if agent is not None else state.thinking_level,
                   tokens_in=state.input_tokens + state.cache_read_tokens, tokens_out=state.output_tokens,
+                  tokens_reported=counted > 0 or not replied,
                   cost=state.cost_total, context_percent=percent, context_estimated=estimated,
                   model_warning=model is not None and bool(registry.key_problem(model)),
                   queued_steer=len(queue.steering) if queue else 0,

@@ -47,6 +47,7 @@ class StatusBar(Widget):
     thinking: reactive[str] = reactive("off")
     tokens_in: reactive[int] = reactive(0)
     tokens_out: reactive[int] = reactive(0)
+    tokens_reported: reactive[bool] = reactive(True)  # False: the server counts none ("↑? ↓?")
     cost: reactive[float] = reactive(0.0)
     context_percent: reactive[float | None] = reactive(None)
     context_estimated: reactive[bool] = reactive(False)
@@ -91,7 +92,8 @@ class StatusBar(Widget):
             return Content("")  # the first frame, before the session is open: not known, not guessed
         model = sanitize_line(self.model, 40) or "no model"
         parts: list = [(model, "bold"), (" ⚠" if self.model_warning else "", "bold $error")]
-        parts += [f" • {self.thinking}", "  │  ", f"↑{tokens(self.tokens_in)} ↓{tokens(self.tokens_out)}"]
+        counts = f"↑{tokens(self.tokens_in)} ↓{tokens(self.tokens_out)}" if self.tokens_reported else "↑? ↓?"
+        parts += [f" • {self.thinking}", "  │  ", counts]
         parts += ["  │  ", f"${self.cost:.2f}"]
         if self.context_percent is None:
             parts += ["  │  ", "ctx ?"]

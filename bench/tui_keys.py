@@ -13,6 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bench.child_server import ServerChild
 from bench.tui_common import (
     ROOT,
     SIZE,
@@ -36,40 +37,18 @@ from bench.tui_common import (
 
 # ------------------------------------------------------------------ 4. keystrokes while streaming
 
-class FakeServer:
-    """tests.fake_provider.FakeProvider in a child process (a real server does not share our GIL or
-    event loop; on its own thread it lost the GIL to the App and sent ~70 tokens/s). It serves one
+class FakeServer(ServerChild):
+    """tests.fake_provider.FakeProvider in a child process (bench/child_server.py). It serves one
     scripted reply: `tokens` one-token chunks with `gap` seconds between them, then reports how
     long the sending took."""
 
     def __init__(self, tokens: int, gap: float, seed: int) -> None:
-        self.args = [sys.executable, str(ROOT / "bench/tui.py"), "--serve-fake", f"{tokens},{gap},{seed}"]
-
-    def __enter__(self) -> FakeServer:
-        import subprocess
-
-        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stdin=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True, cwd=str(ROOT))
-        assert self.proc.stdout is not None and self.proc.stdin is not None
-        self.base_url = self.proc.stdout.readline().strip()
-        if not self.base_url.startswith("http"):
-            raise RuntimeError("the fake provider process did not start")
-        return self
+        super().__init__([sys.executable, str(ROOT / "bench/tui.py"), "--serve-fake", f"{tokens},{gap},{seed}"],
+                         str(ROOT), "the fake provider process")
 
     def sent(self) -> dict:
         """{"tokens", "seconds"} of the finished (or cut) reply; stops the server."""
-        import json
-
-        assert self.proc.stdout is not None and self.proc.stdin is not None
-        self.proc.stdin.close()
-        line = self.proc.stdout.readline()
-        self.proc.wait(10)
-        return json.loads(line) if line.strip() else {}
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        return self.finish()
 
 
 async def serve_fake(spec: str) -> None:

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.child_server import ServerChild
 from bench.storage import emit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,28 +57,13 @@ async def serve_local() -> None:
                           "disconnects": fake.disconnects}), flush=True)
 
 
-class LocalServerProcess:
-    def __enter__(self) -> LocalServerProcess:
-        self.proc = subprocess.Popen([sys.executable, str(ROOT / "bench/tui.py"), "--serve-local"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     text=True, cwd=str(ROOT))
-        assert self.proc.stdout is not None
-        self.base_url = self.proc.stdout.readline().strip()
-        if not self.base_url.startswith("http"):
-            raise RuntimeError("the fake local server did not start")
-        return self
+class LocalServerProcess(ServerChild):
+    def __init__(self) -> None:
+        super().__init__([sys.executable, str(ROOT / "bench/tui.py"), "--serve-local"], str(ROOT),
+                         "the fake local server")
 
     def seen(self) -> dict[str, int]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.close()
-        line = self.proc.stdout.readline()
-        self.proc.wait(10)
-        return json.loads(line) if line.strip() else {}
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+        return self.finish()
 
 
 def shown_outside_composer(screen: str, text: str) -> bool:

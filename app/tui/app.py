@@ -86,17 +86,33 @@ class MainScreen(Screen[None]):
             fit(event.size.width)
 
     def _refresh_layout(self, size: Size | None = None, scroll: bool = False) -> None:
-        # A layout sets each widget's virtual size, a reactive that asks for another layout: of
-        # what this one just measured (after a resize every mounted widget asked, a second
-        # whole-screen layout; and each ask emptied its ancestors' arrangement caches, so going
-        # back to a width seen before measured everything again). Those asks are dropped; an ask
-        # made before this layout stays, and so does a scrollbar that came or went (the content
-        # beside it has a new width: that needs the next layout).
+        # A layout tells each widget its size and virtual size. Textual sets the virtual size as a
+        # reactive that refreshes the widget and asks for another layout: of what this one just
+        # measured (after a resize every mounted widget asked, a second whole-screen layout; each
+        # ask emptied its ancestors' arrangement caches, so going back to a width seen before
+        # measured everything again), and every widget was painted twice, in this layout's frame
+        # and again in the next (10-20 ms at 160x45). Here the sizes are told as Textual's own
+        # scroll-only layout tells them (no refresh, no ask): this layout's frame paints whatever
+        # moved or changed size. Any other ask made during it is dropped too; an ask made before
+        # it stays, and so does a scrollbar that came or went (the content beside it has a new
+        # width: that needs the next layout).
         before = {widget: _bars(widget) for widget in self._compositor.widgets if not widget._layout_required}
-        super()._refresh_layout(size, scroll)
+        Widget._size_updated = _size_told  # type: ignore[method-assign,assignment]  # (put back below: synchronous)
+        try:
+            super()._refresh_layout(size, scroll)
+        finally:
+            Widget._size_updated = _size_updated  # type: ignore[method-assign]
         for widget, bars in before.items():
             if _bars(widget) == bars:
                 widget._layout_required = False
+
+
+_size_updated = Widget._size_updated
+
+
+def _size_told(widget: Widget, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+    """``Widget._size_updated`` as Textual calls it after a scroll: the virtual size set quietly."""
+    return _size_updated(widget, size, virtual_size, container_size, layout=False)
 
 
 def _bars(widget: Widget) -> tuple[bool, bool]:

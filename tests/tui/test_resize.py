@@ -1,7 +1,8 @@
 """The TUI inside one frame (issue 26). A resize is one layout at the new size: the tree panel is
-placed for the new width before it, never laid out at the old size; going back to a width seen
-before draws the messages at that width; a scrollbar that comes with a resize narrows what is
-beside it. Keys typed while a reply streams: every token is shown once they stop."""
+placed for the new width before it, never laid out at the old size; its first frame shows the
+tree's cursor and paints the messages (no frame after it paints them again); going back to a width seen before draws the messages
+at that width; a scrollbar that comes with a resize narrows what is beside it. Keys typed while a
+reply streams: every token is shown once they stop."""
 
 from __future__ import annotations
 
@@ -55,6 +56,67 @@ async def test_the_tree_panel_is_never_laid_out_for_another_width(make_app):
         assert app.has_class("-narrow") and tree.display and tree.has_focus
         top = round(tree.scroll_y)
         assert top <= tree.cursor < top + tree.scrollable_content_region.height
+
+
+def watch_frames(app, look) -> list[tuple[int, object]]:
+    """(screen width, look()) at every frame handed to the driver."""
+    seen: list[tuple[int, object]] = []
+    display = app._display
+
+    def watched(screen, update):
+        seen.append((screen.outer_size.width, look()))
+        return display(screen, update)
+
+    app._display = watched
+    return seen
+
+
+async def test_the_first_frame_at_a_new_size_shows_the_tree_cursor(make_app):
+    async with make_app(size=(160, 44)) as (app, pilot):
+        sid, ids = await seed(app.chat.catalog, [(f"q{i}", f"a{i}") for i in range(20)])
+        await app.chat.open(await app.chat.catalog.open(sid))
+        tree = app.ui(TreeView)
+        tree.focus()
+        await wait_for(pilot, lambda: tree.cursor_id == ids[-1], what="the cursor on the leaf")
+        await pilot.pause()
+        assert tree.scrollable_content_region.height > 30 and tree.cursor > 30  # far down the wide panel
+
+        def cursor_shown() -> bool:
+            top = round(tree.scroll_y)
+            return top <= tree.cursor < top + tree.scrollable_content_region.height
+
+        frames = watch_frames(app, cursor_shown)
+        await pilot.resize_terminal(80, 24)  # the drawer: ~18 rows
+        await wait_for(pilot, partial(at_width, app, 80), what="the new size")
+        await pilot.pause()
+        shown = [ok for width, ok in frames if width == 80]
+        assert shown and shown[0], frames  # not a frame later, once the tree heard of the resize
+
+
+async def test_a_resize_paints_the_messages_in_its_own_frame_only(make_app):
+    """The layout at the new size tells each widget its size without refreshing it: its frame
+    paints all that moved, and nothing asks to be painted again after it."""
+    from textual.messages import Update
+
+    repaints: list[object] = []
+
+    def hook(message: object) -> None:
+        if isinstance(message, Update) and isinstance(message.widget, (MessageView, MarkdownBody)):
+            repaints.append(message.widget)
+
+    async with make_app(size=(160, 44), message_hook=hook) as (app, pilot):
+        sid, _ = await seed(app.chat.catalog, [(f"q{i}", f"answer {i} " + "word " * 80) for i in range(6)])
+        await app.chat.open(await app.chat.catalog.open(sid))
+        await wait_for(pilot, lambda: len(app.query(MessageView)) == 12, what="the transcript")
+        await pilot.pause()
+        bodies = list(app.query(MarkdownBody))
+        repaints.clear()
+        await pilot.resize_terminal(120, 40)
+        await wait_for(pilot, partial(at_width, app, 120), what="the new size")
+        await pilot.pause()
+        await pilot.pause()
+        assert all(body.size.width < 120 for body in bodies)  # (laid out at the new width)
+        assert not repaints, repaints
 
 
 async def test_back_at_a_width_seen_before_the_messages_are_drawn_at_it(make_app):

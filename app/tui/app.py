@@ -37,6 +37,7 @@ from treechat.widgets.keymap import bindings_for
 
 from .chat_view import ChatView
 from .commands import SlashCommands, TreechatCommands
+from .compositor import CoveredCompositor
 from .extensions_view import ExtensionsView
 from .features.help import Help
 from .features.labels import Labels
@@ -72,7 +73,12 @@ class MainScreen(Screen[None]):
     """The App's own screen: it places the tree panel for a new width just before its layout at
     that size. (Done where the App hears of the resize, the restyle was laid out at the old size
     first: the App hands the new size to its screens a timer later, and the screen's update came
-    between. That layout measured every mounted message at a width no frame showed.)"""
+    between. That layout measured every mounted message at a width no frame showed.)
+    Its compositor draws only what is not covered (compositor.py)."""
+
+    def __init__(self, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._compositor = CoveredCompositor()
 
     def on_resize(self, event: events.Resize) -> None:
         # a handler of the subclass: it runs before Screen._on_resize, which lays out at the size

@@ -170,3 +170,72 @@ async def test_keys_typed_while_a_reply_streams_and_every_token_shown_once_they_
         await wait_for(pilot, lambda: idle(app), what="the reply")
         await pilot.pause()
         assert "line 39 of the answer." in screen_text(app)
+
+
+def frame(app, compositor_class, crop=None, lines=None) -> list[list[tuple[str, object]]]:
+    """The screen's chops as `compositor_class` builds them: (text, style) per span, per line."""
+    compositor = app.screen._compositor
+    region = crop or compositor.size.region
+    chops = compositor_class._render_chops(compositor, region, lines or (lambda y: True))
+    return [[(strip.text, tuple(seg.style for seg in strip)) for strip in line.values() if strip is not None]
+            for line in chops]
+
+
+async def test_the_screen_draws_only_what_is_not_covered_and_shows_what_textual_would(make_app):
+    """(app/tui/compositor.py) The same frame as Textual's own compositor, cell for cell and
+    style for style, wide and narrow, with the drawer open and in a partial update."""
+    from textual._compositor import Compositor
+    from textual.geometry import Region
+
+    from treechat.tui.compositor import CoveredCompositor
+
+    async with make_app(size=(160, 44)) as (app, pilot):
+        assert isinstance(app.screen._compositor, CoveredCompositor)
+        sid, _ = await seed(app.chat.catalog, [(f"q{i}", f"answer {i} " + "word " * 50) for i in range(8)])
+        await app.chat.open(await app.chat.catalog.open(sid))
+        await wait_for(pilot, lambda: len(app.query(MessageView)) == 16, what="the transcript")
+        app.ui(TreeView).focus()
+        for size in ((160, 44), (80, 24), (120, 40)):
+            await pilot.resize_terminal(*size)
+            await wait_for(pilot, partial(at_width, app, size[0]), what="the new size")
+            await pilot.pause()
+            assert frame(app, CoveredCompositor) == frame(app, Compositor), size
+            crop, rows = Region(5, 3, 60, 6), {4, 6, 7}.__contains__
+            assert frame(app, CoveredCompositor, crop, rows) == frame(app, Compositor, crop, rows), size
+
+
+async def test_a_widget_covered_on_its_left_is_still_drawn_on_its_right():
+    from textual.app import App
+    from textual.containers import Vertical
+    from textual.screen import Screen
+    from textual.widgets import Static
+
+    from treechat.tui.compositor import CoveredCompositor
+
+    class Covered(Screen[None]):
+        DEFAULT_CSS = """
+        #back { background: red; layers: base top; }
+        #front { layer: top; dock: left; width: 10; height: 3; background: blue; }
+        """
+
+        def __init__(self) -> None:
+            super().__init__()
+            self._compositor = CoveredCompositor()
+
+        def compose(self):
+            with Vertical(id="back"):
+                yield Static("in front", id="front")
+                yield Static("behind, to the right " * 3)
+
+    class Host(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(Covered())
+
+    from textual._compositor import Compositor
+
+    app = Host()
+    async with app.run_test(size=(40, 6)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, Covered)
+        assert frame(app, CoveredCompositor) == frame(app, Compositor)
+        assert "to the right" in "".join(text for line in frame(app, CoveredCompositor) for text, _ in line)

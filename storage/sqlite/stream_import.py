@@ -141,9 +141,10 @@ class _Reader:
             seq = self.next_seq
             self.next_seq += 1
             payload = raw.decode() if isinstance(raw, bytes) else raw
-            b.entries.append(rows.view_row(seq, sid, v, payload))
+            row, text = rows.view_row_and_text(seq, sid, v, payload)
+            b.entries.append(row)
             b.bytes += len(payload)
-            texts.append("" if v.type == "leaf" else rows.view_search_text(v))
+            texts.append(text)
             self._place(b, v, seq)
         b.texts = _texts_json(texts).decode()
         b.bytes += len(b.texts)

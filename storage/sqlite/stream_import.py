@@ -48,6 +48,11 @@ STREAM_CACHE_KIB = 32 * 1024
 WAL_LIMIT = 64 * 2**20  # journal_size_limit: the WAL file is cut back to this after a checkpoint
 PLAN_SHARE = 0.2  # of the progress bar: the first pass (the second takes the rest)
 _INSERT_BULK_JSON = _INSERT_SEARCH_JSON.replace("entry_search", fts.BULK)
+# The bulk index gets a segment per transaction that writes to it, and a search looks up each
+# term in every segment (at 1M entries, 123 segments made a query ~2x slower than one). So the
+# search text of SEARCH_BATCHES batches is written in one transaction (every 4th, and the last):
+# ~10 MB of text held, one segment (the bulk index's hashsize, 32 MiB, holds its index data).
+SEARCH_BATCHES = 4
 _texts_json = msgspec.json.Encoder().encode  # 5-8x json.dumps; json_each reads it the same
 
 
@@ -234,10 +239,13 @@ class _Reader:
                 self.newest = ms
 
 
-def _store(c: sqlite3.Connection, b: _Batch, search_sql: str) -> None:
+def _store(c: sqlite3.Connection, b: _Batch, search_sql: str, texts: list[tuple[int, str]]) -> None:
     """One batch (inside a transaction): search text first — SQLite tokenizes it without the GIL
-    while the next batch is read — then the rows the reader built."""
-    c.execute(search_sql, (b.base, b.texts))
+    while the next batch is read — then the rows the reader built. `texts`: (first rowid, JSON
+    array) of the batches whose search text this transaction writes (none, or this one and the
+    ones held before it)."""
+    if texts:
+        c.execute(search_sql, _joined(texts))
     c.executemany(rows.INSERT_ENTRY, b.entries)
     c.executemany(rows.INSERT_BRANCH, b.branches)
     c.executemany(rows.INSERT_BRANCH_ENTRY, b.members)
@@ -264,9 +272,22 @@ def _reserve(c: sqlite3.Connection, sid: str, entries: int) -> tuple[int, int]:
     return seq, branch
 
 
+def _joined(texts: list[tuple[int, str]]) -> tuple[int, str]:
+    """Held batches' search texts as one statement's (first rowid, JSON array): FTS5 writes a
+    segment at the end of every INSERT … SELECT (its statement savepoint), not only at COMMIT.
+    The batches' rowids follow each other (every entry of a batch has one, '' for no text)."""
+    if len(texts) == 1:
+        return texts[0]
+    inner = [array[1:-1] for _, array in texts if array != "[]"]
+    return texts[0][0], "[" + ",".join(inner) + "]"
+
+
 def _finish(c: sqlite3.Connection, sid: str, created: str, reader: _Reader, leaf: str | None, ends: tuple[int, int],
-            bulk: bool) -> None:
-    """The last batch's transaction: the placeholders go, the session becomes visible, whole."""
+            bulk: bool, texts: list[tuple[int, str]]) -> None:
+    """The last batch's transaction: the search text still held is written, the placeholders go,
+    the session becomes visible, whole."""
+    if texts:
+        c.execute(_INSERT_BULK_JSON, _joined(texts))
     c.execute("DELETE FROM session_entries WHERE entry_seq=? AND id=?", (ends[0], _RESERVED))
     c.execute("DELETE FROM branches WHERE branch_id=?", (ends[1],))
     if not bulk:
@@ -313,6 +334,7 @@ async def import_plan(
     advance(PLAN_SHARE)
     shown = 0.0
     written = 0
+    held: list[tuple[int, str]] = []  # search text of batches stored without it (SEARCH_BATCHES)
 
     def setup(c: sqlite3.Connection) -> int:
         cache = int(c.execute("PRAGMA cache_size").fetchone()[0])
@@ -350,10 +372,12 @@ async def import_plan(
                 raise ImportStopped(f"the import of {plan.path} was stopped; nothing of it was kept")
             upcoming = loop.run_in_executor(None, reader.next)  # read while SQLite indexes this batch
             try:
+                held.append((prep.base, prep.texts))
+                texts, held = (held, []) if not bulk or len(held) >= SEARCH_BATCHES else ([], held)
                 if one_tx:
-                    await db.run(_store, prep, search_sql)
+                    await db.run(_store, prep, search_sql, texts)
                 else:
-                    await db.write(_store, prep, search_sql)
+                    await db.write(_store, prep, search_sql, texts)
                     written += prep.bytes
                     if written >= CHECKPOINT_BYTES:
                         await db.run(_checkpoint)
@@ -365,11 +389,11 @@ async def import_plan(
             shown = prep.done
             prep = await upcoming
         if one_tx:
-            await db.run(_finish, sid, created, reader, plan.leaf_id, ends, bulk)
+            await db.run(_finish, sid, created, reader, plan.leaf_id, ends, bulk, held)
             await db.run(lambda c: c.execute("COMMIT"))
             began = False
         else:
-            await db.write(_finish, sid, created, reader, plan.leaf_id, ends, bulk)
+            await db.write(_finish, sid, created, reader, plan.leaf_id, ends, bulk, held)
     except BaseException:
         if began:
             await db.run(lambda c: c.execute("ROLLBACK") if c.in_transaction else None)

@@ -60,10 +60,11 @@ async def cat(tmp_path):
     await catalog.close()
 
 
-async def test_a_big_import_is_indexed_apart_a_segment_per_batch_and_never_merged(tmp_path, cat, batches_of_10):
+async def test_a_big_import_is_indexed_apart_in_few_segments_never_merged(tmp_path, cat, batches_of_10):
     await cat.import_plan(planned(session_file(tmp_path / "big.jsonl", "big", 55, "walrus")))
     assert await rows_in(cat) == (0, 55)
-    assert await bulk_levels(cat) == [(6, 0)]  # 55 entries in batches of 10: six commits, nothing rewritten
+    # 55 entries in batches of 10, the text of 4 batches written at a time: two segments, as written
+    assert await bulk_levels(cat) == [(2, 0)]
     s = await cat.open("big")
     await append_all(s, user("later", "big-54", "a walrus appended later"))
     assert await rows_in(cat) == (1, 55)  # appends use the other index
@@ -121,6 +122,7 @@ async def test_deleting_an_imported_session_empties_its_index(tmp_path, cat, bat
 
 async def test_the_bulk_index_is_merged_once_it_holds_many_segments(tmp_path, cat, batches_of_10, monkeypatch):
     monkeypatch.setattr(fts, "BULK_SEGMENTS", 4)
+    monkeypatch.setattr(stream_import, "SEARCH_BATCHES", 1)  # a segment per batch
     await cat.import_plan(planned(session_file(tmp_path / "a.jsonl", "a", 55, "walrus", pad=60)))
     levels = await bulk_levels(cat)
     assert levels is not None and not any(n >= 4 or merging for n, merging in levels)
@@ -154,7 +156,7 @@ async def test_a_version_7_database_gains_the_bulk_index(tmp_path, batches_of_10
     cat = await SqliteCatalog.open(path)
     try:
         config = dict(await cat.db.run(lambda c: c.execute("SELECT k, v FROM entry_search_bulk_config").fetchall()))
-        assert (config["automerge"], config["crisismerge"], config["hashsize"]) == (0, 1999, 8 * 2**20)
+        assert (config["automerge"], config["crisismerge"], config["hashsize"]) == (0, 1999, 32 * 2**20)
         await cat.import_plan(planned(session_file(tmp_path / "big.jsonl", "big", 25, "walrus")))
         assert await rows_in(cat) == (0, 25) and len(await cat.search("walrus", limit=100)) == 25
     finally:

@@ -12,17 +12,19 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Self
 
 from textual import events, work
+from textual._compositor import Compositor
 from textual.app import ComposeResult, get_system_commands_provider
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.screen import Screen
+from textual.strip import Strip
 from textual.widget import Widget
 
 from treechat.widgets.chrome.banner import Banner
@@ -37,7 +39,6 @@ from treechat.widgets.keymap import bindings_for
 
 from .chat_view import ChatView
 from .commands import SlashCommands, TreechatCommands
-from .compositor import CoveredCompositor
 from .extensions_view import ExtensionsView
 from .features.help import Help
 from .features.labels import Labels
@@ -74,7 +75,7 @@ class MainScreen(Screen[None]):
     that size. (Done where the App hears of the resize, the restyle was laid out at the old size
     first: the App hands the new size to its screens a timer later, and the screen's update came
     between. That layout measured every mounted message at a width no frame showed.)
-    Its compositor draws only what is not covered (compositor.py)."""
+    Its compositor draws only what is not covered (CoveredCompositor, below)."""
 
     def __init__(self, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
@@ -123,6 +124,55 @@ def _size_told(widget: Widget, size: Size, virtual_size: Size, container_size: S
 
 def _bars(widget: Widget) -> tuple[bool, bool]:
     return widget.show_vertical_scrollbar, widget.show_horizontal_scrollbar
+
+
+class CoveredCompositor(Compositor):
+    """The App screen's compositor: Textual's, drawing only what is not covered.
+
+    Textual builds a frame front to back: every visible widget renders all its lines in the update's
+    crop, each line is cut into one strip per column span ("chop") and the front-most strip of a span
+    wins. The containers behind (the screen, the main row, the chat column, the transcript, each
+    message's frame) are rendered and cut too, though what is in front covers nearly all of them: at
+    160x45 about half a full frame's strips, made and thrown away (issue 26: a resize's frame is a full
+    one). Here a widget renders only the lines on which some span it reaches is still open, and only
+    those lines are cut; what a frame shows is the same (the front-most strip of each span).
+
+    Overrides ``Compositor._render_chops`` (with ``_get_renders``'s crop rules) under the pin
+    ``textual>=8.2.8,<8.3``; tests/tui/test_resize.py and the snapshot tests draw through it."""
+
+    def _render_chops(self, crop: Region, is_rendered_line: Callable[[int], bool]) -> Sequence[Mapping[int, Strip]]:
+        cuts = self.cuts
+        chops: list[dict[int, Strip | None]] = [dict.fromkeys(cut_set[:-1]) for cut_set in cuts]
+        intersection = Region.intersection
+        for widget, (region, clip) in self.visible_widgets.items():  # front to back
+            if crop and not crop.overlaps(clip):
+                continue
+            shown = intersection(region, clip)  # (Textual's render crop: the part inside the clip)
+            if not (shown.width and shown.height):
+                continue
+            first_cut, last_cut = shown.column_span
+            spans: dict[int, list[int]] = {}  # line -> the cuts it reaches there, while one is open
+            for y in shown.line_range:
+                if not is_rendered_line(y):
+                    continue
+                line_cuts = [cut for cut in cuts[y] if last_cut >= cut >= first_cut]
+                line = chops[y]
+                if any(line.get(cut, False) is None for cut in line_cuts[:-1]):  # (the last: its right edge)
+                    spans[y] = line_cuts
+            if not spans:
+                continue  # covered wherever this update draws: not rendered at all
+            top, bottom = min(spans), max(spans) + 1
+            strips = widget.render_lines(Region(shown.x - region.x, top - region.y, shown.width, bottom - top))
+            x = shown.x
+            for y, strip in zip(range(top, bottom), strips):
+                reached = spans.get(y)
+                if reached is None:
+                    continue
+                line = chops[y]
+                for cut, piece in zip(reached, strip.divide([cut - x for cut in reached[1:]])):
+                    if line.get(cut) is None:
+                        line[cut] = piece
+        return chops  # type: ignore[return-value]  # (every span filled: the screen covers all)
 
 
 class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Models, Search, WorkspaceView,

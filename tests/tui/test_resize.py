@@ -182,12 +182,12 @@ def frame(app, compositor_class, crop=None, lines=None) -> list[list[tuple[str, 
 
 
 async def test_the_screen_draws_only_what_is_not_covered_and_shows_what_textual_would(make_app):
-    """(app/tui/compositor.py) The same frame as Textual's own compositor, cell for cell and
+    """(CoveredCompositor, app/tui/app.py) The same frame as Textual's own compositor, cell for cell and
     style for style, wide and narrow, with the drawer open and in a partial update."""
     from textual._compositor import Compositor
     from textual.geometry import Region
 
-    from treechat.tui.compositor import CoveredCompositor
+    from treechat.tui.app import CoveredCompositor
 
     async with make_app(size=(160, 44)) as (app, pilot):
         assert isinstance(app.screen._compositor, CoveredCompositor)
@@ -210,7 +210,7 @@ async def test_a_widget_covered_on_its_left_is_still_drawn_on_its_right():
     from textual.screen import Screen
     from textual.widgets import Static
 
-    from treechat.tui.compositor import CoveredCompositor
+    from treechat.tui.app import CoveredCompositor
 
     class Covered(Screen[None]):
         DEFAULT_CSS = """

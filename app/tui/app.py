@@ -122,6 +122,10 @@ def _size_told(widget: Widget, size: Size, virtual_size: Size, container_size: S
     return _size_updated(widget, size, virtual_size, container_size, layout=False)
 
 
+def _kept(node: object) -> None:
+    """(Stylesheet._process_component_classes while the panel is placed: its parts keep their styles.)"""
+
+
 def _bars(widget: Widget) -> tuple[bool, bool]:
     return widget.show_vertical_scrollbar, widget.show_horizontal_scrollbar
 
@@ -364,8 +368,17 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
     def _restyle_panel(self) -> None:
         if not self.screen_stack:
             return
-        self.stylesheet.update_nodes([node for panel in self._panels() for node in panel.walk_children(with_self=True)],
-                                     animate=True)
+        # The panel classes place the panel; no rule gives its parts (the tree's component
+        # classes: the cursor, the roles, ...) a style by them, and Textual's restyle of a node
+        # styles each of those parts again (17 for the tree: 2-5 ms of each resize across NARROW
+        # columns and each Ctrl+B). Those are kept; a theme or focus change restyles them as ever.
+        stylesheet = self.stylesheet
+        stylesheet._process_component_classes = _kept  # type: ignore[method-assign]  # (removed below)
+        try:
+            stylesheet.update_nodes([node for panel in self._panels() for node in panel.walk_children(with_self=True)],
+                                    animate=True)
+        finally:
+            del stylesheet._process_component_classes
 
     def _panels(self) -> list[Widget]:
         """The tree panel (or its place): a child of #main (a query of the whole screen was ~3 ms)."""

@@ -31,7 +31,7 @@ _SCHEMA = (
     "CREATE VIRTUAL TABLE entry_search_bulk USING fts5(text, tokenize = 'trigram')",
     "INSERT INTO entry_search_bulk (entry_search_bulk, rank) VALUES ('automerge', 0)",
     "INSERT INTO entry_search_bulk (entry_search_bulk, rank) VALUES ('crisismerge', 1999)",
-    "INSERT INTO entry_search_bulk (entry_search_bulk, rank) VALUES ('hashsize', 33554432)",
+    "INSERT INTO entry_search_bulk (entry_search_bulk, rank) VALUES ('hashsize', 16777216)",
 )
 
 

@@ -48,11 +48,13 @@ STREAM_CACHE_KIB = 32 * 1024
 WAL_LIMIT = 64 * 2**20  # journal_size_limit: the WAL file is cut back to this after a checkpoint
 PLAN_SHARE = 0.2  # of the progress bar: the first pass (the second takes the rest)
 _INSERT_BULK_JSON = _INSERT_SEARCH_JSON.replace("entry_search", fts.BULK)
-# The bulk index gets a segment per transaction that writes to it, and a search looks up each
-# term in every segment (at 1M entries, 123 segments made a query ~2x slower than one). So the
-# search text of SEARCH_BATCHES batches is written in one transaction (every 4th, and the last):
-# ~10 MB of text held, one segment (the bulk index's hashsize, 32 MiB, holds its index data).
-SEARCH_BATCHES = 4
+# The bulk index gets a segment per statement that writes to it, and a search looks up each term
+# in every segment: at 1M entries a normal query took 13 ms with one segment, 20 ms with 31 and
+# ~46 ms with 123 (a batch each). So the search text of SEARCH_BATCHES batches is written in one
+# statement (every 2nd batch, and the last): 62 segments at 1M, 7 at 100k. Each batch more held
+# costs ~30 MB of memory (FTS5's pending index data; the bulk index's hashsize, 16 MiB, holds two
+# batches'): 162 / 193 / 229 MB of RSS at 100k for 1 / 2 / 3.
+SEARCH_BATCHES = 2
 _texts_json = msgspec.json.Encoder().encode  # 5-8x json.dumps; json_each reads it the same
 
 

@@ -63,8 +63,8 @@ async def cat(tmp_path):
 async def test_a_big_import_is_indexed_apart_in_few_segments_never_merged(tmp_path, cat, batches_of_10):
     await cat.import_plan(planned(session_file(tmp_path / "big.jsonl", "big", 55, "walrus")))
     assert await rows_in(cat) == (0, 55)
-    # 55 entries in batches of 10, the text of 4 batches written at a time: two segments, as written
-    assert await bulk_levels(cat) == [(2, 0)]
+    # 55 entries in batches of 10, the text of 2 batches written at a time: three segments, as written
+    assert await bulk_levels(cat) == [(3, 0)]
     s = await cat.open("big")
     await append_all(s, user("later", "big-54", "a walrus appended later"))
     assert await rows_in(cat) == (1, 55)  # appends use the other index
@@ -156,7 +156,7 @@ async def test_a_version_7_database_gains_the_bulk_index(tmp_path, batches_of_10
     cat = await SqliteCatalog.open(path)
     try:
         config = dict(await cat.db.run(lambda c: c.execute("SELECT k, v FROM entry_search_bulk_config").fetchall()))
-        assert (config["automerge"], config["crisismerge"], config["hashsize"]) == (0, 1999, 32 * 2**20)
+        assert (config["automerge"], config["crisismerge"], config["hashsize"]) == (0, 1999, 16 * 2**20)
         await cat.import_plan(planned(session_file(tmp_path / "big.jsonl", "big", 25, "walrus")))
         assert await rows_in(cat) == (0, 25) and len(await cat.search("walrus", limit=100)) == 25
     finally:

@@ -178,7 +178,12 @@ async def test_load_older_is_posted_at_the_very_top():
     app = Host(transcript)
     async with app.run(size=(80, 30)) as pilot:
         await transcript.set_messages([(f"m{i}", UserMessage(content="text")) for i in range(1, 21)])
-        # opened at its end (laid out and scrolled there: under load, a frame or two after the mount)
+        # opened at its end (laid out and scrolled there: under load, a frame or two after the mount),
+        # and the window filled upwards to the first message: reaching the top while the first 4
+        # are still being mounted above loads them (keeping the reader's place) instead of asking
+        # for older ones — the test once raced that fill (2 of 8 loaded runs)
+        assert await wait_for(pilot, lambda: len(transcript.query(MessageView)) == 20)
+        await pilot.pause()
         assert await wait_for(pilot, lambda: transcript.max_scroll_y > 1 and transcript.scroll_y >= transcript.max_scroll_y - 1)
         transcript.scroll_home(animate=False, immediate=True)
         assert await wait_for(pilot, lambda: len(app.posted(Transcript.LoadOlder)) == 1)

@@ -2,7 +2,8 @@
 
 JSON uses Pi's camelCase names (so Pi session files round-trip); Python attributes are snake_case.
 Every model keeps unknown fields (``extra="allow"``) and serialises with :func:`dump`, which writes
-exactly the fields that were given — Pi omits keys whose value is undefined, and so do we.
+exactly the fields that were given — Pi omits keys whose value is undefined, and so do we (which
+fields count as given: storage/model_base.py).
 """
 
 from __future__ import annotations
@@ -14,34 +15,14 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     TypeAdapter,
     ValidationError,
     field_validator,
 )
-from pydantic.alias_generators import to_camel
 
 from .json_types import JsonObject
-
-
-class Model(BaseModel):
-    """Base for every persisted object: camelCase on the wire, unknown fields kept."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=True,
-        extra="allow",
-        serialize_by_alias=True,
-    )
-
-    def model_post_init(self, context: object, /) -> None:
-        # Objects built in Python write every field that has a value (type tags, timestamps,
-        # defaults); objects read from disk write back exactly the keys they were read with.
-        if context is not WIRE and not (isinstance(context, dict) and context.get("wire")):
-            self.__pydantic_fields_set__.update(
-                name for name in type(self).model_fields if getattr(self, name) is not None
-            )
+from .model_base import WIRE, Model
 
 
 def dump(obj: BaseModel) -> JsonObject:
@@ -406,9 +387,6 @@ Entry = KnownEntry | UnknownEntry
 _entry_adapter: TypeAdapter[Entry] = TypeAdapter(SessionEntry)
 _message_adapter: TypeAdapter[AnyMessage] = TypeAdapter(Message)
 _entries_adapter: TypeAdapter[list[Entry]] = TypeAdapter(list[SessionEntry])
-
-
-WIRE = {"wire": True}
 
 
 class InvalidEntryError(ValueError):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import TypeVar
 
 import pytest
 from pydantic import BaseModel
@@ -20,6 +21,7 @@ from pydantic import BaseModel
 from treechat.storage.model import (
     AssistantMessage,
     CompactionEntry,
+    CustomMessage,
     CustomMessageEntry,
     LabelEntry,
     LeafEntry,
@@ -42,6 +44,14 @@ USAGE = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens"
 FILLED = {"api": "", "provider": "", "model": "", "usage": USAGE, "stopReason": "stop"}
 
 
+M = TypeVar("M", bound=BaseModel)
+
+
+def built(cls: type[M], **fields: object) -> M:
+    """cls(**fields) with dicts where models are typed: what these tests are about."""
+    return cls(**fields)
+
+
 def _wire_message() -> AssistantMessage:
     message = parse_message({"role": "assistant", "content": [{"type": "text", "text": "w"}], "timestamp": 5})
     assert isinstance(message, AssistantMessage)
@@ -50,6 +60,7 @@ def _wire_message() -> AssistantMessage:
 
 def _assigned() -> BaseModel:
     message = parse_message({"role": "custom", "customType": "k", "content": "x", "timestamp": 1})
+    assert isinstance(message, CustomMessage)
     message.details = {"a": 1}
     return message
 
@@ -63,7 +74,7 @@ def _surrogate() -> BaseModel:
 CASES: list[tuple[str, Callable[[], BaseModel], dict[str, object]]] = [
     ("user_str", lambda: UserMessage(content="hi", timestamp=1),
      {"role": "user", "content": "hi", "timestamp": 1}),
-    ("assistant_blocks_from_dicts", lambda: AssistantMessage(
+    ("assistant_blocks_from_dicts", lambda: built(AssistantMessage,
         content=[{"type": "text", "text": "a"}, {"type": "toolCall", "id": "c1", "name": "read"},
                  {"type": "future", "x": 1}], timestamp=2),
      {"role": "assistant", "content": [{"type": "text", "text": "a"},
@@ -71,7 +82,7 @@ CASES: list[tuple[str, Callable[[], BaseModel], dict[str, object]]] = [
                                        {"type": "future", "x": 1}], **FILLED, "timestamp": 2}),
     ("assistant_defaults", lambda: AssistantMessage(timestamp=3),
      {"role": "assistant", "content": [], **FILLED, "timestamp": 3}),
-    ("entry_message_from_dict", lambda: MessageEntry(
+    ("entry_message_from_dict", lambda: built(MessageEntry,
         id="e1", parent_id=None, timestamp="2026-01-01T00:00:00.000Z",
         message={"role": "assistant", "content": [{"type": "thinking", "thinking": "t"}], "timestamp": 4}),
      {"id": "e1", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z", "type": "message", "message": {
@@ -79,12 +90,12 @@ CASES: list[tuple[str, Callable[[], BaseModel], dict[str, object]]] = [
     ("entry_wire_message", lambda: MessageEntry(id="e2", parent_id="e1", timestamp="t", message=_wire_message()),
      {"id": "e2", "parentId": "e1", "timestamp": "t", "type": "message",
       "message": {"role": "assistant", "content": [{"type": "text", "text": "w"}], "timestamp": 5}}),
-    ("mixed_wire_and_dict_blocks", lambda: AssistantMessage(
+    ("mixed_wire_and_dict_blocks", lambda: built(AssistantMessage,
         content=[_wire_message().content[0], {"type": "image", "data": "AA", "mimeType": "image/png"}], timestamp=6),
      {"role": "assistant", "content": [{"type": "text", "text": "w"},
                                        {"type": "image", "data": "AA", "mimeType": "image/png"}],
       **FILLED, "timestamp": 6}),
-    ("tool_result_from_dict_blocks", lambda: ToolResultMessage(
+    ("tool_result_from_dict_blocks", lambda: built(ToolResultMessage,
         tool_call_id="c1", tool_name="bash", content=[{"type": "text", "text": "out"}], timestamp=7),
      {"role": "toolResult", "toolCallId": "c1", "toolName": "bash", "content": [{"type": "text", "text": "out"}],
       "isError": False, "timestamp": 7}),
@@ -118,13 +129,13 @@ CASES: list[tuple[str, Callable[[], BaseModel], dict[str, object]]] = [
      {"id": "l", "parentId": None, "timestamp": "t", "type": "leaf", "targetId": None}),
     ("label", lambda: LabelEntry(id="l2", parent_id="e1", target_id="e1", timestamp="t"),
      {"id": "l2", "parentId": "e1", "timestamp": "t", "type": "label", "targetId": "e1"}),
-    ("custom_message_entry", lambda: CustomMessageEntry(
+    ("custom_message_entry", lambda: built(CustomMessageEntry,
         id="cm", parent_id=None, timestamp="t", custom_type="k", content=[{"type": "text", "text": "x"}]),
      {"id": "cm", "parentId": None, "timestamp": "t", "type": "custom_message", "customType": "k",
       "content": [{"type": "text", "text": "x"}], "display": True}),
     ("construct_text", lambda: TextContent.model_construct(text="x"), {"type": "text", "text": "x"}),
     ("usage_default", lambda: Usage(), USAGE),
-    ("usage_from_dict_cost", lambda: Usage(input=1, cost={"total": 0.5}),
+    ("usage_from_dict_cost", lambda: built(Usage, input=1, cost={"total": 0.5}),
      {**USAGE, "input": 1, "cost": {**COST, "total": 0.5}}),
     ("wire_entry", lambda: parse_entry(
         '{"type":"message","id":"w","parentId":null,"timestamp":"t","message":{"role":"assistant",'
@@ -151,7 +162,7 @@ def test_dump_is_what_it_was(build: Callable[[], BaseModel], expected: dict[str,
 
 
 def test_defaults_built_in_python_include_the_timestamps() -> None:
-    entry = MessageEntry(id="e", parent_id=None, message={"role": "user", "content": "x"})
+    entry = built(MessageEntry, id="e", parent_id=None, message={"role": "user", "content": "x"})
     got = dump(entry)
     assert isinstance(got["timestamp"], str) and got["timestamp"].endswith("Z")
     message = got["message"]

@@ -393,9 +393,12 @@ class InvalidEntryError(ValueError):
     """Input that is not a valid entry or message; the message names the field."""
 
 
-def _explain(err: ValidationError, what: str, data: object) -> InvalidEntryError:
+def _explain(err: ValidationError, what: str, data: object, first_index: int = 0) -> InvalidEntryError:
     first = err.errors()[0]
-    loc = ".".join(_real_path(first["loc"], data)) or "(root)"
+    parts = _real_path(first["loc"], data)
+    if first_index and parts and parts[0].isdigit():  # a part of a longer array: its index in the whole
+        parts[0] = str(int(parts[0]) + first_index)
+    loc = ".".join(parts) or "(root)"
     return InvalidEntryError(f"invalid {what}: field '{loc}': {first['msg']}")
 
 
@@ -434,12 +437,13 @@ def parse_entry(data: JsonObject | str | bytes) -> Entry:
         raise _explain(err, "entry", data) from None
 
 
-def parse_entries_json(data: str | bytes) -> list[Entry]:
-    """Validate a JSON array of entries in one call (fast path for storage reads)."""
+def parse_entries_json(data: str | bytes, first_index: int = 0) -> list[Entry]:
+    """Validate a JSON array of entries in one call (fast path for storage reads); `first_index`:
+    where the array starts in a longer one read in parts (errors name the index in the whole)."""
     try:
         return _entries_adapter.validate_json(data, context=WIRE)
     except ValidationError as err:
-        raise _explain(err, "entry", data) from None
+        raise _explain(err, "entry", data, first_index) from None
 
 
 def parse_message(data: JsonObject) -> AnyMessage:

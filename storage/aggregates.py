@@ -139,12 +139,13 @@ def message_text(msg: MessageView) -> str:
     return ""
 
 
-def view_text(v: EntryView) -> str:
-    """The searchable text of an entry (what a person would look for)."""
+def view_text(v: EntryView, plain: str | None = None) -> str:
+    """The searchable text of an entry (what a person would look for). `plain`: its message's
+    message_text, when the caller has it already."""
     t = v.type
     if t == "message" and v.message is not None:
         msg = v.message
-        parts = [message_text(msg)]
+        parts = [plain if plain is not None else message_text(msg)]
         if isinstance(msg.content, list) and msg.role in _KNOWN_ROLES:
             for b in msg.content:
                 if b.type == "toolCall":
@@ -173,8 +174,16 @@ def _first_line(text: str) -> str:
     return ""
 
 
-def view_preview(v: EntryView) -> str:
-    """One line for the tree: the first non-empty line of the text, or what the entry did."""
+def view_texts(v: EntryView) -> tuple[str, str]:
+    """(view_preview(v), view_text(v)), reading a message's text once (an import needs both)."""
+    plain = message_text(v.message) if v.type == "message" and v.message is not None else None
+    text = view_text(v, plain)
+    return view_preview(v, text, plain), text
+
+
+def view_preview(v: EntryView, text: str | None = None, plain: str | None = None) -> str:
+    """One line for the tree: the first non-empty line of the text, or what the entry did.
+    `text`, `plain`: its view_text and its message's message_text, when the caller has them."""
     t = v.type
     if t == "thinking_level_change":
         return f"thinking: {_str(v.thinking_level)}"
@@ -188,16 +197,18 @@ def view_preview(v: EntryView) -> str:
         return f"name: {_str(v.name) or '(cleared)'}"
     if t == "message" and v.message is not None:
         msg = v.message
+        if plain is None:
+            plain = message_text(msg)
         if msg.role == "assistant":
-            text = message_text(msg).strip()
-            if not text:
+            said = plain.strip()
+            if not said:
                 blocks = msg.content if isinstance(msg.content, list) else []
                 calls = [_str(b.name) for b in blocks if b.type == "toolCall"]
-                text = ("→ " + ", ".join(calls)) if calls else (_str(msg.error_message) or f"({_str(msg.stop_reason) or 'stop'})")
-            return _first_line(text)
+                said = ("→ " + ", ".join(calls)) if calls else (_str(msg.error_message) or f"({_str(msg.stop_reason) or 'stop'})")
+            return _first_line(said)
         if msg.role == "toolResult":
-            return _first_line(f"{_str(msg.tool_name)}: {message_text(msg).strip()}")
-    return _first_line(view_text(v).strip())
+            return _first_line(f"{_str(msg.tool_name)}: {plain.strip()}")
+    return _first_line((text if text is not None else view_text(v, plain)).strip())
 
 
 def first_user_text(v: EntryView) -> str:

@@ -28,7 +28,7 @@ from ..model import (
     now_iso,
 )
 from ..stream_scan import FilePlan
-from . import rows
+from . import fts, rows
 from .bulk import bulk_load
 from .db import Database
 from .feed import SqliteChangeFeed
@@ -91,10 +91,11 @@ def _insert_streamed(c: sqlite3.Connection, sid: str, created_at: str, cwd: str,
 
 
 def _delete(c: sqlite3.Connection, sid: str) -> None:
-    # The search index is not reached by foreign keys; the rest cascades from sessions.
-    c.execute(
-        "DELETE FROM entry_search WHERE rowid IN (SELECT entry_seq FROM session_entries WHERE session_id=?)", (sid,)
-    )
+    # The search indexes are not reached by foreign keys; the rest cascades from sessions.
+    for table in fts.TABLES:
+        c.execute(
+            f"DELETE FROM {table} WHERE rowid IN (SELECT entry_seq FROM session_entries WHERE session_id=?)", (sid,)
+        )
     c.execute("DELETE FROM sessions WHERE id=?", (sid,))
 
 

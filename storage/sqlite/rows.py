@@ -75,10 +75,18 @@ def entry_row(seq: int | None, session_id: str, entry: Entry) -> Row:
     return view_row(seq, session_id, view_of_entry(entry), payload_of(entry))
 
 
-def view_row(seq: int | None, session_id: str, v: EntryView, payload: str) -> Row:
+def view_row(seq: int | None, session_id: str, v: EntryView, payload: str, preview: str | None = None) -> Row:
     target = v.target_id if v.type in ("label", "leaf") and isinstance(v.target_id, str) else None
-    return (seq, session_id, v.id, v.parent_id, v.type, v.role, v.timestamp, aggregates.view_preview(v), target,
-            payload, aggregates.view_status(v))
+    return (seq, session_id, v.id, v.parent_id, v.type, v.role, v.timestamp,
+            aggregates.view_preview(v) if preview is None else preview, target, payload, aggregates.view_status(v))
+
+
+def view_row_and_text(seq: int, session_id: str, v: EntryView, payload: str) -> tuple[Row, str]:
+    """The entry row and the search text of a view (its text read once: an import needs both)."""
+    if v.type == "leaf":
+        return view_row(seq, session_id, v, payload), ""
+    preview, text = aggregates.view_texts(v)
+    return view_row(seq, session_id, v, payload, preview), text[:SEARCH_TEXT_LIMIT]
 
 
 def state_values(state: PathState) -> Row:

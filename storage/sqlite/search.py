@@ -21,6 +21,11 @@ order (FTS5's cheapest), stopping at BROAD_MATCHES + 1:
   values differ). Several terms: each term's matches are counted, up to DF_COUNTED and
   estimated from rowid density beyond that (_matches), so very common words cost little.
 Snippets mark the first match of any term (`mark`), about 64 characters around it.
+
+Two indexes hold the text (fts.py): `entry_search` (appends, forks, small imports) and
+`entry_search_bulk` (big imports). Every query reads both and merges what they give by rowid
+(entry_seq); bm25's statistics are the two indexes' together, so an entry ranks as it would in
+one index.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from ..base import SearchHit, SearchHits
-from .fts import _varint
+from .fts import TABLES, _varint
 
 _TOKEN = re.compile(r'(role|session):("[^"]*"|\S+)|"([^"]*)"|(\S+)', re.IGNORECASE)
 _SNIPPET_CHARS = 64  # with the trigram tokenizer one token is one character position
@@ -39,18 +44,29 @@ BROAD_MATCHES = 1000  # more matches than this: newest first instead of bm25 (mo
 _K1, _B = 1.2, 0.75  # FTS5's bm25() constants
 DF_COUNTED = 2000  # a term's matches are counted up to this, estimated beyond (_matches)
 SHORT_SCAN = 25_000  # a query of only 1-2 character terms looks at this many of the newest entries
+# A hit as the statements select it: session, entry id, type, role, text, session name, timestamp, rowid
+HitRow = tuple[str, str, str, str | None, str, str | None, str, int]
 
 
-def _averages(c: sqlite3.Connection) -> tuple[int, float]:
-    """(rows, average tokens per row) of the index, from FTS5's averages record (%_data row 1:
-    varint row count, then varint token total per column)."""
-    row = c.execute("SELECT block FROM entry_search_data WHERE id = 1").fetchone()
+def _sizes(c: sqlite3.Connection, table: str) -> tuple[int, int]:
+    """(rows, tokens) of one index, from FTS5's averages record (%_data row 1: varint row count,
+    then varint token total per column); (0, 0) if it has none yet."""
+    row = c.execute(f"SELECT block FROM {table}_data WHERE id = 1").fetchone()
     try:
         n, i = _varint(row[0], 0)
         total, _ = _varint(row[0], i)
-        return n, (total / n if n else 1.0)
+        return n, total
     except (TypeError, IndexError):
-        return 0, 1.0
+        return 0, 0
+
+
+def _averages(c: sqlite3.Connection) -> tuple[int, float]:
+    """(rows, average tokens per row) of both indexes together."""
+    n = total = 0
+    for table in TABLES:
+        rows, tokens = _sizes(c, table)
+        n, total = n + rows, total + tokens
+    return n, (total / n if n else 1.0)
 
 
 def _count(text: str, term: str) -> int:
@@ -62,15 +78,19 @@ def _count(text: str, term: str) -> int:
 
 
 def _matches(c: sqlite3.Connection, term: str, rows: int) -> float:
-    """How many rows contain term: counted up to DF_COUNTED matches, estimated beyond that
-    from how far into the rowids the DF_COUNTED-th match lies (matches spread evenly)."""
-    seqs: list[tuple[int]] = c.execute(
-        "SELECT rowid FROM entry_search WHERE entry_search MATCH ? LIMIT ?", (fts_string(term), DF_COUNTED)
-    ).fetchall()
-    if len(seqs) < DF_COUNTED:
-        return float(len(seqs))
-    top: int = c.execute("SELECT max(entry_seq) FROM session_entries").fetchone()[0] or 1  # = max FTS rowid, O(1)
-    return min(float(rows), DF_COUNTED * top / max(seqs[-1][0], 1))
+    """How many rows contain term: counted up to DF_COUNTED matches per index, estimated beyond
+    that from how far into the index's rowids the DF_COUNTED-th match lies (matches spread evenly)."""
+    found = 0.0
+    for table in TABLES:
+        seqs: list[tuple[int]] = c.execute(
+            f"SELECT rowid FROM {table} WHERE {table} MATCH ? LIMIT ?", (fts_string(term), DF_COUNTED)
+        ).fetchall()
+        if len(seqs) < DF_COUNTED:
+            found += len(seqs)
+            continue
+        low, top = c.execute(f"SELECT min(id), max(id) FROM {table}_content").fetchone()  # O(log n)
+        found += min(float(_sizes(c, table)[0]), DF_COUNTED * (top - low + 1) / max(seqs[-1][0] - low + 1, 1))
+    return min(float(rows), found)
 
 
 def _bm25(c: sqlite3.Connection, terms: list[str], texts: list[str]) -> list[float]:
@@ -152,13 +172,13 @@ def search_tx(c: sqlite3.Connection, text: str, session_id: str | None, limit: i
     if long_terms and further > 0:
         return []  # the trigram index answered it whole the first time
     short_terms = [t for t in q.terms if len(t) < 3]
-    where: list[str] = []
+    where: list[str] = []  # "{t}": the index (TABLES) each statement reads
     params: list[object] = []
     if long_terms:
-        where.append("entry_search MATCH ?")
+        where.append("{t} MATCH ?")
         params.append(" ".join(fts_string(t) for t in long_terms))
     for t in short_terms:
-        where.append("entry_search.text LIKE ? ESCAPE '\\'")
+        where.append("{t}.text LIKE ? ESCAPE '\\'")
         params.append(like_pattern(t))
     if q.roles:
         ors = " OR ".join("lower(e.role) = lower(?) OR e.type = ?" for _ in q.roles)
@@ -173,17 +193,17 @@ def search_tx(c: sqlite3.Connection, text: str, session_id: str | None, limit: i
         params.append(session_id)
     where_sql = " AND ".join(where)
     joins = " JOIN session_materialized m ON m.session_id = e.session_id"
+    select = ("SELECT e.session_id, e.id, e.type, e.role, {t}.text, m.name, e.timestamp, {t}.rowid"
+              " FROM {t} JOIN session_entries e ON e.entry_seq = {t}.rowid" + joins + f" WHERE {where_sql}")
     if long_terms:
-        columns = "e.session_id, e.id, e.type, e.role, entry_search.text, m.name, e.timestamp, entry_search.rowid"
-        from_where = (
-            " FROM entry_search JOIN session_entries e ON e.entry_seq = entry_search.rowid" + joins + f" WHERE {where_sql}"
-        )
         # Rowid order is FTS5's natural (cheapest) order; stop once the query is known to be broad.
-        found = c.execute(f"SELECT {columns}{from_where} LIMIT ?", (*params, BROAD_MATCHES + 1)).fetchall()
+        found: list[HitRow] = []
+        for table in TABLES:
+            if len(found) <= BROAD_MATCHES:
+                found += c.execute(select.replace("{t}", table) + " LIMIT ?",
+                                   (*params, BROAD_MATCHES + 1 - len(found))).fetchall()
         if len(found) > BROAD_MATCHES:
-            newest = c.execute(
-                f"SELECT {columns}{from_where} ORDER BY entry_search.rowid DESC LIMIT ?", (*params, int(limit))
-            ).fetchall()
+            newest = _newest(c, select + " ORDER BY {t}.rowid DESC LIMIT ?", (*params, int(limit)), limit)
             return [SearchHit(r[0], r[1], r[2], r[3], mark(r[4], q.terms), 0.0, r[5], r[6]) for r in newest]
         scores = _bm25(c, long_terms, [r[4] for r in found])
         ranked = sorted(zip(scores, (-r[7] for r in found), found))  # ties: newest first
@@ -201,14 +221,10 @@ def search_tx(c: sqlite3.Connection, text: str, session_id: str | None, limit: i
         " ORDER BY e.entry_seq DESC LIMIT ? OFFSET ?)", (*scope_params, SHORT_SCAN, max(0, further))).fetchone()
     if oldest is None:
         return []  # no entries (further back)
-    sql = (
-        "SELECT e.session_id, e.id, e.type, e.role, entry_search.text, m.name, e.timestamp"
-        " FROM entry_search JOIN session_entries e ON e.entry_seq = entry_search.rowid" + joins +
-        f" WHERE entry_search.rowid BETWEEN ? AND ? AND {where_sql} ORDER BY entry_search.rowid DESC LIMIT ?"
-    )
-    found = c.execute(sql, (oldest, newest, *params, int(limit))).fetchall()
+    sql = select + " AND {t}.rowid BETWEEN ? AND ? ORDER BY {t}.rowid DESC LIMIT ?"
+    found = _newest(c, sql, (*params, oldest, newest, int(limit)), limit)
     hits = [SearchHit(sid, eid, etype, role, mark(text, short_terms), 0.0, name, ts)
-            for sid, eid, etype, role, text, name, ts in found]
+            for sid, eid, etype, role, text, name, ts, _ in found]
     if len(hits) >= limit or not c.execute(
             f"SELECT 1 FROM session_entries e WHERE e.entry_seq < ? AND {scope} LIMIT 1",
             (oldest, *scope_params)).fetchone():
@@ -216,6 +232,15 @@ def search_tx(c: sqlite3.Connection, text: str, session_id: str | None, limit: i
     capped = SearchHits(hits)
     capped.searched = max(0, further) + SHORT_SCAN
     return capped
+
+
+def _newest(c: sqlite3.Connection, sql: str, params: tuple[object, ...], limit: int) -> list[HitRow]:
+    """The `limit` newest rows of a statement over both indexes ("{t}"), newest first."""
+    rows: list[HitRow] = []
+    for table in TABLES:
+        rows += c.execute(sql.replace("{t}", table), params).fetchall()
+    rows.sort(key=lambda r: r[7], reverse=True)
+    return rows[: max(0, int(limit))]
 
 
 def _scope_params(q: Query, session_id: str | None) -> int:

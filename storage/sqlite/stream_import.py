@@ -17,16 +17,18 @@ the WAL is checkpointed and cut to nothing when no reader is in it.
 
 Between batches the WAL is checkpointed on the importing connection, so it restarts from its
 beginning instead of growing with the file. While SQLite indexes a batch's text (most of the
-work, without the GIL) the next batch is read and validated on another thread.
+work, without the GIL) the next batch is read and validated on another thread. A file of more
+than one batch is indexed in the bulk search index, whose segments are never merged (fts.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sqlite3
 from collections.abc import Callable
+
+import msgspec
 
 from ..aggregates import EMPTY_STATE, StateTuple, StatsAccumulator, advance_state, first_user_text, message_ms
 from ..base import ImportReport
@@ -45,11 +47,15 @@ CHECKPOINT_BYTES = 12 * 2**20  # lines + search text stored since the last check
 STREAM_CACHE_KIB = 32 * 1024
 WAL_LIMIT = 64 * 2**20  # journal_size_limit: the WAL file is cut back to this after a checkpoint
 PLAN_SHARE = 0.2  # of the progress bar: the first pass (the second takes the rest)
-# FTS5 merges 16 segments of a level at once (crisismerge): at 1M entries a 256 MB merge landed
-# inside one batch's transaction, and the WAL grew to match. During an import only level 0's
-# 64 x 1 MB segments are merged at once; the levels are balanced afterwards a few MB per
-# transaction (fts.balance_step), which also rewrites less in all.
-IMPORT_CRISIS_MERGE = 64
+_INSERT_BULK_JSON = _INSERT_SEARCH_JSON.replace("entry_search", fts.BULK)
+# The bulk index gets a segment per statement that writes to it, and a search looks up each term
+# in every segment: at 1M entries a normal query took 13 ms with one segment, 20 ms with 31 and
+# ~46 ms with 123 (a batch each). So the search text of SEARCH_BATCHES batches is written in one
+# statement (every 2nd batch, and the last): 62 segments at 1M, 7 at 100k. Each batch more held
+# costs ~30 MB of memory (FTS5's pending index data; the bulk index's hashsize, 16 MiB, holds two
+# batches'): 162 / 193 / 229 MB of RSS at 100k for 1 / 2 / 3.
+SEARCH_BATCHES = 2
+_texts_json = msgspec.json.Encoder().encode  # 5-8x json.dumps; json_each reads it the same
 
 
 
@@ -142,11 +148,12 @@ class _Reader:
             seq = self.next_seq
             self.next_seq += 1
             payload = raw.decode() if isinstance(raw, bytes) else raw
-            b.entries.append(rows.view_row(seq, sid, v, payload))
+            row, text = rows.view_row_and_text(seq, sid, v, payload)
+            b.entries.append(row)
             b.bytes += len(payload)
-            texts.append("" if v.type == "leaf" else rows.view_search_text(v))
+            texts.append(text)
             self._place(b, v, seq)
-        b.texts = json.dumps(texts, ensure_ascii=False)
+        b.texts = _texts_json(texts).decode()
         b.bytes += len(b.texts)
         self.old, self.new = self.new, {}
         self.extended_old, self.extended_new = self.extended_new, set()
@@ -234,10 +241,13 @@ class _Reader:
                 self.newest = ms
 
 
-def _store(c: sqlite3.Connection, b: _Batch) -> None:
+def _store(c: sqlite3.Connection, b: _Batch, search_sql: str, texts: list[tuple[int, str]]) -> None:
     """One batch (inside a transaction): search text first — SQLite tokenizes it without the GIL
-    while the next batch is read — then the rows the reader built."""
-    c.execute(_INSERT_SEARCH_JSON, (b.base, b.texts))
+    while the next batch is read — then the rows the reader built. `texts`: (first rowid, JSON
+    array) of the batches whose search text this transaction writes (none, or this one and the
+    ones held before it)."""
+    if texts:
+        c.execute(search_sql, _joined(texts))
     c.executemany(rows.INSERT_ENTRY, b.entries)
     c.executemany(rows.INSERT_BRANCH, b.branches)
     c.executemany(rows.INSERT_BRANCH_ENTRY, b.members)
@@ -264,12 +274,26 @@ def _reserve(c: sqlite3.Connection, sid: str, entries: int) -> tuple[int, int]:
     return seq, branch
 
 
-def _finish(c: sqlite3.Connection, sid: str, created: str, reader: _Reader, leaf: str | None, ends: tuple[int, int]) -> None:
-    """The last batch's transaction: the placeholders go, the session becomes visible, whole."""
+def _joined(texts: list[tuple[int, str]]) -> tuple[int, str]:
+    """Held batches' search texts as one statement's (first rowid, JSON array): FTS5 writes a
+    segment at the end of every INSERT … SELECT (its statement savepoint), not only at COMMIT.
+    The batches' rowids follow each other (every entry of a batch has one, '' for no text)."""
+    if len(texts) == 1:
+        return texts[0]
+    inner = [array[1:-1] for _, array in texts if array != "[]"]
+    return texts[0][0], "[" + ",".join(inner) + "]"
+
+
+def _finish(c: sqlite3.Connection, sid: str, created: str, reader: _Reader, leaf: str | None, ends: tuple[int, int],
+            bulk: bool, texts: list[tuple[int, str]]) -> None:
+    """The last batch's transaction: the search text still held is written, the placeholders go,
+    the session becomes visible, whole."""
+    if texts:
+        c.execute(_INSERT_BULK_JSON, _joined(texts))
     c.execute("DELETE FROM session_entries WHERE entry_seq=? AND id=?", (ends[0], _RESERVED))
     c.execute("DELETE FROM branches WHERE branch_id=?", (ends[1],))
-    fts.set_crisis_merge(c, fts.CRISIS_MERGE)
-    fts.tidy_level0(c)
+    if not bulk:
+        fts.tidy_level0(c)  # a file of one batch went to the index appends use
     newest = reader.newest
     modified_at = rows.ms_to_iso(newest) if newest is not None else created
     modified_ms = newest if newest is not None else rows.iso_ms_or_zero(created)
@@ -312,6 +336,7 @@ async def import_plan(
     advance(PLAN_SHARE)
     shown = 0.0
     written = 0
+    held: list[tuple[int, str]] = []  # search text of batches stored without it (SEARCH_BATCHES)
 
     def setup(c: sqlite3.Connection) -> int:
         cache = int(c.execute("PRAGMA cache_size").fetchone()[0])
@@ -323,14 +348,15 @@ async def import_plan(
         if replace:
             delete_session(c, sid)
         insert_session(c, sid, created, cwd, pid)
-        fts.set_crisis_merge(c, IMPORT_CRISIS_MERGE)
         return _reserve(c, sid, plan.entries)
 
     await db.write(lambda c: None)  # a read-only database says so here, before any work
     cache = await db.run(setup)
     # One transaction when replacing (the old session stays until the new one is whole) and for a
     # file of one batch (as bulk.py: each page written once, no WAL the size of several copies)
-    one_tx = replace or plan.entries + 1 <= (batch or BATCH)
+    bulk = plan.entries + 1 > (batch or BATCH)
+    one_tx = replace or not bulk
+    search_sql = _INSERT_BULK_JSON if bulk else _INSERT_SEARCH_JSON
     began = False
     reader: _Reader | None = None
     try:
@@ -348,10 +374,12 @@ async def import_plan(
                 raise ImportStopped(f"the import of {plan.path} was stopped; nothing of it was kept")
             upcoming = loop.run_in_executor(None, reader.next)  # read while SQLite indexes this batch
             try:
+                held.append((prep.base, prep.texts))
+                texts, held = (held, []) if not bulk or len(held) >= SEARCH_BATCHES else ([], held)
                 if one_tx:
-                    await db.run(_store, prep)
+                    await db.run(_store, prep, search_sql, texts)
                 else:
-                    await db.write(_store, prep)
+                    await db.write(_store, prep, search_sql, texts)
                     written += prep.bytes
                     if written >= CHECKPOINT_BYTES:
                         await db.run(_checkpoint)
@@ -363,11 +391,11 @@ async def import_plan(
             shown = prep.done
             prep = await upcoming
         if one_tx:
-            await db.run(_finish, sid, created, reader, plan.leaf_id, ends)
+            await db.run(_finish, sid, created, reader, plan.leaf_id, ends, bulk, held)
             await db.run(lambda c: c.execute("COMMIT"))
             began = False
         else:
-            await db.write(_finish, sid, created, reader, plan.leaf_id, ends)
+            await db.write(_finish, sid, created, reader, plan.leaf_id, ends, bulk, held)
     except BaseException:
         if began:
             await db.run(lambda c: c.execute("ROLLBACK") if c.in_transaction else None)
@@ -378,7 +406,7 @@ async def import_plan(
         if reader is not None:
             reader.close()
         await db.run(lambda c: c.execute(f"PRAGMA cache_size = {cache}"))
-    await _balance(db)
+    await _balance(db, fts.bulk_merge_step if bulk else fts.balance_step)
     advance(1.0)
     report.entries = reader.entries - (1 if plan.marker_id is not None else 0)
     last = await db.run(lambda c: c.execute("SELECT max(entry_seq) FROM session_entries WHERE session_id=?",
@@ -386,10 +414,11 @@ async def import_plan(
     return sid, last, report
 
 
-async def _balance(db: Database) -> None:
-    """The search index's levels merged after the load, a step per transaction (fts.balance)."""
-    for step in range(1, 401):
-        if not await db.write(fts.balance_step):
+async def _balance(db: Database, merge_step: Callable[[sqlite3.Connection], bool]) -> None:
+    """The search index merged after the load where it needs it, a step per transaction
+    (fts.balance_step for the index appends use, fts.bulk_merge_step for the bulk one)."""
+    for step in range(1, 4001):
+        if not await db.write(merge_step):
             break
         if step % 8 == 0:  # a step rewrites up to 1,024 pages: the WAL restarts every ~32 MB
             await db.run(_checkpoint)
@@ -417,7 +446,6 @@ def _truncate_wal(c: sqlite3.Connection) -> None:
 async def _drop(db: Database, sid: str, delete_session: Callable[[sqlite3.Connection, str], None]) -> None:
     """Delete what an unfinished import stored (only while it is still marked unfinished)."""
     def tx(c: sqlite3.Connection) -> None:
-        fts.set_crisis_merge(c, fts.CRISIS_MERGE)
         if c.execute("SELECT 1 FROM sessions WHERE id=? AND import_pid IS NOT NULL", (sid,)).fetchone():
             delete_session(c, sid)
 
@@ -444,7 +472,8 @@ async def drop_abandoned(db: Database, delete_session: Callable[[sqlite3.Connect
     found = await db.run(lambda c: c.execute(
         "SELECT id, import_pid FROM sessions WHERE import_pid IS NOT NULL").fetchall())
     if found and not any(_alive(int(pid)) for _, pid in found):
-        await db.write(fts.set_crisis_merge, fts.CRISIS_MERGE)  # as the import set it (IMPORT_CRISIS_MERGE)
+        # an older treechat's import raised it while it ran (to 64): appends need FTS5's default
+        await db.write(fts.set_crisis_merge, fts.CRISIS_MERGE)
 
     def drop(c: sqlite3.Connection, sid: str, pid: int) -> None:
         if c.execute("SELECT 1 FROM sessions WHERE id=? AND import_pid=?", (sid, pid)).fetchone():

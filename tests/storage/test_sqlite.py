@@ -59,7 +59,8 @@ async def test_new_database_is_private_wal_and_current(tmp_path):
     assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert c.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert {"sessions", "session_entries", "branch_entries", "entry_materialized", "entry_search"} <= tables
+    assert {"sessions", "session_entries", "branch_entries", "entry_materialized", "entry_search",
+            "entry_search_bulk"} <= tables
 
 
 async def test_migrates_from_previous_version_and_backfills_search(tmp_path):
@@ -110,7 +111,8 @@ async def test_migrates_from_version_2_adds_the_skeleton_index(tmp_path):
 
 def undo_v6(c: sqlite3.Connection) -> None:
     """The database as v5 left it: no status column, the v3 skeleton index (if it is there),
-    and no v7 import_pid either."""
+    and no v7 import_pid or v8 bulk search index either."""
+    c.execute("DROP TABLE IF EXISTS entry_search_bulk")
     c.execute("ALTER TABLE sessions DROP COLUMN import_pid")
     had = c.execute("SELECT 1 FROM sqlite_master WHERE name = 'session_entries_skeleton'").fetchone()
     c.execute("DROP INDEX IF EXISTS session_entries_skeleton")

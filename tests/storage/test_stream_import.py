@@ -112,18 +112,22 @@ async def snapshot(catalog: SqliteCatalog, sid: str) -> dict:
         path = [e.id for e in await s.get_path_to_root_or_compaction(r.id)]
         by_entry[r.id] = (state, path, [e.id for e in await s.get_path_to_root(r.id)])
     (summary,) = [x for x in await catalog.list() if x.id == sid]
-    hits = await catalog.search("needle12")
+    # the streamed import's text is in the bulk index (fts.py): ranks and order must be the same
+    # as from the index the whole-file import wrote — one term, a phrase, two terms (bm25 with
+    # counted matches), a short term (a LIKE scan), a filter
+    hits = {q: [(h.entry_id, h.snippet, h.rank) for h in await catalog.search(q)]
+            for q in ("needle12", '"words about branch 3"', "needle1 branch", "e1", "role:user needle2")}
     return {"rows": rows, "by_entry": by_entry, "leaf": await s.get_leaf_id(), "labels": await s.get_labels(),
             "stats": await s.get_session_stats(), "meta": (await s.get_metadata()).name,
             "summary": (summary.entry_count, summary.message_count, summary.name, summary.first_message,
                         summary.modified_at, summary.cost_total),
-            "search": sorted((h.entry_id, h.snippet) for h in hits),
+            "search": hits,
             "entries": [e.id for e in await s.get_entries()]}
 
 
 async def fts_settings(catalog: SqliteCatalog) -> tuple[object, object]:
-    """The search index's (crisismerge, hashsize): an import raises the crisis merge while it
-    runs (stream_import.IMPORT_CRISIS_MERGE); appends must find FTS5's defaults again."""
+    """The (crisismerge, hashsize) of the search index appends use: FTS5's defaults, which no
+    import changes (a big one writes the bulk index; an older treechat's raised it while it ran)."""
     got = dict(await catalog.db.run(lambda c: c.execute("SELECT k, v FROM entry_search_config").fetchall()))
     return got.get("crisismerge"), got.get("hashsize", 2**20)
 
@@ -152,6 +156,7 @@ async def test_streamed_import_stores_what_the_whole_file_import_stores(tmp_path
         want, got = await snapshot(whole, SID), await snapshot(streamed, SID)
         for key in want:
             assert got[key] == want[key], key
+        assert all(got["search"].values()), got["search"]  # every query finds something
         assert got["leaf"] == "m0250" and got["labels"] == {"m0003": "renamed"} and got["meta"] == "Streamed"
         assert got["by_entry"]["m0151"][1][0] == "m0100"  # after c1: from the entry it kept, far back
         assert got["by_entry"]["c2"][1][0] == "m0000"  # the fork's compaction keeps an entry off its path
@@ -245,8 +250,9 @@ async def test_a_session_being_imported_is_invisible_and_gone_once_its_process_d
     try:
         counts = await catalog.db.run(lambda c: c.execute(
             "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM session_entries),"
-            " (SELECT count(*) FROM branches), (SELECT count(*) FROM entry_search)").fetchone())
-        assert counts == (0, 0, 0, 0) and await fts_settings(catalog) == APPEND_SETTINGS
+            " (SELECT count(*) FROM branches), (SELECT count(*) FROM entry_search),"
+            " (SELECT count(*) FROM entry_search_bulk)").fetchone())
+        assert counts == (0, 0, 0, 0, 0) and await fts_settings(catalog) == APPEND_SETTINGS
         await catalog.import_plan(planned(file))
         assert [s.id for s in await catalog.list()] == [SID]
     finally:

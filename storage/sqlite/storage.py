@@ -109,6 +109,8 @@ def _join(payloads: list[tuple[str]]) -> list[Entry]:
     # the event loop's thread wakes once, for the entries (validating them there after the hop
     # back made a 2,700-entry path's open + context ~10% slower, and the next trip to the
     # connection slower still). The GIL is held either way; the loop may run between its turns.
+    if not payloads:
+        return []
     out: list[Entry] = []
     with paused(keep=True):
         start, size = 0, 0

@@ -85,3 +85,29 @@ async def test_opening_closing_and_docking_the_tree_restyles_the_tree_alone(make
                        and tree.region.width == 44, what="the panel back")
         assert tree in restyled
         assert not [node for node in restyled if isinstance(node, MessageView)]
+
+
+async def test_placing_the_panel_keeps_its_parts_styled_as_a_full_restyle_would(make_app):
+    """(The panel's restyle skips its component classes: no rule styles them by the panel's classes.)"""
+    from treechat.tui.app import PANEL_CLASSES
+
+    async with make_app(size=(160, 40)) as (app, pilot):
+        sid, _ = await seed(app.chat.catalog, [("q1", "a1"), ("q2", "a2")])
+        await app.chat.open(await app.chat.catalog.open(sid))
+        tree = app.ui(TreeView)
+        tree.focus()
+        await pilot.pause()
+        names = sorted(tree._get_component_classes())
+
+        def parts() -> dict[str, object]:
+            return {name: tree.get_component_rich_style(name) for name in names}
+
+        for size in ((80, 24), (160, 40), (80, 24)):
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+            placed = parts()
+            app.stylesheet.update_nodes([tree])  # Textual's whole restyle, component classes included
+            tree._rich_style_cache.clear()
+            assert parts() == placed, size
+        assert any(app.has_class(name) for name in PANEL_CLASSES)
+        assert not hasattr(app.stylesheet, "__dict__") or "_process_component_classes" not in vars(app.stylesheet)

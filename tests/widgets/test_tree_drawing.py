@@ -163,3 +163,35 @@ async def test_moving_the_cursor_in_a_scrolled_tree_repaints_the_rows_on_screen(
         assert painted_rows() == ["n299"]
         await pilot.press("up", "up")
         assert painted_rows() == ["n297"]
+
+
+async def test_back_at_a_width_drawn_before_the_rows_are_not_painted_again_and_read_the_same(monkeypatch):
+    """(The painted lines are kept by what they show: a resize back, a page back, a key.)"""
+    import treechat.widgets.tree.drawing as drawing
+
+    painted: list[str] = []
+    paint = drawing.paint
+
+    def counted(line, *args, **kw):
+        painted.append(line[0].id)
+        return paint(line, *args, **kw)
+
+    monkeypatch.setattr(drawing, "paint", counted)
+    tree = TreeView()
+    app = Host(tree)
+    async with app.run(size=(60, 12)) as pilot:
+        tree.set_rows(ROWS, "a3", PATH)
+        await pilot.pause()
+        wide = {entry_id: drawn(tree, entry_id) for entry_id in ("u1", "a2", "a3")}
+        tree.styles.width = 34  # (the panel's width is fixed: 44 columns)
+        await pilot.pause()
+        narrow = {entry_id: drawn(tree, entry_id) for entry_id in wide}
+        assert all(len(narrow[k]) < len(wide[k]) for k in wide), (narrow, wide)  # drawn to the new width
+        painted.clear()
+        tree.styles.width = 44
+        await pilot.pause()
+        assert {entry_id: drawn(tree, entry_id) for entry_id in wide} == wide
+        assert painted == [], painted  # every row on screen was painted at this width before
+        tree.move_cursor_to("u1")  # what changes is painted anew: the old and the new cursor rows
+        await pilot.pause()
+        assert sorted(painted) == ["a3", "u1"]

@@ -12,17 +12,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from rich.console import Group, RenderableType
-from rich.markdown import Markdown as RichMarkdown
-from rich.style import Style
+from rich.console import Group
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
-from textual.theme import Theme
-from textual.types import NoActiveAppError
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -45,9 +41,9 @@ from treechat.storage.model_names import shown_model_id
 from treechat.text.sanitize import sanitize, sanitize_line
 
 from .attachment_chips import user_parts
-from .copy_text import code_blocks, markdown_parts
 from .diff_view import render_diff, result_change
 from .long_text import shown_text
+from .markdown_body import MarkdownBody, _dark, markdown
 from .originals import OriginalLines
 
 _EXPANDED_LINES = 400  # longer tool output is cut when expanded; the rest is summarised
@@ -78,81 +74,8 @@ def as_item(value: Any) -> TranscriptItem:
     return TranscriptItem(entry_id, message)
 
 
-# Pygments styles for code blocks: a dark one on dark themes, a light one on light themes
-CODE_THEMES = {True: "monokai", False: "default"}
-
-
-def markdown(text: str, *, dark: bool = True) -> RichMarkdown:
-    return RichMarkdown(sanitize(text), code_theme=CODE_THEMES[dark], hyperlinks=False)
-
-
-def _dark(widget: Widget) -> bool:
-    """Whether the running app's theme is dark (code colours follow it)."""
-    try:
-        return widget.app.current_theme.dark
-    except NoActiveAppError:  # built outside an app (a test): the dark default
-        return True
-
-
 def plain(text: str) -> Text:
     return Text(sanitize(text))
-
-
-class MarkdownBody(Static):
-    """A reply's text: Rich Markdown, with a clickable "⧉ copy" above each top-level code block
-    (and after a list or quote for the blocks inside it). Its code blocks follow the theme: drawn
-    for the theme in use, drawn again when a theme change flips light and dark (only then)."""
-
-    class CopyCode(Message):
-        """The "copy" of code block ``index`` (of ``total`` in this text) was clicked."""
-
-        def __init__(self, code: str, language: str, index: int, total: int) -> None:
-            self.code, self.language, self.index, self.total = code, language, index, total
-            super().__init__()
-
-    def __init__(self, source: str, *, dark: bool = True, classes: str = "body markdown") -> None:
-        self.source, self._dark = source, dark
-        super().__init__(self._renderable(), classes=classes)
-
-    def on_mount(self) -> None:
-        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
-
-    def _theme_changed(self, theme: Theme) -> None:
-        if theme.dark != self._dark:
-            self._dark = theme.dark
-            self.update(self._renderable())
-
-    def _renderable(self) -> RenderableType:
-        parts = markdown_parts(self.source)
-        if not any(part.code is not None or part.nested for part in parts):
-            return markdown(self.source, dark=self._dark)
-        blocks = code_blocks(self.source)
-        pieces: list[RenderableType] = []
-        for part in parts:
-            if part.code is not None:
-                pieces.append(self._copy_line([part.code], blocks))
-            elif pieces:
-                pieces.append(Text(""))  # the blank line one Markdown puts between blocks
-            pieces.append(markdown(part.source, dark=self._dark))
-            if part.nested:
-                pieces.append(self._copy_line(list(part.nested), blocks))
-        return Group(*pieces)
-
-    @staticmethod
-    def _copy_line(indices: list[int], blocks: Any) -> Text:
-        line = Text(justify="right")
-        for n, index in enumerate(indices):
-            words = "⧉ copy" + (f" {blocks[index].language}" if blocks[index].language else "")
-            if len(indices) > 1:
-                words += f" #{index + 1}"
-            line.append(("  " if n else "") + words, Style(dim=True, meta={"@click": f"copy_code({index})"}))
-        return line
-
-    def action_copy_code(self, index: int) -> None:
-        blocks = code_blocks(self.source)
-        if 0 <= index < len(blocks):
-            block = blocks[index]
-            self.post_message(self.CopyCode(block.code, block.language, index, len(blocks)))
 
 
 def _first_line(text: str, limit: int = 100) -> str:

@@ -13,7 +13,7 @@ every cell, whatever the row's colours (the style says which, focused or not).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from rich.segment import Segment
@@ -40,7 +40,7 @@ class Look(NamedTuple):
     cursor: bool
     hidden: int  # rows under a fold (folded lines) or alternatives the filter hides (others)
     dim: bool  # a fork point a query keeps only for the drawing
-    words: list[str]  # the query's words, highlighted
+    words: tuple[str, ...]  # the query's words, highlighted
 
 
 def levels_for(width: int) -> int:
@@ -110,7 +110,7 @@ def paint(line: Line, width: int, look: Look, style: Callable[[str], Style], bas
     return Strip([*head, *strip]).crop_extend(0, width, pad)
 
 
-def _highlighted(text: str, normal: Style, match: Style, words: list[str]) -> list[Segment]:
+def _highlighted(text: str, normal: Style, match: Style, words: Sequence[str]) -> list[Segment]:
     spans = find_spans(text, words)
     if not spans:
         return [Segment(text, normal)]
@@ -124,3 +124,4 @@ def _highlighted(text: str, normal: Style, match: Style, words: list[str]) -> li
     if at < len(text):
         out.append(Segment(text[at:], normal))
     return out
+

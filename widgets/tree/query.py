@@ -15,6 +15,7 @@ so a 1M-entry tree is searched in well under a second and nothing is lower-cased
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from treechat.storage.tree_columns import DEAD
@@ -115,7 +116,7 @@ def narrow(index: TreeSnapshot, words: list[str], shown: bytes | bytearray) -> Q
     return QueryResult(matched, context)
 
 
-def find_spans(text: str, words: list[str]) -> list[tuple[int, int]]:
+def find_spans(text: str, words: Sequence[str]) -> list[tuple[int, int]]:
     """Where the query's words are in a drawn text: sorted, merged (start, end) spans."""
     if not words:
         return []

@@ -32,7 +32,7 @@ from collections.abc import Set
 
 from rich.style import Style
 from textual import events
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -42,13 +42,13 @@ from treechat.storage.base import TreeRow
 from treechat.storage.tree_index import TreeIndex, TreeSnapshot
 
 from ..keymap import bindings_for
+from .drawing import LineDrawing
 from .hover import RowTooltips
 from .layout import Lines, TreeLayout
 from .lines import ActivePath
 from .nav import fork_above, fork_below, next_match
-from .paint import Look, paint
 from .query import query_words
-from .rows import FILTERS, FOLDED, ROW
+from .rows import FILTERS
 from .typing import QueryTyping
 
 
@@ -126,9 +126,13 @@ class TreeView(ScrollView, can_focus=True):
         self._query_typing = QueryTyping(lambda: self.layout_data.query, self.set_query, self.call_later,
                                          self._update_subtitle)
         self._remembered: str | None = None  # the cursor's last entry (a filter showing nothing keeps it)
-        self._leaf_mark: tuple[object, ...] = ()  # (leaf id, layout generation, shown row id)
         self._tips = RowTooltips(self, lambda: self.layout_data.rows, self._ask_details)
         self.border_title = "tree"
+        self._drawing = LineDrawing()
+        self._frame: tuple[Style, int] | None = None  # (base style, width) while a frame draws the lines
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._drawing.strips.clear())
 
     # ------------------------------------------------------------ data in
 
@@ -311,6 +315,14 @@ class TreeView(ScrollView, can_focus=True):
         else:
             self._scroll_y_to(self.cursor - height + 1)
 
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        # (Textual's: the layout at a new size tells it) the cursor is scrolled into view here,
+        # so the first frame at the new size draws it (from on_resize it came a frame later)
+        changed = super()._size_updated(size, virtual_size, container_size, layout)
+        if changed and size.height:
+            self._scroll_cursor_visible(center=True)
+        return changed
+
     def on_resize(self) -> None:
         self._sync_size()
         # rows handed in before the panel had a size (or while it was hidden) could not be
@@ -325,34 +337,23 @@ class TreeView(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------ drawing
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # what every line of a frame shares, found once (rich_style walks the ancestors: it was
+        # a third of a line's drawing)
+        self._frame = (self.rich_style, self.scrollable_content_region.width)
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame = None
+
     def render_line(self, y: int) -> Strip:
-        index = round(self.scroll_y) + y
-        width = self.scrollable_content_region.width
-        data = self.layout_data
-        if not 0 <= index < len(data):
-            return Strip.blank(width, self.rich_style)
-        line = data.line(index)
-        row: TreeRow = line[ROW]
-        slot = data.line_slot(index)
-        shown_leaf = self._shown_leaf()
-        leaf = "" if row.id != shown_leaf else ("here" if row.id == self.leaf_id else "below")
-        hidden = data.hidden_under(slot) if line[FOLDED] else data.hidden_alternatives(slot)
-        look = Look(leaf, slot in self._active, index == self.cursor, hidden,
-                    slot in data.context_slots, query_words(data.query) if data.match_slots else [])
-        return paint(line, width, look, self._component, self.rich_style, data.preview(row),
-                     data.preview_label(row) if row.label else "")
+        base, width = self._frame or (self.rich_style, self.scrollable_content_region.width)
+        return self._drawing.line(self.layout_data, round(self.scroll_y) + y, width, base, cursor=self.cursor,
+                                  leaf_id=self.leaf_id, active=self._active, focused=self.has_focus,
+                                  style=self._component)
 
     def _component(self, name: str) -> Style:
         return self.get_component_rich_style(f"tree-view--{name}")
-
-    def _shown_leaf(self) -> str | None:
-        """The row that carries the leaf mark (the leaf or its nearest shown ancestor), found once
-        per change of the lines, not per line drawn."""
-        data = self.layout_data
-        mark = self._leaf_mark
-        if not mark or mark[0] != self.leaf_id or mark[1] != data.generation:
-            mark = self._leaf_mark = (self.leaf_id, data.generation, data.shown_ancestor(self.leaf_id))
-        return mark[2]  # type: ignore[return-value]
 
     # ------------------------------------------------------------ keys and mouse
 

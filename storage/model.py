@@ -2,7 +2,8 @@
 
 JSON uses Pi's camelCase names (so Pi session files round-trip); Python attributes are snake_case.
 Every model keeps unknown fields (``extra="allow"``) and serialises with :func:`dump`, which writes
-exactly the fields that were given — Pi omits keys whose value is undefined, and so do we.
+exactly the fields that were given — Pi omits keys whose value is undefined, and so do we (which
+fields count as given: storage/model_base.py).
 """
 
 from __future__ import annotations
@@ -14,34 +15,14 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     TypeAdapter,
     ValidationError,
     field_validator,
 )
-from pydantic.alias_generators import to_camel
 
 from .json_types import JsonObject
-
-
-class Model(BaseModel):
-    """Base for every persisted object: camelCase on the wire, unknown fields kept."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=True,
-        extra="allow",
-        serialize_by_alias=True,
-    )
-
-    def model_post_init(self, context: object, /) -> None:
-        # Objects built in Python write every field that has a value (type tags, timestamps,
-        # defaults); objects read from disk write back exactly the keys they were read with.
-        if context is not WIRE and not (isinstance(context, dict) and context.get("wire")):
-            self.__pydantic_fields_set__.update(
-                name for name in type(self).model_fields if getattr(self, name) is not None
-            )
+from .model_base import WIRE, Model
 
 
 def dump(obj: BaseModel) -> JsonObject:
@@ -408,16 +389,16 @@ _message_adapter: TypeAdapter[AnyMessage] = TypeAdapter(Message)
 _entries_adapter: TypeAdapter[list[Entry]] = TypeAdapter(list[SessionEntry])
 
 
-WIRE = {"wire": True}
-
-
 class InvalidEntryError(ValueError):
     """Input that is not a valid entry or message; the message names the field."""
 
 
-def _explain(err: ValidationError, what: str, data: object) -> InvalidEntryError:
+def _explain(err: ValidationError, what: str, data: object, first_index: int = 0) -> InvalidEntryError:
     first = err.errors()[0]
-    loc = ".".join(_real_path(first["loc"], data)) or "(root)"
+    parts = _real_path(first["loc"], data)
+    if first_index and parts and parts[0].isdigit():  # a part of a longer array: its index in the whole
+        parts[0] = str(int(parts[0]) + first_index)
+    loc = ".".join(parts) or "(root)"
     return InvalidEntryError(f"invalid {what}: field '{loc}': {first['msg']}")
 
 
@@ -456,12 +437,13 @@ def parse_entry(data: JsonObject | str | bytes) -> Entry:
         raise _explain(err, "entry", data) from None
 
 
-def parse_entries_json(data: str | bytes) -> list[Entry]:
-    """Validate a JSON array of entries in one call (fast path for storage reads)."""
+def parse_entries_json(data: str | bytes, first_index: int = 0) -> list[Entry]:
+    """Validate a JSON array of entries in one call (fast path for storage reads); `first_index`:
+    where the array starts in a longer one read in parts (errors name the index in the whole)."""
     try:
         return _entries_adapter.validate_json(data, context=WIRE)
     except ValidationError as err:
-        raise _explain(err, "entry", data) from None
+        raise _explain(err, "entry", data, first_index) from None
 
 
 def parse_message(data: JsonObject) -> AnyMessage:

@@ -71,13 +71,18 @@ def compaction_message(entry: CompactionEntry) -> CompactionSummaryMessage:
 def transform_path(path: Sequence[Entry]) -> list[Entry]:
     """The entries that count after the last compaction C on the path (Pi's projection):
     with `retainedTail`: [C, after C...]; else [C, from firstKeptEntryId up to C..., after C...]."""
-    last = None
+    last = _last_compaction(path)
+    return list(path) if last is None else _after_compaction(path, last)
+
+
+def _last_compaction(path: Sequence[Entry]) -> int | None:
     for i in range(len(path) - 1, -1, -1):
         if isinstance(path[i], CompactionEntry):
-            last = i
-            break
-    if last is None:
-        return list(path)
+            return i
+    return None
+
+
+def _after_compaction(path: Sequence[Entry], last: int) -> list[Entry]:
     comp = path[last]
     assert isinstance(comp, CompactionEntry)
     kept: list[Entry] = []
@@ -92,15 +97,17 @@ def transform_path(path: Sequence[Entry]) -> list[Entry]:
 
 def build_context(path: Sequence[Entry], state: PathState) -> SessionContext:
     """The context at the end of `path` (root-first; may start at a compaction's kept range)."""
-    projected = transform_path(path)
+    last = _last_compaction(path)
+    projected = path if last is None else _after_compaction(path, last)  # (only read: no copy)
     messages: list[AgentMessage] = []
+    append = messages.append
     for i, entry in enumerate(projected):
-        if i == 0 and isinstance(entry, CompactionEntry):
-            messages.append(compaction_message(entry))
-            continue
-        msg = entry_to_message(entry)
-        if msg is not None:
-            messages.append(msg)
+        if isinstance(entry, MessageEntry):  # nearly every entry: no call for it
+            append(entry.message)
+        elif i == 0 and isinstance(entry, CompactionEntry):
+            append(compaction_message(entry))
+        elif (msg := entry_to_message(entry)) is not None:
+            append(msg)
     return SessionContext(
         messages=messages,
         thinking_level=state.thinking_level,

@@ -95,14 +95,31 @@ def _locate(c: sqlite3.Connection, sid: str, entry_id: str) -> Fetched:
     return row
 
 
+# _join validates a few dozen KB at a time: one string of a whole path (17 MB at 1M entries) raised
+# glibc's mmap and trim thresholds on its free, and the connection thread's malloc arena then kept
+# ~50 MB it no longer used (`treechat context` at 1M: 282 MB peak against 233 MB in parts).
+_PART_CHARS = 1 << 16
+
+
 def _join(payloads: list[tuple[str]]) -> list[Entry]:
-    # One validation call for the whole array is several times faster than parse_entry per row;
+    # One validation call per part of the array is several times faster than parse_entry per row;
     # with the cyclic GC paused, another 3-4x (thousands of new models, no cycles among them),
-    # and frozen after (they are handed out and kept).
+    # and frozen after (they are handed out and kept). Readers call it on the connection's
+    # thread, right after SQLite made the rows: the payloads are still in that core's cache, and
+    # the event loop's thread wakes once, for the entries (validating them there after the hop
+    # back made a 2,700-entry path's open + context ~10% slower, and the next trip to the
+    # connection slower still). The GIL is held either way; the loop may run between its turns.
     if not payloads:
         return []
+    out: list[Entry] = []
     with paused(keep=True):
-        return parse_entries_json("[" + ",".join(p for (p,) in payloads) + "]")
+        start, size = 0, 0
+        for end, (payload,) in enumerate(payloads, 1):
+            size += len(payload)
+            if size >= _PART_CHARS or end == len(payloads):
+                out += parse_entries_json("[" + ",".join(p for (p,) in payloads[start:end]) + "]", start)
+                start, size = end, 0
+    return out
 
 
 def _fresh_id(c: sqlite3.Connection, sid: str) -> str:
@@ -318,31 +335,30 @@ class SqliteSessionStorage:
         )
         return parse_entry(row[0]) if row else None
 
+    async def _entries(self, sql: str, *params: SqlValue) -> list[Entry]:
+        return await self.db.run(lambda c: _join(c.execute(sql, params).fetchall()))
+
     async def find_entries(self, type: str) -> list[Entry]:
-        return _join(
-            await self._all(
-                "SELECT payload FROM session_entries WHERE session_id=? AND type=? ORDER BY entry_seq",
-                self.session_id,
-                type,
-            )
+        return await self._entries(
+            "SELECT payload FROM session_entries WHERE session_id=? AND type=? ORDER BY entry_seq",
+            self.session_id,
+            type,
         )
 
     async def get_children(self, parent_id: str | None) -> list[Entry]:
         # Exactly the entries naming this parent (like Pi's getChildren); markers are no children.
         where = "parent_id IS NULL" if parent_id is None else "parent_id = ?"
         params = (self.session_id,) if parent_id is None else (self.session_id, parent_id)
-        return _join(
-            await self._all(
-                f"SELECT payload FROM session_entries WHERE session_id=? AND {where} AND type <> 'leaf'"
-                " ORDER BY entry_seq",
-                *params,
-            )
+        return await self._entries(
+            f"SELECT payload FROM session_entries WHERE session_id=? AND {where} AND type <> 'leaf'"
+            " ORDER BY entry_seq",
+            *params,
         )
 
     async def get_entries(self, cursor: EntryCursor | None = None) -> list[Entry]:
         cursor = cursor or EntryCursor()
 
-        def read(c: sqlite3.Connection) -> list[Fetched]:
+        def read(c: sqlite3.Connection) -> list[Entry]:
             where: list[str] = ["session_id = ?"]
             params: list[SqlValue] = [self.session_id]
             for ref, op in ((cursor.after_id, ">"), (cursor.before_id, "<")):
@@ -355,9 +371,9 @@ class SqliteSessionStorage:
             order = "DESC" if cursor.newest_first else "ASC"
             limit = f" LIMIT {int(cursor.limit)}" if cursor.limit is not None else ""
             sql = f"SELECT payload FROM session_entries WHERE {' AND '.join(where)} ORDER BY entry_seq {order}{limit}"
-            return c.execute(sql, params).fetchall()
+            return _join(c.execute(sql, params).fetchall())
 
-        return _join(await self.db.run(read))
+        return await self.db.run(read)
 
     # ------------------------------------------------------------ labels
 
@@ -383,11 +399,11 @@ class SqliteSessionStorage:
         return rows.state_from(row[2], row[4:])
 
     async def _path(self, leaf_id: str, from_compaction: bool) -> list[Entry]:
-        def read(c: sqlite3.Connection) -> list[Fetched]:
+        def read(c: sqlite3.Connection) -> list[Entry]:
             _, branch, depth, ctx_start, *_ = _locate(c, self.session_id, leaf_id)
-            return c.execute(PATH_SQL, (branch, depth, ctx_start if from_compaction else 1)).fetchall()
+            return _join(c.execute(PATH_SQL, (branch, depth, ctx_start if from_compaction else 1)).fetchall())
 
-        return _join(await self.db.run(read))
+        return await self.db.run(read)
 
     async def get_path_to_root(self, leaf_id: str) -> list[Entry]:
         return await self._path(leaf_id, False)
@@ -444,16 +460,16 @@ class SqliteSessionStorage:
         return await self.db.run(read)
 
     async def get_entries_by_ids(self, entry_ids: Sequence[str]) -> list[Entry]:
-        def read(c: sqlite3.Connection) -> list[tuple[str]]:
+        def read(c: sqlite3.Connection) -> list[Entry]:
             found: dict[str, str] = {}
             wanted = list(dict.fromkeys(entry_ids))
             for at in range(0, len(wanted), 500):
                 part = wanted[at : at + 500]
                 found.update(c.execute(f"SELECT id, payload FROM session_entries WHERE session_id = ? AND id IN"
                                        f" ({','.join('?' * len(part))})", (self.session_id, *part)))
-            return [(found[i],) for i in entry_ids if i in found]
+            return _join([(found[i],) for i in entry_ids if i in found])
 
-        return _join(await self.db.run(read))
+        return await self.db.run(read)
 
     async def close(self) -> None:
         """The connection belongs to the catalog; closing a session releases nothing."""

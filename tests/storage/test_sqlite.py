@@ -17,7 +17,7 @@ import pytest
 from treechat.storage.base import DamagedStorageError, ImportReport, StorageError
 from treechat.storage.imports import prepare_records
 from treechat.storage.jsonl_format import views_of
-from treechat.storage.model import AssistantMessage, MessageEntry, ThinkingContent, ToolCall
+from treechat.storage.model import AssistantMessage, InvalidEntryError, MessageEntry, ThinkingContent, ToolCall
 from treechat.storage.sqlite import SqliteCatalog
 from treechat.storage.sqlite.db import SCHEMA_VERSION
 from treechat.storage.sqlite.search import BROAD_MATCHES
@@ -226,6 +226,17 @@ async def test_failed_append_leaves_nothing_behind(db, tmp_path):
     assert await db.search("lost needle") == []
     await s.append_entry(user("u2", "a1", "second try"))  # nothing half-written blocks the id
     assert ids(await s.get_path_to_root("u2")) == ["u1", "a1", "u2"]
+
+
+async def test_a_damaged_entry_deep_in_a_long_path_is_named_by_its_place_in_it(db, tmp_path):
+    # a path is validated a few dozen KB at a time: the error still counts from the path's start
+    s = await db.create()
+    await append_all(s, *(user(f"u{i}", f"u{i - 1}" if i else None, "w" * 2000) for i in range(120)))
+    raw(tmp_path / "treechat.db").execute(
+        "UPDATE session_entries SET payload = json_set(payload, '$.message.content', 5) WHERE id = 'u90'")
+    with pytest.raises(InvalidEntryError, match=r"^invalid entry: field '90\.message\.content"):
+        await s.get_path_to_root("u119")
+    assert ids(await s.get_path_to_root("u89"))[-1] == "u89"  # the entries before it still read
 
 
 # ---------------------------------------------------------------- search

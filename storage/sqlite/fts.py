@@ -28,12 +28,13 @@ So automerge is off (migration 004) and the storage does the merging itself, in 
 
 A big import (more than one batch, stream_import) writes its text to a second index of its own,
 `entry_search_bulk` (migration 008), which no append writes: FTS5 never merges it by itself
-(automerge off, crisismerge at FTS5's maximum) and each transaction writing to it leaves one
-segment (an import writes the text of 2 batches at a time; hashsize 16 MiB holds it). Merging a 100k import's segments into the index appends
-use was 2-2.6 s of its ~6 s of index work (a third of the import); now nothing is rewritten.
-Searches read both indexes (search.py); a segment costs a query a lookup per term (~0.2 ms a
-segment at 1M entries; 7 segments per 100k imported entries). Once the bulk index holds BULK_SEGMENTS segments (about
-2M imported entries), the import that got it there ends by merging them, a step per transaction
+(automerge off, crisismerge at FTS5's maximum). Merging a 100k import's segments into the index
+appends use was 2-2.6 s of its ~6 s of index work (a third of the import); now nothing is
+rewritten. FTS5 writes a segment per statement that writes to it (an import writes the text of 2
+batches in one; hashsize 16 MiB holds it), and every search reads both indexes (search.py), a
+lookup per term in each segment (~0.2 ms a segment at 1M entries; 7 segments per 100k imported
+entries, 62 per 1M). Once the bulk index holds BULK_SEGMENTS segments (about 4M imported
+entries), the import that got it there ends by merging them, a step per transaction
 (`bulk_merge_step`): a rare, large rewrite of the segments written since the last one (FTS5
 moves an older segment back among them only if it is no bigger than a new one).
 """

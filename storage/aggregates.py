@@ -10,6 +10,8 @@ import computes 100k states, and building frozen dataclasses with `replace` cost
 
 from __future__ import annotations
 
+import re
+
 from .base import PathState, SessionStats, TreeRow
 from .model import Entry, iso_to_ms
 from .views import Block, EntryView, MessageView, view_of_entry
@@ -166,19 +168,71 @@ def view_text(v: EntryView, plain: str | None = None) -> str:
     return ""
 
 
+# From the first character that is not whitespace to the line's end (any of str.splitlines'
+# boundaries, all of which are whitespace): the first non-empty line, without splitting a long
+# text into all its lines (a 32k-character tool result is read only as far as its first line).
+_FIRST_LINE = re.compile("\\S[^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]*")
+
+
 def _first_line(text: str) -> str:
-    for line in text.splitlines():
-        line = line.strip()
-        if line:
-            return line[:PREVIEW_CHARS]
-    return ""
+    """The first non-empty line, stripped, at most PREVIEW_CHARS. A short text is split (C's
+    splitlines beats the regex's per-character class there), a long one only searched."""
+    if len(text) < 2048:
+        for line in text.splitlines():
+            line = line.strip()
+            if line:
+                return line[:PREVIEW_CHARS]
+        return ""
+    m = _FIRST_LINE.search(text)
+    return m.group().rstrip()[:PREVIEW_CHARS] if m else ""
 
 
 def view_texts(v: EntryView) -> tuple[str, str]:
     """(view_preview(v), view_text(v)), reading a message's text once (an import needs both)."""
-    plain = message_text(v.message) if v.type == "message" and v.message is not None else None
-    text = view_text(v, plain)
-    return view_preview(v, text, plain), text
+    if v.type == "message" and v.message is not None:
+        return _message_texts(v.message)
+    text = view_text(v)
+    return view_preview(v, text), text
+
+
+def _message_texts(msg: MessageView) -> tuple[str, str]:
+    """view_texts of a message entry: its blocks walked once for message_text, view_text and
+    view_preview together (an import does this for every entry; tests/storage/test_entry_texts.py
+    holds it to the three functions)."""
+    content, role = msg.content, msg.role
+    calls: list[str] = []
+    if isinstance(content, list) and role in _KNOWN_ROLES:
+        said: list[str] = []
+        extra: list[str] = []
+        for b in content:
+            kind = b.type
+            if kind == "text":
+                if isinstance(b.text, str):
+                    said.append(b.text)
+            elif kind == "toolCall":
+                name = _str(b.name)
+                calls.append(name)
+                extra.append(f"{name} {b.arguments if b.arguments is not None else {}}")
+            elif kind == "thinking":
+                extra.append(_str(b.thinking))
+        plain = "\n".join(said)
+        parts = [plain, *extra]
+    else:
+        plain = message_text(msg)
+        parts = [plain]
+    if role == "toolResult":
+        parts.insert(0, _str(msg.tool_name))
+    text = "\n".join(p for p in parts if p)
+    if role == "assistant":
+        preview = _first_line(plain)
+        if not preview:
+            said_calls = ("→ " + ", ".join(calls)) if calls else (
+                _str(msg.error_message) or f"({_str(msg.stop_reason) or 'stop'})")
+            preview = _first_line(said_calls)
+        return preview, text
+    if role == "toolResult":
+        return _first_line(f"{_str(msg.tool_name)}: {plain.strip()}"), text
+    return _first_line(text), text
 
 
 def view_preview(v: EntryView, text: str | None = None, plain: str | None = None) -> str:

@@ -40,6 +40,8 @@ from .model import InvalidEntryError, new_entry_id, now_iso, parse_entries_json,
 from .views import DecodeErrors, EntryView, decode_skeleton, decode_view, view_of_entry
 from .wire_check import deep, proven_valid
 
+_CHUNK = 1 << 20  # both passes read this many bytes of lines at a time
+
 
 @dataclass
 class FilePlan:
@@ -109,13 +111,13 @@ def plan_file(path: Path) -> FilePlan | None:
         tail: list[Any] = []  # the trailing leaf markers, for where the leaf is
         last_entry: str | None = None
         with paused():
-            for number, line in enumerate(f, start):
+            for number, line, clean in _numbered(f, start):
                 if line.endswith(b"\n"):
                     line = line[:-1]
                 if not line:
                     continue
                 try:
-                    skel = _skeleton_of(line)
+                    skel = _skeleton_of(line, clean)
                 except (ValueError, RecursionError, *DecodeErrors) as err:
                     if line.isspace():
                         continue
@@ -151,12 +153,26 @@ def plan_file(path: Path) -> FilePlan | None:
         return plan
 
 
-def _skeleton_of(line: bytes) -> Any:
-    """A line's skeleton, read as on opening; raises what makes it a skipped line."""
-    if not line.isascii():
-        line = _as_utf8(line)  # a byte that is not UTF-8 reads as U+FFFD, as on opening
-    if b"\\ud" in line or b"\\uD" in line:
-        line = _without_lone_surrogates(line)
+def _numbered(f: BinaryIO, start: int) -> Iterator[tuple[int, bytes, bool]]:
+    """(line number, line, clean) of every line from here on, read a chunk at a time: `clean`
+    when its chunk is all ASCII with no escaped surrogate, so the line needs no repair."""
+    number = start
+    while chunk := f.readlines(_CHUNK):
+        whole = b"".join(chunk)
+        clean = whole.isascii() and b"\\ud" not in whole and b"\\uD" not in whole
+        for line in chunk:
+            yield number, line, clean
+            number += 1
+
+
+def _skeleton_of(line: bytes, clean: bool = False) -> Any:
+    """A line's skeleton, read as on opening; raises what makes it a skipped line. `clean`: it
+    is known to need no repair (_numbered)."""
+    if not clean:
+        if not line.isascii():
+            line = _as_utf8(line)  # a byte that is not UTF-8 reads as U+FFFD, as on opening
+        if b"\\ud" in line or b"\\uD" in line:
+            line = _without_lone_surrogates(line)
     try:
         return decode_skeleton(line)
     except DecodeErrors:
@@ -190,21 +206,29 @@ def leaf_marker(plan: FilePlan) -> tuple[str, EntryView] | None:
 
 def kept_lines(plan: FilePlan) -> Iterator[tuple[int, bytes]]:
     """The second pass's lines: (line number, line) of every line the plan keeps, in file order,
-    with bytes that are not UTF-8 and half UTF-16 pairs repaired as the first pass read them."""
+    with bytes that are not UTF-8 and half UTF-16 pairs repaired as the first pass read them.
+    Lines come a chunk at a time; a chunk that is all ASCII with no escaped surrogate (nearly
+    every one) is checked once, not line by line."""
     skip = set(plan.skip)
+    number = plan.body_start - 1
     with _open(plan.path) as f:
         for _ in range(plan.body_start - 1):
             f.readline()
-        for number, line in enumerate(f, plan.body_start):
-            if line.endswith(b"\n"):
-                line = line[:-1]
-            if not line or number in skip or line.isspace():
-                continue
-            if not line.isascii():
-                line = _as_utf8(line)
-            if b"\\ud" in line or b"\\uD" in line:
-                line = _without_lone_surrogates(line)
-            yield number, line
+        while chunk := f.readlines(_CHUNK):
+            whole = b"".join(chunk)
+            clean = whole.isascii() and b"\\ud" not in whole and b"\\uD" not in whole
+            for line in chunk:
+                number += 1
+                if line.endswith(b"\n"):
+                    line = line[:-1]
+                if not line or (skip and number in skip) or line.isspace():
+                    continue
+                if not clean:
+                    if not line.isascii():
+                        line = _as_utf8(line)
+                    if b"\\ud" in line or b"\\uD" in line:
+                        line = _without_lone_surrogates(line)
+                yield number, line
 
 
 def _proven(pending: list[tuple[int, bytes]]) -> bool:

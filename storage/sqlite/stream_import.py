@@ -24,6 +24,7 @@ than one batch is indexed in the bulk search index, whose segments are never mer
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sqlite3
 from collections.abc import Callable
@@ -37,7 +38,7 @@ from ..json_types import Row
 from ..stream_scan import FilePlan, kept_lines, leaf_marker, validated
 from ..views import EntryView
 from . import fts, rows
-from .bulk import _INSERT_SEARCH_JSON, _state_values
+from .bulk import _INSERT_SEARCH_JSON, _model_json
 from .db import Database
 from .storage import _LOCATE_SQL, UPSERT_LABEL
 
@@ -111,6 +112,10 @@ class _Reader:
         self.stored = 0
         self.entries = 0  # stored lines (the leaf markers of the file included, as read_records counts)
         self._conn: sqlite3.Connection | None = None
+        self._model: dict[str, str] | None = None  # the last state's model and tools, and their JSON
+        self._model_json: str | None = None
+        self._tools: list[str] | None = None
+        self._tools_json: str | None = None
 
     def close(self) -> None:
         if self._conn is not None:
@@ -142,19 +147,24 @@ class _Reader:
         b = _Batch()
         self.entries += len(pairs)
         b.base = self.next_seq
-        texts = []
+        texts: list[str] = []
         sid = self.sid
+        # Bound once: this loop runs for every entry of the file, and attribute and global
+        # lookups were a good part of its Python time
+        row_and_text, place = rows.view_row_and_text, self._place
+        add_entry, add_text = b.entries.append, texts.append
+        seq, size = self.next_seq, 0
         for raw, v in pairs:
-            seq = self.next_seq
-            self.next_seq += 1
             payload = raw.decode() if isinstance(raw, bytes) else raw
-            row, text = rows.view_row_and_text(seq, sid, v, payload)
-            b.entries.append(row)
-            b.bytes += len(payload)
-            texts.append(text)
-            self._place(b, v, seq)
+            row, text = row_and_text(seq, sid, v, payload)
+            add_entry(row)
+            size += len(payload)
+            add_text(text)
+            place(b, v, seq)
+            seq += 1
+        self.next_seq = seq
         b.texts = _texts_json(texts).decode()
-        b.bytes += len(b.texts)
+        b.bytes = size + len(b.texts)
         self.old, self.new = self.new, {}
         self.extended_old, self.extended_new = self.extended_new, set()
         return b
@@ -171,6 +181,10 @@ class _Reader:
         hit = self.new.get(entry_id) or self.old.get(entry_id)
         if hit is not None:
             return hit, False
+        return self._stored(entry_id)
+
+    def _stored(self, entry_id: str) -> tuple[Placement | None, bool]:
+        """_find of an entry of an earlier batch (a fork from far back), from the database."""
         row = self._db().execute(_LOCATE_SQL, (self.sid, entry_id)).fetchone()
         if row is None or row[1] is None:
             return None, False
@@ -192,17 +206,21 @@ class _Reader:
 
     def _place(self, b: _Batch, v: EntryView, seq: int) -> None:
         p = v.parent_id
-        parent, from_db = self._find(p) if p is not None and p != v.id else (None, False)
+        parent: Placement | None = None
+        from_db = False
+        if p is not None and p != v.id:
+            parent = self.new.get(p) or self.old.get(p)
+            if parent is None:
+                parent, from_db = self._stored(p)
         if parent is not None:
             _, pb, pd, pctx, pstate = parent
         else:
             pb, pd, pctx, pstate = None, 0, 1, EMPTY_STATE
         state = advance_state(pstate, v)
-        taken = p in self.extended_new or p in self.extended_old
-        if parent is not None and from_db and not taken:
-            taken = self._db().execute("SELECT 1 FROM branch_entries WHERE branch_id=? AND depth=?",
-                                       (pb, pd + 1)).fetchone() is not None
-        if parent is not None and pb is not None and not taken and v.type != "leaf":
+        depth = state[0]
+        if parent is not None and pb is not None and v.type != "leaf" and not (p in self.extended_new or p in self.extended_old) and (
+                not from_db or self._db().execute("SELECT 1 FROM branch_entries WHERE branch_id=? AND depth=?",
+                                                  (pb, pd + 1)).fetchone() is None):
             self.extended_new.add(p)  # type: ignore[arg-type]
             branch = pb
         else:
@@ -212,16 +230,26 @@ class _Reader:
             self.branch_parent[branch] = (pb, pd)
         ctx = pctx
         if v.type == "compaction":
-            ctx = state[0]
+            ctx = depth
             kept = v.first_kept_entry_id
             if v.retained_tail is not True and isinstance(kept, str):
                 k, _ = self._find(kept)
                 on_path = k is not None and pb is not None and self._on_path(k[1], k[2], pb, pd)
                 ctx = k[2] if on_path and k is not None else 1
-        self.new[v.id] = (seq, branch, state[0], ctx, state)
-        b.members.append((branch, state[0], seq))
-        b.mats.append((seq, branch, state[0], ctx, *_state_values(state)))
+        self.new[v.id] = (seq, branch, depth, ctx, state)
+        b.members.append((branch, depth, seq))
+        b.mats.append((seq, branch, depth, ctx, *self._state_values(state)))
         self._aggregate(b, v, seq)
+
+    def _state_values(self, s: StateTuple) -> Row:
+        """bulk._state_values, the JSON of the model and tools remembered from the entry before:
+        a child shares its parent's objects unless it changed them (advance_state)."""
+        model, tools = s[8], s[10]
+        if model is not self._model:
+            self._model, self._model_json = model, _model_json(model) if model is not None else None
+        if tools is not self._tools:
+            self._tools, self._tools_json = tools, json.dumps(tools) if tools is not None else None
+        return (s[1], s[2], s[3], s[4], s[5], s[6], s[7], self._model_json, s[9], self._tools_json)
 
     def _aggregate(self, b: _Batch, v: EntryView, seq: int) -> None:
         t = v.type

@@ -4,6 +4,7 @@ functions give, for every kind of entry in real Pi sessions and the unusual ones
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -55,3 +56,23 @@ def test_an_entry_read_once_gives_what_the_separate_functions_give():
         row, text = rows.view_row_and_text(7, "s", view, "{}")
         assert row == rows.view_row(7, "s", view, "{}"), view.id
         assert text == ("" if view.type == "leaf" else rows.view_search_text(view)), view.id
+
+
+def _first_line_by_splitting(text: str) -> str:
+    """What a preview's first line was before it stopped splitting the whole text."""
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            return line[: aggregates.PREVIEW_CHARS]
+    return ""
+
+
+def test_the_first_line_is_the_one_splitting_every_line_finds():
+    # every line boundary str.splitlines knows, whitespace that is no boundary, long lines
+    pieces = ["", " ", "\t", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\x85",
+              "\u2028", "\u2029", "\u00a0", "\u3000", "a", "é", "b c", "x" * 130, " " * 130, "y" * 119 + " z"]
+    cases = ["".join(p) for n in (1, 2, 3) for p in itertools.product(pieces, repeat=n)]
+    assert len(cases) > 10_000
+    for text in cases:  # short texts are split; long ones (a long head of blanks) searched
+        for t in (text, " " * 2048 + text, "\n" * 2048 + text, text + "\n" + "w" * 2048):
+            assert aggregates._first_line(t) == _first_line_by_splitting(t), repr(t)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from treechat.storage import stream_scan
 from treechat.storage.base import SessionNotFoundError
 from treechat.storage.imports import read_records
 from treechat.storage.sqlite import SqliteCatalog, stream_import
@@ -140,8 +141,18 @@ def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(stream_import, "BATCH", 7)
 
 
-async def test_streamed_import_stores_what_the_whole_file_import_stores(tmp_path, small_batches):
+@pytest.mark.parametrize("chunk", [1 << 20, 300])
+async def test_streamed_import_stores_what_the_whole_file_import_stores(tmp_path, small_batches, monkeypatch, chunk):
+    # 300 bytes: both passes read the file in many chunks, the lines to repair (not UTF-8, half
+    # a UTF-16 pair) in chunks of their own among clean ones (stream_scan._numbered)
+    monkeypatch.setattr(stream_scan, "_CHUNK", chunk)
     file = write(tmp_path / "s.jsonl", tricky_lines())
+    raw = file.read_bytes().split(b"\n")
+    side = [b'{"type":"message","id":"u8","parentId":"m0050","timestamp":"2026-01-01T00:00:00.000Z",'
+            b'"message":{"role":"user","content":"caf\xc3\xa9 \xff bytes"}}',
+            b'{"type":"message","id":"u9","parentId":"u8","timestamp":"2026-01-01T00:00:00.000Z",'
+            b'"message":{"role":"user","content":"half \\udc00 a pair"}}']
+    file.write_bytes(b"\n".join(raw[:120] + side + raw[120:]))
     whole = await SqliteCatalog.open(tmp_path / "whole.db")
     streamed = await SqliteCatalog.open(tmp_path / "streamed.db")
     try:

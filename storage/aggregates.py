@@ -190,13 +190,13 @@ def _first_line(text: str) -> str:
 def view_texts(v: EntryView) -> tuple[str, str]:
     """(view_preview(v), view_text(v)), reading a message's text once (an import needs both)."""
     if v.type == "message" and v.message is not None:
-        return _message_texts(v.message)
+        return message_texts(v.message)
     text = view_text(v)
     return view_preview(v, text), text
 
 
-def _message_texts(msg: MessageView) -> tuple[str, str]:
-    """view_texts of a message entry: its blocks walked once for message_text, view_text and
+def message_texts(msg: MessageView) -> tuple[str, str]:
+    """(preview, search text) of a message entry, as view_texts: its blocks walked once for message_text, view_text and
     view_preview together (an import does this for every entry; tests/storage/test_entry_texts.py
     holds it to the three functions)."""
     content, role = msg.content, msg.role

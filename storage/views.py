@@ -138,6 +138,7 @@ _skeleton = msgspec.json.Decoder(Skeleton)
 _view = msgspec.json.Decoder(EntryView)
 decode_skeleton = _skeleton.decode
 decode_view = _view.decode
+decode_views = msgspec.json.Decoder(list[EntryView]).decode  # a JSON array of entries at once
 
 
 def skeleton_of(view: EntryView) -> Skeleton:

@@ -242,8 +242,14 @@ def deep(line: bytes) -> bool:
 def proven_valid(lines: list[bytes]) -> bool:
     """True when every line is certainly an entry `model.parse_entry` accepts, deep ones (`deep`)
     aside: the caller has pydantic look at those. False says nothing (the caller asks pydantic)."""
+    return proven_valid_array(b"[" + b",".join(lines) + b"]")
+
+
+def proven_valid_array(array: bytes) -> bool:
+    """proven_valid of the lines already joined as one JSON array (the import joins them once for
+    the proof and the views)."""
     try:
-        _batch.decode(b"[" + b",".join(lines) + b"]")
+        _batch.decode(array)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeDecodeError):
         return False
     return True

@@ -83,7 +83,14 @@ def view_row(seq: int | None, session_id: str, v: EntryView, payload: str, previ
 
 def view_row_and_text(seq: int, session_id: str, v: EntryView, payload: str) -> tuple[Row, str]:
     """The entry row and the search text of a view (its text read once: an import needs both)."""
-    if v.type == "leaf":
+    t, msg = v.type, v.message
+    if t == "message" and msg is not None:  # nearly every entry: view_row's values, inline
+        preview, text = aggregates.message_texts(msg)
+        role = msg.role if isinstance(msg.role, str) else None
+        reason = msg.stop_reason if role == "assistant" and msg.stop_reason in ("error", "aborted") else None
+        return (seq, session_id, v.id, v.parent_id, t, role, v.timestamp, preview, None, payload,
+                reason), text[:SEARCH_TEXT_LIMIT]
+    if t == "leaf":
         return view_row(seq, session_id, v, payload), ""
     preview, text = aggregates.view_texts(v)
     return view_row(seq, session_id, v, payload, preview), text[:SEARCH_TEXT_LIMIT]

@@ -24,23 +24,17 @@ than one batch is indexed in the bulk search index, whose segments are never mer
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sqlite3
 from collections.abc import Callable
 
-import msgspec
-
-from ..aggregates import EMPTY_STATE, StateTuple, StatsAccumulator, advance_state, first_user_text, message_ms
 from ..base import ImportReport
-from ..gc_policy import paused
-from ..json_types import Row
-from ..stream_scan import FilePlan, kept_lines, leaf_marker, validated
-from ..views import EntryView
+from ..stream_scan import FilePlan
 from . import fts, rows
-from .bulk import _INSERT_SEARCH_JSON, _model_json
+from .bulk import _INSERT_SEARCH_JSON
 from .db import Database
-from .storage import _LOCATE_SQL, UPSERT_LABEL
+from .storage import UPSERT_LABEL
+from .stream_reader import Batch, StreamReader
 
 Progress = Callable[[float], None]  # a share of the whole import done (all calls add up to 1.0)
 BATCH = 8192
@@ -56,7 +50,6 @@ _INSERT_BULK_JSON = _INSERT_SEARCH_JSON.replace("entry_search", fts.BULK)
 # costs ~30 MB of memory (FTS5's pending index data; the bulk index's hashsize, 16 MiB, holds two
 # batches'): 162 / 193 / 229 MB of RSS at 100k for 1 / 2 / 3.
 SEARCH_BATCHES = 2
-_texts_json = msgspec.json.Encoder().encode  # 5-8x json.dumps; json_each reads it the same
 
 
 
@@ -64,212 +57,7 @@ class ImportStopped(Exception):
     """The import was asked to stop between two batches (Ctrl+C); nothing of it is kept."""
 
 
-class _Batch:
-    """One batch read, validated and placed off the database thread: every row it writes."""
-
-    __slots__ = ("texts", "base", "entries", "branches", "members", "mats", "labels", "done", "bytes")
-
-    def __init__(self) -> None:
-        self.texts = ""  # the search texts, one JSON array (rowid = base + position)
-        self.base = 0
-        self.entries: list[Row] = []
-        self.branches: list[tuple[int, str, int | None, int]] = []
-        self.members: list[tuple[int, int, int]] = []
-        self.mats: list[Row] = []
-        self.labels: list[tuple[str, str, str | None, int]] = []  # (session, target, label or None, seq) in order
-        self.done = 0.0  # share of the second pass done once this batch is stored
-        self.bytes = 0
-
-
-Placement = tuple[int, int, int, int, StateTuple]  # seq, branch, depth, ctx_start, state
-
-
-class _Reader:
-    """The second pass, a batch at a time, on a worker thread: lines validated, rows built and
-    each entry placed — branch segment, depth, context start, path state: `bulk._Derived._tree`'s
-    values for a file whose parents come first. The entries of this batch and the one before are
-    at hand; an older parent (a fork from far back) is read from what earlier batches committed.
-
-    Every entry_seq and branch_id is known here, before the database is asked: the import's
-    ranges were reserved when it began (`_reserve`), so another process writing meanwhile takes
-    numbers after them."""
-
-    def __init__(self, plan: FilePlan, sid: str, size: int, seq_base: int, branch_base: int, path: str) -> None:
-        self.plan, self.sid, self.size, self.path = plan, sid, size, path
-        self.lines = kept_lines(plan)
-        self.finished = False
-        self.read = 0
-        self.next_seq, self.next_branch = seq_base, branch_base
-        self.new: dict[str, Placement] = {}
-        self.old: dict[str, Placement] = {}
-        self.extended_new: set[str] = set()  # entries whose branch a child continued (this batch, the last)
-        self.extended_old: set[str] = set()
-        self.branch_parent: dict[int, tuple[int | None, int]] = {}  # this import's branches: parent, fork depth
-        self.stats = StatsAccumulator()
-        self.name: str | None = None
-        self.first = ""
-        self.newest: float | None = None
-        self.stored = 0
-        self.entries = 0  # stored lines (the leaf markers of the file included, as read_records counts)
-        self._conn: sqlite3.Connection | None = None
-        self._model: dict[str, str] | None = None  # the last state's model and tools, and their JSON
-        self._model_json: str | None = None
-        self._tools: list[str] | None = None
-        self._tools_json: str | None = None
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
-    def next(self) -> _Batch | None:
-        if self.finished:
-            return None
-        pending: list[tuple[int, bytes]] = []
-        with paused(keep=True):  # the batch's rows live until stored
-            for number, line in self.lines:
-                pending.append((number, line))
-                self.read += len(line) + 1
-                if len(pending) >= self.size:
-                    break
-            else:
-                self.finished = True
-            pairs: list[tuple[bytes | str, EntryView]] = list(validated(pending, self.plan.report)) if pending else []
-            if self.finished and (marker := leaf_marker(self.plan)) is not None:
-                pairs.append(marker)
-            if not pairs:
-                return None
-            batch = self._batch(pairs)
-        batch.done = min(1.0, self.read / max(self.plan.size, 1))
-        return batch
-
-    def _batch(self, pairs: list[tuple[bytes | str, EntryView]]) -> _Batch:
-        b = _Batch()
-        self.entries += len(pairs)
-        b.base = self.next_seq
-        texts: list[str] = []
-        sid = self.sid
-        # Bound once: this loop runs for every entry of the file, and attribute and global
-        # lookups were a good part of its Python time
-        row_and_text, place = rows.view_row_and_text, self._place
-        add_entry, add_text = b.entries.append, texts.append
-        seq, size = self.next_seq, 0
-        for raw, v in pairs:
-            payload = raw.decode() if isinstance(raw, bytes) else raw
-            row, text = row_and_text(seq, sid, v, payload)
-            add_entry(row)
-            size += len(payload)
-            add_text(text)
-            place(b, v, seq)
-            seq += 1
-        self.next_seq = seq
-        b.texts = _texts_json(texts).decode()
-        b.bytes = size + len(b.texts)
-        self.old, self.new = self.new, {}
-        self.extended_old, self.extended_new = self.extended_new, set()
-        return b
-
-    def _db(self) -> sqlite3.Connection:
-        if self._conn is None:  # only for a fork from far back: most imports never open it
-            self._conn = sqlite3.connect(self.path, check_same_thread=False)
-            self._conn.execute("PRAGMA query_only = ON")
-            self._conn.execute("PRAGMA busy_timeout = 5000")
-        return self._conn
-
-    def _find(self, entry_id: str) -> tuple[Placement | None, bool]:
-        """(placement, read from the database) of an entry stored before, or (None, False)."""
-        hit = self.new.get(entry_id) or self.old.get(entry_id)
-        if hit is not None:
-            return hit, False
-        return self._stored(entry_id)
-
-    def _stored(self, entry_id: str) -> tuple[Placement | None, bool]:
-        """_find of an entry of an earlier batch (a fork from far back), from the database."""
-        row = self._db().execute(_LOCATE_SQL, (self.sid, entry_id)).fetchone()
-        if row is None or row[1] is None:
-            return None, False
-        return (row[0], row[1], row[2], row[3], rows.state_tuple_from(row[2], row[4:])), True
-
-    def _on_path(self, branch: int, depth: int, at_branch: int, at_depth: int) -> bool:
-        """Is (branch, depth) on the path to (at_branch, at_depth)? (Only this import's branches
-        can be: the session is its own.)"""
-        b: int | None = at_branch
-        upto = at_depth
-        while b is not None:
-            if b == branch:
-                return depth <= upto
-            found = self.branch_parent.get(b)
-            if found is None:
-                return False
-            b, upto = found
-        return False
-
-    def _place(self, b: _Batch, v: EntryView, seq: int) -> None:
-        p = v.parent_id
-        parent: Placement | None = None
-        from_db = False
-        if p is not None and p != v.id:
-            parent = self.new.get(p) or self.old.get(p)
-            if parent is None:
-                parent, from_db = self._stored(p)
-        if parent is not None:
-            _, pb, pd, pctx, pstate = parent
-        else:
-            pb, pd, pctx, pstate = None, 0, 1, EMPTY_STATE
-        state = advance_state(pstate, v)
-        depth = state[0]
-        if parent is not None and pb is not None and v.type != "leaf" and not (p in self.extended_new or p in self.extended_old) and (
-                not from_db or self._db().execute("SELECT 1 FROM branch_entries WHERE branch_id=? AND depth=?",
-                                                  (pb, pd + 1)).fetchone() is None):
-            self.extended_new.add(p)  # type: ignore[arg-type]
-            branch = pb
-        else:
-            branch = self.next_branch
-            self.next_branch += 1
-            b.branches.append((branch, self.sid, pb, pd))
-            self.branch_parent[branch] = (pb, pd)
-        ctx = pctx
-        if v.type == "compaction":
-            ctx = depth
-            kept = v.first_kept_entry_id
-            if v.retained_tail is not True and isinstance(kept, str):
-                k, _ = self._find(kept)
-                on_path = k is not None and pb is not None and self._on_path(k[1], k[2], pb, pd)
-                ctx = k[2] if on_path and k is not None else 1
-        self.new[v.id] = (seq, branch, depth, ctx, state)
-        b.members.append((branch, depth, seq))
-        b.mats.append((seq, branch, depth, ctx, *self._state_values(state)))
-        self._aggregate(b, v, seq)
-
-    def _state_values(self, s: StateTuple) -> Row:
-        """bulk._state_values, the JSON of the model and tools remembered from the entry before:
-        a child shares its parent's objects unless it changed them (advance_state)."""
-        model, tools = s[8], s[10]
-        if model is not self._model:
-            self._model, self._model_json = model, _model_json(model) if model is not None else None
-        if tools is not self._tools:
-            self._tools, self._tools_json = tools, json.dumps(tools) if tools is not None else None
-        return (s[1], s[2], s[3], s[4], s[5], s[6], s[7], self._model_json, s[9], self._tools_json)
-
-    def _aggregate(self, b: _Batch, v: EntryView, seq: int) -> None:
-        t = v.type
-        if t == "leaf":
-            return  # markers are not counted, labelled or searchable
-        self.stored += 1
-        self.stats.add(v)
-        if t == "label" and isinstance(v.target_id, str):
-            b.labels.append((self.sid, v.target_id, v.label if isinstance(v.label, str) and v.label else None, seq))
-        elif t == "session_info":
-            self.name = (v.name.strip() if isinstance(v.name, str) else "") or None
-        elif t == "message":
-            if not self.first:
-                self.first = first_user_text(v)
-            ms = message_ms(v)
-            if ms is not None and (self.newest is None or ms > self.newest):
-                self.newest = ms
-
-
-def _store(c: sqlite3.Connection, b: _Batch, search_sql: str, texts: list[tuple[int, str]]) -> None:
+def _store(c: sqlite3.Connection, b: Batch, search_sql: str, texts: list[tuple[int, str]]) -> None:
     """One batch (inside a transaction): search text first — SQLite tokenizes it without the GIL
     while the next batch is read — then the rows the reader built. `texts`: (first rowid, JSON
     array) of the batches whose search text this transaction writes (none, or this one and the
@@ -312,7 +100,7 @@ def _joined(texts: list[tuple[int, str]]) -> tuple[int, str]:
     return texts[0][0], "[" + ",".join(inner) + "]"
 
 
-def _finish(c: sqlite3.Connection, sid: str, created: str, reader: _Reader, leaf: str | None, ends: tuple[int, int],
+def _finish(c: sqlite3.Connection, sid: str, created: str, reader: StreamReader, leaf: str | None, ends: tuple[int, int],
             bulk: bool, texts: list[tuple[int, str]]) -> None:
     """The last batch's transaction: the search text still held is written, the placeholders go,
     the session becomes visible, whole."""
@@ -386,7 +174,7 @@ async def import_plan(
     one_tx = replace or not bulk
     search_sql = _INSERT_BULK_JSON if bulk else _INSERT_SEARCH_JSON
     began = False
-    reader: _Reader | None = None
+    reader: StreamReader | None = None
     try:
         if one_tx:
             await db.run(lambda c: c.execute("BEGIN IMMEDIATE"))
@@ -395,7 +183,7 @@ async def import_plan(
         else:
             seq_base, branch_base = await db.write(begin, os.getpid())
         ends = (seq_base + plan.entries + 1, branch_base + plan.entries + 2)
-        reader = _Reader(plan, sid, batch or BATCH, seq_base, branch_base, str(db.path))
+        reader = StreamReader(plan, sid, batch or BATCH, seq_base, branch_base, str(db.path))
         prep = await loop.run_in_executor(None, reader.next)
         while prep is not None:
             if stop is not None and stop():

@@ -10,9 +10,14 @@ import computes 100k states, and building frozen dataclasses with `replace` cost
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .base import PathState, SessionStats, TreeRow
-from .model import Entry, iso_to_ms
+from .model_lite import iso_to_ms
 from .views import Block, EntryView, MessageView, view_of_entry
+
+if TYPE_CHECKING:  # (annotations only: a streamed import runs without pydantic's models)
+    from .model import Entry
 
 PREVIEW_CHARS = 120
 

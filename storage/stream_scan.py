@@ -36,7 +36,7 @@ from .jsonl_format import (
     _lenient_skeleton,
     _without_lone_surrogates,
 )
-from .model import InvalidEntryError, new_entry_id, now_iso, parse_entries_json, parse_entry
+from .model_lite import InvalidEntryError, new_entry_id, now_iso, parse_entries_json, parse_entry
 from .views import DecodeErrors, EntryView, decode_skeleton, decode_view, view_of_entry
 from .wire_check import deep, proven_valid
 

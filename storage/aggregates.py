@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from .base import PathState, SessionStats, TreeRow
 from .model_lite import iso_to_ms
-from .views import Block, EntryView, MessageView, view_of_entry
+from .on_demand import view_of_entry
+from .views import Block, EntryView, MessageView
 
 if TYPE_CHECKING:  # (annotations only: a streamed import runs without pydantic's models)
     from .model import Entry

@@ -38,9 +38,10 @@ from .base import (
     TreeRow,
 )
 from .gc_policy import paused
-from .model_lite import InvalidEntryError, parse_entries_json, parse_entry
+from .model_lite import InvalidEntryError
+from .on_demand import parse_entries_json, parse_entry, view_of_entry
 from .tree_cycles import cycle_breaks, maybe_cyclic
-from .views import DecodeErrors, EntryView, Skeleton, decode_view, view_of_entry
+from .views import DecodeErrors, EntryView, Skeleton, decode_view
 
 if TYPE_CHECKING:  # (annotations only: a streamed import runs without pydantic's models)
     from .model import Entry

@@ -21,9 +21,10 @@ from .base import ImportReport, SessionFileError
 from .gc_policy import paused
 from .index import entry_json
 from .json_types import SessionHeader
-from .model_lite import InvalidEntryError, new_entry_id, parse_entry
+from .model_lite import InvalidEntryError, new_entry_id
+from .on_demand import parse_entry, view_of_entry
 from .special import NotRegularError, fsync_dir, open_regular
-from .views import DecodeErrors, EntryView, Skeleton, decode_skeleton, decode_view, skeleton_of, view_of_entry
+from .views import DecodeErrors, EntryView, Skeleton, decode_skeleton, decode_view, skeleton_of
 from .well_formed import well_formed_text
 
 if TYPE_CHECKING:  # (annotations only: a streamed import runs without pydantic's models)

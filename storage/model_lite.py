@@ -1,21 +1,15 @@
-"""What storage.model offers that needs no pydantic: ids, timestamps, the invalid-entry error, and
-`parse_entry`/`parse_entries_json` that import the models only when a line is first validated.
+"""What storage.model offers that needs no pydantic: ids, timestamps and the invalid-entry error
+(storage.model re-exports them; storage/on_demand.py has its functions that do need it).
 
 A streamed `treechat import` of a valid file never builds a model (storage/wire_check.py proves
-its lines valid), so the modules on its path import these rather than storage.model: the process
-starts without pydantic (~0.1 s of CPU) and loads it for the first line that needs it (a line the
-proof refuses, a deep line, a file for the whole-file reader). storage.model re-exports them.
+its lines valid), so the modules on its path import these rather than storage.model and start
+without pydantic (~0.1 s of CPU).
 """
 
 from __future__ import annotations
 
 import secrets
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .json_types import JsonObject
-    from .model import Entry
 
 
 class InvalidEntryError(ValueError):
@@ -58,17 +52,3 @@ def new_session_id() -> str:
     value = (ms << 80) | (0x7 << 76) | ((rand >> 68) & 0xFFF) << 64 | (0b10 << 62) | (rand & ((1 << 62) - 1))
     h = f"{value:032x}"
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-
-
-def parse_entry(data: JsonObject | str | bytes) -> Entry:
-    """storage.model.parse_entry, its models imported on the first call (see the module's doc)."""
-    from .model import parse_entry as parse
-
-    return parse(data)
-
-
-def parse_entries_json(data: str | bytes, first_index: int = 0) -> list[Entry]:
-    """storage.model.parse_entries_json, its models imported on the first call."""
-    from .model import parse_entries_json as parse
-
-    return parse(data, first_index)

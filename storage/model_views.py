@@ -1,7 +1,7 @@
 """A validated entry's view (views.EntryView) made from its pydantic model: a line whose view cannot
 be decoded but that pydantic accepts (a lax number such as "5" for an int), and the entries built
-in Python. Apart from views.py so that module imports no pydantic (views.view_of_entry loads this
-on its first call); callers that hold many models already import `view_of_model` directly.
+in Python. Apart from views.py so that module imports no pydantic (on_demand.view_of_entry loads
+this on its first call); callers that hold many models already import `view_of_model` directly.
 """
 
 from __future__ import annotations

@@ -19,12 +19,7 @@ every caller treats that as a corrupt line.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import msgspec
-
-if TYPE_CHECKING:
-    from .model import Entry
 
 DecodeErrors = (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeDecodeError)
 
@@ -135,15 +130,3 @@ def skeleton_of(view: EntryView) -> Skeleton:
         retained_tail=view.retained_tail,
         message=_Role(view.message.role) if view.message is not None else None,
     )
-
-
-# ---------------------------------------------------------------- from validated models
-
-
-def view_of_entry(entry: Entry) -> EntryView:
-    """The view of a validated entry (same fields a decoded line would give): storage/model_views.py,
-    imported here on the first call, as pydantic's models are (a streamed import of a valid file
-    makes no model and loads neither)."""
-    from .model_views import view_of_model
-
-    return view_of_model(entry)

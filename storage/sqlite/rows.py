@@ -12,7 +12,8 @@ from .. import aggregates
 from ..base import PathState, SessionStats
 from ..json_types import Row
 from ..model_lite import iso_to_ms
-from ..views import EntryView, view_of_entry
+from ..on_demand import view_of_entry
+from ..views import EntryView
 
 if TYPE_CHECKING:  # (annotations only: a streamed import runs without pydantic's models)
     from ..model import Entry

@@ -11,10 +11,15 @@ import computes 100k states, and building frozen dataclasses with `replace` cost
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from .base import PathState, SessionStats, TreeRow
-from .model import Entry, iso_to_ms
-from .views import Block, EntryView, MessageView, view_of_entry
+from .model_lite import iso_to_ms
+from .on_demand import view_of_entry
+from .views import Block, EntryView, MessageView
+
+if TYPE_CHECKING:  # (annotations only: a streamed import runs without pydantic's models)
+    from .model import Entry
 
 PREVIEW_CHARS = 120
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 from .json_types import JsonObject, SessionHeader
-from .model import Entry, SessionMetadata
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (annotations only: the storage commands start without pydantic's models)
     from .imports import ImportRecords
+    from .model import Entry, SessionMetadata
     from .tree_columns import TreeColumns
 
 # ---------------------------------------------------------------- errors

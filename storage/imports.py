@@ -21,7 +21,7 @@ from .base import EntryNotFoundError, ImportReport
 from .gc_policy import paused
 from .json_types import SessionHeader
 from .jsonl_format import effective_leaf, scan_session_file
-from .model import new_entry_id, now_iso, parse_entry
+from .model_lite import new_entry_id, now_iso
 from .special import special_kind
 from .tree_cycles import cycle_breaks
 from .views import EntryView
@@ -51,10 +51,12 @@ class ImportRecords:
         """Validate every line with pydantic (once); UncheckedLineError names the first bad one."""
         if not self.unchecked:
             return
+        from .model import parse_entry as validate  # every line: no hand-on through model_lite per line
+
         with paused():
             for raw in self.raws:
                 try:
-                    parse_entry(raw)
+                    validate(raw)
                 except (ValueError, RecursionError) as err:
                     raise UncheckedLineError(str(err).splitlines()[0] if str(err) else type(err).__name__) from None
         self.unchecked = False

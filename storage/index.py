@@ -15,6 +15,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from .aggregates import (
     EMPTY_STATE,
@@ -37,9 +38,13 @@ from .base import (
     TreeRow,
 )
 from .gc_policy import paused
-from .model import Entry, InvalidEntryError, parse_entries_json, parse_entry
+from .model_lite import InvalidEntryError
+from .on_demand import parse_entries_json, parse_entry, view_of_entry
 from .tree_cycles import cycle_breaks, maybe_cyclic
-from .views import DecodeErrors, EntryView, Skeleton, decode_view, view_of_entry
+from .views import DecodeErrors, EntryView, Skeleton, decode_view
+
+if TYPE_CHECKING:  # (annotations only: a streamed import runs without pydantic's models)
+    from .model import Entry
 
 Raw = str | bytes
 

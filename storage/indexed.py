@@ -44,8 +44,9 @@ from .model import (
     new_session_id,
     now_iso,
 )
+from .model_views import view_of_model as view_of_entry  # (a store of models: pydantic is loaded)
 from .tree_columns import TreeColumns, columns_from_rows
-from .views import decode_skeleton, skeleton_of, view_of_entry
+from .views import decode_skeleton, skeleton_of
 
 
 def new_header(session_id: str, cwd: str = "", **extra: Json) -> SessionHeader:

@@ -15,16 +15,20 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .base import ImportReport, SessionFileError
 from .gc_policy import paused
 from .index import entry_json
 from .json_types import SessionHeader
-from .model import Entry, InvalidEntryError, LeafEntry, new_entry_id, parse_entry
+from .model_lite import InvalidEntryError, new_entry_id
+from .on_demand import parse_entry, view_of_entry
 from .special import NotRegularError, fsync_dir, open_regular
-from .views import DecodeErrors, EntryView, Skeleton, decode_skeleton, decode_view, skeleton_of, view_of_entry
+from .views import DecodeErrors, EntryView, Skeleton, decode_skeleton, decode_view, skeleton_of
 from .well_formed import well_formed_text
+
+if TYPE_CHECKING:  # (annotations only: a streamed import runs without pydantic's models)
+    from .model import Entry
 
 CURRENT_VERSION = 3
 _MAX_PROBLEMS = 5
@@ -322,9 +326,11 @@ def scan_session_file(path: Path, *, full: bool = False, check: bool = True) -> 
 
 def read_session_file(path: Path | str) -> tuple[SessionHeader, list[Entry], str | None, ImportReport]:
     """Header, validated entries, leaf and what was skipped, for any Pi v1–v3 file."""
+    from .model import parse_entry as validate  # every line becomes a model: no hand-on through model_lite per line
+
     scanned = scan_session_file(Path(path), full=True)
     with paused():
-        entries = [parse_entry(r) for r in scanned.raws]
+        entries = [validate(r) for r in scanned.raws]
     return scanned.header, entries, scanned.leaf_id, scanned.report
 
 
@@ -369,6 +375,8 @@ def write_atomic(path: Path, data: bytes | Sequence[bytes], *, mode: int = FILE_
 
 def export_entries(entries: Sequence[Entry], leaf_id: str | None) -> list[Entry]:
     """The entries to write so that a reader resuming at the last line lands on `leaf_id`."""
+    from .model import LeafEntry  # (these are models: pydantic is loaded)
+
     out = list(entries)
     last = out[-1] if out else None
     natural = None if last is None else (last.target_id if isinstance(last, LeafEntry) else last.id)
@@ -396,4 +404,6 @@ def write_session_file(
 
 def views_of(entries: Sequence[Entry]) -> list[tuple[str, EntryView]]:
     """(line, view) records for already-validated entries (what import takes)."""
-    return [(entry_json(e), view_of_entry(e)) for e in entries]
+    from .model_views import view_of_model  # (these are models: pydantic is loaded; one import, not one a view)
+
+    return [(entry_json(e), view_of_model(e)) for e in entries]

@@ -9,8 +9,6 @@ fields count as given: storage/model_base.py).
 from __future__ import annotations
 
 import json
-import secrets
-from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
@@ -23,49 +21,17 @@ from pydantic import (
 
 from .json_types import JsonObject
 from .model_base import WIRE, Model
+from .model_lite import InvalidEntryError as InvalidEntryError
+from .model_lite import iso_to_ms as iso_to_ms
+from .model_lite import new_entry_id as new_entry_id
+from .model_lite import new_session_id as new_session_id
+from .model_lite import now_iso as now_iso
+from .model_lite import now_ms as now_ms
 
 
 def dump(obj: BaseModel) -> JsonObject:
     """The JSON-ready dict of a model: camelCase, only the fields that were set."""
     return obj.model_dump(mode="json", by_alias=True, exclude_unset=True)
-
-
-def now_iso() -> str:
-    """Current time as Pi writes it: ISO-8601 UTC with milliseconds and a Z."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def now_ms() -> int:
-    return int(datetime.now(UTC).timestamp() * 1000)
-
-
-def iso_to_ms(iso: str) -> float | int:
-    """Epoch milliseconds of an ISO timestamp, like JavaScript's Date.parse (NaN if invalid)."""
-    try:
-        dt = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except (ValueError, AttributeError):
-        return float("nan")
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return int(round(dt.timestamp() * 1000))
-
-
-def new_entry_id(taken: set[str] | None = None) -> str:
-    """8 lowercase hex digits, redrawn on collision (Pi: first 8 chars of a UUIDv4)."""
-    for _ in range(100):
-        candidate = secrets.token_hex(4)
-        if not taken or candidate not in taken:
-            return candidate
-    return secrets.token_hex(16)
-
-
-def new_session_id() -> str:
-    """A UUIDv7 (time-ordered, like Pi's session ids): 48-bit ms timestamp, version, random."""
-    ms = now_ms() & ((1 << 48) - 1)
-    rand = int.from_bytes(secrets.token_bytes(10), "big")
-    value = (ms << 80) | (0x7 << 76) | ((rand >> 68) & 0xFFF) << 64 | (0b10 << 62) | (rand & ((1 << 62) - 1))
-    h = f"{value:032x}"
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 # ---------------------------------------------------------------- content blocks
@@ -387,10 +353,6 @@ Entry = KnownEntry | UnknownEntry
 _entry_adapter: TypeAdapter[Entry] = TypeAdapter(SessionEntry)
 _message_adapter: TypeAdapter[AnyMessage] = TypeAdapter(Message)
 _entries_adapter: TypeAdapter[list[Entry]] = TypeAdapter(list[SessionEntry])
-
-
-class InvalidEntryError(ValueError):
-    """Input that is not a valid entry or message; the message names the field."""
 
 
 def _explain(err: ValidationError, what: str, data: object, first_index: int = 0) -> InvalidEntryError:

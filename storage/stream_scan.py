@@ -36,8 +36,9 @@ from .jsonl_format import (
     _lenient_skeleton,
     _without_lone_surrogates,
 )
-from .model import InvalidEntryError, new_entry_id, now_iso, parse_entries_json, parse_entry
-from .views import DecodeErrors, EntryView, decode_skeleton, decode_view, decode_views, view_of_entry
+from .model_lite import InvalidEntryError, new_entry_id, now_iso
+from .on_demand import parse_entries_json, parse_entry, view_of_entry
+from .views import DecodeErrors, EntryView, decode_skeleton, decode_view, decode_views
 from .wire_check import deep, proven_valid_array
 
 _CHUNK = 1 << 20  # both passes read this many bytes of lines at a time

@@ -45,13 +45,12 @@ def build_parser() -> argparse.ArgumentParser:
 @asynccontextmanager
 async def catalog_for(args: argparse.Namespace, kind: str | None = None) -> AsyncIterator[SessionCatalog]:
     """The store a command works on: `kind`, else --storage, else config.toml's `storage`."""
-    from ..bootstrap import apply_lock_timeout, open_store, storage_kind
+    from ..bootstrap import apply_lock_timeout, open_store, storage_kind, storage_settings
     from ..config.paths import resolve_home
-    from ..config.settings import load_settings
 
     chosen = kind or args.storage
     # config.toml is read only when it can matter (a store it may choose, a server URL in it)
-    settings = load_settings(args.home) if chosen in (None, "postgres") else None
+    settings = storage_settings(args.home) if chosen in (None, "postgres") else None
     kind = storage_kind(chosen, ephemeral=getattr(args, "ephemeral", False) and kind is None, settings=settings)
     apply_lock_timeout(args.home, settings)
     catalog = await open_store(kind, resolve_home(args.home), settings=settings)
@@ -401,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
 
 # The errors that are one line, not a traceback. Named by module: a command that never imported
 # a module cannot have raised its error, and naming them here imports nothing.
-_EXPECTED = (("treechat.storage.base", "StorageError"), ("treechat.storage.model", "InvalidEntryError"),
+_EXPECTED = (("treechat.storage.base", "StorageError"), ("treechat.storage.model_lite", "InvalidEntryError"),
              ("treechat.config.settings", "ConfigError"), ("treechat.llm.registry", "ModelRefError"),
              ("treechat.chat.models", "ChatError"), ("treechat.agent.tools", "UnknownToolError"),
              ("treechat.cli.files", "FilesError"))

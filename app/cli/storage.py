@@ -17,18 +17,20 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from treechat.storage.base import EntryCursor, SessionCatalog, SessionFileError, SessionStorage, StorageError
 from treechat.storage.imports import UncheckedLineError, find_session_files, pi_sessions_dir, read_records
 from treechat.storage.index import entry_json
 from treechat.storage.jsonl_format import export_header
-from treechat.storage.model import Entry, LeafEntry, dump, new_entry_id
 from treechat.storage.stream_scan import plan_file
 from treechat.text.sanitize import json_for_terminal, visible_line
 
 from ..export.target import ExportFile
 from ..progress import is_terminal, progress
+
+if TYPE_CHECKING:  # pydantic's models: imported by the commands that print entries, not by import
+    from treechat.storage.model import Entry
 
 PAGE = 2000  # entries per read when streaming
 
@@ -311,6 +313,8 @@ async def _total(storage: SessionStorage) -> int | None:
 async def stream_tree(storage: SessionStorage, out: TextIO) -> None:
     """`tree --json`: {"leafId", "entries": [...]} with every entry's current label, streamed,
     one entry per line (compact: 100k entries print in seconds, and grep finds them)."""
+    from treechat.storage.model import dump
+
     leaf_id = await storage.get_leaf_id()
     labels = await storage.get_labels()
     out.write('{\n  "leafId": ' + json.dumps(leaf_id) + ',\n  "entries": [')
@@ -335,6 +339,8 @@ async def stream_export(storage: SessionStorage, output: str | None, stdout: Tex
     app's `/export` uses it too, without the progress bar (its terminal belongs to the app). A
     file that cannot be written is an OutputError naming `output`; a terminal named as the file
     gets what stdout would (`raw`: byte for byte)."""
+    from treechat.storage.model import LeafEntry, new_entry_id
+
     meta = await storage.get_metadata()
     leaf_id = await storage.get_leaf_id()
     header = export_header({"id": meta.id, "timestamp": meta.created_at, "cwd": meta.cwd})

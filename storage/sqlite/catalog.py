@@ -7,7 +7,7 @@ import builtins
 import sqlite3
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
 from ..base import (
     AmbiguousSessionError,
@@ -21,12 +21,7 @@ from ..fork_path import forked_entries
 from ..imports import ImportRecords, prepare_records
 from ..json_types import SessionHeader
 from ..jsonl_format import views_of
-from ..model import (
-    Entry,
-    SessionInfoEntry,
-    new_session_id,
-    now_iso,
-)
+from ..model_lite import new_session_id, now_iso
 from ..stream_scan import FilePlan
 from . import fts, rows
 from .bulk import bulk_load
@@ -36,6 +31,9 @@ from .reindex import entry_count, rebuild_search
 from .search import search_tx
 from .storage import SqliteSessionStorage, _fresh_id, append_tx, last_seq
 from .stream_import import drop_abandoned, import_plan
+
+if TYPE_CHECKING:  # (annotations only: a streamed import runs without pydantic's models)
+    from ..model import Entry
 
 _SUMMARY_SQL = (
     "SELECT s.id, s.created_at, m.modified_at, m.name, s.cwd, m.entry_count, m.message_count,"
@@ -182,6 +180,8 @@ class SqliteCatalog:
         ]
 
     async def rename(self, session_ref: str, name: str) -> None:
+        from ..model import SessionInfoEntry  # (pydantic: loaded when a session is renamed, not on open)
+
         def tx(c: sqlite3.Connection) -> None:
             sid = _resolve(c, session_ref)
             leaf = c.execute("SELECT active_leaf_id FROM sessions WHERE id=?", (sid,)).fetchone()[0]

@@ -25,7 +25,7 @@ import aiosqlite
 from ..base import DamagedStorageError, ReadOnlyStorageError, StorageError, StorageWriteError, write_error
 from ..json_types import Json
 from ..locks import POLL, LockWait
-from ..model import parse_entry
+from ..on_demand import parse_entry
 from ..special import special_kind
 from .rows import search_text
 

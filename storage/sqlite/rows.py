@@ -6,13 +6,17 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import aggregates
 from ..base import PathState, SessionStats
 from ..json_types import Row
-from ..model import Entry, iso_to_ms
-from ..views import EntryView, view_of_entry
+from ..model_lite import iso_to_ms
+from ..on_demand import view_of_entry
+from ..views import EntryView
+
+if TYPE_CHECKING:  # (annotations only: a streamed import runs without pydantic's models)
+    from ..model import Entry
 
 # A row as a query's SELECT list names it: sqlite3 hands rows out untyped, and the query's text
 # is their type (each reader says what it takes from them).

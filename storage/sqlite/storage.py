@@ -25,17 +25,8 @@ from ..base import (
 )
 from ..gc_policy import paused
 from ..json_types import SqlValue
-from ..model import (
-    CompactionEntry,
-    Entry,
-    LabelEntry,
-    LeafEntry,
-    SessionInfoEntry,
-    SessionMetadata,
-    new_entry_id,
-    parse_entries_json,
-    parse_entry,
-)
+from ..model_lite import new_entry_id
+from ..on_demand import parse_entries_json, parse_entry
 from ..tree_columns import TreeColumns, columns_from_rows
 from . import fts, rows
 from .db import Database
@@ -43,7 +34,12 @@ from .rows import Fetched
 from .tree_read import read_tree
 
 if TYPE_CHECKING:
+    from ..model import CompactionEntry, Entry, SessionMetadata
     from .catalog import SqliteCatalog
+
+# The entry models are imported in the functions that make or sort them: whoever calls them holds
+# models, so pydantic is loaded by then, and a streamed `treechat import` (which opens a session
+# but makes no model) runs without it.
 
 # The path to an entry: walk up the (few) branch segments, then one ordered range read.
 # ?3 is the first depth wanted; segments entirely above it are not visited.
@@ -149,6 +145,8 @@ def _context_start(c: sqlite3.Connection, sid: str, entry: CompactionEntry, dept
 
 def append_tx(c: sqlite3.Connection, sid: str, entry: Entry, leaf_after: str | None) -> int:
     """Store one entry with everything derived from it (call inside write_tx); its entry_seq."""
+    from ..model import CompactionEntry, LabelEntry, LeafEntry
+
     if c.execute("SELECT 1 FROM session_entries WHERE session_id=? AND id=?", (sid, entry.id)).fetchone():
         raise DuplicateEntryError(entry.id)
     parent = _locate(c, sid, entry.parent_id) if entry.parent_id is not None else None
@@ -201,6 +199,8 @@ UPSERT_LABEL = (
 
 
 def _advance_session(c: sqlite3.Connection, sid: str, entry: Entry) -> None:
+    from ..model import SessionInfoEntry
+
     row = c.execute(
         f"SELECT {rows.STATS_COLUMNS}, name, first_message, message_ms, modified_at, modified_ms"
         " FROM session_materialized WHERE session_id=?",
@@ -281,6 +281,8 @@ class SqliteSessionStorage:
         )
         if row is None:
             raise StorageError(f"Session {self.session_id} no longer exists")
+        from ..model import SessionMetadata
+
         return SessionMetadata(
             id=self.session_id,
             created_at=row[0],
@@ -311,11 +313,15 @@ class SqliteSessionStorage:
         return await self.db.run(_fresh_id, self.session_id)
 
     async def append_entry(self, entry: Entry) -> None:
+        from ..model import LeafEntry
+
         if isinstance(entry, LeafEntry):
             raise StorageError("Leaf entries are written by set_leaf_id, not append_entry")
         self._own.add(await self.db.write(append_tx, self.session_id, entry, entry.id))
 
     async def set_leaf_id(self, leaf_id: str | None) -> None:
+        from ..model import LeafEntry
+
         def tx(c: sqlite3.Connection) -> None:
             if leaf_id is not None:
                 _locate(c, self.session_id, leaf_id)

@@ -19,6 +19,7 @@ from treechat.storage.imports import prepare_records
 from treechat.storage.jsonl_format import views_of
 from treechat.storage.model import AssistantMessage, InvalidEntryError, MessageEntry, ThinkingContent, ToolCall
 from treechat.storage.sqlite import SqliteCatalog
+from treechat.storage.sqlite import db as sqlite_db
 from treechat.storage.sqlite.db import SCHEMA_VERSION
 from treechat.storage.sqlite.search import BROAD_MATCHES
 
@@ -202,6 +203,28 @@ async def test_migrates_from_version_4_drops_the_redundant_session_index(tmp_pat
     names = {r[0] for r in raw(path).execute("SELECT name FROM sqlite_master WHERE type='index'")}
     assert "session_entries_by_session" not in names and "session_entries_skeleton" in names
     assert raw(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+async def test_the_wal_stays_small_through_a_long_unbroken_stream_of_appends(tmp_path, monkeypatch):
+    """With no idle moment the WAL never restarts by itself; db.write restarts it once the worker's
+    checkpoint finds it past WAL_RESTART_FRAMES (here 1 MiB instead of 32: every append writes
+    ~100 KiB of pages, so 400 appends would leave a 40 MB file)."""
+    monkeypatch.setattr(sqlite_db, "WAL_RESTART_FRAMES", 256)
+    path = tmp_path / "treechat.db"
+    cat = await SqliteCatalog.open(path)
+    s = await cat.create(session_id="s")
+    largest, parent = 0, None
+    for i in range(400):
+        await s.append_entry(user(f"u{i}", parent, f"entry {i} " + f"word{i} " * 200))
+        parent = f"u{i}"
+        largest = max(largest, os.path.getsize(f"{path}-wal"))  # noqa: ASYNC240  a stat of a local temp path
+    await cat.close()
+    assert largest < 8 * 2**20
+    cat = await SqliteCatalog.open(path)
+    try:
+        assert len(ids(await (await cat.open("s")).get_path_to_root("u399"))) == 400
+    finally:
+        await cat.close()
 
 
 async def test_newer_schema_is_refused(tmp_path):

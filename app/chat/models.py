@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from treechat.chat.events import Notice, Readiness, StatusChanged
 from treechat.llm.detect import DetectedServer, root_of
-from treechat.llm.types import ModelInfo
+from treechat.llm.types import ModelInfo, stored_model_ref
 from treechat.local_models import LocalModels, key_of
 
 if TYPE_CHECKING:
@@ -53,8 +53,7 @@ class Models:
             raise ChatError(str(err)) from None
 
     def path_model_ref(self) -> str | None:
-        model = self.s.path_state.model
-        return f"{model['provider']}/{model['modelId']}" if model else None
+        return stored_model_ref(self.s.path_state.model)
 
     def current_model(self) -> ModelInfo | None:
         """The model the next message goes to (None: none chosen, or it cannot be resolved)."""

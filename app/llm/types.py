@@ -59,6 +59,17 @@ class ModelInfo:
 UNKNOWN_MODEL = ModelInfo(id="unknown", provider="unknown", api="unknown", context_window=0, known=False)
 
 
+def stored_model_ref(model: dict[str, str] | None) -> str | None:
+    """"provider/id" of the model a path says it used ({"provider", "modelId"}: a model change or
+    the last reply), None when it names none. A reply saved when no model was chosen (a failed
+    send, or a tool-only turn of a test session) has "" for both; reopening its session must not
+    read that as the model "/" and greet the user with an error about a ref they never typed."""
+    if not model:
+        return None
+    provider, model_id = model.get("provider") or "", model.get("modelId") or ""
+    return f"{provider}/{model_id}" if provider and model_id else None
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     name: str

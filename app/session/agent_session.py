@@ -25,7 +25,7 @@ from treechat.agent.queues import QueueKind
 from treechat.agent.state import AgentState
 from treechat.agent.tools.base import AnyTool
 from treechat.agent.types import AgentMessage, GetApiKey, ModelRegistry
-from treechat.llm.types import THINKING_LEVELS, ModelInfo, StreamFn, StreamOptionFields
+from treechat.llm.types import THINKING_LEVELS, ModelInfo, StreamFn, StreamOptionFields, stored_model_ref
 from treechat.storage.base import SessionCatalog, SessionStorage
 from treechat.storage.model import CustomMessage, ImageContent, TextContent, UserMessage, message_text
 
@@ -104,8 +104,9 @@ class AgentSession:
             if resolve is None:
                 raise ValueError("A model reference needs a registry to resolve it.")
             model = resolve(model)
-        if model is None and ctx.model and resolve is not None:
-            model = resolve(f"{ctx.model['provider']}/{ctx.model['modelId']}")
+        stored_ref = stored_model_ref(ctx.model)
+        if model is None and stored_ref and resolve is not None:
+            model = resolve(stored_ref)
         if not isinstance(model, ModelInfo):
             raise ValueError("No model chosen: pass --model PROVIDER/ID or set `model` in config.toml.")
         tools = list(tools)

@@ -101,6 +101,18 @@ async def test_resume_rebuilds_state_and_model_from_the_path() -> None:
     assert texts(resumed.state.messages)[-2:] == ["user:q2", "assistant:a2"]
 
 
+async def test_a_path_whose_reply_named_no_model_asks_for_one() -> None:
+    """provider "" and model "" on the path (a reply saved with none chosen) are no model: the
+    one-sentence "No model chosen", not a ref error about "/"."""
+    session = await new_session()
+    await session.append_message(reply("done").model_copy(update={"provider": "", "model": ""}))
+    registry = ModelRegistry(env={})
+    with pytest.raises(ValueError, match="^No model chosen"):
+        await AgentSession.create(session, registry=registry, stream_fn=ScriptedStream())
+    chosen = await AgentSession.create(session, model="openai/fake-model", registry=registry, stream_fn=ScriptedStream())
+    assert chosen.state.model.ref == "openai/fake-model"
+
+
 async def test_moving_the_leaf_rebuilds_the_transcript() -> None:
     session = await new_session()
     s = await AgentSession.create(session, model=MODEL, stream_fn=ScriptedStream(reply("a1"), reply("a2"), reply("b")))

@@ -428,3 +428,18 @@ async def test_no_model_says_which_keys_were_found_or_that_none_were(catalog, fa
     assert problem.startswith("No model chosen") and "Keys were found for openai." in problem
     bare, _ = await make_chat(catalog, fake, tmp_path, model=None, key=None)
     assert "No API key was found" in (bare.readiness().problem or "")
+
+
+async def test_a_reply_saved_with_no_model_is_not_read_as_the_model_slash(catalog, fake, tmp_path) -> None:
+    """A reply written while no model was chosen names provider "" and model "" (a session made
+    so, reopened: it greeted the user with "Give the model as PROVIDER/MODEL-ID …, not '/'")."""
+    chat, _ = await make_chat(catalog, fake, tmp_path, model=None)
+    await chat.session.append_message(UserMessage(content="make notes"))
+    await chat.session.append_message(AssistantMessage(content=[TextContent(text="done")], provider="", model=""))
+    await chat.open(chat.session.storage)
+    assert chat.s.path_state.model == {"provider": "", "modelId": ""}  # kept as Pi builds it
+    assert (chat.readiness().problem or "").startswith("No model chosen")
+    chat.model_ref = "openai/fake-model"
+    await chat.send("and now?")
+    await chat.wait_idle()
+    assert len(fake.requests) == 1 and (await texts(chat))[-1][0] == "assistant"

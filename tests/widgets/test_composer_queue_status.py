@@ -146,6 +146,24 @@ async def test_status_bar_header_and_banner():
         assert app.posted(Banner.Dismissed) and "OPENAI_API_KEY" not in screen_text(app)
 
 
+async def test_a_long_model_id_gives_way_to_the_context_figure_at_any_width():
+    """A local server's model id is a file name (llama-cpp-python: 40 characters here); at 80
+    columns the bar ran off the end and the context figure, what a 2k-token model needs most,
+    was not shown."""
+    model = "llamacpp/SmolLM2-135M-Instruct.Q4_1.gguf"
+    for width, whole in ((160, True), (80, False), (64, False)):
+        bar = StatusBar()
+        app = Host(bar)
+        async with app.run(size=(width, 3)) as pilot:
+            bar.update_status(model=model, thinking="off", tokens_reported=False, cost=0.0, context_percent=62,
+                              context_estimated=True, model_warning=True, queued_steer=1)
+            await pilot.pause()
+            line = next((ln.rstrip() for ln in screen_text(app).splitlines() if "llamacpp" in ln), "")
+            assert line.endswith("ctx ~62%  │  ⚡1 ⏭0") or line.endswith("ctx ~62% │ ⚡1 ⏭0"), (width, line)
+            assert "llamacpp/" in line and "⚠" in line and "↑? ↓?" in line, (width, line)
+            assert (model in line) is whole and ("…" in line) is not whole, (width, line)
+
+
 async def test_header_shows_the_whole_way_back_when_viewing_at_any_width():
     """Viewing another branch, "g: back to leaf" is never cut off: a long name and position give
     up their room first (at 160 columns the hint ended in "· g:")."""

@@ -90,20 +90,29 @@ class StatusBar(Widget):
     def render(self) -> Content:
         if not self.known and not self.waiting:
             return Content("")  # the first frame, before the session is open: not known, not guessed
-        model = sanitize_line(self.model, 40) or "no model"
-        parts: list = [(model, "bold"), (" ⚠" if self.model_warning else "", "bold $error")]
         counts = f"↑{tokens(self.tokens_in)} ↓{tokens(self.tokens_out)}" if self.tokens_reported else "↑? ↓?"
-        parts += [f" • {self.thinking}", "  │  ", counts]
-        parts += ["  │  ", f"${self.cost:.2f}"]
+        fields: list = [counts, f"${self.cost:.2f}"]
         if self.context_percent is None:
-            parts += ["  │  ", "ctx ?"]
+            fields.append("ctx ?")
         else:
             mark = "~" if self.context_estimated else ""
             pct = self.context_percent
             style = "bold $error" if pct >= 90 else "$warning" if pct >= 75 else ""
-            parts += ["  │  ", (f"ctx {mark}{pct:.0f}%", style)]
+            fields.append((f"ctx {mark}{pct:.0f}%", style))
         if self.queued_steer or self.queued_follow_up:
-            parts += ["  │  ", (f"⚡{self.queued_steer} ⏭{self.queued_follow_up}", "$warning")]
+            fields.append((f"⚡{self.queued_steer} ⏭{self.queued_follow_up}", "$warning"))
         if self.waiting:
-            parts += ["  │  ", (self.waiting, "bold $warning")]
-        return Content.assemble(*parts)
+            fields.append((self.waiting, "bold $warning"))
+        # What does not fit gives way from the left: a local model's id is often a long file name,
+        # and at 80 columns it pushed the context figure (what a 2k-token model needs most) off the
+        # end. The separators tighten first, then the model's name is cut to what is left.
+        width = self.content_region.width or 10_000
+        model = sanitize_line(self.model, 40) or "no model"
+        warning = (" ⚠" if self.model_warning else "", "bold $error")
+        for sep in ("  │  ", " │ "):
+            tail = Content.assemble(f" • {self.thinking}", *(x for f in fields for x in (sep, f)))
+            room = width - tail.cell_length - Content.assemble(warning).cell_length
+            if Content(model).cell_length <= room:
+                break
+        name = Content.styled(model, "bold").truncate(max(room, 8), ellipsis=True)
+        return Content.assemble(name, warning, tail)

@@ -26,8 +26,10 @@ def build_status(state: PathState, agent: AgentSession | None, model: ModelInfo 
     elif agent is not None:
         usage = agent.context_usage()
         percent, estimated = usage.percent, usage.estimated
-    elif model is not None and model.context_window:
+    elif model is not None and model.context_window and (state.context_tokens > 0 or state.message_count == 0):
         percent = 100.0 * state.context_tokens / model.context_window
+    # (else the path has replies but its server counted no tokens, as llama-cpp-python's streams
+    # do: until an agent estimates them from the messages, "ctx ?" rather than a false 0%)
     queue = agent.queue_update() if agent is not None else None
     counted = state.input_tokens + state.cache_read_tokens + state.cache_write_tokens + state.output_tokens
     replied = state.message_count >= 2  # a prompt and something after it

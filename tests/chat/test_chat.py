@@ -28,7 +28,7 @@ from treechat.chat.events import (
 from treechat.config.settings import load_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.storage.base import SessionCatalog
-from treechat.storage.model import AssistantMessage, MessageEntry, TextContent, UserMessage, message_text
+from treechat.storage.model import AssistantMessage, MessageEntry, TextContent, Usage, UserMessage, message_text
 
 
 @pytest.fixture
@@ -428,6 +428,30 @@ async def test_no_model_says_which_keys_were_found_or_that_none_were(catalog, fa
     assert problem.startswith("No model chosen") and "Keys were found for openai." in problem
     bare, _ = await make_chat(catalog, fake, tmp_path, model=None, key=None)
     assert "No API key was found" in (bare.readiness().problem or "")
+
+
+KNOWN = "openai/gpt-4.1-mini"  # a model whose window the catalog knows
+
+
+async def test_a_path_whose_server_counted_no_tokens_shows_no_context_figure_until_estimated(catalog, fake,
+                                                                                            tmp_path) -> None:
+    """llama-cpp-python streams no usage: a reopened session of such replies said "ctx 0%" (its
+    window known) until the next send, whatever the context held."""
+    chat, _ = await make_chat(catalog, fake, tmp_path, model=KNOWN)
+    await chat.session.append_message(UserMessage(content="tell a long story " * 200))
+    await chat.session.append_message(AssistantMessage(content=[TextContent(text="once upon a time " * 300)],
+                                                       provider="openai", model="gpt-4.1-mini"))
+    await chat.open(chat.session.storage)
+    model = chat.models.current_model()
+    assert model is not None and model.window_known  # (the catalog says its window)
+    assert chat.s.agent is None and chat.status().context_percent is None
+    await chat.session.append_message(UserMessage(content="and then?"))
+    await chat.session.append_message(AssistantMessage(content=[TextContent(text="the end")], provider="openai",
+                                                       model="gpt-4.1-mini", usage=Usage(input=9_000, output=600)))
+    await chat.open(chat.session.storage)
+    assert (chat.status().context_percent or 0) > 0
+    fresh, _ = await make_chat(catalog, fake, tmp_path, model=KNOWN)
+    assert fresh.status().context_percent == 0  # nothing on the path: nothing in the context
 
 
 async def test_a_reply_saved_with_no_model_is_not_read_as_the_model_slash(catalog, fake, tmp_path) -> None:

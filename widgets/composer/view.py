@@ -116,6 +116,9 @@ class Composer(TextArea):
     # ------------------------------------------------------------ data in
 
     def set_text(self, text: str) -> None:
+        from treechat.text.sanitize import visible
+
+        text = visible(text)  # (a stored message may hold controls: never drawn raw)
         if self.text and self.text != text:
             self.stashed_draft = self.text
         self.load_text(text)
@@ -192,7 +195,16 @@ class Composer(TextArea):
             return
         token = self.paste_filter(event.text) if self.paste_filter is not None else None
         if token is None:
-            return
+            from treechat.text.sanitize import visible  # (not in the first frame's imports)
+
+            shown = visible(event.text)
+            if shown == event.text:
+                return  # TextArea's own handler inserts it
+            # controls (an escape sequence, a C1 CSI, a bidi override) would act on the terminal
+            # as they are drawn: they go in as their visible pictures, and say so
+            token = shown
+            self.notify("The paste held control characters: they are in as ␛, ␇ or <U+…> (what you see is sent).",
+                        timeout=6)
         event.stop()
         event.prevent_default()
         self.insert(token)

@@ -29,6 +29,8 @@ if TYPE_CHECKING:  # loaded after the first frame (app/tui/starting.py)
     from treechat.widgets.tree.view import TreeView
     from treechat.workspace.restore import RestorePlan
 
+    from .questions import Questions
+
 W = TypeVar("W", bound=Widget)
 T = TypeVar("T")
 M = TypeVar("M")
@@ -55,6 +57,7 @@ def drawn(handler: Callable[[Any, M], Any]) -> Callable[[Any, M], Awaitable[None
 
 class TuiBase(CommandHost, App[int]):
     chat: Chat
+    questions: Questions  # the agent's questions, and who each key belongs to (questions.py)
     started = False  # the session is open and every widget is in place (app/tui/starting.py)
     # sent (or slash commands) before the session opened: they go out once it is (starting.py)
     _unsent: list[Composer.Submitted | Composer.Command]

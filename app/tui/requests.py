@@ -38,6 +38,8 @@ class WidgetRequests(TuiBase):
 
     async def submit(self, message: Composer.Submitted) -> None:
         kind: SendKind = "follow_up" if message.kind == "follow_up" else "steer" if message.kind == "steer" else "send"
+        if kind == "send" and not self.chat.is_running:
+            self.questions.handed_over(message.time)  # what the agent asks next follows from this
         outcome = await self.attempt(self.chat.send(message.text, kind))
         if outcome is None:  # not sent (no model, no key, a file that cannot be attached): the text comes back
             self.composer.give_back(message.text)
@@ -56,6 +58,7 @@ class WidgetRequests(TuiBase):
         if text is not None:  # a prompt to edit and resend as a new sibling
             self.composer.set_text(text)
             self.composer.focus()
+        self.questions.handed_over()  # a restore offer may follow: the person's next act answers it
 
     async def on_tree_view_preview_requested(self, message: TreeView.PreviewRequested) -> None:
         await self.attempt(self.chat.preview(message.entry_id))
@@ -66,11 +69,13 @@ class WidgetRequests(TuiBase):
             self.tree_view.set_details(message.entry_id, text)
 
     async def on_tree_view_back_requested(self, message: TreeView.BackRequested) -> None:
+        self.questions.handed_over()
         await self.attempt(self.chat.back())
 
     # ------------------------------------------------------------ the transcript
 
     async def on_transcript_sibling_requested(self, message: Transcript.SiblingRequested) -> None:
+        self.questions.handed_over()
         await self.attempt(self.chat.switch_sibling(message.entry_id, message.delta))
 
     async def on_transcript_edit_requested(self, message: Transcript.EditRequested) -> None:

@@ -55,6 +55,8 @@ KEYMAP: tuple[Key, ...] = (
     Key("ctrl+p", "command_palette", "Palette", "global", show=False),
     Key("ctrl+g", "edit_in_editor", "Edit in $EDITOR", "global", show=False),
     Key("f1", "help", "Help", "global"),
+    Key("ctrl+c", "interrupt", "Stop the run · clear the draft · quit (twice)", "global", show=False,
+        priority=True),
     Key("ctrl+q", "quit", "Quit", "global", show=False),
     # ---- composer
     # Enter, Alt+Enter, Tab and the newline keys are handled in the composer's own key handler, in

@@ -163,6 +163,10 @@ class Runs:
         if self.s.preview_id is not None:
             await self.shown.preview(None)
             return
+        await self.stop_run()
+
+    async def stop_run(self) -> None:
+        """Ctrl+C: stop the run, whatever is on screen; what was queued goes out next, as for Esc."""
         if self.s.agent is None or not self.s.is_running:
             return
         batch, after = await self.s.agent.interrupt()

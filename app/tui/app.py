@@ -219,6 +219,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
         self.allowed_commands: set[tuple[str, str]] = set()  # (session id, command or path): "allow for this session"
         self.allowed_edits: set[str] = set()  # session ids: "allow edits for this session"
         self.questions = Questions(self)
+        self.parked_drafts = {}
         self._stop_lock_notices: Callable[[], None] = lambda: None
         self.init_start(start)
         if chat is not None:
@@ -419,6 +420,8 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
                 await self.on_event(events.Paste(_as_text(event)))  # text, never a command
                 return
             self.last_key_at = time.monotonic()
+            if event.key != "ctrl+c":
+                self._quit_armed = False  # "Ctrl+C again to quit" means the very next key
             self._key_to_stream()
             if self.questions.route_key(event):
                 return  # an answer, or reading the question: not for anything else

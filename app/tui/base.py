@@ -58,6 +58,7 @@ def drawn(handler: Callable[[Any, M], Any]) -> Callable[[Any, M], Awaitable[None
 class TuiBase(CommandHost, App[int]):
     chat: Chat
     questions: Questions  # the agent's questions, and who each key belongs to (questions.py)
+    parked_drafts: dict[str, str]  # leaf id → a draft a tree move replaced there: it comes back with the leaf
     started = False  # the session is open and every widget is in place (app/tui/starting.py)
     # sent (or slash commands) before the session opened: they go out once it is (starting.py)
     _unsent: list[Composer.Submitted | Composer.Command]

@@ -40,6 +40,9 @@ class WidgetRequests(TuiBase):
         kind: SendKind = "follow_up" if message.kind == "follow_up" else "steer" if message.kind == "steer" else "send"
         if kind == "send" and not self.chat.is_running:
             self.questions.handed_over(message.time)  # what the agent asks next follows from this
+        if self.chat.is_running and self.chat.preview_id is not None:
+            self.notify("Sent to the run on the other branch, not to the one on screen (Esc goes back to it).",
+                        timeout=6)
         outcome = await self.attempt(self.chat.send(message.text, kind))
         if outcome is None:  # not sent (no model, no key, a file that cannot be attached): the text comes back
             self.composer.give_back(message.text)
@@ -50,8 +53,13 @@ class WidgetRequests(TuiBase):
         await self.choose(message.entry_id)
 
     async def choose(self, entry_id: str) -> None:
-        """The tree's click (and the transcript's edit): DESIGN §6 in the controller."""
+        """The tree's click (and the transcript's edit): the controller decides what choosing an
+        entry means. A draft that the prompt to edit replaces is kept: in ↑, and back in the
+        composer when the leaf returns where it was typed (`ChatView`)."""
+        left, draft = self.chat.leaf_id, self.composer.typed_draft
         text = await self.attempt(self.chat.choose(entry_id))
+        if text is not None and draft.strip() and left is not None:
+            self.parked_drafts[left] = draft
         if self.has_class("-narrow"):  # the drawer closes: the transcript shows where we went
             self.add_class("-tree-hidden")
             self.composer.focus()

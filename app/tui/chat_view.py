@@ -48,6 +48,9 @@ class ChatView(TuiBase):
         match event:
             case ev.ReplyStreaming():  # first: once per network read while a reply streams
                 await self._reply_streaming(event)
+            case ev.ReplyPending():
+                if not event.previewing:
+                    await self.transcript.set_pending()
             case ev.ChatDelta():
                 await self._delta(event)
             case ev.SessionOpened():

@@ -6,6 +6,7 @@ where it goes."""
 from __future__ import annotations
 
 import asyncio
+import re
 
 from textual.notifications import Notify
 
@@ -13,6 +14,11 @@ from treechat.storage.model import MessageEntry, UserMessage
 from treechat.widgets.composer.view import Composer
 
 from .conftest import idle, path_texts, screen_text, type_text, wait_for
+
+
+def waited(app) -> float:
+    found = re.search(r"waiting for the reply · (\d+\.\d) s", screen_text(app))
+    return float(found.group(1)) if found else 0.0
 
 
 def toasts(sink: list[str]):
@@ -104,3 +110,16 @@ async def test_a_reply_streams_only_on_its_branch_and_a_send_says_where_it_goes(
         await wait_for(pilot, lambda: "SECOND-REPLY" in screen_text(app), what="the reply back on its branch")
         gate.set()
         await wait_for(pilot, lambda: idle(app) and len(fake.requests) == 3, what="the steer answered")
+
+
+async def test_a_request_shows_at_once_with_the_time_it_has_waited(make_app, fake):
+    gate = asyncio.Event()
+    fake.script_openai(["the answer"], gate=gate, gate_after=0)  # not a byte until the gate opens
+    async with make_app() as (app, pilot):
+        await type_text(pilot, "hi")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "waiting for the reply" in screen_text(app), what="the pending row")
+        await wait_for(pilot, lambda: waited(app) >= 0.3, what="the time counted")
+        gate.set()
+        await wait_for(pilot, lambda: idle(app) and "the answer" in screen_text(app), what="the reply")
+        assert "waiting for the reply" not in screen_text(app)

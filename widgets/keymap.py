@@ -42,7 +42,8 @@ CONTEXTS: dict[str, str] = {
 
 KEYMAP: tuple[Key, ...] = (
     # ---- global (App)
-    Key("ctrl+b,f2", "toggle_tree", "Tree", "global", priority=True),
+    # F2 first: Ctrl+B is tmux's prefix, so inside tmux it never reaches the app
+    Key("f2,ctrl+b", "toggle_tree", "Tree", "global", priority=True),
     Key("ctrl+r", "sessions", "Sessions", "global", priority=True),
     Key("ctrl+f", "search", "Search", "global", priority=True),
     Key("ctrl+l", "model", "Model", "global", priority=True),
@@ -91,6 +92,8 @@ KEYMAP: tuple[Key, ...] = (
     Key("backspace", "back", "Back", "tree"),
     Key("left", "fold", "Fold", "tree", show=False),
     Key("right", "unfold", "Unfold", "tree", show=False),
+    Key("less_than_sign", "resize(4)", "Wider panel (or drag its left edge)", "tree", show=False),
+    Key("greater_than_sign", "resize(-4)", "Narrower panel", "tree", show=False),
     Key("1", "filter_mode('default')", "Filter: default", "tree", show=False),
     Key("2", "filter_mode('no-tools')", "Filter: no tools", "tree", show=False),
     Key("3", "filter_mode('user-only')", "Filter: user only", "tree", show=False),
@@ -142,6 +145,8 @@ _NAMES = {
     "delete": "Del",
     "enter": "Enter",
     "space": "Space",
+    "less_than_sign": "<",
+    "greater_than_sign": ">",
     "tab": "Tab",
     "up": "↑",
     "down": "↓",

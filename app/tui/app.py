@@ -60,6 +60,7 @@ if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/startin
     from treechat.storage.base import SessionStorage
     from treechat.widgets.composer.view import Completion
     from treechat.widgets.question.panel import QuestionPanel, QuestionSpec
+    from treechat.widgets.tree.view import TreeView
 
 register()  # Alt+Enter as most terminals send it (ESC CR)
 
@@ -287,6 +288,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
 
         self._stop_lock_notices = add_listener(lock_notice)
         self.apply_saved_theme()
+        self.remembered_tree_width()
         self.composer.max_paste = int(getattr(chat.settings, "max_input_mb", 1.0) * 1e6)
         await self.chat.open(storage)
 
@@ -359,6 +361,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
                 super().add_class("-tree-hidden", update=False)
             else:
                 super().remove_class("-tree-hidden", update=False)
+        self._apply_tree_width()
         self._restyle_panel()
 
     # A class on the App restyles every widget of the screen (Textual walks them all): with a
@@ -380,6 +383,41 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
             super().remove_class(*class_names, update=False)
             self._restyle_panel()
         return self
+
+    # ------------------------------------------------------------ the tree panel's width
+
+    tree_width = 44  # columns, beside the transcript (a drawer on a narrow terminal has its own)
+    MIN_TREE, MIN_CHAT = 24, 40
+
+    def set_tree_width(self, width: int, *, keep: bool = False) -> None:
+        """The panel `width` columns wide (within what leaves the conversation room); `keep`:
+        remembered in state.json for the next start."""
+        self.tree_width = max(self.MIN_TREE, min(width, self.size.width - self.MIN_CHAT))
+        self._apply_tree_width()
+        if keep:
+            self.run_worker(self._keep_tree_width(self.tree_width), group="state", exclusive=True)
+
+    def _apply_tree_width(self) -> None:
+        # an inline width beats the stylesheet, so it is cleared for the drawer (its width is 85%)
+        for panel in self._panels():
+            panel.styles.width = None if self.has_class("-narrow") else self.tree_width
+
+    async def _keep_tree_width(self, width: int) -> None:
+        from treechat.config.state import StateFile
+
+        await asyncio.to_thread(StateFile(self.chat.settings.home).update, tree_width=width)
+
+    def remembered_tree_width(self) -> None:
+        """The width kept from last time (once the session's home is known)."""
+        from treechat.config.state import StateFile
+
+        kept = StateFile(self.chat.settings.home).read().get("tree_width")
+        if isinstance(kept, int) and kept != self.tree_width:
+            self.set_tree_width(kept)
+
+    def on_tree_view_resize_requested(self, message: TreeView.ResizeRequested) -> None:
+        width = message.width if message.width is not None else self.tree_width + message.delta
+        self.set_tree_width(width, keep=message.final)
 
     def _restyle_panel(self) -> None:
         if not self.screen_stack:

@@ -100,7 +100,7 @@ class SlashCommands(TuiBase):
 
     # ------------------------------------------------------------ the conversation's commands (registry.py)
 
-    @command("tree", title="Show or focus the tree", help="the session tree panel", key="Ctrl+B")
+    @command("tree", title="Show or focus the tree", help="the session tree panel", key="F2")
     async def cmd_tree(self, args: str) -> None:
         self.remove_class("-tree-hidden")
         self.tree_view.focus()

@@ -152,14 +152,13 @@ class ExtensionsView(TuiBase):
         ext = self.chat.extensions
         out = []
         if ext.templates:
-            out += ["## Prompt templates", "", "| Command | What it does |", "|---|---|"]
-            out += [f"| `/{t.name}{' ' + t.argument_hint if t.argument_hint else ''}` | "
-                    f"{t.description.replace('|', '¦')} |" for t in ext.templates]
+            out += ["## Prompt templates", ""]
+            out += [f"- `/{t.name}{' ' + t.argument_hint if t.argument_hint else ''}` — {t.description}"
+                    for t in ext.templates]
             out.append("")
         if ext.skills:
-            out += ["## Skills", "", "`/skill NAME [text]` puts one into your message.", "",
-                    "| Skill | What it is for |", "|---|---|"]
-            out += [f"| `{s.name}` | {s.description.replace('|', '¦')} |" for s in ext.skills]
+            out += ["## Skills", "", "`/skill NAME [text]` puts one into your message.", ""]
+            out += [f"- `{s.name}` — {s.description}" for s in ext.skills]
             out.append("")
         return "\n".join(out)
 

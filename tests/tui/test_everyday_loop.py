@@ -123,3 +123,33 @@ async def test_a_request_shows_at_once_with_the_time_it_has_waited(make_app, fak
         gate.set()
         await wait_for(pilot, lambda: idle(app) and "the answer" in screen_text(app), what="the reply")
         assert "waiting for the reply" not in screen_text(app)
+
+
+async def test_the_tree_panel_is_resized_with_keys_and_its_edge_and_remembered(make_app, fake, tmp_path):
+    from treechat.config.state import StateFile
+    from treechat.widgets.tree.view import TreeView
+
+    async with make_app(size=(160, 40)) as (app, pilot):
+        tree = app.query_one(TreeView)
+        assert tree.outer_size.width == 44
+        tree.focus()
+        await pilot.press("less_than_sign", "less_than_sign")  # `<`: the left edge moves left
+        await wait_for(pilot, lambda: tree.outer_size.width == 52, what="a wider panel")
+        await pilot.press("greater_than_sign")
+        await wait_for(pilot, lambda: tree.outer_size.width == 48, what="a narrower panel")
+        left = tree.region.x
+        await pilot.mouse_down(tree, offset=(0, 5))  # the border: a handle
+        await pilot.hover(app.screen, offset=(left - 20, 5))
+        await pilot.mouse_up(app.screen, offset=(left - 20, 5))
+        await wait_for(pilot, lambda: tree.outer_size.width == 68, what="the dragged width")
+        await pilot.mouse_down(tree, offset=(0, 5))
+        await pilot.mouse_up(app.screen, offset=(5, 5))  # past where the conversation keeps its room
+        await wait_for(pilot, lambda: tree.outer_size.width == 160 - app.MIN_CHAT, what="the widest it goes")
+        await wait_for(pilot, lambda: StateFile(tmp_path).read().get("tree_width") == 120, what="kept")
+    async with make_app(size=(160, 40)) as (app, pilot):
+        tree = app.query_one(TreeView)
+        await wait_for(pilot, lambda: tree.outer_size.width == 120, what="the width from last time")
+    async with make_app(size=(80, 24)) as (app, pilot):  # narrow: the drawer keeps its own width
+        await pilot.press("f2")
+        tree = app.query_one(TreeView)
+        await wait_for(pilot, lambda: tree.display and 0 < tree.outer_size.width <= 72, what="the drawer")

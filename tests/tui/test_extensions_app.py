@@ -124,7 +124,7 @@ async def test_templates_are_commands_with_tab_and_f1(make_app, fake, tmp_path) 
         await pilot.press("f1")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="F1")
         assert "/review FILE…" in app.screen.extra and "Review some files" in app.screen.extra
-        assert "`deploy` | How to deploy" in app.screen.extra
+        assert "`deploy` — How to deploy" in app.screen.extra
         await pilot.press("escape")
         await pilot.press("ctrl+p")
         await pilot.pause(0.2)

@@ -163,8 +163,8 @@ def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) ->
     if model.reasoning:
         body["include"] = ["reasoning.encrypted_content"]
         effort = reasoning_effort(model, options.thinking_level)
-        # a summary only when thinking is shown (an organisation OpenAI has not verified is refused one)
-        body["reasoning"] = {"effort": effort, "summary": "auto"} if effort else {}
+        if effort:  # and a summary only then: thinking off shows none (an organisation OpenAI has not verified is refused one)
+            body["reasoning"] = {"effort": effort, "summary": "auto"}
     return body
 
 
@@ -246,7 +246,7 @@ class ResponsesParser:
             new = TextContent(text="")
         elif kind == "function_call":
             ident = self._text(item.get("call_id"), "a tool call's id") or self._text(item.get("id"), "an item's id")
-            new = ToolCall(id=ident or f"call_{len(self._args)}", name=self._text(item.get("name"), "a tool's name"))
+            new = ToolCall(id=ident or f"call_{len(self.message.content)}", name=self._text(item.get("name"), "a tool's name"))
         else:
             return None
         self.message.content.append(new)
@@ -261,10 +261,10 @@ class ResponsesParser:
                kind: Literal["text_delta", "thinking_delta"]) -> list[StreamEvent]:
         text = self._text(data.get("delta"), "a delta")
         index = self._find(data)
-        if index is None or not isinstance(self.message.content[index], cls):
-            # a delta before (or without) its item: a block of its own, found by the same keys
+        if index is None:  # a delta before (or without) its item: a block of its own, found by the same keys
             index = self._block(data, {"type": "message" if cls is TextContent else "reasoning"})
-            assert index is not None
+        if index is None or not isinstance(self.message.content[index], cls):
+            return []  # text for an item of another kind (a tool call's): nothing to show it as
         part = data.get("summary_index")
         if isinstance(part, int):
             if self._parts.get(index, part) != part and text:

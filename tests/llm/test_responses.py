@@ -84,7 +84,7 @@ async def test_reasoning_summary_is_thinking_and_the_encrypted_item_is_kept(fake
 async def test_the_thinking_level_is_reasoning_effort(fake, level, compat, expected) -> None:
     fake.script_responses(["ok"])
     await run(fake, options=StreamOptions(thinking_level=level), reasoning=True, compat=compat)
-    assert fake.requests[0].body["reasoning"] == expected
+    assert fake.requests[0].body.get("reasoning", {}) == expected
 
 
 async def test_a_model_that_does_not_think_is_asked_for_no_reasoning(fake) -> None:

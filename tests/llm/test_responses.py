@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -182,7 +183,7 @@ async def test_response_incomplete_says_its_reason(fake, reason, stop, error) ->
 
 async def test_refusal_is_shown_as_text(fake) -> None:
     item = {"id": "msg_1", "type": "message", "role": "assistant", "content": []}
-    frames = [("response.output_item.added", {"output_index": 0, "item": item}),
+    frames: list[tuple[str, dict[str, Any]]] = [("response.output_item.added", {"output_index": 0, "item": item}),
               ("response.refusal.delta", {"item_id": "msg_1", "output_index": 0, "content_index": 0,
                                           "delta": "I can't help with that."}),
               ("response.completed", {"response": {"status": "completed", "output": []}})]

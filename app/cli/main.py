@@ -37,9 +37,16 @@ class CliError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ..llm.apis import TITLES
     from .parser import build_parser as build
 
-    return build()
+    parser = build()
+    apis = ", ".join(f"{api} ({title})" for api, title in TITLES.items())
+    said = (f"Providers speak one of these APIs: {apis}; a provider's api in config.toml says which, and the "
+            "built-in openai provider uses openai-responses for OpenAI's codex models. `treechat doctor` shows the "
+            "API of each provider and of the chosen model.")
+    parser.epilog = f"{parser.epilog} {said}" if parser.epilog else said
+    return parser
 
 
 @asynccontextmanager

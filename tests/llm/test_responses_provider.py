@@ -26,6 +26,12 @@ def test_every_api_has_an_adapter_and_the_catalog_names_only_those() -> None:
         assert all(spec.get("api", provider.api) in APIS for spec in provider.models.values())
 
 
+def test_help_names_the_apis() -> None:
+    shown = " ".join(build_parser().format_help().split())
+    assert "openai (OpenAI Chat Completions), anthropic (Anthropic Messages), openai-responses (OpenAI Responses)" in shown
+    assert "`treechat doctor` shows the API of each provider" in shown
+
+
 def test_the_built_in_openai_provider_speaks_responses_for_its_codex_models() -> None:
     reg = ModelRegistry(None, env={"OPENAI_API_KEY": "k"})
     assert reg.resolve("openai/gpt-5.3-codex").api == "openai-responses"

@@ -12,7 +12,7 @@ import pytest
 from tests.fake_provider import FakeProvider
 from treechat.cli.main import build_parser, cmd_print
 from treechat.config.settings import ConfigError, load_settings
-from treechat.llm.apis import APIS, Api
+from treechat.llm.apis import APIS, TITLES, Api
 from treechat.llm.catalog import builtin_providers
 from treechat.llm.registry import ModelRegistry, adapter
 
@@ -28,7 +28,7 @@ def test_every_api_has_an_adapter_and_the_catalog_names_only_those() -> None:
 
 def test_help_names_the_apis() -> None:
     shown = " ".join(build_parser().format_help().split())
-    assert "openai (OpenAI Chat Completions), anthropic (Anthropic Messages), openai-responses (OpenAI Responses)" in shown
+    assert ", ".join(f"{api} ({title})" for api, title in TITLES.items()) in shown
     assert "`treechat doctor` shows the API of each provider" in shown
 
 

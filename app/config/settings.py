@@ -15,7 +15,7 @@ the file and the line (a README test loads every ```toml block, so they cannot d
 
     [providers.local]
     base_url = "http://127.0.0.1:8080/v1"
-    api = "openai"                     # or "anthropic"
+    api = "openai"                     # or "anthropic", "openai-responses"
     api_key_env = "LOCAL_KEY"          # or api_key = "..."
     models = ["qwen3-8b"]              # or [[providers.local.models]] tables (id, input, context_window, ...)
 """
@@ -36,11 +36,11 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from treechat.storage.special import special_kind
 
+from ..llm.apis import Api, one_of
 from ..mcp.config import DEFAULT_TIMEOUT as DEFAULT_MCP_TIMEOUT
 from ..mcp.config import McpServerConfig, McpServers
 from .paths import config_path, resolve_home
 
-APIS = ("openai", "anthropic")
 THINKING = ("off", "minimal", "low", "medium", "high", "xhigh")
 # Names earlier READMEs used; an old config gets "did you mean" with the real key.
 _RENAMED = {"default_model": "model", "thinking_level": "thinking"}
@@ -103,6 +103,7 @@ class ModelOptions(_Strict):
     context_window: Annotated[int, Field(gt=0)] | None = None
     max_tokens: Annotated[int, Field(gt=0)] | None = None
     reasoning: bool | None = None
+    api: Api | None = None  # this model's wire protocol, when not its provider's (e.g. a model served only by Responses)
 
     def as_spec(self) -> dict[str, Any]:
         """The catalog's spelling of these options (what `model_info` reads)."""
@@ -111,7 +112,7 @@ class ModelOptions(_Strict):
 
 class ProviderConfig(_Strict):
     name: str = ""
-    api: Literal["openai", "anthropic"] | None = None
+    api: Api | None = None
     base_url: str | None = None
     api_key: str | None = Field(default=None, repr=False)
     api_key_env: str | None = None
@@ -297,7 +298,7 @@ def _explain(problem: Any, keys: list[str]) -> str:
     if key == "storage":
         return 'must be one of "sqlite", "jsonl", "memory", "postgres"'
     if key == "api":
-        return 'must be "openai" or "anthropic"'
+        return f"must be {one_of()}"
     if key == "tools":
         return 'must be a list of tool names, e.g. ["read", "ls"]'
     if key == "providers" and len(keys) == 1:

@@ -63,8 +63,9 @@ class Recorder:
 
 
 async def make_chat(catalog: SessionCatalog, fake: FakeProvider, tmp_path: Any, *, key: str | None = "k",
-                    model: str | None = "openai/fake-model") -> tuple[Chat, Recorder]:
-    env = {"OPENAI_BASE_URL": fake.base_url, **({"OPENAI_API_KEY": key} if key else {})}
+                    model: str | None = "openai/fake-model", remote: bool = False) -> tuple[Chat, Recorder]:
+    # remote: OpenAI itself (no OPENAI_BASE_URL), which is never sent to
+    env = {**({} if remote else {"OPENAI_BASE_URL": fake.base_url}), **({"OPENAI_API_KEY": key} if key else {})}
     settings = load_settings(tmp_path / "home", env=env)
     chat = Chat(catalog=catalog, settings=settings, registry=ModelRegistry(settings, env=env), model_ref=model,
                 cwd=str(tmp_path), local_servers=())  # (no real port is asked)
@@ -180,7 +181,7 @@ async def test_stop_sends_a_steer_queued_first_before_a_follow_up(catalog, fake,
 
 
 async def test_no_model_or_no_key_is_a_chat_error_and_writes_nothing(catalog, fake, tmp_path) -> None:
-    chat, _ = await make_chat(catalog, fake, tmp_path, key=None)
+    chat, _ = await make_chat(catalog, fake, tmp_path, key=None, remote=True)  # OpenAI itself needs its key
     with pytest.raises(ChatError, match="OPENAI_API_KEY"):
         await chat.send("hi")
     assert (await chat.session.storage.get_session_stats()).entry_count == 0 and fake.requests == []

@@ -33,8 +33,10 @@ def make_app(tmp_path, fake) -> Callable[..., Any]:
     async def factory(*, key: str | None = KEY, model: str | None = "openai/fake-model", session_id: str | None = None,
                       size: tuple[int, int] = (140, 44), storage_kind: str = "sqlite",
                       tools: list[str] | None = None, app_class: type[TreechatApp] = TreechatApp,
-                      message_hook: Callable[[Any], None] | None = None) -> AsyncIterator[tuple[Any, Any]]:
-        env = {"OPENAI_BASE_URL": fake.base_url}
+                      message_hook: Callable[[Any], None] | None = None,
+                      remote: bool = False) -> AsyncIterator[tuple[Any, Any]]:
+        # remote: OpenAI itself (no OPENAI_BASE_URL: its key needed, its catalog listed), never sent to
+        env = {} if remote else {"OPENAI_BASE_URL": fake.base_url}
         if key:
             env["OPENAI_API_KEY"] = key
         settings = load_settings(tmp_path, env=env)

@@ -109,7 +109,7 @@ async def test_alt_up_pulls_the_last_queued_message_back(make_app, fake):
 
 
 async def test_without_a_key_the_text_stays_and_the_error_is_inline(make_app, fake):
-    async with make_app(key=None) as (app, pilot):
+    async with make_app(key=None, remote=True) as (app, pilot):
         banner = app.query_one("#banner")
         # an empty session: the welcome says what is missing (the banner would only repeat it)
         welcome = app.query_one("Welcome")

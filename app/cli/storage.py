@@ -338,8 +338,22 @@ async def stream_export(storage: SessionStorage, output: str | None, stdout: Tex
     it is atomic, into a device or FIFO it streams (export_target.py); to stdout it streams. The
     app's `/export` uses it too, without the progress bar (its terminal belongs to the app). A
     file that cannot be written is an OutputError naming `output`; a terminal named as the file
-    gets what stdout would (`raw`: byte for byte)."""
-    from treechat.storage.model import LeafEntry, new_entry_id
+    gets what stdout would (`raw`: byte for byte).
+
+    Pi 0.73.1 resumes a file at its last line and shows every line in its tree (a `leaf` marker
+    is an empty row there), so the file holds no `leaf` entry: the leaf entry itself is written
+    last, wherever it was appended (Pi and we link entries by id, in any order). A leaf before
+    the first entry cannot be said that way: the file ends with its first root entry instead
+    (a settings entry in a session treechat began: the same empty conversation). A tools record
+    (`active_tools_change`, also an empty row in Pi) is written as the `custom` entry Pi hides
+    and we read as the same record (model.TOOLS_RECORD)."""
+    from treechat.storage.model import TOOLS_RECORD, ActiveToolsChangeEntry, CustomEntry, LeafEntry
+
+    def line_of(entry: Entry) -> str:
+        if isinstance(entry, ActiveToolsChangeEntry):
+            entry = CustomEntry(id=entry.id, parent_id=entry.parent_id, timestamp=entry.timestamp,
+                                custom_type=TOOLS_RECORD, active_tool_names=list(entry.active_tool_names))
+        return entry_json(entry)
 
     meta = await storage.get_metadata()
     leaf_id = await storage.get_leaf_id()
@@ -355,19 +369,19 @@ async def stream_export(storage: SessionStorage, output: str | None, stdout: Tex
 
     try:
         write(json.dumps(header, separators=(",", ":"), ensure_ascii=False))
-        last: Entry | None = None
-        taken: set[str] = set()
+        held: Entry | None = None  # the entry to end the file with: the leaf
         total = await _total(storage) if show_progress else None
         with progress("Exporting", total=total, unit="entries", enabled=show_progress) as bar:
             async for entry in pages(storage):
-                write(entry_json(entry))
-                taken.add(entry.id)
-                last = entry
                 bar.advance(1)
-        natural = None if last is None else (last.target_id if isinstance(last, LeafEntry) else last.id)
-        if last is not None and natural != leaf_id:
-            # Pi resumes at the last line: a marker puts it where this session is.
-            write(entry_json(LeafEntry(id=new_entry_id(taken), parent_id=leaf_id, target_id=leaf_id)))
+                if isinstance(entry, LeafEntry):
+                    continue
+                if held is None and (entry.id == leaf_id or leaf_id is None and entry.parent_id is None):
+                    held = entry
+                    continue
+                write(line_of(entry))
+        if held is not None:
+            write(line_of(held))
         if target is not None:
             target.commit()
             target = None

@@ -39,7 +39,7 @@ PAGE = 2000  # entries per read when streaming
 class ImportSummary:
     imported: list[str] = field(default_factory=list)
     already: list[str] = field(default_factory=list)
-    not_sessions: int = 0
+    not_sessions: list[str] = field(default_factory=list)  # files in a folder that are no session (skipped)
     failed: list[str] = field(default_factory=list)
     entries: int = 0
     skipped_lines: int = 0
@@ -58,7 +58,9 @@ class ImportSummary:
             parts.append(f"changed in Pi since: {shown} entries (--force re-imports, replacing what treechat "
                          "holds of it, entries added here included)")
         if self.not_sessions:
-            parts.append(f"{self.not_sessions} file{'s' if self.not_sessions != 1 else ''} not a session, skipped")
+            count = len(self.not_sessions)
+            names = ", ".join(self.not_sessions[:3]) + (f" and {count - 3} more" if count > 3 else "")
+            parts.append(f"{count} file{'s' if count != 1 else ''} not a session, skipped ({names})")
         if self.skipped_lines:
             files = ", ".join(self.damaged[:3]) + (f" and {len(self.damaged) - 3} more" if len(self.damaged) > 3 else "")
             parts.append(f"skipped {self.skipped_lines} unreadable line(s) in {files} (first: {self.first_problem})")
@@ -74,6 +76,7 @@ async def run_import(catalog: SessionCatalog, paths: list[Path], *, force: bool,
     """Import every session file under `paths`; prints ids (stdout) and one summary line (stderr)."""
     summary = ImportSummary()
     _STOP.clear()
+    named = {p for p in paths if not p.is_dir()}  # a file named that is no session is a failure, not a skip
     files: list[Path] = []
     for path, reason in find_session_files(paths):
         if reason is not None:
@@ -86,8 +89,8 @@ async def run_import(catalog: SessionCatalog, paths: list[Path], *, force: bool,
         for file in files:
             size = sizes[file]
             bar.update(description=f"Importing {_short(file.name)}")
-            one = asyncio.ensure_future(
-                _import_one(catalog, file, force, summary, functools.partial(_advance_by, bar, size)))
+            one = asyncio.ensure_future(_import_one(catalog, file, force, summary,
+                                                    functools.partial(_advance_by, bar, size), named=file in named))
             try:
                 await asyncio.shield(one)
             except asyncio.CancelledError:
@@ -137,12 +140,14 @@ class _FileShare:
         self(1.0)
 
 
-def _unreadable(file: Path, err: Exception, summary: ImportSummary, advance: Callable[[float], None]) -> None:
-    """A file that could not be read, streamed or whole: not a session, or one failure named."""
+def _unreadable(file: Path, err: Exception, summary: ImportSummary, advance: Callable[[float], None],
+                named: bool) -> None:
+    """A file that could not be read, streamed or whole: not a session (skipped in a folder, a
+    failure when named), or one failure named."""
     advance(1.0)
     if isinstance(err, SessionFileError):
-        if "not a Pi or treechat session" in str(err):
-            summary.not_sessions += 1
+        if "not a Pi or treechat session" in str(err) and not named:
+            summary.not_sessions.append(file.name)
         else:
             summary.failed.append(str(err))
     elif isinstance(err, (MemoryError, OSError)):
@@ -152,21 +157,22 @@ def _unreadable(file: Path, err: Exception, summary: ImportSummary, advance: Cal
 
 
 async def _import_one(
-    catalog: SessionCatalog, file: Path, force: bool, summary: ImportSummary, advance_bar: Callable[[float], None]
+    catalog: SessionCatalog, file: Path, force: bool, summary: ImportSummary, advance_bar: Callable[[float], None],
+    *, named: bool = False
 ) -> None:
     advance = _FileShare(advance_bar)
     if _streams(catalog):
         try:
             done = await _import_streamed(catalog, file, force, summary, advance)
         except Exception as err:  # noqa: BLE001 - a file we fail to read is one failure, not the end of the import
-            _unreadable(file, err, summary, advance)
+            _unreadable(file, err, summary, advance, named)
             return
         if done:
             return
     try:
         header, records, report = read_records(file, check_later=True)
     except Exception as err:  # noqa: BLE001 - a file we fail to read is one failure, not the end of the import
-        _unreadable(file, err, summary, advance)
+        _unreadable(file, err, summary, advance, named)
         return
     advance(0.5)
     sid = header["id"]

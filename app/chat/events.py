@@ -54,11 +54,15 @@ class Header:
     depth: int  # entries on the path root → leaf
     branches: int  # conversation tips (metadata never counts); -1: not counted yet (a big tree being read)
     viewing: str | None = None  # the previewed entry's first line, when previewing
+    at_start: bool = False  # the leaf is before every prompt of a session that has some (a rewind to the root)
 
     @property
     def position(self) -> str:
         if self.depth == 0 and self.branches == 0:
             return "empty"
+        if self.at_start:
+            branches = "branch" if self.branches == 1 else "branches"
+            return "at the start" + (f" · {self.branches} {branches}" if self.branches > 0 else "")
         entries = "entry" if self.depth == 1 else "entries"
         branches = "branch" if self.branches == 1 else "branches"
         if self.branches < 0:

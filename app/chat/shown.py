@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from treechat.chat.events import Header, HeaderChanged, Mark, PathChanged, Status
-from treechat.chat.status import build_status, first_prompt, sibling_marks, viewing_text
+from treechat.chat.status import build_status, first_prompt, opening_prompt, sibling_marks, viewing_text
 from treechat.shown_path import ShownPath, shown_path
 
 if TYPE_CHECKING:
@@ -47,16 +47,24 @@ class Shown:
         leaf = self.s.session.leaf_id
         depth = self.s.path_state.depth if self.s.state_leaf == leaf else len(self.s.tree.path_ids(leaf))
         branches = max(self.s.tree.branch_count(), 1 if len(self.s.tree) else 0) if self.s.tree_load is None else -1
-        return Header(title=self.title(), depth=depth, branches=branches,
-                      viewing=viewing_text(self.s.tree, self.s.preview_id))
+        title, at_start = self._title()
+        return Header(title=title, depth=depth, branches=branches,
+                      viewing=viewing_text(self.s.tree, self.s.preview_id), at_start=at_start)
 
     def title(self) -> str:
         """The session's name, else its first prompt, else its id."""
-        if self.s.name:
-            return self.s.name
+        return self._title()[0]
+
+    def _title(self) -> tuple[str, bool]:
+        """The title, and whether the leaf is before every prompt of a session that has some (a
+        rewind to the root: the session is still named by its first prompt)."""
         if self.s.first_prompt is None:
             self.s.first_prompt = first_prompt(self.s.tree, self.s.session.leaf_id)
-        return self.s.first_prompt[:60] if self.s.first_prompt else f"new session {self.s.session.session_id[:8]}"
+        opening = None if self.s.first_prompt else opening_prompt(self.s.tree)
+        if self.s.name:
+            return self.s.name, opening is not None
+        said = self.s.first_prompt or opening
+        return (said[:60] if said else f"new session {self.s.session.session_id[:8]}"), opening is not None
 
     def status(self) -> Status:
         return build_status(self.s.path_state, self.s.agent, self.models.current_model(), self.s.registry)

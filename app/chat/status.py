@@ -52,6 +52,16 @@ def first_prompt(tree: TreeIndex, leaf_id: str | None) -> str | None:
     return None
 
 
+def opening_prompt(tree: TreeIndex) -> str | None:
+    """The session's first prompt anywhere in its tree, as one line: what an unnamed session is
+    called while its leaf is before every prompt (a rewind to the root)."""
+    dead = set(tree.dead_slots)
+    for slot in range(tree.size):
+        if slot not in dead and tree.kind_at(slot)[:2] == ("message", "user"):
+            return " ".join(tree.previews.get(slot).split())
+    return None
+
+
 def clip_words(text: str, limit: int) -> str:
     """`text` as one line of at most `limit` characters, cut after a whole word with "…" (a word
     longer than the whole limit is cut inside)."""

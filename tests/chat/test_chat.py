@@ -468,3 +468,18 @@ async def test_a_reply_saved_with_no_model_is_not_read_as_the_model_slash(catalo
     await chat.send("and now?")
     await chat.wait_idle()
     assert len(fake.requests) == 1 and (await texts(chat))[-1][0] == "assistant"
+
+
+async def test_after_a_rewind_to_the_root_the_header_names_the_session_and_says_at_the_start(catalog, fake,
+                                                                                                  tmp_path) -> None:
+    chat, _ = await make_chat(catalog, fake, tmp_path)
+    ids = await seeded(chat)
+    assert await chat.choose(ids[0]) == "q1"  # the first prompt: the leaf goes before it
+    assert chat.leaf_id is None
+    header = chat.header()
+    assert header.title == "q1" and header.at_start and header.position == "at the start · 1 branch"
+    await chat.back()
+    assert chat.header().position == "4 entries on this branch · 1 branch" and not chat.header().at_start
+    await chat.rename("Fruit")
+    await chat.choose(ids[0])
+    assert (chat.header().title, chat.header().position) == ("Fruit", "at the start · 1 branch")

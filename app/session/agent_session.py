@@ -20,14 +20,21 @@ from typing import Literal
 
 from treechat.agent.agent import Agent
 from treechat.agent.bus import EventBus, Listener, Unsubscribe
-from treechat.agent.events import AgentEvent, MessageEnd, MessageStart
+from treechat.agent.events import AgentEnd, AgentEvent, AgentStart, MessageEnd, MessageStart
 from treechat.agent.queues import QueueKind
 from treechat.agent.state import AgentState
 from treechat.agent.tools.base import AnyTool
 from treechat.agent.types import AgentMessage, GetApiKey, ModelRegistry
 from treechat.llm.types import THINKING_LEVELS, ModelInfo, StreamFn, StreamOptionFields, stored_model_ref
 from treechat.storage.base import SessionCatalog, SessionStorage
-from treechat.storage.model import CustomMessage, ImageContent, TextContent, UserMessage, message_text
+from treechat.storage.model import (
+    AssistantMessage,
+    CustomMessage,
+    ImageContent,
+    TextContent,
+    UserMessage,
+    message_text,
+)
 
 from .branching import NothingToSummarize, fork_session, write_branch_summary
 from .compaction import CompactionError, CompactionSettings, NothingToCompact
@@ -61,6 +68,12 @@ def clamp_thinking(model: ModelInfo, level: str) -> str:
     return level
 
 
+def _stopped_empty(message: AgentMessage) -> bool:
+    """A reply that ended before it said anything because its run was stopped (or failed)."""
+    return (isinstance(message, AssistantMessage) and message.stop_reason in ("aborted", "error")
+            and not message_text(message).strip() and not any(b.type == "toolCall" for b in message.content))
+
+
 class AgentSession:
     def __init__(self, session: Session, agent: Agent, *, available_tools: Iterable[AnyTool] = (),
                  resolve_model: Callable[[str], ModelInfo] | None = None,
@@ -73,6 +86,8 @@ class AgentSession:
         self.recovery_folders: list[Path] = []  # where unsaved messages go (save_unsaved adds /tmp)
         self.compactor = Compactor(self, compaction_settings or CompactionSettings(), self.events)
         self._path_tools: list[str] | None = None  # the tool set the path records at the leaf
+        self._halted: str | None = None  # why this run was stopped: a message of it could not be saved
+        self._unsaved: list[AgentMessage] = []  # this run's messages the session does not hold
         agent.subscribe(self._on_agent_event)
 
     # ------------------------------------------------------------ construction
@@ -140,8 +155,16 @@ class AgentSession:
 
     async def _on_agent_event(self, event: AgentEvent) -> None:
         match event:
+            case AgentStart():
+                self._halted, self._unsaved = None, []
+            case MessageEnd() if self._halted and _stopped_empty(event.message):
+                self._unsaved.append(event.message)  # the request the halt kept from going out: nothing to keep
             case MessageEnd():
                 await self._persist(event.message)
+            case AgentEnd() if self._unsaved:
+                # the next request's context is what the session holds (the rest is in the recovery file)
+                unsaved = {id(m) for m in self._unsaved}
+                self.agent.state.messages = [m for m in self.agent.state.messages if id(m) not in unsaved]
             case MessageStart() if event.message.role == "user":
                 await self.events.emit(self.queue_update())  # a queued message was just delivered
             case _:
@@ -166,6 +189,8 @@ class AgentSession:
             reason = err.strerror + (f": {err.filename}" if err.filename else "")
         path = save_unsaved(message, self.session.session_id, reason, self.recovery_folders)
         # nothing more goes out (no request, no tool run) while what it says cannot be kept
+        self._halted = reason
+        self._unsaved.append(message)
         self.agent.abort()
         await self.events.emit(PersistFailed(message=message, reason=reason, recovery_path=path))
 

@@ -329,7 +329,7 @@ async def test_a_reply_that_cannot_be_written_is_kept_in_a_recovery_file(catalog
     kept = [_json.loads(line) for line in open(unsaved.recovery_path)]  # noqa: ASYNC230  a small local temp file
     assert any("the whole answer" in _json.dumps(k["message"]) for k in kept)
     assert "the whole answer" == message_text(unsaved.message)
-    assert any("Could not save" in f.text and unsaved.recovery_path in f.text for f in rec.of(Failed))
+    assert any("reply could not be saved" in f.text and unsaved.recovery_path in f.text for f in rec.of(Failed))
     assert oct(os.stat(unsaved.recovery_path).st_mode & 0o777) == "0o600"
     assert len(fake.requests) == 1  # nothing more went out
 

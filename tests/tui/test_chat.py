@@ -178,7 +178,7 @@ async def test_a_reply_that_cannot_be_saved_stays_on_screen_and_says_where_it_is
         storage.append_entry = full_disk
         await type_text(pilot, "question")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: "Could not save" in str(app.query_one("#banner").render()),
+        await wait_for(pilot, lambda: "could not be saved" in str(app.query_one("#banner").render()),
                        what="the banner")
         await pilot.pause(0.2)
         assert "worth keeping" in screen_text(app)

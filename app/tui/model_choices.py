@@ -81,12 +81,13 @@ def model_groups(chat: Chat, recent: Sequence[str]) -> list[ModelGroup]:
         groups.append(ModelGroup(title, tuple(ModelChoice(m.ref, describe(chat.local.known(m)),
                                                           label=shown_ref(m.provider, m.id)) for m in models),
                                  problem=problem(provider, models[0]), provider=provider))
-    # a server named by its URL that did not answer: said where its models would be; any
-    # PROVIDER/MODEL-ID typed for it still goes
-    groups += [ModelGroup(f"{s.server.provider} · {shown_url(s.server.base_url)}", (), provider=s.server.provider,
-                          note=f"did not list its models ({s.reason}): type {s.server.provider}/MODEL-ID")
-               for s in chat.local.unanswered if s.server.provider not in by_provider]
-    return groups
+    # a server named by its URL that did not answer: said first, where its models would be (why:
+    # the banner and doctor); any PROVIDER/MODEL-ID typed for it still goes
+    silent = [ModelGroup(f"{s.server.provider} · {shown_url(s.server.base_url)}", (), provider=s.server.provider,
+                         note=f"not answering · type {s.server.provider}/ID")
+              for s in chat.local.unanswered if s.server.provider not in by_provider]
+    first = 1 if recent_rows else 0
+    return [*groups[:first], *silent, *groups[first:]]
 
 
 def thinking_levels(model: ModelInfo | None) -> tuple[tuple[str, ...], str | None]:

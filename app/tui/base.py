@@ -120,6 +120,13 @@ class TuiBase(CommandHost, App[int]):
     def show_error(self, text: str) -> None:
         self.ui(Banner, "#banner").show(text, "error")
 
+    def clear_error(self) -> None:
+        """A new message or command: an error line about the last one is not news any more (a new
+        failure shows its own)."""
+        banner = self.ui(Banner, "#banner")
+        if banner.severity == "error":
+            banner.hide()
+
     async def attempt(self, work: Awaitable[T]) -> T | None:
         """Run a controller call; a ChatError (or a StorageError: a locked or full store) becomes
         the banner's one sentence."""

@@ -33,6 +33,7 @@ class WidgetRequests(TuiBase):
 
     @on(Composer.Submitted)
     async def _submitted(self, message: Composer.Submitted) -> None:
+        self.clear_error()
         if not self.hold_request(message):  # before the session opens it waits (app/tui/starting.py)
             await self.submit(message)
 

@@ -89,7 +89,8 @@ async def test_a_thinking_block_with_no_words_is_not_a_row():
     app = Host(transcript)
     async with app.run(size=(100, 20)) as pilot:
         await transcript.set_messages([TranscriptItem("a1", AssistantMessage(model="m1", content=[
-            ThinkingContent(thinking="", thinking_signature="opaque"), TextContent(text="the answer")]))])
+            ThinkingContent.model_validate({"thinking": "", "thinkingSignature": "opaque"}),
+            TextContent(text="the answer")]))])
         await pilot.pause()
         assert not transcript.query(ThinkingBlock) and "the answer" in screen_text(app)
 

@@ -92,6 +92,8 @@ class WorkspaceView(TuiBase):
                          "last wrote them (what it replaces is kept: /restore --undo).")
         if plan.unavailable:
             notes.append("Cannot restore: " + "; ".join(f"{s.shown} ({s.unavailable})" for s in plan.unavailable))
+        if plan.refused:
+            notes.append(_never(plan))
         title = f"Restore {_plural(len(steps), 'file')} to this point?"
         dialog = ChangeConfirmDialog(title, plan.diff_text(steps), note=" ".join(notes), yes="Restore",
                                      no="Keep the files", allow=None,
@@ -137,4 +139,15 @@ def _nothing(plan: RestorePlan, force: bool) -> str:
         names = ", ".join(s.shown for s in plan.blocked)
         return (f"{names} changed on disk since treechat last wrote it; /restore --force puts it back as it was "
                 "here (/restore --undo brings back what that replaces).")
-    return "Cannot restore: " + "; ".join(f"{s.shown} ({s.unavailable})" for s in plan.unavailable)
+    parts = []
+    if plan.unavailable:
+        parts.append("Cannot restore: " + "; ".join(f"{s.shown} ({s.unavailable})" for s in plan.unavailable) + ".")
+    if plan.refused:
+        parts.append(_never(plan))
+    return " ".join(parts)
+
+
+def _never(plan: RestorePlan) -> str:
+    from treechat.chat.workspace import refused_text
+
+    return refused_text([(s.shown, s.refused) for s in plan.refused])

@@ -445,9 +445,15 @@ def test_a_restore_killed_with_9_leaves_no_temporary_file_and_no_false_change(re
         stop = f"replace:{sid}.json:1"
     killed_at(stop, home, "restore", sid, "--to", before_edit, "--yes", no_tmpfile=no_tmpfile)
     assert (repo / "notes.txt").read_text() == on_disk  # the old file or the new one, whole
+    if stop.startswith("link") or stop.endswith(".json:1"):
+        assert leftovers(repo) == []  # killed while the new content had no name: nothing at all
     code, out, err = cli(capsys, "--home", str(home), "files", sid)  # the next run
     assert code == 0 and leftovers(repo) == [], (out, err)
-    # neither side is "changed on disk": the restore can be done again, and undone
+    # neither side is "changed": the killed restore can be undone (a file it had not reached yet is
+    # as the undo expects it too), done again, and undone
+    code, out, err = cli(capsys, "--home", str(home), "restore", sid, "--undo")
+    assert "changed" not in err and (code == 0 or "no restore to undo" in err), (out, err)
+    assert (repo / "notes.txt").read_text() == "two\n"
     code, out, err = cli(capsys, "--home", str(home), "restore", sid, "--to", before_edit, "--yes")
     assert code == 0 and "changed on disk" not in out + err, (out, err)
     assert (repo / "notes.txt").read_text() == "one\n"

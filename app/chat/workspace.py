@@ -36,7 +36,7 @@ _LEAF = _Where.LEAF
 
 def outcome_text(outcome: Outcome) -> str:
     """`Restored 2 files (notes.txt, a.py); removed b.txt. Kept as it is: c.txt (why). Never
-    written: /etc/x (why).`"""
+    written: /etc/x.`"""
     parts = []
     if outcome.written:
         parts.append(f"Restored {_files(outcome.written)}")
@@ -48,8 +48,10 @@ def outcome_text(outcome: Outcome) -> str:
         kept = "; ".join(f"{shown} ({why})" for shown, why in outcome.skipped[:5])
         more = f" and {len(outcome.skipped) - 5} more" if len(outcome.skipped) > 5 else ""
         text += f" Kept as it is: {kept}{more}."
-    if outcome.refused:
-        text += " " + refused_text(outcome.refused)
+    if outcome.refused:  # (why: in the question that came before, or the notice once a session)
+        names = ", ".join(shown for shown, _ in outcome.refused[:3])
+        more = f" and {len(outcome.refused) - 3} more" if len(outcome.refused) > 3 else ""
+        text += f" Never written: {names}{more}."
     return text
 
 

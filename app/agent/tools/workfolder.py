@@ -24,7 +24,10 @@ __all__ = ["Boundary", "inside", "shown_path", "working_folder"]
 
 
 def shown_path(real: str, folder: str) -> str:
-    """A path as a person reads it: relative to the working folder when inside it."""
+    """A path as a person reads it: relative to the working folder when inside it (one that is
+    not absolute and normalized, as a checkpoint may name, as it is)."""
+    if not os.path.isabs(real) or os.path.normpath(real) != real:
+        return real
     if inside(real, folder) and real != folder:
         return os.path.relpath(real, folder)
     return real

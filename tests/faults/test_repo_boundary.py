@@ -27,6 +27,8 @@ import pytest
 
 from tests.fake_provider import FakeProvider
 from tests.tui.conftest import fake, make_app, path_texts, screen_text, type_text, wait_for  # noqa: F401  (fixtures)
+from treechat.agent.tools.changes import ProposedChange
+from treechat.agent.tools.edit import WriteArgs, WriteTool
 from treechat.agent.tools.file_write import FileProblem, replace_file
 from treechat.agent.tools.workfolder import Boundary
 from treechat.cli.main import build_parser, cmd_print
@@ -164,6 +166,35 @@ def test_a_file_named_in_writable_git_paths_is_written_and_nothing_else(repo, mo
     (repo / "x.log").write_text("noise\n")
     assert "x.log" not in git(repo, "status", "--porcelain").stdout  # git reads what the user allowed
     git_ran_nothing(repo)
+
+
+async def approve_all(change: ProposedChange) -> bool:
+    return True  # a person saying yes to everything, outside the folder too
+
+
+async def test_where_a_git_file_points_is_git_s_own_folder_too(tmp_path):
+    """A worktree's and a `--separate-git-dir` repository's `.git` is a file: the folder it names
+    (outside the working folder, under any name) is refused even with every change approved, and
+    so is a folder a `.git` file names before git made it."""
+    main, tree, sep, plain = tmp_path / "main", tmp_path / "tree", tmp_path / "sep", tmp_path / "plain"
+    make_repo(main)
+    git(main, "commit", "-q", "--allow-empty", "-m", "first")
+    assert git(main, "worktree", "add", "-q", str(tree)).returncode == 0
+    plain.mkdir()
+    assert git(plain, "init", "-q", f"--separate-git-dir={sep}").returncode == 0
+    (tmp_path / "later").mkdir()
+    (tmp_path / "later" / ".git").write_text("gitdir: build/gd\n")
+    config, _, _ = attacks(main)
+    tries = [(tree, str(main / ".git" / "config")), (tree, str(main / ".git" / "worktrees" / "tree" / "config")),
+             (plain, str(sep / "config")), (plain, str(sep / "hooks" / "post-checkout")),
+             (tmp_path / "later", "build/gd/config")]
+    for cwd, path in tries:
+        tool = WriteTool(cwd, approve_all)
+        result = await tool.execute("c", WriteArgs(path=path, content=config), None, lambda *_: None)
+        assert result.is_error and "is in git's own folder" in result.content[0].text, (path, result)
+    assert "fsmonitor" not in (sep / "config").read_text() and not (tmp_path / "later" / "build").exists()
+    git_ran_nothing(tree)
+    git_ran_nothing(plain)
 
 
 # ---------------------------------------------------------------- the app, edits allowed for the session

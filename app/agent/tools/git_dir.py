@@ -114,22 +114,29 @@ def pointed_folders(folder_fd: int, folder: str) -> list[str]:
     data = _head(folder_fd, ".git")
     if data is None:
         return []
-    first = data.decode("utf-8", "replace").splitlines()[0] if data.strip() else ""
-    if not first.startswith("gitdir:"):
+    named = _first_line(data)
+    if not named.startswith("gitdir:") or not named[len("gitdir:"):].strip():
         return []
-    gitdir = os.path.realpath(os.path.join(folder, first[len("gitdir:"):].strip()))
+    gitdir = os.path.realpath(os.path.join(folder, named[len("gitdir:"):].strip()))
     found = [gitdir]
     try:
         fd = os.open(gitdir, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return found
     try:
-        common = _head(fd, "commondir")
+        common = _first_line(_head(fd, "commondir") or b"")
     finally:
         os.close(fd)
-    if common and common.strip():
-        found.append(os.path.realpath(os.path.join(gitdir, common.decode("utf-8", "replace").splitlines()[0].strip())))
+    if common:
+        found.append(os.path.realpath(os.path.join(gitdir, common)))
     return found
+
+
+def _first_line(data: bytes) -> str:
+    """The first line of a file git wrote, stripped ("" for none, or one no path can hold)."""
+    lines = data.decode("utf-8", "replace").splitlines()
+    first = lines[0].strip() if lines else ""
+    return "" if "\0" in first else first
 
 
 def machinery(path: str) -> str | None:

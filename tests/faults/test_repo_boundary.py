@@ -203,6 +203,17 @@ async def test_where_a_git_file_points_is_git_s_own_folder_too(tmp_path):
     git_ran_nothing(plain)
 
 
+@pytest.mark.parametrize(("value", "says"), [
+    ('".git/info/exclude"', 'writable_git_paths must be a list of files, e.g. [".git/info/exclude"]'),
+    ('[".git/hooks/"]', "writable_git_paths '.git/hooks/' is a folder: name each file"),
+    ('[""]', "writable_git_paths '' is not a path"),
+])
+def test_writable_git_paths_is_checked_like_every_key(tmp_path, value, says):
+    (tmp_path / "config.toml").write_text(f"writable_git_paths = {value}\n")
+    done = treechat_here("--home", str(tmp_path), "doctor")
+    assert f"line 1: {says}" in done.stdout + done.stderr, done
+
+
 # ---------------------------------------------------------------- the app, edits allowed for the session
 
 
@@ -391,6 +402,30 @@ async def test_the_app_names_an_imported_session_s_paths_outside_and_never_write
         assert await app.run_slash("restore", "--undo")
         await wait_for(pilot, lambda: not (tmp_path / "notes.txt").exists(), what="the undo")
     assert list(user_home.iterdir()) == [] and not (tmp_path / ".git" / "hooks" / "post-checkout").exists()
+
+
+def test_a_command_is_not_watched_in_a_file_a_restore_never_writes(repo, monkeypatch, capsys, tmp_path):
+    """bash records what it changed in the tracked files, but never takes in one an imported
+    session names outside the folder (its content would go into the session and its exports)."""
+    home, user_home = tmp_path / "home", tmp_path / "me"
+    user_home.mkdir()
+    hostile_session(tmp_path / "hostile.jsonl", hostile_files(repo, user_home))
+    assert cli(capsys, "--home", str(home), "import", str(tmp_path / "hostile.jsonl"))[0] == 0
+    (user_home / ".bash_aliases").write_bytes(ALIASES)
+    (repo / "notes.txt").write_text("inside\n")
+    command = f"echo secret >> {user_home / '.bash_aliases'}; echo more >> notes.txt"
+
+    def script(provider):
+        provider.script_openai(tool_calls=[call("c1", "bash", command=command)])
+        provider.script_openai(["done"])
+
+    code, err = run_print(monkeypatch, capsys, home, "--session", "hostile-1", "-p", "go", "--tools", "bash", "--yes",
+                          script=script)
+    assert code == 0, err
+    code, out, _ = cli(capsys, "--home", str(home), "files", "hostile-1", "--json")
+    changes = {f["path"]: [c["tool"] for c in f["changes"]] for f in json.loads(out)["files"]}
+    assert changes[str(repo / "notes.txt")] == ["write", "bash"]
+    assert changes[str(user_home / ".bash_aliases")] == ["write"]  # not watched: nothing of it recorded
 
 
 # ---------------------------------------------------------------- kill -9 in the middle

@@ -3,7 +3,8 @@ restore the files when the leaf moves, and `/restore`.
 
 Every question is a `ChangeConfirmDialog` (typing cannot answer it; the refusing button has the
 focus). "Allow edits for this session" covers edits and writes inside the working folder only:
-one outside it is asked every time, with its own title.
+one outside it is asked every time, with its own title; one in git's own folders never reaches a
+question (the tool refuses it). A restore's question names the files it never writes.
 """
 
 from __future__ import annotations

@@ -60,7 +60,8 @@ class Runs:
             # without a way to ask (print mode without --yes) the bash tool refuses, saying why
             self.s.builtins = make_tools(self.s.tool_names, cwd=self.s.cwd, confirm=self.s.confirm, reach=Reach.for_run(
                 self.s.cwd, self.s.confirm_read, anywhere=getattr(self.s.settings, "allow_reads_outside", False)),
-                approve=self.workspace.approve, recorder=await self.workspace.file_recorder())
+                approve=self.workspace.approve, recorder=await self.workspace.file_recorder(),
+                writable_git_paths=getattr(self.s.settings, "writable_git_paths", ()))
             tools = [*self.s.builtins, *self.extras.mcp.tools()]  # an MCP server's tools join as it starts
             self.extras.load_extensions()  # the skills the system prompt lists
             compaction = self.s.settings.compaction

@@ -167,6 +167,8 @@ class ConfigFile(_Strict):
     thinking: Literal["off", "minimal", "low", "medium", "high", "xhigh"] | None = None
     tools: list[str] = Field(default_factory=list)
     allow_reads_outside: bool = False  # read, ls and grep outside the working folder without asking
+    # files in git's own folders (.git/…) edit, write and restores may change: relative to the working folder
+    writable_git_paths: list[str] = Field(default_factory=list)
     system_prompt: str | None = None
     theme: str | None = None
     # Bounded waits (seconds). A slow local model may think for minutes before its first byte;
@@ -182,6 +184,16 @@ class ConfigFile(_Strict):
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     storage: Literal["sqlite", "jsonl", "memory", "postgres"] | None = None
     database_url: str | None = Field(default=None, repr=False)  # may hold a password: never shown
+
+    @field_validator("writable_git_paths")
+    @classmethod
+    def _writable_git_paths(cls, value: list[str]) -> list[str]:
+        for path in value:
+            if not path.strip() or any(ord(ch) < 32 or ord(ch) == 127 for ch in path):
+                raise ValueError(f"{path!r} is not a path: name each file, e.g. \".git/info/exclude\"")
+            if path.rstrip().endswith(("/", os.sep)):
+                raise ValueError(f"{path!r} is a folder: name each file, e.g. \".git/info/exclude\"")
+        return value
 
     @field_validator("database_url")
     @classmethod
@@ -206,6 +218,7 @@ class Settings:
     thinking: str | None = None
     tools: list[str] = field(default_factory=list)
     allow_reads_outside: bool = False
+    writable_git_paths: list[str] = field(default_factory=list)
     system_prompt: str | None = None
     theme: str | None = None
     connect_timeout: float = 10.0
@@ -245,6 +258,7 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
                 "compaction", "storage", "database_url"):
         setattr(settings, key, getattr(parsed, key))
     settings.tools = list(parsed.tools)
+    settings.writable_git_paths = list(parsed.writable_git_paths)
     settings.providers = {name: p.model_copy(update={"name": name}) for name, p in parsed.providers.items()}
     settings.mcp_servers, settings.mcp_timeout = dict(parsed.mcp_servers), parsed.mcp_timeout
     return settings
@@ -301,6 +315,8 @@ def _explain(problem: Any, keys: list[str]) -> str:
         return f"must be {one_of()}"
     if key == "tools":
         return 'must be a list of tool names, e.g. ["read", "ls"]'
+    if key == "writable_git_paths" and problem["type"] != "value_error":
+        return 'must be a list of files, e.g. [".git/info/exclude"]'
     if key == "providers" and len(keys) == 1:
         return "must be a table of [providers.NAME] tables"
     if key == "mcp_servers" and len(keys) == 1 and problem["type"] != "value_error":

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from treechat import bounded_json
 from treechat.storage.model import (
     AssistantMessage,
     ImageContent,
@@ -128,7 +128,7 @@ class AnthropicParser:
 
     def feed(self, sse: SSEEvent) -> list[StreamEvent]:
         try:
-            data = json.loads(sse.data)
+            data = bounded_json.loads(sse.data)
         except ValueError:
             raise ProviderError(
                 "protocol", f"{self.model.provider} sent a malformed chunk ({sse.data[:60]!r}); the reply is incomplete."

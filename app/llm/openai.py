@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any, Literal
 from urllib.parse import urlparse
 
+from treechat import bounded_json
 from treechat.storage.model import (
     AssistantMessage,
     ImageContent,
@@ -41,7 +42,7 @@ def set_arguments(call: ToolCall, raw: str) -> None:
     if not raw.strip():
         return
     try:
-        value = json.loads(raw)
+        value = bounded_json.loads(raw)
     except ValueError:
         value = None
     if isinstance(value, dict):
@@ -152,7 +153,7 @@ class OpenAIParser:
             self.finished = True
             return []
         try:
-            chunk = json.loads(sse.data)
+            chunk = bounded_json.loads(sse.data)
         except ValueError:
             raise ProviderError(
                 "protocol", f"{self.model.provider} sent a malformed chunk ({sse.data[:60]!r}); the reply is incomplete."

@@ -80,7 +80,7 @@ async def run_mcp(args: argparse.Namespace) -> int:
         await servers.mcp.wait_started()
         rows = servers.mcp.rows()
         if args.json:
-            text = json.dumps({"servers": [r.to_json() for r in rows], "problems": servers.mcp.problems},
+            text = json.dumps({"servers": [r.to_json() for r in rows], "problems": servers.mcp.listing_problems()},
                               ensure_ascii=False, indent=2)
             sys.stdout.write((text if args.raw else json_for_terminal(text)) + "\n")
         else:

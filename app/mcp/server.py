@@ -173,7 +173,9 @@ class McpServer:
             if isinstance(err, (KeyboardInterrupt, SystemExit)):
                 raise
             self._client = None
-            reason = _ended(info) if info.ended else None
+            leaf = _leaf(err)  # an error answer (the server's, or ours for an answer too large) says it; else its end
+            answered = isinstance(leaf, MCPError) and leaf.code != types.CONNECTION_CLOSED
+            reason = _ended(info) if info.ended and not answered else None
             text = reason or _describe(err)
             return ("lost", text) if ready else ("failed", text + ("" if reason else _words(info)))
         finally:

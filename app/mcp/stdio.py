@@ -194,10 +194,10 @@ async def _stop(process: Process, grace: float) -> None:
             _signal_group(process, signal.SIGKILL)
             await _exited(process, EXIT_GRACE)
     _signal_group(process, signal.SIGKILL)  # what it started and left behind
-    for stream in (process.stdout, process.stderr):
-        if stream is not None:
-            with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                await stream.aclose()
+    # anyio's aclose closes the pipes themselves, not only their streams (a pipe left open kept the
+    # process's transport alive past the event loop: a server that flooded its stdout), then reaps it
+    with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError), anyio.move_on_after(EXIT_GRACE):
+        await process.aclose()
 
 
 async def _exited(process: Process, limit: float) -> bool:

@@ -95,7 +95,11 @@ class Extras:
         (None: if they were trusted before); those left out are listed as not trusted."""
         found, trust = self.project_mcp()
         if found is not None:
-            self.mcp.problems += [p for p in found.problems if p not in self.mcp.problems]
+            new = [p for p in found.problems if p not in self.mcp.problems]
+            self.mcp.problems += new
+            if new:  # (a .mcp.json that cannot be read: one warning, /mcp lists every line)
+                more = f" (and {len(new) - 1} more: /mcp lists them)" if len(new) > 1 else ""
+                self.s.emit(Notice(f"{new[0]}{more}", "warning"))
             use = trust == "trusted" if project is None else project
             taken = {s.name for s in self.mcp.specs}
             if use:

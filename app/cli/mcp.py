@@ -44,6 +44,8 @@ def start_for_print(chat: Chat, args: argparse.Namespace, err: TextIO) -> None:
 
     chat.confirm_tool = _allow_call if args.yes else None
     found, trust = chat.project_mcp()
+    for problem in found.problems if found is not None else []:  # (a .mcp.json that cannot be read, a server in it)
+        err.write(f"treechat: {visible_line(problem)}\n")
     if found is not None and trust in ("ask", "refused") and not args.project_mcp:
         names = ", ".join(s.name for s in found.servers)
         why = "were refused in the app" if trust == "refused" else "are not trusted yet"

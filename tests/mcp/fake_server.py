@@ -64,7 +64,7 @@ def listed_tools(argv: list[str]) -> list[dict]:
 
 
 def flood(count: int) -> None:
-    kinds = [{"method": "notifications/message", "params": {"level": "info", "data": "busy"}},
+    kinds: list[dict] = [{"method": "notifications/message", "params": {"level": "info", "data": "busy"}},
              {"method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}},
              {"method": "notifications/tools/list_changed"}]
     try:

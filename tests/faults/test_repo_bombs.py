@@ -19,7 +19,7 @@ import pytest
 from tests.fake_provider import FakeProvider
 from tests.tui.conftest import fake, make_app, screen_text, wait_for  # noqa: F401  (fixtures)
 from treechat.chat.events import Notice
-from treechat.prompts.extensions import load_extensions
+from treechat.prompts.extensions import listing, load_extensions
 from treechat.prompts.skills import MAX_LISTED, MAX_LISTED_BYTES
 from treechat.tui import TreechatApp
 
@@ -158,3 +158,8 @@ async def test_three_hundred_huge_skills_stay_within_the_request_bound(tmp_path)
     assert len(json.dumps(fp.requests[0].body)) < 100_000  # the whole request
     said = [line for line in warnings(err) if "not listed to the model" in line]
     assert len(said) == 1 and said[0].startswith(f"treechat: {300 - listed} skills are not listed to the model")
+    ext = extensions(folder)  # /skill lists them all, marks those left out, and says why first
+    text = listing(ext, skills_announced=True)
+    assert text.count("(not listed to the model: over the system prompt's bound)") == 300 - listed
+    assert text.split("Problems:\n", 1)[1].startswith(f"  {300 - listed} skills are not listed to the model")
+    assert all(len(s.description) <= 1_024 for s in ext.skills)

@@ -242,10 +242,10 @@ def format_rows(rows: list[ServerRow], problems: Sequence[str] = ()) -> str:
         mark = {"ready": "✓", "failed": "✗", "starting": "…", "not trusted": "?"}.get(r.state, "·")
         trusted = ", trusted" if r.trusted else ""
         lines.append(f"{mark} {r.name:<{width}}  {r.state}  {r.where}  ({r.origin}{trusted})")
+        if r.bounded:  # (before the tools: a hundred names would hide it)
+            lines.append(f"    bounded: {r.bounded}")
         if r.tools:
             lines.append(f"    {len(r.tools)} tool{'s' if len(r.tools) != 1 else ''}: {', '.join(r.tools)}")
-        if r.bounded:
-            lines.append(f"    bounded: {r.bounded}")
         if r.error:
             lines.append(f"    {'not started: ' if r.state == 'not trusted' else 'last error: '}{r.error}")
         if r.restarted:

@@ -110,6 +110,9 @@ def _known(ext: Extensions) -> str:
 def listing(ext: Extensions, skills_announced: bool) -> str:
     """What `/skill` alone shows: every skill and template, and every problem found."""
     lines = ["Skills (/skill NAME [text] puts one into your message):"]
+    note = ext.prompt_section.note()
+    if note:  # first, not after hundreds of them
+        lines.append(f"  ! {note}")
     bounded = set(ext.prompt_section.left_out)
     for s in ext.skills:
         hidden = ("" if s.model_invocable and s.name not in bounded else
@@ -129,8 +132,9 @@ def listing(ext: Extensions, skills_announced: bool) -> str:
     if not ext.templates:
         lines.append("  none (.md files in .treechat/prompts, .pi/prompts, the config folder's prompts, "
                      "~/.pi/agent/prompts)")
-    if ext.problems:
-        lines += ["", "Problems:", *(f"  {p}" for p in ext.problems)]
+    problems = [p for p in ext.problems if p != note]
+    if problems:
+        lines += ["", "Problems:", *(f"  {p}" for p in problems)]
     return "\n".join(lines)
 
 

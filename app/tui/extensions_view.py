@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 # is part of the App, whose first frame is drawn before them (app/tui/starting.py).
 
 QUIET_BEFORE_ASKING = 1.5  # seconds without a key before the trust question shows
+F1_DESCRIPTION = 200  # characters of a template's or skill's description in F1
 
 
 @dataclass(frozen=True)
@@ -172,12 +173,12 @@ class ExtensionsView(TuiBase):
         if ext.templates:
             out += ["## Prompt templates", "", "| Command | What it does |", "|---|---|"]
             out += [f"| `/{t.name}{' ' + t.argument_hint if t.argument_hint else ''}` | "
-                    f"{t.description.replace('|', '¦')} |" for t in ext.templates]
+                    f"{_cell(t.description)} |" for t in ext.templates]
             out.append("")
         if ext.skills:
             out += ["## Skills", "", "`/skill NAME [text]` puts one into your message.", "",
                     "| Skill | What it is for |", "|---|---|"]
-            out += [f"| `{s.name}` | {s.description.replace('|', '¦')} |" for s in ext.skills]
+            out += [f"| `{s.name}` | {_cell(s.description)} |" for s in ext.skills]
             out.append("")
         return "\n".join(out)
 
@@ -193,6 +194,12 @@ class ExtensionsView(TuiBase):
             return _completion(start, cursor, typed, self.argument_choices(name.lower(), self.chat), prefix="")
         names = sorted({*self.slash_commands, *(t.name for t in self.chat.extensions.templates)})
         return _completion(0, cursor, name.lower(), names, prefix="/")
+
+
+def _cell(text: str) -> str:
+    """A description in F1's table: one line, cut (a skill's may be 1,024 characters, and there may be hundreds)."""
+    line = text if len(text) <= F1_DESCRIPTION else text[: F1_DESCRIPTION - 1] + "…"
+    return line.replace("|", "¦")
 
 
 def _completion(start: int, end: int, typed: str, choices: list[str], *, prefix: str) -> SlashCompletion | None:

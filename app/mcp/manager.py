@@ -106,13 +106,22 @@ class McpManager:
                 self.servers[spec.name] = server
                 server.start()
 
-    async def wait_started(self) -> None:
-        """Until every enabled server is ready or has failed (each within its startup timeout)."""
-        if self._start is not None:
-            await asyncio.gather(self._start, return_exceptions=True)
-        waits = [s.settled(s.spec.startup_timeout + 5) for s in self.servers.values()]
-        if waits:
-            await asyncio.gather(*waits)
+    async def wait_started(self, limit: float | None = None) -> list[str]:
+        """Until every enabled server is ready or has failed (all at once, each within its startup
+        timeout), or `limit` seconds in all; returns the servers still starting then."""
+
+        async def all_settled() -> None:
+            if self._start is not None:
+                await asyncio.gather(self._start, return_exceptions=True)
+            waits = [s.settled(s.spec.startup_timeout + 5) for s in self.servers.values()]
+            if waits:
+                await asyncio.gather(*waits)
+
+        waiting = asyncio.ensure_future(all_settled())
+        done, _ = await asyncio.wait({waiting}, timeout=limit)
+        if not done:
+            waiting.cancel()
+        return self.starting
 
     @property
     def starting(self) -> list[str]:

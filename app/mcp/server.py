@@ -101,6 +101,8 @@ class McpServer:
             await asyncio.gather(relister, return_exceptions=True)
         task = self._task
         if task is not None and not task.done():
+            if self.state == "starting":
+                task.cancel()  # still starting: not waited for until its startup timeout (a -p that is done)
             await asyncio.gather(task, return_exceptions=True)
         if self.state != "failed":
             self._set("stopped")

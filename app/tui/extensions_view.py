@@ -136,7 +136,7 @@ class ExtensionsView(TuiBase):
             self.notify(f"Restarting MCP server {words[1]}…", timeout=3)
             text = await self.attempt(_restart(self, words[1]))
             if text is not None:
-                self.push_screen(TextDialog("MCP servers", text))
+                self.push_screen(TextDialog("MCP servers", text, follow=self.chat.mcp_text))
             return
         if words == ["trust"]:
             self.questions.handed_over()  # asked for: the answer may come at once
@@ -146,7 +146,7 @@ class ExtensionsView(TuiBase):
             self.show_error("/mcp shows the servers; /mcp restart NAME starts one again; /mcp trust asks again "
                             "about this project's .mcp.json.")
             return
-        self.push_screen(TextDialog("MCP servers", self.chat.mcp_text()))
+        self.push_screen(TextDialog("MCP servers", self.chat.mcp_text(), follow=self.chat.mcp_text))
 
     def extensions_help(self) -> str:
         """F1's part about what was found: the templates (with their descriptions) and skills."""

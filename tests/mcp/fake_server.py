@@ -7,6 +7,7 @@ answers), crash (exits mid-call), slow (answers after `seconds`).
 Run as `python fake_server.py [--crash-at-start] [--silent] [--flaky FILE]`: `--flaky FILE`
 exits at its first `crash` call and counts its starts in FILE.
 
+`--wait-for FILE` answers nothing until FILE exists.
 Hostile options (tests/faults): `--say TEXT` writes TEXT to stderr and exits at start;
 `--tools N [--page P]` lists N more tools (`t0`, `t1`, …), P a page (0: all in one answer);
 `--big-schema` gives the first of them a 100 KB schema; `--flood N` sends N notifications
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import sys
 import threading
 import time
@@ -121,6 +123,10 @@ def main() -> None:
         sys.exit(1)
     if "--silent" in argv:
         time.sleep(600)
+    if "--wait-for" in argv:  # starts once FILE exists (a test holds it in "starting" as long as it needs)
+        gate = option(argv, "--wait-for") or ""
+        while not os.path.exists(gate):
+            time.sleep(0.02)
     if "--say" in argv:
         sys.stderr.write(f"{option(argv, '--say')}\n")
         sys.exit(1)

@@ -134,3 +134,20 @@ async def test_a_bad_mcp_table_is_one_line(tmp_path) -> None:
 def _session(err: str) -> str:
     line = next(line for line in err.splitlines() if line.startswith("treechat: session "))
     return line.split()[2]
+
+
+async def test_print_mode_waits_for_the_servers_at_once_and_only_as_long_as_mcp_startup_wait(fake, tmp_path) -> None:
+    """Servers start side by side; one that has not answered after mcp_startup_wait seconds does
+    not hold the prompt (issue 37: -p waited for every server, even one never used)."""
+    home = tmp_path / "home"
+    write_config(home, "mcp_startup_wait = 5\n"
+                       f'[mcp_servers.quick]\ncommand = "{sys.executable}"\nargs = ["{FAKE}"]\ntrust = true\n'
+                       f'[mcp_servers.stuck]\ncommand = "{sys.executable}"\nargs = ["{FAKE}", "--silent"]\n'
+                       "startup_timeout = 60\n")
+    fake.script_openai(["done without it"])
+    code, out, err = await treechat(home, "-p", "hi", "--model", "openai/fake-model", fp=fake)
+    assert code == 0, err
+    assert out == "done without it\n"
+    assert "MCP server stuck still starting after 5 s" in err and "mcp_startup_wait" in err
+    names = {t["function"]["name"] for t in fake.requests[0].body["tools"]}
+    assert "quick__echo" in names and not any(n.startswith("stuck__") for n in names)

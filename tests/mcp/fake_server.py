@@ -109,8 +109,8 @@ def call(request_id: object, name: str, args: dict) -> None:
         send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32602, "message": f"no tool {name}"}})
 
 
-def main() -> None:
-    argv = sys.argv[1:]
+def at_start(argv: list[str]) -> None:
+    """The start-up options: what happens before the server answers anything."""
     if "--flaky" in argv:
         count_file = argv[argv.index("--flaky") + 1]
         try:
@@ -130,6 +130,11 @@ def main() -> None:
     if "--say" in argv:
         sys.stderr.write(f"{option(argv, '--say')}\n")
         sys.exit(1)
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    at_start(argv)
     tools = listed_tools(argv)
     page = int(option(argv, "--page", "0") or 0)
     flooding: list[threading.Thread] = []

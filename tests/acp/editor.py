@@ -15,7 +15,7 @@ import json
 import os
 import sys
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,7 @@ class Editor:
         self.created: list[tuple[str, list[str], str | None]] = []
         self.update_came = asyncio.Event()
         self.asked = asyncio.Event()
+        self.while_asked: Callable[[], None] = lambda: None  # what the person does before answering
 
     # -- what the agent tells and asks
 
@@ -82,6 +83,7 @@ class Editor:
         self.questions.append(tool_call)
         self.question_options.append([o.option_id for o in options])
         self.asked.set()
+        self.while_asked()
         answer = self.answers.popleft() if self.answers else "reject_once"
         if answer == "hold":  # never answered: the agent must withdraw it (a cancel)
             await asyncio.Event().wait()

@@ -4,16 +4,27 @@ command as a child process over pipes, the loopback fake provider behind it."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from acp import PROTOCOL_VERSION, RequestError, text_block
+from acp import (
+    PROTOCOL_VERSION,
+    RequestError,
+    audio_block,
+    embedded_text_resource,
+    image_block,
+    resource_block,
+    resource_link_block,
+    text_block,
+)
 from acp.schema import (
     AgentMessageChunk,
     FileEditToolCallContent,
+    McpServerStdio,
     TerminalToolCallContent,
     ToolCallLocation,
     ToolCallProgress,
@@ -23,6 +34,9 @@ from acp.schema import (
 
 from tests.acp.editor import Editor, call, contents, echo, text_of, tool_results, treechat_acp, user_text
 from tests.fake_provider import FakeProvider
+from tests.images import png_bytes
+
+MCP_SERVER = Path(__file__).resolve().parents[1] / "mcp" / "fake_server.py"
 
 
 async def cli(home: Path, *argv: str) -> str:
@@ -221,3 +235,132 @@ async def test_load_replays_a_session_in_path_order(tmp_path, work):
     assert result.status == "completed" and "alpha" in text_of(contents(result)[0])
     assert "let me look" in later.thought() and later.said().startswith("it says alpha")
     assert later.said().endswith("echo: and now?")  # the loaded session goes on
+
+
+async def test_the_editors_mcp_server_runs_and_its_calls_are_asked_about(tmp_path, work):
+    editor = Editor(answers=["allow_always"])
+    async with FakeProvider() as fake:
+        fake.script_openai(tool_calls=[call("m1", "fake_tools__echo", text="ping")])
+        fake.script_openai(["first"])
+        fake.script_openai(tool_calls=[call("m2", "fake_tools__echo", text="again")])
+        fake.script_openai(["second"])
+        async with treechat_acp(editor, fake, tmp_path / "home") as (conn, _):
+            await conn.initialize(protocol_version=1, client_capabilities=editor.capabilities())
+            sid = (await conn.new_session(cwd=str(work), mcp_servers=[McpServerStdio(
+                name="fake tools", command=sys.executable, args=[str(MCP_SERVER)], env=[])])).session_id
+            first = await conn.prompt(session_id=sid, prompt=[text_block("use the tool")])
+            second = await conn.prompt(session_id=sid, prompt=[text_block("once more")])
+    assert (first.stop_reason, second.stop_reason) == ("end_turn", "end_turn")
+    assert "fake_tools__echo" in [t["function"]["name"] for t in fake.requests[0].body["tools"]]
+    [question] = editor.questions  # allowed for the session: the second call was not asked about
+    assert (question.tool_call_id, question.title, question.kind) == ("m1", "fake_tools: echo", "other")
+    assert '"text": "ping"' in text_of(contents(question)[0])
+    assert "ping" in tool_results(fake.requests[1])[-1] and "again" in tool_results(fake.requests[3])[-1]
+    assert [u.status for u in editor.call_updates("m2")][-1] == "completed"
+
+
+async def test_model_and_thinking_are_config_options(tmp_path, work):
+    home = tmp_path / "home"
+    home.mkdir()
+    editor = Editor()
+    async with FakeProvider() as fake:
+        (home / "config.toml").write_text(
+            f'[providers.fake]\napi = "openai"\nbase_url = "{fake.base_url}"\napi_key = "k"\n'
+            '[[providers.fake.models]]\nid = "plain"\n[[providers.fake.models]]\nid = "thinker"\nreasoning = true\n')
+        echo(fake)
+        async with treechat_acp(editor, fake, home, "--model", "fake/plain") as (conn, _):
+            await conn.initialize(protocol_version=1, client_capabilities=editor.capabilities())
+            new = await conn.new_session(cwd=str(work), mcp_servers=[])
+            options = {o.id: o for o in new.config_options or []}
+            assert options["model"].current_value == "fake/plain" and options["model"].category == "model"
+            groups = {g.group: [o.value for o in g.options] for g in options["model"].options}
+            assert groups["fake"] == ["fake/plain", "fake/thinker"]
+            assert [o.value for o in options["thinking"].options] == ["off"]  # plain does not think
+            changed = await conn.set_config_option(config_id="model", session_id=new.session_id, value="fake/thinker")
+            thinking = next(o for o in changed.config_options if o.id == "thinking")
+            assert "high" in [o.value for o in thinking.options]
+            changed = await conn.set_config_option(config_id="thinking", session_id=new.session_id, value="high")
+            assert next(o for o in changed.config_options if o.id == "thinking").current_value == "high"
+            with pytest.raises(RequestError):
+                await conn.set_config_option(config_id="model", session_id=new.session_id, value="nowhere/none")
+            with pytest.raises(RequestError):
+                await conn.set_config_option(config_id="colour", session_id=new.session_id, value="red")
+            await conn.prompt(session_id=new.session_id, prompt=[text_block("think")])
+            listed = await conn.list_sessions(cwd=str(work))
+    assert fake.requests[-1].body["model"] == "thinker"
+    assert [(s.session_id, s.title) for s in listed.sessions] == [(new.session_id, "think")]
+
+
+async def test_a_read_outside_the_working_folder_is_asked_about(tmp_path, work):
+    outside = tmp_path / "secret.txt"
+    outside.write_text("top secret\n")
+    editor = Editor(answers=["reject_once", "allow_always"])
+    async with FakeProvider() as fake:
+        for n in (1, 2, 3):
+            fake.script_openai(tool_calls=[call(f"r{n}", "read", path=str(outside))])
+        fake.script_openai(["ok"])
+        async with treechat_acp(editor, fake, tmp_path / "home", "--tools", "read") as (conn, _):
+            await conn.initialize(protocol_version=1, client_capabilities=editor.capabilities())
+            sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
+            await conn.prompt(session_id=sid, prompt=[text_block("read it")])
+    assert len(editor.questions) == 2  # refused, allowed for the session, then not asked again
+    assert "outside the working folder" in editor.questions[0].title
+    assert editor.questions[0].tool_call_id == "r1"
+    results = tool_results(fake.requests[-1])
+    assert "Not read" in results[0] and "top secret" in results[1] and "top secret" in results[2]
+
+
+async def test_a_buffer_changed_while_asked_is_not_overwritten(tmp_path, work):
+    path = str(work / "notes.txt")
+    (work / "notes.txt").write_text("one\n")
+    editor = Editor(answers=["allow_once"], files={path: "one\n"})
+    editor.while_asked = lambda: editor.files.update({path: "typed meanwhile\n"})
+    async with FakeProvider() as fake:
+        fake.script_openai(tool_calls=[call("w1", "write", path="notes.txt", content="replaced\n")])
+        fake.script_openai(["ok"])
+        async with treechat_acp(editor, fake, tmp_path / "home", "--tools", "write") as (conn, _):
+            await conn.initialize(protocol_version=1, client_capabilities=editor.capabilities(fs=True))
+            sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
+            await conn.prompt(session_id=sid, prompt=[text_block("write")])
+    assert editor.writes == [] and editor.files[path] == "typed meanwhile\n"
+    assert "changed while the change was waiting" in tool_results(fake.requests[1])[-1]
+    assert editor.call_updates("w1")[-1].status == "failed"
+
+
+async def test_stop_reasons_and_a_failing_provider(tmp_path, work):
+    editor = Editor()
+    async with FakeProvider() as fake:
+        fake.script_openai(["cut sh"], finish="length")
+        fake.script_openai(["no"], finish="content_filter")
+        fake.script_status(400, {"error": {"message": "the request was bad in this way"}})
+        async with treechat_acp(editor, fake, tmp_path / "home") as (conn, _):
+            await conn.initialize(protocol_version=1, client_capabilities=editor.capabilities())
+            sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
+            cut = await conn.prompt(session_id=sid, prompt=[text_block("long")])
+            refused = await conn.prompt(session_id=sid, prompt=[text_block("bad")])
+            with pytest.raises(RequestError) as failed:
+                await conn.prompt(session_id=sid, prompt=[text_block("again")])
+    assert (cut.stop_reason, refused.stop_reason) == ("max_tokens", "refusal")
+    assert "the request was bad in this way" in str(failed.value)
+
+
+async def test_prompt_blocks_images_mentions_and_embedded_files(tmp_path, work):
+    editor = Editor()
+    picture = base64.b64encode(png_bytes()).decode()
+    async with FakeProvider() as fake:
+        echo(fake)
+        async with treechat_acp(editor, fake, tmp_path / "home") as (conn, _):
+            await conn.initialize(protocol_version=1, client_capabilities=editor.capabilities())
+            sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
+            answer = await conn.prompt(session_id=sid, prompt=[
+                text_block("compare"), resource_link_block("b.py", f"file://{work}/b.py"), text_block("with"),
+                resource_block(embedded_text_resource(f"file://{work}/c.py", "print('c')\n")),
+                image_block(picture, "image/png")])
+            with pytest.raises(RequestError) as refused:
+                await conn.prompt(session_id=sid, prompt=[text_block("hear"), audio_block("AAAA", "audio/wav")])
+    assert answer.stop_reason == "end_turn" and len(fake.requests) == 1  # the audio prompt sent nothing
+    [user] = [m for m in fake.requests[0].body["messages"] if m["role"] == "user"]
+    text = "".join(p.get("text", "") for p in user["content"])
+    assert text.startswith("compare b.py with c.py") and "<file path=\"c.py\">\nprint('c')\n</file>" in text
+    assert [p["type"] for p in user["content"]].count("image_url") == 1
+    assert "Audio" in str(refused.value.data)

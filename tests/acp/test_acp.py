@@ -23,6 +23,7 @@ from acp import (
 )
 from acp.schema import (
     AgentMessageChunk,
+    AvailableCommandsUpdate,
     FileEditToolCallContent,
     McpServerStdio,
     TerminalToolCallContent,
@@ -172,7 +173,8 @@ async def test_cancel_mid_stream_answers_cancelled_and_keeps_the_partial_reply(t
             running = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[text_block("talk")]))
             await editor.until(lambda: "partial" in editor.said())
             await conn.cancel(session_id=sid)
-            answer = await running
+            async with asyncio.timeout(60):
+                answer = await running
             again = await conn.prompt(session_id=sid, prompt=[text_block("go on")])
     assert answer.stop_reason == "cancelled"
     assert again.stop_reason == "end_turn" and editor.said().endswith("after the cancel")
@@ -194,7 +196,8 @@ async def test_cancel_withdraws_an_open_question(tmp_path, work):
             async with asyncio.timeout(60):
                 await editor.asked.wait()
             await conn.cancel(session_id=sid)
-            answer = await running
+            async with asyncio.timeout(60):
+                answer = await running
     assert answer.stop_reason == "cancelled"
     assert len(fake.requests) == 1  # nothing more was asked of the model
     assert editor.call_updates("c1")[-1].status == "failed"
@@ -364,3 +367,19 @@ async def test_prompt_blocks_images_mentions_and_embedded_files(tmp_path, work):
     assert text.startswith("compare b.py with c.py") and "<file path=\"c.py\">\nprint('c')\n</file>" in text
     assert [p["type"] for p in user["content"]].count("image_url") == 1
     assert "Audio" in str(refused.value.data)
+
+
+async def test_prompt_templates_are_the_editors_slash_commands(tmp_path, work):
+    (work / ".treechat" / "prompts").mkdir(parents=True)
+    (work / ".treechat" / "prompts" / "review.md").write_text(
+        "---\ndescription: Review a file with care\n---\nPlease review $1 closely.\n")
+    editor = Editor()
+    async with FakeProvider() as fake:
+        echo(fake)
+        async with treechat_acp(editor, fake, tmp_path / "home") as (conn, _):
+            await conn.initialize(protocol_version=1, client_capabilities=editor.capabilities())
+            sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
+            await conn.prompt(session_id=sid, prompt=[text_block("/review main.py")])
+    [offered] = editor.of(AvailableCommandsUpdate)
+    assert [(c.name, c.description) for c in offered.available_commands] == [("review", "Review a file with care")]
+    assert user_text(fake.requests[0]) == "Please review main.py closely."

@@ -216,6 +216,7 @@ async def test_load_replays_a_session_in_path_order(tmp_path, work):
             await conn.initialize(protocol_version=1, client_capabilities=first.capabilities())
             sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
             await conn.prompt(session_id=sid, prompt=[text_block("what is in a.txt?")])
+        assert first.thought() == "let me look"  # streamed as it came
         later = Editor()
         echo(fake)
         async with treechat_acp(later, fake, home, "--tools", "read") as (conn, _):
@@ -383,3 +384,25 @@ async def test_prompt_templates_are_the_editors_slash_commands(tmp_path, work):
     [offered] = editor.of(AvailableCommandsUpdate)
     assert [(c.name, c.description) for c in offered.available_commands] == [("review", "Review a file with care")]
     assert user_text(fake.requests[0]) == "Please review main.py closely."
+
+
+async def test_the_editors_terminal_is_killed_at_the_time_limit_and_on_cancel(tmp_path, work):
+    editor = Editor(answers=["allow_once", "allow_once"])
+    async with FakeProvider() as fake:
+        fake.script_openai(tool_calls=[call("t1", "bash", command="sleep 30", timeout=0.3)])
+        fake.script_openai(["it took too long"])
+        fake.script_openai(tool_calls=[call("t2", "bash", command="sleep 30")])
+        async with treechat_acp(editor, fake, tmp_path / "home", "--tools", "bash") as (conn, _):
+            await conn.initialize(protocol_version=1, client_capabilities=editor.capabilities(terminal=True))
+            sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
+            timed = await conn.prompt(session_id=sid, prompt=[text_block("wait")])
+            running = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[text_block("wait again")]))
+            await editor.until(lambda: len(editor.terminals) == 2)
+            await conn.cancel(session_id=sid)
+            async with asyncio.timeout(60):
+                stopped = await running
+    assert (timed.stop_reason, stopped.stop_reason) == ("end_turn", "cancelled")
+    assert "timed out after 0.3 s" in tool_results(fake.requests[1])[-1]
+    first, second = editor.terminals.values()
+    assert first.killed and first.released and second.killed and second.released
+    assert editor.call_updates("t2")[-1].status == "failed"

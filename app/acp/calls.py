@@ -69,7 +69,7 @@ def describe(name: str, args: Mapping[str, object], cwd: str) -> Described:
         case "ls":
             return Described(_line(f"List {path}"), "search", where)
         case "grep":
-            return Described(_line(f"Search {path} for {_text(args, 'pattern')}"), "search", where)
+            return Described(_line(f"Search for {_text(args, 'pattern')} in {path}"), "search", where)
         case "bash":
             return Described(_line(_text(args, "command")) or "Shell command", "execute", [])
         case "edit" | "write":

@@ -38,7 +38,7 @@ from .truncate import MAX_BYTES, MAX_LINES, truncate_head
 WORK_SECONDS = 30.0  # a file tool stops here and reports what it found so far
 FILE_TOOL_TIMEOUT = 60.0  # the loop's backstop for a tool whose thread is stuck in a read
 _CHECK_EVERY = 2048  # lines between stop checks
-HOST_READ_MAX = 10 * 1024 * 1024  # a larger file is read here, not asked of the editor (a buffer that size is rare)
+HOST_READ_MAX = 4 * 1024 * 1024  # a larger file is read here: the editor's answer, JSON-escaped, must fit one message
 
 
 def _deadline() -> Stop:

@@ -61,7 +61,8 @@ class Runs:
             self.s.builtins = make_tools(self.s.tool_names, cwd=self.s.cwd, confirm=self.s.confirm, reach=Reach.for_run(
                 self.s.cwd, self.s.confirm_read, anywhere=getattr(self.s.settings, "allow_reads_outside", False)),
                 approve=self.workspace.approve, recorder=await self.workspace.file_recorder(),
-                writable_git_paths=getattr(self.s.settings, "writable_git_paths", ()))
+                writable_git_paths=getattr(self.s.settings, "writable_git_paths", ()),
+                files=self.s.file_host, commands=self.s.command_host)
             tools = [*self.s.builtins, *self.extras.mcp.tools()]  # an MCP server's tools join as it starts
             self.extras.load_extensions()  # the skills the system prompt lists
             compaction = self.s.settings.compaction
@@ -84,12 +85,13 @@ class Runs:
         return self.s.agent
 
     async def send(self, text: str, kind: SendKind = "send", *, attach: Sequence[str] = (),
-                   expand: bool = False) -> Literal["sent", "queued"]:
-        """Send a prompt (`@path` tokens and `attach` files go into the message); while a reply
-        runs, queue it as a steer (Enter) or follow-up. `expand`: a prompt template or `/skill`
-        command becomes what it stands for. Raises ChatError (no model, no key, a file that
-        cannot be attached) before anything is written: the caller keeps the text."""
-        if not text.strip() and not attach:
+                   expand: bool = False, images: Sequence[ImageContent] = ()) -> Literal["sent", "queued"]:
+        """Send a prompt (`@path` tokens and `attach` files go into the message, and `images`,
+        given as data by a front end); while a reply runs, queue it as a steer (Enter) or
+        follow-up. `expand`: a prompt template or `/skill` command becomes what it stands for.
+        Raises ChatError (no model, no key, a file that cannot be attached) before anything is
+        written: the caller keeps the text."""
+        if not text.strip() and not attach and not images:
             raise ChatError("Nothing to send.")
         if expand:
             text = self.extras.expand(text)
@@ -97,20 +99,21 @@ class Runs:
             prepared = expand_prompt(text.strip(), self.s.cwd, attach=attach)
         except AttachmentError as err:
             raise ChatError(str(err)) from None
+        pictures = [*prepared.images, *images]
         agent = await self.ensure_agent()
         self.extras.say_starting()
         if self.s.is_running:
             if kind == "follow_up":
-                await agent.follow_up(prepared.text, prepared.images)
+                await agent.follow_up(prepared.text, pictures)
             else:
-                await agent.steer(prepared.text, prepared.images)
+                await agent.steer(prepared.text, pictures)
             return "queued"
         if self.s.preview_id is not None:
             await self.shown.preview(None)
         self.s.abandoned_leaf = None
         if self.s.refresh_prompt is not None:
             self.s.refresh_prompt()  # today's date, AGENTS.md as it is now
-        self.start(prepared.text, prepared.images)
+        self.start(prepared.text, pictures)
         return "sent"
 
     def start(self, prompt: str | list[AgentMessage], images: Sequence[ImageContent] = ()) -> None:

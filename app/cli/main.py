@@ -345,6 +345,12 @@ async def cmd_mcp(args: argparse.Namespace) -> int:
     return await run_mcp(args)
 
 
+async def cmd_acp(args: argparse.Namespace) -> int:
+    from ..acp.run import run_acp
+
+    return await run_acp(args, catalog_for)
+
+
 async def cmd_tui(args: argparse.Namespace) -> int:
     from ..tui import run_tui
 
@@ -362,6 +368,7 @@ COMMANDS = {
     "reindex": cmd_reindex,
     "doctor": cmd_doctor,
     "mcp": cmd_mcp,
+    "acp": cmd_acp,
 }
 
 

@@ -101,6 +101,17 @@ def build_parser() -> argparse.ArgumentParser:
     from .mcp import add_mcp_arguments
     add_mcp_arguments(p, sub, lambda s: common(s, argparse.SUPPRESS))
 
+    s = sub.add_parser("acp", help="serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, "
+                       "Toad): --model, --tools and --system apply to every session",
+                       description="Run treechat as an ACP agent: an editor starts it and talks JSON-RPC over "
+                                   "stdin/stdout. Sessions are treechat's (session/load replays any of them); "
+                                   "questions go to the editor, which serves files and a terminal when it can.")
+    common(s, argparse.SUPPRESS)
+    for flag, meta, text in (("--model", "PROVIDER/ID", "the model every session starts with"),
+                             ("--tools", "LIST", "enable built-in tools: read,ls,grep,bash,edit,write"),
+                             ("--system", "TEXT", "instructions added to the system prompt")):
+        s.add_argument(flag, metavar=meta, default=argparse.SUPPRESS, help=text)
+
     s = sub.add_parser("doctor", help="check the set-up: config, storage, keys, local servers, terminal")
     common(s, argparse.SUPPRESS)
     s.add_argument("--json", action="store_true", help="the report as JSON")

@@ -5,6 +5,8 @@ MAX_TIMEOUT), then its whole process group is killed; abort (Ctrl+C / Esc) and c
 at once. The output is read by us, not by `communicate()`: a background process that keeps the
 pipe open (`setsid server &`) would otherwise hold the tool forever after the shell exits, and
 a command printing without end (`yes`) would fill memory — we keep the last OUTPUT_KEEP bytes.
+With a `CommandHost` (host.py: an editor's terminal, `treechat acp`) the command runs there,
+under the same bounds, and reads the same to the model.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pydantic import BaseModel, Field
 from treechat.llm.abort import AbortSignal
 
 from .base import AgentTool, OnUpdate, ToolResult, answer_unless_stopped, text_result
+from .host import CommandHost, CommandRun, HostError
 from .truncate import truncate_tail
 
 Confirm = Callable[[str], Awaitable[bool]]
@@ -44,9 +47,11 @@ class BashTool(AgentTool[BashArgs]):
     execution_mode = "sequential"  # commands may depend on each other's side effects
     timeout = None  # bounded by the command's own timeout, which starts after the user confirms
 
-    def __init__(self, cwd: str | os.PathLike[str] | None = None, confirm: Confirm | None = None) -> None:
+    def __init__(self, cwd: str | os.PathLike[str] | None = None, confirm: Confirm | None = None,
+                 host: CommandHost | None = None) -> None:
         self.cwd = str(cwd or os.getcwd())
         self.confirm = confirm
+        self.host = host  # None: here, in a child process
 
     async def execute(self, tool_call_id: str, args: BashArgs, signal: AbortSignal | None,
                       on_update: OnUpdate) -> ToolResult:
@@ -59,33 +64,52 @@ class BashTool(AgentTool[BashArgs]):
         if signal is not None and signal.aborted:
             return text_result("(command cancelled before it started)", is_error=True)
         limit = min(args.timeout or DEFAULT_TIMEOUT, MAX_TIMEOUT)
-        proc = await asyncio.create_subprocess_shell(
-            args.command, cwd=self.cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
-        )
-        remove = signal.add_listener(lambda: _kill(proc)) if signal is not None else (lambda: None)
-        try:
-            output, timed_out, held_open = await _collect(proc, limit)
-        except BaseException:  # cancelled (the loop stopping the tool): never leave the command running
-            _kill(proc)
-            raise
-        finally:
-            remove()
-        text, cut = truncate_tail(output.decode("utf-8", "replace"))
-        if cut or len(output) >= OUTPUT_KEEP:
-            text = f"[Output truncated: showing the last {len(text.splitlines())} lines.]\n" + text
-        text = text.rstrip("\n")
-        if held_open:
-            text += "\n\n(a background process still holds the output open; its later output is not shown)"
-        status = proc.returncode
-        if signal is not None and signal.aborted:
-            return text_result((text + "\n\n(command cancelled)").strip(), is_error=True)
-        if timed_out:
-            return text_result((text + f"\n\nCommand timed out after {limit:g} s").strip(), is_error=True)
-        if status:
-            return text_result((text + f"\n\nCommand exited with code {status}").strip(), is_error=True,
-                               details={"exitCode": status})
-        return text_result(text.rstrip("\n") or "(no output)", details={"exitCode": 0})
+        if self.host is not None:
+            try:
+                ran = await self.host.run(tool_call_id, args.command, self.cwd, limit, OUTPUT_KEEP, signal)
+            except HostError as err:
+                return text_result(f"The command could not be started: {err}", is_error=True)
+        else:
+            ran = await _run_here(args.command, self.cwd, limit, signal)
+        return _result(ran, limit, signal)
+
+
+async def _run_here(command: str, cwd: str, limit: float, signal: AbortSignal | None) -> CommandRun:
+    proc = await asyncio.create_subprocess_shell(
+        command, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
+    )
+    remove = signal.add_listener(lambda: _kill(proc)) if signal is not None else (lambda: None)
+    try:
+        output, timed_out, held_open = await _collect(proc, limit)
+    except BaseException:  # cancelled (the loop stopping the tool): never leave the command running
+        _kill(proc)
+        raise
+    finally:
+        remove()
+    return CommandRun(output.decode("utf-8", "replace"), proc.returncode, timed_out=timed_out,
+                      truncated=len(output) >= OUTPUT_KEEP, held_open=held_open)
+
+
+def _result(ran: CommandRun, limit: float, signal: AbortSignal | None) -> ToolResult:
+    """What the model is told, wherever the command ran."""
+    text, cut = truncate_tail(ran.output)
+    if cut or ran.truncated:
+        text = f"[Output truncated: showing the last {len(text.splitlines())} lines.]\n" + text
+    text = text.rstrip("\n")
+    if ran.held_open:
+        text += "\n\n(a background process still holds the output open; its later output is not shown)"
+    status = ran.exit_code
+    if signal is not None and signal.aborted:
+        return text_result((text + "\n\n(command cancelled)").strip(), is_error=True)
+    if ran.timed_out:
+        return text_result((text + f"\n\nCommand timed out after {limit:g} s").strip(), is_error=True)
+    if status is None and ran.signal:
+        return text_result((text + f"\n\nCommand ended by signal {ran.signal}").strip(), is_error=True)
+    if status:
+        return text_result((text + f"\n\nCommand exited with code {status}").strip(), is_error=True,
+                           details={"exitCode": status})
+    return text_result(text.rstrip("\n") or "(no output)", details={"exitCode": 0})
 
 
 async def _collect(proc: asyncio.subprocess.Process, limit: float) -> tuple[bytes, bool, bool]:

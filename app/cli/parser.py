@@ -15,6 +15,15 @@ def _version_line() -> str:
     return f"treechat {__version__}"
 
 
+class _Parser(argparse.ArgumentParser):
+    """No abbreviations of long options (`--mode json` was read as `--model json`); the
+    subcommands' parsers are of this class too (add_subparsers makes them of the parent's)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Every option and subcommand of `treechat`."""
     class _Version(argparse.Action):
@@ -38,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
                             help="write replies, listings and exports byte for byte (by default control "
                                  "characters from models and files are shown as placeholders such as ␛)")
 
-    p = argparse.ArgumentParser(prog="treechat", description="A terminal chat for LLM agents whose history is a tree.")
+    p = _Parser(prog="treechat", description="A terminal chat for LLM agents whose history is a tree.")
     p.add_argument("--version", action=_Version, help="show the version and exit")
     common(p, None)
     p.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", nargs="?", const="",
@@ -53,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-a", "--attach", metavar="FILE", action="append",
                    help="print mode: attach a file (an image, or a text file); repeatable. In a prompt, @path does the same")
     p.add_argument("--ephemeral", action="store_true", help="keep nothing: same as --storage memory")
+    p.add_argument("--mode", choices=("text", "json", "rpc"),
+                   help="text: -p's answer as text (the default); json: with -p, every event of the run as a JSON "
+                        "line (Pi's --mode json); rpc: Pi's RPC protocol, JSON lines over stdin/stdout (README: Protocols)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     s = sub.add_parser("sessions", help="list sessions, newest first")

@@ -13,6 +13,7 @@ import asyncio
 import os
 import signal as signals
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
@@ -59,25 +60,15 @@ class BashTool(AgentTool[BashArgs]):
         if signal is not None and signal.aborted:
             return text_result("(command cancelled before it started)", is_error=True)
         limit = min(args.timeout or DEFAULT_TIMEOUT, MAX_TIMEOUT)
-        proc = await asyncio.create_subprocess_shell(
-            args.command, cwd=self.cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
-        )
-        remove = signal.add_listener(lambda: _kill(proc)) if signal is not None else (lambda: None)
-        try:
-            output, timed_out, held_open = await _collect(proc, limit)
-        except BaseException:  # cancelled (the loop stopping the tool): never leave the command running
-            _kill(proc)
-            raise
-        finally:
-            remove()
+        ran = await run_shell(args.command, self.cwd, limit, signal)
+        output, timed_out, held_open = ran.output, ran.timed_out, ran.held_open
         text, cut = truncate_tail(output.decode("utf-8", "replace"))
         if cut or len(output) >= OUTPUT_KEEP:
             text = f"[Output truncated: showing the last {len(text.splitlines())} lines.]\n" + text
         text = text.rstrip("\n")
         if held_open:
             text += "\n\n(a background process still holds the output open; its later output is not shown)"
-        status = proc.returncode
+        status = ran.status
         if signal is not None and signal.aborted:
             return text_result((text + "\n\n(command cancelled)").strip(), is_error=True)
         if timed_out:
@@ -86,6 +77,32 @@ class BashTool(AgentTool[BashArgs]):
             return text_result((text + f"\n\nCommand exited with code {status}").strip(), is_error=True,
                                details={"exitCode": status})
         return text_result(text.rstrip("\n") or "(no output)", details={"exitCode": 0})
+
+
+@dataclass(frozen=True)
+class ShellRun:
+    output: bytes  # stdout and stderr as they came, the last OUTPUT_KEEP bytes
+    status: int | None  # the shell's exit status (None: it did not exit)
+    timed_out: bool
+    held_open: bool  # a background process still held the output open when the shell exited
+
+
+async def run_shell(command: str, cwd: str, limit: float, signal: AbortSignal | None) -> ShellRun:
+    """Run `command` with the shell in `cwd`, its own process group, no input: killed (the whole
+    group) after `limit` seconds, on `signal`, or when the caller is cancelled."""
+    proc = await asyncio.create_subprocess_shell(
+        command, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
+    )
+    remove = signal.add_listener(lambda: _kill(proc)) if signal is not None else (lambda: None)
+    try:
+        output, timed_out, held_open = await _collect(proc, limit)
+    except BaseException:  # cancelled (the loop stopping the tool): never leave the command running
+        _kill(proc)
+        raise
+    finally:
+        remove()
+    return ShellRun(output, proc.returncode, timed_out, held_open)
 
 
 async def _collect(proc: asyncio.subprocess.Process, limit: float) -> tuple[bytes, bool, bool]:

@@ -143,7 +143,8 @@ class ListLines:
 
 
 class ServerChannel:
-    """An in-process RpcServer serving what is written (the test's stdin)."""
+    """An in-process RpcServer serving what is written (the test's stdin); its chat is closed
+    with it, as the CLI closes it."""
 
     def __init__(self, server: RpcServer) -> None:
         self.server = server
@@ -168,3 +169,4 @@ class ServerChannel:
         await self.chunks.put(b"")
         async with asyncio.timeout(WAIT):
             await self.serving
+            await self.server.chat.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -32,11 +33,12 @@ async def instant(seconds: float) -> None:
 
 
 def write_config(home: Path, fp: FakeProvider, *, api: Literal["openai", "anthropic"] = "openai",
-                 reasoning: bool = False) -> None:
+                 reasoning: bool = False, extra: str = "") -> None:
+    """`extra`: more top-level keys of config.toml (before the tables)."""
     url = fp.base_url + ("/v1" if api == "openai" else "")
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text(
-        f'[providers.fake]\napi = "{api}"\nbase_url = "{url}"\napi_key = "sk-fake"\n'
+        f'{extra}\n[providers.fake]\napi = "{api}"\nbase_url = "{url}"\napi_key = "sk-fake"\n'
         f'[[providers.fake.models]]\nid = "fake-model"\nreasoning = {str(reasoning).lower()}\n'
         f'[[providers.fake.models]]\nid = "other-model"\n', encoding="utf-8")
 
@@ -60,12 +62,13 @@ class Place:
     def settings(self) -> Settings:
         return load_settings(self.home, env={})
 
-    def chat(self, catalog: SessionCatalog, *, model: str | None = "fake/fake-model",
-             tools: tuple[str, ...] = ()) -> Chat:
+    def chat(self, catalog: SessionCatalog, *, model: str | None = "fake/fake-model", tools: tuple[str, ...] = (),
+             sleep: Callable[[float], Awaitable[None]] = instant) -> Chat:
+        """`sleep`: a retry's wait (by default none)."""
         settings = self.settings()
         return Chat(catalog=catalog, settings=settings, registry=ModelRegistry(settings, env={}), model_ref=model,
                     tools=list(tools), cwd=str(self.work), local_servers=(),
-                    stream_options={"retry": RetryPolicy(sleep=instant)})
+                    stream_options={"retry": RetryPolicy(sleep=sleep)})
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
@@ -74,9 +77,10 @@ class Place:
 
 
 async def in_process(place: Place, catalog: SessionCatalog, *, yes: bool = False, approval_timeout: float = 30.0,
-                     tools: tuple[str, ...] = (), line_limit: int = MAX_LINE_BYTES) -> tuple[Driver, RpcServer]:
+                     tools: tuple[str, ...] = (), line_limit: int = MAX_LINE_BYTES,
+                     sleep: Callable[[float], Awaitable[None]] = instant) -> tuple[Driver, RpcServer]:
     """An RpcServer on a chat of `catalog` (a new session), driven in this process."""
-    chat = place.chat(catalog, tools=tools)
+    chat = place.chat(catalog, tools=tools, sleep=sleep)
     server = RpcServer(chat, approval_timeout=approval_timeout, line_limit=line_limit)
     install(chat, server.approvals, yes=yes)
     await chat.open(await catalog.create(cwd=str(place.work)))

@@ -254,7 +254,7 @@ class Handlers:
 
     async def _export(self, output_path: str | None) -> Reply:
         stats = await self.chat.session.storage.get_session_stats()
-        if stats.entry_count == 0:
+        if stats.message_count == 0:  # (settings alone are no conversation)
             raise RpcError("Nothing to export yet - start a conversation first")
         default = Path(self.chat.settings.home) / "exports" / f"{self.chat.session_id}.html"
         target = Path(output_path).expanduser() if output_path else default  # noqa: ASYNC240  $HOME, no I/O

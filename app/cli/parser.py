@@ -56,8 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-c", "--continue", dest="continue_latest", action="store_true", help="resume the most recent session")
     p.add_argument("--model", metavar="PROVIDER/ID", help="model to use, e.g. openai/gpt-4o-mini or anthropic/claude-sonnet-4-5")
     p.add_argument("--tools", metavar="LIST", help="enable built-in tools: read,ls,grep,bash,edit,write")
-    p.add_argument("--yes", action="store_true", help="print mode: allow what the app would ask about (bash "
-                   "commands, MCP calls, read/ls/grep outside the working folder, and edit/write inside it)")
+    p.add_argument("--yes", action="store_true", help="print mode and --mode rpc: allow what the app would ask about "
+                   "(bash commands, MCP calls, read/ls/grep outside the working folder, and edit/write inside it)")
     p.add_argument("--system", metavar="TEXT", help="instructions added to the system prompt (also config system_prompt)")
     p.add_argument("-a", "--attach", metavar="FILE", action="append",
                    help="print mode: attach a file (an image, or a text file); repeatable. In a prompt, @path does the same")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -98,23 +97,3 @@ async def test_the_command_line_writes_only_json_on_stdout(fake, tmp_path) -> No
     assert proc.returncode == 0, err
     assert kinds([json.loads(line) for line in lines]) == kinds(load_fixture("json_text"))
     assert b"treechat: session" in err
-
-
-def test_mode_is_not_read_as_model() -> None:
-    """argparse took `--mode` for an abbreviation of `--model`; no option is abbreviated now."""
-    from treechat.cli.parser import build_parser
-
-    args = build_parser().parse_args(["--mode", "json", "-p", "x"])
-    assert args.mode == "json" and args.model is None
-    with pytest.raises(SystemExit):
-        build_parser().parse_args(["--mod", "fake/x"])
-    with pytest.raises(SystemExit):
-        build_parser().parse_args(["sessions", "--js"])
-
-
-@pytest.mark.parametrize("argv", [["--mode", "json"], ["--mode", "rpc", "-p", "hi"], ["--mode", "json", "sessions"],
-                                  ["--mode", "xml", "-p", "hi"]])
-def test_modes_that_make_no_sense_are_one_line(argv, tmp_path) -> None:
-    done = subprocess.run([TREECHAT, "--home", str(tmp_path), *argv], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "TREECHAT_HOME": str(tmp_path)})
-    assert done.returncode == 2 and "Traceback" not in done.stderr and "--mode" in done.stderr

@@ -24,9 +24,9 @@ import queue
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
-from treechat.agent.types import JsonObject
+from treechat.agent.types import Json, JsonObject
 from treechat.text.sanitize import json_for_terminal
 
 MAX_LINE_BYTES = 32 * 1024 * 1024  # one command: room for a prompt with a few 5 MB images (base64)
@@ -89,9 +89,33 @@ class Framer:
 
 def json_line(value: JsonObject) -> bytes:
     """One record: compact JSON (as Pi's JSON.stringify), escaped where a terminal or a reader that
-    splits on Unicode line separators would take it wrongly, and its LF."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return (json_for_terminal(text).translate(_LINE_ENDS) + "\n").encode("utf-8")
+    splits on Unicode line separators would take it wrongly, and its LF.
+
+    A reply's update carries the message so far twice (`message`, and its event's `partial`): it
+    is written once and put in both places, and kept for the next update that carries the same
+    object (the updates of one network read share one)."""
+    update, message = value.get("assistantMessageEvent"), value.get("message")
+    if value.get("type") != "message_update" or not isinstance(update, dict) or not isinstance(message, dict) \
+            or update.get("partial") is not message:
+        return (_dumps(value) + "\n").encode("utf-8")
+    head = _dumps({**value, "message": _HOLE, "assistantMessageEvent": {**update, "partial": _HOLE}})
+    return (head.replace(_HOLE_JSON, _written(cast(JsonObject, message))) + "\n").encode("utf-8")  # (a dict: above)
+
+
+_HOLE = "\ue000treechat-message\ue000"  # (a private-use character: no text of ours is this)
+_HOLE_JSON = json.dumps(_HOLE, ensure_ascii=False)
+_last: tuple[JsonObject, str] | None = None  # the message last written, and its text
+
+
+def _written(message: JsonObject) -> str:
+    global _last
+    if _last is None or _last[0] is not message:
+        _last = (message, _dumps(message))
+    return _last[1]
+
+
+def _dumps(value: Json) -> str:
+    return json_for_terminal(json.dumps(value, ensure_ascii=False, separators=(",", ":"))).translate(_LINE_ENDS)
 
 
 class LineSink(Protocol):

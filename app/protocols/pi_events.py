@@ -126,6 +126,7 @@ class PiEvents:
         self._restart = False  # a retry's agent_start/turn_start is still to be told
         self._unsent = False  # the reply under way began while a retry waited: it was never sent
         self._in_run = False
+        self._partial: tuple[AssistantMessage, JsonObject] | None = None
 
     @property
     def retrying(self) -> bool:
@@ -196,7 +197,7 @@ class PiEvents:
         ev = event.assistant_event
         if ev is None or ev.content_index is None or ev.type not in _DELTA_KIND:
             return []
-        partial = message_json(ev.partial)
+        partial = self._partial_json(ev.partial)
         index, kind = ev.content_index, _DELTA_KIND[ev.type]
         out: list[JsonObject] = []
         block = self._blocks.get(index)
@@ -210,6 +211,12 @@ class PiEvents:
         elif not block.ended:
             out.append(self._assistant_event(partial, {"type": ev.type, "contentIndex": index, "delta": ev.delta}))
         return out
+
+    def _partial_json(self, partial: AssistantMessage) -> JsonObject:
+        """The reply so far as JSON, made once for the updates that share it (one network read's)."""
+        if self._partial is None or self._partial[0] is not partial:
+            self._partial = (partial, message_json(partial))
+        return self._partial[1]
 
     def _end_open(self, message: AssistantMessage, partial: JsonObject) -> list[JsonObject]:
         return self._end(self._open, message, partial) if self._open is not None else []

@@ -44,3 +44,13 @@ def test_written_lines_escape_what_would_end_or_drive_a_line() -> None:
     assert b"\xe2\x80\xa8" not in line and b"\xe2\x80\xa9" not in line and b"\x1b" not in line
     assert "é" in line.decode("utf-8")  # ordinary text stays as it is
     assert json.loads(line) == value  # the same value
+
+
+def test_an_update_carries_its_message_twice_whole() -> None:
+    first: dict[str, Json] = {"role": "assistant", "content": [{"type": "text", "text": 'say "hi"\u2028\x9b'}]}
+    second: dict[str, Json] = {"role": "assistant", "content": [{"type": "text", "text": "other"}]}
+    for message in (first, first, second, first):
+        record: dict[str, Json] = {"type": "message_update", "message": message,
+                                   "assistantMessageEvent": {"type": "text_delta", "delta": "hi", "partial": message}}
+        line = json_line(record)
+        assert json.loads(line) == record and line.count(b"\n") == 1 and b"\xee\x80\x80" not in line

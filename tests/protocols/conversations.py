@@ -39,6 +39,11 @@ def _read(fp: FakeProvider) -> None:
     fp.script_openai(["done"], usage=USAGE)
 
 
+def _bash(fp: FakeProvider) -> None:
+    fp.script_openai(tool_calls=[{"id": "c1", "name": "bash", "arguments": '{"command": "echo hi"}'}], usage=USAGE)
+    fp.script_openai(["ok"], usage=USAGE)
+
+
 def _retry(fp: FakeProvider) -> None:
     fp.script_status(500, {"error": {"message": "server error", "type": "server_error"}})
     fp.script_openai(["ok"], usage=USAGE)
@@ -61,6 +66,7 @@ def _anthropic_tool(fp: FakeProvider) -> None:
 JSON_CONVERSATIONS: dict[str, Conversation] = {
     "text": Conversation("hi", _text),
     "read": Conversation("read hello.txt", _read, tools=("read",)),
+    "bash": Conversation("run echo", _bash, tools=("bash",)),  # (treechat asks first: the tests allow it)
     "retry": Conversation("hi", _retry),
     "error": Conversation("hi", _error),
     "anthropic_thinking": Conversation("hi", _anthropic_thinking, api="anthropic", reasoning=True),
@@ -178,10 +184,11 @@ def kinds(records: list[dict[str, Any]]) -> list[str]:
 
 
 # Fields Pi's objects carry that are its adapters' internals (a partial tool call's parse state, a
-# response's ids) or that treechat adds (a failure's kind), and optional ones (`sessionFile`: Pi's
-# session file, which a database-backed session has not): not part of the protocol's shape.
+# response's ids) or that treechat adds (a failure's kind), optional ones (`sessionFile`: Pi's
+# session file, which a database-backed session has not) and each tool's own (a result's
+# `details`: bash's exit status here, its truncation in Pi): not part of the protocol's shape.
 _OWN_FIELDS = frozenset({"responseId", "responseModel", "partialArgs", "partialJson", "streamIndex", "index",
-                         "thinkingSignature", "errorKind", "compat", "sessionFile"})
+                         "thinkingSignature", "errorKind", "compat", "sessionFile", "details"})
 
 
 def shape(value: Any, path: str = "") -> set[str]:

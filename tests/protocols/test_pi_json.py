@@ -28,11 +28,16 @@ async def fake():
         yield fp
 
 
+async def allow(command: str) -> bool:
+    return True
+
+
 async def run_conversation(tmp_path: Path, fp: FakeProvider, conversation: Conversation) -> tuple[int, list[dict]]:
     conversation.script(fp)
     place = Place.make(tmp_path, fp, api=conversation.api, reasoning=conversation.reasoning)
     catalog = MemoryCatalog()
     chat = place.chat(catalog, tools=conversation.tools)
+    chat.confirm = allow  # (Pi runs a command without asking)
     await chat.open(await catalog.create(cwd=str(place.work)))
     sink = ListLines()
     code = await run_json(chat, conversation.prompt, out=sink, err=io.StringIO())

@@ -123,9 +123,9 @@ def context_usage(chat: Chat, held: Sequence[AgentMessage]) -> JsonObject | None
 
 async def available_models(chat: Chat) -> list[ModelInfo]:
     """The models a request can go to now: every provider with its key (or none needed), and
-    the local servers found (asked once, within a second)."""
-    if not chat.detected:
-        chat.add_local_servers(await chat.local.found())
+    the local servers answering now (asked as the app's model picker asks: within a second, never
+    the one a reply is coming from)."""
+    chat.add_local_servers(await chat.local.found(chat.busy_server()))
     registry = chat.registry
     return [chat.local.known(m) for m in registry.models() if registry.key_problem(m) is None]
 

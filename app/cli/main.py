@@ -351,7 +351,7 @@ async def cmd_rpc(args: argparse.Namespace) -> int:
         await chat.open(storage)
         start_for_rpc(chat, args)
         try:
-            await server.serve(read_fd(sys.stdin.fileno()))
+            await server.serve(read_fd(0))  # (fd 0 even when Python has no sys.stdin: a closed one is an end)
         finally:
             await chat.close()  # stops a run still going; a session nobody wrote to is not kept
             await out.close()

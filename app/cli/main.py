@@ -425,12 +425,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.mode is not None and args.command:
-        parser.error(f"--mode is for the app, -p and rpc, not for the {args.command} command")
-    if args.mode == "rpc" and args.prompt is not None:
-        parser.error("--mode rpc reads its prompts from stdin: leave out -p")
-    if args.mode in ("json", "text") and args.prompt is None:
-        parser.error(f"--mode {args.mode} needs -p PROMPT (or -p with piped text)")
+    _modes_and_models(parser, args)
     if args.command:
         handler = COMMANDS.get(args.command) or args.run
     elif args.mode == "rpc":
@@ -467,6 +462,22 @@ def main(argv: list[str] | None = None) -> int:
         # error text can carry a file's, a server's or a model's words: one line, controls made visible
         print(f"treechat: {visible_line(err)}", file=sys.stderr)
         return 1
+
+
+def _modes_and_models(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """--mode with what it needs; Pi's --provider NAME --model ID (as a client written for Pi passes
+    them) as --model NAME/ID. A combination that makes no sense is argparse's one line (status 2)."""
+    if args.mode is not None and args.command:
+        parser.error(f"--mode is for the app, -p and rpc, not for the {args.command} command")
+    if args.mode == "rpc" and args.prompt is not None:
+        parser.error("--mode rpc reads its prompts from stdin: leave out -p")
+    if args.mode in ("json", "text") and args.prompt is None:
+        parser.error(f"--mode {args.mode} needs -p PROMPT (or -p with piped text)")
+    if args.provider is not None:
+        if not args.model:
+            parser.error("--provider needs --model ID (or give --model PROVIDER/ID alone)")
+        if "/" not in args.model:
+            args.model = f"{args.provider}/{args.model}"
 
 
 # The errors that are one line, not a traceback. Named by module: a command that never imported

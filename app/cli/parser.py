@@ -61,7 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--system", metavar="TEXT", help="instructions added to the system prompt (also config system_prompt)")
     p.add_argument("-a", "--attach", metavar="FILE", action="append",
                    help="print mode: attach a file (an image, or a text file); repeatable. In a prompt, @path does the same")
-    p.add_argument("--ephemeral", action="store_true", help="keep nothing: same as --storage memory")
+    p.add_argument("--ephemeral", "--no-session", action="store_true",
+                   help="keep nothing: same as --storage memory (--no-session: Pi's spelling)")
+    p.add_argument("--provider", metavar="NAME", help="with --model ID: the same as --model NAME/ID (Pi's spelling)")
     p.add_argument("--mode", choices=("text", "json", "rpc"),
                    help="text: -p's answer as text (the default); json: with -p, every event of the run as a JSON "
                         "line (Pi's --mode json); rpc: Pi's RPC protocol, JSON lines over stdin/stdout (README: Protocols)")

@@ -15,6 +15,7 @@ from tests.fake_provider import FakeProvider
 from treechat.cli.parser import build_parser
 
 from .conversations import USAGE
+from .driver import Driver, ProcessChannel
 from .helpers import TREECHAT, Place, child
 
 
@@ -59,3 +60,20 @@ async def test_sigterm_stops_the_run_and_ends_the_server(fake, tmp_path) -> None
     await driver.close()
     assert channel.proc.returncode == 0 and b"Traceback" not in channel.stderr
     assert driver.of("message_end")[-1]["message"]["stopReason"] == "aborted"
+
+
+async def test_the_options_a_pi_client_passes_are_understood(fake, tmp_path) -> None:
+    """Pi's RpcClient starts `pi --mode rpc --provider P --model M`, Pi's docs add `--no-session`."""
+    fake.script_openai(["hello"], usage=USAGE)
+    place = Place.make(tmp_path, fake)
+    channel = await ProcessChannel.start([TREECHAT, "--mode", "rpc", "--provider", "fake", "--model", "fake-model",
+                                          "--no-session"], cwd=str(place.work), env=place.env())
+    driver = Driver(channel)
+    try:
+        await driver.call({"type": "prompt", "message": "hi"})
+        await driver.until("agent_end")
+        state = (await driver.call({"type": "get_state"}))["data"]
+    finally:
+        await driver.close()
+    assert state["model"]["id"] == "fake-model" and state["model"]["provider"] == "fake"
+    assert not (place.home / "treechat.db").exists()  # --no-session: nothing kept

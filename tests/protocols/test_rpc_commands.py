@@ -242,8 +242,9 @@ async def test_commands_are_templates_and_skills(rpc, fake) -> None:
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: tidy\ndescription: Tidy things up\n---\nTidy.\n")
     listed = data(await rpc.call({"type": "get_commands"}))["commands"]  # type: ignore[index]
-    assert [(c["name"], c["source"], c["description"]) for c in listed] == [
-        ("review", "prompt", "Review a file"), ("skill:tidy", "skill", "Tidy things up")]
+    assert [(c["name"], c["source"], c["description"], c["sourceInfo"]["scope"]) for c in listed] == [
+        ("review", "prompt", "Review a file", "project"), ("skill:tidy", "skill", "Tidy things up", "project")]
+    assert listed[0]["sourceInfo"]["path"] == str(work / ".pi" / "prompts" / "review.md")
     await ask(rpc, "/review a.py", "ok", fake)  # a template is expanded, as Pi does
     assert "Review a.py closely." in str(fake.requests[-1].body["messages"])
 

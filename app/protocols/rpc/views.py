@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from treechat.agent.types import AgentMessage, Json, JsonObject
 from treechat.chat import Chat
@@ -152,16 +153,22 @@ def last_assistant_text(held: Sequence[AgentMessage]) -> str | None:
 
 
 def commands(chat: Chat) -> list[JsonObject]:
-    """Prompt templates and skills, invoked with `prompt` as `/name` and `/skill:name` (Pi's list)."""
+    """Prompt templates and skills, invoked with `prompt` as `/name` and `/skill:name` (Pi's list,
+    with Pi's `sourceInfo`: the file, and whether it is the project's or the user's)."""
     found = chat.extensions
     out: list[JsonObject] = []
     for template in found.templates:
         out.append({"name": template.name, "description": template.description, "source": "prompt",
-                    "sourceInfo": {"path": str(template.path), "source": "local"}})
+                    "sourceInfo": _source(chat, template.path)})
     for skill in found.skills:
         out.append({"name": f"skill:{skill.name}", "description": skill.description, "source": "skill",
-                    "sourceInfo": {"path": str(skill.path), "source": "local", "baseDir": str(skill.base_dir)}})
+                    "sourceInfo": {**_source(chat, skill.path), "baseDir": str(skill.base_dir)}})
     return out
+
+
+def _source(chat: Chat, path: Path) -> JsonObject:
+    inside = path.resolve().is_relative_to(Path(chat.folder).resolve())
+    return {"path": str(path), "source": "local", "scope": "project" if inside else "user", "origin": "top-level"}
 
 
 async def tree(chat: Chat) -> JsonObject:

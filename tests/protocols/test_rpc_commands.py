@@ -276,3 +276,22 @@ async def test_steer_and_follow_up_while_idle_wait_for_the_next_prompt(rpc, fake
     await rpc.until("agent_end")
     users = [m["content"] for m in fake.requests[-1].body["messages"] if m["role"] == "user"]
     assert users == ["go", "also this", "and then that"]
+
+
+async def test_a_jsonl_session_has_its_file_and_switch_session_takes_it(fake, tmp_path) -> None:
+    from treechat.storage import open_catalog
+
+    catalog = await open_catalog("jsonl", tmp_path / "store")
+    driver, server = await in_process(Place.make(tmp_path, fake), catalog)
+    try:
+        await ask(driver, "hi", "Hello", fake)
+        first = data(await driver.call({"type": "get_state"}))["sessionFile"]  # type: ignore[index]
+        assert first.endswith(".jsonl") and Path(first).exists()  # noqa: ASYNC240  a stat of a local temp path
+        await driver.call({"type": "new_session"})
+        assert data(await driver.call({"type": "switch_session", "sessionPath": first})) == {"cancelled": False}
+        assert data(await driver.call({"type": "get_last_assistant_text"})) == {"text": "Hello"}
+        nothing = await driver.call({"type": "switch_session", "sessionPath": str(tmp_path / "none.jsonl")})
+        assert not nothing["success"] and "Cannot read" in nothing["error"]
+    finally:
+        await driver.close()
+        await catalog.close()

@@ -69,7 +69,8 @@ class Runs:
             # without a way to ask (print mode without --yes) the bash tool refuses, saying why
             self.s.builtins = make_tools(self.s.tool_names, cwd=self.s.cwd, confirm=self.s.confirm, reach=Reach.for_run(
                 self.s.cwd, self.s.confirm_read, anywhere=getattr(self.s.settings, "allow_reads_outside", False)),
-                approve=self.workspace.approve, recorder=await self.workspace.file_recorder())
+                approve=self.workspace.approve, recorder=await self.workspace.file_recorder(),
+                writable_git_paths=getattr(self.s.settings, "writable_git_paths", ()))
             tools = [*self.s.builtins, *self.extras.mcp.tools()]  # an MCP server's tools join as it starts
             self.extras.load_extensions()  # the skills the system prompt lists
             compaction = self.s.settings.compaction
@@ -179,6 +180,10 @@ class Runs:
         if self.s.preview_id is not None:
             await self.shown.preview(None)
             return
+        await self.stop_run()
+
+    async def stop_run(self) -> None:
+        """Ctrl+C: stop the run, whatever is on screen; what was queued goes out next, as for Esc."""
         if self.s.agent is None or not self.s.is_running:
             return
         batch, after = await self.s.agent.interrupt()

@@ -15,7 +15,7 @@ the file and the line (a README test loads every ```toml block, so they cannot d
 
     [providers.local]
     base_url = "http://127.0.0.1:8080/v1"
-    api = "openai"                     # or "anthropic"
+    api = "openai"                     # or "anthropic", "openai-responses"
     api_key_env = "LOCAL_KEY"          # or api_key = "..."
     models = ["qwen3-8b"]              # or [[providers.local.models]] tables (id, input, context_window, ...)
 """
@@ -36,11 +36,11 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from treechat.storage.special import special_kind
 
+from ..llm.apis import Api, one_of
 from ..mcp.config import DEFAULT_TIMEOUT as DEFAULT_MCP_TIMEOUT
 from ..mcp.config import McpServerConfig, McpServers
 from .paths import config_path, resolve_home
 
-APIS = ("openai", "anthropic")
 THINKING = ("off", "minimal", "low", "medium", "high", "xhigh")
 # Names earlier READMEs used; an old config gets "did you mean" with the real key.
 _RENAMED = {"default_model": "model", "thinking_level": "thinking"}
@@ -103,6 +103,7 @@ class ModelOptions(_Strict):
     context_window: Annotated[int, Field(gt=0)] | None = None
     max_tokens: Annotated[int, Field(gt=0)] | None = None
     reasoning: bool | None = None
+    api: Api | None = None  # this model's wire protocol, when not its provider's (e.g. a model served only by Responses)
 
     def as_spec(self) -> dict[str, Any]:
         """The catalog's spelling of these options (what `model_info` reads)."""
@@ -111,7 +112,7 @@ class ModelOptions(_Strict):
 
 class ProviderConfig(_Strict):
     name: str = ""
-    api: Literal["openai", "anthropic"] | None = None
+    api: Api | None = None
     base_url: str | None = None
     api_key: str | None = Field(default=None, repr=False)
     api_key_env: str | None = None
@@ -166,6 +167,8 @@ class ConfigFile(_Strict):
     thinking: Literal["off", "minimal", "low", "medium", "high", "xhigh"] | None = None
     tools: list[str] = Field(default_factory=list)
     allow_reads_outside: bool = False  # read, ls and grep outside the working folder without asking
+    # files in git's own folders (.git/…) edit, write and restores may change: relative to the working folder
+    writable_git_paths: list[str] = Field(default_factory=list)
     system_prompt: str | None = None
     theme: str | None = None
     # Bounded waits (seconds). A slow local model may think for minutes before its first byte;
@@ -181,6 +184,16 @@ class ConfigFile(_Strict):
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     storage: Literal["sqlite", "jsonl", "memory", "postgres"] | None = None
     database_url: str | None = Field(default=None, repr=False)  # may hold a password: never shown
+
+    @field_validator("writable_git_paths")
+    @classmethod
+    def _writable_git_paths(cls, value: list[str]) -> list[str]:
+        for path in value:
+            if not path.strip() or any(ord(ch) < 32 or ord(ch) == 127 for ch in path):
+                raise ValueError(f"{path!r} is not a path: name each file, e.g. \".git/info/exclude\"")
+            if path.rstrip().endswith(("/", os.sep)):
+                raise ValueError(f"{path!r} is a folder: name each file, e.g. \".git/info/exclude\"")
+        return value
 
     @field_validator("database_url")
     @classmethod
@@ -205,6 +218,7 @@ class Settings:
     thinking: str | None = None
     tools: list[str] = field(default_factory=list)
     allow_reads_outside: bool = False
+    writable_git_paths: list[str] = field(default_factory=list)
     system_prompt: str | None = None
     theme: str | None = None
     connect_timeout: float = 10.0
@@ -244,6 +258,7 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
                 "compaction", "storage", "database_url"):
         setattr(settings, key, getattr(parsed, key))
     settings.tools = list(parsed.tools)
+    settings.writable_git_paths = list(parsed.writable_git_paths)
     settings.providers = {name: p.model_copy(update={"name": name}) for name, p in parsed.providers.items()}
     settings.mcp_servers, settings.mcp_timeout = dict(parsed.mcp_servers), parsed.mcp_timeout
     return settings
@@ -297,9 +312,11 @@ def _explain(problem: Any, keys: list[str]) -> str:
     if key == "storage":
         return 'must be one of "sqlite", "jsonl", "memory", "postgres"'
     if key == "api":
-        return 'must be "openai" or "anthropic"'
+        return f"must be {one_of()}"
     if key == "tools":
         return 'must be a list of tool names, e.g. ["read", "ls"]'
+    if key == "writable_git_paths" and problem["type"] != "value_error":
+        return 'must be a list of files, e.g. [".git/info/exclude"]'
     if key == "providers" and len(keys) == 1:
         return "must be a table of [providers.NAME] tables"
     if key == "mcp_servers" and len(keys) == 1 and problem["type"] != "value_error":

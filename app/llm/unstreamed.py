@@ -54,6 +54,24 @@ class OpenAIUnstreamed:
         return [SSEEvent("message", json.dumps(chunk)), SSEEvent("message", "[DONE]")]
 
 
+class ResponsesUnstreamed:
+    """The Responses API: `stream: false`, and a `response` read as the events that end a stream:
+    each output item done, then the response completed (or incomplete, or failed)."""
+
+    def body(self, streamed: dict[str, Any]) -> dict[str, Any]:
+        return streamed | {"stream": False}
+
+    def events(self, reply: Any) -> list[SSEEvent] | None:
+        if not isinstance(reply, dict) or not isinstance(reply.get("output"), list):
+            return None
+        events = [SSEEvent("response.output_item.done", json.dumps(
+            {"type": "response.output_item.done", "output_index": i, "item": item}))
+            for i, item in enumerate(reply["output"]) if isinstance(item, dict)]
+        status = reply.get("status")
+        end = f"response.{status}" if status in ("incomplete", "failed") else "response.completed"
+        return [*events, SSEEvent(end, json.dumps({"type": end, "response": reply}))]
+
+
 async def _whole(response: httpx.Response) -> bytes:
     data = bytearray()
     async for chunk in response.aiter_bytes():

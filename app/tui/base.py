@@ -29,6 +29,8 @@ if TYPE_CHECKING:  # loaded after the first frame (app/tui/starting.py)
     from treechat.widgets.tree.view import TreeView
     from treechat.workspace.restore import RestorePlan
 
+    from .questions import Questions
+
 W = TypeVar("W", bound=Widget)
 T = TypeVar("T")
 M = TypeVar("M")
@@ -55,6 +57,8 @@ def drawn(handler: Callable[[Any, M], Any]) -> Callable[[Any, M], Awaitable[None
 
 class TuiBase(CommandHost, App[int]):
     chat: Chat
+    questions: Questions  # the agent's questions, and who each key belongs to (questions.py)
+    parked_drafts: dict[str, str]  # leaf id → a draft a tree move replaced there: it comes back with the leaf
     started = False  # the session is open and every widget is in place (app/tui/starting.py)
     # sent (or slash commands) before the session opened: they go out once it is (starting.py)
     _unsent: list[Composer.Submitted | Composer.Command]
@@ -115,6 +119,13 @@ class TuiBase(CommandHost, App[int]):
 
     def show_error(self, text: str) -> None:
         self.ui(Banner, "#banner").show(text, "error")
+
+    def clear_error(self) -> None:
+        """A new message or command: an error line about the last one is not news any more (a new
+        failure shows its own)."""
+        banner = self.ui(Banner, "#banner")
+        if banner.severity == "error":
+            banner.hide()
 
     async def attempt(self, work: Awaitable[T]) -> T | None:
         """Run a controller call; a ChatError (or a StorageError: a locked or full store) becomes

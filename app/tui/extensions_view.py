@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from treechat.widgets.composer.view import Composer
 
@@ -24,8 +24,8 @@ from .registry import command
 if TYPE_CHECKING:
     from treechat.chat.state import SendKind
 
-# The dialogs (extension_dialogs.py, on treechat.widgets.screens) load on first use: this module
-# is part of the App, whose first frame is drawn before them (app/tui/starting.py).
+# The questions' panel (treechat.widgets.question) loads on first use: this module is part of the
+# App, whose first frame is drawn before it (app/tui/starting.py).
 
 QUIET_BEFORE_ASKING = 1.5  # seconds without a key before the trust question shows
 
@@ -56,15 +56,13 @@ class ExtensionsView(TuiBase):
             self.run_worker(self.ask_project_trust(), group="mcp")
 
     async def ask_project_trust(self) -> None:
-        from treechat.widgets.screens import ToolConfirmDialog
-
-        from .extension_dialogs import ProjectTrustDialog
+        from treechat.widgets.question.panel import QuestionSpec
 
         found, _ = self.chat.project_mcp()
         if found is None or not found.servers:
             return
-        # A question nobody asked for waits until the person is not typing: a first key after a
-        # pause answers the dialog, and keys typed while it is up are not theirs to keep.
+        # A question nobody asked for waits until the person is not typing (it would appear in the
+        # typing state, asking for Esc first: app/tui/questions.py).
         asked_at = time.monotonic()
         # (a quiet time, not a condition to wait on: it sleeps until the last key is that old)
         while (left := QUIET_BEFORE_ASKING - (time.monotonic() - max(getattr(self, "last_key_at", 0.0), asked_at))) > 0:  # noqa: ASYNC110
@@ -72,51 +70,34 @@ class ExtensionsView(TuiBase):
         listed = "\n".join(f"  {s.name}: {s.where}" for s in found.servers)
         body = (f"{found.path} asks to run these MCP servers (their tools will ask before each call):\n\n{listed}\n\n"
                 "Start them only if you trust this project.")
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        dialog = ProjectTrustDialog("Start this project's MCP servers?", body, yes="Start them", no="Never",
-                                    allow="This time only")
-
-        def answered(answer: Any) -> None:
-            if not future.done():
-                future.set_result(answer)
-
-        self.push_screen(dialog, callback=answered)
-        answer = await future
-        if answer is True:
+        spec = QuestionSpec("Start this project's MCP servers?", body, yes="Start them", no="Never",
+                            session="This time only", escape="later",
+                            keys="y starts them (and remembers) · a starts them this time · n never for this file · "
+                                 "Esc not now")
+        answer = await self.questions.ask(spec)
+        if answer == "yes":
             self.chat.trust_project("trusted")
-        elif answer is False:
+        elif answer == "no":
             self.chat.trust_project("refused")
-        if answer is True or answer == ToolConfirmDialog.ALLOW_SESSION:
+        if answer in ("yes", "session"):
             self.chat.allow_project_mcp()
 
     async def confirm_mcp_call(self, server: str, tool: str, arguments: str) -> bool:
-        """Before an untrusted server's tool runs (the bash tool's dialog), unless that tool was
-        allowed for this session."""
-        from treechat.widgets.screens import ToolConfirmDialog
-
-        from .extension_dialogs import McpCallDialog
+        """Before an untrusted server's tool runs (asked like a shell command), unless that tool
+        was allowed for this session."""
+        from treechat.widgets.question.panel import QuestionSpec
 
         allowed = (self.chat.session_id, tool)
         if allowed in self.allowed_tools:
             return True
-        spec = next((s for s in self.chat.mcp.specs if s.name == server), None)
-        where = f"{spec.where} ({spec.origin})" if spec is not None else server
-        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        dialog = McpCallDialog(f"Let the model call {tool}?", f"MCP server {server}: {where}\n\n{arguments}",
-                               allow="Allow this tool for this session")
-
-        def answered(answer: bool | str | None) -> None:
-            if answer == ToolConfirmDialog.ALLOW_SESSION:
-                self.allowed_tools.add(allowed)
-            if not future.done():
-                future.set_result(answer is True or answer == ToolConfirmDialog.ALLOW_SESSION)
-
-        self.push_screen(dialog, callback=answered)
-        try:
-            return await future
-        finally:
-            if not future.done() and dialog.is_active:
-                dialog.dismiss(False)  # the run was stopped: the question is withdrawn
+        spec_ = next((s for s in self.chat.mcp.specs if s.name == server), None)
+        where = f"{spec_.where} ({spec_.origin})" if spec_ is not None else server
+        spec = QuestionSpec(f"Let the model call {tool}?", f"MCP server {server}: {where}\n\n{arguments}",
+                            yes="Run", no="Refuse", session="Allow this tool for this session")
+        answer = await self.questions.ask(spec)
+        if answer == "session":
+            self.allowed_tools.add(allowed)
+        return answer in ("yes", "session")
 
     # ------------------------------------------------------------ templates and skills
 
@@ -157,6 +138,7 @@ class ExtensionsView(TuiBase):
                 self.push_screen(TextDialog("MCP servers", text))
             return
         if words == ["trust"]:
+            self.questions.handed_over()  # asked for: the answer may come at once
             self.run_worker(self.ask_project_trust(), group="mcp")
             return
         if words:
@@ -170,14 +152,13 @@ class ExtensionsView(TuiBase):
         ext = self.chat.extensions
         out = []
         if ext.templates:
-            out += ["## Prompt templates", "", "| Command | What it does |", "|---|---|"]
-            out += [f"| `/{t.name}{' ' + t.argument_hint if t.argument_hint else ''}` | "
-                    f"{t.description.replace('|', '¦')} |" for t in ext.templates]
+            out += ["## Prompt templates", ""]
+            out += [f"- `/{t.name}{' ' + t.argument_hint if t.argument_hint else ''}` — {t.description}"
+                    for t in ext.templates]
             out.append("")
         if ext.skills:
-            out += ["## Skills", "", "`/skill NAME [text]` puts one into your message.", "",
-                    "| Skill | What it is for |", "|---|---|"]
-            out += [f"| `{s.name}` | {s.description.replace('|', '¦')} |" for s in ext.skills]
+            out += ["## Skills", "", "`/skill NAME [text]` puts one into your message.", ""]
+            out += [f"- `{s.name}` — {s.description}" for s in ext.skills]
             out.append("")
         return "\n".join(out)
 

@@ -16,11 +16,9 @@ from tests.fake_provider import SSE_HEADERS, Drip, FakeProvider, Send, Status, o
 from tests.narrow import assistant_of, first_text
 from tests.print_helper import print_run
 from treechat.config.settings import load_settings
-from treechat.llm.anthropic import stream_anthropic
-from treechat.llm.openai import stream_openai
-from treechat.llm.registry import ModelRegistry
+from treechat.llm.registry import ModelRegistry, adapter
 from treechat.llm.retry import RetryPolicy
-from treechat.llm.types import LlmContext, ModelInfo, StreamOptions
+from treechat.llm.types import Api, LlmContext, ModelInfo, StreamOptions
 from treechat.session.session import Session
 from treechat.storage.memory import MemoryCatalog
 from treechat.storage.model import TextContent, UserMessage
@@ -41,9 +39,9 @@ async def left_early(fake: FakeProvider) -> bool:
     return fake.left_early
 
 
-async def stream(fake: FakeProvider, api: str = "openai", events: list | None = None, **opts):
+async def stream(fake: FakeProvider, api: Api = "openai", events: list | None = None, **opts):
     model = ModelInfo(id="fake-model", provider=api, api=api, base_url=fake.base_url)
-    fn = stream_openai if api == "openai" else stream_anthropic
+    fn = adapter(api)
     options = StreamOptions(api_key="sk-test", retry=RetryPolicy(max_retries=0), **opts)
     last = None
     async for event in fn(model, LlmContext("", [UserMessage(content="hi")]), options, None):
@@ -87,10 +85,16 @@ async def test_a_body_of_whitespace_is_not_sniffed_forever(fake) -> None:
     assert await left_early(fake) and fake.dripped < 8 * 1024 * 1024
 
 
-@pytest.mark.parametrize("api", ["openai", "anthropic"])
+@pytest.mark.parametrize("api", ["openai", "anthropic", "openai-responses"])
 async def test_an_endless_stream_of_tokens_stops_at_max_reply_and_keeps_the_text(fake, api) -> None:
     if api == "openai":
         head, token = b"", TOKEN
+    elif api == "openai-responses":
+        item = {"id": "msg_1", "type": "message", "role": "assistant", "content": []}
+        head = sse_frame({"type": "response.output_item.added", "output_index": 0, "item": item},
+                         "response.output_item.added")
+        token = sse_frame({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0,
+                           "content_index": 0, "delta": "token "}, "response.output_text.delta")
     else:
         start = {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant",
                                                      "content": [], "usage": {"input_tokens": 1, "output_tokens": 1}}}

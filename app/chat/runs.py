@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from treechat.agent.tools import Reach, make_tools
-from treechat.chat.events import Failed, StatusChanged
+from treechat.chat.events import Failed, Notice, StatusChanged
 from treechat.chat.models import ChatError
 from treechat.chat.state import SendKind
 from treechat.prompts.attachments import AttachmentError, expand_prompt
@@ -159,9 +159,15 @@ class Runs:
 
     async def prompt(self, text: str, *, attach: Sequence[str] = ()) -> AssistantMessage | None:
         """Send and wait for the whole run (print mode); returns the run's last assistant message.
-        Templates and `/skill` are expanded; MCP servers still starting are waited for (each
-        within its startup timeout), so their tools are in the first request."""
-        await self.extras.mcp.wait_started()
+        Templates and `/skill` are expanded; MCP servers still starting are waited for, all at
+        once, for `mcp_startup_wait` seconds at most, so their tools are in the first request; one
+        slower than that joins the run when it is ready (said once)."""
+        late = await self.extras.mcp.wait_started(self.s.settings.mcp_startup_wait)
+        if late:
+            self.s.emit(Notice(f"MCP server{'s' if len(late) > 1 else ''} {', '.join(late)} still starting after "
+                               f"{self.s.settings.mcp_startup_wait:g} s: this prompt goes without "
+                               f"{'their' if len(late) > 1 else 'its'} tools for now (mcp_startup_wait in "
+                               "config.toml waits longer).", "warning"))
         await self.send(text, attach=attach, expand=True)
         await self.wait_idle()
         agent = self.s.agent

@@ -44,6 +44,8 @@ def start_for_print(chat: Chat, args: argparse.Namespace, err: TextIO) -> None:
 
     chat.confirm_tool = _allow_call if args.yes else None
     found, trust = chat.project_mcp()
+    for problem in found.problems if found is not None else []:  # (a .mcp.json that cannot be read, a server in it)
+        err.write(f"treechat: {visible_line(problem)}\n")
     if found is not None and trust in ("ask", "refused") and not args.project_mcp:
         names = ", ".join(s.name for s in found.servers)
         why = "were refused in the app" if trust == "refused" else "are not trusted yet"
@@ -80,7 +82,7 @@ async def run_mcp(args: argparse.Namespace) -> int:
         await servers.mcp.wait_started()
         rows = servers.mcp.rows()
         if args.json:
-            text = json.dumps({"servers": [r.to_json() for r in rows], "problems": servers.mcp.problems},
+            text = json.dumps({"servers": [r.to_json() for r in rows], "problems": servers.mcp.listing_problems()},
                               ensure_ascii=False, indent=2)
             sys.stdout.write((text if args.raw else json_for_terminal(text)) + "\n")
         else:

@@ -207,6 +207,8 @@ class ConfigFile(_Strict):
     # MCP servers (issue 24): their tools join as NAME__TOOL; a call waits mcp_timeout seconds at most
     mcp_servers: McpServers = Field(default_factory=dict)
     mcp_timeout: Annotated[float, Field(gt=0)] = DEFAULT_MCP_TIMEOUT
+    # how long `-p` waits for servers still starting before its first request (their tools join later)
+    mcp_startup_wait: Annotated[float, Field(ge=0)] = 10.0
 
 
 @dataclass
@@ -235,6 +237,7 @@ class Settings:
     config_loaded: bool = False  # a config file was found and read
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
     mcp_timeout: float = DEFAULT_MCP_TIMEOUT
+    mcp_startup_wait: float = 10.0
 
 
 def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> Settings:
@@ -261,6 +264,7 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
     settings.writable_git_paths = list(parsed.writable_git_paths)
     settings.providers = {name: p.model_copy(update={"name": name}) for name, p in parsed.providers.items()}
     settings.mcp_servers, settings.mcp_timeout = dict(parsed.mcp_servers), parsed.mcp_timeout
+    settings.mcp_startup_wait = parsed.mcp_startup_wait
     return settings
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .frontmatter import FrontMatterError
-from .skills import Skill, load_skills, skill_block, skill_roots
+from .skills import Skill, SkillsListing, load_skills, skill_block, skill_roots, skills_listing
 from .templates import Template, expand, load_templates, template_folders
 
 
@@ -27,6 +27,8 @@ class Extensions:
     skills: list[Skill] = field(default_factory=list)
     templates: list[Template] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    # the system prompt's skills section, within its bounds (what they left out is the first problem)
+    prompt_section: SkillsListing = field(default_factory=lambda: SkillsListing("", 0))
 
     def template(self, name: str) -> Template | None:
         return next((t for t in self.templates if t.name == name.lower()), None)
@@ -60,7 +62,9 @@ def load_extensions(cwd: str | os.PathLike[str], config_dir: Path | None, env: M
     folder = Path(cwd).resolve()
     skills, skill_problems = load_skills(skill_roots(folder, config_dir, home, pi_dir))
     templates, template_problems = load_templates(template_folders(folder, config_dir, pi_dir), builtins)
-    return Extensions(skills, templates, skill_problems + template_problems)
+    section = skills_listing(skills)
+    bound = section.note()
+    return Extensions(skills, templates, ([bound] if bound else []) + skill_problems + template_problems, section)
 
 
 def expand_command(text: str, ext: Extensions) -> str:
@@ -106,8 +110,14 @@ def _known(ext: Extensions) -> str:
 def listing(ext: Extensions, skills_announced: bool) -> str:
     """What `/skill` alone shows: every skill and template, and every problem found."""
     lines = ["Skills (/skill NAME [text] puts one into your message):"]
+    note = ext.prompt_section.note()
+    if note:  # first, not after hundreds of them
+        lines.append(f"  ! {note}")
+    bounded = set(ext.prompt_section.left_out)
     for s in ext.skills:
-        hidden = "" if s.model_invocable else " (not listed to the model: disable-model-invocation)"
+        hidden = ("" if s.model_invocable and s.name not in bounded else
+                  " (not listed to the model: disable-model-invocation)" if not s.model_invocable else
+                  " (not listed to the model: over the system prompt's bound)")
         lines.append(f"  {s.name}: {s.description}{hidden}\n    {s.path}")
     if not ext.skills:
         lines.append("  none (SKILL.md folders in .agents/skills, .treechat/skills, the config folder's skills, "
@@ -122,14 +132,14 @@ def listing(ext: Extensions, skills_announced: bool) -> str:
     if not ext.templates:
         lines.append("  none (.md files in .treechat/prompts, .pi/prompts, the config folder's prompts, "
                      "~/.pi/agent/prompts)")
-    if ext.problems:
-        lines += ["", "Problems:", *(f"  {p}" for p in ext.problems)]
+    problems = [p for p in ext.problems if p != note]
+    if problems:
+        lines += ["", "Problems:", *(f"  {p}" for p in problems)]
     return "\n".join(lines)
 
 
 def skills_section(cwd: str | os.PathLike[str], config_dir: Path | None, env: Mapping[str, str]) -> str:
     """The system prompt's skills section for `cwd` (`treechat context`: no controller there)."""
-    from .skills import skills_prompt
-
     home = user_home(env)
-    return skills_prompt(load_skills(skill_roots(Path(cwd).resolve(), config_dir, home, pi_agent_dir(env, home)))[0])
+    return skills_listing(load_skills(skill_roots(Path(cwd).resolve(), config_dir, home,
+                                                  pi_agent_dir(env, home)))[0]).text

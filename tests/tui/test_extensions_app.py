@@ -132,3 +132,17 @@ async def test_templates_are_commands_with_tab_and_f1(make_app, fake, tmp_path) 
         await wait_for(pilot, lambda: "Template: review" in screen_text(app), what="the palette's template")
         await pilot.press("enter")
         await wait_for(pilot, lambda: composer.text == "/review ", what="the template in the composer")
+
+
+async def test_mcp_follows_the_servers_while_it_is_open(make_app, fake, tmp_path) -> None:
+    """/mcp opened while a server starts says when it is ready (it stayed on "starting", issue 37)."""
+    gate = tmp_path / "start-now"
+    (tmp_path / "config.toml").write_text(
+        f'[mcp_servers.quick]\ncommand = "{sys.executable}"\nargs = ["{FAKE}", "--wait-for", "{gate}"]\n')
+    async with make_app() as (app, pilot):
+        await wait_for(pilot, lambda: bool(app.chat.mcp.specs), what="the server declared")
+        await app.run_slash("mcp", "")
+        await wait_for(pilot, lambda: isinstance(app.screen, TextDialog), what="/mcp")
+        await wait_for(pilot, lambda: "quick  starting" in screen_text(app), what="the server starting")
+        gate.touch()
+        await wait_for(pilot, lambda: "quick  ready" in screen_text(app), what="the server ready, on screen", rounds=3000)

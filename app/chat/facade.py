@@ -117,7 +117,8 @@ class Chat:
         self.send = runs.send
         self.prompt = runs.prompt
         self.wait_idle = runs.wait_idle
-        self.stop, self.stop_run, self.abort = runs.stop, runs.stop_run, runs.abort
+        self.stop, self.stop_run, self.abort, self.halt = runs.stop, runs.stop_run, runs.abort, runs.halt
+        self.watch_agents = runs.watch_agents
         self.pull_last_queued, self.drop_queued = runs.pull_last_queued, runs.drop_queued
         self.resolve_model = models.resolve_model
         self.current_model = models.current_model

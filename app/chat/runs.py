@@ -39,6 +39,15 @@ class Runs:
         self.shown = shown
         self.workspace = workspace
         self._unsubscribe_agent: Callable[[], None] | None = None
+        self._watchers: list[Callable[[AgentSession], None]] = []  # told of every AgentSession made
+        self._halted = False  # `halt`: the stopped run's queue waits for the next prompt
+
+    def watch_agents(self, watcher: Callable[[AgentSession], None]) -> Callable[[], None]:
+        """`watcher(agent)` for every AgentSession this chat makes from now on (the first send, a
+        setting, after a session switch), before it is used: a protocol front end subscribes to
+        the agent's own events there. Returns the unsubscribe."""
+        self._watchers.append(watcher)
+        return lambda: self._watchers.remove(watcher) if watcher in self._watchers else None
 
     async def ensure_agent(self) -> AgentSession:
         """The AgentSession, made on first need (browsing never writes settings entries). Fails
@@ -81,16 +90,20 @@ class Runs:
         self.s.refresh_prompt = bind_system_prompt(self.s.agent, self.s.prompt_builder)
         self._unsubscribe_agent = self.s.agent.subscribe(self.observer.on_agent_event)
         self.s.agent.compactor.on_window = self.models.window_learned
+        for watcher in list(self._watchers):
+            watcher(self.s.agent)
         self.s.emit(StatusChanged())
         return self.s.agent
 
     async def send(self, text: str, kind: SendKind = "send", *, attach: Sequence[str] = (),
-                   expand: bool = False, images: Sequence[ImageContent] = ()) -> Literal["sent", "queued"]:
+                   expand: bool = False, images: Sequence[ImageContent] = (),
+                   queue_when_idle: bool = False) -> Literal["sent", "queued"]:
         """Send a prompt (`@path` tokens and `attach` files go into the message, and `images`,
-        given as data by a front end); while a reply runs, queue it as a steer (Enter) or
+        already checked, after them); while a reply runs, queue it as a steer (Enter) or
         follow-up. `expand`: a prompt template or `/skill` command becomes what it stands for.
-        Raises ChatError (no model, no key, a file that cannot be attached) before anything is
-        written: the caller keeps the text."""
+        `queue_when_idle`: a steer or follow-up is queued even with no run going (Pi's RPC: it
+        goes out with the next prompt). Raises ChatError (no model, no key, a file that cannot
+        be attached) before anything is written: the caller keeps the text."""
         if not text.strip() and not attach and not images:
             raise ChatError("Nothing to send.")
         if expand:
@@ -99,30 +112,31 @@ class Runs:
             prepared = expand_prompt(text.strip(), self.s.cwd, attach=attach)
         except AttachmentError as err:
             raise ChatError(str(err)) from None
-        pictures = [*prepared.images, *images]
         agent = await self.ensure_agent()
         self.extras.say_starting()
-        if self.s.is_running:
+        given = [*prepared.images, *images]
+        if self.s.is_running or (queue_when_idle and kind != "send"):
             if kind == "follow_up":
-                await agent.follow_up(prepared.text, pictures)
+                await agent.follow_up(prepared.text, given)
             else:
-                await agent.steer(prepared.text, pictures)
+                await agent.steer(prepared.text, given)
             return "queued"
         if self.s.preview_id is not None:
             await self.shown.preview(None)
         self.s.abandoned_leaf = None
         if self.s.refresh_prompt is not None:
             self.s.refresh_prompt()  # today's date, AGENTS.md as it is now
-        self.start(prepared.text, pictures)
+        self.start(prepared.text, given)
         return "sent"
 
     def start(self, prompt: str | list[AgentMessage], images: Sequence[ImageContent] = ()) -> None:
         assert self.s.agent is not None
         agent = self.s.agent
+        self._halted = False
 
         async def work() -> None:
             await agent.prompt(prompt, images)  # a list of queued messages goes out as one batch
-            while agent.has_queued_messages and not agent.is_streaming:
+            while agent.has_queued_messages and not agent.is_streaming and not self._halted:
                 await agent.continue_()  # queued just as the run ended: delivered, not stranded
 
         self._spawn(work)
@@ -185,6 +199,16 @@ class Runs:
             await self.s.agent.requeue_follow_ups(after)  # delivered when the batch's run would stop
         if batch:
             self.start(batch)
+
+    async def halt(self) -> None:
+        """Stop the run and leave what was queued in the queue: it goes out with the next prompt
+        (the steers at its start, the follow-ups when it would stop). Pi's RPC `abort`; the app's
+        Esc is `stop`, after which the queue goes out at once."""
+        if self.s.agent is None:
+            return
+        self._halted = True
+        await self.s.agent.abort()
+        await self.wait_idle()
 
     def abort(self) -> None:
         """Stop the run now, from a signal handler (Ctrl+C in print mode); nothing is queued next."""

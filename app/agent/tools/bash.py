@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal as signals
+import time
 from collections.abc import Awaitable, Callable
 
 from pydantic import BaseModel, Field
@@ -22,7 +23,7 @@ from treechat.llm.abort import AbortSignal
 
 from .base import AgentTool, OnUpdate, ToolResult, answer_unless_stopped, text_result
 from .host import CommandHost, CommandRun, HostError
-from .truncate import truncate_tail
+from .truncate import MAX_BYTES, truncate_tail
 
 Confirm = Callable[[str], Awaitable[bool]]
 NO_CONFIRM = ("The bash tool needs confirmation and none is available here; "
@@ -31,6 +32,7 @@ DEFAULT_TIMEOUT = 120.0  # seconds; builds and test runs fit, a command waiting 
 MAX_TIMEOUT = 600.0  # what a model may ask for at most
 OUTPUT_KEEP = 1_000_000  # bytes of output kept (the tail); the model is shown at most truncate_tail's 50 KB
 PIPE_GRACE = 0.5  # after the shell exits, how long its output pipe may stay open before we stop reading
+UPDATE_EVERY = 0.1  # seconds between two partial results of a command's output (the first goes at once)
 
 
 class BashArgs(BaseModel):
@@ -70,18 +72,40 @@ class BashTool(AgentTool[BashArgs]):
             except HostError as err:
                 return text_result(f"The command could not be started: {err}", is_error=True)
         else:
-            ran = await _run_here(args.command, self.cwd, limit, signal)
+            await on_update(ToolResult(content=[]))  # it runs (Pi tells this too)
+            ran = await run_shell(args.command, self.cwd, limit, signal, _Progress(on_update))
         return _result(ran, limit, signal)
 
 
-async def _run_here(command: str, cwd: str, limit: float, signal: AbortSignal | None) -> CommandRun:
+class _Progress:
+    """The output so far as a partial result (its tail, as the model would see it): the first
+    output at once, then at most every UPDATE_EVERY seconds (the end result has it all)."""
+
+    def __init__(self, on_update: OnUpdate) -> None:
+        self.on_update = on_update
+        self.last: float | None = None
+
+    async def __call__(self, kept: bytearray) -> None:
+        now = time.monotonic()
+        if self.last is not None and now - self.last < UPDATE_EVERY:
+            return
+        self.last = now
+        text, _ = truncate_tail(bytes(kept[-2 * MAX_BYTES:]).decode("utf-8", "replace"))
+        await self.on_update(text_result(text, details={}))
+
+
+async def run_shell(command: str, cwd: str, limit: float, signal: AbortSignal | None,
+                    on_output: Callable[[bytearray], Awaitable[None]] | None = None) -> CommandRun:
+    """Run `command` with the shell in `cwd`, its own process group, no input: killed (the whole
+    group) after `limit` seconds, on `signal`, or when the caller is cancelled. `on_output` is
+    handed the output kept so far whenever more came (not to keep: it changes)."""
     proc = await asyncio.create_subprocess_shell(
         command, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
     )
     remove = signal.add_listener(lambda: _kill(proc)) if signal is not None else (lambda: None)
     try:
-        output, timed_out, held_open = await _collect(proc, limit)
+        output, timed_out, held_open = await _collect(proc, limit, on_output)
     except BaseException:  # cancelled (the loop stopping the tool): never leave the command running
         _kill(proc)
         raise
@@ -112,7 +136,8 @@ def _result(ran: CommandRun, limit: float, signal: AbortSignal | None) -> ToolRe
     return text_result(text.rstrip("\n") or "(no output)", details={"exitCode": 0})
 
 
-async def _collect(proc: asyncio.subprocess.Process, limit: float) -> tuple[bytes, bool, bool]:
+async def _collect(proc: asyncio.subprocess.Process, limit: float,
+                   on_output: Callable[[bytearray], Awaitable[None]] | None = None) -> tuple[bytes, bool, bool]:
     """(the output's tail, timed out, a survivor held the pipe open) once the shell has exited."""
     assert proc.stdout is not None
     stream = proc.stdout
@@ -123,6 +148,8 @@ async def _collect(proc: asyncio.subprocess.Process, limit: float) -> tuple[byte
             kept.extend(chunk)
             if len(kept) > OUTPUT_KEEP:
                 del kept[: len(kept) - OUTPUT_KEEP]
+            if on_output is not None:
+                await on_output(kept)
 
     reader = asyncio.ensure_future(pump())
     timed_out = False

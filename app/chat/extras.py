@@ -9,10 +9,11 @@ and `-p` expand `/review x` and `/skill NAME` the same way.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from treechat.chat.events import Change, ChatEvent, Notice
+from treechat.chat.events import Change, ChatEvent, Notice, StatusChanged
 from treechat.mcp.config import ProjectServers, config_servers, find_project_file, read_project_servers
 from treechat.mcp.manager import McpManager, format_rows
 from treechat.mcp.trust import TrustAnswer, remember_trust, remembered_trust
@@ -42,9 +43,8 @@ class ExtrasHost(Protocol):
     @property
     def agent(self) -> AgentSession | None: ...
     @property
-    def builtins(self) -> list[AnyTool]: ...
-    @property
     def tool_names(self) -> list[str]: ...
+    def allowed_tools(self, mcp_tools: Sequence[AnyTool]) -> list[AnyTool]: ...
     def emit(self, event: ChatEvent | Change) -> None: ...
 
 
@@ -122,7 +122,8 @@ class Extras:
     def _mcp_changed(self, line: str | None) -> None:
         """A server started, stopped or listed new tools: the agent is offered the new set."""
         if self.s.agent is not None:
-            self.s.agent.offer_tools([*self.s.builtins, *self.mcp.tools()])
+            self.s.agent.offer_tools(self.s.allowed_tools(self.mcp.tools()))
+        self.s.emit(StatusChanged())  # the tools it counts
         if line:
             self.s.emit(Notice(line, "information" if line.endswith("running again.") else "warning"))
 
@@ -172,7 +173,7 @@ class Extras:
                              t.description or f"the prompt in {t.path.name}") for t in self.extensions.templates]
 
     def extensions_text(self) -> str:
-        announced = any(t.name == "read" for t in self.s.builtins) if self.s.agent is not None else (
+        announced = any(t.name == "read" for t in self.s.agent.state.tools) if self.s.agent is not None else (
             "read" in self.s.tool_names)
         return listing(self.extensions, announced)
 

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from treechat.agent.tools import Reach, make_tools
+from treechat.agent.tools import BUILTIN_TOOLS, Reach, make_tools
 from treechat.chat.events import Failed, StatusChanged
 from treechat.chat.models import ChatError
 from treechat.chat.state import SendKind
@@ -58,14 +58,16 @@ class Runs:
         self.models.local.probe(model)
         try:
             # without a way to ask (print mode without --yes) the bash tool refuses, saying why
-            self.s.builtins = make_tools(self.s.tool_names, cwd=self.s.cwd, confirm=self.s.confirm, reach=Reach.for_run(
+            # every built-in tool (`/tools` may turn on one the default set leaves out)
+            self.s.builtins = make_tools(BUILTIN_TOOLS, cwd=self.s.cwd, confirm=self.s.confirm, reach=Reach.for_run(
                 self.s.cwd, self.s.confirm_read, anywhere=getattr(self.s.settings, "allow_reads_outside", False)),
                 approve=self.workspace.approve, recorder=await self.workspace.file_recorder())
-            tools = [*self.s.builtins, *self.extras.mcp.tools()]  # an MCP server's tools join as it starts
+            tools = self.s.allowed_tools(self.extras.mcp.tools())  # an MCP server's tools join as it starts
             self.extras.load_extensions()  # the skills the system prompt lists
             compaction = self.s.settings.compaction
             self.s.agent = await AgentSession.create(
                 self.s.session, model=model, registry=self.s.registry, tools=tools,
+                pinned_tools=self.s.tool_choice.on,
                 thinking_level=self.s.settings.thinking, stream_fn=self.s.stream_fn,
                 stream_options=self.s.stream_options or None,
                 compaction_settings=CompactionSettings(enabled=compaction.enabled,

@@ -1,8 +1,9 @@
-"""StatusBar: model • thinking │ tokens ↑↓ │ cost (this path) │ context % │ queue.
+"""StatusBar: model • thinking │ tokens ↑↓ │ cost (this path) │ context % │ tools │ queue.
 
 Data in: ``update_status(**fields)`` with any of ``model``, ``thinking``, ``tokens_in``,
 ``tokens_out``, ``cost``, ``context_percent`` (None = unknown), ``context_estimated`` (draw
-"~"), ``model_warning`` (no key: draw ⚠), ``queued_steer``, ``queued_follow_up``. Each is also a
+"~"), ``model_warning`` (no key: draw ⚠), ``tools`` (the names the next request carries: drawn
+as their count), ``queued_steer``, ``queued_follow_up``. Each is also a
 reactive attribute (nothing is drawn before the first call: the App's first frame comes before
 the session is open). ``wait(seconds, reason)`` shows a countdown ("retrying in 12 s") until it
 runs out or ``wait(0)`` ends it. Posts nothing.
@@ -30,6 +31,11 @@ def tokens(n: int) -> str:
     return str(n)
 
 
+def tools_field(count: int) -> str:
+    """`6 tools`, `1 tool`, `no tools`: what the model can do besides answering (/tools lists them)."""
+    return "no tools" if count == 0 else f"{count} tool" if count == 1 else f"{count} tools"
+
+
 class StatusBar(Widget):
     DEFAULT_CSS = """
     StatusBar { height: 1; background: $panel; color: $text-muted; padding: 0 1; }
@@ -54,6 +60,7 @@ class StatusBar(Widget):
     model_warning: reactive[bool] = reactive(False)
     queued_steer: reactive[int] = reactive(0)
     queued_follow_up: reactive[int] = reactive(0)
+    tools: reactive[tuple[str, ...]] = reactive(())
 
     waiting: reactive[str] = reactive("")
 
@@ -99,6 +106,7 @@ class StatusBar(Widget):
             pct = self.context_percent
             style = "bold $error" if pct >= 90 else "$warning" if pct >= 75 else ""
             fields.append((f"ctx {mark}{pct:.0f}%", style))
+        fields.append(tools_field(len(self.tools)))
         if self.queued_steer or self.queued_follow_up:
             fields.append((f"⚡{self.queued_steer} ⏭{self.queued_follow_up}", "$warning"))
         if self.waiting:

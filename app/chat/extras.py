@@ -17,7 +17,7 @@ from treechat.chat.events import Change, ChatEvent, Notice, StatusChanged
 from treechat.mcp.config import ProjectServers, config_servers, find_project_file, read_project_servers
 from treechat.mcp.manager import McpManager, format_rows
 from treechat.mcp.trust import TrustAnswer, remember_trust, remembered_trust
-from treechat.prompts.extensions import CommandError, Extensions, expand_command, listing, load_extensions
+from treechat.prompts.extensions import CommandError, Extensions, expand_command, listing, load_extensions, template_of
 from treechat.prompts.skills import skills_prompt
 
 if TYPE_CHECKING:
@@ -163,6 +163,10 @@ class Extras:
             from treechat.chat.models import ChatError
 
             raise ChatError(str(err)) from None
+
+    def template_of(self, text: str) -> str | None:
+        """The template `text` calls (`/review foo.py`: "review"), None for anything else."""
+        return template_of(text, self.extensions)
 
     def command_rows(self) -> list[SlashCommand]:
         """The templates as slash-command rows (`widgets.commands.SlashCommand`), for completion,

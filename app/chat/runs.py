@@ -17,6 +17,7 @@ from treechat.session.agent_session import AgentSession
 from treechat.session.compaction import CompactionSettings
 from treechat.session.system_prompt import bind_system_prompt
 from treechat.storage.base import StorageError
+from treechat.storage.expanded import template_message
 from treechat.storage.model import AssistantMessage, ImageContent
 
 if TYPE_CHECKING:
@@ -92,7 +93,9 @@ class Runs:
         cannot be attached) before anything is written: the caller keeps the text."""
         if not text.strip() and not attach:
             raise ChatError("Nothing to send.")
+        typed, template = text.strip(), None
         if expand:
+            template = self.extras.template_of(text)
             text = self.extras.expand(text)
         try:
             prepared = expand_prompt(text.strip(), self.s.cwd, attach=attach)
@@ -100,18 +103,20 @@ class Runs:
             raise ChatError(str(err)) from None
         agent = await self.ensure_agent()
         self.extras.say_starting()
+        # a template's message carries what was typed, so the transcript shows that (storage/expanded.py)
+        message = None if template is None else template_message(prepared.text, prepared.images, template, typed)
         if self.s.is_running:
             if kind == "follow_up":
-                await agent.follow_up(prepared.text, prepared.images)
+                await agent.follow_up(message or prepared.text, prepared.images)
             else:
-                await agent.steer(prepared.text, prepared.images)
+                await agent.steer(message or prepared.text, prepared.images)
             return "queued"
         if self.s.preview_id is not None:
             await self.shown.preview(None)
         self.s.abandoned_leaf = None
         if self.s.refresh_prompt is not None:
             self.s.refresh_prompt()  # today's date, AGENTS.md as it is now
-        self.start(prepared.text, prepared.images)
+        self.start([message] if message is not None else prepared.text, prepared.images)
         return "sent"
 
     def start(self, prompt: str | list[AgentMessage], images: Sequence[ImageContent] = ()) -> None:

@@ -15,6 +15,7 @@ from treechat.llm.registry import ModelRegistry
 from treechat.llm.types import ModelInfo
 from treechat.session.agent_session import AgentSession
 from treechat.storage.base import PathState
+from treechat.storage.expanded import skill_line
 from treechat.storage.tree_index import TreeIndex
 
 
@@ -48,7 +49,8 @@ def first_prompt(tree: TreeIndex, leaf_id: str | None) -> str | None:
     called); never a tool result's or a summary's text."""
     for slot in tree.path_slots(tree.slot(leaf_id)):
         if tree.kind_at(slot)[:2] == ("message", "user"):
-            return " ".join(tree.previews.get(slot).split())
+            line = " ".join(tree.previews.get(slot).split())
+            return skill_line(line) or line  # (a skill's block is no title)
     return None
 
 

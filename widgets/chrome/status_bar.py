@@ -106,6 +106,7 @@ class StatusBar(Widget):
             pct = self.context_percent
             style = "bold $error" if pct >= 90 else "$warning" if pct >= 75 else ""
             fields.append((f"ctx {mark}{pct:.0f}%", style))
+        tools_at = len(fields)
         fields.append(tools_field(len(self.tools)))
         if self.queued_steer or self.queued_follow_up:
             fields.append((f"⚡{self.queued_steer} ⏭{self.queued_follow_up}", "$warning"))
@@ -113,14 +114,18 @@ class StatusBar(Widget):
             fields.append((self.waiting, "bold $warning"))
         # What does not fit gives way from the left: a local model's id is often a long file name,
         # and at 80 columns it pushed the context figure (what a 2k-token model needs most) off the
-        # end. The separators tighten first, then the model's name is cut to what is left.
+        # end. The separators tighten first, then the model's name is cut to what is left; below
+        # 80 columns the tools' count goes before the name is cut short (/tools says it).
         width = self.content_region.width or 10_000
         model = sanitize_line(self.model, 40) or "no model"
         warning = (" ⚠" if self.model_warning else "", "bold $error")
-        for sep in ("  │  ", " │ "):
-            tail = Content.assemble(f" • {self.thinking}", *(x for f in fields for x in (sep, f)))
-            room = width - tail.cell_length - Content.assemble(warning).cell_length
-            if Content(model).cell_length <= room:
+        for shown in (fields, fields[:tools_at] + fields[tools_at + 1:]):
+            for sep in ("  │  ", " │ "):
+                tail = Content.assemble(f" • {self.thinking}", *(x for f in shown for x in (sep, f)))
+                room = width - tail.cell_length - Content.assemble(warning).cell_length
+                if Content(model).cell_length <= room:
+                    break
+            if room >= 16:
                 break
         name = Content.styled(model, "bold").truncate(max(room, 8), ellipsis=True)
         return Content.assemble(name, warning, tail)

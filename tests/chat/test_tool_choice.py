@@ -18,7 +18,7 @@ from treechat.config.settings import DEFAULT_TOOLS, load_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.storage import open_catalog
 from treechat.storage.base import SessionCatalog
-from treechat.storage.model import ActiveToolsChangeEntry
+from treechat.storage.model import ActiveToolsChangeEntry, AssistantMessage, TextContent, UserMessage
 
 SIX = ["read", "ls", "grep", "bash", "edit", "write"]
 
@@ -170,3 +170,35 @@ def test_an_mcp_tool_turned_off_stays_off_whatever_the_path_recorded() -> None:
     assert [t.name for t in choice.offered(tools, ["read"])] == ["read", "bash"]  # on whatever the record says
     choice.reset()
     assert [t.name for t in choice.offered(tools, [])] == ["time__now"]
+
+
+async def test_what_tools_changed_stays_with_its_session(catalog, fake, tmp_path) -> None:
+    chat = chat_for(catalog, fake, tmp_path)
+    await chat.open(await catalog.create(cwd=str(tmp_path)))
+    await send(chat, fake)
+    await chat.set_tool("bash", False)
+    await chat.new_session()
+    assert chat.status().tools == tuple(SIX)
+    await send(chat, fake, "in the new one")
+    assert sent_tools(fake) == SIX
+    await chat.close()
+
+
+async def test_a_path_without_a_record_gets_one_only_when_the_person_chooses(catalog, fake, tmp_path) -> None:
+    """A Pi session (or an older one) has no record: its first request writes none, so an edit and
+    resend stays a sibling; a choice made with /tools is recorded and kept."""
+    storage = await catalog.create(cwd=str(tmp_path))
+    chat = chat_for(catalog, fake, tmp_path)
+    await chat.open(storage)
+    await chat.session.append_message(UserMessage(content="q1"))
+    await chat.session.append_message(AssistantMessage(content=[TextContent(text="a1")], provider="openai",
+                                                       model="fake-model"))
+    await send(chat, fake, "q2")
+    assert sent_tools(fake) == SIX
+    assert not [e for e in await chat.session.get_branch() if isinstance(e, ActiveToolsChangeEntry)]
+    await chat.set_tool("bash", False)
+    await chat.close()
+    reopened = chat_for(catalog, fake, tmp_path)
+    await reopened.open(await catalog.open(storage.session_id))
+    assert "bash" not in reopened.status().tools
+    await reopened.close()

@@ -9,14 +9,15 @@ and `-p` expand `/review x` and `/skill NAME` the same way.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from treechat.chat.events import Change, ChatEvent, Notice
+from treechat.chat.events import Change, ChatEvent, Notice, StatusChanged
 from treechat.mcp.config import ProjectServers, config_servers, find_project_file, read_project_servers
 from treechat.mcp.manager import McpManager, format_rows
 from treechat.mcp.trust import TrustAnswer, remember_trust, remembered_trust
-from treechat.prompts.extensions import CommandError, Extensions, expand_command, listing, load_extensions
+from treechat.prompts.extensions import CommandError, Extensions, expand_command, listing, load_extensions, template_of
 
 if TYPE_CHECKING:
     from treechat.agent.tools.base import AnyTool
@@ -41,9 +42,8 @@ class ExtrasHost(Protocol):
     @property
     def agent(self) -> AgentSession | None: ...
     @property
-    def builtins(self) -> list[AnyTool]: ...
-    @property
     def tool_names(self) -> list[str]: ...
+    def allowed_tools(self, mcp_tools: Sequence[AnyTool]) -> list[AnyTool]: ...
     def emit(self, event: ChatEvent | Change) -> None: ...
 
 
@@ -127,7 +127,8 @@ class Extras:
         """A server started, stopped or listed new tools: the agent is offered the new set."""
         tools = self.mcp.tools()
         if self.s.agent is not None:
-            self.s.agent.offer_tools([*self.s.builtins, *tools])
+            self.s.agent.offer_tools(self.s.allowed_tools(tools))
+        self.s.emit(StatusChanged())  # the tools it counts
         if line:
             self.s.emit(Notice(line, "information" if line.endswith("running again.") else "warning"))
         bound = self.mcp.all_bound_note()
@@ -173,6 +174,10 @@ class Extras:
 
             raise ChatError(str(err)) from None
 
+    def template_of(self, text: str) -> str | None:
+        """The template `text` calls (`/review foo.py`: "review"), None for anything else."""
+        return template_of(text, self.extensions)
+
     def command_rows(self) -> list[SlashCommand]:
         """The templates as slash-command rows (`widgets.commands.SlashCommand`), for completion,
         the palette and F1: commands made at run time from the files found."""
@@ -182,7 +187,7 @@ class Extras:
                              t.description or f"the prompt in {t.path.name}") for t in self.extensions.templates]
 
     def extensions_text(self) -> str:
-        announced = any(t.name == "read" for t in self.s.builtins) if self.s.agent is not None else (
+        announced = any(t.name == "read" for t in self.s.agent.state.tools) if self.s.agent is not None else (
             "read" in self.s.tool_names)
         return listing(self.extensions, announced)
 

@@ -19,7 +19,7 @@ no Textual, so the TUI and print mode share every rule.
 | `Navigation` | navigation.py | choose, move (back-history), switch siblings, jump to a search hit, entries by id |
 | `Runs` | runs.py | the agent on first need; send, steer, follow-up, stop, the queue, the run task |
 | `Models` | models.py | which model the next message goes to, readiness, local servers |
-| `ModelSettings` | settings.py | set the model, the thinking level, the instructions |
+| `ModelSettings` | settings.py | set the model, the thinking level, the tools, the instructions |
 | `Commands` | commands.py | fork, rename, label, compact, summarize, retry, export, copy, info |
 | `Workspace` | workspace.py | file history, restores, the offer after a move |
 | `Extras` | extras.py | MCP servers, skills, prompt templates |
@@ -87,7 +87,7 @@ class Chat:
         extras = self.extras = Extras(s)
         trees = self.trees = ChatTree(s)
         workspace = self.workspace = Workspace(s)
-        shown = self.shown = Shown(s, models=models)
+        shown = self.shown = Shown(s, models=models, extras=extras)
         observer = Observer(s, shown=shown, trees=trees)
         runs = self.runs = Runs(s, models=models, extras=extras, observer=observer, shown=shown, workspace=workspace)
         sessions = self.sessions = Sessions(s, models=models, extras=extras, observer=observer, runs=runs, shown=shown,
@@ -95,7 +95,7 @@ class Chat:
         self.live = Live(s, shown=shown, trees=trees)
         navigation = self.navigation = Navigation(s, observer=observer, sessions=sessions, shown=shown, trees=trees,
                                                   workspace=workspace)
-        self.model_settings = ModelSettings(s, extras=extras, models=models, runs=runs)
+        self.model_settings = ModelSettings(s, extras=extras, models=models, shown=shown, runs=runs)
         self.commands = Commands(s, navigation=navigation, runs=runs, sessions=sessions, shown=shown,
                                  workspace=workspace)
         # what front ends call, by role (bound here: one line each, typed by the role's signature)
@@ -128,6 +128,7 @@ class Chat:
         ms = self.model_settings
         self.set_model, self.set_thinking, self.set_instructions = ms.set_model, ms.set_thinking, ms.set_instructions
         self.system_prompt = ms.system_prompt
+        self.tools, self.set_tool, self.set_tools = ms.tools, ms.set_tool, ms.set_tools
         c = self.commands
         self.rename, self.label, self.label_of, self.fork = c.rename, c.label, c.label_of, c.fork
         self.copy_text, self.retry, self.compact, self.summarize = c.copy_text, c.retry, c.compact, c.summarize

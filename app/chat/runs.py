@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from treechat.agent.tools import Reach, make_tools
+from treechat.agent.tools import BUILTIN_TOOLS, Reach, make_tools
 from treechat.chat.events import Failed, Notice, StatusChanged
 from treechat.chat.models import ChatError
 from treechat.chat.state import SendKind
@@ -17,6 +17,7 @@ from treechat.session.agent_session import AgentSession
 from treechat.session.compaction import CompactionSettings
 from treechat.session.system_prompt import bind_system_prompt
 from treechat.storage.base import StorageError
+from treechat.storage.expanded import template_message
 from treechat.storage.model import AssistantMessage, ImageContent
 
 if TYPE_CHECKING:
@@ -67,16 +68,18 @@ class Runs:
         self.models.local.probe(model)
         try:
             # without a way to ask (print mode without --yes) the bash tool refuses, saying why
-            self.s.builtins = make_tools(self.s.tool_names, cwd=self.s.cwd, confirm=self.s.confirm, reach=Reach.for_run(
+            # every built-in tool (`/tools` may turn on one the default set leaves out)
+            self.s.builtins = make_tools(BUILTIN_TOOLS, cwd=self.s.cwd, confirm=self.s.confirm, reach=Reach.for_run(
                 self.s.cwd, self.s.confirm_read, anywhere=getattr(self.s.settings, "allow_reads_outside", False)),
                 approve=self.workspace.approve, recorder=await self.workspace.file_recorder(),
                 writable_git_paths=getattr(self.s.settings, "writable_git_paths", ()),
                 files=self.s.file_host, commands=self.s.command_host)
-            tools = [*self.s.builtins, *self.extras.mcp.tools()]  # an MCP server's tools join as it starts
+            tools = self.s.allowed_tools(self.extras.mcp.tools())  # an MCP server's tools join as it starts
             self.extras.load_extensions()  # the skills the system prompt lists
             compaction = self.s.settings.compaction
             self.s.agent = await AgentSession.create(
                 self.s.session, model=model, registry=self.s.registry, tools=tools,
+                pinned_tools=self.s.tool_choice.on,
                 thinking_level=self.s.settings.thinking, stream_fn=self.s.stream_fn,
                 stream_options=self.s.stream_options or None,
                 compaction_settings=CompactionSettings(enabled=compaction.enabled,
@@ -106,7 +109,9 @@ class Runs:
         be attached) before anything is written: the caller keeps the text."""
         if not text.strip() and not attach and not images:
             raise ChatError("Nothing to send.")
+        typed, template = text.strip(), None
         if expand:
+            template = self.extras.template_of(text)
             text = self.extras.expand(text)
         try:
             prepared = expand_prompt(text.strip(), self.s.cwd, attach=attach)
@@ -115,18 +120,20 @@ class Runs:
         agent = await self.ensure_agent()
         self.extras.say_starting()
         given = [*prepared.images, *images]
+        # a template's message carries what was typed, so the transcript shows that (storage/expanded.py)
+        message = None if template is None else template_message(prepared.text, given, template, typed)
         if self.s.is_running or (queue_when_idle and kind != "send"):
             if kind == "follow_up":
-                await agent.follow_up(prepared.text, given)
+                await agent.follow_up(message or prepared.text, given)
             else:
-                await agent.steer(prepared.text, given)
+                await agent.steer(message or prepared.text, given)
             return "queued"
         if self.s.preview_id is not None:
             await self.shown.preview(None)
         self.s.abandoned_leaf = None
         if self.s.refresh_prompt is not None:
             self.s.refresh_prompt()  # today's date, AGENTS.md as it is now
-        self.start(prepared.text, given)
+        self.start([message] if message is not None else prepared.text, given)
         return "sent"
 
     def start(self, prompt: str | list[AgentMessage], images: Sequence[ImageContent] = ()) -> None:

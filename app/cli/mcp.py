@@ -10,7 +10,7 @@ stderr line says they were left out. Calls to servers not marked `trust = true` 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
@@ -70,8 +70,10 @@ async def run_mcp(args: argparse.Namespace) -> int:
 
         def __init__(self, settings: Settings, cwd: str) -> None:
             self.settings, self.cwd, self.prompt_builder, self.agent = settings, cwd, None, None
-            self.builtins: list[AnyTool] = []
             self.tool_names: list[str] = []
+
+        def allowed_tools(self, mcp_tools: Sequence[AnyTool]) -> list[AnyTool]:
+            return list(mcp_tools)
 
         def emit(self, event: ChatEvent | Change) -> None:
             pass  # the listing says it all

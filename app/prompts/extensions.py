@@ -89,6 +89,19 @@ def expand_command(text: str, ext: Extensions) -> str:
         raise CommandError(f"The template {template.path} {err}.") from None
 
 
+def template_of(text: str, ext: Extensions) -> str | None:
+    """The template's name when `expand_command` makes `text` a template's body (the message then
+    carries what was typed: storage/expanded.py); None for anything else."""
+    from treechat.widgets.commands import parse_slash
+
+    stripped = text.strip()
+    parsed = None if stripped.startswith("//") else parse_slash(stripped)
+    if parsed is None or parsed[0] == "skill":
+        return None
+    template = ext.template(parsed[0])
+    return template.name if template is not None else None
+
+
 def _skill(args: str, ext: Extensions) -> str:
     name, _, text = args.partition(" ")
     if not name:

@@ -1,4 +1,5 @@
-"""Built-in tools. All are off unless enabled by name (`--tools read,ls,grep,bash,edit,write` or config)."""
+"""Built-in tools. All six are on unless config.toml's `tools` or `--tools read,ls,…` names fewer
+(config.settings.DEFAULT_TOOLS); bash, edit and write ask before they act."""
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ from treechat.agent.tools import Reach, make_tools
 from treechat.chat.events import Failed, StatusChanged
 from treechat.chat.models import ChatError
 from treechat.chat.state import SendKind
+from treechat.config.tool_env import tool_environment
 from treechat.prompts.attachments import AttachmentError, expand_prompt
 from treechat.session.agent_session import AgentSession
 from treechat.session.compaction import CompactionSettings
@@ -60,7 +61,8 @@ class Runs:
             # without a way to ask (print mode without --yes) the bash tool refuses, saying why
             self.s.builtins = make_tools(self.s.tool_names, cwd=self.s.cwd, confirm=self.s.confirm, reach=Reach.for_run(
                 self.s.cwd, self.s.confirm_read, anywhere=getattr(self.s.settings, "allow_reads_outside", False)),
-                approve=self.workspace.approve, recorder=await self.workspace.file_recorder())
+                approve=self.workspace.approve, recorder=await self.workspace.file_recorder(),
+                env=tool_environment(self.s.settings))
             tools = [*self.s.builtins, *self.extras.mcp.tools()]  # an MCP server's tools join as it starts
             self.extras.load_extensions()  # the skills the system prompt lists
             compaction = self.s.settings.compaction

@@ -33,13 +33,17 @@ def parse_tool_names(spec: str | Iterable[str] | None) -> list[str]:
 
 def make_tools(names: Iterable[str], *, cwd: str | os.PathLike[str] | None = None,
                confirm: Confirm | None = None, reach: Reach | None = None,
-               approve: ApproveChange | None = None, recorder: FileRecorder | None = None) -> list[AnyTool]:
+               approve: ApproveChange | None = None, recorder: FileRecorder | None = None,
+               env: dict[str, str] | None = None) -> list[AnyTool]:
     """`reach`: where read, ls and grep may look without asking (default: the folder `cwd`, and
     nothing outside it); `approve`: asked before edit and write change a file (None: they refuse);
-    `recorder`: the checkpoints of what edit, write and bash change (None: nothing is recorded)."""
+    `recorder`: the checkpoints of what edit, write and bash change (None: nothing is recorded);
+    `env`: the environment of what bash and grep start (None: this process's without its secrets,
+    app/config/tool_env.py)."""
     reach = reach or Reach.of(cwd or os.getcwd())
-    bash = BashTool(cwd, confirm) if recorder is None else TrackedBashTool(cwd, confirm, recorder)
-    made: dict[str, AnyTool] = {"read": ReadTool(cwd, reach), "ls": LsTool(cwd, reach), "grep": GrepTool(cwd, reach),
+    bash = BashTool(cwd, confirm, env=env) if recorder is None else TrackedBashTool(cwd, confirm, recorder, env=env)
+    made: dict[str, AnyTool] = {"read": ReadTool(cwd, reach), "ls": LsTool(cwd, reach),
+                                  "grep": GrepTool(cwd, reach, env=env),
                                   "bash": bash, "edit": EditTool(cwd, approve, recorder),
                                   "write": WriteTool(cwd, approve, recorder)}
     return [made[n] for n in parse_tool_names(list(names))]

@@ -5,6 +5,8 @@ MAX_TIMEOUT), then its whole process group is killed; abort (Ctrl+C / Esc) and c
 at once. The output is read by us, not by `communicate()`: a background process that keeps the
 pipe open (`setsid server &`) would otherwise hold the tool forever after the shell exits, and
 a command printing without end (`yes`) would fill memory — we keep the last OUTPUT_KEEP bytes.
+The command runs without treechat's secrets in its environment (app/config/tool_env.py): what it
+prints goes to the model and into the session.
 """
 
 from __future__ import annotations
@@ -44,9 +46,15 @@ class BashTool(AgentTool[BashArgs]):
     execution_mode = "sequential"  # commands may depend on each other's side effects
     timeout = None  # bounded by the command's own timeout, which starts after the user confirms
 
-    def __init__(self, cwd: str | os.PathLike[str] | None = None, confirm: Confirm | None = None) -> None:
+    def __init__(self, cwd: str | os.PathLike[str] | None = None, confirm: Confirm | None = None, *,
+                 env: dict[str, str] | None = None) -> None:
+        """`env`: the command's environment (None: this process's, its secrets withheld by the
+        built-in rules; the controller hands the one config.toml's providers and `tool_env` make)."""
+        from treechat.config.tool_env import tool_environment
+
         self.cwd = str(cwd or os.getcwd())
         self.confirm = confirm
+        self.env = tool_environment() if env is None else env
 
     async def execute(self, tool_call_id: str, args: BashArgs, signal: AbortSignal | None,
                       on_update: OnUpdate) -> ToolResult:
@@ -61,7 +69,7 @@ class BashTool(AgentTool[BashArgs]):
         limit = min(args.timeout or DEFAULT_TIMEOUT, MAX_TIMEOUT)
         proc = await asyncio.create_subprocess_shell(
             args.command, cwd=self.cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-            stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
+            stdin=asyncio.subprocess.DEVNULL, start_new_session=True, env=self.env,
         )
         remove = signal.add_listener(lambda: _kill(proc)) if signal is not None else (lambda: None)
         try:

@@ -16,10 +16,11 @@ from .changes import FileRecorder, Snapshot
 
 
 class TrackedBashTool(BashTool):
-    def __init__(self, cwd: str | os.PathLike[str] | None, confirm: Confirm | None, recorder: FileRecorder) -> None:
+    def __init__(self, cwd: str | os.PathLike[str] | None, confirm: Confirm | None, recorder: FileRecorder, *,
+                 env: dict[str, str] | None = None) -> None:
         self.recorder = recorder
         self._snapshot: Snapshot | None = None
-        super().__init__(cwd, self._snapshot_after(confirm) if confirm is not None else None)
+        super().__init__(cwd, self._snapshot_after(confirm) if confirm is not None else None, env=env)
 
     def _snapshot_after(self, confirm: Confirm) -> Confirm:
         async def approved(command: str) -> bool:

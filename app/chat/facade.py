@@ -139,6 +139,7 @@ class Chat:
         self.journal = workspace.journal
         self.project_mcp = extras.project_mcp
         self.trust_project = extras.trust_project
+        self.describe_project_mcp = extras.describe_project_mcp
         self.start_mcp = extras.start_mcp
         self.allow_project_mcp, self.restart_mcp, self.mcp_text = (extras.allow_project_mcp, extras.restart_mcp,
                                                                    extras.mcp_text)

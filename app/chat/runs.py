@@ -13,7 +13,8 @@ from treechat.chat.events import Failed, StatusChanged
 from treechat.chat.models import ChatError
 from treechat.chat.state import SendKind
 from treechat.config.tool_env import tool_environment
-from treechat.prompts.attachments import AttachmentError, expand_prompt
+from treechat.prompts.attachments import AttachmentError, PreparedPrompt, expand_prompt
+from treechat.prompts.outside import Undecided
 from treechat.session.agent_session import AgentSession
 from treechat.session.compaction import CompactionSettings
 from treechat.session.system_prompt import bind_system_prompt
@@ -40,12 +41,19 @@ class Runs:
         self.shown = shown
         self.workspace = workspace
         self._unsubscribe_agent: Callable[[], None] | None = None
+        self._making = asyncio.Lock()  # one agent, though a second send comes while the first asks a question
 
     async def ensure_agent(self) -> AgentSession:
         """The AgentSession, made on first need (browsing never writes settings entries). Fails
         before anything is written when there is no model or no key."""
         if self.s.agent is not None:
             return self.s.agent
+        async with self._making:
+            if self.s.agent is not None:
+                return self.s.agent
+            return await self._make_agent()
+
+    async def _make_agent(self) -> AgentSession:
         read_only = self.s.read_only
         if read_only:
             raise ChatError(f"Sessions are read-only here ({read_only}): browsing and search work; sending needs a "
@@ -64,7 +72,7 @@ class Runs:
                 approve=self.workspace.approve, recorder=await self.workspace.file_recorder(),
                 env=tool_environment(self.s.settings))
             tools = [*self.s.builtins, *self.extras.mcp.tools()]  # an MCP server's tools join as it starts
-            self.extras.load_extensions()  # the skills the system prompt lists
+            await self.extras.vet_project_files()  # the AGENTS.md files and skills the system prompt carries
             compaction = self.s.settings.compaction
             self.s.agent = await AgentSession.create(
                 self.s.session, model=model, registry=self.s.registry, tools=tools,
@@ -93,11 +101,8 @@ class Runs:
         if not text.strip() and not attach:
             raise ChatError("Nothing to send.")
         if expand:
-            text = self.extras.expand(text)
-        try:
-            prepared = expand_prompt(text.strip(), self.s.cwd, attach=attach)
-        except AttachmentError as err:
-            raise ChatError(str(err)) from None
+            text = await self.extras.expand(text)
+        prepared = await self._attached(text.strip(), attach)
         agent = await self.ensure_agent()
         self.extras.say_starting()
         if self.s.is_running:
@@ -113,6 +118,17 @@ class Runs:
             self.s.refresh_prompt()  # today's date, AGENTS.md as it is now
         self.start(prepared.text, prepared.images)
         return "sent"
+
+    async def _attached(self, text: str, attach: Sequence[str]) -> PreparedPrompt:
+        """The prompt with its `@` and `-a` files; one outside the working folder is asked about first."""
+        for _ in range(2):
+            try:
+                return expand_prompt(text, self.s.cwd, attach=attach, outside=self.s.outside)
+            except AttachmentError as err:
+                raise ChatError(str(err)) from None
+            except Undecided:
+                await self.extras.ask_outside()
+        raise ChatError("A file to attach moved outside the working folder while you were asked; nothing was sent.")
 
     def start(self, prompt: str | list[AgentMessage], images: Sequence[ImageContent] = ()) -> None:
         assert self.s.agent is not None

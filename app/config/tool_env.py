@@ -29,6 +29,12 @@ TREECHAT_SECRETS = frozenset({"TREECHAT_DATABASE_URL", "PGPASSWORD"})
 MIN_SECRET = 8  # a value this long or longer is looked for in other variables (a short one would match by chance)
 
 
+def is_secret(name: str, settings: object = None) -> bool:
+    """Is `name` a variable treechat withholds from tools by its name (a provider's key, the
+    database URL, a well-known credential)?"""
+    return name in withheld({name: ""}, settings)
+
+
 def withheld(env: Mapping[str, str], settings: object = None) -> set[str]:
     """The names in `env` a tool's child does not get (before `tool_env` passes some back)."""
     from treechat.llm.catalog import builtin_providers

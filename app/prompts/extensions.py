@@ -4,6 +4,8 @@
 parameter, so tests never look at a real `~/.pi` or `~/.claude`). `expand_command` is the one
 rule the app and `-p` share: `/TEMPLATE args` becomes the template's body, `/skill NAME text`
 the skill's block and the text, `//x` the literal `/x`; any other text is left as it is.
+A project's template or skill is read only inside the working folder or where the person allowed
+(outside.py): one not asked about yet raises `Undecided`, so the caller asks and expands again.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .frontmatter import FrontMatterError
+from .outside import ReadsOutside, Undecided
 from .skills import Skill, load_skills, skill_block, skill_roots
 from .templates import Template, expand, load_templates, template_folders
 
@@ -27,6 +30,7 @@ class Extensions:
     skills: list[Skill] = field(default_factory=list)
     templates: list[Template] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    outside: ReadsOutside | None = None  # where the project's files may be read (None: the working folder only)
 
     def template(self, name: str) -> Template | None:
         return next((t for t in self.templates if t.name == name.lower()), None)
@@ -54,13 +58,28 @@ def pi_agent_dir(env: Mapping[str, str], home: Path) -> Path:
 
 
 def load_extensions(cwd: str | os.PathLike[str], config_dir: Path | None, env: Mapping[str, str],
-                    builtins: set[str]) -> Extensions:
+                    builtins: set[str], outside: ReadsOutside | None = None) -> Extensions:
+    """`outside`: the chat's reads outside the working folder (None: nothing outside is read)."""
     home = user_home(env)
     pi_dir = pi_agent_dir(env, home)
     folder = Path(cwd).resolve()
-    skills, skill_problems = load_skills(skill_roots(folder, config_dir, home, pi_dir))
-    templates, template_problems = load_templates(template_folders(folder, config_dir, pi_dir), builtins)
-    return Extensions(skills, templates, skill_problems + template_problems)
+    bound = outside or ReadsOutside.for_cwd(folder)
+    skills, skill_problems = load_skills(skill_roots(folder, config_dir, home, pi_dir), bound)
+    templates, template_problems = load_templates(template_folders(folder, config_dir, pi_dir), builtins, bound)
+    return Extensions(skills, templates, skill_problems + template_problems, bound)
+
+
+def _allowed_file(ext: Extensions, kind: str, path: Path) -> Path:
+    """Where a project's file really is, when it may be read; raises Undecided (ask first) or
+    CommandError (the person said no)."""
+    real = os.path.realpath(path)
+    bound = ext.outside or ReadsOutside.for_cwd(os.getcwd())
+    if bound.allows(kind, path, real):
+        return Path(real)
+    if bound.verdict(real) is None:
+        raise Undecided(real)
+    raise CommandError(f"The {kind} {path} leads outside the working folder {bound.folder} (to {real}), and reading "
+                       "there was not allowed; it is not used.")
 
 
 def expand_command(text: str, ext: Extensions) -> str:
@@ -79,8 +98,9 @@ def expand_command(text: str, ext: Extensions) -> str:
     template = ext.template(name)
     if template is None:
         return text
+    real = _allowed_file(ext, "template", template.path) if template.bounded else None
     try:
-        return expand(template, args)
+        return expand(template, args, real)
     except FrontMatterError as err:
         raise CommandError(f"The template {template.path} {err}.") from None
 
@@ -92,8 +112,9 @@ def _skill(args: str, ext: Extensions) -> str:
     skill = ext.skill(name.strip())
     if skill is None:
         raise CommandError(f"No skill is named {name!r}{_known(ext)}")
+    real = _allowed_file(ext, "SKILL.md", skill.path) if skill.bounded else None
     try:
-        return skill_block(skill, text.strip())
+        return skill_block(skill, text.strip(), real)
     except FrontMatterError as err:
         raise CommandError(f"The skill {skill.path} {err}.") from None
 
@@ -132,4 +153,6 @@ def skills_section(cwd: str | os.PathLike[str], config_dir: Path | None, env: Ma
     from .skills import skills_prompt
 
     home = user_home(env)
-    return skills_prompt(load_skills(skill_roots(Path(cwd).resolve(), config_dir, home, pi_agent_dir(env, home)))[0])
+    folder = Path(cwd).resolve()
+    roots = skill_roots(folder, config_dir, home, pi_agent_dir(env, home))
+    return skills_prompt(load_skills(roots, ReadsOutside.for_cwd(folder))[0])  # (nothing outside: nobody to ask)

@@ -69,9 +69,7 @@ class ExtensionsView(TuiBase):
         # (a quiet time, not a condition to wait on: it sleeps until the last key is that old)
         while (left := QUIET_BEFORE_ASKING - (time.monotonic() - max(getattr(self, "last_key_at", 0.0), asked_at))) > 0:  # noqa: ASYNC110
             await asyncio.sleep(left)
-        listed = "\n".join(f"  {s.name}: {s.where}" for s in found.servers)
-        body = (f"{found.path} asks to run these MCP servers (their tools will ask before each call):\n\n{listed}\n\n"
-                "Start them only if you trust this project.")
+        body = self.chat.describe_project_mcp()
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         dialog = ProjectTrustDialog("Start this project's MCP servers?", body, yes="Start them", no="Never",
                                     allow="This time only")

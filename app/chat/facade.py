@@ -115,6 +115,7 @@ class Chat:
         self.entry_details = navigation.entry_details
         self.ensure_agent = runs.ensure_agent
         self.send = runs.send
+        self.asks_before_sending = runs.asks_before_sending
         self.prompt = runs.prompt
         self.wait_idle = runs.wait_idle
         self.stop, self.abort = runs.stop, runs.abort

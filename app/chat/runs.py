@@ -14,6 +14,7 @@ from treechat.chat.models import ChatError
 from treechat.chat.state import SendKind
 from treechat.config.tool_env import tool_environment
 from treechat.prompts.attachments import AttachmentError, PreparedPrompt, expand_prompt
+from treechat.prompts.extensions import CommandError, expand_command
 from treechat.prompts.outside import Undecided
 from treechat.session.agent_session import AgentSession
 from treechat.session.compaction import CompactionSettings
@@ -72,7 +73,7 @@ class Runs:
                 approve=self.workspace.approve, recorder=await self.workspace.file_recorder(),
                 env=tool_environment(self.s.settings))
             tools = [*self.s.builtins, *self.extras.mcp.tools()]  # an MCP server's tools join as it starts
-            await self.extras.vet_project_files()  # the AGENTS.md files and skills the system prompt carries
+            self.extras.load_extensions()  # the skills the system prompt lists
             compaction = self.s.settings.compaction
             self.s.agent = await AgentSession.create(
                 self.s.session, model=model, registry=self.s.registry, tools=tools,
@@ -100,6 +101,9 @@ class Runs:
         cannot be attached) before anything is written: the caller keeps the text."""
         if not text.strip() and not attach:
             raise ChatError("Nothing to send.")
+        # a read outside the working folder is asked about here, before anything goes out: the
+        # project's AGENTS.md and skills, the template or skill used, the files attached
+        await self.extras.vet_project_files()
         if expand:
             text = await self.extras.expand(text)
         prepared = await self._attached(text.strip(), attach)
@@ -118,6 +122,23 @@ class Runs:
             self.s.refresh_prompt()  # today's date, AGENTS.md as it is now
         self.start(prepared.text, prepared.images)
         return "sent"
+
+    def asks_before_sending(self, text: str, *, attach: Sequence[str] = (), expand: bool = False) -> bool:
+        """Would `send(text, …)` ask a question first (a file outside the working folder not asked
+        about yet)? A front end whose event loop must not wait on its own dialog sends such a
+        message from a task of its own. Nothing is asked or sent here."""
+        if self.s.prompt_builder is not None:
+            self.s.prompt_builder.context_files  # noqa: B018 - found: what leads out is pending
+        self.extras.load_extensions()
+        try:
+            if expand:
+                text = expand_command(text, self.extras.extensions)
+            expand_prompt(text.strip(), self.s.cwd, attach=attach, outside=self.s.outside)
+        except Undecided:
+            return True
+        except (CommandError, AttachmentError):
+            pass  # send says so
+        return bool(self.s.outside.pending)
 
     async def _attached(self, text: str, attach: Sequence[str]) -> PreparedPrompt:
         """The prompt with its `@` and `-a` files; one outside the working folder is asked about first."""

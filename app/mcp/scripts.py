@@ -13,8 +13,10 @@ to (trust.py), found without running anything:
   Bounded: MAX_FILE bytes of one file and MAX_TOTAL of all are hashed, MAX_FILES files of a
   folder are looked at (beyond: size and modification time); dot-folders, node_modules and
   __pycache__ are not walked. What a script imports from elsewhere is not followed.
-- the repository: the device and inode of its root and of `.git` (another clone at the same path
-  has others) and the origin URL in `.git/config`, read as text (bounded; git is never run).
+- the repository: the device and inode of its root, of `.git` and of its config, the config's
+  time (written when it was cloned), and the origin URL it names, read as text (bounded; git is
+  never run). Another clone at the same path differs in these; so does a `git config` or
+  `git remote` change, which is asked about again too.
 """
 
 from __future__ import annotations
@@ -52,21 +54,20 @@ def repository_of(folder: Path) -> Path:
 
 
 def repository_identity(root: Path) -> dict[str, object]:
-    """Which repository this is, not only where: device and inode of the root and of `.git`, and
-    the origin URL its config names (empty when there is none or it cannot be read)."""
+    """Which repository this is, not only where: device and inode of the root and of `.git`, the
+    inode and time of its config (written when it was cloned: a clone made after the folder's
+    inodes were freed and reused has another), and the origin URL that config names."""
     found: dict[str, object] = {}
-    try:
-        info = os.stat(root)
-        found["root"] = [info.st_dev, info.st_ino]
-    except OSError:
-        found["root"] = None
     git = root / ".git"
-    try:
-        info = os.lstat(git)
-        found["git"] = [info.st_dev, info.st_ino]
-    except OSError:
-        found["git"] = None
-    found["origin"] = origin_url(git)
+    config = git_config(git)
+    for key, path in (("root", root), ("git", git), ("config", config)):
+        try:
+            info = os.lstat(path) if path is not None else None
+        except OSError:
+            info = None
+        found[key] = [info.st_dev, info.st_ino, info.st_mtime_ns if key == "config" else 0] if info else None
+    text = _read_text(config) if config is not None else None
+    found["origin"] = origin_url(text or "")
     return found
 
 
@@ -81,21 +82,23 @@ def _read_text(path: Path) -> str | None:
         return None
 
 
-def origin_url(git: Path) -> str:
-    """`[remote "origin"] url = …` of the repository whose `.git` is `git` (a folder, or a
-    worktree's file naming its folder), read as text."""
+def git_config(git: Path) -> Path | None:
+    """The config file of the repository whose `.git` is `git`: a folder, or a worktree's file
+    naming its folder (whose `commondir` names the main one), read as text."""
     folder = git
     if not os.path.isdir(git):
         lines = (_read_text(git) or "").splitlines()
         if not lines or not lines[0].startswith("gitdir:"):
-            return ""
+            return None
         folder = git.parent / lines[0][len("gitdir:"):].strip()
         common = (_read_text(folder / "commondir") or "").strip().splitlines()
         if common:
             folder = folder / common[0]
-    config = _read_text(folder / "config")
-    if config is None:
-        return ""
+    return folder / "config"
+
+
+def origin_url(config: str) -> str:
+    """`[remote "origin"] url = …` in a git config's text ("" when there is none)."""
     section = ""
     for line in config.splitlines():
         line = line.strip()

@@ -126,8 +126,7 @@ class ExtensionsView(TuiBase):
         if not is_skill and (name in self.slash_commands or self.chat.extensions.template(name) is None):
             return False
         kind: SendKind = "follow_up" if message.kind == "follow_up" else "steer" if message.kind == "steer" else "send"
-        if await self.attempt(self.chat.send(message.text, kind, expand=True)) is None:
-            self.composer.give_back(message.text)
+        await self.send_text(message.text, kind, expand=True)
         return True
 
     @command("skill", title="Use a skill", args="[NAME] [text]",

@@ -25,6 +25,7 @@ import pytest
 from tests.fake_provider import FakeProvider
 from tests.images import png_bytes
 from tests.mcp.helpers import FAKE
+from tests.narrow import first_text
 from tests.tui.conftest import KEY, screen_text, type_text, wait_for
 from treechat.agent.tools import BashTool
 from treechat.chat import Chat
@@ -362,10 +363,13 @@ async def test_bash_made_without_settings_withholds_the_keys_too(monkeypatch) ->
     async def allow(command: str) -> bool:
         return True
 
+    async def on_update(_: object) -> None:
+        pass
+
     bash = BashTool(confirm=allow)
-    result = await bash.execute("c1", bash.Args(command="printenv OPENAI_API_KEY; echo status=$?"), None,
-                                lambda _: None)
-    assert "sk-default-rules-36" not in result.content[0].text and "status=1" in result.content[0].text
+    result = await bash.execute("c1", bash.validate({"command": "printenv OPENAI_API_KEY; echo status=$?"}), None,
+                                on_update)
+    assert "sk-default-rules-36" not in first_text(result) and "status=1" in first_text(result)
 
 
 async def test_a_bad_tool_env_is_one_line(tmp_path) -> None:

@@ -145,6 +145,10 @@ def listing(ext: Extensions, skills_announced: bool) -> str:
                      "~/.pi/agent/prompts)")
     if ext.problems:
         lines += ["", "Problems:", *(f"  {p}" for p in ext.problems)]
+    held = ext.outside.held_lines() if ext.outside is not None else []
+    if held:
+        lines += ["", f"Outside the working folder {ext.outside.folder if ext.outside else ''} (read only if you allow "
+                  "it):", *(f"  {line}" for line in held)]
     return "\n".join(lines)
 
 

@@ -74,6 +74,7 @@ class ReadsOutside:
         self.answers: dict[str, bool] = {}  # real path -> the person's answer
         self.folders: list[str] = []  # skills folders allowed: what is under them is allowed with them
         self.pending: dict[str, Held] = {}  # real path -> the file to ask about
+        self.held: dict[str, Held] = {}  # every file held back, asked about or not (for listings)
         self._asking: asyncio.Lock | None = None
 
     @classmethod
@@ -94,9 +95,21 @@ class ReadsOutside:
         """May the file whose real path is `real` be read now? When nobody was asked, it is noted
         as pending (and not read)."""
         verdict = self.verdict(real)
+        if verdict is not True:
+            self.held.setdefault(real, Held(kind, str(shown), real))
         if verdict is None:
-            self.pending.setdefault(real, Held(kind, str(shown), real))
+            self.pending.setdefault(real, self.held[real])
         return verdict is True
+
+    def held_lines(self) -> list[str]:
+        """One line per file held back: where it leads, and whether it was refused or is still to be asked."""
+        out = []
+        for real, held in self.held.items():
+            verdict = self.verdict(real)
+            if verdict is not True:
+                said = "you did not allow reading there" if verdict is False else "asked at your next message"
+                out.append(f"{held.kind} {held.shown} leads to {real}: {said}")
+        return out
 
     async def ask(self, confirm: Ask | None) -> bool:
         """Ask about each pending file, one question at a time (`confirm` None: nobody can be asked,
@@ -114,9 +127,3 @@ class ReadsOutside:
                     self.folders.append(real)
                 allowed = allowed or answer
         return allowed
-
-
-def refused_line(held_kind: str, shown: str, real: str, folder: str) -> str:
-    """The sentence for a file the person did not allow (a problem line, an error)."""
-    where = f"{shown} (it leads to {real})" if shown != real else shown
-    return f"{held_kind} {where} is outside the working folder {folder}, and reading there was not allowed"

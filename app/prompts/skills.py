@@ -88,8 +88,7 @@ def load_skills(roots: list[SkillRoot], outside: ReadsOutside) -> tuple[list[Ski
                 continue
             seen_files.add(real)
             if bound is not None and not bound.allows(_kind(path), path, real):
-                problems.append(_held(path, real, bound))
-                continue
+                continue  # not read: asked about at the next message (`/skill` lists it)
             skill = _read_skill(path, Path(real), problems, bounded=bound is not None)
             if skill is None:
                 continue
@@ -102,12 +101,6 @@ def load_skills(roots: list[SkillRoot], outside: ReadsOutside) -> tuple[list[Ski
 
 def _kind(path: Path) -> str:
     return "skills folder" if os.path.isdir(path) else "SKILL.md" if path.name == "SKILL.md" else "skill"
-
-
-def _held(path: Path, real: str, bound: ReadsOutside) -> str:
-    answer = bound.verdict(real)
-    said = "you did not allow reading there" if answer is False else "it is read once you allow it"
-    return f"{path} leads outside the working folder (to {real}): {said}."
 
 
 def _skill_files(root: Path, mode: Mode, bound: ReadsOutside | None) -> Iterator[Path]:

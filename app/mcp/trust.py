@@ -87,18 +87,20 @@ def describe(found: ProjectServers, cwd: str, env: Mapping[str, str] | None = No
 
 def server_lines(spec: ServerSpec, cwd: str, env: Mapping[str, str], root: Path) -> list[str]:
     c = spec.config
+    places: list[tuple[str, str]] = []  # (where, the text as written): what may read the environment
     if c.kind == "http":
-        lines = [f"{spec.name}: an HTTP server", f"  url: {_value(str(c.url))}{_reads(str(c.url))}"]
-        lines += [f"  header {_value(k)}: {_value(v)}{_reads(v)}" for k, v in c.headers.items()]
-        return lines
+        lines = [f"{spec.name}: an HTTP server", f"  url: {_value(str(c.url))}"]
+        lines += [f"  header {_value(k)}: {_value(v)}" for k, v in c.headers.items()]
+        places += [("the url", str(c.url)), *((f"header {k}", v) for k, v in c.headers.items())]
+        return lines + _reads(places)
     command = str(c.command)
-    lines = [f"{spec.name}: a program, run as", f"  {' '.join(_word(w) for w in (command, *c.args))}",
-             f"  command: {_word(command)}{_reads(command)}"]
-    lines += [f"  argument {i}: {_word(a)}{_reads(a)}" for i, a in enumerate(c.args, 1)]
-    folder = f"{_value(c.cwd)}{_reads(c.cwd)} (from the folder treechat runs in)" if c.cwd else (
-        "the folder treechat runs in")
-    lines.append(f"  in: {folder} = {_value(str(run_folder(c, cwd, env)))}")
-    lines += [f"  env {_value(k)}={_value(v)}{_reads(v)}" for k, v in c.env.items()]
+    lines = [f"{spec.name}: a program", f"  runs: {' '.join(_word(w) for w in (command, *c.args))}"]
+    folder = str(run_folder(c, cwd, env))
+    lines.append(f"  in: {_value(folder)}" + (f" (cwd {_value(c.cwd)})" if c.cwd else " (the folder treechat runs in)"))
+    lines += [f"  env {_value(k)}={_value(v)}" for k, v in c.env.items()]
+    places += [("the command", command), *((f"argument {i}", a) for i, a in enumerate(c.args, 1))]
+    places += [("cwd", c.cwd or ""), *((f"env {k}", v) for k, v in c.env.items())]
+    lines += _reads(places)
     names = fingerprint(named_paths(c, cwd, env), root, Budget(0)).shown()
     if names:
         lines.append(f"  runs the repository's {', '.join(_value(n) for n in names)} (its content, as it is now, is "
@@ -106,16 +108,23 @@ def server_lines(spec: ServerSpec, cwd: str, env: Mapping[str, str], root: Path)
     return lines
 
 
-def _reads(text: str) -> str:
-    """"  ← reads your OPENAI_API_KEY (a secret …)" for each `${NAME}` in `text`; "" for none."""
+def _reads(places: list[tuple[str, str]]) -> list[str]:
+    """A line per `${NAME}` the server reads from your environment: where, and whether it is a secret."""
     from treechat.config.tool_env import is_secret
 
-    said = []
-    for match in _REFERENCE.finditer(text):
-        name, default = match.group(1), match.group(2)
-        what = f"your {name}" + (" (a key or password treechat keeps from tools)" if is_secret(name) else "")
-        said.append(what + (f", or {_value(default)} when it is not set" if default is not None else ""))
-    return f"  ← reads {'; '.join(said)}" if said else ""
+    found: dict[str, list[str]] = {}
+    defaults: dict[str, str] = {}
+    for where, text in places:
+        for match in _REFERENCE.finditer(text):
+            found.setdefault(match.group(1), []).append(where)
+            if match.group(2) is not None:
+                defaults[match.group(1)] = match.group(2)
+    lines = []
+    for name, wheres in found.items():
+        what = f"your {name}" + (", a secret (a key or password)" if is_secret(name) else "")
+        default = f" ({_value(defaults[name])} when it is not set)" if name in defaults else ""
+        lines.append(f"  reads {what}{default}: in {', '.join(dict.fromkeys(_value(w) for w in wheres))}")
+    return lines
 
 
 def _value(text: str) -> str:

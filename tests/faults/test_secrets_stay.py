@@ -422,18 +422,24 @@ async def test_the_trust_question_names_every_variable_a_server_reads_never_its_
                                       "TREECHAT_DATABASE_URL": SECRETS["TREECHAT_DATABASE_URL"]})
     body = chat.describe_project_mcp()
     lines = body.splitlines()
-    assert "  node ./server.js --verbose" in lines  # the whole command line
-    assert "  env API_KEY=${OPENAI_API_KEY}  ← reads your OPENAI_API_KEY (a key or password treechat keeps from " \
-           "tools)" in lines
-    assert "  env MODE=${MODE:-fast}  ← reads your MODE, or fast when it is not set" in lines
-    assert "  env PLAIN=yes" in lines
-    assert "  url: https://mcp.example/x" in lines
-    assert "  header Authorization: Bearer ${OPENAI_API_KEY}  ← reads your OPENAI_API_KEY (a key or password " \
-           "treechat keeps from tools)" in lines
-    assert any(line.startswith("  header X-Db: ${TREECHAT_DATABASE_URL}  ← reads your TREECHAT_DATABASE_URL")
-               for line in lines)
-    assert f"  in: . (from the folder treechat runs in) = {place['repo']}" in lines
-    assert any("runs the repository's server.js" in line for line in lines)
+    assert lines[lines.index("docs: a program"):lines.index("web: an HTTP server")] == [
+        "docs: a program",
+        "  runs: node ./server.js --verbose",  # the whole command line
+        f"  in: {place['repo']} (cwd .)",
+        "  env API_KEY=${OPENAI_API_KEY}",
+        "  env MODE=${MODE:-fast}",
+        "  env PLAIN=yes",
+        "  reads your OPENAI_API_KEY, a secret (a key or password): in env API_KEY",
+        "  reads your MODE (fast when it is not set): in env MODE",
+        "  runs the repository's server.js (its content, as it is now, is part of what you trust)",
+        ""]
+    assert lines[lines.index("web: an HTTP server"):][:6] == [
+        "web: an HTTP server",
+        "  url: https://mcp.example/x",
+        "  header Authorization: Bearer ${OPENAI_API_KEY}",
+        "  header X-Db: ${TREECHAT_DATABASE_URL}",
+        "  reads your OPENAI_API_KEY, a secret (a key or password): in header Authorization",
+        "  reads your TREECHAT_DATABASE_URL, a secret (a key or password): in header X-Db"]
     assert SECRETS["OPENAI_API_KEY"] not in body and "db-password-36" not in body
 
 
@@ -496,5 +502,5 @@ async def test_print_mode_and_treechat_mcp_say_the_same_on_stderr(place) -> None
     code, _, err = await asyncio.to_thread(_in_process, ["--home", str(place["home"]), "mcp"], place["repo"],
                                            {"OPENAI_API_KEY": SECRETS["OPENAI_API_KEY"]})
     assert "that are not trusted yet; they are not started" in err
-    assert "      env K=${OPENAI_API_KEY}  ← reads your OPENAI_API_KEY" in err
+    assert "      env K=${OPENAI_API_KEY}\n      reads your OPENAI_API_KEY, a secret (a key or password): in env K\n" in err
     assert SECRETS["OPENAI_API_KEY"] not in err

@@ -1,7 +1,7 @@
 """A loopback fake LLM provider: stdlib asyncio HTTP/1.1 on 127.0.0.1, scripted replies, faults.
 
     async with FakeProvider() as fp:
-        fp.script_openai(text=["Hel", "lo"])           # or fp.script_anthropic(...)
+        fp.script_openai(text=["Hel", "lo"])           # or fp.script_anthropic(...), fp.script_responses(...)
         ... point OPENAI_BASE_URL / a ModelInfo at fp.base_url ...
         fp.requests[0].body["messages"]
 
@@ -284,6 +284,16 @@ class FakeProvider:
     def script_anthropic(self, text: Iterable[str] = (), *, events: list[tuple[str, Any]] | None = None, **kw: Any) -> None:
         fault = {k: kw.pop(k) for k in _FAULT_KEYS if k in kw}
         data = events if events is not None else anthropic_events(text, **kw)
+        self.script_sse([sse_frame(d, e) for e, d in data], **fault)
+
+    def script_responses(self, text: Iterable[str] = (), *, events: list[tuple[str, Any]] | None = None,
+                         **kw: Any) -> None:
+        """An OpenAI Responses API reply from `tests.fake_responses.responses_events(text, ...)` or
+        explicit `events`; fault keywords as in script_sse."""
+        from tests.fake_responses import responses_events
+
+        fault = {k: kw.pop(k) for k in _FAULT_KEYS if k in kw}
+        data = events if events is not None else responses_events(text, **kw)
         self.script_sse([sse_frame(d, e) for e, d in data], **fault)
 
     def openai_reply(self, text: Iterable[str] = (), **kw: Any) -> list[Any]:

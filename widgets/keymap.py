@@ -42,7 +42,8 @@ CONTEXTS: dict[str, str] = {
 
 KEYMAP: tuple[Key, ...] = (
     # ---- global (App)
-    Key("ctrl+b,f2", "toggle_tree", "Tree", "global", priority=True),
+    # F2 first: Ctrl+B is tmux's prefix, so inside tmux it never reaches the app
+    Key("f2,ctrl+b", "toggle_tree", "Tree", "global", priority=True),
     Key("ctrl+r", "sessions", "Sessions", "global", priority=True),
     Key("ctrl+f", "search", "Search", "global", priority=True),
     Key("ctrl+l", "model", "Model", "global", priority=True),
@@ -55,6 +56,8 @@ KEYMAP: tuple[Key, ...] = (
     Key("ctrl+p", "command_palette", "Palette", "global", show=False),
     Key("ctrl+g", "edit_in_editor", "Edit in $EDITOR", "global", show=False),
     Key("f1", "help", "Help", "global"),
+    Key("ctrl+c", "interrupt", "Stop the run · clear the draft · quit (twice)", "global", show=False,
+        priority=True),
     Key("ctrl+q", "quit", "Quit", "global", show=False),
     # ---- composer
     # Enter, Alt+Enter, Tab and the newline keys are handled in the composer's own key handler, in
@@ -89,6 +92,8 @@ KEYMAP: tuple[Key, ...] = (
     Key("backspace", "back", "Back", "tree"),
     Key("left", "fold", "Fold", "tree", show=False),
     Key("right", "unfold", "Unfold", "tree", show=False),
+    Key("less_than_sign", "resize(4)", "Wider panel (or drag its left edge)", "tree", show=False),
+    Key("greater_than_sign", "resize(-4)", "Narrower panel", "tree", show=False),
     Key("1", "filter_mode('default')", "Filter: default", "tree", show=False),
     Key("2", "filter_mode('no-tools')", "Filter: no tools", "tree", show=False),
     Key("3", "filter_mode('user-only')", "Filter: user only", "tree", show=False),
@@ -140,6 +145,8 @@ _NAMES = {
     "delete": "Del",
     "enter": "Enter",
     "space": "Space",
+    "less_than_sign": "<",
+    "greater_than_sign": ">",
     "tab": "Tab",
     "up": "↑",
     "down": "↓",

@@ -15,6 +15,7 @@ from treechat.agent.events import (
     MessageUpdate,
     RetryWait,
     StreamWait,
+    TurnStart,
 )
 from treechat.chat.events import (
     Change,
@@ -23,6 +24,7 @@ from treechat.chat.events import (
     Failed,
     Notice,
     QueueChanged,
+    ReplyPending,
     ReplyStreaming,
     RunEnded,
     RunStarted,
@@ -43,6 +45,8 @@ def translate(event: SessionEvent, *, previewing: bool = False) -> list[ChatEven
     match event:
         case AgentStart():
             return [RunStarted()]
+        case TurnStart():
+            return [ReplyPending(previewing=previewing)]
         case MessageStart(message=AssistantMessage() as reply):
             return [ReplyStreaming(reply, started=True, previewing=previewing)]
         case MessageUpdate():

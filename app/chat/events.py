@@ -196,6 +196,14 @@ class Focused:
 
 
 @dataclass(frozen=True)
+class ReplyPending:
+    """A request is going out: nothing of its reply has come yet (the front end shows the wait at
+    once, not only after a silence). `previewing`: another branch is on screen."""
+
+    previewing: bool = False
+
+
+@dataclass(frozen=True)
 class ReplyStreaming:
     """The assistant message being streamed: `started` on its first event, then every update;
     `delta` is the new answer text of this update ("" for thinking, tool calls, the start).
@@ -282,5 +290,6 @@ class SessionsChanged:
     sessions list on screen should be read again."""
 
 
-ChatEvent = (ChatDelta | SessionOpened | TreeLoaded | Focused | ReplyStreaming | CompactionStarted | CompactionEnded
+ChatEvent = (ChatDelta | SessionOpened | TreeLoaded | Focused | ReplyPending | ReplyStreaming | CompactionStarted
+             | CompactionEnded
              | Waiting | Readiness | Notice | Failed | Unsaved | RestoreOffered | Succeeded | SessionsChanged)

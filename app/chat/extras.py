@@ -18,7 +18,6 @@ from treechat.mcp.manager import McpManager, format_rows
 from treechat.mcp.trust import TrustAnswer, binding, describe, remember_trust, remembered_trust
 from treechat.prompts.extensions import CommandError, Extensions, expand_command, listing, load_extensions
 from treechat.prompts.outside import ReadsOutside, Undecided
-from treechat.prompts.skills import skills_prompt
 
 if TYPE_CHECKING:
     from treechat.agent.tools import ReadConfirm
@@ -68,6 +67,7 @@ class Extras:
         # could not be typed); the TUI sets them before the templates are first looked for
         self.builtin_commands: frozenset[str] = frozenset()
         self._told_starting = False
+        self._said_bound: str | None = None
 
     # ------------------------------------------------------------ MCP servers
 
@@ -111,7 +111,11 @@ class Extras:
         (None: if they were trusted before); those left out are listed as not trusted."""
         found, trust = self.project_mcp()
         if found is not None:
-            self.mcp.problems += [p for p in found.problems if p not in self.mcp.problems]
+            new = [p for p in found.problems if p not in self.mcp.problems]
+            self.mcp.problems += new
+            if new:  # (a .mcp.json that cannot be read: one warning, /mcp lists every line)
+                more = f" (and {len(new) - 1} more: /mcp lists them)" if len(new) > 1 else ""
+                self.s.emit(Notice(f"{new[0]}{more}", "warning"))
             use = trust == "trusted" if project is None else project
             taken = {s.name for s in self.mcp.specs}
             if use:
@@ -133,14 +137,20 @@ class Extras:
         return self.mcp_text()
 
     def mcp_text(self) -> str:
-        return format_rows(self.mcp.rows(), self.mcp.problems)
+        return format_rows(self.mcp.rows(), self.mcp.listing_problems())
 
     def _mcp_changed(self, line: str | None) -> None:
         """A server started, stopped or listed new tools: the agent is offered the new set."""
+        tools = self.mcp.tools()
         if self.s.agent is not None:
-            self.s.agent.offer_tools([*self.s.builtins, *self.mcp.tools()])
+            self.s.agent.offer_tools([*self.s.builtins, *tools])
         if line:
             self.s.emit(Notice(line, "information" if line.endswith("running again.") else "warning"))
+        bound = self.mcp.all_bound_note()
+        if bound != self._said_bound:  # the bound on every server's tools together: said when it changes
+            self._said_bound = bound
+            if bound:
+                self.s.emit(Notice(bound, "warning"))
 
     def say_starting(self) -> None:
         """A message that goes out while servers start goes without their tools: say so once."""
@@ -161,7 +171,7 @@ class Extras:
             self._extensions = load_extensions(self.s.cwd, config_dir, self.s.settings.env, set(self.builtin_commands),
                                                self.s.outside)
             if self.s.prompt_builder is not None:
-                self.s.prompt_builder.skills = skills_prompt(self._extensions.skills)
+                self.s.prompt_builder.skills = self._extensions.prompt_section.text
             line = self._extensions.problems_line()
             if line:
                 self.s.emit(Notice(line, "warning"))

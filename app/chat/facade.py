@@ -118,7 +118,7 @@ class Chat:
         self.asks_before_sending = runs.asks_before_sending
         self.prompt = runs.prompt
         self.wait_idle = runs.wait_idle
-        self.stop, self.abort = runs.stop, runs.abort
+        self.stop, self.stop_run, self.abort = runs.stop, runs.stop_run, runs.abort
         self.pull_last_queued, self.drop_queued = runs.pull_last_queued, runs.drop_queued
         self.resolve_model = models.resolve_model
         self.current_model = models.current_model

@@ -38,7 +38,8 @@ class Navigation:
         While a reply runs, the branch is only previewed."""
         if self.s.is_running:
             await self.shown.preview(entry_id)
-            self.s.emit(Notice("The agent is still running: showing that branch only. Esc stops the run."))
+            self.s.emit(Notice("The agent is still running on its branch: showing this one only (Esc goes back to "
+                               "the run; Esc again stops it)."))
             return None
         entry = await self.s.session.get_entry(entry_id)
         if entry is None:

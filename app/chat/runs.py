@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from treechat.agent.tools import Reach, make_tools
-from treechat.chat.events import Failed, StatusChanged
+from treechat.chat.events import Failed, Notice, StatusChanged
 from treechat.chat.models import ChatError
 from treechat.chat.state import SendKind
 from treechat.config.tool_env import tool_environment
@@ -71,6 +71,7 @@ class Runs:
             self.s.builtins = make_tools(self.s.tool_names, cwd=self.s.cwd, confirm=self.s.confirm, reach=Reach.for_run(
                 self.s.cwd, self.s.confirm_read, anywhere=getattr(self.s.settings, "allow_reads_outside", False)),
                 approve=self.workspace.approve, recorder=await self.workspace.file_recorder(),
+                writable_git_paths=getattr(self.s.settings, "writable_git_paths", ()),
                 env=tool_environment(self.s.settings))
             tools = [*self.s.builtins, *self.extras.mcp.tools()]  # an MCP server's tools join as it starts
             self.extras.load_extensions()  # the skills the system prompt lists
@@ -181,9 +182,15 @@ class Runs:
 
     async def prompt(self, text: str, *, attach: Sequence[str] = ()) -> AssistantMessage | None:
         """Send and wait for the whole run (print mode); returns the run's last assistant message.
-        Templates and `/skill` are expanded; MCP servers still starting are waited for (each
-        within its startup timeout), so their tools are in the first request."""
-        await self.extras.mcp.wait_started()
+        Templates and `/skill` are expanded; MCP servers still starting are waited for, all at
+        once, for `mcp_startup_wait` seconds at most, so their tools are in the first request; one
+        slower than that joins the run when it is ready (said once)."""
+        late = await self.extras.mcp.wait_started(self.s.settings.mcp_startup_wait)
+        if late:
+            self.s.emit(Notice(f"MCP server{'s' if len(late) > 1 else ''} {', '.join(late)} still starting after "
+                               f"{self.s.settings.mcp_startup_wait:g} s: this prompt goes without "
+                               f"{'their' if len(late) > 1 else 'its'} tools for now (mcp_startup_wait in "
+                               "config.toml waits longer).", "warning"))
         await self.send(text, attach=attach, expand=True)
         await self.wait_idle()
         agent = self.s.agent
@@ -202,6 +209,10 @@ class Runs:
         if self.s.preview_id is not None:
             await self.shown.preview(None)
             return
+        await self.stop_run()
+
+    async def stop_run(self) -> None:
+        """Ctrl+C: stop the run, whatever is on screen; what was queued goes out next, as for Esc."""
         if self.s.agent is None or not self.s.is_running:
             return
         batch, after = await self.s.agent.interrupt()

@@ -36,10 +36,20 @@ class CliError(Exception):
     """An expected failure; its message is the one line the user sees."""
 
 
+# The names of treechat.llm.apis (a test keeps them equal), written out: the app builds this parser
+# before its first frame, which loads nothing of treechat.llm.
+APIS_HELP = ("Providers speak one of these APIs: openai (OpenAI Chat Completions), anthropic (Anthropic Messages), "
+             "openai-responses (OpenAI Responses); a provider's api in config.toml says which, and the built-in "
+             "openai provider uses openai-responses for OpenAI's codex models. `treechat doctor` shows the API of "
+             "each provider and of the chosen model.")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .parser import build_parser as build
 
-    return build()
+    parser = build()
+    parser.epilog = f"{parser.epilog} {APIS_HELP}" if parser.epilog else APIS_HELP
+    return parser
 
 
 @asynccontextmanager

@@ -40,8 +40,13 @@ async def _allow_call(server: str, tool: str, arguments: str) -> bool:
 
 
 def start_for_print(chat: Chat, args: argparse.Namespace, err: TextIO) -> None:
+    from treechat.text.sanitize import visible_line
+
     chat.confirm_tool = _allow_call if args.yes else None
-    say_project_servers(chat.project_mcp(), chat.describe_project_mcp, args.project_mcp, err)
+    found, trust = chat.project_mcp()
+    for problem in found.problems if found is not None else []:  # (a .mcp.json that cannot be read, a server in it)
+        err.write(f"treechat: {visible_line(problem)}\n")
+    say_project_servers((found, trust), chat.describe_project_mcp, args.project_mcp, err)
     chat.start_mcp(project=True if args.project_mcp else None)
 
 
@@ -96,7 +101,7 @@ async def run_mcp(args: argparse.Namespace) -> int:
         await servers.mcp.wait_started()
         rows = servers.mcp.rows()
         if args.json:
-            text = json.dumps({"servers": [r.to_json() for r in rows], "problems": servers.mcp.problems},
+            text = json.dumps({"servers": [r.to_json() for r in rows], "problems": servers.mcp.listing_problems()},
                               ensure_ascii=False, indent=2)
             sys.stdout.write((text if args.raw else json_for_terminal(text)) + "\n")
         else:

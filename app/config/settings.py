@@ -15,7 +15,7 @@ the file and the line (a README test loads every ```toml block, so they cannot d
 
     [providers.local]
     base_url = "http://127.0.0.1:8080/v1"
-    api = "openai"                     # or "anthropic"
+    api = "openai"                     # or "anthropic", "openai-responses"
     api_key_env = "LOCAL_KEY"          # or api_key = "..."
     models = ["qwen3-8b"]              # or [[providers.local.models]] tables (id, input, context_window, ...)
 """
@@ -36,11 +36,11 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from treechat.storage.special import special_kind
 
+from ..llm.apis import Api, one_of
 from ..mcp.config import DEFAULT_TIMEOUT as DEFAULT_MCP_TIMEOUT
 from ..mcp.config import McpServerConfig, McpServers
 from .paths import config_path, resolve_home
 
-APIS = ("openai", "anthropic")
 THINKING = ("off", "minimal", "low", "medium", "high", "xhigh")
 # Names earlier READMEs used; an old config gets "did you mean" with the real key.
 _RENAMED = {"default_model": "model", "thinking_level": "thinking"}
@@ -103,6 +103,7 @@ class ModelOptions(_Strict):
     context_window: Annotated[int, Field(gt=0)] | None = None
     max_tokens: Annotated[int, Field(gt=0)] | None = None
     reasoning: bool | None = None
+    api: Api | None = None  # this model's wire protocol, when not its provider's (e.g. a model served only by Responses)
 
     def as_spec(self) -> dict[str, Any]:
         """The catalog's spelling of these options (what `model_info` reads)."""
@@ -111,7 +112,7 @@ class ModelOptions(_Strict):
 
 class ProviderConfig(_Strict):
     name: str = ""
-    api: Literal["openai", "anthropic"] | None = None
+    api: Api | None = None
     base_url: str | None = None
     api_key: str | None = Field(default=None, repr=False)
     api_key_env: str | None = None
@@ -168,6 +169,8 @@ class ConfigFile(_Strict):
     allow_reads_outside: bool = False  # read, ls and grep outside the working folder without asking
     # variables a tool's child (bash) gets although they hold secrets (tool_env.py withholds them)
     tool_env: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = Field(default_factory=list)
+    # files in git's own folders (.git/…) edit, write and restores may change: relative to the working folder
+    writable_git_paths: list[str] = Field(default_factory=list)
     system_prompt: str | None = None
     theme: str | None = None
     # Bounded waits (seconds). A slow local model may think for minutes before its first byte;
@@ -184,6 +187,16 @@ class ConfigFile(_Strict):
     storage: Literal["sqlite", "jsonl", "memory", "postgres"] | None = None
     database_url: str | None = Field(default=None, repr=False)  # may hold a password: never shown
 
+    @field_validator("writable_git_paths")
+    @classmethod
+    def _writable_git_paths(cls, value: list[str]) -> list[str]:
+        for path in value:
+            if not path.strip() or any(ord(ch) < 32 or ord(ch) == 127 for ch in path):
+                raise ValueError(f"{path!r} is not a path: name each file, e.g. \".git/info/exclude\"")
+            if path.rstrip().endswith(("/", os.sep)):
+                raise ValueError(f"{path!r} is a folder: name each file, e.g. \".git/info/exclude\"")
+        return value
+
     @field_validator("database_url")
     @classmethod
     def _database_url(cls, value: str | None) -> str | None:
@@ -196,6 +209,8 @@ class ConfigFile(_Strict):
     # MCP servers (issue 24): their tools join as NAME__TOOL; a call waits mcp_timeout seconds at most
     mcp_servers: McpServers = Field(default_factory=dict)
     mcp_timeout: Annotated[float, Field(gt=0)] = DEFAULT_MCP_TIMEOUT
+    # how long `-p` waits for servers still starting before its first request (their tools join later)
+    mcp_startup_wait: Annotated[float, Field(ge=0)] = 10.0
 
 
 @dataclass
@@ -208,6 +223,7 @@ class Settings:
     tools: list[str] = field(default_factory=list)
     allow_reads_outside: bool = False
     tool_env: list[str] = field(default_factory=list)
+    writable_git_paths: list[str] = field(default_factory=list)
     system_prompt: str | None = None
     theme: str | None = None
     connect_timeout: float = 10.0
@@ -224,6 +240,7 @@ class Settings:
     config_loaded: bool = False  # a config file was found and read
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
     mcp_timeout: float = DEFAULT_MCP_TIMEOUT
+    mcp_startup_wait: float = 10.0
 
 
 def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> Settings:
@@ -248,8 +265,10 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
         setattr(settings, key, getattr(parsed, key))
     settings.tools = list(parsed.tools)
     settings.tool_env = list(parsed.tool_env)
+    settings.writable_git_paths = list(parsed.writable_git_paths)
     settings.providers = {name: p.model_copy(update={"name": name}) for name, p in parsed.providers.items()}
     settings.mcp_servers, settings.mcp_timeout = dict(parsed.mcp_servers), parsed.mcp_timeout
+    settings.mcp_startup_wait = parsed.mcp_startup_wait
     return settings
 
 
@@ -301,9 +320,11 @@ def _explain(problem: Any, keys: list[str]) -> str:
     if key == "storage":
         return 'must be one of "sqlite", "jsonl", "memory", "postgres"'
     if key == "api":
-        return 'must be "openai" or "anthropic"'
+        return f"must be {one_of()}"
     if key == "tools":
         return 'must be a list of tool names, e.g. ["read", "ls"]'
+    if key == "writable_git_paths" and problem["type"] != "value_error":
+        return 'must be a list of files, e.g. [".git/info/exclude"]'
     if key == "providers" and len(keys) == 1:
         return "must be a table of [providers.NAME] tables"
     if key == "mcp_servers" and len(keys) == 1 and problem["type"] != "value_error":

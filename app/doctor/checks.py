@@ -243,6 +243,17 @@ def _key_source(name: str, settings: Settings | None) -> str:
     return key_source(name, settings) or "config.toml"
 
 
+def _apis(registry: ModelRegistry, name: str) -> tuple[str, dict[str, object]]:
+    """Which protocol a provider speaks, as words ("api openai; openai-responses for gpt-5.3-codex
+    and 4 more") and as data."""
+    api, others = registry.apis(name)
+    words = f"api {api}"
+    for other in sorted(set(others.values())):
+        ids = [m for m, a in others.items() if a == other]
+        words += f"; {other} for {ids[0]}" + (f" and {len(ids) - 1} more" if len(ids) > 1 else "")
+    return words, {"api": api, **({"model_apis": dict(others)} if others else {})}
+
+
 def provider_checks(registry: ModelRegistry, settings: Settings | None) -> list[Check]:
     checks = []
     for name in registry.provider_names:
@@ -250,15 +261,17 @@ def provider_checks(registry: ModelRegistry, settings: Settings | None) -> list[
         if is_local_url(info.base_url):
             continue  # a server on this machine: its line is under "local servers"
         url = _redact(info.base_url)
-        data: dict[str, object] = {"base_url": url, "key": False}
+        apis, api_data = _apis(registry, name)
+        data: dict[str, object] = {"base_url": url, "key": False, **api_data}
         if registry.api_key(name):
             data.update(key=True, key_from=_key_source(name, settings))
-            checks.append(Check(f"provider.{name}", name, "ok", f"key set ({_key_source(name, settings)}) · {url}", data=data))
-        elif registry.key_problem(info) is None:
-            checks.append(Check(f"provider.{name}", name, "ok", f"needs no key · {url}", data=data))
-        else:
-            checks.append(Check(f"provider.{name}", name, "info", f"no key (set {_key_source(name, settings)} to use it)",
+            checks.append(Check(f"provider.{name}", name, "ok", f"key set ({_key_source(name, settings)}) · {url} · {apis}",
                                 data=data))
+        elif registry.key_problem(info) is None:
+            checks.append(Check(f"provider.{name}", name, "ok", f"needs no key · {url} · {apis}", data=data))
+        else:
+            checks.append(Check(f"provider.{name}", name, "info",
+                                f"no key (set {_key_source(name, settings)} to use it) · {apis}", data=data))
     return checks
 
 
@@ -352,12 +365,14 @@ def _model_check(settings: Settings | None, registry: ModelRegistry, model: str 
             info = registry.resolve(ref)
         except ModelRefError as err:
             return Check("model", "model", "fail", f"{ref} (from {where}) cannot be used", str(err), {"ref": ref, "from": where})
-        data: dict[str, object] = {"ref": ref, "from": where, "known": info.known, "context_window": info.context_window,
-                                   "reasoning": info.reasoning, "images": "image" in info.input}
+        data: dict[str, object] = {"ref": ref, "from": where, "api": info.api, "known": info.known,
+                                   "context_window": info.context_window, "reasoning": info.reasoning,
+                                   "images": "image" in info.input}
         problem = registry.key_problem(info)
         if problem:
             return Check("model", "model", "fail", f"{ref} (from {where}): no key for {info.provider}", problem, data)
-        facts = [f"{info.context_window:,} tokens of context" if info.known else "not in the catalog (defaults assumed)"]
+        facts = [f"api {info.api}"]
+        facts += [f"{info.context_window:,} tokens of context" if info.known else "not in the catalog (defaults assumed)"]
         facts += ["thinks"] if info.reasoning else []
         facts += ["images"] if "image" in info.input else []
         return Check("model", "model", "ok", f"{ref} (from {where}) · {' · '.join(facts)}", data=data)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -18,12 +17,12 @@ from treechat.storage.model import (
 
 from .abort import AbortSignal
 from .catalog import with_cost
-from .errors import ProviderError, classify_stream_error, malformed, text_of
+from .errors import classify_stream_error, malformed, text_of
 from .http_stream import Pieces, run_http_stream, snapshot
-from .openai import set_arguments
 from .sse import SSEEvent
 from .transform import prepare_messages
 from .types import LlmContext, ModelInfo, StreamEvent, StreamOptions
+from .wire import chunk_json, set_arguments, token_count, tool_call_at
 
 API = "anthropic-messages"
 VERSION = "2023-06-01"
@@ -45,19 +44,15 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _tool_call(message: AssistantMessage, index: int) -> ToolCall:
-    block = message.content[index]
-    assert isinstance(block, ToolCall)  # arguments are only collected for tool_use blocks
-    return block
-
-
 def _assistant_blocks(msg: AssistantMessage) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for b in msg.content:
         if isinstance(b, TextContent) and b.text:
             out.append({"type": "text", "text": b.text})
         elif isinstance(b, ThinkingContent):
-            signature = getattr(b, "thinkingSignature", None)
+            # a signature is Anthropic's only from its own replies (another protocol's, e.g. an
+            # OpenAI reasoning item, would be refused): the rest is replayed as plain text
+            signature = getattr(b, "thinkingSignature", None) if msg.api in (API, "") else None
             if getattr(b, "redacted", False) and signature:
                 out.append({"type": "redacted_thinking", "data": signature})
             elif signature:
@@ -127,12 +122,7 @@ class AnthropicParser:
         self._stop: str | None = None
 
     def feed(self, sse: SSEEvent) -> list[StreamEvent]:
-        try:
-            data = json.loads(sse.data)
-        except ValueError:
-            raise ProviderError(
-                "protocol", f"{self.model.provider} sent a malformed chunk ({sse.data[:60]!r}); the reply is incomplete."
-            ) from None
+        data = chunk_json(sse, self.model.provider)
         if not isinstance(data, dict):
             return []
         kind = data.get("type") or sse.event
@@ -147,7 +137,7 @@ class AnthropicParser:
         elif kind == "content_block_stop":
             idx = self._blocks.get(data.get("index", 0))
             if idx is not None and idx in self._args:
-                set_arguments(_tool_call(self.message, idx), "".join(self._args.pop(idx)))
+                set_arguments(tool_call_at(self.message, idx), "".join(self._args.pop(idx)))
                 return [StreamEvent("toolcall_end", self.message, "", idx)]
         elif kind == "message_delta":
             self._stop = (data.get("delta") or {}).get("stop_reason") or self._stop
@@ -210,14 +200,14 @@ class AnthropicParser:
         # message_delta counts are cumulative; proxies omit fields there, so only overwrite what is given
         for wire, attr in (("input_tokens", "input"), ("output_tokens", "output"),
                            ("cache_read_input_tokens", "cache_read"), ("cache_creation_input_tokens", "cache_write")):
-            value = raw.get(wire) if isinstance(raw, dict) else None
-            if isinstance(value, (int, float)) and not isinstance(value, bool):  # counts only; anything else is left out
-                setattr(self._usage, attr, int(value))
+            value = token_count(raw.get(wire)) if isinstance(raw, dict) else None
+            if value is not None:  # counts only; anything else is left out
+                setattr(self._usage, attr, value)
         self.message.usage = with_cost(self.model, self._usage.model_copy(deep=True))
 
     def finish(self) -> AssistantMessage:
         for idx, raw in list(self._args.items()):
-            set_arguments(_tool_call(self.message, idx), "".join(raw))
+            set_arguments(tool_call_at(self.message, idx), "".join(raw))
         if self._stop in ("refusal", "sensitive"):
             self.message.stop_reason = "error"
             self.message.error_message = f"{self.model.provider} declined to answer (stop reason {self._stop})."

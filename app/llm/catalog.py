@@ -1,4 +1,6 @@
-"""Model metadata from the bundled `models.json`: context window, max output, prices, reasoning.
+"""Model metadata from the bundled `models.json`: context window, max output, prices, reasoning,
+and the wire protocol (a provider's `api`, which one of its models may override: OpenAI serves its
+codex models through the Responses API only).
 
 Unknown model ids are allowed: they get the file's defaults (and cost 0), marked `known=False`.
 """
@@ -13,6 +15,7 @@ from typing import Any
 
 from treechat.storage.model import Cost, Usage
 
+from .apis import Api, api_of
 from .local import UNKNOWN_LOCAL_WINDOW, is_local_url
 from .types import ModelCost, ModelInfo
 
@@ -20,7 +23,7 @@ from .types import ModelCost, ModelInfo
 @dataclass(frozen=True)
 class ProviderInfo:
     name: str
-    api: str
+    api: Api  # the protocol of its models, unless a model names its own
     base_url: str
     api_key_env: str | None = None
     local: bool = False
@@ -45,7 +48,7 @@ def builtin_providers() -> dict[str, ProviderInfo]:
     for name, p in _data()["providers"].items():
         out[name] = ProviderInfo(
             name=name,
-            api=p["api"],
+            api=api_of(p["api"], f"models.json, provider {name}"),
             base_url=p["base_url"],
             api_key_env=p.get("api_key_env"),
             local=bool(p.get("local")),
@@ -72,7 +75,7 @@ def model_info(
     return ModelInfo(
         id=model_id,
         provider=provider.name,
-        api=provider.api,
+        api=api_of(spec["api"], f"model {provider.name}/{model_id}") if "api" in spec else provider.api,
         base_url=provider.base_url,
         name=spec.get("name") or model_id,
         reasoning=bool(spec.get("reasoning")),

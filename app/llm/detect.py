@@ -16,6 +16,9 @@ from dataclasses import dataclass
 
 import httpx
 
+from treechat import bounded_json
+
+from .content_encoding import ACCEPT, body_chunks
 from .local import is_local_url
 from .proxy import ssl_context
 from .types import ModelInfo
@@ -54,11 +57,11 @@ async def _read_json(client: httpx.AsyncClient, method: str, url: str, body: obj
             if resp.status_code != 200:
                 return None
             data = bytearray()
-            async for chunk in resp.aiter_bytes():
+            async for chunk in body_chunks(resp):  # (decompressed a piece at a time)
                 data += chunk
                 if len(data) > MAX_ANSWER_BYTES:
                     raise _TooLong()
-        return json.loads(bytes(data))
+        return bounded_json.loads(bytes(data))
     except (httpx.HTTPError, ValueError, OSError, _TooLong):
         return None
 
@@ -98,7 +101,8 @@ async def detect_local_servers(
     """Servers that answered their model list within `timeout` seconds in all, in the order
     given. A server that does not answer, or not in time, is left out; an address no connection
     can even be tried to (a port out of range) raises its error."""
-    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), trust_env=False, verify=ssl_context()) as client:
+    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), trust_env=False, verify=ssl_context(),
+                                 headers={"Accept-Encoding": ACCEPT}) as client:
         tasks = [asyncio.ensure_future(_probe(client, p, root)) for p, root in servers]
         try:
             await asyncio.wait(tasks, timeout=timeout)
@@ -245,7 +249,8 @@ async def detect_model_info(base_url: str, model_id: str, *, server: str | None 
     try:
         async with asyncio.timeout(timeout):
             async with httpx.AsyncClient(timeout=httpx.Timeout(min(timeout, 1.0)), trust_env=False,
-                                         transport=transport, verify=ssl_context()) as client:
+                                         transport=transport, verify=ssl_context(),
+                                         headers={"Accept-Encoding": ACCEPT}) as client:
                 for name in order:
                     assert name is not None
                     found = await _PROBES[name](client, root, model_id)

@@ -19,36 +19,18 @@ from treechat.storage.model import (
 
 from .abort import AbortSignal
 from .catalog import with_cost
-from .errors import ProviderError, classify_stream_error, malformed, text_of
+from .errors import classify_stream_error, malformed, text_of
 from .http_stream import Pieces, run_http_stream, snapshot
 from .sse import SSEEvent
 from .transform import prepare_messages
 from .types import LlmContext, ModelInfo, StreamEvent, StreamOptions
 from .unstreamed import OpenAIUnstreamed
+from .wire import bearer_headers, chunk_json, data_url, reasoning_effort, set_arguments, tool_call_at, tool_text
 
 API = "openai-completions"
-INVALID_ARGS_KEY = "__invalid_json__"  # where arguments that are not a JSON object keep the model's text
 _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 _FINISH: dict[str, StopReason] = {"stop": "stop", "end": "stop", "length": "length", "tool_calls": "toolUse", "function_call": "toolUse",
            "model_context_window_exceeded": "length"}
-
-
-def set_arguments(call: ToolCall, raw: str) -> None:
-    """A tool call's arguments from the JSON text the model wrote. Text that is not a JSON object
-    is kept as the arguments (under INVALID_ARGS_KEY) and named in `arguments_error`: the loop
-    answers the call with that error, which the model sees."""
-    call.arguments, call.arguments_error = {}, None
-    if not raw.strip():
-        return
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        value = None
-    if isinstance(value, dict):
-        call.arguments = value
-        return
-    call.arguments = {INVALID_ARGS_KEY: raw}
-    call.arguments_error = f'The arguments for tool "{call.name}" were not valid JSON: {raw}'
 
 
 def _user_content(content: Any) -> Any:
@@ -64,12 +46,8 @@ def _user_content(content: Any) -> Any:
         if isinstance(block, TextContent):
             parts.append({"type": "text", "text": block.text})
         elif isinstance(block, ImageContent):
-            parts.append({"type": "image_url", "image_url": {"url": f"data:{block.mime_type};base64,{block.data}"}})
+            parts.append({"type": "image_url", "image_url": {"url": data_url(block)}})
     return parts
-
-
-def _tool_text(content: list[Any]) -> str:
-    return "\n".join(b.text for b in content if isinstance(b, TextContent)) or "(no output)"
 
 
 def _tool_images_message(images: list[dict[str, Any]]) -> dict[str, Any]:
@@ -105,10 +83,10 @@ def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) ->
             messages.append(entry)
         elif msg.role == "toolResult":
             images = [b for b in msg.content if isinstance(b, ImageContent)]
-            text = _tool_text(msg.content) if not images or any(isinstance(b, TextContent) for b in msg.content) else (
+            text = tool_text(msg.content) if not images or any(isinstance(b, TextContent) for b in msg.content) else (
                 "(see attached image)")
             messages.append({"role": "tool", "tool_call_id": msg.tool_call_id, "content": text})
-            tool_images += [{"type": "image_url", "image_url": {"url": f"data:{b.mime_type};base64,{b.data}"}}
+            tool_images += [{"type": "image_url", "image_url": {"url": data_url(b)}}
                             for b in images]
     if tool_images:
         messages.append(_tool_images_message(tool_images))
@@ -123,9 +101,9 @@ def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) ->
     max_tokens = options.max_tokens or (model.max_tokens if model.send_max_tokens else None)
     if max_tokens:
         body[_max_tokens_field(model)] = max_tokens
-    level = options.thinking_level
-    if model.reasoning and level and level != "off" and model.compat.get("supports_reasoning_effort", True):
-        body["reasoning_effort"] = level if level != "xhigh" or model.compat.get("supports_xhigh") else "high"
+    effort = reasoning_effort(model, options.thinking_level)
+    if effort and model.compat.get("supports_reasoning_effort", True):
+        body["reasoning_effort"] = effort
     return body
 
 
@@ -151,12 +129,7 @@ class OpenAIParser:
         if sse.data.strip() == "[DONE]":
             self.finished = True
             return []
-        try:
-            chunk = json.loads(sse.data)
-        except ValueError:
-            raise ProviderError(
-                "protocol", f"{self.model.provider} sent a malformed chunk ({sse.data[:60]!r}); the reply is incomplete."
-            ) from None
+        chunk = chunk_json(sse, self.model.provider)
         if not isinstance(chunk, dict):
             return []
         if chunk.get("error") or chunk.get("object") == "error":
@@ -239,9 +212,7 @@ class OpenAIParser:
         return StreamEvent("toolcall_delta", self.message, piece, index)
 
     def _call_at(self, index: int) -> ToolCall:
-        block = self.message.content[index]
-        assert isinstance(block, ToolCall)  # the index came from appending this tool call
-        return block
+        return tool_call_at(self.message, index)
 
     def _calls_id(self, key: Any) -> str:
         return self._call_at(self._calls[key][0]).id
@@ -280,13 +251,10 @@ class OpenAIParser:
 def stream_openai(
     model: ModelInfo, context: LlmContext, options: StreamOptions, signal: AbortSignal | None = None
 ) -> AsyncIterator[StreamEvent]:
-    headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
-    if options.api_key:
-        headers["Authorization"] = f"Bearer {options.api_key}"
     return run_http_stream(
         model=model,
         url=model.base_url.rstrip("/") + "/chat/completions",
-        headers=headers,
+        headers=bearer_headers(options.api_key),
         body=build_body(model, context, options),
         parser=OpenAIParser(model),
         options=options,

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import Any, assert_never
 
 from ..config.settings import base_url_problem
 from .abort import AbortSignal
+from .apis import Api
 from .catalog import ProviderInfo, builtin_providers, model_info
-from .types import LlmContext, ModelInfo, StreamEvent, StreamOptions
+from .types import LlmContext, ModelInfo, StreamEvent, StreamFn, StreamOptions
 
 _ENV = {
     "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
@@ -126,6 +127,13 @@ class ModelRegistry:
             )
         return _with_route(info, model_info(info, model_id))
 
+    def apis(self, name: str) -> tuple[Api, dict[str, Api]]:
+        """The protocol a provider speaks, and its models (by id) that speak another one."""
+        info = self._providers[name]
+        others = {m: model.api for m in info.models
+                  if (model := model_info(info, m)).api != info.api and model.api != "unknown"}
+        return info.api, others
+
     def models(self) -> list[ModelInfo]:
         """Every model the catalog or config names, for pickers."""
         return [_with_route(p, model_info(p, m)) for p in self._providers.values() for m in p.models]
@@ -136,24 +144,38 @@ def _with_route(provider: ProviderInfo, model: ModelInfo) -> ModelInfo:
     return dataclasses.replace(model, local=True) if provider.local and not model.local else model
 
 
+def adapter(api: Api) -> StreamFn:
+    """The stream function of a wire protocol: the one table from Api to adapter (each imported on
+    first use, so a command that sends nothing loads no HTTP stack)."""
+    match api:
+        case "openai":
+            from .openai import stream_openai
+
+            return stream_openai
+        case "anthropic":
+            from .anthropic import stream_anthropic
+
+            return stream_anthropic
+        case "openai-responses":
+            from .responses import stream_responses
+
+            return stream_responses
+        case _:
+            assert_never(api)
+
+
 def stream_model(
     model: ModelInfo, context: LlmContext, options: StreamOptions, signal: AbortSignal | None = None
 ) -> AsyncIterator[StreamEvent]:
     """The real stream function: picks the adapter for the model's wire protocol."""
-    if model.api == "anthropic":
-        from .anthropic import stream_anthropic
-
-        return stream_anthropic(model, context, options, signal)
-    if model.api == "openai":
-        from .openai import stream_openai
-
-        return stream_openai(model, context, options, signal)
-    return _unsupported(model)
+    if model.api == "unknown":
+        return _unsupported(model)
+    return adapter(model.api)(model, context, options, signal)
 
 
 async def _unsupported(model: ModelInfo) -> AsyncIterator[StreamEvent]:
     from treechat.storage.model import AssistantMessage
 
     msg = AssistantMessage(api=model.api, provider=model.provider, model=model.id, stop_reason="error",
-                           error_message=f"Model {model.ref} uses API {model.api!r}, which treechat cannot talk to; pick an openai or anthropic model.")
+                           error_message=f"No model is chosen ({model.ref}); pick one with Ctrl+L or --model.")
     yield StreamEvent("error", msg)

@@ -14,8 +14,8 @@ from typing import Any, Literal, Protocol, TypeAlias, TypedDict
 from treechat.storage.model import AssistantMessage, ToolResultMessage, UserMessage
 
 from .abort import AbortSignal
+from .apis import Api as Api  # (apart: config.toml's checks name it without loading this)
 
-Api = Literal["openai", "anthropic"]
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 
@@ -33,7 +33,7 @@ class ModelCost:
 class ModelInfo:
     id: str
     provider: str
-    api: str = "openai"
+    api: Api | Literal["unknown"] = "openai"  # "unknown": only UNKNOWN_MODEL, which no request goes to
     base_url: str = ""
     name: str = ""
     reasoning: bool = False

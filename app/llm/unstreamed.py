@@ -17,6 +17,9 @@ from typing import Any, Protocol
 
 import httpx
 
+from treechat import bounded_json
+
+from .content_encoding import BodyEncodingError, body_chunks
 from .errors import ProviderError, classify_http_error, error_body_message
 from .sse import SSEEvent
 
@@ -54,9 +57,27 @@ class OpenAIUnstreamed:
         return [SSEEvent("message", json.dumps(chunk)), SSEEvent("message", "[DONE]")]
 
 
+class ResponsesUnstreamed:
+    """The Responses API: `stream: false`, and a `response` read as the events that end a stream:
+    each output item done, then the response completed (or incomplete, or failed)."""
+
+    def body(self, streamed: dict[str, Any]) -> dict[str, Any]:
+        return streamed | {"stream": False}
+
+    def events(self, reply: Any) -> list[SSEEvent] | None:
+        if not isinstance(reply, dict) or not isinstance(reply.get("output"), list):
+            return None
+        events = [SSEEvent("response.output_item.done", json.dumps(
+            {"type": "response.output_item.done", "output_index": i, "item": item}))
+            for i, item in enumerate(reply["output"]) if isinstance(item, dict)]
+        status = reply.get("status")
+        end = f"response.{status}" if status in ("incomplete", "failed") else "response.completed"
+        return [*events, SSEEvent(end, json.dumps({"type": end, "response": reply}))]
+
+
 async def _whole(response: httpx.Response) -> bytes:
     data = bytearray()
-    async for chunk in response.aiter_bytes():
+    async for chunk in body_chunks(response):  # (decompressed a piece at a time)
         data += chunk
         if len(data) > MAX_REPLY_BYTES:
             break
@@ -84,7 +105,7 @@ async def ask_unstreamed(client: httpx.AsyncClient, url: str, headers: dict[str,
             text = (await _whole(response)).decode("utf-8", errors="replace")
         finally:
             await response.aclose()
-    except httpx.HTTPError as err:
+    except (httpx.HTTPError, BodyEncodingError) as err:
         raise ProviderError("transport", f"{empty}, and asking again without streaming failed too "
                             f"({type(err).__name__}); check the server's log.", retryable=False) from None
     if response.status_code >= 300:
@@ -96,7 +117,7 @@ async def ask_unstreamed(client: httpx.AsyncClient, url: str, headers: dict[str,
         raise ProviderError(error.kind, f"{empty}; asked again without streaming, it answered HTTP "
                             f"{response.status_code}: {detail}", status=response.status_code, retryable=False)
     try:
-        events = spec.events(json.loads(text))
+        events = spec.events(bounded_json.loads(text))
     except ValueError:
         events = None
     if not events:

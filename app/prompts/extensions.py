@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .frontmatter import FrontMatterError
 from .outside import ReadsOutside, Undecided
-from .skills import Skill, load_skills, skill_block, skill_roots
+from .skills import Skill, SkillsListing, load_skills, skill_block, skill_roots, skills_listing
 from .templates import Template, expand, load_templates, template_folders
 
 
@@ -31,6 +31,8 @@ class Extensions:
     templates: list[Template] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     outside: ReadsOutside | None = None  # where the project's files may be read (None: the working folder only)
+    # the system prompt's skills section, within its bounds (what they left out is the first problem)
+    prompt_section: SkillsListing = field(default_factory=lambda: SkillsListing("", 0))
 
     def template(self, name: str) -> Template | None:
         return next((t for t in self.templates if t.name == name.lower()), None)
@@ -66,7 +68,9 @@ def load_extensions(cwd: str | os.PathLike[str], config_dir: Path | None, env: M
     bound = outside or ReadsOutside.for_cwd(folder)
     skills, skill_problems = load_skills(skill_roots(folder, config_dir, home, pi_dir), bound)
     templates, template_problems = load_templates(template_folders(folder, config_dir, pi_dir), builtins, bound)
-    return Extensions(skills, templates, skill_problems + template_problems, bound)
+    section = skills_listing(skills)
+    note = section.note()
+    return Extensions(skills, templates, ([note] if note else []) + skill_problems + template_problems, bound, section)
 
 
 def _allowed_file(ext: Extensions, kind: str, path: Path) -> Path:
@@ -127,8 +131,14 @@ def _known(ext: Extensions) -> str:
 def listing(ext: Extensions, skills_announced: bool) -> str:
     """What `/skill` alone shows: every skill and template, and every problem found."""
     lines = ["Skills (/skill NAME [text] puts one into your message):"]
+    note = ext.prompt_section.note()
+    if note:  # first, not after hundreds of them
+        lines.append(f"  ! {note}")
+    bounded = set(ext.prompt_section.left_out)
     for s in ext.skills:
-        hidden = "" if s.model_invocable else " (not listed to the model: disable-model-invocation)"
+        hidden = ("" if s.model_invocable and s.name not in bounded else
+                  " (not listed to the model: disable-model-invocation)" if not s.model_invocable else
+                  " (not listed to the model: over the system prompt's bound)")
         lines.append(f"  {s.name}: {s.description}{hidden}\n    {s.path}")
     if not ext.skills:
         lines.append("  none (SKILL.md folders in .agents/skills, .treechat/skills, the config folder's skills, "
@@ -143,8 +153,9 @@ def listing(ext: Extensions, skills_announced: bool) -> str:
     if not ext.templates:
         lines.append("  none (.md files in .treechat/prompts, .pi/prompts, the config folder's prompts, "
                      "~/.pi/agent/prompts)")
-    if ext.problems:
-        lines += ["", "Problems:", *(f"  {p}" for p in ext.problems)]
+    problems = [p for p in ext.problems if p != note]
+    if problems:
+        lines += ["", "Problems:", *(f"  {p}" for p in problems)]
     held = ext.outside.held_lines() if ext.outside is not None else []
     if held:
         lines += ["", f"Outside the working folder {ext.outside.folder if ext.outside else ''} (read only if you allow "
@@ -154,9 +165,7 @@ def listing(ext: Extensions, skills_announced: bool) -> str:
 
 def skills_section(cwd: str | os.PathLike[str], config_dir: Path | None, env: Mapping[str, str]) -> str:
     """The system prompt's skills section for `cwd` (`treechat context`: no controller there)."""
-    from .skills import skills_prompt
-
     home = user_home(env)
     folder = Path(cwd).resolve()
     roots = skill_roots(folder, config_dir, home, pi_agent_dir(env, home))
-    return skills_prompt(load_skills(roots, ReadsOutside.for_cwd(folder))[0])  # (nothing outside: nobody to ask)
+    return skills_listing(load_skills(roots, ReadsOutside.for_cwd(folder))[0]).text  # (nothing outside: nobody to ask)

@@ -14,6 +14,14 @@ loads); the description is required (without one the skill is skipped with a war
 still uses it). The system prompt lists names, descriptions and paths when the read tool is on,
 so the model reads a skill's file when a task matches it; `/skill NAME [text]` puts the body in.
 
+A repository decides what is in these folders, so what they cost is bounded: a description is
+cut to 1,024 characters, a name over MAX_NAME_KEPT characters skips its skill, and the system
+prompt lists at most MAX_LISTED skills in MAX_LISTED_BYTES (300 skills of 900 KB descriptions made
+a 270 MB request); the rest are left out, which the section itself says (so the model knows) and
+`skills_listing(...).note()` says to the person. Names and descriptions are sanitised when read:
+they are shown in toasts, dialogs, completion and F1, and no escape sequence of a folder's name
+reaches the terminal.
+
 The project's folders are the repository's: a SKILL.md, or a folder, there whose real path is
 outside the working folder (a link out) is read only once the person allowed it (outside.py), and
 is not walked into before. The person's own folders are read wherever their links lead.
@@ -28,12 +36,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from treechat.text.sanitize import sanitize_line
+
 from .frontmatter import FrontMatterError, read_front_matter
 
 if TYPE_CHECKING:
     from .outside import ReadsOutside
 
 MAX_NAME, MAX_DESCRIPTION = 64, 1024
+MAX_NAME_KEPT = 256  # a longer name cannot be meant to be typed: the skill is skipped
+MAX_LISTED = 100  # skills the system prompt names
+MAX_LISTED_BYTES = 40_000  # UTF-8 bytes of the system prompt's skill entries (~10k tokens)
 MAX_DEPTH, MAX_ENTRIES = 6, 5000  # a skills folder linked to somewhere huge is not walked whole
 Mode = Literal["pi", "agents"]
 
@@ -160,15 +173,23 @@ def _read_skill(path: Path, real: Path, problems: list[str], *, bounded: bool) -
     if not isinstance(description, str) or not description.strip():
         problems.append(f"{path}: no description in its front matter; the skill is skipped.")
         return None
-    name = front.get("name") if isinstance(front.get("name"), str) and front.get("name") else folder
-    assert isinstance(name, str)
-    notes = _name_problems(name, folder)
-    if len(description) > MAX_DESCRIPTION:
-        notes.append(f"its description is over {MAX_DESCRIPTION} characters")
+    given = front.get("name") if isinstance(front.get("name"), str) and front.get("name") else folder
+    assert isinstance(given, str)
+    name = sanitize_line(given)
+    if len(name) > MAX_NAME_KEPT or not name:
+        problems.append(f"{path}: its name is {'over ' + str(MAX_NAME_KEPT) + ' characters' if name else 'empty'}; "
+                        "the skill is skipped.")
+        return None
+    notes = _name_problems(given, folder)
+    if name != given:
+        notes.append("its name has control characters (they are left out)")
+    shown = sanitize_line(description)
+    if len(shown) > MAX_DESCRIPTION:
+        notes.append(f"its description is over {MAX_DESCRIPTION:,} characters (it is cut there)")
+        shown = shown[: MAX_DESCRIPTION - 1] + "…"
     if notes:
         problems.append(f"{path}: {'; '.join(notes)} (used all the same).")
-    return Skill(name, " ".join(description.split()), path, path.parent,
-                 front.get("disable-model-invocation") is not True, bounded)
+    return Skill(name, shown, path, path.parent, front.get("disable-model-invocation") is not True, bounded)
 
 
 def _name_problems(name: str, folder: str) -> list[str]:
@@ -187,21 +208,60 @@ def _xml(text: str) -> str:
             .replace("'", "&apos;"))
 
 
-def skills_prompt(skills: list[Skill]) -> str:
-    """The system prompt's section about skills (Pi's words and XML), or "" when none is listed."""
+@dataclass(frozen=True)
+class SkillsListing:
+    """The system prompt's section about skills, and the skills its bounds left out."""
+
+    text: str
+    listed: int
+    left_out: tuple[str, ...] = ()
+
+    def note(self) -> str | None:
+        """The one line that says the bound was hit (None: every skill is listed)."""
+        if not self.left_out:
+            return None
+        n = len(self.left_out)
+        names = ", ".join(self.left_out[:5]) + (", …" if n > 5 else "")
+        return (f"{n} skill{'s are' if n != 1 else ' is'} not listed to the model ({names}): the system prompt "
+                f"lists at most {MAX_LISTED} skills in {MAX_LISTED_BYTES // 1000} KB. /skill NAME still uses "
+                f"{'them' if n != 1 else 'it'}.")
+
+
+def skills_listing(skills: list[Skill]) -> SkillsListing:
+    """The system prompt's section (Pi's words and XML; "" when none is listed), within
+    MAX_LISTED skills and MAX_LISTED_BYTES of entries, in the order they were found (the project's
+    first); a skill whose entry does not fit is left out and the section says how many were."""
     shown = [s for s in skills if s.model_invocable]
     if not shown:
-        return ""
+        return SkillsListing("", 0)
+    entries: list[str] = []
+    left_out: list[str] = []
+    budget = MAX_LISTED_BYTES
+    for s in shown:
+        entry = "\n".join(["  <skill>", f"    <name>{_xml(s.name)}</name>",
+                           f"    <description>{_xml(s.description)}</description>",
+                           f"    <location>{_xml(str(s.path))}</location>", "  </skill>"])
+        size = len(entry.encode("utf-8", "surrogatepass")) + 1
+        if len(entries) >= MAX_LISTED or size > budget:
+            left_out.append(s.name)
+            continue
+        entries.append(entry)
+        budget -= size
     lines = ["# Skills", "",
              "The following skills provide specialized instructions for specific tasks.",
              "Use the read tool to load a skill's file when the task matches its description.",
              "When a skill file references a relative path, resolve it against the skill directory (parent of "
-             "SKILL.md / dirname of the path) and use that absolute path in tool commands.", "", "<available_skills>"]
-    for s in shown:
-        lines += ["  <skill>", f"    <name>{_xml(s.name)}</name>", f"    <description>{_xml(s.description)}</description>",
-                  f"    <location>{_xml(str(s.path))}</location>", "  </skill>"]
-    lines.append("</available_skills>")
-    return "\n".join(lines)
+             "SKILL.md / dirname of the path) and use that absolute path in tool commands.", "", "<available_skills>",
+             *entries, "</available_skills>"]
+    if left_out:
+        lines += ["", f"({len(left_out)} more skill{'s are' if len(left_out) != 1 else ' is'} not listed here: the list "
+                  "is bounded. The person can still use them with /skill NAME.)"]
+    return SkillsListing("\n".join(lines), len(entries), tuple(left_out))
+
+
+def skills_prompt(skills: list[Skill]) -> str:
+    """The system prompt's section about skills (see `skills_listing`), or "" when none is listed."""
+    return skills_listing(skills).text
 
 
 def skill_block(skill: Skill, text: str, real: Path | None = None) -> str:

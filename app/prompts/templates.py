@@ -23,12 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from treechat.text.sanitize import sanitize_line
+
 from .frontmatter import FrontMatterError, read_front_matter
 
 if TYPE_CHECKING:
     from .outside import ReadsOutside
 
-COMMAND = re.compile(r"^[A-Za-z][\w-]*$")  # what the composer recognises as /name
+COMMAND = re.compile(r"^[A-Za-z][\w-]*\Z")  # what the composer recognises as /name
+MAX_DESCRIPTION, MAX_HINT = 300, 100  # characters of a template's description and argument hint, as shown
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,9 @@ def load_templates(folders: list[tuple[Path, bool]], builtins: set[str],
                 first = next((line.strip() for line in body.split("\n") if line.strip()), "")
                 description = first[:60] + ("..." if len(first) > 60 else "")
             hint = front.get("argument-hint")
-            found[key] = Template(key, " ".join(description.split()), str(hint) if hint else "", path, bounded=not own)
+            # shown in the palette, completion and F1: one sanitised line each, bounded
+            found[key] = Template(key, sanitize_line(description, MAX_DESCRIPTION),
+                                  sanitize_line(hint, MAX_HINT) if hint else "", path, bounded=not own)
     return list(found.values()), problems
 
 

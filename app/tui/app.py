@@ -47,6 +47,7 @@ from .features.search import Search
 from .features.sessions import Sessions
 from .keys import KeyActions
 from .messages import ChatMessage
+from .questions import Questions
 from .requests import WidgetRequests
 from .starting import StartFn, StartUp
 from .terminal_keys import register
@@ -58,7 +59,8 @@ if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/startin
     from treechat.chat.events import ChatEvent
     from treechat.storage.base import SessionStorage
     from treechat.widgets.composer.view import Completion
-    from treechat.widgets.screens import ToolConfirmDialog
+    from treechat.widgets.question.panel import QuestionPanel, QuestionSpec
+    from treechat.widgets.tree.view import TreeView
 
 register()  # Alt+Enter as most terminals send it (ESC CR)
 
@@ -124,6 +126,19 @@ def _size_told(widget: Widget, size: Size, virtual_size: Size, container_size: S
 
 def _kept(node: object) -> None:
     """(Stylesheet._process_component_classes while the panel is placed: its parts keep their styles.)"""
+
+
+def _as_text(key: events.Key) -> str:
+    """A key that arrived as part of a paste, as the text it stands for (a control as its picture)."""
+    if key.key in ("enter", "ctrl+j", "ctrl+m"):
+        return "\n"
+    if key.key == "tab":
+        return "\t"
+    if key.character and key.is_printable:
+        return key.character
+    from treechat.text.sanitize import visible
+
+    return visible(key.character) if key.character else f"<{key.key}>"
 
 
 def _bars(widget: Widget) -> tuple[bool, bool]:
@@ -204,6 +219,8 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
         self._tree_hidden_when_wide = False
         self.allowed_commands: set[tuple[str, str]] = set()  # (session id, command or path): "allow for this session"
         self.allowed_edits: set[str] = set()  # session ids: "allow edits for this session"
+        self.questions = Questions(self)
+        self.parked_drafts = {}
         self._stop_lock_notices: Callable[[], None] = lambda: None
         self.init_start(start)
         if chat is not None:
@@ -271,6 +288,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
 
         self._stop_lock_notices = add_listener(lock_notice)
         self.apply_saved_theme()
+        self.remembered_tree_width()
         self.composer.max_paste = int(getattr(chat.settings, "max_input_mb", 1.0) * 1e6)
         await self.chat.open(storage)
 
@@ -343,6 +361,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
                 super().add_class("-tree-hidden", update=False)
             else:
                 super().remove_class("-tree-hidden", update=False)
+        self._apply_tree_width()
         self._restyle_panel()
 
     # A class on the App restyles every widget of the screen (Textual walks them all): with a
@@ -364,6 +383,41 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
             super().remove_class(*class_names, update=False)
             self._restyle_panel()
         return self
+
+    # ------------------------------------------------------------ the tree panel's width
+
+    tree_width = 44  # columns, beside the transcript (a drawer on a narrow terminal has its own)
+    MIN_TREE, MIN_CHAT = 24, 40
+
+    def set_tree_width(self, width: int, *, keep: bool = False) -> None:
+        """The panel `width` columns wide (within what leaves the conversation room); `keep`:
+        remembered in state.json for the next start."""
+        self.tree_width = max(self.MIN_TREE, min(width, self.size.width - self.MIN_CHAT))
+        self._apply_tree_width()
+        if keep:
+            self.run_worker(self._keep_tree_width(self.tree_width), group="state", exclusive=True)
+
+    def _apply_tree_width(self) -> None:
+        # an inline width beats the stylesheet, so it is cleared for the drawer (its width is 85%)
+        for panel in self._panels():
+            panel.styles.width = None if self.has_class("-narrow") else self.tree_width
+
+    async def _keep_tree_width(self, width: int) -> None:
+        from treechat.config.state import StateFile
+
+        await asyncio.to_thread(StateFile(self.chat.settings.home).update, tree_width=width)
+
+    def remembered_tree_width(self) -> None:
+        """The width kept from last time (once the session's home is known)."""
+        from treechat.config.state import StateFile
+
+        kept = StateFile(self.chat.settings.home).read().get("tree_width")
+        if isinstance(kept, int) and kept != self.tree_width:
+            self.set_tree_width(kept)
+
+    def on_tree_view_resize_requested(self, message: TreeView.ResizeRequested) -> None:
+        width = message.width if message.width is not None else self.tree_width + message.delta
+        self.set_tree_width(width, keep=message.final)
 
     def _restyle_panel(self) -> None:
         if not self.screen_stack:
@@ -389,14 +443,44 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
 
     last_key_at = 0.0  # time.monotonic() of the newest key from the terminal (StreamingView yields to typing)
 
+    # Keys parsed in the same burst as a paste (no person types 20 ms after a paste lands) are the
+    # paste's own tail: a terminal that does not filter a pasted "end of paste" sequence hands the
+    # rest of the clipboard over as keys, and a Ctrl+G in it opened $EDITOR, an Enter would send.
+    PASTE_TAIL = 0.02
+    _paste_tail_until = float("-inf")
+
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not event.is_forwarded:
             if self.hold_key(event):
                 return  # it waits for the session (app/tui/starting.py)
+            if event.time <= self._paste_tail_until:
+                self._paste_tail_until = event.time + self.PASTE_TAIL
+                await self.on_event(events.Paste(_as_text(event)))  # text, never a command
+                return
             self.last_key_at = time.monotonic()
+            if event.key != "ctrl+c":
+                self._quit_armed = False  # "Ctrl+C again to quit" means the very next key
             self._key_to_stream()
+            if self.questions.route_key(event):
+                return  # an answer, or reading the question: not for anything else
             self._type_into_composer(event)  # before Textual hands the key to the focused widget
+        elif isinstance(event, events.Paste) and not event.is_forwarded:
+            self._paste_tail_until = max(self._paste_tail_until, event.time + self.PASTE_TAIL)
+            self.questions.route_paste(event)
+            self._paste_into_composer()
         await super().on_event(event)
+
+    def _paste_into_composer(self) -> None:
+        """A paste always lands in the composer (unless a box taking text has the focus: a
+        dialog's filter, the tree's `/`): dropped on the transcript or the tree, it was lost."""
+        from textual.widgets import Input, TextArea
+
+        if self.screen is not self.screen_stack[0]:
+            return  # a dialog: its own box takes it, or nothing does
+        focused = self.focused
+        if isinstance(focused, Input | TextArea) or getattr(focused, "takes_typing", False):
+            return
+        self.screen.set_focus(self.composer)
 
     def _key_to_stream(self) -> None:
         """A reply streaming draws what is due right after this key's frame (StreamingView.key_typed)."""
@@ -433,41 +517,35 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
         self.chat.add_local_servers(await self.chat.local.found())
 
     async def confirm_command(self, command: str) -> bool:
-        """The bash tool asks before it runs a command (a dialog typing cannot answer), unless this
-        exact command was allowed for this session."""
-        from treechat.widgets.screens import ToolConfirmDialog
+        """The bash tool asks before it runs a command (typing cannot answer: app/tui/questions.py),
+        unless this exact command was allowed for this session."""
+        from treechat.widgets.question.panel import QuestionSpec
 
-        return await self._confirm(ToolConfirmDialog("Run this shell command?", command), command)
+        spec = QuestionSpec("Run this shell command?", command, yes="Run", no="Refuse",
+                            session="Allow this command for this session")
+        return await self._confirm(spec, command)
 
     async def confirm_read(self, tool: str, path: str, folder: str) -> bool:
         """read, ls and grep ask the same way before they look outside the working folder, unless
         this exact path was allowed for this session."""
-        from treechat.widgets.screens import ToolConfirmDialog
-        from treechat.widgets.screens.tool_confirm import READ_HINT
+        from treechat.widgets.question.panel import QuestionSpec
 
-        dialog = ToolConfirmDialog("Let the model read outside the working folder?",
-                                   f"{tool} {path}\n\n(the working folder is {folder})", yes="Allow",
-                                   allow="Allow for this session", hint=READ_HINT)
-        return await self._confirm(dialog, f"{tool}\0{path}")
+        spec = QuestionSpec("Let the model read outside the working folder?",
+                            f"{tool} {path}\n\n(the working folder is {folder})", yes="Allow", no="Refuse",
+                            session="Allow this path for this session")
+        return await self._confirm(spec, f"{tool}\0{path}")
 
-    async def _confirm(self, dialog: ToolConfirmDialog, what: str) -> bool:
+    async def _confirm(self, spec: QuestionSpec, what: str) -> bool:
         allowed = (self.chat.session_id, what)
         if allowed in self.allowed_commands:
             return True
-        from treechat.widgets.screens import ToolConfirmDialog
+        answer = await self.questions.ask(spec)
+        if answer == "session":
+            self.allowed_commands.add(allowed)
+        return answer in ("yes", "session")
 
-        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+    def on_question_panel_answered(self, message: QuestionPanel.Answered) -> None:
+        self.questions.answered(message.panel, message.choice)
 
-        def answered(answer: bool | str | None) -> None:
-            if answer == ToolConfirmDialog.ALLOW_SESSION:
-                self.allowed_commands.add(allowed)
-            if not future.done():
-                future.set_result(answer is True or answer == ToolConfirmDialog.ALLOW_SESSION)
-
-        self.push_screen(dialog, callback=answered)
-        try:
-            return await future
-        finally:
-            # asked no more (the tool withdrew the question: the run was stopped): close it
-            if not future.done() and dialog.is_active:
-                dialog.dismiss(False)
+    def on_question_panel_attended(self, message: QuestionPanel.Attended) -> None:
+        self.questions.attend(message.panel, message.time)

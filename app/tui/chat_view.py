@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from treechat.chat import events as ev
     from treechat.chat.events import Header, Mark, Readiness, Status
     from treechat.shown_path import ShownPath
+    from treechat.storage.model import AssistantMessage
     from treechat.storage.tree_index import TreeIndex
 
 # The storage vocabulary, the transcript's items and the dialogs are imported where they are used:
@@ -47,6 +48,9 @@ class ChatView(TuiBase):
         match event:
             case ev.ReplyStreaming():  # first: once per network read while a reply streams
                 await self._reply_streaming(event)
+            case ev.ReplyPending():
+                if not event.previewing:
+                    await self.transcript.set_pending()
             case ev.ChatDelta():
                 await self._delta(event)
             case ev.SessionOpened():
@@ -135,6 +139,8 @@ class ChatView(TuiBase):
         tree = self.tree_view
         for new in d.appended:
             tree.add_row(new.row)
+            if _is_reply(new.entry):
+                self._streamed = None  # saved: it streams no more, on screen or not
         for changed in d.labels:
             if changed.row is not None:
                 tree.replace_row(changed.row)
@@ -142,10 +148,7 @@ class ChatView(TuiBase):
             tree.set_leaf(d.appended[-1].leaf_id)
         appended = d.appended
         if d.path is not None:
-            await self._show_path(d.path.path, d.path.marks, d.path.labels)
-            tree.set_leaf(d.path.leaf_id)
-            if d.path.cause == "move":
-                tree.move_cursor_to(d.path.leaf_id)
+            await self._path_changed(d.path)
             appended = appended[d.path_after:]  # the path holds the ones before it
         for e in appended:
             if e.shown:
@@ -164,9 +167,35 @@ class ChatView(TuiBase):
             gc_policy.streaming(True)  # no full collection while tokens arrive (storage.gc_policy)
         elif d.running is False:
             self.composer.running = False
+            self.composer.elsewhere = False
+            self._streamed = None
             self.ui(StatusBar).wait(0)
             await self.transcript.set_streaming(None)
             gc_policy.streaming(False)
+
+    async def _path_changed(self, p: ev.PathChanged) -> None:
+        tree = self.tree_view
+        await self._show_path(p.path, p.marks, p.labels)
+        tree.set_leaf(p.leaf_id)
+        if p.cause == "move":
+            tree.move_cursor_to(p.leaf_id)
+        self._draft_returns(p.leaf_id)
+        # a reply streams on its own branch only: another branch on screen does not show it, and
+        # back on its branch it is there again at once, as far as it came
+        transcript = self.transcript
+        self.composer.elsewhere = p.preview_id is not None
+        if p.preview_id is not None and transcript.streaming is not None:
+            await transcript.set_streaming(None)
+        elif p.preview_id is None and self._streamed is not None and transcript.streaming is None:
+            await transcript.set_streaming(self._streamed)
+
+    def _draft_returns(self, leaf_id: str | None) -> None:
+        """Back at a leaf where a tree move replaced a draft: the draft comes back (unless something
+        else was typed since)."""
+        draft = self.parked_drafts.pop(leaf_id, None) if leaf_id is not None else None
+        composer = self.composer
+        if draft is not None and not composer.typed_draft.strip():
+            composer.bring_back(draft)
 
     async def _entry_shown(self, e: ev.EntryAppended) -> None:
         """An entry appended at the end of the path on screen."""
@@ -197,14 +226,17 @@ class ChatView(TuiBase):
 
     # ------------------------------------------------------------ runs
 
+    _streamed: AssistantMessage | None = None  # the reply streaming now, as far as it came
+
     async def _reply_streaming(self, e: ev.ReplyStreaming) -> None:
+        self._streamed = e.message
         if e.previewing:
             return  # another branch is on screen; the reply shows when the preview ends
         transcript = self.transcript
         status = self.ui(StatusBar)
         if status.waiting:
             status.wait(0)  # the reply is coming: a wait shown is over
-        if e.started:
+        if e.started or transcript.streaming is None:  # (or back on its branch after a preview)
             await transcript.set_streaming(e.message)
         else:
             transcript.update_streaming(e.message)
@@ -278,3 +310,9 @@ class ChatView(TuiBase):
         known = self._welcome_readiness
         welcome.set_model(None if model == "no model" else model, known.problem if known else None,
                           known.servers if known else ())
+
+
+def _is_reply(entry: object) -> bool:
+    from treechat.storage.model import AssistantMessage, MessageEntry
+
+    return isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage)

@@ -71,6 +71,7 @@ class TreechatCommands(Provider):
 class SlashCommands(TuiBase):
     @on(Composer.Command)
     async def _composer_command(self, message: Composer.Command) -> None:
+        self.clear_error()
         if not self.hold_request(message):  # before the session opens it waits (app/tui/starting.py)
             await self.typed_command(message)
 
@@ -100,7 +101,7 @@ class SlashCommands(TuiBase):
 
     # ------------------------------------------------------------ the conversation's commands (registry.py)
 
-    @command("tree", title="Show or focus the tree", help="the session tree panel", key="Ctrl+B")
+    @command("tree", title="Show or focus the tree", help="the session tree panel", key="F2")
     async def cmd_tree(self, args: str) -> None:
         self.remove_class("-tree-hidden")
         self.tree_view.focus()

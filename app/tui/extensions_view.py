@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from treechat.widgets.composer.view import Composer
 
@@ -24,10 +24,11 @@ from .registry import command
 if TYPE_CHECKING:
     from treechat.chat.state import SendKind
 
-# The dialogs (extension_dialogs.py, on treechat.widgets.screens) load on first use: this module
-# is part of the App, whose first frame is drawn before them (app/tui/starting.py).
+# The questions' panel (treechat.widgets.question) loads on first use: this module is part of the
+# App, whose first frame is drawn before it (app/tui/starting.py).
 
 QUIET_BEFORE_ASKING = 1.5  # seconds without a key before the trust question shows
+F1_DESCRIPTION = 200  # characters of a template's or skill's description in F1
 
 
 @dataclass(frozen=True)
@@ -56,65 +57,46 @@ class ExtensionsView(TuiBase):
             self.run_worker(self.ask_project_trust(), group="mcp")
 
     async def ask_project_trust(self) -> None:
-        from treechat.widgets.screens import ToolConfirmDialog
-
-        from .extension_dialogs import ProjectTrustDialog
+        from treechat.widgets.question.panel import QuestionSpec
 
         found, _ = self.chat.project_mcp()
         if found is None or not found.servers:
             return
-        # A question nobody asked for waits until the person is not typing: a first key after a
-        # pause answers the dialog, and keys typed while it is up are not theirs to keep.
+        # A question nobody asked for waits until the person is not typing (it would appear in the
+        # typing state, asking for Esc first: app/tui/questions.py).
         asked_at = time.monotonic()
         # (a quiet time, not a condition to wait on: it sleeps until the last key is that old)
         while (left := QUIET_BEFORE_ASKING - (time.monotonic() - max(getattr(self, "last_key_at", 0.0), asked_at))) > 0:  # noqa: ASYNC110
             await asyncio.sleep(left)
         body = self.chat.describe_project_mcp()
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        dialog = ProjectTrustDialog("Start this project's MCP servers?", body, yes="Start them", no="Never",
-                                    allow="This time only")
-
-        def answered(answer: Any) -> None:
-            if not future.done():
-                future.set_result(answer)
-
-        self.push_screen(dialog, callback=answered)
-        answer = await future
-        if answer is True:
+        spec = QuestionSpec("Start this project's MCP servers?", body, yes="Start them", no="Never",
+                            session="This time only", escape="later",
+                            keys="y starts them (and remembers) · a starts them this time · n never for this file · "
+                                 "Esc not now")
+        answer = await self.questions.ask(spec)
+        if answer == "yes":
             self.chat.trust_project("trusted")
-        elif answer is False:
+        elif answer == "no":
             self.chat.trust_project("refused")
-        if answer is True or answer == ToolConfirmDialog.ALLOW_SESSION:
+        if answer in ("yes", "session"):
             self.chat.allow_project_mcp()
 
     async def confirm_mcp_call(self, server: str, tool: str, arguments: str) -> bool:
-        """Before an untrusted server's tool runs (the bash tool's dialog), unless that tool was
-        allowed for this session."""
-        from treechat.widgets.screens import ToolConfirmDialog
-
-        from .extension_dialogs import McpCallDialog
+        """Before an untrusted server's tool runs (asked like a shell command), unless that tool
+        was allowed for this session."""
+        from treechat.widgets.question.panel import QuestionSpec
 
         allowed = (self.chat.session_id, tool)
         if allowed in self.allowed_tools:
             return True
-        spec = next((s for s in self.chat.mcp.specs if s.name == server), None)
-        where = f"{spec.where} ({spec.origin})" if spec is not None else server
-        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        dialog = McpCallDialog(f"Let the model call {tool}?", f"MCP server {server}: {where}\n\n{arguments}",
-                               allow="Allow this tool for this session")
-
-        def answered(answer: bool | str | None) -> None:
-            if answer == ToolConfirmDialog.ALLOW_SESSION:
-                self.allowed_tools.add(allowed)
-            if not future.done():
-                future.set_result(answer is True or answer == ToolConfirmDialog.ALLOW_SESSION)
-
-        self.push_screen(dialog, callback=answered)
-        try:
-            return await future
-        finally:
-            if not future.done() and dialog.is_active:
-                dialog.dismiss(False)  # the run was stopped: the question is withdrawn
+        spec_ = next((s for s in self.chat.mcp.specs if s.name == server), None)
+        where = f"{spec_.where} ({spec_.origin})" if spec_ is not None else server
+        spec = QuestionSpec(f"Let the model call {tool}?", f"MCP server {server}: {where}\n\n{arguments}",
+                            yes="Run", no="Refuse", session="Allow this tool for this session")
+        answer = await self.questions.ask(spec)
+        if answer == "session":
+            self.allowed_tools.add(allowed)
+        return answer in ("yes", "session")
 
     # ------------------------------------------------------------ templates and skills
 
@@ -151,30 +133,30 @@ class ExtensionsView(TuiBase):
             self.notify(f"Restarting MCP server {words[1]}…", timeout=3)
             text = await self.attempt(_restart(self, words[1]))
             if text is not None:
-                self.push_screen(TextDialog("MCP servers", text))
+                self.push_screen(TextDialog("MCP servers", text, follow=self.chat.mcp_text))
             return
         if words == ["trust"]:
+            self.questions.handed_over()  # asked for: the answer may come at once
             self.run_worker(self.ask_project_trust(), group="mcp")
             return
         if words:
             self.show_error("/mcp shows the servers; /mcp restart NAME starts one again; /mcp trust asks again "
                             "about this project's .mcp.json.")
             return
-        self.push_screen(TextDialog("MCP servers", self.chat.mcp_text()))
+        self.push_screen(TextDialog("MCP servers", self.chat.mcp_text(), follow=self.chat.mcp_text))
 
     def extensions_help(self) -> str:
         """F1's part about what was found: the templates (with their descriptions) and skills."""
         ext = self.chat.extensions
         out = []
         if ext.templates:
-            out += ["## Prompt templates", "", "| Command | What it does |", "|---|---|"]
-            out += [f"| `/{t.name}{' ' + t.argument_hint if t.argument_hint else ''}` | "
-                    f"{t.description.replace('|', '¦')} |" for t in ext.templates]
+            out += ["## Prompt templates", ""]
+            out += [f"- `/{t.name}{' ' + t.argument_hint if t.argument_hint else ''}` — {_cell(t.description)}"
+                    for t in ext.templates]
             out.append("")
         if ext.skills:
-            out += ["## Skills", "", "`/skill NAME [text]` puts one into your message.", "",
-                    "| Skill | What it is for |", "|---|---|"]
-            out += [f"| `{s.name}` | {s.description.replace('|', '¦')} |" for s in ext.skills]
+            out += ["## Skills", "", "`/skill NAME [text]` puts one into your message.", ""]
+            out += [f"- `{s.name}` — {_cell(s.description)}" for s in ext.skills]
             out.append("")
         return "\n".join(out)
 
@@ -190,6 +172,12 @@ class ExtensionsView(TuiBase):
             return _completion(start, cursor, typed, self.argument_choices(name.lower(), self.chat), prefix="")
         names = sorted({*self.slash_commands, *(t.name for t in self.chat.extensions.templates)})
         return _completion(0, cursor, name.lower(), names, prefix="/")
+
+
+def _cell(text: str) -> str:
+    """A description in F1's list: one line, cut (a skill's may be 1,024 characters, and there may be hundreds)."""
+    line = " ".join(text.split())
+    return line if len(line) <= F1_DESCRIPTION else line[: F1_DESCRIPTION - 1] + "…"
 
 
 def _completion(start: int, end: int, typed: str, choices: list[str], *, prefix: str) -> SlashCompletion | None:

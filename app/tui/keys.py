@@ -97,6 +97,35 @@ class KeyActions(TuiBase):
         composer.set_text(edited.rstrip("\n"))
         composer.focus()
 
+    _quit_armed = False  # the last key was a Ctrl+C that said how to quit: another one quits
+
+    async def action_interrupt(self) -> None:
+        """Ctrl+C, as in Pi and Claude Code: stop what runs (a reply, a tool, a question it asks);
+        else copy a selection, or clear the draft (kept for ↑); else say how to quit, and quit on
+        the next Ctrl+C."""
+        armed, self._quit_armed = self._quit_armed, False
+        if self.screen is not self.screen_stack[0]:
+            close = getattr(self.screen, "action_close", None)
+            if close is not None:
+                close()  # a dialog or picker: as Esc
+            return
+        if self.started and self.chat.is_running:
+            await self.attempt(self.chat.stop_run())
+            return
+        composer = self.composer
+        if composer.has_focus and composer.selected_text:
+            await self.copy(composer.selected_text, "the selection")
+            return
+        if composer.text.strip():
+            composer.clear_draft()
+            self.notify("Draft cleared (↑ brings it back).", timeout=3)
+            return
+        if armed:
+            await self.action_quit()
+            return
+        self._quit_armed = True
+        self.notify("Press Ctrl+C again to quit (Ctrl+Q quits too).", timeout=4)
+
     async def action_quit(self) -> None:
         """Ctrl+Q: asks first while a reply runs or messages wait; whatever was typed or queued is
         kept as the session's draft for next time."""

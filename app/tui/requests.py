@@ -37,11 +37,17 @@ class WidgetRequests(TuiBase):
 
     @on(Composer.Submitted)
     async def _submitted(self, message: Composer.Submitted) -> None:
+        self.clear_error()
         if not self.hold_request(message):  # before the session opens it waits (app/tui/starting.py)
             await self.submit(message)
 
     async def submit(self, message: Composer.Submitted) -> None:
         kind: SendKind = "follow_up" if message.kind == "follow_up" else "steer" if message.kind == "steer" else "send"
+        if kind == "send" and not self.chat.is_running:
+            self.questions.handed_over(message.time)  # what the agent asks next follows from this
+        if self.chat.is_running and self.chat.preview_id is not None:
+            self.notify("Sent to the run on the other branch, not to the one on screen (Esc goes back to it).",
+                        timeout=6)
         await self.send_text(message.text, kind)
 
     async def send_text(self, text: str, kind: SendKind, *, expand: bool = False) -> None:
@@ -73,14 +79,20 @@ class WidgetRequests(TuiBase):
         await self.choose(message.entry_id)
 
     async def choose(self, entry_id: str) -> None:
-        """The tree's click (and the transcript's edit): DESIGN §6 in the controller."""
+        """The tree's click (and the transcript's edit): the controller decides what choosing an
+        entry means. A draft that the prompt to edit replaces is kept: in ↑, and back in the
+        composer when the leaf returns where it was typed (`ChatView`)."""
+        left, draft = self.chat.leaf_id, self.composer.typed_draft
         text = await self.attempt(self.chat.choose(entry_id))
+        if text is not None and draft.strip() and left is not None:
+            self.parked_drafts[left] = draft
         if self.has_class("-narrow"):  # the drawer closes: the transcript shows where we went
             self.add_class("-tree-hidden")
             self.composer.focus()
         if text is not None:  # a prompt to edit and resend as a new sibling
             self.composer.set_text(text)
             self.composer.focus()
+        self.questions.handed_over()  # a restore offer may follow: the person's next act answers it
 
     async def on_tree_view_preview_requested(self, message: TreeView.PreviewRequested) -> None:
         await self.attempt(self.chat.preview(message.entry_id))
@@ -91,11 +103,13 @@ class WidgetRequests(TuiBase):
             self.tree_view.set_details(message.entry_id, text)
 
     async def on_tree_view_back_requested(self, message: TreeView.BackRequested) -> None:
+        self.questions.handed_over()
         await self.attempt(self.chat.back())
 
     # ------------------------------------------------------------ the transcript
 
     async def on_transcript_sibling_requested(self, message: Transcript.SiblingRequested) -> None:
+        self.questions.handed_over()
         await self.attempt(self.chat.switch_sibling(message.entry_id, message.delta))
 
     async def on_transcript_edit_requested(self, message: Transcript.EditRequested) -> None:

@@ -1,20 +1,19 @@
 """The app's part for files (issue 23): approving an edit or write from its diff, the offer to
 restore the files when the leaf moves, and `/restore`.
 
-Every question is a `ChangeConfirmDialog` (typing cannot answer it; the refusing button has the
-focus). "Allow edits for this session" covers edits and writes inside the working folder only:
-one outside it is asked every time, with its own title.
+Every question is asked through the App's questions (app/tui/questions.py: typing cannot answer
+it; Enter alone refuses). "Allow edits for this session" covers edits and writes inside the working folder only:
+one outside it is asked every time, with its own title; one in git's own folders never reaches a
+question (the tool refuses it). A restore's question names the files it never writes.
 """
 
 from __future__ import annotations
 
-import asyncio
 import shlex
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the App's first frame is drawn before these load (app/tui/starting.py)
     from treechat.agent.tools.changes import ProposedChange
-    from treechat.widgets.screens import ChangeConfirmDialog
     from treechat.workspace.restore import RestorePlan
 
 from .base import TuiBase
@@ -28,24 +27,9 @@ def _plural(n: int, word: str) -> str:
 class WorkspaceView(TuiBase):
     allowed_edits: set[str]  # session ids where the user allowed edits for the session
 
-    async def ask(self, dialog: ChangeConfirmDialog) -> Any:
-        """Push `dialog` and wait for its answer; a question withdrawn (the run was stopped) closes it."""
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-
-        def answered(answer: Any) -> None:
-            if not future.done():
-                future.set_result(answer)
-
-        self.push_screen(dialog, callback=answered)
-        try:
-            return await future
-        finally:
-            if not future.done() and dialog.is_active:
-                dialog.dismiss(False)
-
     async def approve_change(self, change: ProposedChange) -> bool | str:
         """edit/write ask before they change a file: the diff, Apply / Refuse / allow for the session."""
-        from treechat.widgets.screens import ChangeConfirmDialog
+        from treechat.widgets.question.panel import QuestionSpec
 
         session = self.chat.session_id
         if not change.outside and session in self.allowed_edits:
@@ -59,14 +43,13 @@ class WorkspaceView(TuiBase):
             title, note = f"Create {change.path} ({counts})?", ""
         else:
             title, note = f"Apply this {change.tool} to {change.path} ({counts})?", ""
-        dialog = ChangeConfirmDialog(title, change.diff, note=note, yes="Apply", no="Refuse",
-                                     allow=None if change.outside else "Allow edits for this session",
-                                     hint="y applies it · n or Esc refuses" if change.outside else None)
-        answer = await self.ask(dialog)
-        if answer == ChangeConfirmDialog.ALLOW_SESSION:
+        spec = QuestionSpec(title, diff=change.diff or "", note=note, yes="Apply", no="Refuse",
+                            session=None if change.outside else "Allow edits for this session")
+        answer = await self.questions.ask(spec)
+        if answer == "session":
             self.allowed_edits.add(session)
             return True
-        return answer is True
+        return answer == "yes"
 
     # ------------------------------------------------------------ restoring
 
@@ -77,7 +60,7 @@ class WorkspaceView(TuiBase):
         self.run_worker(self._offer(plan, force=False), group="restore")
 
     async def _offer(self, plan: RestorePlan, *, force: bool) -> None:
-        from treechat.widgets.screens import ChangeConfirmDialog
+        from treechat.widgets.question.panel import QuestionSpec
 
         steps = plan.ready + (plan.blocked if force else [])
         if not steps:
@@ -92,11 +75,13 @@ class WorkspaceView(TuiBase):
                          "last wrote them (what it replaces is kept: /restore --undo).")
         if plan.unavailable:
             notes.append("Cannot restore: " + "; ".join(f"{s.shown} ({s.unavailable})" for s in plan.unavailable))
+        if plan.refused:
+            notes.append(_never(plan))
         title = f"Restore {_plural(len(steps), 'file')} to this point?"
-        dialog = ChangeConfirmDialog(title, plan.diff_text(steps), note=" ".join(notes), yes="Restore",
-                                     no="Keep the files", allow=None,
-                                     hint="y restores them · n, Esc or Enter keeps the files as they are")
-        if await self.ask(dialog) is True:
+        spec = QuestionSpec(title, diff=plan.diff_text(steps) or "", note=" ".join(notes), yes="Restore",
+                            no="Keep the files", session=None,
+                            keys="y restores them · n, Esc or Enter keeps the files as they are")
+        if await self.questions.ask(spec) == "yes":
             await self.attempt(self.chat.restore(plan, force=force))
 
     @command("restore", title="Restore files", args="[ENTRY] [--force] | --undo",
@@ -119,6 +104,7 @@ class WorkspaceView(TuiBase):
             self.show_error("/restore takes an entry id (default: this point), --force, or --undo.")
             return
         target = rest[0] if rest else None
+        self.questions.handed_over()  # asked for: the offer may be answered at once
         try:
             plan = await (self.chat.restore_plan(target) if target else self.chat.restore_plan())
         except ChatError as err:
@@ -137,4 +123,15 @@ def _nothing(plan: RestorePlan, force: bool) -> str:
         names = ", ".join(s.shown for s in plan.blocked)
         return (f"{names} changed on disk since treechat last wrote it; /restore --force puts it back as it was "
                 "here (/restore --undo brings back what that replaces).")
-    return "Cannot restore: " + "; ".join(f"{s.shown} ({s.unavailable})" for s in plan.unavailable)
+    parts = []
+    if plan.unavailable:
+        parts.append("Cannot restore: " + "; ".join(f"{s.shown} ({s.unavailable})" for s in plan.unavailable) + ".")
+    if plan.refused:
+        parts.append(_never(plan))
+    return " ".join(parts)
+
+
+def _never(plan: RestorePlan) -> str:
+    from treechat.chat.workspace import refused_text
+
+    return refused_text([(s.shown, s.refused) for s in plan.refused])

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from tests.fake_provider import FakeProvider
 from tests.narrow import assistant_of, first_text
 from treechat.agent import Agent, AgentState, FunctionTool, text_result
-from treechat.llm.types import ModelInfo
+from treechat.llm.types import Api, ModelInfo
 from treechat.storage.model import AssistantMessage, ToolCall, ToolResultMessage, dump
 
 
@@ -24,7 +24,7 @@ async def fake():
         yield fp
 
 
-def _agent(fake: FakeProvider, api: str, ran: list[str]) -> Agent:
+def _agent(fake: FakeProvider, api: Api, ran: list[str]) -> Agent:
     model = ModelInfo(id="m", provider=api, api=api, base_url=fake.base_url)
     agent = Agent(state=AgentState(model=model), get_api_key=lambda provider: "k")
 

@@ -75,10 +75,25 @@ def test_a_key_in_the_environment_or_config_is_never_shown(tmp_path, quiet_serve
     checks = by_id(as_json)
     assert checks["provider.openai"]["status"] == "ok" and checks["provider.openai"]["data"]["key_from"] == "OPENAI_API_KEY"
     assert checks["provider.mine"]["data"] == {"base_url": "https://llm.example/v1", "key": True,
-                                               "key_from": "api_key in config.toml"}
+                                               "key_from": "api_key in config.toml", "api": "openai"}
     assert checks["provider.anthropic"]["status"] == "info"
     assert checks["model"]["status"] == "ok" and checks["model"]["data"]["ref"] == "openai/gpt-4.1-mini"
     assert checks["config"]["status"] == "ok"
+
+
+def test_the_report_says_which_api_each_provider_and_the_model_use(tmp_path, quiet_servers):
+    (tmp_path / "config.toml").write_text('model = "openai/gpt-5.3-codex"\n\n[providers.gateway]\n'
+                                          'base_url = "https://gateway.example/v1"\napi = "openai-responses"\n'
+                                          'models = ["m1"]\n', "utf-8")
+    code, text = report(tmp_path, quiet_servers, {"OPENAI_API_KEY": KEY})
+    lines = {line.split()[1]: line for line in text.splitlines() if line.strip()[:1] in "✓·!✗" and len(line.split()) > 1}
+    assert "api openai-responses" in lines["model"]
+    assert "api openai; openai-responses for gpt-5.3-codex and 4 more" in lines["openai"]
+    assert lines["gateway"].endswith("api openai-responses") and lines["anthropic"].endswith("api anthropic")
+    checks = by_id(report(tmp_path, quiet_servers, {"OPENAI_API_KEY": KEY}, as_json=True)[1])
+    assert checks["model"]["data"]["api"] == "openai-responses"
+    assert checks["provider.openai"]["data"]["api"] == "openai"
+    assert checks["provider.openai"]["data"]["model_apis"]["gpt-5.2-codex"] == "openai-responses"
 
 
 def test_a_readable_config_holding_a_key_is_a_warning(tmp_path, quiet_servers):

@@ -11,10 +11,9 @@ import pytest
 
 from tests.fake_provider import SSE_HEADERS, FakeProvider, Send, Status, openai_chunks, sse_frame
 from treechat.cli.main import main
-from treechat.llm.anthropic import stream_anthropic
-from treechat.llm.openai import stream_openai
+from treechat.llm.registry import adapter
 from treechat.llm.retry import RetryPolicy
-from treechat.llm.types import LlmContext, ModelInfo, StreamOptions
+from treechat.llm.types import Api, LlmContext, ModelInfo, StreamOptions
 from treechat.storage.model import TextContent, UserMessage
 
 
@@ -43,9 +42,9 @@ async def fake():
         yield fp
 
 
-async def stream(fake: FakeProvider, api: str = "openai"):
+async def stream(fake: FakeProvider, api: Api = "openai"):
     model = ModelInfo(id="fake-model", provider=api, api=api, base_url=fake.base_url)
-    fn = stream_openai if api == "openai" else stream_anthropic
+    fn = adapter(api)
     options = StreamOptions(api_key="sk-test", retry=RetryPolicy(max_retries=0))
     last = None
     async for event in fn(model, LlmContext("", [UserMessage(content="hi")]), options, None):

@@ -22,12 +22,10 @@ from tests.fake_provider import (
 from tests.narrow import assistant_of
 from tests.print_helper import print_run
 from treechat.config.settings import load_settings
-from treechat.llm.anthropic import stream_anthropic
-from treechat.llm.openai import stream_openai
 from treechat.llm.proxy import is_local_host, route_for
-from treechat.llm.registry import ModelRegistry
+from treechat.llm.registry import ModelRegistry, adapter
 from treechat.llm.retry import RetryPolicy
-from treechat.llm.types import LlmContext, ModelInfo, StreamOptions, WaitNotice
+from treechat.llm.types import Api, LlmContext, ModelInfo, StreamOptions, WaitNotice
 from treechat.session.session import Session
 from treechat.storage.memory import MemoryCatalog
 from treechat.storage.model import TextContent, UserMessage
@@ -55,12 +53,12 @@ async def proxy():
         yield px
 
 
-def model(base_url: str, api: str = "openai", **kw) -> ModelInfo:
+def model(base_url: str, api: Api = "openai", **kw) -> ModelInfo:
     return ModelInfo(id="fake-model", provider=api, api=api, base_url=base_url, **kw)
 
 
-async def stream(base_url: str, api: str = "openai", notices: list[WaitNotice] | None = None, **opts):
-    fn = stream_openai if api == "openai" else stream_anthropic
+async def stream(base_url: str, api: Api = "openai", notices: list[WaitNotice] | None = None, **opts):
+    fn = adapter(api)
     options = StreamOptions(api_key=KEY, on_wait=notices.append if notices is not None else None, **opts)
     events = [e async for e in fn(model(base_url, api), LlmContext("", [UserMessage(content="hi")]), options, None)]
     return events[-1].partial
@@ -144,7 +142,7 @@ def echo_auth(request) -> bytes:
     return f'{{"error": {{"message": "Invalid key: {shown} (header was {shown!r})"}}}}'.encode()
 
 
-@pytest.mark.parametrize("api", ["openai", "anthropic"])
+@pytest.mark.parametrize("api", ["openai", "anthropic", "openai-responses"])
 async def test_a_key_echoed_in_a_401_body_is_redacted(fake, api) -> None:
     fake.enqueue([Status(401, {"Content-Type": "application/json"}, "close"), Send(echo_auth)])
     final = await stream(fake.base_url, api)
@@ -184,10 +182,12 @@ async def test_a_server_that_never_answers_fails_at_first_byte_timeout_once(fake
     assert time.monotonic() - start < 5  # a bound, not a benchmark: before, this took 4 × 300 s
 
 
-@pytest.mark.parametrize("api", ["openai", "anthropic"])
+@pytest.mark.parametrize("api", ["openai", "anthropic", "openai-responses"])
 async def test_comments_or_pings_forever_do_not_keep_a_request_alive(fake, api) -> None:
     if api == "openai":
         fake.script_openai(["x"], drip_after=0)  # headers, then `: ping` comments only
+    elif api == "openai-responses":  # its lifecycle events carry no token either
+        fake.script_responses(["x"], drip_after=2)
     else:
         fake.script_anthropic(["x"], drip_after=1, drip=sse_frame({"type": "ping"}, "ping"))
     final = await stream(fake.base_url, api, first_byte_timeout=0.4, idle_timeout=5)

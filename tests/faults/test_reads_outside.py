@@ -16,6 +16,7 @@ import pytest
 
 from tests.fake_provider import FakeProvider
 from tests.tui.conftest import KEY, screen_text, type_text, wait_for
+from tests.tui.questions import answer, wait_asking
 from treechat.agent.tools import Reach, make_tools
 from treechat.chat import Chat
 from treechat.cli.main import _allow_read, _refuse_read
@@ -24,9 +25,6 @@ from treechat.config.settings import load_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.storage import open_catalog
 from treechat.tui import TreechatApp
-from treechat.widgets.screens import ToolConfirmDialog
-
-SETTLE = ToolConfirmDialog.ARM_DELAY + 0.1
 
 
 @pytest.fixture
@@ -171,22 +169,22 @@ async def test_the_app_asks_with_the_dialog_typing_cannot_answer(place):
             async with app.run_test(size=(140, 44)) as pilot:
                 await type_text(pilot, "read it")
                 await pilot.press("enter")
-                await wait_for(pilot, lambda: isinstance(app.screen, ToolConfirmDialog)
-                               and app.screen.shown_at < 1e300, what="the question")
+                panel = await wait_asking(pilot, app, "Let the model read outside the working folder?")
                 shown = " ".join(screen_text(app).split())
-                assert "Let the model read outside the working folder?" in shown
                 assert str(place["real_secret"]) in shown.replace("│ ", "")
-                await pilot.press(*"yes")  # typed at once: not an answer
+                panel.gate.armed_from += 600  # "typed at once", however slow the machine
+                await pilot.press(*"yes")  # typed at once: not an answer, and kept
                 await pilot.pause()
-                assert isinstance(app.screen, ToolConfirmDialog)
-                await pilot.pause(SETTLE)
-                await pilot.press("n")
+                assert not panel.answered and app.composer.text == "yes"
+                panel.gate.armed_from -= 600
+                await pilot.press("escape")
+                await answer(pilot, app, "n")
                 await wait_for(pilot, lambda: len(fake.requests) == 2, what="the refusal going back")
                 assert "SECRET" not in result_sent(fake)
-                await wait_for(pilot, lambda: isinstance(app.screen, ToolConfirmDialog)
-                               and app.screen.shown_at < 1e300, what="the second question")
-                await pilot.pause(SETTLE)
-                await pilot.press("y")
+                second = await wait_asking(pilot, app, "Let the model read outside", what="the second question")
+                assert second.gate.state == "typing"  # they typed during this run: Esc first
+                await pilot.press("escape")
+                await answer(pilot, app, "y")
                 await wait_for(pilot, lambda: len(fake.requests) == 3, what="the read going back")
                 assert "SECRET" in json.dumps(fake.requests[2].body["messages"][-1])
         finally:

@@ -27,6 +27,7 @@ from tests.images import png_bytes
 from tests.mcp.helpers import FAKE
 from tests.narrow import first_text
 from tests.tui.conftest import KEY, screen_text, type_text, wait_for
+from tests.tui.questions import answer, wait_asking
 from treechat.agent.tools import BashTool
 from treechat.chat import Chat
 from treechat.cli.main import _allow_read, _refuse_read
@@ -37,10 +38,8 @@ from treechat.mcp.config import McpServerConfig, ServerSpec
 from treechat.mcp.manager import McpManager
 from treechat.storage import open_catalog
 from treechat.tui import TreechatApp
-from treechat.widgets.screens import ToolConfirmDialog
 
 SECRET = "SECRET-KEY-MATERIAL-36"
-SETTLE = ToolConfirmDialog.ARM_DELAY + 0.1
 
 
 @pytest.fixture
@@ -284,13 +283,10 @@ async def test_in_the_app_the_read_question_comes_up_and_a_no_keeps_the_secret(p
             async with app.run_test(size=(140, 44)) as pilot:
                 await type_text(pilot, "hello")
                 await pilot.press("enter")
-                await wait_for(pilot, lambda: isinstance(app.screen, ToolConfirmDialog)
-                               and app.screen.shown_at < 1e300, what="the question")
+                await wait_asking(pilot, app, "Let the model read outside the working folder?")
                 shown = " ".join(screen_text(app).split()).replace("│ ", "")
-                assert "Let the model read outside the working folder?" in shown
                 assert f"AGENTS.md {place['real_key']}" in shown
-                await pilot.pause(SETTLE)
-                await pilot.press("n")
+                await answer(pilot, app, "n")
                 await wait_for(pilot, lambda: len(fake.requests) == 1, what="the message going out")
                 assert SECRET not in sent(fake)
         finally:

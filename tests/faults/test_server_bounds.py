@@ -16,11 +16,9 @@ from tests.fake_provider import SSE_HEADERS, Drip, FakeProvider, Send, Status, o
 from tests.narrow import assistant_of, first_text
 from tests.print_helper import print_run
 from treechat.config.settings import load_settings
-from treechat.llm.anthropic import stream_anthropic
-from treechat.llm.openai import stream_openai
-from treechat.llm.registry import ModelRegistry
+from treechat.llm.registry import ModelRegistry, adapter
 from treechat.llm.retry import RetryPolicy
-from treechat.llm.types import LlmContext, ModelInfo, StreamOptions
+from treechat.llm.types import Api, LlmContext, ModelInfo, StreamOptions
 from treechat.session.session import Session
 from treechat.storage.memory import MemoryCatalog
 from treechat.storage.model import TextContent, UserMessage
@@ -41,9 +39,9 @@ async def left_early(fake: FakeProvider) -> bool:
     return fake.left_early
 
 
-async def stream(fake: FakeProvider, api: str = "openai", events: list | None = None, **opts):
+async def stream(fake: FakeProvider, api: Api = "openai", events: list | None = None, **opts):
     model = ModelInfo(id="fake-model", provider=api, api=api, base_url=fake.base_url)
-    fn = stream_openai if api == "openai" else stream_anthropic
+    fn = adapter(api)
     options = StreamOptions(api_key="sk-test", retry=RetryPolicy(max_retries=0), **opts)
     last = None
     async for event in fn(model, LlmContext("", [UserMessage(content="hi")]), options, None):
@@ -87,10 +85,16 @@ async def test_a_body_of_whitespace_is_not_sniffed_forever(fake) -> None:
     assert await left_early(fake) and fake.dripped < 8 * 1024 * 1024
 
 
-@pytest.mark.parametrize("api", ["openai", "anthropic"])
+@pytest.mark.parametrize("api", ["openai", "anthropic", "openai-responses"])
 async def test_an_endless_stream_of_tokens_stops_at_max_reply_and_keeps_the_text(fake, api) -> None:
     if api == "openai":
         head, token = b"", TOKEN
+    elif api == "openai-responses":
+        item = {"id": "msg_1", "type": "message", "role": "assistant", "content": []}
+        head = sse_frame({"type": "response.output_item.added", "output_index": 0, "item": item},
+                         "response.output_item.added")
+        token = sse_frame({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0,
+                           "content_index": 0, "delta": "token "}, "response.output_text.delta")
     else:
         start = {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant",
                                                      "content": [], "usage": {"input_tokens": 1, "output_tokens": 1}}}
@@ -145,3 +149,65 @@ async def test_print_mode_says_which_limit_and_how_to_raise_it(fake, tmp_path) -
     stored = (await session.build_session_context()).messages[-1]
     assert assistant_of(stored).stop_reason == "error" and len(first_text(stored)) > 100_000
     assert json.loads(json.dumps(getattr(stored, "errorKind", None))) == "limit"  # an extra field, kept on disk
+
+
+# ---------------------------------------------------------------- issue 36: compressed bodies
+# httpx decompressed a gzip body one network read at a time, and 64 KB of gzip can be 64 MB: every
+# byte bound (an event, a reply, an error body) now sees decompressed bytes, in pieces of 64 KB.
+
+
+def gzipped(data: bytes) -> bytes:
+    import gzip
+
+    return gzip.compress(data, 9)
+
+
+async def test_a_gzip_compressed_reply_is_read(fake) -> None:
+    frames = b"".join(sse_frame(c) for c in openai_chunks(["compressed ", "reply"])) + b"data: [DONE]\n\n"
+    fake.enqueue([Status(200, {**SSE_HEADERS, "Content-Encoding": "gzip"}), Send(gzipped(frames))])
+    final = await stream(fake)
+    assert final.stop_reason != "error", final.error_message
+    assert first_text(final) == "compressed reply"
+    assert fake.requests[0].headers.get("accept-encoding") == "gzip, deflate"  # only what is read is asked for
+
+
+async def test_a_gzip_bomb_stops_at_the_event_bound_in_decompressed_bytes(fake) -> None:
+    bomb = gzipped(b'data: {"choices": [{"delta": {"content": "' + b"x" * (200 << 20))  # 200 MB in ~200 KB
+    fake.enqueue([Status(200, {**SSE_HEADERS, "Content-Encoding": "gzip"}), Send(bomb)])
+    final = await stream(fake, max_reply_bytes=1_000_000)
+    assert final.stop_reason == "error" and "one event of over 1 MB" in final.error_message
+
+
+async def test_a_body_in_an_encoding_not_asked_for_is_one_error(fake) -> None:
+    fake.enqueue([Status(200, {**SSE_HEADERS, "Content-Encoding": "br"}), Send(b"\x1b\x00\x00")])
+    final = await stream(fake)
+    assert final.stop_reason == "error"
+    assert final.error_message == ("openai sent a reply treechat cannot read: the answer is encoded as br, which "
+                                   "treechat does not read (it asks for gzip, deflate).")
+
+
+async def test_decompression_hands_on_bounded_pieces() -> None:
+    from treechat.llm.content_encoding import PIECE, decoded
+
+    async def network():  # one read of the wire: 50 KB that stand for 50 MB
+        yield gzipped(b"\0" * (50 << 20))
+
+    sizes = []
+    async for piece in decoded(network(), ["gzip"]):
+        sizes.append(len(piece))
+        if sum(sizes) > 2 * PIECE:
+            break
+    assert max(sizes) <= PIECE  # httpx handed on the 50 MB at once
+
+
+async def test_tool_arguments_nested_thousands_deep_are_an_error_for_the_model(fake) -> None:
+    """A model's (or a server's) JSON goes through bounded_json: nesting past 64 is invalid
+    arguments the model is told about, not a RecursionError that ended the reply."""
+    from treechat.storage.model import ToolCall
+
+    deep = '{"path": ' + "[" * 50_000 + "]" * 50_000 + "}"
+    fake.script_openai(tool_calls=[{"id": "c1", "name": "read", "arguments": deep}])
+    final = await stream(fake)
+    assert final.stop_reason == "toolUse", final.error_message
+    call = next(block for block in final.content if isinstance(block, ToolCall))
+    assert call.arguments_error is not None and "were not valid JSON" in call.arguments_error

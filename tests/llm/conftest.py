@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fake_provider import FakeProvider
-from treechat.llm.types import ModelCost, ModelInfo
+from treechat.llm.types import Api, ModelCost, ModelInfo
 
 
 @pytest.fixture
@@ -12,7 +12,7 @@ async def fake():
         yield fp
 
 
-def model_for(fp: FakeProvider, api: str, **kw) -> ModelInfo:
+def model_for(fp: FakeProvider, api: Api, **kw) -> ModelInfo:
     return ModelInfo(
         id=kw.pop("id", "fake-model"),
         provider=kw.pop("provider", api),

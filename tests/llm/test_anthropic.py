@@ -85,6 +85,19 @@ async def test_request_groups_tool_results_and_replays_signed_thinking(fake) -> 
     assert body["tools"] == [{"name": "read", "description": "Read", "input_schema": {"type": "object"}}]
 
 
+async def test_another_protocol_s_signed_thinking_is_replayed_as_text(fake) -> None:
+    """A reply of OpenAI's Responses API keeps its reasoning item where Anthropic keeps its
+    signature: after a switch of model it must not go to Anthropic as a signature."""
+    fake.script_anthropic(["ok"])
+    item = ThinkingContent.model_validate({"thinking": "summary", "thinkingSignature": '{"type":"reasoning"}'})
+    history: list[LlmMessage] = [UserMessage(content="go"),
+                                 AssistantMessage(api="openai-responses", content=[item, TextContent(text="done")]),
+                                 UserMessage(content="next")]
+    await run(fake, context=LlmContext("", history))
+    assert fake.requests[0].body["messages"][1]["content"] == [{"type": "text", "text": "summary"},
+                                                               {"type": "text", "text": "done"}]
+
+
 async def test_error_event_after_200(fake) -> None:
     events = [("message_start", {"type": "message_start", "message": {"usage": {"input_tokens": 3}}}),
               ("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})]

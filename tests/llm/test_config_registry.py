@@ -46,7 +46,7 @@ api_key = "from-config"
 
 @pytest.mark.parametrize("text,line,words", [
     ('model = "x"\n', 1, "PROVIDER/MODEL-ID"),
-    ('\n[providers.foo]\nbase_url = "http://x"\napi = "gemini"\n', 4, '"openai" or "anthropic"'),
+    ('\n[providers.foo]\nbase_url = "http://x"\napi = "gemini"\n', 4, '"openai", "anthropic" or "openai-responses"'),
     ('thinking = "max"\n', 1, "thinking must be one of"),
     ('[providers.foo]\nmodels = 3\n', 2, "models must be"),
 ])

@@ -6,16 +6,13 @@ from typing import Any
 
 import pytest
 
-from treechat.llm.anthropic import stream_anthropic
 from treechat.llm.errors import ProviderError, classify_http_error, is_context_overflow, parse_retry_after
-from treechat.llm.openai import stream_openai
+from treechat.llm.registry import adapter
 from treechat.llm.retry import RetryPolicy
 from treechat.llm.types import LlmContext, StreamOptions
 from treechat.storage.model import TextContent, UserMessage
 
 from .conftest import model_for
-
-STREAMS = {"openai": stream_openai, "anthropic": stream_anthropic}
 
 
 class FakeClock:
@@ -30,15 +27,15 @@ async def run(fp, api, *, clock=None, retries=3, retry_events=None, model_id="fa
     model = model_for(fp, api, id=model_id)
     policy = RetryPolicy(max_retries=retries, base_delay=1.0, sleep=(clock or FakeClock()).sleep)
     opts = StreamOptions(retry=policy, on_retry=(lambda a, d, m: retry_events.append((a, d))) if retry_events is not None else None)
-    events = [e async for e in STREAMS[api](model, LlmContext("", [UserMessage(content="hi")]), opts, None)]
+    events = [e async for e in adapter(api)(model, LlmContext("", [UserMessage(content="hi")]), opts, None)]
     return events[-1].partial
 
 
 def script_ok(fp, api):
-    (fp.script_openai if api == "openai" else fp.script_anthropic)(["fine"])
+    {"openai": fp.script_openai, "anthropic": fp.script_anthropic, "openai-responses": fp.script_responses}[api](["fine"])
 
 
-@pytest.mark.parametrize("api", ["openai", "anthropic"])
+@pytest.mark.parametrize("api", ["openai", "anthropic", "openai-responses"])
 async def test_429_with_retry_after_then_success(fake, api) -> None:
     clock = FakeClock()
     retried: list[Any] = []
@@ -59,6 +56,7 @@ async def test_quota_429_is_not_retried(fake) -> None:
 @pytest.mark.parametrize("api,status,body", [
     ("anthropic", 529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
     ("openai", 503, {"error": {"message": "Service Unavailable"}}),
+    ("openai-responses", 500, {"error": {"message": "The server had an error", "type": "server_error"}}),
 ])
 async def test_overloaded_backs_off_exponentially_then_succeeds(fake, api, status, body) -> None:
     clock = FakeClock()
@@ -77,7 +75,7 @@ async def test_gives_up_after_max_retries(fake) -> None:
     assert len(fake.requests) == 3
 
 
-@pytest.mark.parametrize("api", ["openai", "anthropic"])
+@pytest.mark.parametrize("api", ["openai", "anthropic", "openai-responses"])
 async def test_401_names_the_fix_and_is_not_retried(fake, api) -> None:
     fake.script_status(401, {"error": {"message": "invalid x-api-key", "type": "authentication_error"}})
     final = await run(fake, api)
@@ -124,5 +122,5 @@ async def test_connection_refused_is_a_clear_error(fake) -> None:
     model = model_for(fake, "openai")
     model = type(model)(**{**model.__dict__, "base_url": "http://127.0.0.1:9"})
     opts = StreamOptions(retry=RetryPolicy(max_retries=0))
-    final = [e async for e in stream_openai(model, LlmContext("", [UserMessage(content="x")]), opts, None)][-1].partial
+    final = [e async for e in adapter("openai")(model, LlmContext("", [UserMessage(content="x")]), opts, None)][-1].partial
     assert final.stop_reason == "error" and "Could not reach openai at http://127.0.0.1:9" in str(final.error_message)

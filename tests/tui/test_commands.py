@@ -10,10 +10,11 @@ from functools import partial
 from tests.fixtures import PI_FIXTURES
 from treechat.storage.jsonl import read_session_file
 from treechat.widgets.composer.view import Composer
-from treechat.widgets.screens import ConfirmDialog, SessionsScreen, ToolConfirmDialog
+from treechat.widgets.screens import SessionsScreen
 from treechat.widgets.transcript.view import Transcript
 
 from .conftest import idle, path_texts, screen_text, type_text, wait_for
+from .questions import answer, wait_asking
 
 FIXTURES = PI_FIXTURES
 OVERFLOW = {"error": {"message": "This model's maximum context length is 8192 tokens. However, your messages "
@@ -68,10 +69,8 @@ async def test_bash_tool_asks_before_running(make_app, fake):
     async with make_app(tools=["bash"]) as (app, pilot):
         await type_text(pilot, "run it")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the confirmation")
-        assert "echo from-the-tool" in screen_text(app)
-        await pilot.pause(ToolConfirmDialog.ARM_DELAY + 0.1)  # typing cannot answer it: a pause first
-        await pilot.press("y")
+        await wait_asking(pilot, app, "echo from-the-tool", what="the confirmation")
+        await answer(pilot, app, "y")  # typing cannot answer it: a moment on screen first
         await wait_for(pilot, lambda: len(fake.requests) == 2 and idle(app), what="the second turn")
         roles = [r for r, _ in await path_texts(app)]
         assert roles == ["user", "assistant", "toolResult", "assistant"]

@@ -10,19 +10,20 @@ import pytest
 from textual import events
 
 from treechat.storage.model import MessageEntry, UserMessage
-from treechat.widgets.screens import ChangeConfirmDialog
+from treechat.widgets.question import gate as question_gate
 from treechat.widgets.transcript.message_view import DiffLine
 from treechat.widgets.transcript.view import Transcript
 
 from .conftest import idle, screen_text, type_text, wait_for
+from .questions import answer as answer_with
+from .questions import asking as asked
 
-ARM = 0.2  # the dialog's quiet period, shorter here (the guard itself is tested with the real one)
-SETTLE = ARM + 0.1
+ARM = 0.2  # a question's moment on screen, shorter here (the gate itself is tested with the real one)
 
 
 @pytest.fixture(autouse=True)
 def quick_guard(monkeypatch):
-    monkeypatch.setattr(ChangeConfirmDialog, "ARM_DELAY", ARM)
+    monkeypatch.setattr(question_gate, "ARM_DELAY", ARM)
 
 
 def call(call_id: str, name: str, **args) -> dict[str, str]:
@@ -30,13 +31,11 @@ def call(call_id: str, name: str, **args) -> dict[str, str]:
 
 
 def asking(app, words: str) -> bool:
-    screen = app.screen
-    return isinstance(screen, ChangeConfirmDialog) and screen.shown_at < float("inf") and words in screen_text(app)
+    return asked(app, words) is not None
 
 
 async def answer(pilot, key: str) -> None:
-    await pilot.pause(SETTLE)
-    await pilot.press(key)
+    await answer_with(pilot, pilot.app, key)
 
 
 async def test_edits_are_approved_from_their_diff_shown_folded_and_restored_with_the_leaf(make_app, fake, tmp_path):
@@ -49,11 +48,14 @@ async def test_edits_are_approved_from_their_diff_shown_folded_and_restored_with
         await type_text(pilot, "make notes")
         await pilot.press("enter")
         await wait_for(pilot, lambda: asking(app, "Create notes.txt (+2 −0)?"), what="the write's dialog")
+        panel = app.questions.panel
         early = events.Key("y", "y")  # a key typed as it appeared (stamped so, whatever the load): not an answer
-        early.time = app.screen.shown_at + ARM / 5
+        early.time = panel.gate.armed_from - ARM * 0.8
         app.post_message(early)
         await pilot.pause()
-        assert isinstance(app.screen, ChangeConfirmDialog) and not notes.exists()
+        assert not panel.answered and not notes.exists() and app.composer.text == "y"
+        app.composer.load_text("")
+        await pilot.press("escape")  # they had typed: to the question first
         await answer(pilot, "y")
         await wait_for(pilot, lambda: asking(app, "Apply this edit to notes.txt (+1 −1)?"), what="the edit's dialog")
         text = screen_text(app)
@@ -86,12 +88,12 @@ async def test_edits_are_approved_from_their_diff_shown_folded_and_restored_with
         # back to before the prompt: the file did not exist there; restoring is offered, default No
         prompt = next(e for e in await app.chat.session.get_branch()
                       if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage))
-        await app.chat.choose(prompt.id)
+        await app.choose(prompt.id)
         await wait_for(pilot, lambda: asking(app, "Restore 1 file to this point?"), what="the restore offer")
         assert "-1" in screen_text(app) and "Keep the files (n)" in screen_text(app)
-        await pilot.pause(SETTLE)
-        await pilot.press("enter")  # Enter alone keeps the files
-        await wait_for(pilot, lambda: not isinstance(app.screen, ChangeConfirmDialog), what="the refusal")
+        assert app.composer.text == "make notes"  # the prompt, to edit and resend: not typing
+        await answer(pilot, "enter")  # Enter alone keeps the files
+        await wait_for(pilot, lambda: app.questions.panel is None, what="the refusal")
         assert notes.read_text() == "1\nTWO\n"
         await type_text(pilot, "")
         app.composer.set_text("")
@@ -100,6 +102,7 @@ async def test_edits_are_approved_from_their_diff_shown_folded_and_restored_with
         await answer(pilot, "y")
         await wait_for(pilot, lambda: not notes.exists(), what="the file removed")
         # Backspace in the tree (/back): the leaf returns, and so can the file
+        app.questions.handed_over()
         await app.chat.back()
         await wait_for(pilot, lambda: asking(app, "Restore 1 file to this point?"), what="the offer at the leaf")
         await answer(pilot, "y")
@@ -122,7 +125,7 @@ async def test_a_changed_file_is_kept_unless_forced_and_the_undo_brings_it_back(
                       if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage))
         await app.chat.move_to(prompt.parent_id)
         await pilot.pause(0.2)
-        assert not isinstance(app.screen, ChangeConfirmDialog)  # nothing to offer: it changed on disk
+        assert app.questions.panel is None  # nothing to offer: it changed on disk
         assert await app.run_slash("restore", "")
         await pilot.pause(0.2)
         assert notes.read_text() == "edited by me\n"
@@ -149,11 +152,12 @@ async def test_a_write_outside_the_folder_is_asked_each_time_even_when_edits_are
             await answer(pilot, "a")
             await wait_for(pilot, lambda: asking(app, "OUTSIDE the working folder"), what="the outside dialog")
             assert "Allow edits for this session" not in screen_text(app)
-            await pilot.pause(SETTLE)
-            await pilot.press("a")  # not offered here: no answer
+            panel = app.questions.panel
+            await answer(pilot, "a")  # not offered here: no answer (typing)
             await pilot.pause()
-            assert isinstance(app.screen, ChangeConfirmDialog)
-            await pilot.press("n")
+            assert not panel.answered and panel.gate.state == "typing"
+            await pilot.press("escape")
+            await answer(pilot, "n")
             await wait_for(pilot, lambda: idle(app) and len(fake.requests) == 3, what="the run")
             assert (tmp_path / "in.txt").read_text() == "a\n" and not outside.exists()
             assert isinstance(app.query_one(Transcript), Transcript)

@@ -8,14 +8,12 @@ import json
 import sys
 
 from treechat.config.state import StateFile
-from treechat.tui.extension_dialogs import McpCallDialog, ProjectTrustDialog
 from treechat.widgets.composer.view import Composer
-from treechat.widgets.screens import HelpScreen, TextDialog, ToolConfirmDialog
+from treechat.widgets.screens import HelpScreen, TextDialog
 
 from ..mcp.helpers import FAKE, time_server
 from .conftest import idle, path_texts, screen_text, type_text, wait_for
-
-SETTLE = ToolConfirmDialog.ARM_DELAY + 0.1
+from .questions import answer, asking, wait_asking
 
 
 def tools_of(app) -> list[str]:
@@ -31,11 +29,10 @@ async def test_a_model_calls_the_time_server_after_the_user_allows_it(make_app, 
         await wait_for(pilot, lambda: len(tools_of(app)) == 2, what="the time server's tools", rounds=3000)
         await type_text(pilot, "What time is it in Tokyo?")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, McpCallDialog), what="the confirmation", rounds=1000)
-        assert "Let the model call time__get_current_time?" in screen_text(app)
+        await wait_asking(pilot, app, "Let the model call time__get_current_time?", what="the confirmation",
+                          rounds=1000)
         assert "Asia/Tokyo" in screen_text(app)
-        await pilot.pause(SETTLE)
-        await pilot.press("y")
+        await answer(pilot, app, "y")
         await wait_for(pilot, lambda: len(fake.requests) == 2 and idle(app), what="the answer", rounds=2000)
         result = next(text for role, text in await path_texts(app) if role == "toolResult")
         assert json.loads(result)["timezone"] == "Asia/Tokyo"
@@ -79,20 +76,23 @@ async def test_a_projects_servers_are_asked_about_once(make_app, fake, tmp_path)
         for key in "yes a":  # typing at start: the question waits for a pause, and takes none of it
             await pilot.press(key if key != " " else "space")
             await pilot.pause(0.3)
-            assert not isinstance(app.screen, ProjectTrustDialog)
+            assert asking(app) is None
         assert app.query_one(Composer).text == "yes a"
-        await wait_for(pilot, lambda: isinstance(app.screen, ProjectTrustDialog) and app.screen.shown_at < float("inf"),
-                       what="the question", rounds=1000)
-        assert f"{tmp_path / '.mcp.json'} asks to run these MCP servers" in screen_text(app)
-        assert tools_of(app) == []
-        await pilot.pause(SETTLE)
+        panel = await wait_asking(pilot, app, "Start this project's MCP servers?", rounds=1000)
+        assert panel.spec.body.startswith(f"{tmp_path / '.mcp.json'} asks to run these MCP servers")
+        assert f"  runs: {sys.executable} {FAKE}" in panel.spec.body.splitlines()  # the whole command line
+        assert tools_of(app) == [] and panel.gate.state == "typing"  # they had typed: Esc first
         await pilot.press("y")
+        await pilot.pause()
+        assert not panel.answered and app.query_one(Composer).text == "yes ay"
+        await pilot.press("escape")
+        await answer(pilot, app, "y")
         await wait_for(pilot, lambda: "proj__echo" in tools_of(app), what="the project's server", rounds=3000)
     saved = StateFile(tmp_path).read()["mcp_project_trust"][str(tmp_path / ".mcp.json")]
     assert saved["answer"] == "trusted"
     async with make_app() as (app, pilot):  # asked once: the next start just starts them
         await wait_for(pilot, lambda: "proj__echo" in tools_of(app), what="the server, unasked", rounds=3000)
-        assert not isinstance(app.screen, ProjectTrustDialog)
+        assert app.questions.panel is None
 
 
 async def test_templates_are_commands_with_tab_and_f1(make_app, fake, tmp_path) -> None:
@@ -124,7 +124,7 @@ async def test_templates_are_commands_with_tab_and_f1(make_app, fake, tmp_path) 
         await pilot.press("f1")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="F1")
         assert "/review FILE…" in app.screen.extra and "Review some files" in app.screen.extra
-        assert "`deploy` | How to deploy" in app.screen.extra
+        assert "`deploy` — How to deploy" in app.screen.extra
         await pilot.press("escape")
         await pilot.press("ctrl+p")
         await pilot.pause(0.2)
@@ -132,3 +132,17 @@ async def test_templates_are_commands_with_tab_and_f1(make_app, fake, tmp_path) 
         await wait_for(pilot, lambda: "Template: review" in screen_text(app), what="the palette's template")
         await pilot.press("enter")
         await wait_for(pilot, lambda: composer.text == "/review ", what="the template in the composer")
+
+
+async def test_mcp_follows_the_servers_while_it_is_open(make_app, fake, tmp_path) -> None:
+    """/mcp opened while a server starts says when it is ready (it stayed on "starting", issue 37)."""
+    gate = tmp_path / "start-now"
+    (tmp_path / "config.toml").write_text(
+        f'[mcp_servers.quick]\ncommand = "{sys.executable}"\nargs = ["{FAKE}", "--wait-for", "{gate}"]\n')
+    async with make_app() as (app, pilot):
+        await wait_for(pilot, lambda: bool(app.chat.mcp.specs), what="the server declared")
+        await app.run_slash("mcp", "")
+        await wait_for(pilot, lambda: isinstance(app.screen, TextDialog), what="/mcp")
+        await wait_for(pilot, lambda: "quick  starting" in screen_text(app), what="the server starting")
+        gate.touch()
+        await wait_for(pilot, lambda: "quick  ready" in screen_text(app), what="the server ready, on screen", rounds=3000)

@@ -165,7 +165,7 @@ async def test_a_long_model_id_gives_way_to_the_context_figure_at_any_width():
 
 
 async def test_header_shows_the_whole_way_back_when_viewing_at_any_width():
-    """Viewing another branch, "g: back to leaf" is never cut off: a long name and position give
+    """Viewing another branch, "Esc returns" is never cut off: a long name and position give
     up their room first (at 160 columns the hint ended in "· g:")."""
     for width in (160, 80):
         header = SessionHeader()
@@ -175,7 +175,7 @@ async def test_header_shows_the_whole_way_back_when_viewing_at_any_width():
                                "14 entries on this branch · 3 branches", viewing="“What is the difference between…”")
             await pilot.pause()
             line = screen_text(app).splitlines()[0]
-            assert "viewing “What is the difference between…” · g: back to leaf" in line, (width, line)
+            assert "viewing “What is the difference between…” · Esc returns" in line, (width, line)
             assert line.strip().startswith("What is"), line
 
 

@@ -157,7 +157,7 @@ async def test_help_screen_is_generated_from_the_keymap():
     app = Host()
     async with app.run(size=(100, 60)) as pilot:
         app.push_screen(HelpScreen())
-        assert await wait_for(pilot, lambda: "Ctrl+B / F2" in screen_text(app))
+        assert await wait_for(pilot, lambda: "F2 / Ctrl+B" in screen_text(app))
     markdown = help_markdown()
     for key in KEYMAP:
         assert key.description in markdown

@@ -34,9 +34,9 @@ class SessionHeader(Widget):
         if not self.known:
             return Content("")
         # The viewing hint says how to get back: it is shown whole, and the name and the position
-        # give up their room first (at 160 columns a long name pushed "g: back to leaf" off).
+        # give up their room first (at 160 columns a long name pushed the way back off).
         width = self.content_size.width or 160
-        hint = f" viewing {sanitize_line(self.viewing, 50)} · g: back to leaf " if self.viewing else ""
+        hint = f" viewing {sanitize_line(self.viewing, 50)} · Esc returns " if self.viewing else ""
         room = max(width - len(hint) - (3 if hint else 0), 12)
         name = sanitize_line(self.session_name, min(60, room)) or "new session"
         parts: list = [(name, "bold")]

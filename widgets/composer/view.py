@@ -2,8 +2,10 @@
 
 Data in (from the App):
     ``running``            reactive: the agent is working (Enter then steers; Tab/Alt+Enter queue a follow-up)
-    ``set_text(text)``     put text in to edit (e.g. an old user message); the draft it replaces is
-                           kept in ``stashed_draft`` and comes back with ``restore_draft()``
+    ``elsewhere``          reactive: it works on another branch than the one on screen (the hint says so)
+    ``set_text(text)``     put text in to edit (e.g. an old user message); the draft it replaces goes
+                           into the ↑ history and ``stashed_draft`` (``restore_draft()`` brings it back)
+    ``clear_draft()``      Ctrl+C: empty the box, the text kept in the ↑ history
     ``give_back(text)``    the App could not send ``text`` (no model, unknown command): it goes back in,
                            before anything typed since
     ``set_history(texts)`` earlier prompts (kept in ``sent_history``), oldest first (Up on an empty composer walks back)
@@ -40,6 +42,7 @@ from ..keymap import bindings_for
 
 IDLE_HINT = "⏎ send · ⇧⏎/^J newline · ↑ history"
 BUSY_HINT = "⏎ steer · ⌥⏎/Tab later · Esc stop"
+ELSEWHERE_HINT = "⏎ steers the run on the other branch · Esc stop"
 
 
 def parse_command(text: str) -> tuple[str, str] | None:
@@ -81,6 +84,7 @@ class Composer(TextArea):
     """
 
     running: reactive[bool] = reactive(False)
+    elsewhere: reactive[bool] = reactive(False)  # running, and another branch is on screen: a send steers that run
 
     class Submitted(Message):
         def __init__(self, text: str, kind: str) -> None:
@@ -98,6 +102,7 @@ class Composer(TextArea):
         self._history_pos: int | None = None  # index into history while walking it
         self._draft_before_history = ""
         self.stashed_draft: str | None = None
+        self.placed = ""  # the text the App last put in (set_text): not the person's typing while unchanged
         self.placeholder = "Message… (/help for commands)"
         self.completer: Completer | None = None
         self.paste_filter: Callable[[str], str | None] | None = None
@@ -110,17 +115,53 @@ class Composer(TextArea):
 
     def watch_running(self, running: bool) -> None:
         self.set_class(running, "-running")
-        self.border_subtitle = BUSY_HINT if running else IDLE_HINT
+        self._show_hint()
         self.refresh_bindings()
+
+    def watch_elsewhere(self, elsewhere: bool) -> None:
+        self._show_hint()
 
     # ------------------------------------------------------------ data in
 
     def set_text(self, text: str) -> None:
-        if self.text and self.text != text:
+        """Text put in by the App (a prompt to edit and resend, a draft coming back). What was
+        typed here and is replaced is never lost: it goes into the ↑ history and `stashed_draft`."""
+        from treechat.text.sanitize import visible
+
+        text = visible(text)  # (a stored message may hold controls: never drawn raw)
+        if self.text.strip() and self.text != text and self.text != self.placed:
             self.stashed_draft = self.text
+            self.keep_in_history(self.text)
         self.load_text(text)
+        self.placed = text
         self.move_cursor(self.document.end)
         self._history_pos = None
+
+    @property
+    def typed_draft(self) -> str:
+        """What the person typed here (not text the App put in and left unchanged)."""
+        return "" if self.text == self.placed else self.text
+
+    def keep_in_history(self, text: str) -> None:
+        """Remember `text` for ↑ (a draft that is cleared or replaced)."""
+        if text.strip() and text not in self.sent_history[-1:]:
+            self.sent_history.append(text)
+        self._history_pos = None
+
+    def bring_back(self, draft: str) -> None:
+        """A draft of the person's comes back (as theirs: it is not text the App put in)."""
+        self.load_text(draft)
+        self.placed = ""
+        self.move_cursor(self.document.end)
+        self._history_pos = None
+
+    def clear_draft(self) -> str:
+        """Ctrl+C: the draft goes into the ↑ history and the box is emptied; returns what it held."""
+        text = self.text
+        self.keep_in_history(text)
+        self.load_text("")
+        self.placed = ""
+        return text
 
     def restore_draft(self) -> None:
         if self.stashed_draft is not None:
@@ -178,7 +219,8 @@ class Composer(TextArea):
 
     def _show_hint(self, text: str | None = None) -> None:
         """The hint under the box: completions after a Tab, the keys otherwise."""
-        self.border_subtitle = text if text else (BUSY_HINT if self.running else IDLE_HINT)
+        idle = IDLE_HINT if not self.running else ELSEWHERE_HINT if self.elsewhere else BUSY_HINT
+        self.border_subtitle = text if text else idle
 
     async def _on_paste(self, event: events.Paste) -> None:
         # Textual calls TextArea's own _on_paste after this one (every class's handler runs unless
@@ -192,7 +234,16 @@ class Composer(TextArea):
             return
         token = self.paste_filter(event.text) if self.paste_filter is not None else None
         if token is None:
-            return
+            from treechat.text.sanitize import visible  # (not in the first frame's imports)
+
+            shown = visible(event.text)
+            if shown == event.text:
+                return  # TextArea's own handler inserts it
+            # controls (an escape sequence, a C1 CSI, a bidi override) would act on the terminal
+            # as they are drawn: they go in as their visible pictures, and say so
+            token = shown
+            self.notify("The paste held control characters: they are in as ␛, ␇ or <U+…> (what you see is sent).",
+                        timeout=6)
         event.stop()
         event.prevent_default()
         self.insert(token)
@@ -200,10 +251,9 @@ class Composer(TextArea):
     def _take(self) -> str:
         """Empty the box and remember its text in the history."""
         text = self.text
-        if text.strip() and (not self.sent_history or self.sent_history[-1] != text):
-            self.sent_history.append(text)
-        self._history_pos = None
+        self.keep_in_history(text)
         self.load_text("")
+        self.placed = ""
         return text
 
     def _submit(self, kind: str) -> None:

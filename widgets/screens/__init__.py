@@ -1,6 +1,5 @@
 """The modal screens; each ends with ``dismiss(result)`` (see each class for what it returns)."""
 
-from .change_confirm import ChangeConfirmDialog
 from .dialogs import ConfirmDialog, LabelDialog
 from .help import HelpScreen
 from .model_picker import ModelChoice, ModelGroup, ModelPicker
@@ -8,7 +7,6 @@ from .search import SearchScreen
 from .sessions import SessionsScreen
 from .text_view import TextDialog
 from .thinking_picker import ThinkingPicker
-from .tool_confirm import ToolConfirmDialog
 
-__all__ = ["ChangeConfirmDialog", "ConfirmDialog", "HelpScreen", "LabelDialog", "ModelChoice", "ModelGroup", "ModelPicker", "SearchScreen",
-           "SessionsScreen", "TextDialog", "ThinkingPicker", "ToolConfirmDialog"]
+__all__ = ["ConfirmDialog", "HelpScreen", "LabelDialog", "ModelChoice", "ModelGroup", "ModelPicker", "SearchScreen",
+           "SessionsScreen", "TextDialog", "ThinkingPicker"]

@@ -3,7 +3,8 @@
 ``ConfirmDialog(title, body="", yes="Yes", no="No", danger=False)`` dismisses with True/False
 (y/Enter = yes; n/Escape = no). The body is untrusted text (e.g. a command a model wants to run):
 it is sanitized and shown verbatim, never as markup. For a confirmation that appears without the
-user asking (a tool's command), use ``ToolConfirmDialog`` (``tool_confirm.py``): typing cannot answer it.
+user asking (a tool's command), ask through the App's questions (``treechat.widgets.question``):
+typing cannot answer those.
 
 ``LabelDialog(current=None, target="")`` dismisses with the new label ("" = clear it) or None
 when cancelled.

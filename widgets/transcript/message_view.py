@@ -275,6 +275,8 @@ class MessageView(Vertical):
                 continue
             yield from flush()
             if isinstance(block, ThinkingContent):
+                if not block.thinking.strip():
+                    continue  # (a block kept only for its signature: the Responses API's encrypted reasoning)
                 yield ThinkingBlock(
                     f"thinking ({len(block.thinking)} chars)", _cut(block.thinking),
                     expanded=self.thinking_expanded, classes="thinking",

@@ -44,6 +44,7 @@ MAX_HOLD = 2.0
 TYPING_FRAME = 0.3
 UNTYPED_FRAME = 0.6
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+WAIT_FRAME = 0.1  # seconds between redraws of the wait before the first token (the header alone)
 
 
 class StreamingView(Vertical):
@@ -72,7 +73,8 @@ class StreamingView(Vertical):
         self._thinking_shown: bool | None = None  # as drawn last: whole (True) or one line (False)
         self._dark = True
         self._more_shown = False  # the header says the reply is longer than what is drawn
-        self.header = Static(Content("assistant ⠋"), classes="message-header")
+        self._mounted_at = 0.0
+        self.header = Static(Content("assistant ⠋ waiting for the reply"), classes="message-header")
         self.thinking = Static("", classes="thinking")
         self.body = StreamedMarkdown(self._render_block, classes="body")
         self.tools = Static("", classes="tool")
@@ -87,8 +89,22 @@ class StreamingView(Vertical):
         self.thinking.display = False
         self.tools.display = False
         self._dark = _dark(self)
+        self._mounted_at = time.monotonic()
         if self.latest is not None:
             self._schedule()
+        # until the reply says something, the wait is shown and counted (the request went out, or
+        # the server answered and has sent nothing yet)
+        self.set_timer(WAIT_FRAME, self._waiting)
+
+    def _waiting(self) -> None:
+        if _has_content(self.latest) or not self.is_mounted:
+            return
+        self._frame += 1
+        waited = time.monotonic() - self._mounted_at
+        model = sanitize(shown_model_id(getattr(self.latest, "model", "") or ""))
+        self.header.update(Content(f"assistant{' · ' + model if model else ''} {SPINNER[self._frame % len(SPINNER)]} "
+                                   f"waiting for the reply · {waited:.1f} s"), layout=False)
+        self.set_timer(WAIT_FRAME, self._waiting)
 
     def _render_block(self, source: str) -> RenderableType:
         return markdown(source, dark=self._dark)
@@ -168,9 +184,20 @@ class StreamingView(Vertical):
         spin = SPINNER[self._frame % len(SPINNER)]
         more = f" · {total:,} characters so far, the first {SHOWN_CHARS:,} shown" if total > SHOWN_CHARS else ""
         # a repaint, unless the note past SHOWN_CHARS came or went (it may wrap the line)
-        self.header.update(Content(f"assistant{' · ' + model if model else ''} {spin}{more}"),
-                           layout=bool(more) != self._more_shown)
+        self.header.update(Content(self._header_line(model, spin, more)), layout=bool(more) != self._more_shown)
         self._more_shown = bool(more)
+
+    def _header_line(self, model: str, spin: str, more: str) -> str:
+        if not _has_content(self.latest):
+            return f"assistant{' · ' + model if model else ''} {spin} waiting for the reply · " \
+                   f"{time.monotonic() - self._mounted_at:.1f} s"
+        return f"assistant{' · ' + model if model else ''} {spin}{more}"
 
     async def finish(self) -> None:
         """The settled message replaces this view (nothing runs in the background to stop)."""
+
+
+def _has_content(message: Any) -> bool:
+    """Has the reply said anything yet (text, thinking, a tool call)?"""
+    return any(not isinstance(b, TextContent | ThinkingContent) or (b.text if isinstance(b, TextContent) else b.thinking)
+               for b in (getattr(message, "content", None) or []))

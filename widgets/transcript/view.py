@@ -284,7 +284,19 @@ class Transcript(SelectableTranscript, can_focus=True):
         self._stream_latest = message
         return self._run(self._set_streaming(message))
 
+    def set_pending(self) -> AwaitComplete:
+        """A request went out: its reply's place shows at once, with a spinner and the time waited."""
+        return self._run(self._set_pending())
+
+    async def _set_pending(self) -> None:
+        if self.streaming is None:
+            self.streaming = StreamingView(show_thinking=self.thinking_expanded)
+            await self.mount(self.streaming)
+
     async def _set_streaming(self, message: Any | None) -> None:
+        if message is not None and self.streaming is not None and self.streaming.latest is None:
+            self.streaming.update_message(message)  # the pending view becomes the reply's
+            return
         if self.streaming is not None:
             old, self.streaming = self.streaming, None
             await old.finish()

@@ -115,6 +115,14 @@ class TreeView(ScrollView, can_focus=True):
     class BackRequested(Message):
         """Go back to the previous leaf position (Backspace)."""
 
+    class ResizeRequested(Message):
+        """Make the panel `width` columns wide (its left border dragged), or `delta` columns wider
+        (`<` / `>`); `final`: the drag ended (or a key): the App keeps the width for next time."""
+
+        def __init__(self, width: int | None, final: bool, delta: int = 0) -> None:
+            self.width, self.final, self.delta = width, final, delta
+            super().__init__()
+
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.layout_data = TreeLayout()
@@ -468,7 +476,31 @@ class TreeView(ScrollView, can_focus=True):
         if self._query_typing.key(event):
             self.refresh_bindings()
 
+    def action_resize(self, delta: int) -> None:
+        self.post_message(self.ResizeRequested(None, final=True, delta=delta))
+
+    # The left border is a handle: pressed there, the panel follows the pointer until released.
+    _dragging = False
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        if event.x == 0 and event.button == 1:  # (x counts from the outer edge: the border column)
+            self._dragging = True
+            self.capture_mouse()
+            event.stop()
+
+    def on_mouse_up(self, event: events.MouseUp) -> None:
+        if self._dragging:
+            self._dragging = False
+            self.release_mouse()
+            self.post_message(self.ResizeRequested(self._dragged_width(event), final=True))
+            event.stop()
+
+    def _dragged_width(self, event: events.MouseEvent) -> int:
+        return self.region.right - event.screen_x
+
     def on_click(self, event: events.Click) -> None:
+        if event.x == 0:
+            return  # the border: a handle, not a row
         index = self._line_at(event)
         entry_id = self._id_at_line(index) if index is not None else None
         if index is not None and entry_id is not None:
@@ -485,6 +517,9 @@ class TreeView(ScrollView, can_focus=True):
     # ------------------------------------------------------------ hover details
 
     def on_mouse_move(self, event: events.MouseMove) -> None:
+        if self._dragging:
+            self.post_message(self.ResizeRequested(self._dragged_width(event), final=False))
+            return
         index = self._line_at(event)
         self._tips.hover(self._id_at_line(index) if index is not None else None)
 

@@ -34,18 +34,19 @@ def parse_tool_names(spec: str | Iterable[str] | None) -> list[str]:
 def make_tools(names: Iterable[str], *, cwd: str | os.PathLike[str] | None = None,
                confirm: Confirm | None = None, reach: Reach | None = None,
                approve: ApproveChange | None = None, recorder: FileRecorder | None = None,
-               env: dict[str, str] | None = None) -> list[AnyTool]:
+               writable_git_paths: Iterable[str] = (), env: dict[str, str] | None = None) -> list[AnyTool]:
     """`reach`: where read, ls and grep may look without asking (default: the folder `cwd`, and
     nothing outside it); `approve`: asked before edit and write change a file (None: they refuse);
     `recorder`: the checkpoints of what edit, write and bash change (None: nothing is recorded);
+    `writable_git_paths`: the files in git's own folders edit and write may change (config.toml);
     `env`: the environment of what bash and grep start (None: this process's without its secrets,
     app/config/tool_env.py)."""
     reach = reach or Reach.of(cwd or os.getcwd())
     bash = BashTool(cwd, confirm, env=env) if recorder is None else TrackedBashTool(cwd, confirm, recorder, env=env)
     made: dict[str, AnyTool] = {"read": ReadTool(cwd, reach), "ls": LsTool(cwd, reach),
-                                  "grep": GrepTool(cwd, reach, env=env),
-                                  "bash": bash, "edit": EditTool(cwd, approve, recorder),
-                                  "write": WriteTool(cwd, approve, recorder)}
+                                  "grep": GrepTool(cwd, reach, env=env), "bash": bash,
+                                  "edit": EditTool(cwd, approve, recorder, writable_git_paths),
+                                  "write": WriteTool(cwd, approve, recorder, writable_git_paths)}
     return [made[n] for n in parse_tool_names(list(names))]
 
 

@@ -49,7 +49,7 @@ from treechat.chat.workspace import Workspace
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from treechat.agent.tools import ApproveChange, ReadConfirm
+    from treechat.agent.tools import ApproveChange, CommandHost, FileHost, ReadConfirm
     from treechat.chat.bus import ChatBus, Listener
     from treechat.chat.drafts import Drafts
     from treechat.chat.events import QueueChanged
@@ -118,7 +118,8 @@ class Chat:
         self.asks_before_sending = runs.asks_before_sending
         self.prompt = runs.prompt
         self.wait_idle = runs.wait_idle
-        self.stop, self.stop_run, self.abort = runs.stop, runs.stop_run, runs.abort
+        self.stop, self.stop_run, self.abort, self.halt = runs.stop, runs.stop_run, runs.abort, runs.halt
+        self.watch_agents = runs.watch_agents
         self.pull_last_queued, self.drop_queued = runs.pull_last_queued, runs.drop_queued
         self.resolve_model = models.resolve_model
         self.current_model = models.current_model
@@ -301,6 +302,24 @@ class Chat:
     @confirm_tool.setter
     def confirm_tool(self, ask: ConfirmCall | None) -> None:
         self.extras.confirm_tool = ask
+
+    @property
+    def file_host(self) -> FileHost | None:
+        """An editor that serves the files read, edit and write use (None: this machine's)."""
+        return self.s.file_host
+
+    @file_host.setter
+    def file_host(self, host: FileHost | None) -> None:
+        self.s.file_host = host
+
+    @property
+    def command_host(self) -> CommandHost | None:
+        """An editor whose terminal runs bash's commands (None: here, in a child process)."""
+        return self.s.command_host
+
+    @command_host.setter
+    def command_host(self, host: CommandHost | None) -> None:
+        self.s.command_host = host
 
     @property
     def builtin_commands(self) -> frozenset[str]:

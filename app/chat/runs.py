@@ -43,6 +43,15 @@ class Runs:
         self.workspace = workspace
         self._unsubscribe_agent: Callable[[], None] | None = None
         self._making = asyncio.Lock()  # one agent, though a second send comes while the first asks a question
+        self._watchers: list[Callable[[AgentSession], None]] = []  # told of every AgentSession made
+        self._halted = False  # `halt`: the stopped run's queue waits for the next prompt
+
+    def watch_agents(self, watcher: Callable[[AgentSession], None]) -> Callable[[], None]:
+        """`watcher(agent)` for every AgentSession this chat makes from now on (the first send, a
+        setting, after a session switch), before it is used: a protocol front end subscribes to
+        the agent's own events there. Returns the unsubscribe."""
+        self._watchers.append(watcher)
+        return lambda: self._watchers.remove(watcher) if watcher in self._watchers else None
 
     async def ensure_agent(self) -> AgentSession:
         """The AgentSession, made on first need (browsing never writes settings entries). Fails
@@ -72,7 +81,7 @@ class Runs:
                 self.s.cwd, self.s.confirm_read, anywhere=getattr(self.s.settings, "allow_reads_outside", False)),
                 approve=self.workspace.approve, recorder=await self.workspace.file_recorder(),
                 writable_git_paths=getattr(self.s.settings, "writable_git_paths", ()),
-                env=tool_environment(self.s.settings))
+                files=self.s.file_host, commands=self.s.command_host, env=tool_environment(self.s.settings))
             tools = [*self.s.builtins, *self.extras.mcp.tools()]  # an MCP server's tools join as it starts
             self.extras.load_extensions()  # the skills the system prompt lists
             compaction = self.s.settings.compaction
@@ -91,16 +100,21 @@ class Runs:
         self.s.refresh_prompt = bind_system_prompt(self.s.agent, self.s.prompt_builder)
         self._unsubscribe_agent = self.s.agent.subscribe(self.observer.on_agent_event)
         self.s.agent.compactor.on_window = self.models.window_learned
+        for watcher in list(self._watchers):
+            watcher(self.s.agent)
         self.s.emit(StatusChanged())
         return self.s.agent
 
     async def send(self, text: str, kind: SendKind = "send", *, attach: Sequence[str] = (),
-                   expand: bool = False) -> Literal["sent", "queued"]:
-        """Send a prompt (`@path` tokens and `attach` files go into the message); while a reply
-        runs, queue it as a steer (Enter) or follow-up. `expand`: a prompt template or `/skill`
-        command becomes what it stands for. Raises ChatError (no model, no key, a file that
-        cannot be attached) before anything is written: the caller keeps the text."""
-        if not text.strip() and not attach:
+                   expand: bool = False, images: Sequence[ImageContent] = (),
+                   queue_when_idle: bool = False) -> Literal["sent", "queued"]:
+        """Send a prompt (`@path` tokens and `attach` files go into the message, and `images`,
+        already checked, after them); while a reply runs, queue it as a steer (Enter) or
+        follow-up. `expand`: a prompt template or `/skill` command becomes what it stands for.
+        `queue_when_idle`: a steer or follow-up is queued even with no run going (Pi's RPC: it
+        goes out with the next prompt). Raises ChatError (no model, no key, a file that cannot
+        be attached) before anything is written: the caller keeps the text."""
+        if not text.strip() and not attach and not images:
             raise ChatError("Nothing to send.")
         # a read outside the working folder is asked about here, before anything goes out: the
         # project's AGENTS.md and skills, the template or skill used, the files attached
@@ -110,18 +124,19 @@ class Runs:
         prepared = await self._attached(text.strip(), attach)
         agent = await self.ensure_agent()
         self.extras.say_starting()
-        if self.s.is_running:
+        given = [*prepared.images, *images]
+        if self.s.is_running or (queue_when_idle and kind != "send"):
             if kind == "follow_up":
-                await agent.follow_up(prepared.text, prepared.images)
+                await agent.follow_up(prepared.text, given)
             else:
-                await agent.steer(prepared.text, prepared.images)
+                await agent.steer(prepared.text, given)
             return "queued"
         if self.s.preview_id is not None:
             await self.shown.preview(None)
         self.s.abandoned_leaf = None
         if self.s.refresh_prompt is not None:
             self.s.refresh_prompt()  # today's date, AGENTS.md as it is now
-        self.start(prepared.text, prepared.images)
+        self.start(prepared.text, given)
         return "sent"
 
     def asks_before_sending(self, text: str, *, attach: Sequence[str] = (), expand: bool = False) -> bool:
@@ -155,10 +170,11 @@ class Runs:
     def start(self, prompt: str | list[AgentMessage], images: Sequence[ImageContent] = ()) -> None:
         assert self.s.agent is not None
         agent = self.s.agent
+        self._halted = False
 
         async def work() -> None:
             await agent.prompt(prompt, images)  # a list of queued messages goes out as one batch
-            while agent.has_queued_messages and not agent.is_streaming:
+            while agent.has_queued_messages and not agent.is_streaming and not self._halted:
                 await agent.continue_()  # queued just as the run ended: delivered, not stranded
 
         self._spawn(work)
@@ -221,6 +237,16 @@ class Runs:
             await self.s.agent.requeue_follow_ups(after)  # delivered when the batch's run would stop
         if batch:
             self.start(batch)
+
+    async def halt(self) -> None:
+        """Stop the run and leave what was queued in the queue: it goes out with the next prompt
+        (the steers at its start, the follow-ups when it would stop). Pi's RPC `abort`; the app's
+        Esc is `stop`, after which the queue goes out at once."""
+        if self.s.agent is None:
+            return
+        self._halted = True
+        await self.s.agent.abort()
+        await self.wait_idle()
 
     def abort(self) -> None:
         """Stop the run now, from a signal handler (Ctrl+C in print mode); nothing is queued next."""

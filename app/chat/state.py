@@ -23,7 +23,7 @@ from treechat.storage.base import PathState
 from treechat.storage.tree_index import TreeIndex
 
 if TYPE_CHECKING:
-    from treechat.agent.tools import ApproveChange, ReadConfirm
+    from treechat.agent.tools import ApproveChange, CommandHost, FileHost, ReadConfirm
     from treechat.agent.tools.base import AnyTool
     from treechat.chat.tree import TreeLoad
     from treechat.config.settings import Settings
@@ -57,6 +57,9 @@ class ChatState:
         self.approve_change: ApproveChange | None = None
         self.confirm_read = confirm_read
         self.confirm_tool: ConfirmCall | None = None
+        # an editor that serves the tools' files and runs bash's commands (`treechat acp`; None: here)
+        self.file_host: FileHost | None = None
+        self.command_host: CommandHost | None = None
         # the system prompt: treechat's own, the tools, folder, date, AGENTS.md, the user's words
         self.prompt_builder = SystemPromptBuilder.from_settings(settings, cwd=self.cwd, instructions=system)
         # files read for the repository (AGENTS.md, templates, skills, attachments) outside the

@@ -26,6 +26,10 @@ class ProposedChange:
     added: int
     removed: int
     created: bool  # the file does not exist yet
+    # the whole text before (None: a new or binary file) and after, for a front end that shows
+    # the change as two texts (an editor's diff view) rather than as `diff`
+    before_text: str | None = None
+    after_text: str | None = None
 
     @property
     def summary(self) -> str:

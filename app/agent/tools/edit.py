@@ -15,6 +15,10 @@ legacy top-level oldText/newText and `edits` as a JSON string), our own safety:
   binary files are not edited, a file that changed while the user was deciding is not written,
   and a file is replaced whole or not at all (`file_write.replace_file`);
 - the content before and after goes to the session as a checkpoint (`changes.FileRecorder`).
+
+With a `FileHost` (host.py: an editor, `treechat acp`) the text is read from the editor and the
+change is written through it (its buffer, unsaved changes included); what is at the path is
+still looked at here first.
 """
 
 from __future__ import annotations
@@ -45,8 +49,9 @@ from .changes import (
     Recorded,
 )
 from .edit_text import EditError, Replacement, TextFile, apply_edits, keep_form, prepare_edit_arguments
-from .file_write import FileProblem, Target, inspect, read_regular, replace_file
+from .file_write import FileProblem, Target, inspect, open_parent, read_regular, replace_file
 from .git_dir import dot_git_part, makes_repository
+from .host import FileHost, HostError, bytes_text, text_bytes
 from .offloop import Stop, ToolCancelled, off_loop
 from .workfolder import Boundary, inside, shown_path
 
@@ -87,11 +92,13 @@ class _ChangeTool(AgentTool[A]):
     timeout = None  # waiting for the user's approval has no limit; the file work bounds itself
 
     def __init__(self, cwd: str | os.PathLike[str] | None = None, approve: ApproveChange | None = None,
-                 recorder: FileRecorder | None = None, writable_git_paths: Iterable[str] = ()) -> None:
+                 recorder: FileRecorder | None = None, writable_git_paths: Iterable[str] = (),
+                 files: FileHost | None = None) -> None:
         self.cwd = Path(cwd or os.getcwd())
         self.boundary = Boundary.of(self.cwd, writable_git_paths)
         self.folder = self.boundary.folder
         self.approve, self.recorder = approve, recorder
+        self.files = files  # None: read and written here
 
     def _where(self, raw: str) -> tuple[str, str, bool]:
         """(real path, shown path, outside the working folder) of a path the model named."""
@@ -127,12 +134,28 @@ class _ChangeTool(AgentTool[A]):
             if target.size > MAX_EDIT_BYTES:
                 raise _Failed(f"{given} is {size_text(target.size)}; {'edit' if editing else 'write'} changes files "
                               f"up to {size_text(MAX_EDIT_BYTES)} (use bash for larger ones).")
+            if self.files is not None:
+                return target, b""  # the content is the editor's (below)
             data = read_regular(real, MAX_EDIT_BYTES)
             if len(data) > MAX_EDIT_BYTES:
                 raise _Failed(f"{given} grew past {size_text(MAX_EDIT_BYTES)} while it was read; not changed.")
             return target, data
 
-        return await off_loop(work, signal, Stop(time.monotonic() + WORK_SECONDS))
+        target, data = await off_loop(work, signal, Stop(time.monotonic() + WORK_SECONDS))
+        if self.files is not None and data is not None:
+            data = await self._host_read(real, given)
+        return target, data
+
+    async def _host_read(self, real: str, given: str) -> bytes:
+        assert self.files is not None
+        try:
+            data = text_bytes(await self.files.read_text(real))
+        except HostError as err:
+            raise _Failed(f"Could not read {given}: {err}") from None
+        if len(data) > MAX_EDIT_BYTES:
+            raise _Failed(f"{given} is {size_text(len(data))} in the editor; changes are made to files up to "
+                          f"{size_text(MAX_EDIT_BYTES)}.")
+        return data
 
     async def _change(self, tool: Literal["edit", "write"], call_id: str, given: str, real: str, shown: str,
                       outside: bool, before: bytes | None, after: bytes, diff: Diff, signal: AbortSignal | None,
@@ -142,7 +165,7 @@ class _ChangeTool(AgentTool[A]):
             return text_result(GIT_REFUSED.format(path=given, git=f"{os.path.dirname(real)} (this HEAD would make it "
                                                   "one)"), is_error=True)
         change = ProposedChange(tool, shown, real, self.folder, outside, diff.text, diff.added, diff.removed,
-                                before is None)
+                                before is None, _text(before), _text(after))
         if self.approve is None:
             return text_result(NO_APPROVAL.format(what=f"{tool} of {given}"), is_error=True)
         answer = await ask_or_stop(self.approve, change, signal)
@@ -155,7 +178,10 @@ class _ChangeTool(AgentTool[A]):
         if self.recorder is not None:  # what is about to be written, so a kill -9 in between is no "change on disk"
             await self.recorder.intend(real, before, after)
         try:
-            await asyncio.to_thread(_write_if_unchanged, real, before, after, given, self.boundary.git_ok(real))
+            if self.files is not None:
+                await self._host_write(real, before, after, given)
+            else:
+                await asyncio.to_thread(_write_if_unchanged, real, before, after, given, self.boundary.git_ok(real))
         except _Failed as err:
             return text_result(str(err), is_error=True)
         except OSError as err:
@@ -168,13 +194,43 @@ class _ChangeTool(AgentTool[A]):
                    "checkpoint": recorded.checkpoint_id}
         return text_result(text, details=details)
 
+    async def _host_write(self, real: str, before: bytes | None, after: bytes, given: str) -> None:
+        """Through the editor: the text it has must still be what was approved (as here on disk)."""
+        assert self.files is not None
+        now = await asyncio.to_thread(inspect, real)
+        current = await self._host_read(real, given) if now.kind == "file" else None
+        if current != before or (before is None and now.kind != "missing"):
+            raise _Failed(CHANGED_MEANWHILE.format(given=given))
+        try:  # its folder, as the write here would open it: made if new, never through a link nor git's own
+            folder, _ = await asyncio.to_thread(open_parent, real, make=before is None, git_ok=self.boundary.git_ok(real))
+        except FileProblem as err:
+            raise _Failed(f"Could not write {given}: {err.strerror}.") from None
+        os.close(folder)
+        try:
+            await self.files.write_text(real, bytes_text(after))
+        except HostError as err:
+            raise _Failed(f"Could not write {given}: {err}") from None
+
+
+CHANGED_MEANWHILE = ("{given} changed while the change was waiting for approval; not written. Read it again "
+                     "and make the change again.")
+
+
+def _text(data: bytes | None) -> str | None:
+    """The text of a file's content, for a front end's diff view (None: new, or not UTF-8 text)."""
+    if data is None:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
 
 def _write_if_unchanged(real: str, before: bytes | None, after: bytes, given: str, git_ok: bool) -> None:
     now = inspect(real)
     current = read_regular(real, MAX_EDIT_BYTES) if now.kind == "file" else None
     if current != before or (before is None and now.kind != "missing"):
-        raise _Failed(f"{given} changed while the change was waiting for approval; not written. Read it again "
-                      "and make the change again.")
+        raise _Failed(CHANGED_MEANWHILE.format(given=given))
     try:
         replace_file(real, after, make_parents=before is None, git_ok=git_ok)
     except FileProblem as err:

@@ -115,6 +115,7 @@ class Chat:
         self.entry_details = navigation.entry_details
         self.ensure_agent = runs.ensure_agent
         self.send = runs.send
+        self.asks_before_sending = runs.asks_before_sending
         self.prompt = runs.prompt
         self.wait_idle = runs.wait_idle
         self.stop, self.stop_run, self.abort, self.halt = runs.stop, runs.stop_run, runs.abort, runs.halt
@@ -141,6 +142,7 @@ class Chat:
         self.journal = workspace.journal
         self.project_mcp = extras.project_mcp
         self.trust_project = extras.trust_project
+        self.describe_project_mcp = extras.describe_project_mcp
         self.start_mcp = extras.start_mcp
         self.allow_project_mcp, self.restart_mcp, self.mcp_text = (extras.allow_project_mcp, extras.restart_mcp,
                                                                    extras.mcp_text)

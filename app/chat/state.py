@@ -18,6 +18,7 @@ from treechat.chat.events import Change, ChatEvent, Header, QueueChanged, Status
 from treechat.chat.models import ChatError
 from treechat.chat.tool_set import ToolChoice
 from treechat.llm.options import stream_options_from_settings
+from treechat.prompts.outside import ReadsOutside
 from treechat.session.system_prompt import SystemPromptBuilder
 from treechat.storage.base import PathState
 from treechat.storage.tree_index import TreeIndex
@@ -63,6 +64,10 @@ class ChatState:
         self.command_host: CommandHost | None = None
         # the system prompt: treechat's own, the tools, folder, date, AGENTS.md, the user's words
         self.prompt_builder = SystemPromptBuilder.from_settings(settings, cwd=self.cwd, instructions=system)
+        # files read for the repository (AGENTS.md, templates, skills, attachments) outside the
+        # working folder: asked with `confirm_read`, the answers kept for this chat
+        self.outside = ReadsOutside.for_cwd(self.cwd, anywhere=getattr(settings, "allow_reads_outside", False))
+        self.prompt_builder.outside = self.outside
         self.system_given = system is not None  # --system wins over what a session stored (/system)
         self.refresh_prompt: Callable[[], str] | None = None  # bound to the agent once there is one
         self.drafts = Drafts(Path(settings.home) / "drafts")

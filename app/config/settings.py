@@ -171,6 +171,8 @@ class ConfigFile(_Strict):
     thinking: Literal["off", "minimal", "low", "medium", "high", "xhigh"] | None = None
     tools: list[str] = Field(default_factory=lambda: list(DEFAULT_TOOLS))
     allow_reads_outside: bool = False  # read, ls and grep outside the working folder without asking
+    # variables a tool's child (bash) gets although they hold secrets (tool_env.py withholds them)
+    tool_env: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = Field(default_factory=list)
     # files in git's own folders (.git/…) edit, write and restores may change: relative to the working folder
     writable_git_paths: list[str] = Field(default_factory=list)
     system_prompt: str | None = None
@@ -224,6 +226,7 @@ class Settings:
     thinking: str | None = None
     tools: list[str] = field(default_factory=lambda: list(DEFAULT_TOOLS))
     allow_reads_outside: bool = False
+    tool_env: list[str] = field(default_factory=list)
     writable_git_paths: list[str] = field(default_factory=list)
     system_prompt: str | None = None
     theme: str | None = None
@@ -265,6 +268,7 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
                 "compaction", "storage", "database_url"):
         setattr(settings, key, getattr(parsed, key))
     settings.tools = list(parsed.tools)
+    settings.tool_env = list(parsed.tool_env)
     settings.writable_git_paths = list(parsed.writable_git_paths)
     settings.providers = {name: p.model_copy(update={"name": name}) for name, p in parsed.providers.items()}
     settings.mcp_servers, settings.mcp_timeout = dict(parsed.mcp_servers), parsed.mcp_timeout

@@ -101,7 +101,8 @@ async def test_a_projects_mcp_json_starts_only_when_trusted(fake, tmp_path) -> N
     fake.script_openai(["two"])
     code, _, err = await treechat(home, "-p", "hi", "--project-mcp", "--model", "openai/fake-model", fp=fake,
                                   cwd=project)
-    assert code == 0 and "not trusted" not in err
+    assert code == 0 and "they are not started" not in err
+    assert "because of --project-mcp" in err and f"      runs: {sys.executable} {FAKE}\n" in err  # what it starts
     assert "proj__echo" in {t["function"]["name"] for t in fake.requests[1].body["tools"]}
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "pi" / "large-session.v3.jsonl"
+FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "pi" / "large-session.v3.jsonl"
 
 
 def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:

@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from treechat.agent.tools import make_tools  # noqa: E402
+from treechat.agent.tools.workfolder import Boundary  # noqa: E402
 from treechat.llm.abort import AbortSignal  # noqa: E402
 from treechat.session.session import Session  # noqa: E402
 from treechat.storage import open_catalog  # noqa: E402
@@ -108,10 +109,11 @@ async def main(quick: bool) -> None:
         journal = Journal(base / "home", sid)
         ids = await path_ids_of(storage, first)
         t0 = time.perf_counter()
-        plan = plan_restore(sid, first, ids, history, journal, str(work))
+        here = Boundary.of(work)
+        plan = plan_restore(sid, first, ids, history, journal, here)
         emit(bench="restore_plan", files=len(plan.steps), ms=round((time.perf_counter() - t0) * 1000, 1))
         t0 = time.perf_counter()
-        done = apply_restore(plan, history, journal)
+        done = apply_restore(plan, history, journal, here)
         emit(bench="restore_apply", changed=done.changed, ms=round((time.perf_counter() - t0) * 1000, 1))
         await catalog.close()
 

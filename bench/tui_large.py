@@ -45,7 +45,7 @@ from bench.tui_common import (
     spread,
 )
 
-FIXTURE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "pi" / "large-session.v3.jsonl"
+FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "pi" / "large-session.v3.jsonl"
 BIG, SMALL = (160, 45), (80, 24)
 TIMEOUT = 15.0
 

@@ -200,6 +200,7 @@ class FakeProvider:
         self.requests: list[Recorded] = []
         self.probes: list[Recorded] = []  # window probes (PROBE_PATHS): apart, so requests[0] is the first API call
         self.disconnects = 0
+        self.disconnected_at: list[float] = []  # time.monotonic() of each disconnect, in order
         self.dripped = 0  # bytes sent by Drip steps
         self.client_disconnected = asyncio.Event()
         self._request_came = asyncio.Event()
@@ -372,8 +373,7 @@ class FakeProvider:
                     await asyncio.wait_for(reader.read(), step.limit)  # returns b"" when the client closes
                 except TimeoutError:
                     pass
-                self.disconnects += 1
-                self.client_disconnected.set()
+                self._disconnected()
                 return
             elif isinstance(step, Drip):
                 await self._drip(reader, writer, step, chunked)
@@ -408,8 +408,12 @@ class FakeProvider:
             raise
         finally:
             gone.cancel()
-            self.disconnects += 1
-            self.client_disconnected.set()
+            self._disconnected()
+
+    def _disconnected(self) -> None:
+        self.disconnects += 1
+        self.disconnected_at.append(time.monotonic())
+        self.client_disconnected.set()
 
 
 class FakeProxy(FakeProvider):

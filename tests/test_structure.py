@@ -120,7 +120,7 @@ def test_layers_point_one_way() -> None:
 
 
 CONTROLLER = ("treechat.chat",)
-FRONT_ENDS = ("treechat.tui", "treechat.cli")  # (print mode is treechat.cli.print_mode)
+FRONT_ENDS = ("treechat.tui", "treechat.cli", "treechat.acp", "treechat.protocols")  # (print mode: treechat.cli.print_mode)
 
 
 def _under(name: str, packages: tuple[str, ...]) -> bool:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # annotations only: the TUI's first frame imports these event
 
 @dataclass(frozen=True)
 class Status:
-    """The status bar: model, thinking, tokens and cost of the path, context use, the queue."""
+    """The status bar: model, thinking, tokens and cost of the path, context use, the tools, the queue."""
 
     model: str  # "provider/id", or "no model"
     thinking: str
@@ -44,6 +44,7 @@ class Status:
     model_warning: bool = False  # the model cannot be used as it is (no key)
     queued_steer: int = 0
     queued_follow_up: int = 0
+    tools: tuple[str, ...] = ()  # what the next request carries (built-in and MCP), by name
 
 
 @dataclass(frozen=True)

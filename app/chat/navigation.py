@@ -11,6 +11,7 @@ from treechat.chat.models import ChatError
 from treechat.chat.status import entry_words
 from treechat.llm.local import shown_ref
 from treechat.storage.base import SearchHit
+from treechat.storage.expanded import as_typed
 from treechat.storage.model import AssistantMessage, CompactionEntry, Entry, MessageEntry, message_text
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ class Navigation:
             raise ChatError(f"Entry {entry_id} not found.")
         if isinstance(entry, MessageEntry) and entry.message.role == "user":
             await self.move_to(entry.parent_id)
-            return message_text(entry.message)
+            return as_typed(entry.message) or message_text(entry.message)  # a skill's: `/skill:NAME text`
         await self.move_to(entry_id)
         return None
 

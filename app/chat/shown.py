@@ -7,17 +7,20 @@ from typing import TYPE_CHECKING, Literal
 
 from treechat.chat.events import Header, HeaderChanged, Mark, PathChanged, Status
 from treechat.chat.status import build_status, first_prompt, opening_prompt, sibling_marks, viewing_text
+from treechat.chat.tool_set import Named, builtin_named
 from treechat.shown_path import ShownPath, shown_path
 
 if TYPE_CHECKING:
+    from treechat.chat.extras import Extras
     from treechat.chat.models import Models
     from treechat.chat.state import ChatState
 
 
 class Shown:
-    def __init__(self, s: ChatState, *, models: Models) -> None:
+    def __init__(self, s: ChatState, *, models: Models, extras: Extras) -> None:
         self.s = s
         self.models = models
+        self.extras = extras
 
     async def preview(self, entry_id: str | None) -> None:
         """Show another branch in the transcript without moving the leaf (None: back to the leaf)."""
@@ -67,4 +70,13 @@ class Shown:
         return (said[:60] if said else f"new session {self.s.session.session_id[:8]}"), opening is not None
 
     def status(self) -> Status:
-        return build_status(self.s.path_state, self.s.agent, self.models.current_model(), self.s.registry)
+        return build_status(self.s.path_state, self.s.agent, self.models.current_model(), self.s.registry,
+                            self.tool_names())
+
+    def tool_names(self) -> list[str]:
+        """The tools the next request carries: the agent's, or (before there is one) the set it
+        would start with on this path (chat/tool_set.py)."""
+        if self.s.agent is not None:
+            return [t.name for t in self.s.agent.state.tools]
+        named = [*builtin_named(), *(Named(t.name, kept_on_every_path=True) for t in self.extras.mcp.tools())]
+        return [t.name for t in self.s.tool_choice.offered(named, self.s.path_state.active_tool_names)]

@@ -15,11 +15,12 @@ from treechat.llm.registry import ModelRegistry
 from treechat.llm.types import ModelInfo
 from treechat.session.agent_session import AgentSession
 from treechat.storage.base import PathState
+from treechat.storage.expanded import skill_line
 from treechat.storage.tree_index import TreeIndex
 
 
 def build_status(state: PathState, agent: AgentSession | None, model: ModelInfo | None,
-                 registry: ModelRegistry) -> Status:
+                 registry: ModelRegistry, tools: Sequence[str] = ()) -> Status:
     percent, estimated = None, False
     if model is not None and not model.window_known:
         pass  # its server has not said how large the window is: "ctx ?"
@@ -40,7 +41,7 @@ def build_status(state: PathState, agent: AgentSession | None, model: ModelInfo 
                   cost=state.cost_total, context_percent=percent, context_estimated=estimated,
                   model_warning=model is not None and bool(registry.key_problem(model)),
                   queued_steer=len(queue.steering) if queue else 0,
-                  queued_follow_up=len(queue.follow_up) if queue else 0)
+                  queued_follow_up=len(queue.follow_up) if queue else 0, tools=tuple(tools))
 
 
 def first_prompt(tree: TreeIndex, leaf_id: str | None) -> str | None:
@@ -48,7 +49,8 @@ def first_prompt(tree: TreeIndex, leaf_id: str | None) -> str | None:
     called); never a tool result's or a summary's text."""
     for slot in tree.path_slots(tree.slot(leaf_id)):
         if tree.kind_at(slot)[:2] == ("message", "user"):
-            return " ".join(tree.previews.get(slot).split())
+            line = " ".join(tree.previews.get(slot).split())
+            return skill_line(line) or line  # (a skill's block is no title)
     return None
 
 

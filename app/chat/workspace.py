@@ -5,7 +5,9 @@ The workspace follows the leaf, never silently: after a move (a click in the tre
 sibling switch, edit and resend, a fork), if the tracked files at the new point differ from the
 disk, a `RestoreOffered` event carries the plan; the front end asks (default No) and calls
 `restore`. A file changed on disk since treechat last wrote it is only overwritten by a restore
-with `force`; what a restore replaces is kept (`undo_restore`).
+with `force`; what a restore replaces is kept (`undo_restore`). A tracked path a restore never
+touches (outside the working folder, in git's own folders, a link on its way: `Boundary`) is
+named, once per session, and the rest proceeds without it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Literal
 
 from treechat.agent.tools.changes import NO_APPROVAL, FileRecorder, ProposedChange
-from treechat.agent.tools.workfolder import working_folder
+from treechat.agent.tools.workfolder import Boundary, working_folder
 from treechat.chat.events import Notice, RestoreOffered
 from treechat.chat.models import ChatError
 
@@ -33,7 +35,8 @@ _LEAF = _Where.LEAF
 
 
 def outcome_text(outcome: Outcome) -> str:
-    """`Restored 2 files (notes.txt, a.py); removed b.txt. Kept as it is: c.txt (why).`"""
+    """`Restored 2 files (notes.txt, a.py); removed b.txt. Kept as it is: c.txt (why). Never
+    written: /etc/x.`"""
     parts = []
     if outcome.written:
         parts.append(f"Restored {_files(outcome.written)}")
@@ -45,7 +48,18 @@ def outcome_text(outcome: Outcome) -> str:
         kept = "; ".join(f"{shown} ({why})" for shown, why in outcome.skipped[:5])
         more = f" and {len(outcome.skipped) - 5} more" if len(outcome.skipped) > 5 else ""
         text += f" Kept as it is: {kept}{more}."
+    if outcome.refused:  # (why: in the question that came before, or the notice once a session)
+        names = ", ".join(shown for shown, _ in outcome.refused[:3])
+        more = f" and {len(outcome.refused) - 3} more" if len(outcome.refused) > 3 else ""
+        text += f" Never written: {names}{more}."
     return text
+
+
+def refused_text(refused: list[tuple[str, str]]) -> str:
+    """`Never written: /home/me/.bashrc (it is outside the working folder /work).`"""
+    names = "; ".join(f"{shown} ({why})" for shown, why in refused[:5])
+    more = f" and {len(refused) - 5} more" if len(refused) > 5 else ""
+    return f"Never written: {names}{more}."
 
 
 def _files(shown: list[str]) -> str:
@@ -57,6 +71,13 @@ class Workspace:
     def __init__(self, s: ChatState) -> None:
         self.s = s
     _offer_task: asyncio.Task[None] | None = None
+    _told_refused: frozenset[tuple[str, str]] = frozenset()  # (session, path) already named
+
+    @property
+    def boundary(self) -> Boundary:
+        """Where a restore may write: the working folder (the repository root, or the folder
+        treechat runs in), never git's own folders unless config.toml names the file."""
+        return Boundary.of(self.s.cwd, getattr(self.s.settings, "writable_git_paths", ()))
 
     @property
     def folder(self) -> str:
@@ -82,7 +103,7 @@ class Workspace:
 
         history = await self.file_history()
         return SessionRecorder(self.s.session, history, lambda: self.s.tree.path_ids(self.s.session.leaf_id),
-                               WrittenLog(self.s.settings.home))
+                               WrittenLog(self.s.settings.home), await asyncio.to_thread(lambda: self.boundary))
 
     async def approve(self, change: ProposedChange) -> bool | str:
         """The front end's answer, looked up when the tool asks (None: nothing can be approved)."""
@@ -101,8 +122,9 @@ class Workspace:
         from treechat.workspace.restore import plan_restore_async
 
         history = await self.file_history()
+        boundary = await asyncio.to_thread(lambda: self.boundary)
         return await plan_restore_async(self.s.session.session_id, target, self.s.tree.path_ids(target), history,
-                                        self.journal(), self.folder)
+                                        self.journal(), boundary)
 
     async def restore(self, plan: RestorePlan, *, force: bool = False) -> Outcome:
         """Restore what `plan` says (the blocked files too with `force`); a notice says what happened."""
@@ -112,14 +134,15 @@ class Workspace:
             raise ChatError("That restore was for another session.")
         history = await self.file_history()
         try:
-            outcome = await asyncio.to_thread(apply_restore, plan, history, self.journal(), force=force)
+            outcome = await asyncio.to_thread(lambda: apply_restore(plan, history, self.journal(), self.boundary,
+                                                                    force=force))
         except OSError as err:
             raise ChatError(f"The restore stopped: {err.strerror or err}. /restore --undo puts back what it "
                             "replaced.") from None
         text = outcome_text(outcome)
         if outcome.changed:
             text += " /restore --undo brings back what it replaced."
-        self.s.emit(Notice(text, "warning" if outcome.skipped else "information"))
+        self.s.emit(Notice(text, "warning" if outcome.skipped or outcome.refused else "information"))
         return outcome
 
     async def undo_restore(self, *, force: bool = False) -> UndoOutcome:
@@ -127,7 +150,7 @@ class Workspace:
 
         history = await self.file_history()
         try:
-            outcome = await asyncio.to_thread(undo_last, self.journal(), history, self.folder, force=force)
+            outcome = await asyncio.to_thread(lambda: undo_last(self.journal(), history, self.boundary, force=force))
         except OSError as err:
             raise ChatError(f"The undo stopped: {err.strerror or err}.") from None
         if outcome.nothing:
@@ -135,7 +158,8 @@ class Workspace:
         if outcome.blocked and not force:
             raise ChatError(f"Not undone: {', '.join(outcome.blocked)} changed since the restore; "
                             "/restore --undo --force overwrites (what it overwrites is kept for the next undo).")
-        self.s.emit(Notice("Undid the last restore: " + outcome_text(outcome)))
+        self.s.emit(Notice("Undid the last restore: " + outcome_text(outcome),
+                           "warning" if outcome.skipped or outcome.refused else "information"))
         return outcome
 
     # ------------------------------------------------------------ the offer after a move
@@ -159,6 +183,7 @@ class Workspace:
             return
         if self.s.current is None or self.s.session.session_id != session_id or self.s.session.leaf_id != leaf:
             return  # moved on meanwhile: that plan is for a place we left
+        self._tell_refused(plan)
         if plan.ready:
             self.s.emit(RestoreOffered(plan))
         elif plan.blocked:
@@ -166,3 +191,13 @@ class Workspace:
             self.s.emit(Notice(f"{names} differs from this point but changed on disk since treechat last wrote it; "
                               "/restore --force puts it back as it was here (/restore --undo brings back what "
                               "that replaces).", "warning"))
+
+    def _tell_refused(self, plan: RestorePlan) -> None:
+        """Name, once per session, the tracked files a restore never writes (an imported or shared
+        session's paths outside, git's own files): the offers that follow leave them out."""
+        new = [s for s in plan.refused if (plan.session_id, s.path) not in self._told_refused]
+        if not new:
+            return
+        self._told_refused = self._told_refused | {(plan.session_id, s.path) for s in new}
+        self.s.emit(Notice("This session's checkpoints name files a restore never writes. "
+                           + refused_text([(s.shown, s.refused) for s in new]), "warning"))

@@ -5,22 +5,28 @@ back as they were at an entry (issue 23).
     treechat restore SESSION --to ENTRY [--yes] [--force]
     treechat restore SESSION --undo [--force]
 
-A restore is all or nothing: a file changed on disk since treechat last wrote it blocks it (exit
-1, naming the files) unless `--force`, and what a restore replaces is kept for `--undo`. Without
-`--yes` it asks on a terminal, and elsewhere only says what it would do. Storage commands: this
-module imports nothing heavy until a command runs (tests/cli/test_cli_imports.py).
+A file changed on disk since treechat last wrote it blocks the whole restore (exit 1, naming the
+files) unless `--force`, and what a restore replaces is kept for `--undo`. A tracked path a
+restore never touches (outside the working folder of the folder the command runs in, in git's own
+folders, a link on its way: `Boundary.restore_refusal`; what an imported or shared session may
+name) is one line on stderr, never read nor written, and the rest proceeds (exit 1). The working
+folder is the one the command runs in, never the folder a session's file says it was made in.
+Without `--yes` it asks on a terminal, and elsewhere only says what it would do. Storage commands:
+this module imports nothing heavy until a command runs (tests/cli/test_cli_imports.py).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import argparse
 
+    from treechat.agent.tools.workfolder import Boundary
     from treechat.storage.base import SessionStorage
     from treechat.workspace.history import FileHistory
     from treechat.workspace.restore import RestorePlan
@@ -63,26 +69,27 @@ class _Opened:
         return self
 
     async def open(self, args: argparse.Namespace) -> None:
-        from treechat.bootstrap import open_store, storage_kind
+        import asyncio
+
+        from treechat.agent.tools.workfolder import Boundary
+        from treechat.bootstrap import open_store, storage_kind, storage_settings
         from treechat.config.paths import resolve_home
         from treechat.storage.tree_index import TreeIndex
         from treechat.workspace.history import FileHistory
         from treechat.workspace.journal import Journal
 
         self.home = resolve_home(args.home)
-        self.catalog = await open_store(storage_kind(args.storage), self.home)
+        settings = storage_settings(args.home)  # (None: no config.toml; its defaults)
+        # the folder this runs in, as the app's: a session's file may name any folder as its own
+        self.boundary: Boundary = await asyncio.to_thread(
+            Boundary.of, os.getcwd(), settings.writable_git_paths if settings is not None else ())
+        self.folder = self.boundary.folder
+        self.catalog = await open_store(storage_kind(args.storage, settings=settings), self.home, settings=settings)
         self.storage: SessionStorage = await self.catalog.open(args.session)
         self.history: FileHistory = await FileHistory.load(self.storage)
         self.tree = TreeIndex.build(await self.storage.get_tree_rows())
         self.leaf = await self.storage.get_leaf_id()
         self.journal = Journal(self.home, self.storage.session_id)
-        cwd = (await self.storage.get_metadata()).cwd
-        import asyncio
-
-        from treechat.agent.tools.workfolder import working_folder
-
-        here: bool = await asyncio.to_thread(os.path.isdir, cwd) if cwd else False
-        self.folder = working_folder(cwd if cwd and here else os.getcwd())
 
     async def __aexit__(self, *exc: object) -> None:
         catalog = getattr(self, "catalog", None)
@@ -144,22 +151,28 @@ class FileRow:
     on_disk: str | None
     disk_other: str
     changes: tuple[ChangeRow, ...]
+    refused: str = ""  # a restore never touches it (and it is not looked at): why
 
     def to_json(self) -> dict[str, object]:
         return {"path": self.path, "shown": self.shown, "atLeaf": self.at_leaf, "onDisk": self.on_disk,
-                "diskOther": self.disk_other or None, "changes": [c.to_json() for c in self.changes]}
+                "diskOther": self.disk_other or None, "refused": self.refused or None,
+                "changes": [c.to_json() for c in self.changes]}
 
 
 def file_rows(o: _Opened) -> list[FileRow]:
     from treechat.agent.tools.workfolder import shown_path
     from treechat.workspace.diff_text import file_diff
     from treechat.workspace.disk import look
+    from treechat.workspace.restore import sweep_leftovers
 
+    refusals = {path: o.boundary.restore_refusal(path) or "" for path in o.history.paths}
+    sweep_leftovers([p for p, why in refusals.items() if not why], o.journal, o.boundary)
     on_path = set(o.tree.path_ids(o.leaf))
     at_leaf = o.history.state_at(o.tree.path_ids(o.leaf))
     rows = []
     for path in o.history.paths:
-        disk = look(path)
+        refused = refusals[path]
+        disk = look(path) if not refused else None
         changes = []
         for cp, change in o.history.changes_of(path):
             before = o.history.blob(change.before) if change.before else None
@@ -169,8 +182,8 @@ def file_rows(o: _Opened) -> list[FileRow]:
             changes.append(ChangeRow(cp.entry_id, cp.parent_id, cp.timestamp, cp.tool, cp.tool_call_id, change.before,
                                      change.after, change.size, cp.entry_id in on_path, kept,
                                      diff.added if diff else None, diff.removed if diff else None))
-        rows.append(FileRow(path, shown_path(path, o.folder), at_leaf.get(path), disk.content, disk.other,
-                            tuple(changes)))
+        rows.append(FileRow(path, shown_path(path, o.folder), at_leaf.get(path), disk.content if disk else None,
+                            disk.other if disk else "", tuple(changes), refused))
     return rows
 
 
@@ -193,7 +206,8 @@ async def cmd_files(args: argparse.Namespace) -> int:
     for f in rows:
         same = "same as on disk" if f.on_disk == f.at_leaf and not f.disk_other else "differs from the disk"
         n = len(f.changes)
-        print(f"{_line(f.shown)}  ({n} change{'s' if n != 1 else ''}; at the leaf: {same})")
+        state = f"never restored: {f.refused}" if f.refused else f"at the leaf: {same}"
+        print(f"{_line(f.shown)}  ({n} change{'s' if n != 1 else ''}; {_line(state)})")
         for c in f.changes:
             print(f"  {'*' if c.on_path else ' '} {c.timestamp[:19].replace('T', ' ')}  {_line(c.entry_id)}  "
                   f"{_line(c.tool):<5}  {c.what}  (before it: {_line(c.parent_id or 'root')})")
@@ -204,6 +218,8 @@ async def cmd_files(args: argparse.Namespace) -> int:
 def _plan_lines(plan: RestorePlan) -> list[str]:
     lines = []
     for step in plan.steps:
+        if step.refused:
+            continue  # (on stderr: `_refused`)
         if step.unavailable:
             lines.append(f"  cannot restore {_line(step.shown)}: {_line(step.unavailable)}")
             continue
@@ -223,23 +239,26 @@ async def cmd_restore(args: argparse.Namespace) -> int:
     async with _Opened() as o:
         await o.open(args)
         if args.undo:
-            undone = await asyncio.to_thread(undo_last, o.journal, o.history, o.folder, force=args.force)
+            undone = await asyncio.to_thread(undo_last, o.journal, o.history, o.boundary, force=args.force)
             if undone.nothing:
                 raise FilesError("no restore to undo in this session")
             if undone.blocked and not args.force:
                 raise FilesError(f"not undone: {', '.join(undone.blocked)} changed since the restore; --force "
                                  "overwrites (what it overwrites is kept: the next --undo brings it back)")
             _report(undone)
-            return 1 if undone.skipped else 0
+            return 1 if undone.skipped or undone.refused else 0
         target = o.entry(args.to)
         plan = await asyncio.to_thread(plan_restore, o.storage.session_id, target, o.tree.path_ids(target),
-                                       o.history, o.journal, o.folder)
+                                       o.history, o.journal, o.boundary)
         where = f"entry {target}" if target else "the start of the session"
-        if not plan:
+        _refused([(s.shown, s.refused) for s in plan.refused])
+        n = len(plan.steps) - len(plan.refused)
+        if not n:
+            if plan.refused:
+                raise FilesError("nothing was restored: every file that differs is one a restore never writes (above)")
             print(f"Nothing to restore: the tracked files are as they were at {where}.")
             return 0
         todo = plan.ready + (plan.blocked if args.force else [])
-        n = len(plan.steps)
         print(f"At {_line(where)}, {n} tracked file{'s differ' if n != 1 else ' differs'} from the disk:")
         print("\n".join(_plan_lines(plan)))
         if plan.blocked and not args.force:
@@ -252,10 +271,10 @@ async def cmd_restore(args: argparse.Namespace) -> int:
         if not args.yes and not _ask(f"Restore {len(todo)} file{'s' if len(todo) != 1 else ''}? [y/N] "):
             print("Nothing was changed." + ("" if sys.stdin.isatty() else " Add --yes to restore."))
             return 1
-        done = await asyncio.to_thread(apply_restore, plan, o.history, o.journal, force=args.force)
-        _report(done)
+        done = await asyncio.to_thread(apply_restore, plan, o.history, o.journal, o.boundary, force=args.force)
+        _report(done, said={s.shown for s in plan.refused})
         print("`treechat restore SESSION --undo` brings back what this replaced.")
-        return 1 if done.skipped else 0
+        return 1 if done.skipped or done.refused else 0
 
 
 def _ask(question: str) -> bool:
@@ -267,10 +286,18 @@ def _ask(question: str) -> bool:
         return False
 
 
-def _report(outcome: Any) -> None:
+def _report(outcome: Any, said: Collection[str] = ()) -> None:
+    """What a restore or undo did (the refusals in `said` were told before it began)."""
     for shown in outcome.written:
         print(f"restored {_line(shown)}")
     for shown in outcome.removed:
         print(f"removed {_line(shown)}")
     for shown, why in outcome.skipped:
         print(f"treechat: kept {_line(shown)} as it is: {_line(why)}", file=sys.stderr)
+    _refused([(shown, why) for shown, why in outcome.refused if shown not in said])
+
+
+def _refused(refused: list[tuple[str, str]]) -> None:
+    """One line each on stderr for the files a restore never touches."""
+    for shown, why in refused:
+        print(f"treechat: refused {_line(shown)}: {_line(why)}; a restore never writes it", file=sys.stderr)

@@ -306,7 +306,11 @@ async def cmd_print(args: argparse.Namespace) -> int:
         await chat.open(storage)
         start_for_print(chat, args, sys.stderr)  # MCP servers, before the prompt (cli_mcp.py)
         try:
-            code = await run_print(chat, prompt, out=sys.stdout, err=sys.stderr, attach=args.attach or (), raw=args.raw)
+            if args.mode == "json":
+                code = await _print_json(chat, prompt, args)
+            else:
+                code = await run_print(chat, prompt, out=sys.stdout, err=sys.stderr, attach=args.attach or (),
+                                       raw=args.raw)
         finally:
             await chat.close()  # a session the run never wrote to is not kept
         if code != 2 and not args.session:
@@ -316,6 +320,64 @@ async def cmd_print(args: argparse.Namespace) -> int:
                   else "treechat: nothing was kept (--ephemeral, or storage memory): this session cannot be continued",
                   file=sys.stderr)
         return code
+
+
+async def _print_json(chat: Any, prompt: str, args: argparse.Namespace) -> int:
+    """`-p --mode json`: the run's events on stdout, which carries nothing else (see protocol_stdout)."""
+    from ..protocols.framing import FdLines
+    from ..protocols.json_mode import run_json
+
+    out = FdLines(protocol_stdout())
+    try:
+        return await run_json(chat, prompt, out=out, err=sys.stderr, attach=args.attach or ())
+    finally:
+        await out.close()
+
+
+def protocol_stdout() -> int:
+    """stdout for protocol lines only: a descriptor of its own, and fd 1 (what a stray print, a
+    library or a child process writes to) pointed at stderr from now on."""
+    sys.stdout.flush()
+    fd = os.dup(1)
+    os.dup2(2, 1)
+    return fd
+
+
+async def cmd_rpc(args: argparse.Namespace) -> int:
+    """`--mode rpc`: Pi's RPC protocol on stdin/stdout until stdin ends (app/protocols/rpc/)."""
+    from ..agent.tools import parse_tool_names
+    from ..bootstrap import load_environment, pick_session
+    from ..chat import Chat
+    from ..protocols.framing import FdLines, read_fd
+    from ..protocols.rpc.server import RpcServer, approvals_for
+
+    env = load_environment(args.home)
+    tools = parse_tool_names(args.tools) if args.tools is not None else None
+    async with catalog_for(args) as catalog:
+        storage = await pick_session(catalog, session_ref=args.session, continue_latest=args.continue_latest)
+        chat = Chat(catalog=catalog, settings=env.settings, registry=env.registry, model_ref=args.model,
+                    tools=tools, system=args.system)
+        server = RpcServer(chat)
+        out = FdLines(protocol_stdout(), on_broken=server.stop)
+        server.out = out
+        approvals_for(chat, server, yes=args.yes)
+        await chat.open(storage)
+        start_for_rpc(chat, args)
+        try:
+            await server.serve(read_fd(0))  # (fd 0 even when Python has no sys.stdin: a closed one is an end)
+        finally:
+            await chat.close()  # stops a run still going; a session nobody wrote to is not kept
+            await out.close()
+        return 0
+
+
+def start_for_rpc(chat: Any, args: argparse.Namespace) -> None:
+    """MCP servers start in the background, as in the app: their calls are asked about like bash."""
+    from .mcp import start_for_print
+
+    confirm = chat.confirm_tool
+    start_for_print(chat, args, sys.stderr)
+    chat.confirm_tool = confirm  # (start_for_print sets print mode's rule; RPC asks its client)
 
 
 async def _allow(command: str) -> bool:
@@ -348,6 +410,12 @@ async def cmd_mcp(args: argparse.Namespace) -> int:
     return await run_mcp(args)
 
 
+async def cmd_acp(args: argparse.Namespace) -> int:
+    from ..acp.run import run_acp
+
+    return await run_acp(args, catalog_for)
+
+
 async def cmd_tui(args: argparse.Namespace) -> int:
     from ..tui import run_tui
 
@@ -365,6 +433,7 @@ COMMANDS = {
     "reindex": cmd_reindex,
     "doctor": cmd_doctor,
     "mcp": cmd_mcp,
+    "acp": cmd_acp,
 }
 
 
@@ -374,9 +443,13 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"treechat {__version__}")  # the one answer that needs no parser: nothing else is imported
         return 0
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _modes_and_models(parser, args)
     if args.command:
         handler = COMMANDS.get(args.command) or args.run
+    elif args.mode == "rpc":
+        handler = cmd_rpc
     elif args.prompt is not None:
         handler = cmd_print
     else:
@@ -409,6 +482,22 @@ def main(argv: list[str] | None = None) -> int:
         # error text can carry a file's, a server's or a model's words: one line, controls made visible
         print(f"treechat: {visible_line(err)}", file=sys.stderr)
         return 1
+
+
+def _modes_and_models(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """--mode with what it needs; Pi's --provider NAME --model ID (as a client written for Pi passes
+    them) as --model NAME/ID. A combination that makes no sense is argparse's one line (status 2)."""
+    if args.mode is not None and args.command:
+        parser.error(f"--mode is for the app, -p and rpc, not for the {args.command} command")
+    if args.mode == "rpc" and args.prompt is not None:
+        parser.error("--mode rpc reads its prompts from stdin: leave out -p")
+    if args.mode in ("json", "text") and args.prompt is None:
+        parser.error(f"--mode {args.mode} needs -p PROMPT (or -p with piped text)")
+    if args.provider is not None:
+        if not args.model:
+            parser.error("--provider needs --model ID (or give --model PROVIDER/ID alone)")
+        if "/" not in args.model:
+            args.model = f"{args.provider}/{args.model}"
 
 
 # The errors that are one line, not a traceback. Named by module: a command that never imported

@@ -15,6 +15,15 @@ def _version_line() -> str:
     return f"treechat {__version__}"
 
 
+class _Parser(argparse.ArgumentParser):
+    """No abbreviations of long options (`--mode json` was read as `--model json`); the
+    subcommands' parsers are of this class too (add_subparsers makes them of the parent's)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Every option and subcommand of `treechat`."""
     class _Version(argparse.Action):
@@ -38,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
                             help="write replies, listings and exports byte for byte (by default control "
                                  "characters from models and files are shown as placeholders such as ␛)")
 
-    p = argparse.ArgumentParser(prog="treechat", description="A terminal chat for LLM agents whose history is a tree.")
+    p = _Parser(prog="treechat", description="A terminal chat for LLM agents whose history is a tree.")
     p.add_argument("--version", action=_Version, help="show the version and exit")
     common(p, None)
     p.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", nargs="?", const="",
@@ -47,12 +56,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-c", "--continue", dest="continue_latest", action="store_true", help="resume the most recent session")
     p.add_argument("--model", metavar="PROVIDER/ID", help="model to use, e.g. openai/gpt-4o-mini or anthropic/claude-sonnet-4-5")
     p.add_argument("--tools", metavar="LIST", help="enable built-in tools: read,ls,grep,bash,edit,write")
-    p.add_argument("--yes", action="store_true", help="print mode: allow what the app would ask about (bash "
-                   "commands, MCP calls, read/ls/grep outside the working folder, and edit/write inside it)")
+    p.add_argument("--yes", action="store_true", help="print mode and --mode rpc: allow what the app would ask about "
+                   "(bash commands, MCP calls, read/ls/grep outside the working folder, and edit/write inside it)")
     p.add_argument("--system", metavar="TEXT", help="instructions added to the system prompt (also config system_prompt)")
     p.add_argument("-a", "--attach", metavar="FILE", action="append",
                    help="print mode: attach a file (an image, or a text file); repeatable. In a prompt, @path does the same")
-    p.add_argument("--ephemeral", action="store_true", help="keep nothing: same as --storage memory")
+    p.add_argument("--ephemeral", "--no-session", action="store_true",
+                   help="keep nothing: same as --storage memory (--no-session: Pi's spelling)")
+    p.add_argument("--provider", metavar="NAME", help="with --model ID: the same as --model NAME/ID (Pi's spelling)")
+    p.add_argument("--mode", choices=("text", "json", "rpc"),
+                   help="text: -p's answer as text (the default); json: with -p, every event of the run as a JSON "
+                        "line (Pi's --mode json); rpc: Pi's RPC protocol, JSON lines over stdin/stdout (README: Protocols)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     s = sub.add_parser("sessions", help="list sessions, newest first")
@@ -100,6 +114,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .mcp import add_mcp_arguments
     add_mcp_arguments(p, sub, lambda s: common(s, argparse.SUPPRESS))
+
+    s = sub.add_parser("acp", help="serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains, "
+                       "Toad): --model, --tools and --system apply to every session",
+                       description="Run treechat as an ACP agent: an editor starts it and talks JSON-RPC over "
+                                   "stdin/stdout. Sessions are treechat's (session/load replays any of them); "
+                                   "questions go to the editor, which serves files and a terminal when it can.")
+    common(s, argparse.SUPPRESS)
+    for flag, meta, text in (("--model", "PROVIDER/ID", "the model every session starts with"),
+                             ("--tools", "LIST", "enable built-in tools: read,ls,grep,bash,edit,write"),
+                             ("--system", "TEXT", "instructions added to the system prompt")):
+        s.add_argument(flag, metavar=meta, default=argparse.SUPPRESS, help=text)
 
     s = sub.add_parser("doctor", help="check the set-up: config, storage, keys, local servers, terminal")
     common(s, argparse.SUPPRESS)

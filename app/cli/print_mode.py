@@ -15,6 +15,8 @@ import signal as signals
 from collections.abc import Sequence
 from typing import TextIO
 
+from treechat.agent.tools.bash import NO_CONFIRM
+from treechat.agent.tools.changes import NO_APPROVAL
 from treechat.chat import Chat, ChatError
 from treechat.chat.events import (
     ChatDelta,
@@ -77,6 +79,7 @@ class _Listen:
         self.printer, self.notes, self.waits = printer, notes, waits
         self.failures: list[str] = []
         self.overflow_explained = False  # the failed overflow recovery said why: the raw error adds nothing
+        self.refusal_told = False  # a command or an edit refused for want of --yes: said once
 
     def __call__(self, event: ChatEvent) -> None:
         printer = self.printer
@@ -92,6 +95,13 @@ class _Listen:
             if event.running is False:
                 self.waits.end("")
             for appended in event.appended:
+                refused = refused_tool(appended)
+                if refused is not None:
+                    if not self.refusal_told:
+                        self.refusal_told = True
+                        printer.finish()
+                        self.notes.line(refusal_line(refused))
+                    continue
                 changed = file_change_line(appended)
                 if changed:
                     printer.finish()
@@ -123,6 +133,34 @@ def _exit_code(last: AssistantMessage | None, listen: _Listen, notes: _Notes, *,
             notes.line(last.error_message or "the provider failed")
         return 1
     return 0
+
+
+_UNAPPROVED = NO_APPROVAL.partition("{what}")[2]  # what follows the change's name
+
+
+def refused_tool(event: EntryAppended) -> str | None:
+    """The tool (bash, edit, write) whose call was refused because `-p` cannot ask and `--yes`
+    was not given (the model is told so in the result); None for anything else."""
+    entry = event.entry
+    if not isinstance(entry, MessageEntry) or not isinstance(entry.message, ToolResultMessage):
+        return None
+    msg = entry.message
+    if not msg.is_error:
+        return None
+    text = message_text(msg)
+    if msg.tool_name == "bash" and text == NO_CONFIRM:
+        return "bash"
+    if msg.tool_name in ("edit", "write") and text.startswith("Not changed: ") and text.endswith(_UNAPPROVED):
+        return msg.tool_name
+    return None
+
+
+def refusal_line(tool: str) -> str:
+    """Said once a run: the tools are on (config.toml's default), -p asks nothing, so a command
+    or an edit needs --yes; or the tools go off."""
+    what = "shell command" if tool == "bash" else "edit" if tool == "edit" else "file write"
+    return (f"refused the model's {what}: -p asks no questions; --yes allows commands and edits in the working "
+            "folder, --tools '' (or tools = [] in config.toml) turns the tools off")
 
 
 def file_change_line(event: EntryAppended) -> str | None:

@@ -7,7 +7,7 @@ the file and the line (a README test loads every ```toml block, so they cannot d
 
     model = "openai/gpt-4.1-mini"      # default model, PROVIDER/MODEL-ID
     thinking = "medium"                # off | minimal | low | medium | high | xhigh
-    tools = ["read", "ls", "grep"]     # built-in tools, off unless listed
+    tools = ["read", "ls", "grep"]     # built-in tools (default: all six; [] turns them off)
     system_prompt = "Answer briefly."  # added to treechat's own system prompt
     theme = "textual-dark"             # any Textual theme (Ctrl+P → theme)
     storage = "postgres"               # sqlite (default) | jsonl | memory | postgres
@@ -41,6 +41,10 @@ from ..mcp.config import DEFAULT_TIMEOUT as DEFAULT_MCP_TIMEOUT
 from ..mcp.config import McpServerConfig, McpServers
 from .paths import config_path, resolve_home
 
+# Every built-in tool is on unless config.toml's `tools` (or --tools) says otherwise: bash, edit and
+# write ask before they act (the app's questions; `--yes` in -p). They are agent.tools.BUILTIN_TOOLS,
+# spelled out: settings load before any tool (tests/chat/test_tool_choice.py keeps the two equal).
+DEFAULT_TOOLS = ("read", "ls", "grep", "bash", "edit", "write")
 THINKING = ("off", "minimal", "low", "medium", "high", "xhigh")
 # Names earlier READMEs used; an old config gets "did you mean" with the real key.
 _RENAMED = {"default_model": "model", "thinking_level": "thinking"}
@@ -165,8 +169,12 @@ class ConfigFile(_Strict):
 
     model: ModelRef | None = None
     thinking: Literal["off", "minimal", "low", "medium", "high", "xhigh"] | None = None
-    tools: list[str] = Field(default_factory=list)
+    tools: list[str] = Field(default_factory=lambda: list(DEFAULT_TOOLS))
     allow_reads_outside: bool = False  # read, ls and grep outside the working folder without asking
+    # variables a tool's child (bash) gets although they hold secrets (tool_env.py withholds them)
+    tool_env: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = Field(default_factory=list)
+    # files in git's own folders (.git/…) edit, write and restores may change: relative to the working folder
+    writable_git_paths: list[str] = Field(default_factory=list)
     system_prompt: str | None = None
     theme: str | None = None
     # Bounded waits (seconds). A slow local model may think for minutes before its first byte;
@@ -183,6 +191,16 @@ class ConfigFile(_Strict):
     storage: Literal["sqlite", "jsonl", "memory", "postgres"] | None = None
     database_url: str | None = Field(default=None, repr=False)  # may hold a password: never shown
 
+    @field_validator("writable_git_paths")
+    @classmethod
+    def _writable_git_paths(cls, value: list[str]) -> list[str]:
+        for path in value:
+            if not path.strip() or any(ord(ch) < 32 or ord(ch) == 127 for ch in path):
+                raise ValueError(f"{path!r} is not a path: name each file, e.g. \".git/info/exclude\"")
+            if path.rstrip().endswith(("/", os.sep)):
+                raise ValueError(f"{path!r} is a folder: name each file, e.g. \".git/info/exclude\"")
+        return value
+
     @field_validator("database_url")
     @classmethod
     def _database_url(cls, value: str | None) -> str | None:
@@ -195,6 +213,8 @@ class ConfigFile(_Strict):
     # MCP servers (issue 24): their tools join as NAME__TOOL; a call waits mcp_timeout seconds at most
     mcp_servers: McpServers = Field(default_factory=dict)
     mcp_timeout: Annotated[float, Field(gt=0)] = DEFAULT_MCP_TIMEOUT
+    # how long `-p` waits for servers still starting before its first request (their tools join later)
+    mcp_startup_wait: Annotated[float, Field(ge=0)] = 10.0
 
 
 @dataclass
@@ -204,8 +224,10 @@ class Settings:
     providers: dict[str, ProviderConfig] = field(default_factory=dict)
     model: str | None = None
     thinking: str | None = None
-    tools: list[str] = field(default_factory=list)
+    tools: list[str] = field(default_factory=lambda: list(DEFAULT_TOOLS))
     allow_reads_outside: bool = False
+    tool_env: list[str] = field(default_factory=list)
+    writable_git_paths: list[str] = field(default_factory=list)
     system_prompt: str | None = None
     theme: str | None = None
     connect_timeout: float = 10.0
@@ -222,6 +244,7 @@ class Settings:
     config_loaded: bool = False  # a config file was found and read
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
     mcp_timeout: float = DEFAULT_MCP_TIMEOUT
+    mcp_startup_wait: float = 10.0
 
 
 def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> Settings:
@@ -245,8 +268,11 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
                 "compaction", "storage", "database_url"):
         setattr(settings, key, getattr(parsed, key))
     settings.tools = list(parsed.tools)
+    settings.tool_env = list(parsed.tool_env)
+    settings.writable_git_paths = list(parsed.writable_git_paths)
     settings.providers = {name: p.model_copy(update={"name": name}) for name, p in parsed.providers.items()}
     settings.mcp_servers, settings.mcp_timeout = dict(parsed.mcp_servers), parsed.mcp_timeout
+    settings.mcp_startup_wait = parsed.mcp_startup_wait
     return settings
 
 
@@ -301,6 +327,8 @@ def _explain(problem: Any, keys: list[str]) -> str:
         return f"must be {one_of()}"
     if key == "tools":
         return 'must be a list of tool names, e.g. ["read", "ls"]'
+    if key == "writable_git_paths" and problem["type"] != "value_error":
+        return 'must be a list of files, e.g. [".git/info/exclude"]'
     if key == "providers" and len(keys) == 1:
         return "must be a table of [providers.NAME] tables"
     if key == "mcp_servers" and len(keys) == 1 and problem["type"] != "value_error":

@@ -56,7 +56,7 @@ async def collect(home: str | None = None, *, env: Mapping[str, str] | None = No
     chosen = home or env.get("TREECHAT_HOME") or None
     data_dir = resolve_home(chosen, create=False)
     config_file = config_path(chosen)
-    checks = install_checks()
+    checks = [*install_checks(), modes_check()]
     settings, config_check = _settings(chosen, data_dir, config_file, env)
     checks.append(config_check)
     checks += storage_checks(data_dir)
@@ -114,6 +114,13 @@ def install_checks() -> list[Check]:
               None if textual != "not installed" else "reinstall treechat (pip install treechat)", {"version": textual}),
         Check("platform", "platform", "info", platform.platform(), data={"platform": platform.platform()}),
     ]
+
+
+def modes_check() -> Check:
+    """How treechat can be driven: the app, -p, and the protocols other programs speak."""
+    return Check("modes", "modes", "info", "the app; -p (--mode text, or json: Pi's event stream); --mode rpc "
+                 "(Pi 0.73.1's RPC protocol on stdin/stdout, and the tree)",
+                 data={"modes": ["app", "text", "json", "rpc"], "protocol": "pi-0.73.1"})
 
 
 # ---------------------------------------------------------------- files

@@ -35,7 +35,7 @@ class Check:
     @property
     def section(self) -> str:
         head = self.id.split(".", 1)[0]
-        if head in ("treechat", "python", "textual", "platform"):
+        if head in ("treechat", "python", "textual", "platform", "modes"):
             return "install"
         if head in ("config", "data", "database", "jsonl", "postgres"):
             return "files"

@@ -3,11 +3,10 @@ every error said with the path the person gave (never the temporary file written
 never replaced by something else (issue 21). Used by every format of `treechat export` and by the
 app's `/export`.
 
-- A regular file (or a new one) is written whole or not at all: the bytes go to a file nobody can
-  see yet (Linux's O_TMPFILE, else `.NAME.PID.tmp` beside it) that is renamed over the target at
-  the end; a new export is private (0600), a file written over keeps its own permissions. A
-  killed export leaves nothing behind (an O_TMPFILE has no name; a named one is removed by the
-  next export to that folder once its process is gone).
+- A regular file (or a new one) is written whole or not at all (`whole_file.WholeFile`: a file
+  nobody can see yet, renamed over the target at the end); a new export is private (0600), a file
+  written over keeps its own permissions. A killed export leaves nothing behind (an O_TMPFILE has
+  no name; a named one is removed by the next export to that file once its process is gone).
 - A symbolic link is written through: its target gets the export, the link stays a link.
 - A character device (`/dev/null`, a terminal) or a FIFO is written into, never replaced; a FIFO
   nobody reads is refused after FIFO_WAIT seconds, a reader that stops reading after STALL.
@@ -26,8 +25,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from treechat.storage.special import fsync_dir
 from treechat.storage.well_formed import well_formed_text
+
+from .whole_file import WholeFile, open_folder
 
 FIFO_WAIT = 10.0  # seconds for a reader to open a FIFO we export into
 STALL = 30.0  # seconds a device or FIFO may accept nothing before the export gives up
@@ -81,12 +81,12 @@ class ExportFile:
     (or leaving `async with` by an exception) leaves the target as it was — or, for a device or
     FIFO, with what was written so far."""
 
-    def __init__(self, path: Path, real: Path, fd: int, *, streaming: bool, mode: int,
-                 temp: str | None, tmpfile: bool) -> None:
+    def __init__(self, path: Path, real: Path, fd: int, *, streaming: bool, whole: WholeFile | None = None,
+                 folder_fd: int | None = None) -> None:
         self.path, self.real, self._fd = path, real, fd
         self.streaming = streaming  # a device or FIFO: written into, nothing renamed
         self.is_terminal = streaming and os.isatty(fd)
-        self._mode, self._temp, self._tmpfile = mode, temp, tmpfile
+        self._whole, self._folder_fd = whole, folder_fd
         self._buffer = bytearray()
         self._closed = False
 
@@ -107,18 +107,14 @@ class ExportFile:
         if st is None and real != path and not real.parent.is_dir():
             raise OutputError(errno.ENOENT, f"Cannot write {path}: it links to {real}, whose folder does not exist")
         mode = stat.S_IMODE(st.st_mode) if st is not None else NEW_MODE
-        _remove_stale_temps(real)
         with writing_to(path):
-            fd, temp = _hidden_file(real.parent)
-            if temp is None:
-                return cls(path, real, fd, streaming=False, mode=mode, temp=None, tmpfile=True)
-            temp = _named_temp(real) if temp == "" else temp
+            folder_fd = open_folder(real.parent)
             try:
-                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, NEW_MODE)
-            except FileExistsError:
-                os.unlink(temp)  # ours, from this very pid earlier: a dead run's leftover
-                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, NEW_MODE)
-        return cls(path, real, fd, streaming=False, mode=mode, temp=temp, tmpfile=False)
+                whole = WholeFile(folder_fd, real.name, mode)
+            except BaseException:
+                os.close(folder_fd)
+                raise
+        return cls(path, real, whole.fd, streaming=False, whole=whole, folder_fd=folder_fd)
 
     @classmethod
     async def _open_special(cls, path: Path, mode: int) -> ExportFile:
@@ -147,7 +143,7 @@ class ExportFile:
         else:
             with writing_to(path):
                 fd = os.open(path, flags)
-        return cls(path, path, fd, streaming=True, mode=mode, temp=None, tmpfile=False)
+        return cls(path, path, fd, streaming=True)
 
     # ------------------------------------------------------------ writing
 
@@ -193,27 +189,13 @@ class ExportFile:
 
     def _land(self) -> None:
         self._flush()
-        if self.streaming:
+        if self._whole is None:
             self._close()
             return
         with writing_to(self.path):
-            os.fsync(self._fd)
-            os.fchmod(self._fd, self._mode)
-            if self._tmpfile:
-                # give the unnamed file a name (pid-tagged, so a kill right here is cleaned up later)
-                self._temp = _named_temp(self.real)
-                folder = os.open(self.real.parent, os.O_RDONLY)
-                try:
-                    os.link(f"/proc/self/fd/{self._fd}", os.path.basename(self._temp), src_dir_fd=folder,
-                            dst_dir_fd=folder, follow_symlinks=True)
-                finally:
-                    os.close(folder)
-                self._tmpfile = False
-            self._close()
-            assert self._temp is not None
-            os.replace(self._temp, self.real)
-            self._temp = None
-        fsync_dir(self.real.parent)
+            self._closed = True  # (the whole file closes its descriptor)
+            self._whole.land()
+        self._close()
 
     def discard(self) -> None:
         """Nothing more lands; a temporary file is removed."""
@@ -222,15 +204,18 @@ class ExportFile:
                 self._flush()  # what was written so far still reaches the reader
             except OSError:
                 pass
+        if self._whole is not None:
+            self._closed = True
+            self._whole.discard()
         self._close()
-        if self._temp is not None:
-            Path(self._temp).unlink(missing_ok=True)
-            self._temp = None
 
     def _close(self) -> None:
         if not self._closed:
             self._closed = True
             os.close(self._fd)
+        if self._folder_fd is not None:
+            os.close(self._folder_fd)
+            self._folder_fd = None
 
     async def __aenter__(self) -> ExportFile:
         return self
@@ -248,57 +233,6 @@ async def write_text_file(path: Path, text: str) -> None:
         out.write(well_formed_text(text).encode("utf-8"))
 
 
-# ---------------------------------------------------------------- temporary files
-
-_TAG = ".treechat-"
-
-
-def _hidden_file(folder: Path) -> tuple[int, str | None]:
-    """(fd, None): an O_TMPFILE in `folder`, which has no name until `commit` links it. (-1, ""):
-    the system or file system has none; use a named temporary file."""
-    flag = getattr(os, "O_TMPFILE", 0)
-    if not flag or not os.path.isdir("/proc/self/fd"):
-        return -1, ""
-    try:
-        return os.open(folder, flag | os.O_WRONLY, NEW_MODE), None
-    except OSError as err:
-        if err.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
-            return -1, ""
-        raise
-
-
 def _through_link(path: Path) -> Path:
     """What writing `path` replaces: the file a link names (the link stays), else `path`."""
     return Path(os.path.realpath(path)) if os.path.islink(path) else path
-
-
-def _named_temp(real: Path) -> str:
-    return str(real.parent / f".{real.name}{_TAG}{os.getpid()}.tmp")
-
-
-def _remove_stale_temps(real: Path) -> None:
-    """`.NAME.treechat-PID.tmp` files of exports to `real` whose process is gone (killed)."""
-    prefix = f".{real.name}{_TAG}"
-    try:
-        names = [n for n in os.listdir(real.parent) if n.startswith(prefix) and n.endswith(".tmp")]
-    except OSError:
-        return
-    for name in names:
-        pid = name[len(prefix):-len(".tmp")]
-        if pid.isdigit() and not _alive(int(pid)):
-            try:
-                os.unlink(real.parent / name)
-            except OSError:
-                pass
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return False  # this process is not writing it: it is about to (a leftover of an earlier run)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 
 import httpx
 
+from treechat import bounded_json
+
+from .content_encoding import ACCEPT, body_chunks
 from .local import is_local_url
 from .proxy import client_for, route_for, ssl_context
 from .types import ModelInfo
@@ -87,11 +90,11 @@ async def _fetch_json(client: httpx.AsyncClient, method: str, url: str, body: ob
             if resp.status_code != 200:
                 return None, f"it answered HTTP {resp.status_code}", resp.status_code
             data = bytearray()
-            async for chunk in resp.aiter_bytes():
+            async for chunk in body_chunks(resp):  # (decompressed a piece at a time)
                 data += chunk
                 if len(data) > MAX_ANSWER_BYTES:
                     raise _TooLong()
-        return json.loads(bytes(data)), None, 200
+        return bounded_json.loads(bytes(data)), None, 200
     except _TooLong:
         return None, f"its answer is over {MAX_ANSWER_BYTES // 1_000_000} MB", 200
     except ValueError:
@@ -156,7 +159,8 @@ async def detect_local_servers(
     can even be tried to (a port out of range) raises its error."""
     if not servers:
         return []
-    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), trust_env=False, verify=ssl_context()) as client:
+    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), trust_env=False, verify=ssl_context(),
+                                 headers={"Accept-Encoding": ACCEPT}) as client:
         tasks = [asyncio.ensure_future(_probe(client, p, root)) for p, root in servers]
         try:
             await asyncio.wait(tasks, timeout=timeout)
@@ -176,7 +180,7 @@ async def _ask_url_server(server: UrlServer, timeout: float, transport: httpx.As
     """`server`'s model list (`GET {base_url}/models`, as OpenAI's own clients ask), within
     `timeout` seconds in all. A remote server goes through the environment's proxy, as its
     requests do; its key goes with it, to it alone."""
-    headers = {"Authorization": f"Bearer {server.api_key}"} if server.api_key else None
+    headers = {"Accept-Encoding": ACCEPT, **({"Authorization": f"Bearer {server.api_key}"} if server.api_key else {})}
     try:
         route = route_for(server.base_url, local=server.local)
         async with asyncio.timeout(timeout):
@@ -336,7 +340,8 @@ async def detect_model_info(base_url: str, model_id: str, *, server: str | None 
     try:
         async with asyncio.timeout(timeout):
             async with httpx.AsyncClient(timeout=httpx.Timeout(min(timeout, 1.0)), trust_env=False,
-                                         transport=transport, verify=ssl_context()) as client:
+                                         transport=transport, verify=ssl_context(),
+                                         headers={"Accept-Encoding": ACCEPT}) as client:
                 for name in order:
                     assert name is not None
                     found = await _PROBES[name](client, root, model_id)

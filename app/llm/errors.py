@@ -10,6 +10,8 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Literal
 
+from treechat import bounded_json
+
 from .local import shown_model_id
 
 ErrorKind = Literal[
@@ -130,7 +132,7 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
 def error_body_message(body: str) -> tuple[str, str | None, str | None]:
     """(message, type, code) from any provider's JSON error body, or the raw text."""
     try:
-        data = json.loads(body)
+        data = bounded_json.loads(body)
     except (ValueError, TypeError):
         return body.strip()[:300], None, None
     if isinstance(data, dict):
@@ -291,7 +293,7 @@ def proxy_http_error(status: int, body: str, *, proxy: str, source: str, provide
 
 def _is_json_error(body: str) -> bool:
     try:
-        data = json.loads(body)
+        data = bounded_json.loads(body)
     except (ValueError, TypeError):
         return False
     return isinstance(data, dict) and ("error" in data or data.get("object") == "error")

@@ -34,6 +34,7 @@ from treechat.storage.model import AssistantMessage, StopReason
 from treechat.storage.well_formed import well_formed_text
 
 from .abort import AbortSignal
+from .content_encoding import BodyEncodingError, body_chunks
 from .errors import ProviderError, classify_http_error, not_event_stream, proxy_http_error, redact
 from .proxy import client_for, route_for
 from .retry import RetryPolicy, with_retry
@@ -305,15 +306,18 @@ class _Request:
         return first
 
     async def read(self, response: httpx.Response) -> None:
-        chunks = response.aiter_bytes()
-        first = await self.sniff(response, chunks)
-        self.queue.put_nowait(StreamEvent("start", snapshot(self.parser.message)))
+        chunks = body_chunks(response)  # a compressed body: decompressed a piece at a time, so each bound holds
         decoder = SSEDecoder(max_event=self.options.max_reply_bytes)
         try:
+            first = await self.sniff(response, chunks)
+            self.queue.put_nowait(StreamEvent("start", snapshot(self.parser.message)))
             self.feed(decoder.feed(first))
             async for chunk in chunks:
                 self.feed(decoder.feed(chunk))
             self.feed(decoder.close())
+        except BodyEncodingError as err:
+            raise ProviderError("protocol", f"{self.provider} sent a reply treechat cannot read: {err}.",
+                                retryable=False) from None
         except EventTooLarge:
             raise ProviderError("limit", f"{self.provider} sent one event of over {_mb(self.options.max_reply_bytes)}, "
                                 "more than a whole reply may hold, and the reply was stopped; raise max_reply_mb in "
@@ -455,11 +459,11 @@ async def _error_body(response: httpx.Response) -> str:
     data = bytearray()
     try:
         async with asyncio.timeout(ERROR_BODY_SECONDS):
-            async for chunk in response.aiter_bytes():
+            async for chunk in body_chunks(response):
                 data += chunk
                 if len(data) >= ERROR_BODY_BYTES:
                     break
-    except (httpx.HTTPError, TimeoutError):
+    except (httpx.HTTPError, TimeoutError, BodyEncodingError):
         pass  # what arrived is the message
     return bytes(data[:ERROR_BODY_BYTES]).decode("utf-8", errors="replace")
 

@@ -18,6 +18,8 @@ from functools import lru_cache
 
 import httpx
 
+from .content_encoding import ACCEPT
+
 _LOCAL_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"}
 
 
@@ -102,4 +104,4 @@ def ssl_context() -> ssl.SSLContext:
 def client_for(route: Route, *, timeout: httpx.Timeout, transport: httpx.AsyncBaseTransport | None) -> httpx.AsyncClient:
     """An httpx client that goes exactly the way `route` says (raises ImportError for SOCKS without socksio)."""
     return httpx.AsyncClient(timeout=timeout, transport=transport, proxy=route.proxy, trust_env=False,
-                             verify=_ssl_context())
+                             verify=_ssl_context(), headers={"Accept-Encoding": ACCEPT})

@@ -17,6 +17,9 @@ from typing import Any, Protocol
 
 import httpx
 
+from treechat import bounded_json
+
+from .content_encoding import BodyEncodingError, body_chunks
 from .errors import ProviderError, classify_http_error, error_body_message
 from .sse import SSEEvent
 
@@ -74,7 +77,7 @@ class ResponsesUnstreamed:
 
 async def _whole(response: httpx.Response) -> bytes:
     data = bytearray()
-    async for chunk in response.aiter_bytes():
+    async for chunk in body_chunks(response):  # (decompressed a piece at a time)
         data += chunk
         if len(data) > MAX_REPLY_BYTES:
             break
@@ -102,7 +105,7 @@ async def ask_unstreamed(client: httpx.AsyncClient, url: str, headers: dict[str,
             text = (await _whole(response)).decode("utf-8", errors="replace")
         finally:
             await response.aclose()
-    except httpx.HTTPError as err:
+    except (httpx.HTTPError, BodyEncodingError) as err:
         raise ProviderError("transport", f"{empty}, and asking again without streaming failed too "
                             f"({type(err).__name__}); check the server's log.", retryable=False) from None
     if response.status_code >= 300:
@@ -114,7 +117,7 @@ async def ask_unstreamed(client: httpx.AsyncClient, url: str, headers: dict[str,
         raise ProviderError(error.kind, f"{empty}; asked again without streaming, it answered HTTP "
                             f"{response.status_code}: {detail}", status=response.status_code, retryable=False)
     try:
-        events = spec.events(json.loads(text))
+        events = spec.events(bounded_json.loads(text))
     except ValueError:
         events = None
     if not events:

@@ -4,9 +4,9 @@ bearer header and the reasoning effort a thinking level asks for."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from treechat import bounded_json
 from treechat.storage.model import AssistantMessage, ImageContent, TextContent, ToolCall
 
 from .errors import ProviderError
@@ -20,7 +20,7 @@ NO_OUTPUT = "(no output)"  # a tool result with no text: an empty one is refused
 def chunk_json(sse: SSEEvent, provider: str) -> Any:
     """An event's data as JSON; data that is not JSON ends the reply with one sentence."""
     try:
-        return json.loads(sse.data)
+        return bounded_json.loads(sse.data)
     except ValueError:
         raise ProviderError(
             "protocol", f"{provider} sent a malformed chunk ({sse.data[:60]!r}); the reply is incomplete."
@@ -35,7 +35,7 @@ def set_arguments(call: ToolCall, raw: str) -> None:
     if not raw.strip():
         return
     try:
-        value = json.loads(raw)
+        value = bounded_json.loads(raw)
     except ValueError:
         value = None
     if isinstance(value, dict):

@@ -23,6 +23,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from treechat import bounded_json
+
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 DEFAULT_TIMEOUT = 60.0  # seconds one tool call may take (config: mcp_timeout, or a server's timeout)
 DEFAULT_STARTUP_TIMEOUT = 30.0  # seconds a server may take to start and list its tools
@@ -189,7 +191,10 @@ def read_project_servers(path: Path, default_timeout: float) -> ProjectServers:
         if len(raw) > MAX_PROJECT_FILE:
             found.problems.append(f"{path}: over {MAX_PROJECT_FILE // 1000} KB; not read.")
             return found
-        data = json.loads(raw.decode("utf-8", "replace"))
+        data = bounded_json.loads(raw.decode("utf-8", "replace"))  # (a repository's: nesting bounded too)
+    except bounded_json.JsonBoundError as err:
+        found.problems.append(f"{path} {err}; not read.")
+        return found
     except (OSError, ValueError) as err:
         found.problems.append(f"{path}: cannot be read as JSON ({getattr(err, 'strerror', None) or err}).")
         return found

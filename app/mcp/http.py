@@ -2,7 +2,11 @@
 
 The SDK bounds one event of an event stream (`max_sse_event_size`) but reads a JSON answer
 whole; our httpx2 transport counts the bytes of every response body and stops at
-`max_message`, so a server that answers without end costs one error, not the memory.
+`max_message`, so a server that answers without end costs one error, not the memory. The bytes
+counted are decompressed ones: a gzip or deflate body is decompressed here, a piece at a time
+(`llm/content_encoding.py`), and httpx2 is left nothing to decompress (a 2 MB gzip answer of
+2 GB passed the bound that counted the bytes on the wire). The objects and lists of an answer (of
+each event of an event stream) are counted as they arrive too (`bounds.ItemCounter`).
 Servers on this machine never go through a proxy (their headers may carry a token).
 """
 
@@ -16,6 +20,10 @@ from urllib.parse import urlsplit
 import httpx2
 from mcp.client.streamable_http import streamable_http_client
 
+from treechat.llm.content_encoding import ACCEPT, BodyEncodingError, codings, decoded
+
+from .bounds import ItemCounter, TooManyItems
+
 CONNECT_TIMEOUT = 10.0
 READ_TIMEOUT = 300.0  # an event stream may stay quiet while a tool works; calls have their own limit
 
@@ -25,16 +33,23 @@ class AnswerTooLarge(httpx2.StreamError):
 
 
 class _Counted(httpx2.AsyncByteStream):
-    def __init__(self, inner: httpx2.AsyncByteStream, limit: int) -> None:
-        self.inner, self.limit, self.seen = inner, limit, 0
+    """A response body, decompressed here when it is encoded, its bytes and items counted."""
+
+    def __init__(self, inner: httpx2.AsyncByteStream, limit: int, encoded: list[str], items: ItemCounter) -> None:
+        self.inner, self.limit, self.encoded, self.items, self.seen = inner, limit, encoded, items, 0
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self.inner:
-            self.seen += len(chunk)
-            if self.seen > self.limit:
-                raise AnswerTooLarge(f"the server's answer was over {self.limit // 1_000_000} MB; "
-                                     "treechat stopped reading it")
-            yield chunk
+        chunks = decoded(self.inner, self.encoded) if self.encoded else self.inner
+        try:
+            async for chunk in chunks:
+                self.seen += len(chunk)
+                if self.seen > self.limit:
+                    raise AnswerTooLarge(f"the server's answer was over {self.limit // 1_000_000} MB; "
+                                         "treechat stopped reading it")
+                self.items.feed(chunk)
+                yield chunk
+        except (TooManyItems, BodyEncodingError) as err:
+            raise AnswerTooLarge(str(err)) from None
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -46,10 +61,15 @@ class _Bounded(httpx2.AsyncBaseTransport):
         self.limit = limit
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        request.headers["Accept-Encoding"] = ACCEPT  # what _Counted decompresses
         response = await self.inner.handle_async_request(request)
         stream = response.stream
         assert isinstance(stream, httpx2.AsyncByteStream)
-        response.stream = _Counted(stream, self.limit)
+        encoded = codings(response.headers)
+        if encoded:
+            del response.headers["Content-Encoding"]  # decompressed in _Counted, counted as it is
+        sse = response.headers.get("content-type", "").lower().startswith("text/event-stream")
+        response.stream = _Counted(stream, self.limit, encoded, ItemCounter(per_event=sse))
         return response
 
     async def aclose(self) -> None:

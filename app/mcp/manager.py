@@ -39,10 +39,12 @@ class ServerRow:
     error: str | None = None
     trusted: bool = False
     restarted: int = 0
+    bounded: str | None = None  # what the bounds on its tools left out (None: nothing)
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "state": self.state, "origin": self.origin, "where": self.where,
-                "tools": list(self.tools), "error": self.error, "trusted": self.trusted, "restarted": self.restarted}
+                "tools": list(self.tools), "error": self.error, "trusted": self.trusted, "restarted": self.restarted,
+                "bounded": self.bounded}
 
 
 class McpManager:
@@ -59,6 +61,8 @@ class McpManager:
         self.untrusted_note = "this project's .mcp.json is not trusted yet (/mcp trust asks)"
         self.problems: list[str] = []  # lines about servers that cannot be used at all
         self._tools: dict[str, list[AgentTool]] = {}
+        self._bounded: dict[str, str] = {}  # a server's tools over their bounds: what was left out
+        self._all_left_out: list[str] = []  # tools left out by the bound on every server's together
         self._start: asyncio.Task[None] | None = None
         self._started = False  # start() was called: servers added later start at once
 
@@ -102,13 +106,22 @@ class McpManager:
                 self.servers[spec.name] = server
                 server.start()
 
-    async def wait_started(self) -> None:
-        """Until every enabled server is ready or has failed (each within its startup timeout)."""
-        if self._start is not None:
-            await asyncio.gather(self._start, return_exceptions=True)
-        waits = [s.settled(s.spec.startup_timeout + 5) for s in self.servers.values()]
-        if waits:
-            await asyncio.gather(*waits)
+    async def wait_started(self, limit: float | None = None) -> list[str]:
+        """Until every enabled server is ready or has failed (all at once, each within its startup
+        timeout), or `limit` seconds in all; returns the servers still starting then."""
+
+        async def all_settled() -> None:
+            if self._start is not None:
+                await asyncio.gather(self._start, return_exceptions=True)
+            waits = [s.settled(s.spec.startup_timeout + 5) for s in self.servers.values()]
+            if waits:
+                await asyncio.gather(*waits)
+
+        waiting = asyncio.ensure_future(all_settled())
+        done, _ = await asyncio.wait({waiting}, timeout=limit)
+        if not done:
+            waiting.cancel()
+        return self.starting
 
     @property
     def starting(self) -> list[str]:
@@ -135,23 +148,65 @@ class McpManager:
     # ------------------------------------------------------------ what there is
 
     def tools(self) -> list[AgentTool]:
-        """The tools of every ready server, in the order the servers were declared."""
-        return [t for spec in self.specs for t in self._tools.get(spec.name, [])]
+        """The tools of every ready server, in the order the servers were declared, within the
+        bound on all of them together (tools.MAX_ALL_TOOLS, MAX_ALL_BYTES; the rest: `all_left_out`)."""
+        from .tools import MAX_ALL_BYTES, MAX_ALL_TOOLS
+
+        kept: list[AgentTool] = []
+        left_out: list[str] = []
+        budget = MAX_ALL_BYTES
+        for spec in self.specs:
+            for tool in self._tools.get(spec.name, []):
+                size = getattr(tool, "size", 0)
+                if len(kept) >= MAX_ALL_TOOLS or size > budget:
+                    left_out.append(tool.name)
+                    continue
+                kept.append(tool)
+                budget -= size
+        self._all_left_out = left_out
+        return kept
+
+    def all_bound_note(self) -> str | None:
+        """The line that says the bound on every server's tools together was hit (as of the last
+        `tools()`; None: it was not)."""
+        from .tools import MAX_ALL_BYTES, MAX_ALL_TOOLS
+
+        n = len(self._all_left_out)
+        if not n:
+            return None
+        names = ", ".join(self._all_left_out[:5]) + (", …" if n > 5 else "")
+        return (f"{n} MCP tool{'s are' if n != 1 else ' is'} not offered to the model ({names}): every server's "
+                f"tools together are bounded ({MAX_ALL_TOOLS} tools, {MAX_ALL_BYTES // 1000} KB).")
+
+    def listing_problems(self) -> list[str]:
+        """What `/mcp` and `treechat mcp` add under the servers: servers that cannot be used, and the bound."""
+        self.tools()
+        note = self.all_bound_note()
+        return [*self.problems, *([note] if note else [])]
 
     def _changed(self, server: McpServer, what: str) -> None:
-        from .tools import McpTool, exposed_name
+        from .tools import McpTool, exposed_name, offered
 
+        bound_line = None
         if server.state == "ready":
             taken = {t.name for name, tools in self._tools.items() if name != server.name for t in tools}
             made: dict[str, AgentTool] = {}
-            for info in server.tools:
+            kept = offered(server.tools, more=server.tools_unread)
+            for info in kept.tools:
                 exposed = exposed_name(server.name, info.name)
                 if exposed not in taken and exposed not in made:  # (two names the same once cleaned up)
                     made[exposed] = McpTool(server, info, confirm=self.confirm)
             self._tools[server.name] = list(made.values())
+            note = kept.note()
+            if note is not None and self._bounded.get(server.name) != note:  # said once, not at every listing
+                bound_line = f"MCP server {server.name!r}: {note}."
+            if note is None:
+                self._bounded.pop(server.name, None)
+            else:
+                self._bounded[server.name] = note
         else:
             self._tools.pop(server.name, None)
-        self.on_change(_line(server, what))
+        self.on_change(_line(server, what) or bound_line)
 
     def rows(self) -> list[ServerRow]:
         rows = []
@@ -165,7 +220,8 @@ class McpManager:
                 state = server.state
             tools = tuple(t.name for t in self._tools.get(spec.name, []))
             rows.append(ServerRow(spec.name, state, spec.origin, spec.where, tools, server.error if server else None,
-                                  spec.trusted, server.restarted if server else 0))
+                                  spec.trusted, server.restarted if server else 0,
+                                  self._bounded.get(spec.name) if state == "ready" else None))
         rows += [ServerRow(s.name, "not trusted", s.origin, s.where, error=self.untrusted_note) for s in self.untrusted]
         return rows
 
@@ -195,6 +251,8 @@ def format_rows(rows: list[ServerRow], problems: Sequence[str] = ()) -> str:
         mark = {"ready": "✓", "failed": "✗", "starting": "…", "not trusted": "?"}.get(r.state, "·")
         trusted = ", trusted" if r.trusted else ""
         lines.append(f"{mark} {r.name:<{width}}  {r.state}  {r.where}  ({r.origin}{trusted})")
+        if r.bounded:  # (before the tools: a hundred names would hide it)
+            lines.append(f"    bounded: {r.bounded}")
         if r.tools:
             lines.append(f"    {len(r.tools)} tool{'s' if len(r.tools) != 1 else ''}: {', '.join(r.tools)}")
         if r.error:

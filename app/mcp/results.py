@@ -5,7 +5,9 @@
   an image; anything else (audio, another kind, too large, not what it says) is a line saying so;
 - a resource link is a line with its name, address and type; an embedded resource is its text
   under its address, or an image, or a line;
-- `structuredContent` without any content is its JSON.
+- `structuredContent` without any content is its JSON;
+- at most MAX_BLOCKS blocks are read (an answer's objects are bounded before it is parsed, in
+  `bounds.py`; this bounds the work on what was parsed): the rest are one line saying how many.
 
 Nothing is fetched: a link is for the model to know about, not for treechat to follow.
 """
@@ -23,6 +25,7 @@ from treechat.storage.images import IMAGE_TYPES, human_size, image_mime
 from treechat.storage.model import ImageContent, TextContent
 
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
+MAX_BLOCKS = 1_000  # content blocks of one result read
 
 
 def convert_result(result: Any, tool: str) -> ToolResult:
@@ -38,7 +41,8 @@ def convert_result(result: Any, tool: str) -> ToolResult:
             blocks.append(TextContent(text="\n".join(texts)))
             texts.clear()
 
-    for block in getattr(result, "content", None) or []:
+    content = getattr(result, "content", None) or []
+    for block in content[:MAX_BLOCKS]:
         kind = getattr(block, "type", None)
         if kind == "text":
             text(str(block.text))
@@ -63,6 +67,8 @@ def convert_result(result: Any, tool: str) -> ToolResult:
                 text(embedded)
         else:
             text(f"[a {kind or 'content'} block treechat does not read]")
+    if len(content) > MAX_BLOCKS:
+        text(f"[{len(content) - MAX_BLOCKS:,} more content blocks: treechat reads the first {MAX_BLOCKS:,}]")
     structured = getattr(result, "structured_content", None)
     if not blocks and not texts and structured is not None:
         text(json.dumps(structured, ensure_ascii=False, indent=2, default=str))

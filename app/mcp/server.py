@@ -2,7 +2,9 @@
 
 A server lives in one task (`run`): connect, list the tools, then wait until it is stopped or its
 connection is lost. Starting is bounded by `startup_timeout`; a call by its timeout (and the
-run's stop signal); an answer by `max_message` bytes (the transports). A server that stops after
+run's stop signal); an answer by `max_message` bytes and `bounds.MAX_ITEMS` objects (the
+transports); what it sends unasked by `bounds.Gate`'s rates, and a flood of `tools/list_changed`
+is one listing at a time, RELIST_GAP apart (each listing rebuilds the tools offered). A server that stops after
 it was ready is restarted once; when that fails, or it stops again, it stays stopped and says why
 in one line. A server that cannot start at all is not retried (a missing program or a wrong URL
 does not fix itself): `restart()` tries again on request.
@@ -15,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import math
 import os
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -27,12 +30,15 @@ from mcp.shared.exceptions import MCPError
 
 from treechat import __version__
 
+from .bounds import Gate, GateCounts
 from .config import MissingVariable, ServerSpec, expand
 from .stdio import Launch, ProcessInfo, stdio_transport
 
 State = Literal["starting", "ready", "failed", "stopped"]
 MAX_MESSAGE = 16_000_000  # bytes of one message from a server (an image result is up to ~7 MB of base64)
 MAX_PAGES = 50  # pages of tools/list read at most
+RELIST_GAP = 1.0  # seconds between two listings of a server's tools asked for by list_changed
+TOOLS_READ = 1_000  # tools read of a listing at most (a hundred are offered: tools.MAX_TOOLS); no page after that
 # The environment a program gets, besides its own `env`: what finding programs and files needs,
 # never the API keys and tokens the rest of the environment may hold.
 INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
@@ -61,8 +67,13 @@ class McpServer:
         self.max_message = max_message
         self.state: State = "starting"
         self.tools: list[ToolInfo] = []
+        self.tools_unread = False  # its listing went on past TOOLS_READ or MAX_PAGES: not read
         self.error: str | None = None
         self.restarted = 0
+        self.counts = GateCounts()  # what it sent and what of it was dropped (bounds.Gate)
+        self.relists = 0  # listings of its tools after list_changed
+        self._relist_wanted = False
+        self._relister: asyncio.Task[None] | None = None
         self._client: Any = None
         self._settled = asyncio.Event()  # set whenever it is not "starting"
         self._stop = asyncio.Event()
@@ -84,8 +95,14 @@ class McpServer:
 
     async def stop(self) -> None:
         self._stop.set()
+        relister = self._relister
+        if relister is not None and not relister.done():
+            relister.cancel()
+            await asyncio.gather(relister, return_exceptions=True)
         task = self._task
         if task is not None and not task.done():
+            if self.state == "starting":
+                task.cancel()  # still starting: not waited for until its startup timeout (a -p that is done)
             await asyncio.gather(task, return_exceptions=True)
         if self.state != "failed":
             self._set("stopped")
@@ -136,7 +153,7 @@ class McpServer:
                                 client_info=types.Implementation(name="treechat", version=__version__),
                                 message_handler=self._on_message, cache=None)
                 async with client:
-                    self.tools = await _list_tools(client)
+                    self.tools, self.tools_unread = await _list_tools(client)
                     scope.deadline = math.inf  # started: from here a call bounds itself
                     self._client, ready, info.graceful = client, True, True
                     self._set("ready")
@@ -158,7 +175,9 @@ class McpServer:
             if isinstance(err, (KeyboardInterrupt, SystemExit)):
                 raise
             self._client = None
-            reason = _ended(info) if info.ended else None
+            leaf = _leaf(err)  # an error answer (the server's, or ours for an answer too large) says it; else its end
+            answered = isinstance(leaf, MCPError) and leaf.code != types.CONNECTION_CLOSED
+            reason = _ended(info) if info.ended and not answered else None
             text = reason or _describe(err)
             return ("lost", text) if ready else ("failed", text + ("" if reason else _words(info)))
         finally:
@@ -168,6 +187,9 @@ class McpServer:
         return "lost", _ended(info) or "its connection closed"
 
     def _transport(self, info: ProcessInfo) -> Any:
+        return _gated(self._bare_transport(info), self.counts)
+
+    def _bare_transport(self, info: ProcessInfo) -> Any:
         c = self.spec.config
         if c.kind == "http":
             from .http import http_transport
@@ -185,16 +207,25 @@ class McpServer:
 
     async def _on_message(self, message: Any) -> None:
         if getattr(message, "method", None) == "notifications/tools/list_changed" and self._client is not None:
-            asyncio.get_running_loop().create_task(self._relist())
+            self._relist_wanted = True  # however many come, one listing runs at a time, RELIST_GAP apart
+            if self._relister is None or self._relister.done():
+                self._relister = asyncio.get_running_loop().create_task(self._relist_while_wanted())
         await anyio.lowlevel.checkpoint()
+
+    async def _relist_while_wanted(self) -> None:
+        while self._relist_wanted and self._client is not None:
+            self._relist_wanted = False
+            await self._relist()
+            await asyncio.sleep(RELIST_GAP)  # a rate, not a wait for something: the next ask waits its turn
 
     async def _relist(self) -> None:
         client = self._client
         if client is None:
             return
+        self.relists += 1
         try:
             with anyio.fail_after(self.spec.startup_timeout):
-                self.tools = await _list_tools(client)
+                self.tools, self.tools_unread = await _list_tools(client)
         except Exception:  # noqa: BLE001 - the old list stays; a broken listing is not worth a crash
             return
         self.on_change(self, "tools")
@@ -221,18 +252,27 @@ class McpServer:
             raise
 
 
-async def _list_tools(client: Any) -> list[ToolInfo]:
+async def _list_tools(client: Any) -> tuple[list[ToolInfo], bool]:
+    """(the tools listed, up to TOOLS_READ; whether the listing went on past what was read)."""
     if client.server_capabilities.tools is None:
-        return []
+        return [], False
     found: list[ToolInfo] = []
     cursor: str | None = None
     for _ in range(MAX_PAGES):
         page = await client.list_tools(cursor=cursor)
-        found.extend(ToolInfo(t.name, t.description or t.title or "", dict(t.input_schema)) for t in page.tools)
+        found.extend(ToolInfo(t.name, t.description or t.title or "", dict(t.input_schema))
+                     for t in page.tools[: TOOLS_READ + 1 - len(found)])
         cursor = page.next_cursor
-        if not cursor:
+        if not cursor or len(found) > TOOLS_READ:
             break
-    return found
+    return found[:TOOLS_READ], bool(cursor) or len(found) > TOOLS_READ
+
+
+@asynccontextmanager
+async def _gated(transport: Any, counts: GateCounts) -> AsyncIterator[tuple[Any, Any]]:
+    """The transport with its read side behind a Gate (bounds.py): the rates of what a server sends."""
+    async with transport as (read, write):
+        yield Gate(read, counts), write
 
 
 async def _first(*waits: Any) -> None:

@@ -1,8 +1,10 @@
 """A server run as a program, spoken to over its stdin and stdout (newline-delimited JSON-RPC).
 
-Ours rather than the SDK's `stdio_client`, for three bounds the SDK does not keep:
+Ours rather than the SDK's `stdio_client`, for the bounds the SDK does not keep:
 - one message is at most `max_message` bytes: a longer line is read past and never held whole,
   and the request it answered fails with a sentence (the server stays usable);
+- one message holds at most `bounds.MAX_ITEMS` JSON objects and lists, counted on its bytes
+  before it is parsed (a message of many empty blocks costs 100 times its size as objects);
 - the server's stderr never reaches the terminal: its last few KB are kept for the one line that
   says why it stopped;
 - the server runs in its own process group, and everything it started is killed with it.
@@ -26,7 +28,10 @@ from anyio.abc import Process
 from anyio.streams.memory import MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
+from .bounds import MAX_ITEMS, count_items
+
 STDERR_KEEP = 8192  # bytes of the server's stderr kept (the tail), for "why it stopped"
+ITEMS_FROM = 64 * 1024  # a message this long or longer has its items counted before it is parsed
 CHUNK = 65536
 EXIT_GRACE = 2.0  # seconds a server gets to exit after its stdin closes, and again after SIGTERM
 _ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)')
@@ -140,7 +145,10 @@ async def _read_messages(process: Process, out: MemoryObjectSendStream[SessionMe
                 buffer.extend(piece)
                 if newline >= 0:
                     line, buffer = bytes(buffer), bytearray()
-                    if line.strip():
+                    if len(line) >= ITEMS_FROM and count_items(line) > MAX_ITEMS:
+                        await _send(out, _refused(line[:4096], f"the server's answer held over {MAX_ITEMS:,} JSON "
+                                                  "objects and lists; treechat did not read it"))
+                    elif line.strip():
                         await _send(out, _parse(line))
             if newline < 0:
                 break
@@ -160,15 +168,18 @@ def _parse(line: bytes) -> SessionMessage | Exception:
 
 
 def _too_large(head: bytes, limit: int) -> SessionMessage | None:
-    """The error response that ends the request an over-long line answered (None: its id is not
-    in its first bytes; the request then ends at its timeout)."""
+    return _refused(head, f"the server's answer was over {limit // 1_000_000} MB; treechat did not read it")
+
+
+def _refused(head: bytes, why: str) -> SessionMessage | None:
+    """The error response that ends the request a line too large to read answered (None: its id
+    is not in its first bytes; the request then ends at its timeout)."""
     match = _ID.search(head)
     if match is None:
         return None
     raw = match.group(1)
     request_id: int | str = int(raw) if raw[:1] != b'"' else raw[1:-1].decode("utf-8", "replace")
-    error = types.ErrorData(code=types.INTERNAL_ERROR,
-                            message=f"the server's answer was over {limit // 1_000_000} MB; treechat did not read it")
+    error = types.ErrorData(code=types.INTERNAL_ERROR, message=why)
     return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
 
 
@@ -183,10 +194,10 @@ async def _stop(process: Process, grace: float) -> None:
             _signal_group(process, signal.SIGKILL)
             await _exited(process, EXIT_GRACE)
     _signal_group(process, signal.SIGKILL)  # what it started and left behind
-    for stream in (process.stdout, process.stderr):
-        if stream is not None:
-            with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                await stream.aclose()
+    # anyio's aclose closes the pipes themselves, not only their streams (a pipe left open kept the
+    # process's transport alive past the event loop: a server that flooded its stdout), then reaps it
+    with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError), anyio.move_on_after(EXIT_GRACE):
+        await process.aclose()
 
 
 async def _exited(process: Process, limit: float) -> bool:

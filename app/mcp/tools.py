@@ -13,6 +13,7 @@ import contextlib
 import json
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -25,6 +26,68 @@ NO_CONFIRM = ("Calls to the MCP server {server!r} need confirmation and none is 
               "(or mark the server trust = true in config.toml).")
 SEPARATOR = "__"
 MAX_NAME = 64  # what OpenAI accepts for a function name
+# Every offered tool goes out with every request: a server that lists 50,000 tools (or one tool
+# with a 5 MB schema) must not make each request huge. A server's tools are bounded in count and
+# bytes (its description, cut, and its schema as JSON: each, and all of them); so is the sum of
+# every server's (McpManager.tools). What is left out is said in /mcp, `treechat mcp` and a notice.
+MAX_DESCRIPTION = 2_000  # characters of a tool's description sent to the model
+MAX_TOOLS = 100  # a server's tools offered
+MAX_TOOL_BYTES = 16_000  # one tool: description and schema, as JSON
+MAX_SERVER_BYTES = 100_000  # a server's tools together
+MAX_ALL_TOOLS, MAX_ALL_BYTES = 200, 250_000  # every server's together
+
+
+@dataclass(frozen=True)
+class Offered:
+    """A server's tools within the bounds: those offered, and what was left out (0: nothing)."""
+
+    tools: list[Any]  # the ToolInfos kept
+    left_out: int = 0
+    too_large: int = 0  # of those, left out for their own size
+    listed: int = 0  # how many the server listed (what was read of them)
+    more: bool = False  # it had more pages than were read
+
+    def note(self) -> str | None:
+        """The one line that says the bounds were hit (None: every tool is offered)."""
+        if not self.left_out:
+            return None
+        of = f"{self.listed:,}{'+' if self.more else ''}"
+        large = f"; {self.too_large:,} of them over {MAX_TOOL_BYTES // 1000} KB each" if self.too_large else ""
+        return (f"{len(self.tools)} of its {of} tools are offered to the model (a server's tools are bounded: "
+                f"{MAX_TOOLS} tools, {MAX_TOOL_BYTES // 1000} KB each, {MAX_SERVER_BYTES // 1000} KB in all{large})")
+
+
+def tool_size(info: Any) -> int:
+    """What a tool costs every request: its name, its description (as sent: cut) and its schema, in bytes."""
+    description = _cut(info.description or "", MAX_DESCRIPTION)
+    try:
+        schema = json.dumps(info.schema, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (ValueError, TypeError, RecursionError):
+        return MAX_TOOL_BYTES + 1
+    return len(info.name.encode("utf-8", "replace")) + len(description.encode("utf-8", "replace")) + len(
+        schema.encode("utf-8", "replace"))
+
+
+def offered(infos: list[Any], *, listed: int | None = None, more: bool = False) -> Offered:
+    """`infos` (a server's ToolInfos, in its order) within MAX_TOOLS, MAX_TOOL_BYTES and MAX_SERVER_BYTES."""
+    kept: list[Any] = []
+    too_large = 0
+    budget = MAX_SERVER_BYTES
+    for info in infos:
+        if len(kept) >= MAX_TOOLS:
+            break
+        size = tool_size(info)
+        if size > MAX_TOOL_BYTES:
+            too_large += 1
+        elif size <= budget:
+            kept.append(info)
+            budget -= size
+    total = len(infos) if listed is None else listed
+    return Offered(kept, max(total - len(kept), 1 if more else 0), too_large, total, more)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def exposed_name(server: str, tool: str) -> str:
@@ -47,8 +110,10 @@ class McpTool(AgentTool):
         self.server, self.tool = server, tool
         self.name = exposed_name(server.name, tool.name)
         self.label = f"{server.name}: {tool.name}"
-        self.description = tool.description or f"The {tool.name} tool of the MCP server {server.name}."
+        self.description = _cut(tool.description or f"The {tool.name} tool of the MCP server {server.name}.",
+                                MAX_DESCRIPTION)
         self.confirm = confirm
+        self.size = tool_size(tool)  # bytes it adds to every request (the manager's bound on all tools)
         self._schema = tool.schema if isinstance(tool.schema, dict) and tool.schema else {"type": "object"}
 
     @property

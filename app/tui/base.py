@@ -17,6 +17,7 @@ from textual.css.query import NoMatches
 from textual.notifications import Notify, SeverityLevel
 from textual.widget import MountError, Widget
 
+from treechat.text.sanitize import sanitize, sanitize_line
 from treechat.widgets.chrome.banner import Banner
 from treechat.widgets.composer.queue_tray import QueueTray
 from treechat.widgets.composer.view import Composer
@@ -25,6 +26,7 @@ from .registry import CommandHost
 
 if TYPE_CHECKING:  # loaded after the first frame (app/tui/starting.py)
     from treechat.chat import Chat
+    from treechat.chat.state import SendKind
     from treechat.widgets.transcript.view import Transcript
     from treechat.widgets.tree.view import TreeView
     from treechat.workspace.restore import RestorePlan
@@ -32,6 +34,7 @@ if TYPE_CHECKING:  # loaded after the first frame (app/tui/starting.py)
     from .questions import Questions
 
 W = TypeVar("W", bound=Widget)
+MAX_TOAST = 2000  # characters of a toast: a problem line quoting a huge name is cut, not drawn whole
 T = TypeVar("T")
 M = TypeVar("M")
 
@@ -68,6 +71,11 @@ class TuiBase(CommandHost, App[int]):
 
     async def submit(self, message: Composer.Submitted) -> None:
         """Send what the composer sent (WidgetRequests)."""
+        raise NotImplementedError
+
+    async def send_text(self, text: str, kind: SendKind, *, expand: bool = False) -> None:
+        """Send `text` (a template or `/skill` expanded with `expand`); the composer gets it back
+        when it was not sent (WidgetRequests)."""
         raise NotImplementedError
 
     async def typed_command(self, message: Composer.Command) -> None:
@@ -107,10 +115,18 @@ class TuiBase(CommandHost, App[int]):
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = False) -> None:
-        """As plain text: a toast may quote a model's or a file's words."""
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+        """A toast, as plain text (see `_on_notify`): it may quote a model's, a server's or a file's words."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     def _on_notify(self, event: Notify) -> None:
+        # Every toast passes here, whoever raised it (a widget's notify is the App's, a Notify may be
+        # posted directly), before App._on_notify shows it: so no caller can forget the sanitiser. A
+        # skill folder's name, a server's error, a path may carry an escape sequence (an OSC 52 set
+        # the clipboard) or markup ([link=…] becomes an OSC 8 hyperlink): neither reaches the terminal.
+        shown = event.notification
+        shown.message = _toast_text(shown.message)
+        shown.title = sanitize_line(shown.title, 200)
+        shown.markup = False
         # One toast at a time: the newest replaces the last (App._on_notify, after this, adds it).
         self.clear_notifications()
 
@@ -119,6 +135,13 @@ class TuiBase(CommandHost, App[int]):
 
     def show_error(self, text: str) -> None:
         self.ui(Banner, "#banner").show(text, "error")
+
+    def clear_error(self) -> None:
+        """A new message or command: an error line about the last one is not news any more (a new
+        failure shows its own)."""
+        banner = self.ui(Banner, "#banner")
+        if banner.severity == "error":
+            banner.hide()
 
     async def attempt(self, work: Awaitable[T]) -> T | None:
         """Run a controller call; a ChatError (or a StorageError: a locked or full store) becomes
@@ -198,3 +221,8 @@ class TuiBase(CommandHost, App[int]):
             current = composer.text.strip()
             composer.set_text(f"{text}\n{current}" if current else text)
             composer.focus()
+
+
+def _toast_text(text: object) -> str:
+    clean = sanitize(text).strip()
+    return clean if len(clean) <= MAX_TOAST else clean[: MAX_TOAST - 1] + "…"

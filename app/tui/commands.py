@@ -71,6 +71,7 @@ class TreechatCommands(Provider):
 class SlashCommands(TuiBase):
     @on(Composer.Command)
     async def _composer_command(self, message: Composer.Command) -> None:
+        self.clear_error()
         if not self.hold_request(message):  # before the session opens it waits (app/tui/starting.py)
             await self.typed_command(message)
 

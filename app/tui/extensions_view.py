@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 # App, whose first frame is drawn before it (app/tui/starting.py).
 
 QUIET_BEFORE_ASKING = 1.5  # seconds without a key before the trust question shows
+F1_DESCRIPTION = 200  # characters of a template's or skill's description in F1
 
 
 @dataclass(frozen=True)
@@ -67,9 +68,7 @@ class ExtensionsView(TuiBase):
         # (a quiet time, not a condition to wait on: it sleeps until the last key is that old)
         while (left := QUIET_BEFORE_ASKING - (time.monotonic() - max(getattr(self, "last_key_at", 0.0), asked_at))) > 0:  # noqa: ASYNC110
             await asyncio.sleep(left)
-        listed = "\n".join(f"  {s.name}: {s.where}" for s in found.servers)
-        body = (f"{found.path} asks to run these MCP servers (their tools will ask before each call):\n\n{listed}\n\n"
-                "Start them only if you trust this project.")
+        body = self.chat.describe_project_mcp()
         spec = QuestionSpec("Start this project's MCP servers?", body, yes="Start them", no="Never",
                             session="This time only", escape="later",
                             keys="y starts them (and remembers) · a starts them this time · n never for this file · "
@@ -109,8 +108,7 @@ class ExtensionsView(TuiBase):
         if not is_skill and (name in self.slash_commands or self.chat.extensions.template(name) is None):
             return False
         kind: SendKind = "follow_up" if message.kind == "follow_up" else "steer" if message.kind == "steer" else "send"
-        if await self.attempt(self.chat.send(message.text, kind, expand=True)) is None:
-            self.composer.give_back(message.text)
+        await self.send_text(message.text, kind, expand=True)
         return True
 
     @command("skill", title="Use a skill", args="[NAME] [text]",
@@ -135,7 +133,7 @@ class ExtensionsView(TuiBase):
             self.notify(f"Restarting MCP server {words[1]}…", timeout=3)
             text = await self.attempt(_restart(self, words[1]))
             if text is not None:
-                self.push_screen(TextDialog("MCP servers", text))
+                self.push_screen(TextDialog("MCP servers", text, follow=self.chat.mcp_text))
             return
         if words == ["trust"]:
             self.questions.handed_over()  # asked for: the answer may come at once
@@ -145,7 +143,7 @@ class ExtensionsView(TuiBase):
             self.show_error("/mcp shows the servers; /mcp restart NAME starts one again; /mcp trust asks again "
                             "about this project's .mcp.json.")
             return
-        self.push_screen(TextDialog("MCP servers", self.chat.mcp_text()))
+        self.push_screen(TextDialog("MCP servers", self.chat.mcp_text(), follow=self.chat.mcp_text))
 
     def extensions_help(self) -> str:
         """F1's part about what was found: the templates (with their descriptions) and skills."""
@@ -153,12 +151,12 @@ class ExtensionsView(TuiBase):
         out = []
         if ext.templates:
             out += ["## Prompt templates", ""]
-            out += [f"- `/{t.name}{' ' + t.argument_hint if t.argument_hint else ''}` — {t.description}"
+            out += [f"- `/{t.name}{' ' + t.argument_hint if t.argument_hint else ''}` — {_cell(t.description)}"
                     for t in ext.templates]
             out.append("")
         if ext.skills:
             out += ["## Skills", "", "`/skill NAME [text]` puts one into your message.", ""]
-            out += [f"- `{s.name}` — {s.description}" for s in ext.skills]
+            out += [f"- `{s.name}` — {_cell(s.description)}" for s in ext.skills]
             out.append("")
         return "\n".join(out)
 
@@ -174,6 +172,12 @@ class ExtensionsView(TuiBase):
             return _completion(start, cursor, typed, self.argument_choices(name.lower(), self.chat), prefix="")
         names = sorted({*self.slash_commands, *(t.name for t in self.chat.extensions.templates)})
         return _completion(0, cursor, name.lower(), names, prefix="/")
+
+
+def _cell(text: str) -> str:
+    """A description in F1's list: one line, cut (a skill's may be 1,024 characters, and there may be hundreds)."""
+    line = " ".join(text.split())
+    return line if len(line) <= F1_DESCRIPTION else line[: F1_DESCRIPTION - 1] + "…"
 
 
 def _completion(start: int, end: int, typed: str, choices: list[str], *, prefix: str) -> SlashCompletion | None:

@@ -3,7 +3,8 @@ restore the files when the leaf moves, and `/restore`.
 
 Every question is asked through the App's questions (app/tui/questions.py: typing cannot answer
 it; Enter alone refuses). "Allow edits for this session" covers edits and writes inside the working folder only:
-one outside it is asked every time, with its own title.
+one outside it is asked every time, with its own title; one in git's own folders never reaches a
+question (the tool refuses it). A restore's question names the files it never writes.
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ class WorkspaceView(TuiBase):
                          "last wrote them (what it replaces is kept: /restore --undo).")
         if plan.unavailable:
             notes.append("Cannot restore: " + "; ".join(f"{s.shown} ({s.unavailable})" for s in plan.unavailable))
+        if plan.refused:
+            notes.append(_never(plan))
         title = f"Restore {_plural(len(steps), 'file')} to this point?"
         spec = QuestionSpec(title, diff=plan.diff_text(steps) or "", note=" ".join(notes), yes="Restore",
                             no="Keep the files", session=None,
@@ -120,4 +123,15 @@ def _nothing(plan: RestorePlan, force: bool) -> str:
         names = ", ".join(s.shown for s in plan.blocked)
         return (f"{names} changed on disk since treechat last wrote it; /restore --force puts it back as it was "
                 "here (/restore --undo brings back what that replaces).")
-    return "Cannot restore: " + "; ".join(f"{s.shown} ({s.unavailable})" for s in plan.unavailable)
+    parts = []
+    if plan.unavailable:
+        parts.append("Cannot restore: " + "; ".join(f"{s.shown} ({s.unavailable})" for s in plan.unavailable) + ".")
+    if plan.refused:
+        parts.append(_never(plan))
+    return " ".join(parts)
+
+
+def _never(plan: RestorePlan) -> str:
+    from treechat.chat.workspace import refused_text
+
+    return refused_text([(s.shown, s.refused) for s in plan.refused])

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from treechat.agent.tools.file_write import replace_file
+from treechat.export.whole_file import write_private
 from treechat.storage.model import now_iso
 
 from .blobs import pack, unpack
@@ -74,18 +74,22 @@ class Journal:
     def save(self) -> None:
         data = {"v": 1, "undo": [{"at": r.at, "to": r.to, "files": [vars(f) for f in r.files], "blobs": r.blobs}
                                  for r in self.undo[-UNDO_KEPT:]]}
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        replace_file(str(self.path), json.dumps(data, ensure_ascii=False).encode("utf-8"), mode=0o600)
+        write_private(self.path, json.dumps(data, ensure_ascii=False).encode("utf-8"))
         if self._wrote:
             wrote, self._wrote = self._wrote, []
             self.written.set(wrote)
 
-    def expected(self, path: str, history: FileHistory) -> str | None:
-        """The content treechat last made of `path` on this machine (any session's write, restore
-        or undo); for a file it never wrote here, the session's last checkpoint of it."""
+    def accepts(self, path: str, content: str | None, history: FileHistory) -> bool:
+        """`content` is what treechat last made of `path` on this machine (any session's write,
+        restore or undo, either side of one it never finished); for a file it never wrote here,
+        the session's last checkpoint of it."""
         if self.written.knows(path):
-            return self.written.content(path)
-        return history.last_recorded(path)[0]
+            return self.written.accepts(path, content)
+        return content == history.last_recorded(path)[0]
+
+    def intend(self, changes: list[tuple[str, str | None, str | None]]) -> None:
+        """Before a restore or undo writes: each (path, content now, content about to be written)."""
+        self.written.intend(changes)
 
     def wrote(self, path: str, content: str | None) -> None:
         """A restore or undo put `content` at `path` (recorded at the next `save`)."""

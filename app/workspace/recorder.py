@@ -4,6 +4,10 @@ A checkpoint is appended at the leaf while the tool runs: after the assistant me
 for the change, before the tool result that reports it. It carries the blobs of the contents
 before and after that the path to it does not hold yet (one blob per distinct content along a
 path; a content over MAX_TRACKED_BYTES is named by its hash only and the tool says so).
+
+Around a bash command it looks only at tracked files a restore may write (`Boundary`): never at
+one outside the working folder or in git's own folders (an imported session may name any path),
+so no checkpoint of a command takes such a file in.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from treechat.agent.tools.changes import Recorded
+from treechat.agent.tools.workfolder import Boundary
 from treechat.session.session import Session
 from treechat.storage.base import StorageError
 
@@ -35,9 +40,20 @@ class SessionRecorder:
     controller's tree index has them; None: read from storage)."""
 
     def __init__(self, session: Session, history: FileHistory,
-                 path_ids: Callable[[], Sequence[str]] | None = None, written: WrittenLog | None = None) -> None:
+                 path_ids: Callable[[], Sequence[str]] | None = None, written: WrittenLog | None = None,
+                 boundary: Boundary | None = None) -> None:
         self.session, self.history, self.path_ids = session, history, path_ids
         self.written = written  # what treechat last wrote on this machine (None: not kept)
+        self.boundary = boundary  # which tracked files a command is watched for (None: every one)
+
+    async def intend(self, path: str, before: bytes | None, after: bytes | None) -> None:
+        if self.written is None:
+            return
+        change = (path, digest(before) if before is not None else None, digest(after) if after is not None else None)
+        try:
+            await asyncio.to_thread(self.written.intend, [change])
+        except OSError:
+            pass  # a home that cannot be written: a later restore asks for --force, nothing is lost
 
     async def record(self, tool: str, tool_call_id: str | None, path: str, before: bytes | None,
                      after: bytes | None) -> Recorded:
@@ -86,8 +102,7 @@ class SessionRecorder:
         return Recorded(entry_id, "; ".join(notes))
 
     async def snapshot(self) -> Snapshot:
-        paths = self._watched()
-        return Snapshot(await asyncio.to_thread(lambda: {p: look(p, MAX_TRACKED_BYTES) for p in paths}))
+        return Snapshot(await asyncio.to_thread(lambda: {p: look(p, MAX_TRACKED_BYTES) for p in self._watched()}))
 
     async def record_command(self, tool_call_id: str | None, snapshot: object) -> list[str]:
         if not isinstance(snapshot, Snapshot) or not snapshot.files:
@@ -110,4 +125,5 @@ class SessionRecorder:
                 recent.setdefault(change.path, None)
             if len(recent) >= WATCH_LIMIT:
                 break
-        return list(recent)[:WATCH_LIMIT]
+        paths = list(recent)[:WATCH_LIMIT]
+        return paths if self.boundary is None else [p for p in paths if self.boundary.restore_refusal(p) is None]

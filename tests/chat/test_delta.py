@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from treechat.chat.events import ChatDelta, ReplyStreaming, SessionOpened, Succeeded
+from treechat.chat.events import ChatDelta, ReplyPending, ReplyStreaming, SessionOpened, Succeeded
 from treechat.storage.model import MessageEntry
 
 from .test_chat import fake, make_chat  # noqa: F401 - the loopback provider fixture
@@ -20,11 +20,15 @@ async def test_one_send_is_one_delta_per_visible_change(catalog, fake, tmp_path)
     assert await chat.send("hi") == "sent"
     await chat.wait_idle()
     deltas = [e for e in rec.raw if isinstance(e, ChatDelta)]
-    others = [e for e in rec.raw if not isinstance(e, (ChatDelta, ReplyStreaming))]
+    others = [e for e in rec.raw if not isinstance(e, (ChatDelta, ReplyStreaming, ReplyPending))]
     entries = [a.entry for d in deltas for a in d.appended]
-    # the model and thinking settings (written before the first message), the prompt, the reply
-    assert [e.type for e in entries] == ["model_change", "thinking_level_change", "message", "message"]
+    # the model, thinking and tool settings (written before the first message), the prompt, the reply
+    assert [e.type for e in entries] == ["model_change", "thinking_level_change", "active_tools_change", "message",
+                                         "message"]
     assert others == [Succeeded()]
+    # the request is shown as pending before its reply streams (issue 37: a wait is never invisible)
+    pending = [i for i, e in enumerate(rec.raw) if isinstance(e, ReplyPending)]
+    assert len(pending) == 1 and pending[0] < [type(e) for e in rec.raw].index(ReplyStreaming)
     # each delta shows something, and nothing twice: at most one per entry, plus the run starting
     assert all(d != ChatDelta() for d in deltas)
     assert len(deltas) <= len(entries) + 1, [(len(d.appended), d.header, d.status, d.queue, d.running) for d in deltas]

@@ -30,7 +30,7 @@ print(json.dumps({"code": code, "out": out.getvalue()[:200], "err": err.getvalue
 # What a storage command must never load: the providers' HTTP stack, the TUI, the agent loop.
 NEVER = ("httpx", "textual", "rich", "markdown_it", "treechat.tui", "treechat.chat", "treechat.llm.openai",
          "treechat.llm.anthropic", "treechat.llm.registry", "treechat.agent.agent", "treechat.agent.loop",
-         "treechat.session.agent_session", "mcp", "mcp_types", "anyio", "yaml")
+         "treechat.session.agent_session", "mcp", "mcp_types", "anyio", "yaml", "acp", "treechat.acp")
 
 
 def probe(*argv: str) -> dict[str, Any]:

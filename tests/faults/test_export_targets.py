@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import treechat.export.target as export_target
+import treechat.export.whole_file as whole_file
 from treechat.cli.main import main
 from treechat.session.session import Session
 from treechat.storage import open_catalog
@@ -236,6 +237,6 @@ def test_a_named_leftover_of_a_killed_export_goes_at_the_next(capsys, place, mon
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     (work / f".x.jsonl.treechat-{dead.pid}.tmp").write_bytes(b"x" * 1000)
-    monkeypatch.setattr(export_target, "_hidden_file", lambda folder: (-1, ""))
+    monkeypatch.setattr(whole_file, "hidden_file", lambda folder_fd, mode: None)
     assert export(capsys, place, "jsonl", target) == (0, "")
     assert sorted(p.name for p in work.iterdir()) == ["x.jsonl"]

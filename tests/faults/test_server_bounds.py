@@ -149,3 +149,65 @@ async def test_print_mode_says_which_limit_and_how_to_raise_it(fake, tmp_path) -
     stored = (await session.build_session_context()).messages[-1]
     assert assistant_of(stored).stop_reason == "error" and len(first_text(stored)) > 100_000
     assert json.loads(json.dumps(getattr(stored, "errorKind", None))) == "limit"  # an extra field, kept on disk
+
+
+# ---------------------------------------------------------------- issue 36: compressed bodies
+# httpx decompressed a gzip body one network read at a time, and 64 KB of gzip can be 64 MB: every
+# byte bound (an event, a reply, an error body) now sees decompressed bytes, in pieces of 64 KB.
+
+
+def gzipped(data: bytes) -> bytes:
+    import gzip
+
+    return gzip.compress(data, 9)
+
+
+async def test_a_gzip_compressed_reply_is_read(fake) -> None:
+    frames = b"".join(sse_frame(c) for c in openai_chunks(["compressed ", "reply"])) + b"data: [DONE]\n\n"
+    fake.enqueue([Status(200, {**SSE_HEADERS, "Content-Encoding": "gzip"}), Send(gzipped(frames))])
+    final = await stream(fake)
+    assert final.stop_reason != "error", final.error_message
+    assert first_text(final) == "compressed reply"
+    assert fake.requests[0].headers.get("accept-encoding") == "gzip, deflate"  # only what is read is asked for
+
+
+async def test_a_gzip_bomb_stops_at_the_event_bound_in_decompressed_bytes(fake) -> None:
+    bomb = gzipped(b'data: {"choices": [{"delta": {"content": "' + b"x" * (200 << 20))  # 200 MB in ~200 KB
+    fake.enqueue([Status(200, {**SSE_HEADERS, "Content-Encoding": "gzip"}), Send(bomb)])
+    final = await stream(fake, max_reply_bytes=1_000_000)
+    assert final.stop_reason == "error" and "one event of over 1 MB" in final.error_message
+
+
+async def test_a_body_in_an_encoding_not_asked_for_is_one_error(fake) -> None:
+    fake.enqueue([Status(200, {**SSE_HEADERS, "Content-Encoding": "br"}), Send(b"\x1b\x00\x00")])
+    final = await stream(fake)
+    assert final.stop_reason == "error"
+    assert final.error_message == ("openai sent a reply treechat cannot read: the answer is encoded as br, which "
+                                   "treechat does not read (it asks for gzip, deflate).")
+
+
+async def test_decompression_hands_on_bounded_pieces() -> None:
+    from treechat.llm.content_encoding import PIECE, decoded
+
+    async def network():  # one read of the wire: 50 KB that stand for 50 MB
+        yield gzipped(b"\0" * (50 << 20))
+
+    sizes = []
+    async for piece in decoded(network(), ["gzip"]):
+        sizes.append(len(piece))
+        if sum(sizes) > 2 * PIECE:
+            break
+    assert max(sizes) <= PIECE  # httpx handed on the 50 MB at once
+
+
+async def test_tool_arguments_nested_thousands_deep_are_an_error_for_the_model(fake) -> None:
+    """A model's (or a server's) JSON goes through bounded_json: nesting past 64 is invalid
+    arguments the model is told about, not a RecursionError that ended the reply."""
+    from treechat.storage.model import ToolCall
+
+    deep = '{"path": ' + "[" * 50_000 + "]" * 50_000 + "}"
+    fake.script_openai(tool_calls=[{"id": "c1", "name": "read", "arguments": deep}])
+    final = await stream(fake)
+    assert final.stop_reason == "toolUse", final.error_message
+    call = next(block for block in final.content if isinstance(block, ToolCall))
+    assert call.arguments_error is not None and "were not valid JSON" in call.arguments_error

@@ -6,13 +6,22 @@ answers), crash (exits mid-call), slow (answers after `seconds`).
 
 Run as `python fake_server.py [--crash-at-start] [--silent] [--flaky FILE]`: `--flaky FILE`
 exits at its first `crash` call and counts its starts in FILE.
+
+`--wait-for FILE` answers nothing until FILE exists.
+Hostile options (tests/faults): `--say TEXT` writes TEXT to stderr and exits at start;
+`--tools N [--page P]` lists N more tools (`t0`, `t1`, …), P a page (0: all in one answer);
+`--big-schema` gives the first of them a 100 KB schema; `--flood N` sends N notifications
+(logging, progress, list_changed, in turn) as fast as the pipe takes them, once it has listed its tools.
+The tool `blocks` answers `count` empty text blocks (15 MB is 500,000).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import os
 import sys
+import threading
 import time
 
 PNG = base64.b64encode(bytes.fromhex(
@@ -30,12 +39,41 @@ TOOLS = [
     {"name": "crash", "description": "Exits", "inputSchema": {"type": "object"}},
     {"name": "slow", "description": "Answers later", "inputSchema": {
         "type": "object", "properties": {"seconds": {"type": "number"}}}},
+    {"name": "blocks", "description": "Many empty blocks", "inputSchema": {
+        "type": "object", "properties": {"count": {"type": "integer"}}}},
 ]
 
 
+WRITING = threading.Lock()  # the flood's thread and the answers share stdout
+
+
 def send(message: dict) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
+    with WRITING:
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
+
+
+def option(argv: list[str], name: str, default: str | None = None) -> str | None:
+    return argv[argv.index(name) + 1] if name in argv else default
+
+
+def listed_tools(argv: list[str]) -> list[dict]:
+    extra = int(option(argv, "--tools", "0") or 0)
+    more = [{"name": f"t{i}", "description": f"tool {i}", "inputSchema": {"type": "object"}} for i in range(extra)]
+    if more and "--big-schema" in argv:
+        more[0] = {**more[0], "inputSchema": {"type": "object", "description": "x" * 100_000}}
+    return TOOLS + more
+
+
+def flood(count: int) -> None:
+    kinds: list[dict] = [{"method": "notifications/message", "params": {"level": "info", "data": "busy"}},
+             {"method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}},
+             {"method": "notifications/tools/list_changed"}]
+    try:
+        for i in range(count):
+            send({"jsonrpc": "2.0", **kinds[i % len(kinds)]})
+    except (BrokenPipeError, OSError):
+        pass
 
 
 def result(request_id: object, content: list, is_error: bool = False) -> None:
@@ -62,6 +100,8 @@ def call(request_id: object, name: str, args: dict) -> None:
         sys.stderr.write("fatal: the crash tool was called\n")
         sys.stderr.flush()
         sys.exit(7)
+    elif name == "blocks":
+        result(request_id, [{"type": "text", "text": ""}] * int(args.get("count", 500_000)))
     elif name == "slow":
         time.sleep(float(args.get("seconds", 1)))
         result(request_id, [{"type": "text", "text": "slow done"}])
@@ -69,8 +109,8 @@ def call(request_id: object, name: str, args: dict) -> None:
         send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32602, "message": f"no tool {name}"}})
 
 
-def main() -> None:
-    argv = sys.argv[1:]
+def at_start(argv: list[str]) -> None:
+    """The start-up options: what happens before the server answers anything."""
     if "--flaky" in argv:
         count_file = argv[argv.index("--flaky") + 1]
         try:
@@ -83,6 +123,21 @@ def main() -> None:
         sys.exit(1)
     if "--silent" in argv:
         time.sleep(600)
+    if "--wait-for" in argv:  # starts once FILE exists (a test holds it in "starting" as long as it needs)
+        gate = option(argv, "--wait-for") or ""
+        while not os.path.exists(gate):
+            time.sleep(0.02)
+    if "--say" in argv:
+        sys.stderr.write(f"{option(argv, '--say')}\n")
+        sys.exit(1)
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    at_start(argv)
+    tools = listed_tools(argv)
+    page = int(option(argv, "--page", "0") or 0)
+    flooding: list[threading.Thread] = []
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -96,7 +151,15 @@ def main() -> None:
                 "protocolVersion": version, "capabilities": {"tools": {}},
                 "serverInfo": {"name": "fake", "version": "1"}}})
         elif method == "tools/list":
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": TOOLS}})
+            start = int((message.get("params") or {}).get("cursor") or 0)
+            end = start + page if page else len(tools)
+            answer: dict = {"tools": tools[start:end]}
+            if end < len(tools):
+                answer["nextCursor"] = str(end)
+            send({"jsonrpc": "2.0", "id": request_id, "result": answer})
+            if "--flood" in argv and not flooding:  # once it has started: its listing is answered first
+                flooding.append(threading.Thread(target=flood, args=(int(option(argv, "--flood") or 0),), daemon=True))
+                flooding[0].start()
         elif method == "tools/call":
             params = message.get("params", {})
             call(request_id, params.get("name"), params.get("arguments") or {})

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import io
+import os
 import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
+from tests.fake_provider import FakeProvider
 from treechat.mcp.config import McpServerConfig, ServerSpec
 from treechat.mcp.manager import McpManager
 
@@ -44,3 +49,45 @@ def tool(manager: McpManager, name: str) -> Any:
 async def call(manager: McpManager, name: str, args: dict[str, Any] | None = None, signal: Any = None) -> Any:
     found = tool(manager, name)
     return await found.execute("call-1", found.validate(args or {}), signal, None)
+
+
+KEY = "sk-test-mcp"  # the fake provider's key in `treechat`
+
+
+async def treechat(home: Path, *argv: str, fp: FakeProvider | None = None, cwd: Path | None = None,
+                   env: dict[str, str] | None = None, process: bool = False) -> tuple[int, str, str]:
+    """`treechat --home HOME ARGV` in `cwd` (default: the home): in this process, on a thread
+    (cli.main as the console script calls it; the MCP servers are real child processes all the
+    same), or with `process` as a real `python -m treechat` (one test keeps the whole way)."""
+    environ = dict(env or {})
+    if fp is not None:
+        environ.update(OPENAI_BASE_URL=fp.base_url, OPENAI_API_KEY=KEY)
+    if not process:
+        return await asyncio.to_thread(_in_process, ["--home", str(home), *argv], cwd or home, environ)
+    environ = {**os.environ, **environ}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "treechat", "--home", str(home), *argv, cwd=str(cwd or home), env=environ,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    return proc.returncode or 0, out.decode(), err.decode()
+
+
+def _in_process(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:
+    from treechat.cli.main import main
+
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    out, err = io.StringIO(), io.StringIO()
+    os.environ.update(env)
+    os.chdir(cwd)
+    try:
+        with open(os.devnull) as nothing, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            saved_stdin, sys.stdin = sys.stdin, nothing  # what the child had: stdin from /dev/null
+            try:
+                code = main(argv)
+            finally:
+                sys.stdin = saved_stdin
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return code, out.getvalue(), err.getvalue()

@@ -4,11 +4,7 @@ answer goes back to the model; the path records the tool set; a broken server is
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import io
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -16,54 +12,13 @@ import pytest
 
 from tests.fake_provider import FakeProvider
 
-from .helpers import FAKE, time_server
-
-KEY = "sk-test-mcp"
+from .helpers import FAKE, time_server, treechat
 
 
 @pytest.fixture
 async def fake():
     async with FakeProvider() as fp:
         yield fp
-
-
-async def treechat(home: Path, *argv: str, fp: FakeProvider | None = None, cwd: Path | None = None,
-                   env: dict[str, str] | None = None, process: bool = False) -> tuple[int, str, str]:
-    """`treechat --home HOME ARGV` in `cwd` (default: the home): in this process, on a thread
-    (cli.main as the console script calls it; the MCP servers are real child processes all the
-    same), or with `process` as a real `python -m treechat` (one test keeps the whole way)."""
-    environ = dict(env or {})
-    if fp is not None:
-        environ.update(OPENAI_BASE_URL=fp.base_url, OPENAI_API_KEY=KEY)
-    if not process:
-        return await asyncio.to_thread(_in_process, ["--home", str(home), *argv], cwd or home, environ)
-    environ = {**os.environ, **environ}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "treechat", "--home", str(home), *argv, cwd=str(cwd or home), env=environ,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(proc.communicate(), 120)
-    return proc.returncode or 0, out.decode(), err.decode()
-
-
-def _in_process(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:
-    from treechat.cli.main import main
-
-    saved_env, saved_cwd = dict(os.environ), os.getcwd()
-    out, err = io.StringIO(), io.StringIO()
-    os.environ.update(env)
-    os.chdir(cwd)
-    try:
-        with open(os.devnull) as nothing, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            saved_stdin, sys.stdin = sys.stdin, nothing  # what the child had: stdin from /dev/null
-            try:
-                code = main(argv)
-            finally:
-                sys.stdin = saved_stdin
-    finally:
-        os.chdir(saved_cwd)
-        os.environ.clear()
-        os.environ.update(saved_env)
-    return code, out.getvalue(), err.getvalue()
 
 
 def write_config(home: Path, text: str) -> None:
@@ -79,7 +34,7 @@ def tokyo_call(fp: FakeProvider) -> None:
 
 async def test_a_model_calls_the_time_server_in_print_mode(fake, tmp_path) -> None:
     home = tmp_path / "home"
-    write_config(home, f'[mcp_servers.time]\ncommand = "{time_server()}"\n')
+    write_config(home, f'tools = []  # the server\'s tools alone\n[mcp_servers.time]\ncommand = "{time_server()}"\n')
     tokyo_call(fake)
     code, out, err = await treechat(home, "-p", "What time is it in Tokyo?", "--yes", "--model", "openai/fake-model",
                                     fp=fake, process=True)
@@ -117,7 +72,7 @@ async def test_without_yes_an_untrusted_server_is_not_called(fake, tmp_path) -> 
 
 async def test_a_server_that_cannot_start_costs_one_line_and_the_prompt_goes_on(fake, tmp_path) -> None:
     home = tmp_path / "home"
-    write_config(home, '[mcp_servers.gone]\ncommand = "treechat-no-such-server"\n'
+    write_config(home, 'tools = []\n[mcp_servers.gone]\ncommand = "treechat-no-such-server"\n'
                        f'[mcp_servers.broken]\ncommand = "{sys.executable}"\nargs = ["{FAKE}", "--crash-at-start"]\n')
     fake.script_openai(["fine"])
     code, out, err = await treechat(home, "-p", "hi", "--model", "openai/fake-model", fp=fake)
@@ -134,6 +89,7 @@ async def test_a_server_that_cannot_start_costs_one_line_and_the_prompt_goes_on(
 
 async def test_a_projects_mcp_json_starts_only_when_trusted(fake, tmp_path) -> None:
     home, project = tmp_path / "home", tmp_path / "project"
+    write_config(home, "tools = []  # the server's tools alone\n")
     project.mkdir()
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": {
         "command": sys.executable, "args": [FAKE]}}}))
@@ -145,7 +101,8 @@ async def test_a_projects_mcp_json_starts_only_when_trusted(fake, tmp_path) -> N
     fake.script_openai(["two"])
     code, _, err = await treechat(home, "-p", "hi", "--project-mcp", "--model", "openai/fake-model", fp=fake,
                                   cwd=project)
-    assert code == 0 and "not trusted" not in err
+    assert code == 0 and "they are not started" not in err
+    assert "because of --project-mcp" in err and f"      runs: {sys.executable} {FAKE}\n" in err  # what it starts
     assert "proj__echo" in {t["function"]["name"] for t in fake.requests[1].body["tools"]}
 
 
@@ -179,3 +136,20 @@ async def test_a_bad_mcp_table_is_one_line(tmp_path) -> None:
 def _session(err: str) -> str:
     line = next(line for line in err.splitlines() if line.startswith("treechat: session "))
     return line.split()[2]
+
+
+async def test_print_mode_waits_for_the_servers_at_once_and_only_as_long_as_mcp_startup_wait(fake, tmp_path) -> None:
+    """Servers start side by side; one that has not answered after mcp_startup_wait seconds does
+    not hold the prompt (issue 37: -p waited for every server, even one never used)."""
+    home = tmp_path / "home"
+    write_config(home, "mcp_startup_wait = 5\n"
+                       f'[mcp_servers.quick]\ncommand = "{sys.executable}"\nargs = ["{FAKE}"]\ntrust = true\n'
+                       f'[mcp_servers.stuck]\ncommand = "{sys.executable}"\nargs = ["{FAKE}", "--silent"]\n'
+                       "startup_timeout = 60\n")
+    fake.script_openai(["done without it"])
+    code, out, err = await treechat(home, "-p", "hi", "--model", "openai/fake-model", fp=fake)
+    assert code == 0, err
+    assert out == "done without it\n"
+    assert "MCP server stuck still starting after 5 s" in err and "mcp_startup_wait" in err
+    names = {t["function"]["name"] for t in fake.requests[0].body["tools"]}
+    assert "quick__echo" in names and not any(n.startswith("stuck__") for n in names)

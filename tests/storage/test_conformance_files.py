@@ -8,6 +8,7 @@ import io
 import json
 
 from tests.narrow import of
+from treechat.agent.tools.workfolder import Boundary
 from treechat.session.session import Session
 from treechat.storage import open_catalog
 from treechat.storage.model import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
@@ -88,25 +89,26 @@ async def test_restore_and_undo_against_the_disk(catalog, tmp_path) -> None:
     _, leaf = await tool_turn(session, recorder, "c2", "edit", str(notes), b"v1\n", b"v2\n")
     journal = Journal(tmp_path / "home", storage.session_id)
     loaded = await FileHistory.load(storage)
+    here = Boundary.of(work)
 
     # to before the write: the file goes; back to the leaf: it comes back
-    plan = plan_restore(storage.session_id, u1, await path_ids_of(storage, u1), loaded, journal, str(work))
+    plan = plan_restore(storage.session_id, u1, await path_ids_of(storage, u1), loaded, journal, here)
     assert [(s.shown, s.removes, s.blocked) for s in plan.steps] == [("notes.txt", True, "")]
-    assert apply_restore(plan, loaded, journal).removed == ["notes.txt"] and not notes.exists()
-    plan = plan_restore(storage.session_id, leaf, await path_ids_of(storage, leaf), loaded, journal, str(work))
-    assert apply_restore(plan, loaded, journal).written == ["notes.txt"] and notes.read_text() == "v2\n"
+    assert apply_restore(plan, loaded, journal, here).removed == ["notes.txt"] and not notes.exists()
+    plan = plan_restore(storage.session_id, leaf, await path_ids_of(storage, leaf), loaded, journal, here)
+    assert apply_restore(plan, loaded, journal, here).written == ["notes.txt"] and notes.read_text() == "v2\n"
 
     # someone else changes it: not overwritten without force
     notes.write_text("mine\n")
-    plan = plan_restore(storage.session_id, u1, await path_ids_of(storage, u1), loaded, journal, str(work))
+    plan = plan_restore(storage.session_id, u1, await path_ids_of(storage, u1), loaded, journal, here)
     assert [s.blocked for s in plan.steps] == ["changed on disk since treechat last wrote it"]
-    assert apply_restore(plan, loaded, journal).changed == 0 and notes.read_text() == "mine\n"
-    assert apply_restore(plan, loaded, journal, force=True).removed == ["notes.txt"]
+    assert apply_restore(plan, loaded, journal, here).changed == 0 and notes.read_text() == "mine\n"
+    assert apply_restore(plan, loaded, journal, here, force=True).removed == ["notes.txt"]
     # what the forced restore replaced comes back with the undo, from the journal on disk
     from treechat.workspace.restore import undo_last
 
     again = Journal(tmp_path / "home", storage.session_id)
-    assert undo_last(again, loaded, str(work)).written == ["notes.txt"] and notes.read_text() == "mine\n"
+    assert undo_last(again, loaded, here).written == ["notes.txt"] and notes.read_text() == "mine\n"
 
 
 async def test_the_pi_jsonl_export_keeps_the_checkpoints(catalog, tmp_path) -> None:

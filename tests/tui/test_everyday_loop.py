@@ -153,3 +153,21 @@ async def test_the_tree_panel_is_resized_with_keys_and_its_edge_and_remembered(m
         await pilot.press("f2")
         tree = app.query_one(TreeView)
         await wait_for(pilot, lambda: tree.display and 0 < tree.outer_size.width <= 72, what="the drawer")
+
+
+async def test_an_error_line_goes_when_the_next_message_or_command_is_sent(make_app, fake):
+    from treechat.widgets.chrome.banner import Banner
+
+    gate = asyncio.Event()
+    fake.script_openai(["fine now"], gate=gate, gate_after=0)
+    async with make_app() as (app, pilot):
+        banner = app.query_one("#banner", Banner)
+        for command in ("/restore a b", "/restore c d"):
+            await type_text(pilot, command)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: banner.display and banner.severity == "error", what="the command's error")
+        await type_text(pilot, "hi")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not banner.display, what="the old error gone as the message goes")
+        gate.set()
+        await wait_for(pilot, lambda: idle(app) and "fine now" in screen_text(app), what="the reply")

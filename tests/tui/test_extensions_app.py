@@ -80,7 +80,7 @@ async def test_a_projects_servers_are_asked_about_once(make_app, fake, tmp_path)
         assert app.query_one(Composer).text == "yes a"
         panel = await wait_asking(pilot, app, "Start this project's MCP servers?", rounds=1000)
         assert panel.spec.body.startswith(f"{tmp_path / '.mcp.json'} asks to run these MCP servers")
-        assert f"proj: {sys.executable} {FAKE}" in screen_text(app)
+        assert f"  runs: {sys.executable} {FAKE}" in panel.spec.body.splitlines()  # the whole command line
         assert tools_of(app) == [] and panel.gate.state == "typing"  # they had typed: Esc first
         await pilot.press("y")
         await pilot.pause()
@@ -132,3 +132,17 @@ async def test_templates_are_commands_with_tab_and_f1(make_app, fake, tmp_path) 
         await wait_for(pilot, lambda: "Template: review" in screen_text(app), what="the palette's template")
         await pilot.press("enter")
         await wait_for(pilot, lambda: composer.text == "/review ", what="the template in the composer")
+
+
+async def test_mcp_follows_the_servers_while_it_is_open(make_app, fake, tmp_path) -> None:
+    """/mcp opened while a server starts says when it is ready (it stayed on "starting", issue 37)."""
+    gate = tmp_path / "start-now"
+    (tmp_path / "config.toml").write_text(
+        f'[mcp_servers.quick]\ncommand = "{sys.executable}"\nargs = ["{FAKE}", "--wait-for", "{gate}"]\n')
+    async with make_app() as (app, pilot):
+        await wait_for(pilot, lambda: bool(app.chat.mcp.specs), what="the server declared")
+        await app.run_slash("mcp", "")
+        await wait_for(pilot, lambda: isinstance(app.screen, TextDialog), what="/mcp")
+        await wait_for(pilot, lambda: "quick  starting" in screen_text(app), what="the server starting")
+        gate.touch()
+        await wait_for(pilot, lambda: "quick  ready" in screen_text(app), what="the server ready, on screen", rounds=3000)

@@ -94,7 +94,7 @@ class FirstRun(TreechatApp):
         env = {"OPENAI_API_KEY": "sk-snapshot"} if key else {}
         settings = load_settings(home, env=env)
         chat = Chat(catalog=MemoryCatalog(), settings=settings, registry=ModelRegistry(settings, env=env),
-                    model_ref="openai/gpt-4.1-mini" if key else None, cwd=str(home), tools=[])
+                    model_ref="openai/gpt-4.1-mini" if key else None, cwd=str(home))  # config.toml's tools: all six
         super().__init__(chat, None, detect_servers=False)
 
     async def on_mount(self) -> None:

@@ -82,6 +82,19 @@ async def test_tool_lines_expand_on_click_and_ctrl_o():
         assert all(block.expanded for block in transcript.query(ThinkingBlock))
 
 
+async def test_a_thinking_block_with_no_words_is_not_a_row():
+    """The Responses API keeps its encrypted reasoning in a thinking block with no summary text:
+    nothing to read, so no "thinking (0 chars)" row."""
+    transcript = Transcript()
+    app = Host(transcript)
+    async with app.run(size=(100, 20)) as pilot:
+        await transcript.set_messages([TranscriptItem("a1", AssistantMessage(model="m1", content=[
+            ThinkingContent.model_validate({"thinking": "", "thinkingSignature": "opaque"}),
+            TextContent(text="the answer")]))])
+        await pilot.pause()
+        assert not transcript.query(ThinkingBlock) and "the answer" in screen_text(app)
+
+
 async def test_compaction_card_asks_for_originals_shows_a_row_each_and_opens_one():
     transcript = Transcript()
     app = Host(transcript)

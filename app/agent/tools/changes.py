@@ -26,6 +26,10 @@ class ProposedChange:
     added: int
     removed: int
     created: bool  # the file does not exist yet
+    # the whole text before (None: a new or binary file) and after, for a front end that shows
+    # the change as two texts (an editor's diff view) rather than as `diff`
+    before_text: str | None = None
+    after_text: str | None = None
 
     @property
     def summary(self) -> str:
@@ -53,6 +57,11 @@ class FileRecorder(Protocol):
         """A change edit or write made to `path` (absolute, real)."""
         ...
 
+    async def intend(self, path: str, before: bytes | None, after: bytes | None) -> None:
+        """`path` is about to go from `before` to `after` (None: absent): a process killed between
+        the write and `record` leaves neither side "changed on disk"."""
+        ...
+
     async def snapshot(self) -> Snapshot:
         """The tracked files as they are before a command runs."""
         ...
@@ -67,4 +76,8 @@ NO_APPROVAL = ("Not changed: {what} needs the user's approval and none can be gi
 OUTSIDE_REFUSED = ("Not changed: {path} is outside the working folder {folder}. Changes there are not made "
                    "without asking the user, and --yes does not allow them; ask the user to make this change, "
                    "or work inside the folder.")
+GIT_REFUSED = ("Not changed: {path} is in git's own folder {git}, where git finds commands it runs by itself "
+               "(hooks, core.fsmonitor in its config). A model's edit or write never changes anything there, even "
+               "with edits allowed or --yes; tell the user what you wanted to change there and let them do it (they "
+               "can allow one named file with writable_git_paths in config.toml).")
 DECLINED = "The user declined this change to {path}; it was not made."

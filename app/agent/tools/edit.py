@@ -7,10 +7,18 @@ legacy top-level oldText/newText and `edits` as a JSON string), our own safety:
   end approves it (`changes.ApproveChange`: a dialog in the app, `--yes` in print mode);
 - a path whose real location (links followed) is outside the working folder is flagged as such:
   the app asks about it separately, print mode refuses it even under --yes;
+- a path in git's own folders (`.git` at any depth, any case; a repository's folder under any name;
+  where a `.git` file points) is refused before anything is asked, whatever was allowed, unless
+  the user named that file in config.toml's `writable_git_paths` (`workfolder.Boundary`): git runs
+  commands it finds there by itself;
 - only regular files are read or replaced (a directory, FIFO or device is named and refused),
   binary files are not edited, a file that changed while the user was deciding is not written,
   and a file is replaced whole or not at all (`file_write.replace_file`);
 - the content before and after goes to the session as a checkpoint (`changes.FileRecorder`).
+
+With a `FileHost` (host.py: an editor, `treechat acp`) the text is read from the editor and the
+change is written through it (its buffer, unsaved changes included); what is at the path is
+still looked at here first.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -29,11 +38,22 @@ from treechat.workspace.diff_text import Diff, binary_note, unified_diff
 
 from ..types import JsonObject
 from .base import AgentTool, OnUpdate, ToolResult, text_result
-from .changes import DECLINED, NO_APPROVAL, OUTSIDE_REFUSED, ApproveChange, FileRecorder, ProposedChange, Recorded
+from .changes import (
+    DECLINED,
+    GIT_REFUSED,
+    NO_APPROVAL,
+    OUTSIDE_REFUSED,
+    ApproveChange,
+    FileRecorder,
+    ProposedChange,
+    Recorded,
+)
 from .edit_text import EditError, Replacement, TextFile, apply_edits, keep_form, prepare_edit_arguments
-from .file_write import FileProblem, Target, inspect, read_regular, replace_file
+from .file_write import FileProblem, Target, inspect, open_parent, read_regular, replace_file
+from .git_dir import dot_git_part, makes_repository
+from .host import FileHost, HostError, bytes_text, text_bytes
 from .offloop import Stop, ToolCancelled, off_loop
-from .workfolder import inside, shown_path, working_folder
+from .workfolder import Boundary, inside, shown_path
 
 MAX_EDIT_BYTES = 10 * 1024 * 1024  # edit and write work on files up to this size
 WORK_SECONDS = 30.0
@@ -72,17 +92,33 @@ class _ChangeTool(AgentTool[A]):
     timeout = None  # waiting for the user's approval has no limit; the file work bounds itself
 
     def __init__(self, cwd: str | os.PathLike[str] | None = None, approve: ApproveChange | None = None,
-                 recorder: FileRecorder | None = None) -> None:
+                 recorder: FileRecorder | None = None, writable_git_paths: Iterable[str] = (),
+                 files: FileHost | None = None) -> None:
         self.cwd = Path(cwd or os.getcwd())
-        self.folder = working_folder(self.cwd)
+        self.boundary = Boundary.of(self.cwd, writable_git_paths)
+        self.folder = self.boundary.folder
         self.approve, self.recorder = approve, recorder
+        self.files = files  # None: read and written here
 
     def _where(self, raw: str) -> tuple[str, str, bool]:
         """(real path, shown path, outside the working folder) of a path the model named."""
+        real = os.path.realpath(self._named(raw))
+        return real, shown_path(real, self.folder), not inside(real, self.folder)
+
+    def _named(self, raw: str) -> str:
         raw = raw[1:] if raw.startswith("@") else raw  # as Pi: a path copied from an @mention
         path = Path(raw).expanduser()
-        real = os.path.realpath(path if path.is_absolute() else self.cwd / path)
-        return real, shown_path(real, self.folder), not inside(real, self.folder)
+        return os.path.normpath(path if path.is_absolute() else self.cwd / path)
+
+    def _git_refusal(self, raw: str, real: str) -> ToolResult | None:
+        """The error result for a path in git's own folders: as named (a link called `.git`) or as
+        it really is; None when it is not, or the user named it in writable_git_paths."""
+        if self.boundary.git_ok(real):
+            return None
+        git = self.boundary.git_part(real) or dot_git_part(self._named(raw))
+        if git is None:
+            return None
+        return text_result(GIT_REFUSED.format(path=raw, git=git), is_error=True)
 
     async def _read(self, real: str, given: str, signal: AbortSignal | None, *, editing: bool) -> tuple[Target, bytes | None]:
         def work(stop: Stop) -> tuple[Target, bytes | None]:
@@ -98,19 +134,38 @@ class _ChangeTool(AgentTool[A]):
             if target.size > MAX_EDIT_BYTES:
                 raise _Failed(f"{given} is {size_text(target.size)}; {'edit' if editing else 'write'} changes files "
                               f"up to {size_text(MAX_EDIT_BYTES)} (use bash for larger ones).")
+            if self.files is not None:
+                return target, b""  # the content is the editor's (below)
             data = read_regular(real, MAX_EDIT_BYTES)
             if len(data) > MAX_EDIT_BYTES:
                 raise _Failed(f"{given} grew past {size_text(MAX_EDIT_BYTES)} while it was read; not changed.")
             return target, data
 
-        return await off_loop(work, signal, Stop(time.monotonic() + WORK_SECONDS))
+        target, data = await off_loop(work, signal, Stop(time.monotonic() + WORK_SECONDS))
+        if self.files is not None and data is not None:
+            data = await self._host_read(real, given)
+        return target, data
+
+    async def _host_read(self, real: str, given: str) -> bytes:
+        assert self.files is not None
+        try:
+            data = text_bytes(await self.files.read_text(real))
+        except HostError as err:
+            raise _Failed(f"Could not read {given}: {err}") from None
+        if len(data) > MAX_EDIT_BYTES:
+            raise _Failed(f"{given} is {size_text(len(data))} in the editor; changes are made to files up to "
+                          f"{size_text(MAX_EDIT_BYTES)}.")
+        return data
 
     async def _change(self, tool: Literal["edit", "write"], call_id: str, given: str, real: str, shown: str,
                       outside: bool, before: bytes | None, after: bytes, diff: Diff, signal: AbortSignal | None,
                       done: str) -> ToolResult:
         """Ask, check the file is as it was read, replace it, record the checkpoint."""
+        if makes_repository(real, after) and not self.boundary.git_ok(real):
+            return text_result(GIT_REFUSED.format(path=given, git=f"{os.path.dirname(real)} (this HEAD would make it "
+                                                  "one)"), is_error=True)
         change = ProposedChange(tool, shown, real, self.folder, outside, diff.text, diff.added, diff.removed,
-                                before is None)
+                                before is None, _text(before), _text(after))
         if self.approve is None:
             return text_result(NO_APPROVAL.format(what=f"{tool} of {given}"), is_error=True)
         answer = await ask_or_stop(self.approve, change, signal)
@@ -120,8 +175,13 @@ class _ChangeTool(AgentTool[A]):
             return text_result(DECLINED.format(path=given), is_error=True)
         if signal is not None and signal.aborted:
             return text_result(f"Not changed: the run was stopped before {given} was written.", is_error=True)
+        if self.recorder is not None:  # what is about to be written, so a kill -9 in between is no "change on disk"
+            await self.recorder.intend(real, before, after)
         try:
-            await asyncio.to_thread(_write_if_unchanged, real, before, after, given)
+            if self.files is not None:
+                await self._host_write(real, before, after, given)
+            else:
+                await asyncio.to_thread(_write_if_unchanged, real, before, after, given, self.boundary.git_ok(real))
         except _Failed as err:
             return text_result(str(err), is_error=True)
         except OSError as err:
@@ -134,15 +194,45 @@ class _ChangeTool(AgentTool[A]):
                    "checkpoint": recorded.checkpoint_id}
         return text_result(text, details=details)
 
+    async def _host_write(self, real: str, before: bytes | None, after: bytes, given: str) -> None:
+        """Through the editor: the text it has must still be what was approved (as here on disk)."""
+        assert self.files is not None
+        now = await asyncio.to_thread(inspect, real)
+        current = await self._host_read(real, given) if now.kind == "file" else None
+        if current != before or (before is None and now.kind != "missing"):
+            raise _Failed(CHANGED_MEANWHILE.format(given=given))
+        try:  # its folder, as the write here would open it: made if new, never through a link nor git's own
+            folder, _ = await asyncio.to_thread(open_parent, real, make=before is None, git_ok=self.boundary.git_ok(real))
+        except FileProblem as err:
+            raise _Failed(f"Could not write {given}: {err.strerror}.") from None
+        os.close(folder)
+        try:
+            await self.files.write_text(real, bytes_text(after))
+        except HostError as err:
+            raise _Failed(f"Could not write {given}: {err}") from None
 
-def _write_if_unchanged(real: str, before: bytes | None, after: bytes, given: str) -> None:
+
+CHANGED_MEANWHILE = ("{given} changed while the change was waiting for approval; not written. Read it again "
+                     "and make the change again.")
+
+
+def _text(data: bytes | None) -> str | None:
+    """The text of a file's content, for a front end's diff view (None: new, or not UTF-8 text)."""
+    if data is None:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _write_if_unchanged(real: str, before: bytes | None, after: bytes, given: str, git_ok: bool) -> None:
     now = inspect(real)
     current = read_regular(real, MAX_EDIT_BYTES) if now.kind == "file" else None
     if current != before or (before is None and now.kind != "missing"):
-        raise _Failed(f"{given} changed while the change was waiting for approval; not written. Read it again "
-                      "and make the change again.")
+        raise _Failed(CHANGED_MEANWHILE.format(given=given))
     try:
-        replace_file(real, after, make_parents=before is None)
+        replace_file(real, after, make_parents=before is None, git_ok=git_ok)
     except FileProblem as err:
         raise _Failed(f"Could not write {given}: {err.strerror}.") from None
 
@@ -172,6 +262,9 @@ class EditTool(_ChangeTool[EditArgs]):
     async def execute(self, tool_call_id: str, args: EditArgs, signal: AbortSignal | None,
                       on_update: OnUpdate) -> ToolResult:
         real, shown, outside = self._where(args.path)
+        refused = await asyncio.to_thread(self._git_refusal, args.path, real)
+        if refused is not None:
+            return refused
         try:
             _, before = await self._read(real, args.path, signal, editing=True)
             assert before is not None
@@ -201,6 +294,9 @@ class WriteTool(_ChangeTool[WriteArgs]):
     async def execute(self, tool_call_id: str, args: WriteArgs, signal: AbortSignal | None,
                       on_update: OnUpdate) -> ToolResult:
         real, shown, outside = self._where(args.path)
+        refused = await asyncio.to_thread(self._git_refusal, args.path, real)
+        if refused is not None:
+            return refused
         try:
             _, before = await self._read(real, args.path, signal, editing=False)
         except _Failed as err:

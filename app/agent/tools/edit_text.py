@@ -16,10 +16,11 @@ Pi's shapes and error texts (0.73.1 `edit-diff.ts`), our own rules where they pr
 
 from __future__ import annotations
 
-import json
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from treechat import bounded_json
 
 from ..types import Json, JsonObject
 
@@ -43,7 +44,7 @@ def prepare_edit_arguments(args: JsonObject) -> JsonObject:
     given = args.get("edits")
     if isinstance(given, str):
         try:
-            parsed = json.loads(given)
+            parsed = bounded_json.loads(given)
         except ValueError:
             parsed = None
         if isinstance(parsed, list):

@@ -4,12 +4,14 @@ They never open a FIFO, a socket or a device (a read could block forever or neve
 run their file work off the event loop so Ctrl+C / Esc stop them at once — read and ls on a thread
 (offloop.py), grep in a child process (file_scan.py: a regular expression can backtrack for hours
 while holding the GIL) — and give up after WORK_SECONDS with what they have; the loop's `timeout`
-is a backstop behind that.
+is a backstop behind that. With a `FileHost` (host.py: an editor, `treechat acp`) read takes a
+file's text from the editor, unsaved changes included; ls and grep always look here.
 """
 
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import re
@@ -17,7 +19,7 @@ import sys
 import time
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import TypeVar
+from typing import BinaryIO, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -27,6 +29,8 @@ from ..types import JsonObject
 from . import file_scan
 from .base import AgentTool, OnUpdate, ToolResult, text_result
 from .file_scan import SKIP_DIRS, NotRegular, open_regular, special_kind
+from .file_write import inspect
+from .host import FileHost, HostError, text_bytes
 from .offloop import Stop, ToolCancelled, off_loop
 from .reach import Reach
 from .truncate import MAX_BYTES, MAX_LINES, truncate_head
@@ -34,6 +38,7 @@ from .truncate import MAX_BYTES, MAX_LINES, truncate_head
 WORK_SECONDS = 30.0  # a file tool stops here and reports what it found so far
 FILE_TOOL_TIMEOUT = 60.0  # the loop's backstop for a tool whose thread is stuck in a read
 _CHECK_EVERY = 2048  # lines between stop checks
+HOST_READ_MAX = 4 * 1024 * 1024  # a larger file is read here: the editor's answer, JSON-escaped, must fit one message
 
 
 def _deadline() -> Stop:
@@ -91,6 +96,11 @@ class ReadTool(_CwdTool[ReadArgs]):
                    "Outside the working folder (the repository) the user is asked first.")
     Args = ReadArgs
 
+    def __init__(self, cwd: str | os.PathLike[str] | None = None, reach: Reach | None = None,
+                 files: FileHost | None = None) -> None:
+        super().__init__(cwd, reach)
+        self.files = files  # None: read here
+
     async def execute(self, tool_call_id: str, args: ReadArgs, signal: AbortSignal | None,
                       on_update: OnUpdate) -> ToolResult:
         path = self._path(args.path)
@@ -100,6 +110,10 @@ class ReadTool(_CwdTool[ReadArgs]):
     async def _read(self, path: Path, args: ReadArgs, signal: AbortSignal | None) -> ToolResult:
         stop = _deadline()
         try:
+            text = await self._from_host(path, signal) if self.files is not None else None
+            if text is not None:
+                data = io.BytesIO(text_bytes(text))
+                return await off_loop(lambda s: _page(data, args, s, len(data.getbuffer())), signal, stop)
             return await off_loop(lambda s: _read(path, args, s), signal, stop)
         except NotRegular as err:
             return text_result(f"{args.path} is {err.kind}; not read.", is_error=True)
@@ -107,36 +121,58 @@ class ReadTool(_CwdTool[ReadArgs]):
             return text_result(f"No such file: {args.path}", is_error=True)
         except IsADirectoryError:
             return text_result(f"{args.path} is a directory; use ls.", is_error=True)
+        except HostError as err:
+            return text_result(f"Cannot read {args.path}: {err}", is_error=True)
         except OSError as err:
             return text_result(f"Cannot read {args.path}: {err.strerror or err}", is_error=True)
+
+    async def _from_host(self, path: Path, signal: AbortSignal | None) -> str | None:
+        """The file's text as the editor has it; None: read it here (too large to ask for).
+        What is at the path is looked at here first: the editor is never asked to open a FIFO."""
+        assert self.files is not None
+        real = self.reach.real(path)
+        target = await off_loop(lambda s: inspect(real), signal)
+        if target.kind == "missing":
+            raise FileNotFoundError(real)
+        if target.kind == "directory":
+            raise IsADirectoryError(real)
+        if target.kind == "special":
+            raise NotRegular(target.special)
+        if target.size > HOST_READ_MAX:
+            return None
+        return await self.files.read_text(real)
 
 
 def _read(path: Path, args: ReadArgs, stop: Stop) -> ToolResult:
     if path.is_dir():
         raise IsADirectoryError(str(path))
     with os.fdopen(open_regular(path), "rb") as f:
-        head = f.read(8000)
-        if b"\0" in head:
-            size = os.fstat(f.fileno()).st_size
-            return text_result(f"{args.path} is a binary file ({size} bytes); not shown.", is_error=True)
-        f.seek(0)
-        first = args.offset
-        end = None if args.limit is None else first - 1 + args.limit
-        shown: list[str] = []
-        size = 0
-        full = False  # the shown part reached the output limits
-        total = 0
-        for total, raw in enumerate(f, 1):
-            if total % _CHECK_EVERY == 0 and stop():
-                break
-            if total < first or full or (end is not None and total > end):
-                continue
-            line = raw.decode("utf-8", "replace")
-            size += len(raw)
-            if len(shown) >= MAX_LINES or size > MAX_BYTES:
-                full = True
-                continue
-            shown.append(line)
+        return _page(f, args, stop, os.fstat(f.fileno()).st_size)
+
+
+def _page(f: BinaryIO, args: ReadArgs, stop: Stop, size: int) -> ToolResult:
+    """The lines of `f` that `args` asks for, cut to what a context takes."""
+    head = f.read(8000)
+    if b"\0" in head:
+        return text_result(f"{args.path} is a binary file ({size} bytes); not shown.", is_error=True)
+    f.seek(0)
+    first = args.offset
+    end = None if args.limit is None else first - 1 + args.limit
+    shown: list[str] = []
+    used = 0
+    full = False  # the shown part reached the output limits
+    total = 0
+    for total, raw in enumerate(f, 1):
+        if total % _CHECK_EVERY == 0 and stop():
+            break
+        if total < first or full or (end is not None and total > end):
+            continue
+        line = raw.decode("utf-8", "replace")
+        used += len(raw)
+        if len(shown) >= MAX_LINES or used > MAX_BYTES:
+            full = True
+            continue
+        shown.append(line)
     text = "".join(shown)
     last = first - 1 + len(shown)
     if stop.why:
@@ -215,6 +251,11 @@ class GrepTool(_CwdTool[GrepArgs]):
                    "searched. Outside the working folder (the repository) the user is asked first.")
     Args = GrepArgs
 
+    def __init__(self, cwd: str | os.PathLike[str] | None = None, reach: Reach | None = None, *,
+                 env: dict[str, str] | None = None) -> None:
+        super().__init__(cwd, reach)
+        self.env = env  # the scan child's environment (None: this process's without its secrets)
+
     async def execute(self, tool_call_id: str, args: GrepArgs, signal: AbortSignal | None,
                       on_update: OnUpdate) -> ToolResult:
         try:
@@ -233,7 +274,7 @@ class GrepTool(_CwdTool[GrepArgs]):
         within = None if self.reach.anywhere else self.reach.root if self.reach.is_inside(root) else self.reach.real(root)
         params: JsonObject = {"root": str(root), "cwd": str(self.cwd), "pattern": args.pattern, "ignore_case": args.ignore_case,
                   "limit": args.limit, "seconds": WORK_SECONDS, "within": within}
-        matches, why, skipped = await _grep_in_child(params, signal)
+        matches, why, skipped = await _grep_in_child(params, signal, self.env)
         text = truncate_head("\n".join(matches))[0] if matches else "No matches."
         if skipped:
             text += (f"\n[Skipped {skipped} link{'s' if skipped != 1 else ''} that lead outside {within}; read them "
@@ -262,13 +303,17 @@ def _unsearchable(root: Path, shown: str) -> str | None:
     return None
 
 
-async def _grep_in_child(params: JsonObject, signal: AbortSignal | None) -> tuple[list[str], str, int]:
+async def _grep_in_child(params: JsonObject, signal: AbortSignal | None,
+                         env: dict[str, str] | None) -> tuple[list[str], str, int]:
     """Run file_scan.py's grep in a child process (see there for why); kill it on abort, and once
     its deadline has passed by a second (a pattern stuck on one line checks no deadline). Returns
     the matches that arrived and why it ended ("", "limit", "time", "cancelled", or an error)."""
+    from treechat.config.tool_env import tool_environment
+
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-I", "-S", file_scan.__file__, json.dumps(params),
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env=tool_environment() if env is None else env)
     aborted = asyncio.Event()
     remove = signal.add_listener(aborted.set) if signal else (lambda: None)
     matches: list[str] = []

@@ -68,10 +68,11 @@ class BashTool(AgentTool[BashArgs]):
         for an answer, and a dialog still open is withdrawn by its front end)."""
         if self.confirm is None:
             return text_result(NO_CONFIRM, is_error=True)
-        if not await answer_unless_stopped(self.confirm(args.command), signal):
-            return text_result("The user declined to run this command.", is_error=True)
-        if signal is not None and signal.aborted:
+        allowed = await answer_unless_stopped(self.confirm(args.command), signal)
+        if signal is not None and signal.aborted:  # stopped while asked (Esc, Ctrl+C): nobody declined
             return text_result("(command cancelled before it started)", is_error=True)
+        if not allowed:
+            return text_result("The user declined to run this command.", is_error=True)
         limit = min(args.timeout or DEFAULT_TIMEOUT, MAX_TIMEOUT)
         if self.host is not None:
             try:

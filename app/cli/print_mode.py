@@ -9,9 +9,7 @@ the same as the app's.
 
 from __future__ import annotations
 
-import asyncio
 import os
-import signal as signals
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -28,6 +26,7 @@ from treechat.chat.events import (
     ReplyStreaming,
     Waiting,
 )
+from treechat.cli.interrupt import stop_on_ctrl_c
 from treechat.cli.wait_notes import WaitNotes
 from treechat.storage.model import AssistantMessage, MessageEntry, ToolResultMessage, message_text
 from treechat.storage.well_formed import well_formed_text
@@ -44,31 +43,17 @@ async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO, attach
     waits = WaitNotes(err)
     listen = _Listen(printer, notes, waits)
     unsubscribe = chat.subscribe(listen)
-    loop = asyncio.get_running_loop()
-    interrupted = False
-
-    def on_sigint() -> None:
-        nonlocal interrupted
-        interrupted = True
-        chat.abort()
-
     try:
-        loop.add_signal_handler(signals.SIGINT, on_sigint)
-        installed = True
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
-        installed = False
-    try:
-        last = await chat.prompt(prompt, attach=attach)
+        with stop_on_ctrl_c(chat.abort) as interrupted:
+            last = await chat.prompt(prompt, attach=attach)
     except ChatError as error:  # nothing was sent and nothing written
         notes.line(str(error))
         return 2
     finally:
-        if installed:
-            loop.remove_signal_handler(signals.SIGINT)
         unsubscribe()
         waits.close()
     printer.finish()
-    return _exit_code(last, listen, notes, interrupted=interrupted)
+    return _exit_code(last, listen, notes, interrupted=interrupted.happened)
 
 
 class _Listen:

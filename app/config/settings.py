@@ -46,8 +46,6 @@ from .paths import config_path, resolve_home
 # spelled out: settings load before any tool (tests/chat/test_tool_choice.py keeps the two equal).
 DEFAULT_TOOLS = ("read", "ls", "grep", "bash", "edit", "write")
 THINKING = ("off", "minimal", "low", "medium", "high", "xhigh")
-# Names earlier READMEs used; an old config gets "did you mean" with the real key.
-_RENAMED = {"default_model": "model", "thinking_level": "thinking"}
 
 
 class ConfigError(Exception):
@@ -309,10 +307,15 @@ def _describe(problem: Any, keys: list[str]) -> str:
     if problem["type"] == "extra_forbidden":
         message = f"unknown key {keys[-1]!r}"
         known = _known_keys(keys[:-1])
-        guess = _RENAMED.get(keys[-1]) if len(keys) == 1 else None
-        guess = guess or next(iter(difflib.get_close_matches(keys[-1], known, n=1)), None)
+        guess = next(iter(difflib.get_close_matches(keys[-1], known, n=1)), None) or _part_of(keys[-1], known)
         return message + (f" (did you mean {guess!r}?)" if guess else (f" (known keys: {', '.join(known)})" if known else ""))
     return f"{'.'.join(keys)} {_explain(problem, keys)}"
+
+
+def _part_of(key: str, known: list[str]) -> str | None:
+    """A known key that is a whole `_`-separated part of an unknown one (`default_model` → `model`)."""
+    parts = set(key.split("_"))
+    return next((k for k in known if k in parts), None)
 
 
 def _explain(problem: Any, keys: list[str]) -> str:

@@ -46,11 +46,6 @@ def _data() -> dict[str, Any]:
     return json.loads(resources.files(__package__).joinpath("models.json").read_text("utf-8"))
 
 
-def default_context_window() -> int:
-    """The window an id gets when neither the catalog nor config.toml names one."""
-    return int(_data()["defaults"]["context_window"])
-
-
 def builtin_providers() -> dict[str, ProviderInfo]:
     out = {}
     for name, p in _data()["providers"].items():

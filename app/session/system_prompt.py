@@ -151,7 +151,7 @@ class SystemPromptBuilder:
     config_instructions: str | None = None
     instructions: str | None = None
     load_context_files: bool = True
-    skills: str = ""  # the Agent Skills section (skills.skills_prompt), listed when the read tool is on
+    skills: str = ""  # the Agent Skills section (skills.skills_listing), listed when the read tool is on
     # a context file outside the working folder (a link out) is read only when allowed here
     outside: ReadsOutside | None = None
     _files: list[ContextFile] | None = field(default=None, repr=False)

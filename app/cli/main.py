@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
@@ -422,7 +422,8 @@ async def cmd_tui(args: argparse.Namespace) -> int:
     return await run_tui(args)
 
 
-COMMANDS = {
+Handler = Callable[["argparse.Namespace"], Coroutine[object, object, int]]
+COMMANDS: dict[str, Handler] = {
     "sessions": cmd_sessions,
     "import": cmd_import,
     "copy": cmd_copy,
@@ -446,8 +447,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     _modes_and_models(parser, args)
+    handler: Handler
     if args.command:
-        handler = COMMANDS.get(args.command) or args.run
+        found: Handler | None = COMMANDS.get(args.command) or getattr(args, "run", None)  # (cli/files.py sets run)
+        assert found is not None, args.command  # the parser knows no other subcommand
+        handler = found
     elif args.mode == "rpc":
         handler = cmd_rpc
     elif args.prompt is not None:

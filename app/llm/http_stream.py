@@ -431,7 +431,7 @@ async def run_http_stream(
                 parser.pieces.flush()
                 reason: StopReason = "aborted" if item.kind == "aborted" else "error"
                 final = _failed(parser.message, reason, redact(str(item), request.secrets))
-                final.errorKind = item.kind  # type: ignore[attr-defined]  # an extra field, kept on disk: compaction reads it
+                final.error_kind = item.kind  # kept on disk: compaction reads it
                 yield StreamEvent("error", final)
                 return
             if item is _END:

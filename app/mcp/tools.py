@@ -100,7 +100,7 @@ class _AnyArgs(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class McpTool(AgentTool):
+class McpTool(AgentTool[_AnyArgs]):
     Args = _AnyArgs
     execution_mode = "parallel"
     timeout = None  # bounded by the server's timeout, which starts once the call is allowed
@@ -120,7 +120,7 @@ class McpTool(AgentTool):
     def parameters(self) -> dict[str, Any]:
         return self._schema
 
-    def validate(self, args: dict[str, Any]) -> BaseModel:
+    def validate(self, args: dict[str, Any]) -> _AnyArgs:
         if not isinstance(args, dict):
             raise ToolArgumentsError(f'The arguments for tool "{self.name}" must be a JSON object.')
         return _AnyArgs.model_validate(args)  # the server checks them against its own schema

@@ -168,7 +168,7 @@ async def test_an_error_event_ends_the_reply(fake) -> None:
                              "sequence_number": len(events)}))
     fake.script_responses(events=events)
     final = (await run(fake))[-1].partial
-    assert final.stop_reason == "error" and final.errorKind == "overflow"
+    assert final.stop_reason == "error" and final.error_kind == "overflow"
     assert "exceeds the context window" in (final.error_message or "")
 
 

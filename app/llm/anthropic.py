@@ -16,6 +16,7 @@ from treechat.storage.model import (
 )
 
 from .abort import AbortSignal
+from .apis import PI_NAMES
 from .catalog import with_cost
 from .errors import classify_stream_error, malformed, text_of
 from .http_stream import Pieces, run_http_stream, snapshot
@@ -24,7 +25,7 @@ from .transform import prepare_messages
 from .types import LlmContext, ModelInfo, StreamEvent, StreamOptions
 from .wire import chunk_json, set_arguments, token_count, tool_call_at
 
-API = "anthropic-messages"
+API = PI_NAMES["anthropic"]  # the messages' `api`
 VERSION = "2023-06-01"
 _STOP: dict[str, StopReason] = {"end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop", "max_tokens": "length",
          "tool_use": "toolUse", "model_context_window_exceeded": "length"}
@@ -96,8 +97,8 @@ def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) ->
         body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in context.tools]
     level = options.thinking_level
     if model.reasoning and level and level != "off":
-        if model.compat.get("adaptive_thinking"):
-            effort = "max" if level == "xhigh" and model.compat.get("supports_xhigh") else _EFFORT[level]
+        if model.compat.adaptive_thinking:
+            effort = "max" if level == "xhigh" and model.compat.supports_xhigh else _EFFORT[level]
             body["thinking"] = {"type": "adaptive"}
             body["output_config"] = {"effort": effort}
         else:

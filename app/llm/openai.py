@@ -18,6 +18,7 @@ from treechat.storage.model import (
 )
 
 from .abort import AbortSignal
+from .apis import PI_NAMES
 from .catalog import with_cost
 from .errors import classify_stream_error, malformed, text_of
 from .http_stream import Pieces, run_http_stream, snapshot
@@ -27,7 +28,7 @@ from .types import LlmContext, ModelInfo, StreamEvent, StreamOptions
 from .unstreamed import OpenAIUnstreamed
 from .wire import bearer_headers, chunk_json, data_url, reasoning_effort, set_arguments, tool_call_at, tool_text
 
-API = "openai-completions"
+API = PI_NAMES["openai"]  # the messages' `api`
 _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 _FINISH: dict[str, StopReason] = {"stop": "stop", "end": "stop", "length": "length", "tool_calls": "toolUse", "function_call": "toolUse",
            "model_context_window_exceeded": "length"}
@@ -91,7 +92,7 @@ def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) ->
     if tool_images:
         messages.append(_tool_images_message(tool_images))
     body: dict[str, Any] = {"model": model.id, "messages": messages, "stream": True}
-    if model.compat.get("supports_usage_in_streaming", True):
+    if model.compat.supports_usage_in_streaming:
         body["stream_options"] = {"include_usage": True}
     if context.tools:
         body["tools"] = [
@@ -102,7 +103,7 @@ def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) ->
     if max_tokens:
         body[_max_tokens_field(model)] = max_tokens
     effort = reasoning_effort(model, options.thinking_level)
-    if effort and model.compat.get("supports_reasoning_effort", True):
+    if effort and model.compat.supports_reasoning_effort:
         body["reasoning_effort"] = effort
     return body
 
@@ -110,7 +111,7 @@ def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) ->
 def _max_tokens_field(model: ModelInfo) -> str:
     """`max_tokens`, which every compatible server reads (Ollama reads nothing else), unless the
     host is OpenAI's own and the catalog says it wants `max_completion_tokens`."""
-    field = model.compat.get("max_tokens_field", "max_tokens")
+    field = model.compat.max_tokens_field
     host = (urlparse(model.base_url).hostname or "").lower()
     return field if host == "api.openai.com" or host.endswith(".openai.azure.com") else "max_tokens"
 

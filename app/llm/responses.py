@@ -47,6 +47,7 @@ from treechat.storage.model import (
 )
 
 from .abort import AbortSignal
+from .apis import PI_NAMES
 from .catalog import with_cost
 from .errors import classify_stream_error, malformed, text_of
 from .http_stream import Pieces, run_http_stream, snapshot
@@ -65,7 +66,7 @@ from .wire import (
     tool_text,
 )
 
-API = "openai-responses"  # the messages' `api`, as Pi names this protocol
+API = PI_NAMES["openai-responses"]  # the messages' `api`
 SIGNATURE = "thinkingSignature"  # the thinking block's extra field holding the reasoning item (JSON)
 _TOOL_IMAGES = "Attached image(s) from tool result:"
 

@@ -29,6 +29,24 @@ class ModelCost:
     cache_write: float = 0.0
 
 
+MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
+
+
+@dataclass(frozen=True)
+class Compat:
+    """What a provider's or a model's server takes beyond the common wire format: models.json's
+    `compat` tables, by these names (a model's over its provider's; `catalog.compat_of` checks
+    them: an unknown name or a value of the wrong kind is an error naming the table)."""
+
+    # Chat Completions: the field a reply's limit goes in (OpenAI's own host: max_completion_tokens)
+    max_tokens_field: MaxTokensField = "max_tokens"
+    supports_usage_in_streaming: bool = True  # Chat Completions: stream_options.include_usage
+    supports_reasoning_effort: bool = True  # Chat Completions: reasoning_effort
+    supports_minimal: bool = True  # the "minimal" thinking level (else it asks for "low": codex refuses it)
+    supports_xhigh: bool = False  # the "xhigh" thinking level (else "high")
+    adaptive_thinking: bool = False  # Anthropic: thinking {type: adaptive} with an effort, not a budget
+
+
 @dataclass(frozen=True)
 class ModelInfo:
     id: str
@@ -42,7 +60,7 @@ class ModelInfo:
     cost: ModelCost = field(default_factory=ModelCost)
     input: tuple[str, ...] = ("text",)
     known: bool = True  # False when the id is not in the catalog and defaults were used
-    compat: dict[str, Any] = field(default_factory=dict)
+    compat: Compat = Compat()
     local: bool = False  # served on this machine or LAN (the provider is marked local): never via a proxy
     # False: nobody said how large the window is (a local server without /props, nothing in
     # config.toml): context_window is a conservative guess and the status shows "ctx ?"

@@ -83,8 +83,8 @@ def reasoning_effort(model: ModelInfo, level: str) -> str | None:
     high), minimal only where it is not said to be missing (else low: the codex models refuse it)."""
     if not model.reasoning or not level or level == "off":
         return None
-    if level == "xhigh" and not model.compat.get("supports_xhigh"):
+    if level == "xhigh" and not model.compat.supports_xhigh:
         return "high"
-    if level == "minimal" and model.compat.get("supports_minimal") is False:
+    if level == "minimal" and not model.compat.supports_minimal:
         return "low"
     return level

@@ -67,7 +67,7 @@ def load_yaml(source: str) -> Any:
     """The value of a YAML document from outside, within the bounds above. Raises FrontMatterError."""
     if len(source.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER:
         raise FrontMatterError(f"has front matter over {MAX_FRONT_MATTER // 1000} KB")
-    import yaml  # type: ignore[import-untyped]  # (only when there is front matter to read)
+    import yaml  # type: ignore[import-untyped]  # (PyYAML ships no type hints; loaded only for front matter)
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's, when PyYAML was built with it
     try:

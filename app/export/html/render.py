@@ -18,10 +18,10 @@ from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
-from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
-from pygments.lexer import Lexer  # type: ignore[import-untyped]
-from pygments.lexers import get_lexer_by_name  # type: ignore[import-untyped]
-from pygments.util import ClassNotFound  # type: ignore[import-untyped]
+from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]  # (Pygments ships no type hints)
+from pygments.lexer import Lexer  # type: ignore[import-untyped]  # (no type hints)
+from pygments.lexers import get_lexer_by_name  # type: ignore[import-untyped]  # (no type hints)
+from pygments.util import ClassNotFound  # type: ignore[import-untyped]  # (no type hints)
 
 from treechat.text.sanitize import sanitize
 
@@ -74,7 +74,7 @@ class Renderer:
         self._lexers: dict[str, Lexer | None] = {}
         md = MarkdownIt("commonmark", {"html": False, "highlight": self._highlight})
         md.enable(["table", "strikethrough"])
-        md.validateLink = safe_link  # type: ignore[method-assign]
+        md.validateLink = safe_link  # type: ignore[method-assign]  # markdown-it's hook for which links are kept
         md.add_render_rule("link_open", _link_open)
         md.add_render_rule("image", _image)
         md.add_render_rule("th_open", _cell_open)
@@ -109,7 +109,7 @@ class Renderer:
         lexer = self._lexer(language)
         if lexer is None:
             return ""
-        from pygments import highlight  # type: ignore[import-untyped]
+        from pygments import highlight  # type: ignore[import-untyped]  # (no type hints)
 
         body = highlight(code, lexer, self._formatter)
         return f'<pre class="{_CODE_CLASS}"><code>{body}</code></pre>'

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, assert_never
 
 from treechat.agent.events import AgentStart
 from treechat.chat.agent_events import CHANGES_STATUS, translate
+from treechat.chat.errors import ChatError
 from treechat.chat.events import (
     CompactionEnded,
     EntryAppended,
@@ -16,7 +17,6 @@ from treechat.chat.events import (
     StatusChanged,
     Succeeded,
 )
-from treechat.chat.models import ChatError
 from treechat.session.events import Appended, CompactionEnd, LeafMoved, PersistFailed, SessionChange, SessionEvent
 from treechat.storage.aggregates import advance_path_state, tree_row
 from treechat.storage.base import StorageError

@@ -508,7 +508,7 @@ def _modes_and_models(parser: argparse.ArgumentParser, args: argparse.Namespace)
 # a module cannot have raised its error, and naming them here imports nothing.
 _EXPECTED = (("treechat.storage.base", "StorageError"), ("treechat.storage.model_lite", "InvalidEntryError"),
              ("treechat.config.settings", "ConfigError"), ("treechat.llm.registry", "ModelRefError"),
-             ("treechat.chat.models", "ChatError"), ("treechat.agent.tools", "UnknownToolError"),
+             ("treechat.chat.errors", "ChatError"), ("treechat.agent.tools", "UnknownToolError"),
              ("treechat.cli.files", "FilesError"))
 
 

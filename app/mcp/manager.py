@@ -14,7 +14,9 @@ import importlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
+
+from treechat.storage.json_types import JsonObject
 
 from .config import ServerSpec
 
@@ -39,7 +41,7 @@ class ServerRow:
     restarted: int = 0
     bounded: str | None = None  # what the bounds on its tools left out (None: nothing)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"name": self.name, "state": self.state, "origin": self.origin, "where": self.where,
                 "tools": list(self.tools), "error": self.error, "trusted": self.trusted, "restarted": self.restarted,
                 "bounded": self.bounded}

@@ -14,7 +14,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import TypedDict, get_args
 
-from treechat.storage.json_types import Json, JsonObject
+from treechat.storage.json_types import JsonObject
 from treechat.storage.model import Cost, Usage
 
 from .apis import Api, api_of
@@ -98,7 +98,7 @@ def builtin_providers() -> dict[str, ProviderInfo]:
     return out
 
 
-def model_spec(raw: Json, where: str) -> ModelSpec:
+def model_spec(raw: object, where: str) -> ModelSpec:
     """A model's table as a `ModelSpec`; a key it does not know or a value of the wrong kind is a
     ValueError naming `where`."""
     spec = ModelSpec()
@@ -128,7 +128,7 @@ def model_spec(raw: Json, where: str) -> ModelSpec:
     return spec
 
 
-def compat_said(raw: Json, where: str) -> CompatSaid:
+def compat_said(raw: object, where: str) -> CompatSaid:
     """A `compat` table, checked: the `Compat` fields by name, each with a value of its kind."""
     said = CompatSaid()
     for key, value in _table(raw, f"{where}, compat").items():
@@ -185,37 +185,37 @@ def model_info(provider: ProviderInfo, model_id: str) -> ModelInfo:
 # ------------------------------------------------------------ the checks of a table's values
 
 
-def _table(value: Json, where: str) -> Mapping[str, Json]:
+def _table(value: object, where: str) -> Mapping[str, object]:
     if not isinstance(value, Mapping):
         raise ValueError(f"{where}: must be a table")
     return value
 
 
-def _list(value: Json, where: str, key: str) -> list[Json]:
+def _list(value: object, where: str, key: str) -> list[object]:
     if not isinstance(value, list):
         raise ValueError(f"{where}: {key} must be a list")
     return value
 
 
-def _str(value: Json, where: str, key: str) -> str:
+def _str(value: object, where: str, key: str) -> str:
     if not isinstance(value, str):
         raise ValueError(f"{where}: {key} must be a string")
     return value
 
 
-def _bool(value: Json, where: str, key: str) -> bool:
+def _bool(value: object, where: str, key: str) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"{where}: {key} must be true or false")
     return value
 
 
-def _int(value: Json, where: str, key: str) -> int:
+def _int(value: object, where: str, key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ValueError(f"{where}: {key} must be a whole number over 0")
     return value
 
 
-def _number(value: Json, where: str, key: str) -> float:
+def _number(value: object, where: str, key: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         raise ValueError(f"{where}: {key} must be a number, 0 or more")
     return float(value)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from html import escape
-from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
@@ -147,7 +146,7 @@ def _cell_open(self: RendererHTML, tokens: Sequence[Token], idx: int, options: O
     return self.renderToken(tokens, idx, options, env)
 
 
-def json_text(value: Any, limit: int) -> str:
+def json_text(value: object, limit: int) -> str:
     """Readable JSON of arbitrary stored data, cut at `limit` characters (it is a record, not a dump)."""
     import json
 

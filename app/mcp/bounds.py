@@ -26,7 +26,7 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 
 if TYPE_CHECKING:
-    from mcp.client.session import ReadStream
+    from mcp.client._transport import ReadStream  # (the SDK names it there only)
 
 MAX_ITEMS = 20_000  # JSON objects and lists in one answer (a page of tools, a call's result)
 NOTIFY_RATE, NOTIFY_BURST = 10.0, 50  # notifications passed on: a second, and at once

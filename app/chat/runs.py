@@ -77,9 +77,9 @@ class Runs:
             # without a way to ask (print mode without --yes) the bash tool refuses, saying why
             # every built-in tool (`/tools` may turn on one the default set leaves out)
             self.s.builtins = make_tools(BUILTIN_TOOLS, cwd=self.s.cwd, confirm=self.s.confirm, reach=Reach.for_run(
-                self.s.cwd, self.s.confirm_read, anywhere=getattr(self.s.settings, "allow_reads_outside", False)),
+                self.s.cwd, self.s.confirm_read, anywhere=self.s.settings.allow_reads_outside),
                 approve=self.workspace.approve, recorder=await self.workspace.file_recorder(),
-                writable_git_paths=getattr(self.s.settings, "writable_git_paths", ()),
+                writable_git_paths=self.s.settings.writable_git_paths,
                 files=self.s.file_host, commands=self.s.command_host, env=tool_environment(self.s.settings))
             tools = self.s.allowed_tools(self.extras.mcp.tools())  # an MCP server's tools join as it starts
             self.extras.load_extensions()  # the skills the system prompt lists

@@ -66,7 +66,7 @@ class ChatState:
         self.prompt_builder = SystemPromptBuilder.from_settings(settings, cwd=self.cwd, instructions=system)
         # files read for the repository (AGENTS.md, templates, skills, attachments) outside the
         # working folder: asked with `confirm_read`, the answers kept for this chat
-        self.outside = ReadsOutside.for_cwd(self.cwd, anywhere=getattr(settings, "allow_reads_outside", False))
+        self.outside = ReadsOutside.for_cwd(self.cwd, anywhere=settings.allow_reads_outside)
         self.prompt_builder.outside = self.outside
         self.system_given = system is not None  # --system wins over what a session stored (/system)
         self.refresh_prompt: Callable[[], str] | None = None  # bound to the agent once there is one

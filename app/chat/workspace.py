@@ -77,7 +77,7 @@ class Workspace:
     def boundary(self) -> Boundary:
         """Where a restore may write: the working folder (the repository root, or the folder
         treechat runs in), never git's own folders unless config.toml names the file."""
-        return Boundary.of(self.s.cwd, getattr(self.s.settings, "writable_git_paths", ()))
+        return Boundary.of(self.s.cwd, self.s.settings.writable_git_paths)
 
     @property
     def folder(self) -> str:

@@ -69,6 +69,11 @@ class ProviderInfo:
         return self.served if self.served is not None else tuple(self.models)
 
 
+def catalog_file() -> str:
+    """Where the bundled catalog is (models.json, beside this module)."""
+    return str(resources.files(__package__).joinpath("models.json"))
+
+
 @lru_cache(maxsize=1)
 def _data() -> JsonObject:
     data: JsonObject = json.loads(resources.files(__package__).joinpath("models.json").read_text("utf-8"))

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, assert_never
 from ..config.settings import ProviderConfig, Settings, base_url_problem
 from .abort import AbortSignal
 from .apis import Api
-from .catalog import ModelSpec, ProviderInfo, builtin_providers, model_info, model_spec
+from .catalog import ModelSpec, ProviderInfo, builtin_providers, catalog_file, model_info, model_spec
 from .local import is_local_url
 from .types import Compat, LlmContext, ModelInfo, StreamEvent, StreamFn, StreamOptions
 
@@ -51,7 +51,10 @@ class ModelRegistry:
         if problems := base_url_env_problems(self.env, settings):
             raise ModelRefError(" ".join(f"{var} (in the environment) {why}; fix it or unset it."
                                          for var, why in problems.items()))
-        self._providers = builtin_providers()
+        try:
+            self._providers = builtin_providers()
+        except ValueError as err:  # models.json was edited (its tables are checked as read: catalog.py)
+            raise ModelRefError(f"{err}; fix it in {catalog_file()}.") from None
         catalog_urls = {name: p.base_url for name, p in self._providers.items()}
         self._keys: dict[str, str | None] = {}
         self._url_source: dict[str, str] = {}  # providers whose base URL the person set: where

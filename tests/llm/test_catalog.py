@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from treechat.llm import catalog
 from treechat.llm.catalog import ProviderInfo, builtin_providers, compat_said, model_info, model_spec
+from treechat.llm.registry import ModelRefError, ModelRegistry
 from treechat.llm.types import Compat
 
 
@@ -38,3 +40,14 @@ def test_a_model_table_is_checked() -> None:
     spec = model_spec({"context_window": 8192, "compat": {"adaptive_thinking": True}}, "m")
     info = model_info(ProviderInfo(name="p", api="anthropic", base_url="https://example.com", models={"m": spec}), "m")
     assert info.context_window == 8192 and info.compat.adaptive_thinking and info.api == "anthropic"
+
+
+def test_an_edited_catalog_with_a_mistake_is_one_line_naming_the_file(monkeypatch) -> None:
+    data = {"defaults": {}, "providers": {"p": {"api": "openai", "base_url": "http://127.0.0.1:9/v1",
+                                                "models": {"m": {"compat": {"suports_xhigh": True}}}}}}
+    monkeypatch.setattr(catalog, "_data", lambda: data)
+    with pytest.raises(ModelRefError) as raised:
+        ModelRegistry(env={})
+    said = str(raised.value)
+    assert "models.json, provider p, model m: unknown key 'compat.suports_xhigh'" in said and "\n" not in said
+    assert said.endswith(f"fix it in {catalog.catalog_file()}.")

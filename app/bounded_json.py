@@ -14,7 +14,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, AnyStr, TypeAlias
+
+# JSON as parsed from outside, before its reader has looked at it: the reader checks each value's
+# kind where it uses it (a server's chunk, a file), so this says "JSON", not what is in it (what
+# treechat builds or keeps is `treechat.storage.json_types.Json`, checked all the way down).
+RawJson: TypeAlias = Any
+RawObject: TypeAlias = dict[str, RawJson]  # an object as parsed (its keys are strings: JSON's)
 
 MAX_DEPTH = 64  # objects and lists inside each other: configuration and protocol JSON needs a handful
 
@@ -51,13 +57,13 @@ def too_deep(text: str | bytes, max_depth: int = MAX_DEPTH) -> bool:
     return False
 
 
-def _cut_open_string(skeleton: Any, quote: Any) -> Any:
+def _cut_open_string(skeleton: AnyStr, quote: AnyStr) -> AnyStr:
     # what is left of a string that never ends is not JSON: json.loads says so, not the depth
     at = skeleton.find(quote)
     return skeleton if at < 0 else skeleton[:at]
 
 
-def loads(text: str | bytes | bytearray, *, max_bytes: int | None = None, max_depth: int = MAX_DEPTH) -> Any:
+def loads(text: str | bytes | bytearray, *, max_bytes: int | None = None, max_depth: int = MAX_DEPTH) -> RawJson:
     """`json.loads(text)` unless the text is over `max_bytes` (None: bounded by the caller) or
     nests deeper than `max_depth`: then JsonBoundError. Other errors are json's ValueErrors."""
     data = bytes(text) if isinstance(text, bytearray) else text
@@ -75,4 +81,4 @@ def _size(n: int) -> str:
     return f"{n // 1_000_000} MB" if n >= 1_000_000 and n % 1_000_000 == 0 else f"{n // 1000:,} KB"
 
 
-__all__ = ["MAX_DEPTH", "JsonBoundError", "loads", "too_deep"]
+__all__ = ["MAX_DEPTH", "JsonBoundError", "RawJson", "RawObject", "loads", "too_deep"]

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from treechat.config.settings import Settings
 from treechat.config.state import StateFile
@@ -103,11 +102,11 @@ class LocalModels:
 
     def add(self, found: Sequence[DetectedServer]) -> None:
         """Offer what the servers run as models; a local server is used when nothing else is chosen."""
-        from treechat.llm.catalog import ProviderInfo
+        from treechat.llm.catalog import ModelSpec, ProviderInfo
 
         for server in found:
             known = self.registry.provider(server.provider)
-            served: dict[str, dict[str, Any]] = {m: {} for m in server.models}
+            served: dict[str, ModelSpec] = {m: ModelSpec() for m in server.models}
             if server.by_url:
                 self.registry.serve(server.provider, server.models)
             elif known is None:

@@ -15,9 +15,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Literal, Protocol, TextIO
+from typing import TYPE_CHECKING, Literal, Protocol, TextIO
 
 from treechat.text.sanitize import visible_line
+
+if TYPE_CHECKING:  # (Rich is imported when a bar is drawn)
+    from rich.progress import Progress, ProgressColumn, TaskID
 
 Unit = Literal["bytes", "entries", "sessions", "items"]
 
@@ -39,15 +42,15 @@ class _Silent:
 
 
 class _Bar:
-    def __init__(self, progress: object, task: object) -> None:
+    def __init__(self, progress: Progress, task: TaskID) -> None:
         self._progress, self._task = progress, task
 
     def advance(self, amount: float = 1) -> None:
-        self._progress.advance(self._task, amount)  # type: ignore[attr-defined]
+        self._progress.advance(self._task, amount)
 
     def update(self, *, completed: float | None = None, total: float | None = None,
                description: str | None = None) -> None:
-        self._progress.update(self._task, completed=completed, total=total,  # type: ignore[attr-defined]
+        self._progress.update(self._task, completed=completed, total=total,
                               description=None if description is None else visible_line(description))
 
 
@@ -80,7 +83,7 @@ def progress(description: str, total: float | None, *, unit: Unit = "items",
     )
 
     # a description can hold a file's name: shown as text (no Rich markup, controls as placeholders)
-    columns: list[Any] = [TextColumn("{task.description}", markup=False), BarColumn(), TaskProgressColumn()]
+    columns: list[ProgressColumn] = [TextColumn("{task.description}", markup=False), BarColumn(), TaskProgressColumn()]
     if unit == "bytes":
         columns += [DownloadColumn(), TransferSpeedColumn()]
     else:
@@ -92,14 +95,14 @@ def progress(description: str, total: float | None, *, unit: Unit = "items",
         yield _Bar(bar, task)
 
 
-def _rate_column(unit: str) -> Any:
+def _rate_column(unit: str) -> ProgressColumn:
     """ "1,234 entries/s" (Rich's own speed column speaks bytes only)."""
-    from rich.progress import ProgressColumn
+    from rich.progress import ProgressColumn, Task
     from rich.text import Text
 
     class RateColumn(ProgressColumn):
-        def render(self, task: object) -> Text:
-            speed = getattr(task, "speed", None)
+        def render(self, task: Task) -> Text:
+            speed = task.speed
             return Text("" if speed is None else f"{speed:,.0f} {unit}/s", style="progress.data.speed")
 
     return RateColumn()

@@ -114,6 +114,23 @@ class Usage(Model):
 
 Millis = int | float  # epoch milliseconds, as JavaScript's Date.now()
 StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
+# Why a reply stopped with an error (treechat's own field, `errorKind`; Pi reads past it): what
+# the provider layer made of the failure (treechat.llm.errors.ProviderError.kind)
+ErrorKind = Literal[
+    "auth",
+    "billing",
+    "not_found",
+    "bad_request",
+    "overflow",  # the context did not fit: compaction reads it
+    "rate_limited",
+    "overloaded",
+    "server",
+    "transport",
+    "timeout",
+    "protocol",
+    "aborted",
+    "limit",  # a bound of ours was reached (the reply's size): not retried
+]
 
 
 # ---------------------------------------------------------------- messages
@@ -134,6 +151,7 @@ class AssistantMessage(Model):
     usage: Usage = Field(default_factory=Usage)
     stop_reason: StopReason = "stop"
     error_message: str | None = None
+    error_kind: ErrorKind | None = None
     timestamp: Millis = Field(default_factory=now_ms)
 
 

@@ -95,6 +95,8 @@ class AssistantMessage(_Strict, kw_only=True, tag_field="role", tag="assistant")
     usage: Usage = msgspec.field(default_factory=Usage)
     stop_reason: Literal["stop", "length", "toolUse", "error", "aborted"] = "stop"
     error_message: str | None = None
+    error_kind: Literal["auth", "billing", "not_found", "bad_request", "overflow", "rate_limited", "overloaded", "server",
+                        "transport", "timeout", "protocol", "aborted", "limit"] | None = None
     timestamp: Millis = 0
     response_model: object = None
     response_id: object = None

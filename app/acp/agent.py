@@ -21,7 +21,6 @@ import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.interfaces import Client
@@ -49,6 +48,7 @@ from acp.schema import (
 
 from treechat import __version__
 from treechat.bootstrap import Environment
+from treechat.bounded_json import RawObject
 from treechat.chat import Chat, ChatError
 from treechat.storage.base import SessionCatalog, SessionStorage, StorageError
 
@@ -87,7 +87,7 @@ class TreechatAgent:
     # ------------------------------------------------------------ the connection
 
     async def initialize(self, protocol_version: int, client_capabilities: ClientCapabilities | None = None,
-                         client_info: Implementation | None = None, **kwargs: Any) -> InitializeResponse:
+                         client_info: Implementation | None = None, **kwargs: object) -> InitializeResponse:
         caps = client_capabilities or ClientCapabilities()
         fs = caps.fs
         self.offered = Offered(read_files=bool(fs and fs.read_text_file), write_files=bool(fs and fs.write_text_file),
@@ -104,7 +104,7 @@ class TreechatAgent:
             agent_info=Implementation(name="treechat", title="treechat", version=__version__),
             auth_methods=[])
 
-    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
+    async def authenticate(self, method_id: str, **kwargs: object) -> AuthenticateResponse | None:
         raise RequestError.invalid_params({"details": "treechat has no sign-in: keys come from the environment "
                                                       "and config.toml"})
 
@@ -120,7 +120,7 @@ class TreechatAgent:
     # ------------------------------------------------------------ sessions
 
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
-                          mcp_servers: list[Given] | None = None, **kwargs: Any) -> NewSessionResponse:
+                          mcp_servers: list[Given] | None = None, **kwargs: object) -> NewSessionResponse:
         folder = await self._folder(cwd)
         try:
             storage = await self.catalog.create(cwd=folder)
@@ -131,7 +131,7 @@ class TreechatAgent:
         return NewSessionResponse(session_id=session.session_id, config_options=config_options(session.chat))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Given] | None = None,
-                           additional_directories: list[str] | None = None, **kwargs: Any) -> LoadSessionResponse:
+                           additional_directories: list[str] | None = None, **kwargs: object) -> LoadSessionResponse:
         folder = await self._folder(cwd)
         try:
             storage = await self.catalog.open(session_id)
@@ -148,7 +148,7 @@ class TreechatAgent:
         return LoadSessionResponse(config_options=config_options(session.chat))
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
-                            **kwargs: Any) -> ListSessionsResponse:
+                            **kwargs: object) -> ListSessionsResponse:
         rows = [r for r in await self.catalog.list() if r.entry_count > 0 and (cwd is None or r.cwd == cwd)]
         start = int(cursor) if cursor and cursor.isdigit() else 0
         page = rows[start:start + PAGE]
@@ -159,7 +159,7 @@ class TreechatAgent:
             next_cursor=str(start + PAGE) if more else None)
 
     async def set_config_option(self, config_id: str, session_id: str, value: str | bool,
-                                **kwargs: Any) -> SetSessionConfigOptionResponse:
+                                **kwargs: object) -> SetSessionConfigOptionResponse:
         session = self._session(session_id)
         try:
             await set_option(session.chat, config_id, value)
@@ -169,34 +169,34 @@ class TreechatAgent:
 
     # ------------------------------------------------------------ turns
 
-    async def prompt(self, session_id: str, prompt: list[Block], **kwargs: Any) -> PromptResponse:
+    async def prompt(self, session_id: str, prompt: list[Block], **kwargs: object) -> PromptResponse:
         return await self._session(session_id).prompt(prompt)
 
-    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+    async def cancel(self, session_id: str, **kwargs: object) -> None:
         session = self.sessions.get(session_id)
         if session is not None:
             session.cancel()
 
     # ------------------------------------------------------------ what treechat does not do
 
-    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse | None:
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: object) -> SetSessionModeResponse | None:
         raise RequestError.method_not_found("session/set_mode (treechat has no modes: see session/set_config_option)")
 
     async def fork_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
-                           mcp_servers: list[Given] | None = None, **kwargs: Any) -> ForkSessionResponse:
+                           mcp_servers: list[Given] | None = None, **kwargs: object) -> ForkSessionResponse:
         raise RequestError.method_not_found("session/fork")
 
     async def resume_session(self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
-                             mcp_servers: list[Given] | None = None, **kwargs: Any) -> ResumeSessionResponse:
+                             mcp_servers: list[Given] | None = None, **kwargs: object) -> ResumeSessionResponse:
         raise RequestError.method_not_found("session/resume")
 
-    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
+    async def close_session(self, session_id: str, **kwargs: object) -> CloseSessionResponse | None:
         raise RequestError.method_not_found("session/close")
 
-    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def ext_method(self, method: str, params: RawObject) -> RawObject:
         raise RequestError.method_not_found(f"_{method}")
 
-    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+    async def ext_notification(self, method: str, params: RawObject) -> None:
         log.info("ignored the notification _%s", method)
 
     # ------------------------------------------------------------ helpers

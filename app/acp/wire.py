@@ -28,13 +28,14 @@ import stat
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+
+from treechat.bounded_json import RawJson
 
 MAX_LINE = 32 * 1024 * 1024  # one message: five 5 MB images in base64, or a 10 MB file the editor sends back
 READ_CHUNK = 64 * 1024
 EOF_WAIT = 3600.0  # seconds the requests in flight get after the input ends (a run's own longest)
 
-Json = Any  # a decoded JSON value (the package's messages are plain dicts)
+Json = RawJson  # a decoded JSON value (the package's messages are plain dicts)
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from treechat.chat.errors import ChatError
     from treechat.chat.facade import Chat
-    from treechat.chat.models import ChatError
 
 __all__ = ["Chat", "ChatError"]
 
@@ -22,7 +22,7 @@ def __getattr__(name: str) -> object:
 
         return Chat
     if name == "ChatError":
-        from treechat.chat.models import ChatError
+        from treechat.chat.errors import ChatError
 
         return ChatError
     raise AttributeError(f"module 'treechat.chat' has no attribute {name!r}")

@@ -6,8 +6,8 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from treechat.chat.errors import ChatError
 from treechat.chat.events import Notice, StatusChanged
-from treechat.chat.models import ChatError
 from treechat.export.formats import export_session
 from treechat.export.target import OutputError
 from treechat.session.agent_session import CompactionError, CompactionResult
@@ -19,33 +19,29 @@ from treechat.storage.tree_index import CONVERSATION_TYPES
 if TYPE_CHECKING:
     from treechat.chat.navigation import Navigation
     from treechat.chat.runs import Runs
-    from treechat.chat.sessions import Sessions
+    from treechat.chat.session_switch import SessionSwitch
     from treechat.chat.shown import Shown
     from treechat.chat.state import ChatState
     from treechat.chat.workspace import Workspace
 
 
 class Commands:
-    def __init__(self, s: ChatState, *, navigation: Navigation, runs: Runs, sessions: Sessions, shown: Shown,
+    def __init__(self, s: ChatState, *, navigation: Navigation, runs: Runs, session_switch: SessionSwitch, shown: Shown,
                  workspace: Workspace) -> None:
         self.s = s
         self.navigation = navigation
         self.runs = runs
-        self.sessions = sessions
+        self.session_switch = session_switch
         self.shown = shown
         self.workspace = workspace
 
     async def rename(self, name: str, session_id: str | None = None) -> None:
-        """Name a session; the current one gets the entry at its leaf (never a fork)."""
         if session_id is None or session_id == self.s.session.session_id:
             await self.s.session.append_session_info(name)
         else:
             await self.s.catalog.rename(session_id, name)
 
     async def label(self, entry_id: str | None, text: str | None) -> None:
-        """Label an entry (empty clears); `None` labels the newest conversation entry on the path
-        (a message, a compaction, a summary): a `/label` typed right after `/name` or a model change
-        would otherwise land on that setting's entry, which the tree does not show."""
         target = entry_id or self._newest_conversation_entry()
         if target is None:
             raise ChatError("Nothing to label yet: the session is empty.")
@@ -69,9 +65,6 @@ class Commands:
 
     async def fork(self, entry_id: str | None, position: Literal["auto", "at", "before"] = "auto",
                    *, composer_text: str | None = None) -> str:
-        """A new session holding the path to `entry_id` (default: the leaf), which becomes the
-        current one. "before" a user message (or "auto" on one) forks at its parent and its text
-        comes back in the composer. The original session is not changed. Returns the new id."""
         original = self.s.session.session_id
         if entry_id is None:
             if position == "before":
@@ -92,7 +85,7 @@ class Commands:
             storage, text = await fork_session(self.s.catalog, self.s.session, entry_id, position)
         except (ForkError, StorageError) as err:
             raise ChatError(str(err)) from None
-        await self.sessions.open(storage, composer_text=composer_text, editor_text=text)
+        await self.session_switch.open(storage, composer_text=composer_text, editor_text=text)
         self.workspace.offer_restore()  # the fork's point may hold other files than the disk
         # (ids made in the same minute share their first characters: show enough to tell them apart)
         n = next((i + 1 for i, (a, b) in enumerate(zip(storage.session_id, original)) if a != b), 8)
@@ -101,8 +94,6 @@ class Commands:
         return storage.session_id
 
     async def copy_text(self, n: int | None = None) -> str:
-        """What `/copy` copies: the last reply (None), or the N-th message from the end of the
-        path (1 = the last). The text as a person would paste it: a reply without its thinking."""
         path = await self.shown.path_to_show()
         if path.slots is None:
             ids = [e.id for e in path if isinstance(e, MessageEntry)]
@@ -125,8 +116,6 @@ class Commands:
         return message_text(found[0].message)
 
     async def retry(self, reply_id: str | None = None) -> None:
-        """Ask again: the prompt a reply answered (default: the last prompt) gets a new reply, a
-        sibling of the old one (`‹ n/m ›` switches between them); nothing is deleted."""
         if self.s.is_running:
             raise ChatError("A reply is still running: Esc stops it, then retry.")
         path = await self.s.session.get_branch(reply_id) if reply_id else await self.s.session.get_branch()
@@ -139,8 +128,6 @@ class Commands:
         self.runs.start_continue(agent)
 
     async def compact(self, instructions: str | None = None) -> CompactionResult | None:
-        """`/compact`: summarise the older part of the path. The outcome arrives as events
-        (CompactionStarted/Ended, PathChanged); None when nothing was compacted (the event says why)."""
         agent = await self.runs.ensure_agent()
         try:
             return await agent.compact(instructions or None)
@@ -148,7 +135,6 @@ class Commands:
             return None  # CompactionEnded(error=…) was emitted already
 
     async def summarize(self, instructions: str | None = None) -> None:
-        """Add a summary of the branch the leaf left to the context (after a move)."""
         if not self.s.abandoned_leaf:
             raise ChatError("No branch to summarize: move the leaf to another branch first (tree: Enter).")
         agent = await self.runs.ensure_agent()
@@ -164,8 +150,6 @@ class Commands:
         self.s.emit(StatusChanged())
 
     async def export(self, path: str | Path | None = None) -> Path:
-        """Write this session to `path` (.jsonl opens in Pi, .md for reading, .html to look at);
-        default: `<home>/exports/<id>.jsonl`."""
         default = Path(self.s.settings.home) / "exports" / f"{self.s.session.session_id}.jsonl"
         target = Path(path).expanduser() if path else default  # noqa: ASYNC240  $HOME, no I/O
         try:

@@ -77,9 +77,6 @@ class Extras:
         return self._extensions is not None
 
     def project_mcp(self) -> tuple[ProjectServers | None, ProjectTrust]:
-        """The project's `.mcp.json` (nearest, up to the repository root) and whether its servers
-        may start: trusted or refused before for exactly this content (its servers as written, the
-        repository's scripts they run, this repository), or to be asked."""
         if self.project is None:
             path = find_project_file(self.s.cwd)
             if path is None:
@@ -94,21 +91,15 @@ class Extras:
         return found, "trusted" if answer == "trusted" else "refused" if answer == "refused" else "ask"
 
     def describe_project_mcp(self) -> str:
-        """What the question about the project's servers shows: each server whole, the variables
-        it reads from your environment, the repository's files it runs ("" when there are none)."""
         found, _ = self.project_mcp()
         return describe(found, self.s.cwd, self.s.settings.env) if found is not None and found.servers else ""
 
     def trust_project(self, answer: TrustAnswer) -> None:
-        """The person's answer to "start this project's servers?", kept in state.json (until the
-        servers, their scripts or the repository change)."""
         found, _ = self.project_mcp()
         if found is not None and found.servers and self._project_binding is not None:
             remember_trust(self.s.settings.home, found, self._project_binding, answer)
 
     def start_mcp(self, *, project: bool | None = None) -> None:
-        """Start the servers in the background. `project`: use the project's `.mcp.json` servers
-        (None: if they were trusted before); those left out are listed as not trusted."""
         found, trust = self.project_mcp()
         if found is not None:
             new = [p for p in found.problems if p not in self.mcp.problems]
@@ -127,7 +118,6 @@ class Extras:
         self.mcp.start()
 
     def allow_project_mcp(self) -> None:
-        """Start the project's servers `start_mcp` left out (the person said yes)."""
         self.mcp.add(list(self.mcp.untrusted))
 
     async def restart_mcp(self, name: str) -> str:
@@ -185,7 +175,7 @@ class Extras:
     async def expand(self, text: str) -> str:
         """`/TEMPLATE args`, `/skill NAME text` and `//x` as they go out; other text as it is. A
         project's template or skill outside the working folder is asked about first."""
-        from treechat.chat.models import ChatError
+        from treechat.chat.errors import ChatError
 
         for _ in range(2):
             try:
@@ -220,8 +210,6 @@ class Extras:
         return template_of(text, self.extensions)
 
     def command_rows(self) -> list[SlashCommand]:
-        """The templates as slash-command rows (`widgets.commands.SlashCommand`), for completion,
-        the palette and F1: commands made at run time from the files found."""
         from treechat.widgets.commands import SlashCommand
 
         return [SlashCommand(t.name, f"Template: {t.name}", t.argument_hint or "[arguments]",

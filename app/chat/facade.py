@@ -7,19 +7,21 @@ and the discrete events); they never reach into the agent or the storage themsel
 no Textual, so the TUI and print mode share every rule.
 
 `Chat` is a façade: the work is done by role objects with one job each, which share one
-`ChatState` (state.py) and its bus, and call each other's public methods only:
+`ChatState` (state.py) and its bus, and call each other's public methods only. Every method a
+front end calls is a real method here, documented here, one line into its role (so a reader and
+an IDE reach its contract in one step, and the roles stay the controller's own business):
 
 | role | module | its job |
 |---|---|---|
-| `Sessions` | sessions.py | open, new, resume, close, delete, list (drafts of what was typed and queued) |
+| `SessionSwitch` | session_switch.py | open, new, resume, close, delete, list (drafts of what was typed and queued) |
 | `Live` | live.py | other writers: the store's change feed, their entries folded in |
 | `ChatTree` | tree.py | the tree index; a big session's whole tree read after the first frame |
 | `Shown` | shown.py | the path shown (or previewed), its marks and labels, the header, the status |
 | `Observer` | observe.py | the session's appends and the agent's events, as state and changes |
 | `Navigation` | navigation.py | choose, move (back-history), switch siblings, jump to a search hit, entries by id |
 | `Runs` | runs.py | the agent on first need; send, steer, follow-up, stop, the queue, the run task |
-| `Models` | models.py | which model the next message goes to, readiness, local servers |
-| `ModelSettings` | settings.py | set the model, the thinking level, the tools, the instructions |
+| `ModelChoice` | model_choice.py | which model the next message goes to, readiness, local servers |
+| `ModelSettings` | model_settings.py | set the model, the thinking level, the tools, the instructions |
 | `Commands` | commands.py | fork, rename, label, compact, summarize, retry, export, copy, info |
 | `Workspace` | workspace.py | file history, restores, the offer after a move |
 | `Extras` | extras.py | MCP servers, skills, prompt templates |
@@ -30,48 +32,60 @@ Errors a person can act on are `ChatError`s with one sentence.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from treechat.chat.commands import Commands
+from treechat.chat.errors import ChatError
 from treechat.chat.extras import Extras
 from treechat.chat.live import Live
-from treechat.chat.models import ChatError, Models
+from treechat.chat.model_choice import ModelChoice
+from treechat.chat.model_settings import ModelSettings
 from treechat.chat.navigation import Navigation
 from treechat.chat.observe import Observer
 from treechat.chat.runs import Runs
-from treechat.chat.sessions import Sessions
-from treechat.chat.settings import ModelSettings
+from treechat.chat.session_switch import SessionSwitch
 from treechat.chat.shown import Shown
-from treechat.chat.state import ChatState, Confirm
+from treechat.chat.state import ChatState, Confirm, SendKind
 from treechat.chat.tree import ChatTree
-from treechat.chat.workspace import Workspace
+from treechat.chat.workspace import LEAF, Where, Workspace
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
+    from pathlib import Path
 
     from treechat.agent.tools import ApproveChange, CommandHost, FileHost, ReadConfirm
     from treechat.chat.bus import ChatBus, Listener
     from treechat.chat.drafts import Drafts
-    from treechat.chat.events import QueueChanged
+    from treechat.chat.events import Header, QueueChanged, Readiness, Status
+    from treechat.chat.extras import ProjectTrust
+    from treechat.chat.tool_set import ToolState
     from treechat.config.settings import Settings
     from treechat.llm.detect import DetectedServer
     from treechat.llm.registry import ModelRegistry
-    from treechat.llm.types import StreamFn, StreamOptionFields
+    from treechat.llm.types import ModelInfo, StreamFn, StreamOptionFields
     from treechat.local_models import LocalModels
     from treechat.mcp.config import ProjectServers
     from treechat.mcp.manager import McpManager
     from treechat.mcp.tools import ConfirmCall
+    from treechat.mcp.trust import TrustAnswer
     from treechat.prompts.extensions import Extensions
-    from treechat.session.agent_session import AgentSession
+    from treechat.session.agent_session import AgentSession, CompactionResult
     from treechat.session.session import Session
     from treechat.session.system_prompt import SystemPromptBuilder
-    from treechat.storage.base import SessionCatalog
+    from treechat.storage.base import SearchHit, SessionCatalog, SessionStorage, SessionSummary
+    from treechat.storage.model import AssistantMessage, Entry, ImageContent
     from treechat.storage.tree_index import TreeIndex
+    from treechat.widgets.commands import SlashCommand
+    from treechat.workspace.history import FileHistory
+    from treechat.workspace.restore import Outcome, RestorePlan, UndoOutcome
 
 __all__ = ["Chat", "ChatError"]
 
 
 class Chat:
+    """The controller: a front end's one way in. Each method is one line into the role that
+    does the work (the roles table above); the properties read the shared state."""
+
     def __init__(self, *, catalog: SessionCatalog, settings: Settings, registry: ModelRegistry,
                  model_ref: str | None = None, tools: Sequence[str] | None = None, cwd: str | None = None,
                  stream_fn: StreamFn | None = None, stream_options: StreamOptionFields | None = None,
@@ -83,73 +97,357 @@ class Chat:
                                system=system, confirm_read=confirm_read, status=lambda: shown.status(),
                                header=lambda: shown.header())
         # the roles, each handed the state and the roles it calls (none calls one made after it)
-        models = self.models = Models(s, local_servers=local_servers)
-        extras = self.extras = Extras(s)
-        trees = self.trees = ChatTree(s)
-        workspace = self.workspace = Workspace(s)
-        shown = self.shown = Shown(s, models=models, extras=extras)
+        model_choice = self._model_choice = ModelChoice(s, local_servers=local_servers)
+        extras = self._extras = Extras(s)
+        trees = self._trees = ChatTree(s)
+        workspace = self._workspace = Workspace(s)
+        shown = self._shown = Shown(s, model_choice=model_choice, extras=extras)
         observer = Observer(s, shown=shown, trees=trees)
-        runs = self.runs = Runs(s, models=models, extras=extras, observer=observer, shown=shown, workspace=workspace)
-        sessions = self.sessions = Sessions(s, models=models, extras=extras, observer=observer, runs=runs, shown=shown,
-                                            trees=trees, workspace=workspace)
-        self.live = Live(s, shown=shown, trees=trees)
-        navigation = self.navigation = Navigation(s, observer=observer, sessions=sessions, shown=shown, trees=trees,
-                                                  workspace=workspace)
-        self.model_settings = ModelSettings(s, extras=extras, models=models, shown=shown, runs=runs)
-        self.commands = Commands(s, navigation=navigation, runs=runs, sessions=sessions, shown=shown,
+        runs = self._runs = Runs(s, model_choice=model_choice, extras=extras, observer=observer, shown=shown,
                                  workspace=workspace)
-        # what front ends call, by role (bound here: one line each, typed by the role's signature)
-        self.open, self.new_session, self.resume = sessions.open, sessions.new_session, sessions.resume
-        self.close = sessions.close
-        self.delete_session = sessions.delete_session
-        self.list_sessions = sessions.list_sessions
-        self.drop_if_empty = sessions.drop_if_empty
-        self.follow_store, self.poll_others = self.live.follow_store, self.live.poll_others
-        self.load_tree, self.whole_tree = trees.load_tree, trees.whole_tree
-        self.preview, self.header, self.title, self.status = shown.preview, shown.header, shown.title, shown.status
-        self.choose, self.move_to, self.back = navigation.choose, navigation.move_to, navigation.back
-        self.switch_sibling = navigation.switch_sibling
-        self.jump_to = navigation.jump_to
-        self.entries = navigation.entries
-        self.originals_of, self.compacted_away = navigation.originals_of, navigation.compacted_away
-        self.entry_details = navigation.entry_details
-        self.ensure_agent = runs.ensure_agent
-        self.send = runs.send
-        self.asks_before_sending = runs.asks_before_sending
-        self.prompt = runs.prompt
-        self.wait_idle = runs.wait_idle
-        self.stop, self.stop_run, self.abort, self.halt = runs.stop, runs.stop_run, runs.abort, runs.halt
-        self.watch_agents = runs.watch_agents
-        self.pull_last_queued, self.drop_queued = runs.pull_last_queued, runs.drop_queued
-        self.resolve_model = models.resolve_model
-        self.current_model = models.current_model
-        self.readiness = models.readiness
-        self.add_local_servers, self.busy_server = models.add_local_servers, models.busy_server
-        self.window_learned = models.window_learned
-        ms = self.model_settings
-        self.set_model, self.set_thinking, self.set_instructions = ms.set_model, ms.set_thinking, ms.set_instructions
-        self.system_prompt = ms.system_prompt
-        self.tools, self.set_tool, self.set_tools = ms.tools, ms.set_tool, ms.set_tools
-        c = self.commands
-        self.rename, self.label, self.label_of, self.fork = c.rename, c.label, c.label_of, c.fork
-        self.copy_text, self.retry, self.compact, self.summarize = c.copy_text, c.retry, c.compact, c.summarize
-        self.export, self.info = c.export, c.info
-        self.file_history = workspace.file_history
-        self.restore_plan = workspace.restore_plan
-        self.restore = workspace.restore
-        self.undo_restore = workspace.undo_restore
-        self.offer_restore = workspace.offer_restore
-        self.journal = workspace.journal
-        self.project_mcp = extras.project_mcp
-        self.trust_project = extras.trust_project
-        self.describe_project_mcp = extras.describe_project_mcp
-        self.start_mcp = extras.start_mcp
-        self.allow_project_mcp, self.restart_mcp, self.mcp_text = (extras.allow_project_mcp, extras.restart_mcp,
-                                                                   extras.mcp_text)
-        self.load_extensions = extras.load_extensions
-        self.expand = extras.expand
-        self.command_rows = extras.command_rows
-        self.extensions_text = extras.extensions_text
+        session_switch = self._session_switch = SessionSwitch(
+            s, model_choice=model_choice, extras=extras, observer=observer, runs=runs, shown=shown, trees=trees,
+            workspace=workspace)
+        self._live = Live(s, shown=shown, trees=trees)
+        navigation = self._navigation = Navigation(s, observer=observer, session_switch=session_switch, shown=shown,
+                                                   trees=trees, workspace=workspace)
+        self._model_settings = ModelSettings(s, extras=extras, model_choice=model_choice, shown=shown, runs=runs)
+        self._commands = Commands(s, navigation=navigation, runs=runs, session_switch=session_switch, shown=shown,
+                                  workspace=workspace)
+
+    # ------------------------------------------------------------ SessionSwitch (session_switch.py)
+
+    async def open(self, storage: SessionStorage, *, composer_text: str | None = None,
+                   editor_text: str | None = None) -> None:
+        """Make `storage` the current session. What was typed in the composer (`composer_text`)
+        and anything still queued become the previous session's draft; `editor_text` (e.g. a
+        prompt to edit after `fork before`) goes to the composer after this session's own draft."""
+        await self._session_switch.open(storage, composer_text=composer_text, editor_text=editor_text)
+
+    async def new_session(self, *, composer_text: str | None = None) -> None:
+        await self._session_switch.new_session(composer_text=composer_text)
+
+    async def resume(self, session_ref: str, *, composer_text: str | None = None) -> None:
+        await self._session_switch.resume(session_ref, composer_text=composer_text)
+
+    async def close(self, *, composer_text: str | None = None) -> None:
+        """Quit: a running reply is stopped (and saved); typed and queued text becomes the draft."""
+        await self._session_switch.close(composer_text=composer_text)
+
+    async def delete_session(self, session_id: str) -> None:
+        await self._session_switch.delete_session(session_id)
+
+    async def list_sessions(self) -> list[SessionSummary]:
+        """Every session with something in it (and the current one), newest first."""
+        return await self._session_switch.list_sessions()
+
+    # ------------------------------------------------------------ Live (live.py)
+
+    async def follow_store(self) -> None:
+        """Until cancelled: apply what other writers change in the store."""
+        await self._live.follow_store()
+
+    async def poll_others(self) -> int:
+        """Fold in the entries another writer appended to this session since the last look
+        (see the module's doc for when the leaf follows). Returns how many entries."""
+        return await self._live.poll_others()
+
+    # ------------------------------------------------------------ ChatTree (tree.py)
+
+    def load_tree(self) -> None:
+        """Start reading a big session's whole tree (the front end calls this after its first frame)."""
+        self._trees.load_tree()
+
+    async def whole_tree(self) -> None:
+        """Wait until the whole tree is in (at once unless a big session's is still being read)."""
+        await self._trees.whole_tree()
+
+    # ------------------------------------------------------------ Shown (shown.py)
+
+    async def preview(self, entry_id: str | None) -> None:
+        """Show another branch in the transcript without moving the leaf (None: back to the leaf)."""
+        await self._shown.preview(entry_id)
+
+    def header(self) -> Header:
+        return self._shown.header()
+
+    def title(self) -> str:
+        """The session's name, else its first prompt, else its id."""
+        return self._shown.title()
+
+    def status(self) -> Status:
+        return self._shown.status()
+
+    # ------------------------------------------------------------ Navigation (navigation.py)
+
+    async def choose(self, entry_id: str) -> str | None:
+        """The tree's Enter/click: a user message moves the leaf to its parent and its
+        text comes back to edit and resend (a new sibling); anything else moves the leaf to it.
+        While a reply runs, the branch is only previewed."""
+        return await self._navigation.choose(entry_id)
+
+    async def move_to(self, target: str | None, *, remember: bool = True, announce: bool = True) -> None:
+        """Move the leaf; leaving a branch is announced (with `/summarize` offered) unless the
+        caller is about to grow an alternative there (retry). A read-only store cannot keep a
+        move: the branch is shown instead."""
+        await self._navigation.move_to(target, remember=remember, announce=announce)
+
+    async def back(self) -> None:
+        await self._navigation.back()
+
+    async def switch_sibling(self, entry_id: str, delta: int) -> None:
+        """`‹ n/m ›`: go to the newest tip under the previous/next alternative of `entry_id`."""
+        await self._navigation.switch_sibling(entry_id, delta)
+
+    async def jump_to(self, hit: SearchHit) -> str:
+        """A search hit: open its session and show its entry (on the active path as it is; on
+        another branch, that branch previewed). Returns the entry to highlight."""
+        return await self._navigation.jump_to(hit)
+
+    async def entries(self, entry_ids: Sequence[str]) -> list[Entry]:
+        """Entries of this session by id, in that order (a window of a long path, for the view)."""
+        return await self._navigation.entries(entry_ids)
+
+    async def compacted_away(self, compaction_id: str) -> list[Entry]:
+        """The entries a compaction took out of the context (the card shows them, dimmed)."""
+        return await self._navigation.compacted_away(compaction_id)
+
+    async def entry_details(self, entry_id: str) -> str | None:
+        """What the tree's tooltip adds about an entry: the model and tokens of a reply, the
+        tokens a compaction saved, the size of a prompt."""
+        return await self._navigation.entry_details(entry_id)
+
+    # ------------------------------------------------------------ Runs (runs.py)
+
+    async def ensure_agent(self) -> AgentSession:
+        """The AgentSession, made on first need (browsing never writes settings entries). Fails
+        before anything is written when there is no model or no key."""
+        return await self._runs.ensure_agent()
+
+    async def send(self, text: str, kind: SendKind = "send", *, attach: Sequence[str] = (),
+                   expand: bool = False, images: Sequence[ImageContent] = (),
+                   queue_when_idle: bool = False) -> Literal["sent", "queued"]:
+        """Send a prompt (`@path` tokens and `attach` files go into the message, and `images`,
+        already checked, after them); while a reply runs, queue it as a steer (Enter) or
+        follow-up. `expand`: a prompt template or `/skill` command becomes what it stands for.
+        `queue_when_idle`: a steer or follow-up is queued even with no run going (Pi's RPC: it
+        goes out with the next prompt). Raises ChatError (no model, no key, a file that cannot
+        be attached) before anything is written: the caller keeps the text."""
+        return await self._runs.send(text, kind, attach=attach, expand=expand, images=images,
+                                     queue_when_idle=queue_when_idle)
+
+    def asks_before_sending(self, text: str, *, attach: Sequence[str] = (), expand: bool = False) -> bool:
+        """Would `send(text, …)` ask a question first (a file outside the working folder not asked
+        about yet)? A front end whose event loop must not wait on its own dialog sends such a
+        message from a task of its own. Nothing is asked or sent here."""
+        return self._runs.asks_before_sending(text, attach=attach, expand=expand)
+
+    async def prompt(self, text: str, *, attach: Sequence[str] = ()) -> AssistantMessage | None:
+        """Send and wait for the whole run (print mode); returns the run's last assistant message.
+        Templates and `/skill` are expanded; MCP servers still starting are waited for, all at
+        once, for `mcp_startup_wait` seconds at most, so their tools are in the first request; one
+        slower than that joins the run when it is ready (said once)."""
+        return await self._runs.prompt(text, attach=attach)
+
+    async def wait_idle(self) -> None:
+        """Until no run is under way; what it changed has been told (the pending delta is flushed)."""
+        await self._runs.wait_idle()
+
+    async def stop(self) -> None:
+        """Esc: end a preview; else stop the run, and what was queued goes out next in the order
+        it would have: the steering first, the follow-ups when that run would stop."""
+        await self._runs.stop()
+
+    async def stop_run(self) -> None:
+        """Ctrl+C: stop the run, whatever is on screen; what was queued goes out next, as for Esc."""
+        await self._runs.stop_run()
+
+    def abort(self) -> None:
+        """Stop the run now, from a signal handler (Ctrl+C in print mode); nothing is queued next."""
+        self._runs.abort()
+
+    async def halt(self) -> None:
+        """Stop the run and leave what was queued in the queue: it goes out with the next prompt
+        (the steers at its start, the follow-ups when it would stop). Pi's RPC `abort`; the app's
+        Esc is `stop`, after which the queue goes out at once."""
+        await self._runs.halt()
+
+    def watch_agents(self, watcher: Callable[[AgentSession], None]) -> Callable[[], None]:
+        """`watcher(agent)` for every AgentSession this chat makes from now on (the first send, a
+        setting, after a session switch), before it is used: a protocol front end subscribes to
+        the agent's own events there. Returns the unsubscribe."""
+        return self._runs.watch_agents(watcher)
+
+    async def pull_last_queued(self) -> str | None:
+        return await self._runs.pull_last_queued()
+
+    async def drop_queued(self, index: int) -> None:
+        await self._runs.drop_queued(index)
+
+    # ------------------------------------------------------------ ModelChoice (model_choice.py)
+
+    def current_model(self) -> ModelInfo | None:
+        """The model the next message goes to (None: none chosen, or it cannot be resolved)."""
+        return self._model_choice.current_model()
+
+    def readiness(self) -> Readiness:
+        return self._model_choice.readiness()
+
+    def add_local_servers(self, found: Sequence[DetectedServer]) -> None:
+        """Local servers found (at start-up, when the picker opens, or for `-p`): offered as
+        models, used when nothing else is chosen."""
+        self._model_choice.add_local_servers(found)
+
+    def busy_server(self) -> str | None:
+        """The root URL of the local server a reply is coming from now (not to be asked meanwhile)."""
+        return self._model_choice.busy_server()
+
+    # ------------------------------------------------------------ ModelSettings (model_settings.py)
+
+    async def set_model(self, ref: str) -> None:
+        await self._model_settings.set_model(ref)
+
+    async def set_thinking(self, level: str) -> str:
+        """The level in use afterwards (clamped to what the model supports; a notice says so)."""
+        return await self._model_settings.set_thinking(level)
+
+    async def set_instructions(self, text: str | None) -> str:
+        """`/system TEXT`: the user's own instructions (None or "" removes them), kept with the
+        session (an entry on the path: a restart and `context --json` see them); the new prompt."""
+        return await self._model_settings.set_instructions(text)
+
+    def system_prompt(self) -> str:
+        """The system prompt the next request carries."""
+        return self._model_settings.system_prompt()
+
+    def tools(self) -> list[ToolState]:
+        """`/tools`: every tool there is (the six built-in ones, then the MCP servers' running
+        now), each with whether the next request carries it."""
+        return self._model_settings.tools()
+
+    async def set_tool(self, name: str, on: bool) -> list[str]:
+        """`/tools NAME on|off` (`all`: every tool); the tools on afterwards."""
+        return await self._model_settings.set_tool(name, on)
+
+    async def set_tools(self, names: Iterable[str]) -> list[str]:
+        """Exactly `names` on (the `/tools` dialog): each tool whose state changes is turned on or
+        off for as long as the session is open, and the path records the new set (at once when
+        nothing runs; else just before the next request). The tools on afterwards."""
+        return await self._model_settings.set_tools(names)
+
+    # ------------------------------------------------------------ Commands (commands.py)
+
+    async def rename(self, name: str, session_id: str | None = None) -> None:
+        """Name a session; the current one gets the entry at its leaf (never a fork)."""
+        await self._commands.rename(name, session_id)
+
+    async def label(self, entry_id: str | None, text: str | None) -> None:
+        """Label an entry (empty clears); `None` labels the newest conversation entry on the path
+        (a message, a compaction, a summary): a `/label` typed right after `/name` or a model change
+        would otherwise land on that setting's entry, which the tree does not show."""
+        await self._commands.label(entry_id, text)
+
+    def label_of(self, entry_id: str) -> str | None:
+        return self._commands.label_of(entry_id)
+
+    async def fork(self, entry_id: str | None, position: Literal["auto", "at", "before"] = "auto",
+                   *, composer_text: str | None = None) -> str:
+        """A new session holding the path to `entry_id` (default: the leaf), which becomes the
+        current one. "before" a user message (or "auto" on one) forks at its parent and its text
+        comes back in the composer. The original session is not changed. Returns the new id."""
+        return await self._commands.fork(entry_id, position, composer_text=composer_text)
+
+    async def copy_text(self, n: int | None = None) -> str:
+        """What `/copy` copies: the last reply (None), or the N-th message from the end of the
+        path (1 = the last). The text as a person would paste it: a reply without its thinking."""
+        return await self._commands.copy_text(n)
+
+    async def retry(self, reply_id: str | None = None) -> None:
+        """Ask again: the prompt a reply answered (default: the last prompt) gets a new reply, a
+        sibling of the old one (`‹ n/m ›` switches between them); nothing is deleted."""
+        await self._commands.retry(reply_id)
+
+    async def compact(self, instructions: str | None = None) -> CompactionResult | None:
+        """`/compact`: summarise the older part of the path. The outcome arrives as events
+        (CompactionStarted/Ended, PathChanged); None when nothing was compacted (the event says why)."""
+        return await self._commands.compact(instructions)
+
+    async def summarize(self, instructions: str | None = None) -> None:
+        """Add a summary of the branch the leaf left to the context (after a move)."""
+        await self._commands.summarize(instructions)
+
+    async def export(self, path: str | Path | None = None) -> Path:
+        """Write this session to `path` (.jsonl opens in Pi, .md for reading, .html to look at);
+        default: `<home>/exports/<id>.jsonl`."""
+        return await self._commands.export(path)
+
+    async def info(self) -> str:
+        return await self._commands.info()
+
+    # ------------------------------------------------------------ Workspace (workspace.py)
+
+    async def file_history(self) -> FileHistory:
+        """Every checkpoint of the current session (read once, then kept up to date)."""
+        return await self._workspace.file_history()
+
+    async def restore_plan(self, entry_id: str | None | Literal[Where.LEAF] = LEAF) -> RestorePlan:
+        """What restoring the tracked files to `entry_id` (default: the leaf; None: before the
+        first entry) would change."""
+        return await self._workspace.restore_plan(entry_id)
+
+    async def restore(self, plan: RestorePlan, *, force: bool = False) -> Outcome:
+        """Restore what `plan` says (the blocked files too with `force`); a notice says what happened."""
+        return await self._workspace.restore(plan, force=force)
+
+    async def undo_restore(self, *, force: bool = False) -> UndoOutcome:
+        return await self._workspace.undo_restore(force=force)
+
+    # ------------------------------------------------------------ Extras (extras.py)
+
+    def project_mcp(self) -> tuple[ProjectServers | None, ProjectTrust]:
+        """The project's `.mcp.json` (nearest, up to the repository root) and whether its servers
+        may start: trusted or refused before for exactly this content (its servers as written, the
+        repository's scripts they run, this repository), or to be asked."""
+        return self._extras.project_mcp()
+
+    def trust_project(self, answer: TrustAnswer) -> None:
+        """The person's answer to "start this project's servers?", kept in state.json (until the
+        servers, their scripts or the repository change)."""
+        self._extras.trust_project(answer)
+
+    def describe_project_mcp(self) -> str:
+        """What the question about the project's servers shows: each server whole, the variables
+        it reads from your environment, the repository's files it runs ("" when there are none)."""
+        return self._extras.describe_project_mcp()
+
+    def start_mcp(self, *, project: bool | None = None) -> None:
+        """Start the servers in the background. `project`: use the project's `.mcp.json` servers
+        (None: if they were trusted before); those left out are listed as not trusted."""
+        self._extras.start_mcp(project=project)
+
+    def allow_project_mcp(self) -> None:
+        """Start the project's servers `start_mcp` left out (the person said yes)."""
+        self._extras.allow_project_mcp()
+
+    async def restart_mcp(self, name: str) -> str:
+        return await self._extras.restart_mcp(name)
+
+    def mcp_text(self) -> str:
+        return self._extras.mcp_text()
+
+    def load_extensions(self) -> None:
+        """Find the skills and templates now (the system prompt lists the skills)."""
+        self._extras.load_extensions()
+
+    def command_rows(self) -> list[SlashCommand]:
+        """The templates as slash-command rows (`widgets.commands.SlashCommand`), for completion,
+        the palette and F1: commands made at run time from the files found."""
+        return self._extras.command_rows()
+
+    def extensions_text(self) -> str:
+        return self._extras.extensions_text()
+
+    # ------------------------------------------------------------ what a front end hears
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         return self.s.bus.subscribe(listener)
@@ -236,27 +534,33 @@ class Chat:
 
     @property
     def local(self) -> LocalModels:
-        return self.models.local
+        return self._model_choice.local
 
     @property
     def detected(self) -> list[DetectedServer]:
-        return self.models.detected
+        return self._model_choice.detected
 
     @property
     def mcp(self) -> McpManager:
-        return self.extras.mcp
+        return self._extras.mcp
 
     @property
     def project(self) -> ProjectServers | None:
-        return self.extras.project
+        return self._extras.project
 
     @property
     def extensions(self) -> Extensions:
-        return self.extras.extensions
+        """The skills and templates, found on first need (their problems are one warning)."""
+        return self._extras.extensions
+
+    @property
+    def extensions_loaded(self) -> bool:
+        """The skills and templates were looked for (the composer's Tab completion lists them from then)."""
+        return self._extras.loaded
 
     @property
     def folder(self) -> str:
-        return self.workspace.folder
+        return self._workspace.folder
 
     # ------------------------------------------------------------ what a front end sets
 
@@ -298,11 +602,11 @@ class Chat:
     @property
     def confirm_tool(self) -> ConfirmCall | None:
         """Asks before an MCP tool runs (None: refuse untrusted calls)."""
-        return self.extras.confirm_tool
+        return self._extras.confirm_tool
 
     @confirm_tool.setter
     def confirm_tool(self, ask: ConfirmCall | None) -> None:
-        self.extras.confirm_tool = ask
+        self._extras.confirm_tool = ask
 
     @property
     def file_host(self) -> FileHost | None:
@@ -325,8 +629,8 @@ class Chat:
     @property
     def builtin_commands(self) -> frozenset[str]:
         """The front end's own slash commands: no prompt template is found under their names."""
-        return self.extras.builtin_commands
+        return self._extras.builtin_commands
 
     @builtin_commands.setter
     def builtin_commands(self, names: frozenset[str]) -> None:
-        self.extras.builtin_commands = names
+        self._extras.builtin_commands = names

@@ -41,7 +41,6 @@ class Live:
     _noticed_at = -NOTICE_EVERY_S  # when "joined this session's tree" was last said
 
     async def follow_store(self) -> None:
-        """Until cancelled: apply what other writers change in the store."""
         feed = self.s.catalog.watch()
         try:
             while True:
@@ -59,8 +58,6 @@ class Live:
             await feed.close()
 
     async def poll_others(self) -> int:
-        """Fold in the entries another writer appended to this session since the last look
-        (see the module's doc for when the leaf follows). Returns how many entries."""
         if self.s.current is None:
             return 0
         session = self.s.session

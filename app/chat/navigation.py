@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from treechat.chat.errors import ChatError
 from treechat.chat.events import Focused, HeaderChanged, Notice, StatusChanged
-from treechat.chat.models import ChatError
 from treechat.chat.status import entry_words
 from treechat.llm.local import shown_ref
 from treechat.storage.base import SearchHit
@@ -16,7 +16,7 @@ from treechat.storage.model import AssistantMessage, CompactionEntry, Entry, Mes
 
 if TYPE_CHECKING:
     from treechat.chat.observe import Observer
-    from treechat.chat.sessions import Sessions
+    from treechat.chat.session_switch import SessionSwitch
     from treechat.chat.shown import Shown
     from treechat.chat.state import ChatState
     from treechat.chat.tree import ChatTree
@@ -24,19 +24,16 @@ if TYPE_CHECKING:
 
 
 class Navigation:
-    def __init__(self, s: ChatState, *, observer: Observer, sessions: Sessions, shown: Shown, trees: ChatTree,
+    def __init__(self, s: ChatState, *, observer: Observer, session_switch: SessionSwitch, shown: Shown, trees: ChatTree,
                  workspace: Workspace) -> None:
         self.s = s
         self.observer = observer
-        self.sessions = sessions
+        self.session_switch = session_switch
         self.shown = shown
         self.trees = trees
         self.workspace = workspace
 
     async def choose(self, entry_id: str) -> str | None:
-        """The tree's Enter/click (DESIGN §6): a user message moves the leaf to its parent and its
-        text comes back to edit and resend (a new sibling); anything else moves the leaf to it.
-        While a reply runs, the branch is only previewed."""
         if self.s.is_running:
             await self.shown.preview(entry_id)
             self.s.emit(Notice("The agent is still running on its branch: showing this one only (Esc goes back to "
@@ -94,7 +91,6 @@ class Navigation:
         await self.move_to(self.s.leaf_history.pop(), remember=False)
 
     async def switch_sibling(self, entry_id: str, delta: int) -> None:
-        """`‹ n/m ›`: go to the newest tip under the previous/next alternative of `entry_id`."""
         await self.trees.whole_tree()
         sibs = self.s.tree.siblings(entry_id)
         if len(sibs) < 2 or entry_id not in sibs:
@@ -112,15 +108,12 @@ class Navigation:
         return out
 
     async def compacted_away(self, compaction_id: str) -> list[Entry]:
-        """The entries a compaction took out of the context (the card shows them, dimmed)."""
         entry = await self.s.session.get_entry(compaction_id)
         if not isinstance(entry, CompactionEntry):
             return []
         return self.originals_of(entry, await self.s.session.get_branch(entry.id))
 
     async def entry_details(self, entry_id: str) -> str | None:
-        """What the tree's tooltip adds about an entry: the model and tokens of a reply, the
-        tokens a compaction saved, the size of a prompt."""
         entry = await self.s.session.get_entry(entry_id)
         if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
             msg, u = entry.message, entry.message.usage
@@ -134,10 +127,8 @@ class Navigation:
         return None
 
     async def jump_to(self, hit: SearchHit) -> str:
-        """A search hit: open its session and show its entry (on the active path as it is; on
-        another branch, that branch previewed). Returns the entry to highlight."""
         if hit.session_id != self.s.session.session_id:
-            await self.sessions.resume(hit.session_id)
+            await self.session_switch.resume(hit.session_id)
         await self.trees.whole_tree()
         row = self.s.tree.get(hit.entry_id)
         target = hit.entry_id

@@ -1,26 +1,68 @@
 """What happened: the session's appends and leaf moves and the agent's events, as the chat's
-state and its told changes (every append, whoever made it, takes this one path)."""
+state and its told changes (every append, whoever made it, takes this one path).
+
+An agent or session event becomes the controller's own in one step (`on_agent_event`): one
+`match` naming every kind (`assert_never`: a new kind is a mypy error here until it says what it
+means for a front end), where the state it needs (a preview on screen, a run that could not
+save) is at hand."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import TYPE_CHECKING, assert_never
 
-from treechat.agent.events import AgentStart
-from treechat.chat.agent_events import CHANGES_STATUS, translate
+from treechat.agent.events import (
+    AgentEnd,
+    AgentStart,
+    ImagesReplaced,
+    MessageEnd,
+    MessageStart,
+    MessageUpdate,
+    RetryWait,
+    StreamWait,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+    ToolExecutionUpdate,
+    TurnEnd,
+    TurnStart,
+)
+from treechat.chat.errors import ChatError
 from treechat.chat.events import (
     CompactionEnded,
+    CompactionStarted,
     EntryAppended,
+    Failed,
     HeaderChanged,
     LabelChanged,
+    Notice,
+    QueueChanged,
+    ReplyPending,
+    ReplyStreaming,
+    RunEnded,
+    RunStarted,
     StatusChanged,
     Succeeded,
+    Unsaved,
+    Waiting,
 )
-from treechat.chat.models import ChatError
-from treechat.session.events import Appended, CompactionEnd, LeafMoved, PersistFailed, SessionChange, SessionEvent
+from treechat.prompts.context import images_replaced_note
+from treechat.session.events import (
+    ActiveToolsChanged,
+    Appended,
+    CompactionEnd,
+    CompactionStart,
+    LeafMoved,
+    ModelChanged,
+    PersistFailed,
+    QueueUpdate,
+    SessionChange,
+    SessionEvent,
+    SessionReloaded,
+    ThinkingLevelChanged,
+)
 from treechat.storage.aggregates import advance_path_state, tree_row
 from treechat.storage.base import StorageError
-from treechat.storage.model import Entry, LabelEntry, MessageEntry, SessionInfoEntry
+from treechat.storage.model import AssistantMessage, Entry, LabelEntry, MessageEntry, SessionInfoEntry, UserMessage
 
 if TYPE_CHECKING:
     from treechat.chat.shown import Shown
@@ -90,18 +132,54 @@ class Observer:
         self.s.path_state = await self.s.session.storage.get_path_state(leaf)
         self.s.state_leaf = leaf
 
-    async def on_agent_event(self, event: SessionEvent) -> None:
-        if isinstance(event, CompactionEnd):
-            await self._compaction_ended(event)
-            return
-        if isinstance(event, (AgentStart, PersistFailed)):
-            self._unsaved_run = isinstance(event, PersistFailed)
-        for chat_event in translate(event, previewing=self.s.preview_id is not None):
-            if isinstance(chat_event, Succeeded) and self._unsaved_run:
-                continue  # a run whose messages could not be saved did not go through: its error stays
-            self.s.emit(chat_event)
-        if event.type in CHANGES_STATUS:
-            self.s.emit(StatusChanged())
+    async def on_agent_event(self, event: SessionEvent) -> None:  # noqa: C901  one flat case per event kind (exhaustive)
+        previewing = self.s.preview_id is not None
+        match event:
+            case AgentStart():
+                self._unsaved_run = False
+                self.s.emit(RunStarted())
+            case TurnStart():
+                self.s.emit(ReplyPending(previewing=previewing))
+            case MessageStart(message=AssistantMessage() as reply):
+                self.s.emit(ReplyStreaming(reply, started=True, previewing=previewing))
+            case MessageUpdate():
+                said = event.assistant_event
+                delta = said.delta if said is not None and said.type == "text_delta" else ""
+                self.s.emit(ReplyStreaming(event.message, delta=delta, previewing=previewing))
+            case AgentEnd():
+                self.s.emit(RunEnded())
+                last = event.messages[-1] if event.messages else None
+                failed = isinstance(last, AssistantMessage) and last.stop_reason in ("error", "aborted")
+                if not failed and not self._unsaved_run:  # (a run whose messages were not saved did not go through)
+                    self.s.emit(Succeeded())
+                self.s.emit(StatusChanged())  # its tokens
+            case QueueUpdate():
+                self.s.emit(QueueChanged(tuple(event.steering), tuple(event.follow_up)))
+                self.s.emit(StatusChanged())
+            case ModelChanged() | ThinkingLevelChanged() | ActiveToolsChanged():
+                self.s.emit(StatusChanged())
+            case CompactionStart():
+                self.s.emit(CompactionStarted(event.reason))
+            case CompactionEnd():
+                await self._compaction_ended(event)
+            case RetryWait():
+                self.s.emit(Waiting(seconds=event.delay_s, reason=event.reason, kind="retry", detail=event))
+            case StreamWait():
+                what = "no reply yet" if event.phase == "first_byte" else "the reply stopped"
+                self.s.emit(Waiting(seconds=max(event.limit_s - event.waited_s, 0.0), kind="silence", detail=event,
+                                    reason=f"{what} ({event.waited_s:.0f} s); Esc stops"))
+            case PersistFailed():
+                self._unsaved_run = True
+                path = str(event.recovery_path) if event.recovery_path else None
+                self.s.emit(Unsaved(event.message, event.reason, path))
+                self.s.emit(Failed(unsaved_text(event)))
+            case ImagesReplaced():
+                self.s.emit(Notice(images_replaced_note(event.model, event.count), "warning"))
+            case (MessageStart() | MessageEnd() | TurnEnd() | ToolExecutionStart() | ToolExecutionUpdate()
+                  | ToolExecutionEnd() | SessionReloaded()):
+                pass  # nothing a front end shows: the entries come through the session's appends
+            case _:
+                assert_never(event)
 
     async def _compaction_ended(self, event: CompactionEnd) -> None:
         result = event.result
@@ -112,3 +190,15 @@ class Observer:
         # Read inside the agent's listener chain: nothing is appended until the path is read.
         self.s.emit(await self.shown.path_changed("compaction"))
         self.s.emit(StatusChanged())
+
+
+def unsaved_text(event: PersistFailed) -> str:
+    """What a failed save means for the person: what was not saved and why (the store's own one
+    line: a database it cannot reach names its host, never a password), what happened to the run,
+    and where the message is kept."""
+    path = event.recovery_path
+    kept = f"It is kept in {path}." if path else "It could not be kept anywhere: copy it now."
+    if isinstance(event.message, UserMessage):
+        return f"Your message was not sent: it could not be saved to the session ({event.reason}). {kept}"
+    what = "The reply" if isinstance(event.message, AssistantMessage) else "A message of the run"
+    return f"{what} could not be saved to the session ({event.reason}); the run stopped. {kept}"

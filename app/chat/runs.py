@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from treechat.agent.tools import BUILTIN_TOOLS, Reach, make_tools
+from treechat.chat.errors import ChatError
 from treechat.chat.events import Failed, Notice, StatusChanged
-from treechat.chat.models import ChatError
 from treechat.chat.state import SendKind
 from treechat.config.tool_env import tool_environment
 from treechat.prompts.attachments import AttachmentError, PreparedPrompt, expand_prompt
@@ -26,7 +26,7 @@ from treechat.storage.model import AssistantMessage, ImageContent
 if TYPE_CHECKING:
     from treechat.agent.types import AgentMessage
     from treechat.chat.extras import Extras
-    from treechat.chat.models import Models
+    from treechat.chat.model_choice import ModelChoice
     from treechat.chat.observe import Observer
     from treechat.chat.shown import Shown
     from treechat.chat.state import ChatState
@@ -34,10 +34,10 @@ if TYPE_CHECKING:
 
 
 class Runs:
-    def __init__(self, s: ChatState, *, models: Models, extras: Extras, observer: Observer, shown: Shown,
+    def __init__(self, s: ChatState, *, model_choice: ModelChoice, extras: Extras, observer: Observer, shown: Shown,
                  workspace: Workspace) -> None:
         self.s = s
-        self.models = models
+        self.model_choice = model_choice
         self.extras = extras
         self.observer = observer
         self.shown = shown
@@ -48,9 +48,6 @@ class Runs:
         self._halted = False  # `halt`: the stopped run's queue waits for the next prompt
 
     def watch_agents(self, watcher: Callable[[AgentSession], None]) -> Callable[[], None]:
-        """`watcher(agent)` for every AgentSession this chat makes from now on (the first send, a
-        setting, after a session switch), before it is used: a protocol front end subscribes to
-        the agent's own events there. Returns the unsubscribe."""
         self._watchers.append(watcher)
         return lambda: self._watchers.remove(watcher) if watcher in self._watchers else None
 
@@ -69,20 +66,20 @@ class Runs:
         if read_only:
             raise ChatError(f"Sessions are read-only here ({read_only}): browsing and search work; sending needs a "
                             "writable home (--home DIR or TREECHAT_HOME).")
-        if not (self.s.model_ref or self.models.path_model_ref() or self.models.detected):
-            self.models.add_local_servers(await self.models.local.found())  # `-p`, or a server started since
-        model = self.models.local.known(self.models.resolve_model())  # never waits for the server (issue 27)
+        if not (self.s.model_ref or self.model_choice.path_model_ref() or self.model_choice.detected):
+            self.model_choice.add_local_servers(await self.model_choice.local.found())  # `-p`, or a server started since
+        model = self.model_choice.local.known(self.model_choice.resolve_model())  # never waits for the server (issue 27)
         problem = self.s.registry.key_problem(model)
         if problem:
             raise ChatError(problem)
-        self.models.local.probe(model)
+        self.model_choice.local.probe(model)
         try:
             # without a way to ask (print mode without --yes) the bash tool refuses, saying why
             # every built-in tool (`/tools` may turn on one the default set leaves out)
             self.s.builtins = make_tools(BUILTIN_TOOLS, cwd=self.s.cwd, confirm=self.s.confirm, reach=Reach.for_run(
-                self.s.cwd, self.s.confirm_read, anywhere=getattr(self.s.settings, "allow_reads_outside", False)),
+                self.s.cwd, self.s.confirm_read, anywhere=self.s.settings.allow_reads_outside),
                 approve=self.workspace.approve, recorder=await self.workspace.file_recorder(),
-                writable_git_paths=getattr(self.s.settings, "writable_git_paths", ()),
+                writable_git_paths=self.s.settings.writable_git_paths,
                 files=self.s.file_host, commands=self.s.command_host, env=tool_environment(self.s.settings))
             tools = self.s.allowed_tools(self.extras.mcp.tools())  # an MCP server's tools join as it starts
             self.extras.load_extensions()  # the skills the system prompt lists
@@ -102,7 +99,7 @@ class Runs:
         self.s.agent.recovery_folders = [Path(self.s.settings.home) / "recovery"]
         self.s.refresh_prompt = bind_system_prompt(self.s.agent, self.s.prompt_builder)
         self._unsubscribe_agent = self.s.agent.subscribe(self.observer.on_agent_event)
-        self.s.agent.compactor.on_window = self.models.window_learned
+        self.s.agent.compactor.on_window = self.model_choice.window_learned
         for watcher in list(self._watchers):
             watcher(self.s.agent)
         self.s.emit(StatusChanged())
@@ -111,12 +108,6 @@ class Runs:
     async def send(self, text: str, kind: SendKind = "send", *, attach: Sequence[str] = (),
                    expand: bool = False, images: Sequence[ImageContent] = (),
                    queue_when_idle: bool = False) -> Literal["sent", "queued"]:
-        """Send a prompt (`@path` tokens and `attach` files go into the message, and `images`,
-        already checked, after them); while a reply runs, queue it as a steer (Enter) or
-        follow-up. `expand`: a prompt template or `/skill` command becomes what it stands for.
-        `queue_when_idle`: a steer or follow-up is queued even with no run going (Pi's RPC: it
-        goes out with the next prompt). Raises ChatError (no model, no key, a file that cannot
-        be attached) before anything is written: the caller keeps the text."""
         if not text.strip() and not attach and not images:
             raise ChatError("Nothing to send.")
         typed, template = text.strip(), None
@@ -147,9 +138,6 @@ class Runs:
         return "sent"
 
     def asks_before_sending(self, text: str, *, attach: Sequence[str] = (), expand: bool = False) -> bool:
-        """Would `send(text, …)` ask a question first (a file outside the working folder not asked
-        about yet)? A front end whose event loop must not wait on its own dialog sends such a
-        message from a task of its own. Nothing is asked or sent here."""
         if self.s.prompt_builder is not None:
             self.s.prompt_builder.context_files  # noqa: B018 - found: what leads out is pending
         self.extras.load_extensions()
@@ -204,10 +192,6 @@ class Runs:
         self.s.run_task = asyncio.create_task(run())
 
     async def prompt(self, text: str, *, attach: Sequence[str] = ()) -> AssistantMessage | None:
-        """Send and wait for the whole run (print mode); returns the run's last assistant message.
-        Templates and `/skill` are expanded; MCP servers still starting are waited for, all at
-        once, for `mcp_startup_wait` seconds at most, so their tools are in the first request; one
-        slower than that joins the run when it is ready (said once)."""
         late = await self.extras.mcp.wait_started(self.s.settings.mcp_startup_wait)
         if late:
             self.s.emit(Notice(f"MCP server{'s' if len(late) > 1 else ''} {', '.join(late)} still starting after "
@@ -221,21 +205,17 @@ class Runs:
         return next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
 
     async def wait_idle(self) -> None:
-        """Until no run is under way; what it changed has been told (the pending delta is flushed)."""
         while self.s.run_task is not None and not self.s.run_task.done():
             await asyncio.gather(self.s.run_task, return_exceptions=True)
         self.s.bus.flush()
 
     async def stop(self) -> None:
-        """Esc: end a preview; else stop the run, and what was queued goes out next in the order
-        it would have: the steering first, the follow-ups when that run would stop."""
         if self.s.preview_id is not None:
             await self.shown.preview(None)
             return
         await self.stop_run()
 
     async def stop_run(self) -> None:
-        """Ctrl+C: stop the run, whatever is on screen; what was queued goes out next, as for Esc."""
         if self.s.agent is None or not self.s.is_running:
             return
         batch, after = await self.s.agent.interrupt()
@@ -246,9 +226,6 @@ class Runs:
             self.start(batch)
 
     async def halt(self) -> None:
-        """Stop the run and leave what was queued in the queue: it goes out with the next prompt
-        (the steers at its start, the follow-ups when it would stop). Pi's RPC `abort`; the app's
-        Esc is `stop`, after which the queue goes out at once."""
         if self.s.agent is None:
             return
         self._halted = True
@@ -256,7 +233,6 @@ class Runs:
         await self.wait_idle()
 
     def abort(self) -> None:
-        """Stop the run now, from a signal handler (Ctrl+C in print mode); nothing is queued next."""
         if self.s.agent is not None:
             self.s.agent.abort_now()
 

@@ -12,14 +12,14 @@ from treechat.shown_path import ShownPath, shown_path
 
 if TYPE_CHECKING:
     from treechat.chat.extras import Extras
-    from treechat.chat.models import Models
+    from treechat.chat.model_choice import ModelChoice
     from treechat.chat.state import ChatState
 
 
 class Shown:
-    def __init__(self, s: ChatState, *, models: Models, extras: Extras) -> None:
+    def __init__(self, s: ChatState, *, model_choice: ModelChoice, extras: Extras) -> None:
         self.s = s
-        self.models = models
+        self.model_choice = model_choice
         self.extras = extras
 
     async def preview(self, entry_id: str | None) -> None:
@@ -55,7 +55,6 @@ class Shown:
                       viewing=viewing_text(self.s.tree, self.s.preview_id), at_start=at_start)
 
     def title(self) -> str:
-        """The session's name, else its first prompt, else its id."""
         return self._title()[0]
 
     def _title(self) -> tuple[str, bool]:
@@ -70,7 +69,7 @@ class Shown:
         return (said[:60] if said else f"new session {self.s.session.session_id[:8]}"), opening is not None
 
     def status(self) -> Status:
-        return build_status(self.s.path_state, self.s.agent, self.models.current_model(), self.s.registry,
+        return build_status(self.s.path_state, self.s.agent, self.model_choice.current_model(), self.s.registry,
                             self.tool_names())
 
     def tool_names(self) -> list[str]:

@@ -1,6 +1,6 @@
 """What the controller's roles share: one explicit state object, and the bus they tell changes on.
 
-Every role (sessions, navigation, runs, model settings, commands, workspace, …) is handed this
+Every role (session switch, navigation, runs, model settings, commands, workspace, …) is handed this
 object and the roles it uses; they read and write its fields (all public: this *is* the shared
 state) and call each other's public methods only. What a field means is said once, here.
 """
@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Literal
 
 from treechat.chat.bus import ChatBus
 from treechat.chat.drafts import Drafts
+from treechat.chat.errors import ChatError
 from treechat.chat.events import Change, ChatEvent, Header, QueueChanged, Status
-from treechat.chat.models import ChatError
 from treechat.chat.tool_set import ToolChoice
 from treechat.llm.options import stream_options_from_settings
 from treechat.prompts.outside import ReadsOutside
@@ -66,7 +66,7 @@ class ChatState:
         self.prompt_builder = SystemPromptBuilder.from_settings(settings, cwd=self.cwd, instructions=system)
         # files read for the repository (AGENTS.md, templates, skills, attachments) outside the
         # working folder: asked with `confirm_read`, the answers kept for this chat
-        self.outside = ReadsOutside.for_cwd(self.cwd, anywhere=getattr(settings, "allow_reads_outside", False))
+        self.outside = ReadsOutside.for_cwd(self.cwd, anywhere=settings.allow_reads_outside)
         self.prompt_builder.outside = self.outside
         self.system_given = system is not None  # --system wins over what a session stored (/system)
         self.refresh_prompt: Callable[[], str] | None = None  # bound to the agent once there is one

@@ -110,7 +110,6 @@ class ChatTree:
             self.s.tree_load = None
 
     def load_tree(self) -> None:
-        """Start reading a big session's whole tree (the front end calls this after its first frame)."""
         if self.s.tree_load is not None:
             self.s.tree_load.start()
 

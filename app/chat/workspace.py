@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Literal
 
 from treechat.agent.tools.changes import NO_APPROVAL, FileRecorder, ProposedChange
 from treechat.agent.tools.workfolder import Boundary, working_folder
+from treechat.chat.errors import ChatError
 from treechat.chat.events import Notice, RestoreOffered
-from treechat.chat.models import ChatError
 
 if TYPE_CHECKING:  # the workspace modules load on first use: the app's first frame does not wait for them
     from treechat.chat.state import ChatState
@@ -27,11 +27,11 @@ if TYPE_CHECKING:  # the workspace modules load on first use: the app's first fr
     from treechat.workspace.journal import Journal
     from treechat.workspace.restore import Outcome, RestorePlan, UndoOutcome
 
-class _Where(Enum):
+class Where(Enum):
     LEAF = "the leaf"  # (None is a place too: before the first entry)
 
 
-_LEAF = _Where.LEAF
+LEAF = Where.LEAF
 
 
 def outcome_text(outcome: Outcome) -> str:
@@ -77,7 +77,7 @@ class Workspace:
     def boundary(self) -> Boundary:
         """Where a restore may write: the working folder (the repository root, or the folder
         treechat runs in), never git's own folders unless config.toml names the file."""
-        return Boundary.of(self.s.cwd, getattr(self.s.settings, "writable_git_paths", ()))
+        return Boundary.of(self.s.cwd, self.s.settings.writable_git_paths)
 
     @property
     def folder(self) -> str:
@@ -85,7 +85,6 @@ class Workspace:
         return working_folder(self.s.cwd)
 
     async def file_history(self) -> FileHistory:
-        """Every checkpoint of the current session (read once, then kept up to date)."""
         if self.s.files is None:
             from treechat.workspace.history import FileHistory
 
@@ -113,10 +112,8 @@ class Workspace:
 
     # ------------------------------------------------------------ restoring
 
-    async def restore_plan(self, entry_id: str | None | Literal[_Where.LEAF] = _LEAF) -> RestorePlan:
-        """What restoring the tracked files to `entry_id` (default: the leaf; None: before the
-        first entry) would change."""
-        target = self.s.session.leaf_id if entry_id is _LEAF else entry_id
+    async def restore_plan(self, entry_id: str | None | Literal[Where.LEAF] = LEAF) -> RestorePlan:
+        target = self.s.session.leaf_id if entry_id is LEAF else entry_id
         if target is not None and self.s.tree.get(target) is None:
             raise ChatError(f"Entry {target} not found in this session.")
         from treechat.workspace.restore import plan_restore_async
@@ -127,7 +124,6 @@ class Workspace:
                                         self.journal(), boundary)
 
     async def restore(self, plan: RestorePlan, *, force: bool = False) -> Outcome:
-        """Restore what `plan` says (the blocked files too with `force`); a notice says what happened."""
         from treechat.workspace.restore import apply_restore
 
         if plan.session_id != self.s.session.session_id:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TextIO
 
 from treechat.storage.base import EntryCursor, ImportReport, SessionCatalog, SessionStorage, StorageError
 from treechat.storage.imports import ImportRecords, prepare_records
 from treechat.storage.index import entry_json
+from treechat.storage.json_types import SessionHeader
 from treechat.storage.model_views import view_of_model as view_of_entry  # (copies models: pydantic is loaded)
 from treechat.storage.views import EntryView
 from treechat.text.sanitize import visible_line
@@ -46,7 +47,7 @@ class CopySummary:
         return "; ".join(parts)
 
 
-async def session_records(storage: SessionStorage) -> tuple[dict[str, Any], ImportRecords, ImportReport]:
+async def session_records(storage: SessionStorage) -> tuple[SessionHeader, ImportRecords, ImportReport]:
     """A stored session as what an import takes: its header and every entry, in append order."""
     meta = await storage.get_metadata()
     leaf = await storage.get_leaf_id()
@@ -58,7 +59,7 @@ async def session_records(storage: SessionStorage) -> tuple[dict[str, Any], Impo
             break
         pairs.extend((entry_json(e), view_of_entry(e)) for e in page)
         after = page[-1].id
-    header: dict[str, Any] = {"type": "session", "version": 3, "id": meta.id, "timestamp": meta.created_at,
+    header: SessionHeader = {"type": "session", "version": 3, "id": meta.id, "timestamp": meta.created_at,
                               "cwd": meta.cwd}
     if meta.parent_session_id:
         header["parentSessionId"] = meta.parent_session_id

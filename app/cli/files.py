@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import argparse
@@ -29,14 +29,16 @@ if TYPE_CHECKING:
     from treechat.agent.tools.workfolder import Boundary
     from treechat.storage.base import SessionStorage
     from treechat.workspace.history import FileHistory
-    from treechat.workspace.restore import RestorePlan
+    from treechat.workspace.restore import Outcome, RestorePlan
+
+    from .parser import Subcommands
 
 
 class FilesError(Exception):
     """An expected failure of these commands; the text is the line on stderr."""
 
 
-def add_file_commands(sub: Any, common: Any) -> None:
+def add_file_commands(sub: Subcommands, common: Callable[[argparse.ArgumentParser, str | None], None]) -> None:
     import argparse
 
     s = sub.add_parser("files", help="the files a session's tools changed, with the entries that changed them")
@@ -286,7 +288,7 @@ def _ask(question: str) -> bool:
         return False
 
 
-def _report(outcome: Any, said: Collection[str] = ()) -> None:
+def _report(outcome: Outcome, said: Collection[str] = ()) -> None:
     """What a restore or undo did (the refusals in `said` were told before it began)."""
     for shown in outcome.written:
         print(f"restored {_line(shown)}")

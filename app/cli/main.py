@@ -5,9 +5,9 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, TextIO, cast
 
 # Start-up in proportion: each subcommand imports what it needs inside its own function, so
 # `--version` loads no pydantic, and `sessions`, `search`, `context`, `tree`, `import` no httpx,
@@ -17,7 +17,9 @@ from ..progress import reading_progress
 if TYPE_CHECKING:
     import argparse
 
+    from treechat.chat import Chat
     from treechat.storage.base import SearchHit, SessionCatalog, SessionStorage
+    from treechat.storage.json_types import Json
 
 
 def visible_line(text: object, limit: int | None = None) -> str:
@@ -84,7 +86,7 @@ class _TerminalSafe(io.TextIOBase):
         self.out.flush()
 
 
-def emit(data: Any) -> None:
+def emit(data: Json) -> None:
     import json
 
     # JSON already escapes C0 controls; C1 controls and bidi overrides are escaped too (same value)
@@ -322,7 +324,7 @@ async def cmd_print(args: argparse.Namespace) -> int:
         return code
 
 
-async def _print_json(chat: Any, prompt: str, args: argparse.Namespace) -> int:
+async def _print_json(chat: Chat, prompt: str, args: argparse.Namespace) -> int:
     """`-p --mode json`: the run's events on stdout, which carries nothing else (see protocol_stdout)."""
     from ..protocols.framing import FdLines
     from ..protocols.json_mode import run_json
@@ -371,7 +373,7 @@ async def cmd_rpc(args: argparse.Namespace) -> int:
         return 0
 
 
-def start_for_rpc(chat: Any, args: argparse.Namespace) -> None:
+def start_for_rpc(chat: Chat, args: argparse.Namespace) -> None:
     """MCP servers start in the background, as in the app: their calls are asked about like bash."""
     from .mcp import start_for_print
 
@@ -422,7 +424,8 @@ async def cmd_tui(args: argparse.Namespace) -> int:
     return await run_tui(args)
 
 
-COMMANDS = {
+Handler = Callable[["argparse.Namespace"], Coroutine[object, object, int]]
+COMMANDS: dict[str, Handler] = {
     "sessions": cmd_sessions,
     "import": cmd_import,
     "copy": cmd_copy,
@@ -446,8 +449,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     _modes_and_models(parser, args)
+    handler: Handler
     if args.command:
-        handler = COMMANDS.get(args.command) or args.run
+        found: Handler | None = COMMANDS.get(args.command) or getattr(args, "run", None)  # (cli/files.py sets run)
+        assert found is not None, args.command  # the parser knows no other subcommand
+        handler = found
     elif args.mode == "rpc":
         handler = cmd_rpc
     elif args.prompt is not None:
@@ -504,7 +510,7 @@ def _modes_and_models(parser: argparse.ArgumentParser, args: argparse.Namespace)
 # a module cannot have raised its error, and naming them here imports nothing.
 _EXPECTED = (("treechat.storage.base", "StorageError"), ("treechat.storage.model_lite", "InvalidEntryError"),
              ("treechat.config.settings", "ConfigError"), ("treechat.llm.registry", "ModelRefError"),
-             ("treechat.chat.models", "ChatError"), ("treechat.agent.tools", "UnknownToolError"),
+             ("treechat.chat.errors", "ChatError"), ("treechat.agent.tools", "UnknownToolError"),
              ("treechat.cli.files", "FilesError"))
 
 

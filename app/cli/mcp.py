@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     import argparse
 
     from ..agent.tools.base import AnyTool
     from ..chat import Chat
+    from ..mcp.config import ProjectServers
+    from .parser import Subcommands
 
 
-def add_mcp_arguments(p: argparse.ArgumentParser, sub: Any, common: Callable[[Any], None]) -> None:
+def add_mcp_arguments(p: argparse.ArgumentParser, sub: Subcommands,
+                      common: Callable[[argparse.ArgumentParser], None]) -> None:
     p.add_argument("--project-mcp", action="store_true", help="start the project's .mcp.json servers (print mode, mcp)")
     s = sub.add_parser("mcp", help="start each MCP server and list it: state, tools, last error")
     common(s)
@@ -29,7 +32,7 @@ def add_mcp_arguments(p: argparse.ArgumentParser, sub: Any, common: Callable[[An
                    help="start the project's .mcp.json servers too")
 
 
-def argparse_suppress() -> Any:
+def argparse_suppress() -> str:
     import argparse
 
     return argparse.SUPPRESS
@@ -50,7 +53,7 @@ def start_for_print(chat: Chat, args: argparse.Namespace, err: TextIO) -> None:
     chat.start_mcp(project=True if args.project_mcp else None)
 
 
-def say_project_servers(project: tuple[Any, str], describe: Callable[[], str], started: bool, err: TextIO) -> None:
+def say_project_servers(project: tuple[ProjectServers | None, str], describe: Callable[[], str], started: bool, err: TextIO) -> None:
     """On stderr: a project's servers that are left out, or started by --project-mcp without
     being trusted, each whole (what the app's question shows: commands, arguments, the
     variables they read from your environment, the repository's scripts they run)."""

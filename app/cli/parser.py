@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from treechat.storage import BACKENDS
+
+if TYPE_CHECKING:  # what add_subparsers gives (argparse's class of it is private and not generic at run time)
+    Subcommands: TypeAlias = "argparse._SubParsersAction[_Parser]"
 
 
 def _version_line() -> str:
@@ -19,7 +22,7 @@ class _Parser(argparse.ArgumentParser):
     """No abbreviations of long options (`--mode json` was read as `--model json`); the
     subcommands' parsers are of this class too (add_subparsers makes them of the parent's)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # (ArgumentParser's own, forwarded)
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
@@ -29,16 +32,16 @@ def build_parser() -> argparse.ArgumentParser:
     class _Version(argparse.Action):
         """`--version` after other options (alone it never gets here: see main)."""
 
-        def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kw: Any) -> None:
+        def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kw: Any) -> None:  # (Action's)
             super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
 
-        def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
             print(_version_line())
             parser.exit()
 
     # Shared options are accepted before or after the subcommand; SUPPRESS keeps a subparser
     # from overwriting a value given before it.
-    def common(parser: argparse.ArgumentParser, default: Any) -> None:
+    def common(parser: argparse.ArgumentParser, default: str | None) -> None:
         parser.add_argument("--home", default=default, help="folder for the database, session files and config (env: TREECHAT_HOME)")
         parser.add_argument("--storage", choices=BACKENDS, default=default,
                             help="storage backend (default: config.toml's storage, else sqlite; postgres: the server "

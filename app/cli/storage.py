@@ -14,10 +14,10 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from treechat.storage.base import EntryCursor, SessionCatalog, SessionFileError, SessionStorage, StorageError
 from treechat.storage.imports import UncheckedLineError, find_session_files, pi_sessions_dir, read_records
@@ -27,9 +27,12 @@ from treechat.storage.stream_scan import plan_file
 from treechat.text.sanitize import json_for_terminal, visible_line
 
 from ..export.target import ExportFile
-from ..progress import is_terminal, progress
+from ..progress import Reporter, is_terminal, progress
 
 if TYPE_CHECKING:  # pydantic's models: imported by the commands that print entries, not by import
+    from treechat.storage.base import ImportReport
+    from treechat.storage.imports import ImportRecords
+    from treechat.storage.json_types import SessionHeader
     from treechat.storage.model import Entry
 
 PAGE = 2000  # entries per read when streaming
@@ -118,7 +121,7 @@ def _report(summary: ImportSummary, stdout: TextIO, interrupted: str = "") -> No
     print(f"treechat: {visible_line(line)}", file=sys.stderr)  # file names: shown, never obeyed
 
 
-def _advance_by(bar: Any, size: int, part: float) -> None:
+def _advance_by(bar: Reporter, size: int, part: float) -> None:
     bar.advance(size * part)
 
 
@@ -185,15 +188,18 @@ async def _import_one(
         advance.finish()
         return
     n = max(len(records), 1)
-    kw = _progress_kw(catalog, lambda k: advance(0.5 * k / n))
+
+    def progress(k: int) -> None:
+        advance(0.5 * k / n)
+
     try:
         try:
-            storage, report = await catalog.import_records(header, records, report, replace=force, **kw)
+            storage, report = await _import_records(catalog, header, records, report, force, progress)
         except UncheckedLineError:
             # A line the quick read let through is not a valid entry (nothing was stored): read
             # the file again, validating every line, so that line is skipped and counted.
             header, records, report = read_records(file)
-            storage, report = await catalog.import_records(header, records, report, replace=force, **kw)
+            storage, report = await _import_records(catalog, header, records, report, force, progress)
     except StorageError as err:
         summary.failed.append(f"{file}: {err}")
         advance.finish()
@@ -268,11 +274,14 @@ async def _import_streamed(catalog: SessionCatalog, file: Path, force: bool, sum
 _STOP = threading.Event()
 
 
-def _progress_kw(catalog: SessionCatalog, callback: Any) -> dict[str, Any]:
+async def _import_records(catalog: SessionCatalog, header: SessionHeader, records: ImportRecords, report: ImportReport,
+                          replace: bool, progress: Callable[[int], None]) -> tuple[SessionStorage, ImportReport]:
     """SQLite reports entries written (its import is the long one); the others are quick."""
     from treechat.storage.sqlite import SqliteCatalog
 
-    return {"on_progress": callback} if isinstance(catalog, SqliteCatalog) else {}
+    if isinstance(catalog, SqliteCatalog):
+        return await catalog.import_records(header, records, report, replace=replace, on_progress=progress)
+    return await catalog.import_records(header, records, report, replace=replace)
 
 
 def _size(path: Path) -> int:
@@ -299,7 +308,7 @@ def from_pi_folder() -> Path:
 # ---------------------------------------------------------------- streaming reads
 
 
-async def pages(storage: SessionStorage) -> Any:
+async def pages(storage: SessionStorage) -> AsyncIterator[Entry]:
     """Every entry in append order, PAGE at a time."""
     after: str | None = None
     while True:

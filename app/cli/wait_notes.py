@@ -10,23 +10,25 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from typing import Any, TextIO
+from typing import TextIO
 
+from treechat.agent.events import MessageUpdate, RetryWait, StreamWait
+from treechat.session.events import SessionEvent
 from treechat.text.sanitize import sanitize
 
 _CLEAR = "\r\x1b[2K"
 _ENDS_WAIT = {"message_start", "message_update", "message_end", "agent_end", "retry_wait", "stream_wait"}
 
 
-def describe(event: Any, remaining: float | None = None) -> str | None:
+def describe(event: SessionEvent, remaining: float | None = None) -> str | None:
     """The note for a retry_wait / stream_wait event (`remaining`: seconds left, default the whole wait)."""
-    if event.type == "retry_wait":
+    if isinstance(event, RetryWait):
         left = event.delay_s if remaining is None else remaining
         why = _short(event.reason)
         tries = f"retry {event.attempt} of {event.max_attempts}" if event.max_attempts else f"retry {event.attempt}"
         asked = ", as the server asked" if event.retry_after else ""
         return f"treechat: retrying in {_secs(left)}{asked} ({tries}): {why}"
-    if event.type == "stream_wait":
+    if isinstance(event, StreamWait):
         who = sanitize(event.provider or "the provider")
         what = "no reply from" if event.phase == "first_byte" else "nothing more from"
         if remaining is None:
@@ -46,15 +48,14 @@ class WaitNotes:
         self._shown = False  # a live line is on screen
         self._mid_line = False  # the answer on stdout has an unfinished line (same terminal)
 
-    def __call__(self, event: Any, signal: Any = None) -> None:
-        kind = getattr(event, "type", None)
-        if kind == "message_update":
-            ev = getattr(event, "assistant_event", None)
+    def __call__(self, event: SessionEvent) -> None:
+        if isinstance(event, MessageUpdate):
+            ev = event.assistant_event
             if ev is not None and ev.type == "text_delta" and ev.delta:
                 self._mid_line = not ev.delta.endswith("\n")
-        if kind in _ENDS_WAIT:
+        if event.type in _ENDS_WAIT:
             self._stop()
-        if kind not in ("retry_wait", "stream_wait"):
+        if not isinstance(event, (RetryWait, StreamWait)):
             return
         if not self.live:
             self._write(f"{describe(event)}\n")
@@ -64,8 +65,8 @@ class WaitNotes:
             self._mid_line = False
         self._task = asyncio.get_running_loop().create_task(self._count_down(event))
 
-    async def _count_down(self, event: Any) -> None:
-        if event.type == "retry_wait":
+    async def _count_down(self, event: RetryWait | StreamWait) -> None:
+        if isinstance(event, RetryWait):
             end = (event.started_at or time.monotonic()) + event.delay_s
         else:
             end = (event.started_at or time.monotonic() - event.waited_s) + event.limit_s

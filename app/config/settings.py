@@ -26,14 +26,16 @@ import difflib
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
+from treechat.storage.json_types import JsonObject
 from treechat.storage.special import special_kind
 
 from ..llm.apis import Api, one_of
@@ -46,8 +48,6 @@ from .paths import config_path, resolve_home
 # spelled out: settings load before any tool (tests/chat/test_tool_choice.py keeps the two equal).
 DEFAULT_TOOLS = ("read", "ls", "grep", "bash", "edit", "write")
 THINKING = ("off", "minimal", "low", "medium", "high", "xhigh")
-# Names earlier READMEs used; an old config gets "did you mean" with the real key.
-_RENAMED = {"default_model": "model", "thinking_level": "thinking"}
 
 
 class ConfigError(Exception):
@@ -109,7 +109,7 @@ class ModelOptions(_Strict):
     reasoning: bool | None = None
     api: Api | None = None  # this model's wire protocol, when not its provider's (e.g. a model served only by Responses)
 
-    def as_spec(self) -> dict[str, Any]:
+    def as_spec(self) -> JsonObject:
         """The catalog's spelling of these options (what `model_info` reads)."""
         return {k: v for k, v in self.model_dump(exclude={"id"}).items() if v is not None}
 
@@ -120,7 +120,7 @@ class ProviderConfig(_Strict):
     base_url: str | None = None
     api_key: str | None = Field(default=None, repr=False)
     api_key_env: str | None = None
-    models: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    models: dict[str, dict[str, object]] = Field(default_factory=dict)  # each as_spec(): llm.catalog.model_spec reads it
 
     @field_validator("base_url")
     @classmethod
@@ -132,9 +132,9 @@ class ProviderConfig(_Strict):
 
     @field_validator("models", mode="before")
     @classmethod
-    def _models(cls, value: Any) -> dict[str, dict[str, Any]]:
+    def _models(cls, value: object) -> dict[str, JsonObject]:
         # Three spellings: ["a", "b"]; {a = {...}}; [[providers.X.models]] tables with an id.
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, JsonObject] = {}
         if isinstance(value, dict):
             for key, options in value.items():
                 if not isinstance(options, dict):
@@ -296,7 +296,7 @@ def _problems(err: ValidationError, text: str, path: Path) -> ConfigError:
     for problem in err.errors():
         loc = [str(p) for p in problem["loc"]]
         # pydantic reports list positions and union branches in the location; keep the TOML keys
-        keys = [p for p in loc if not p.isdigit() and p not in ("list[str]", "dict[str,dict[str,any]]")]
+        keys = [p for p in loc if not p.isdigit() and p not in ("list[str]", "dict[str,dict[str,any]]", "dict[str,dict[str,object]]")]
         if tuple(keys) not in found:  # one message per key (a union reports each branch)
             found[tuple(keys)] = (_line_of(text, keys), _describe(problem, keys))
     ordered = sorted(found.values(), key=lambda item: (item[0] is None, item[0] or 0))
@@ -305,17 +305,22 @@ def _problems(err: ValidationError, text: str, path: Path) -> ConfigError:
     return ConfigError(f"{path}{',' if first_line else ':'} {'; '.join(parts)}.")
 
 
-def _describe(problem: Any, keys: list[str]) -> str:
+def _describe(problem: ErrorDetails, keys: list[str]) -> str:
     if problem["type"] == "extra_forbidden":
         message = f"unknown key {keys[-1]!r}"
         known = _known_keys(keys[:-1])
-        guess = _RENAMED.get(keys[-1]) if len(keys) == 1 else None
-        guess = guess or next(iter(difflib.get_close_matches(keys[-1], known, n=1)), None)
+        guess = next(iter(difflib.get_close_matches(keys[-1], known, n=1)), None) or _part_of(keys[-1], known)
         return message + (f" (did you mean {guess!r}?)" if guess else (f" (known keys: {', '.join(known)})" if known else ""))
     return f"{'.'.join(keys)} {_explain(problem, keys)}"
 
 
-def _explain(problem: Any, keys: list[str]) -> str:
+def _part_of(key: str, known: list[str]) -> str | None:
+    """A known key that is a whole `_`-separated part of an unknown one (`default_model` → `model`)."""
+    parts = set(key.split("_"))
+    return next((k for k in known if k in parts), None)
+
+
+def _explain(problem: ErrorDetails, keys: list[str]) -> str:
     key = keys[-1] if keys else ""
     if key == "model" and len(keys) == 1:
         return 'must be "PROVIDER/MODEL-ID", e.g. "openai/gpt-4.1-mini"'
@@ -343,7 +348,7 @@ def _explain(problem: Any, keys: list[str]) -> str:
 def _known_keys(table: list[str]) -> list[str]:
     """The keys allowed in the table at `table` (a path of TOML keys)."""
     if not table:
-        fields: Any = ConfigFile.model_fields
+        fields: Iterable[str] = ConfigFile.model_fields
     elif table[0] == "providers" and len(table) >= 3 and table[2] == "models":
         fields = ModelOptions.model_fields
     elif table[0] == "providers" and len(table) == 2:

@@ -13,7 +13,9 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+
+from treechat.bounded_json import RawObject
+from treechat.storage.json_types import Json
 
 RECENT_MODELS = 8
 
@@ -22,14 +24,14 @@ class StateFile:
     def __init__(self, home: str | os.PathLike[str]) -> None:
         self.path = Path(home) / "state.json"
 
-    def read(self) -> dict[str, Any]:
+    def read(self) -> RawObject:
         try:
             data = json.loads(self.path.read_text("utf-8"))
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
 
-    def update(self, **values: Any) -> bool:
+    def update(self, **values: Json) -> bool:
         """Merge `values` into the file; False when it could not be written (nothing changed)."""
         data = {**self.read(), **values}
         try:

@@ -16,6 +16,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .settings import Settings
 
 # Keys of providers treechat does not ship, and credentials a shell commonly holds.
 WELL_KNOWN = frozenset({
@@ -29,20 +33,20 @@ TREECHAT_SECRETS = frozenset({"TREECHAT_DATABASE_URL", "PGPASSWORD"})
 MIN_SECRET = 8  # a value this long or longer is looked for in other variables (a short one would match by chance)
 
 
-def is_secret(name: str, settings: object = None) -> bool:
+def is_secret(name: str, settings: Settings | None = None) -> bool:
     """Is `name` a variable treechat withholds from tools by its name (a provider's key, the
     database URL, a well-known credential)?"""
     return name in withheld({name: ""}, settings)
 
 
-def withheld(env: Mapping[str, str], settings: object = None) -> set[str]:
+def withheld(env: Mapping[str, str], settings: Settings | None = None) -> set[str]:
     """The names in `env` a tool's child does not get (before `tool_env` passes some back)."""
     from treechat.llm.catalog import builtin_providers
 
     names = set(WELL_KNOWN | TREECHAT_SECRETS)
     names |= {p.api_key_env for p in builtin_providers().values() if p.api_key_env}
-    providers = getattr(settings, "providers", None) or {}
-    names |= {p.api_key_env for p in providers.values() if getattr(p, "api_key_env", None)}
+    providers = settings.providers if settings is not None else {}
+    names |= {p.api_key_env for p in providers.values() if p.api_key_env}
     names |= {name for name in env if name.upper().endswith("_API_KEY")}
     secrets = [env[name] for name in names if len(env.get(name) or "") >= MIN_SECRET]
     secrets += [value for value in _config_secrets(env, settings) if len(value) >= MIN_SECRET]
@@ -51,12 +55,14 @@ def withheld(env: Mapping[str, str], settings: object = None) -> set[str]:
     return {name for name in names if name in env}
 
 
-def _config_secrets(env: Mapping[str, str], settings: object) -> list[str]:
+def _config_secrets(env: Mapping[str, str], settings: Settings | None) -> list[str]:
     """Keys written in config.toml, the database URL and its password."""
     from treechat.storage.postgres.url import database_url, password_of
 
-    found = [p.api_key for p in (getattr(settings, "providers", None) or {}).values() if getattr(p, "api_key", None)]
-    url = database_url(getattr(settings, "database_url", None), env)
+    if settings is None:
+        return []
+    found = [p.api_key for p in settings.providers.values() if p.api_key]
+    url = database_url(settings.database_url, env)
     if url:
         found.append(url)
         password = password_of(url)
@@ -65,11 +71,11 @@ def _config_secrets(env: Mapping[str, str], settings: object) -> list[str]:
     return found
 
 
-def tool_environment(settings: object = None, env: Mapping[str, str] | None = None) -> dict[str, str]:
+def tool_environment(settings: Settings | None = None, env: Mapping[str, str] | None = None) -> dict[str, str]:
     """What a tool's child process runs with: `env` (this process's environment) without the
     secrets `withheld` names, except those config.toml's `tool_env` passes back. `settings`
     (config.toml) adds its providers' `api_key_env` and keys; without it the built-in rules apply."""
     env = os.environ if env is None else env
-    passed = set(getattr(settings, "tool_env", None) or ())
+    passed = set(settings.tool_env if settings is not None else ())
     out = withheld(env, settings) - passed
     return {name: value for name, value in env.items() if name not in out}

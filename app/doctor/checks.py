@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TextIO
 from urllib.parse import quote, urlsplit, urlunsplit
 
+from treechat.storage.json_types import JsonObject
 from treechat.storage.sqlite.db import SCHEMA_VERSION
 
 from .. import __version__
@@ -128,7 +129,7 @@ def modes_check() -> Check:
 
 def _settings(chosen: str | None, data_dir: Path, config_file: Path, env: Mapping[str, str]) -> tuple[Settings | None, Check]:
     """The settings (None when the config does not parse) and the config's line of the report."""
-    data: dict[str, object] = {"path": str(config_file), "exists": config_file.exists(), "parsed": False}
+    data: JsonObject = {"path": str(config_file), "exists": config_file.exists(), "parsed": False}
     if not config_file.exists():
         # what load_settings would give, without creating the data folder
         data["parsed"] = True
@@ -179,7 +180,7 @@ def storage_checks(data_dir: Path) -> list[Check]:
 
 
 def database_check(path: Path) -> Check:
-    data: dict[str, object] = {"path": str(path), "exists": path.exists(), "schema_version": None,
+    data: JsonObject = {"path": str(path), "exists": path.exists(), "schema_version": None,
                                "current_version": SCHEMA_VERSION}
     if not path.exists():
         return Check("database", "database", "info", f"none yet at {path} (created on first run)", data=data)
@@ -251,7 +252,7 @@ def _key_source(name: str, settings: Settings | None) -> str:
     return key_source(name, settings) or "config.toml"
 
 
-def _apis(registry: ModelRegistry, name: str) -> tuple[str, dict[str, object]]:
+def _apis(registry: ModelRegistry, name: str) -> tuple[str, JsonObject]:
     """Which protocol a provider speaks, as words ("api openai; openai-responses for gpt-5.3-codex
     and 4 more") and as data."""
     api, others = registry.apis(name)
@@ -274,7 +275,7 @@ def provider_checks(registry: ModelRegistry, settings: Settings | None,
             continue  # a server on this machine: its line is under "local servers"
         url = _redact(info.base_url)
         apis, api_data = _apis(registry, name)
-        data: dict[str, object] = {"base_url": url, "key": False, **api_data}
+        data: JsonObject = {"base_url": url, "key": False, **api_data}
         if registry.api_key(name):
             data.update(key=True, key_from=_key_source(name, settings))
             checks.append(Check(f"provider.{name}", name, "ok", f"key set ({_key_source(name, settings)}) · {url} · {apis}",
@@ -293,7 +294,7 @@ def url_server_check(registry: ModelRegistry, settings: Settings | None, name: s
     listing no models): where it is, what it serves (its own `/models`), its key."""
     info = _provider(registry, name)
     url, source = _redact(info.base_url), registry.url_source(name) or "config.toml"
-    data: dict[str, object] = {"base_url": url, "from": source, "key": bool(registry.api_key(name)),
+    data: JsonObject = {"base_url": url, "from": source, "key": bool(registry.api_key(name)),
                                "local": is_local_url(info.base_url), "models": []}
     key = (f"key set ({_key_source(name, settings)})" if registry.api_key(name)
            else "needs no key" if registry.key_problem(info) is None else None)
@@ -415,7 +416,7 @@ def _model_check(settings: Settings | None, registry: ModelRegistry, model: str 
             info = registry.resolve(ref)
         except ModelRefError as err:
             return Check("model", "model", "fail", f"{ref} (from {where}) cannot be used", str(err), {"ref": ref, "from": where})
-        data: dict[str, object] = {"ref": ref, "from": where, "api": info.api, "known": info.known,
+        data: JsonObject = {"ref": ref, "from": where, "api": info.api, "known": info.known,
                                    "context_window": info.context_window, "reasoning": info.reasoning,
                                    "images": "image" in info.input}
         problem = registry.key_problem(info)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 from collections.abc import Mapping
-from typing import Any
 
+from treechat.storage.json_types import JsonObject
 from treechat.storage.postgres import INSTALL
 from treechat.storage.postgres.url import database_url, password_of, problem, redact, where
 
@@ -37,7 +37,7 @@ async def postgres_checks(settings: Settings | None, env: Mapping[str, str]) -> 
     if storage != "postgres" and url is None:
         return []
     chosen = "storage = \"postgres\"" if storage == "postgres" else "--storage postgres"
-    data: dict[str, Any] = {"chosen": storage == "postgres", "url": redact(url) if url else None,
+    data: JsonObject = {"chosen": storage == "postgres", "url": redact(url) if url else None,
                             "schema_version": None}
     if url is None:
         return [Check("postgres", "PostgreSQL", "fail", f"{chosen} in config.toml, but no server is named",

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
+from treechat.storage.json_types import JsonObject
 from treechat.text.sanitize import json_for_terminal, visible_line
 
 Status = Literal["ok", "warn", "fail", "info"]
@@ -30,7 +31,7 @@ class Check:
     status: Status
     detail: str
     fix: str | None = None
-    data: dict[str, Any] = field(default_factory=dict)
+    data: JsonObject = field(default_factory=dict)
 
     @property
     def section(self) -> str:

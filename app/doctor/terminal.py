@@ -11,6 +11,7 @@ import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from treechat.storage.json_types import JsonObject
 from treechat.widgets.keymap import KEYMAP, display_key
 
 from .report import Check, Status
@@ -93,7 +94,7 @@ def colour_check(env: Mapping[str, str]) -> Check:
 def keyboard_check(env: Mapping[str, str], terminal: Terminal, tmux_keys: str | None) -> Check:
     newline, queue = _key("newline"), _key("follow_up")
     fallback = f"if Shift+Enter sends instead of starting a new line, use {newline.split(' / ')[-1]}"
-    data: dict[str, object] = {"terminal": terminal.name, "kitty_protocol": terminal.kitty_keys}
+    data: JsonObject = {"terminal": terminal.name, "kitty_protocol": terminal.kitty_keys}
     if env.get("TMUX"):
         data["tmux_extended_keys"] = tmux_keys
         if tmux_keys not in ("on", "always"):
@@ -113,7 +114,7 @@ def keyboard_check(env: Mapping[str, str], terminal: Terminal, tmux_keys: str | 
 
 
 def clipboard_check(env: Mapping[str, str], terminal: Terminal, tmux_clipboard: str | None) -> Check:
-    data: dict[str, object] = {"terminal": terminal.name, "osc52": terminal.osc52}
+    data: JsonObject = {"terminal": terminal.name, "osc52": terminal.osc52}
     select = "hold Shift (Option on macOS) while selecting with the mouse to use the terminal's own copy"
     if env.get("TMUX"):
         data["tmux_set_clipboard"] = tmux_clipboard

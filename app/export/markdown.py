@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from treechat.storage.model import (
     AssistantMessage,
@@ -25,8 +26,11 @@ from treechat.storage.model import (
 )
 from treechat.text.sanitize import visible, visible_line
 
+if TYPE_CHECKING:
+    from treechat.agent.types import AgentMessage
 
-def render_markdown(title: str, messages: list[Any], *, raw: bool = False) -> str:
+
+def render_markdown(title: str, messages: Sequence[AgentMessage], *, raw: bool = False) -> str:
     out = [f"# {title if raw else visible_line(title)}", ""]
     for msg in messages:
         out.extend(_render(msg))
@@ -41,7 +45,7 @@ def _diff_of(msg: ToolResultMessage) -> str:
     return diff if msg.tool_name in ("edit", "write") and not msg.is_error and isinstance(diff, str) else ""
 
 
-def _render(msg: Any) -> list[str]:
+def _render(msg: AgentMessage) -> list[str]:
     if isinstance(msg, UserMessage):
         return ["## User", "", message_text(msg)]
     if isinstance(msg, AssistantMessage):

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
+from treechat.bounded_json import RawJson
+from treechat.storage.json_types import JsonObject
 from treechat.storage.model import (
     AssistantMessage,
+    ContentBlock,
     ImageContent,
     StopReason,
     TextContent,
@@ -16,6 +18,7 @@ from treechat.storage.model import (
 )
 
 from .abort import AbortSignal
+from .apis import PI_NAMES
 from .catalog import with_cost
 from .errors import classify_stream_error, malformed, text_of
 from .http_stream import Pieces, run_http_stream, snapshot
@@ -24,7 +27,7 @@ from .transform import prepare_messages
 from .types import LlmContext, ModelInfo, StreamEvent, StreamOptions
 from .wire import chunk_json, set_arguments, token_count, tool_call_at
 
-API = "anthropic-messages"
+API = PI_NAMES["anthropic"]  # the messages' `api`
 VERSION = "2023-06-01"
 _STOP: dict[str, StopReason] = {"end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop", "max_tokens": "length",
          "tool_use": "toolUse", "model_context_window_exceeded": "length"}
@@ -32,10 +35,10 @@ _BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh"
 _EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
 
 
-def _blocks(content: Any) -> list[dict[str, Any]]:
+def _blocks(content: str | list[ContentBlock]) -> list[JsonObject]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}] if content else []
-    out: list[dict[str, Any]] = []
+    out: list[JsonObject] = []
     for b in content:
         if isinstance(b, TextContent) and b.text:
             out.append({"type": "text", "text": b.text})
@@ -44,8 +47,8 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _assistant_blocks(msg: AssistantMessage) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def _assistant_blocks(msg: AssistantMessage) -> list[JsonObject]:
+    out: list[JsonObject] = []
     for b in msg.content:
         if isinstance(b, TextContent) and b.text:
             out.append({"type": "text", "text": b.text})
@@ -64,40 +67,43 @@ def _assistant_blocks(msg: AssistantMessage) -> list[dict[str, Any]]:
     return out
 
 
-def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) -> dict[str, Any]:
-    messages: list[dict[str, Any]] = []
+def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) -> JsonObject:
+    messages: list[JsonObject] = []
+    results: list[JsonObject] | None = None  # the last message's content, when it holds tool results only
     for msg in prepare_messages(context.messages):
         if msg.role == "user":
             blocks = _blocks(msg.content)
             if blocks:
                 messages.append({"role": "user", "content": blocks})
+                results = None
         elif msg.role == "assistant":
             blocks = _assistant_blocks(msg)
             if blocks:
                 messages.append({"role": "assistant", "content": blocks})
+                results = None
         elif msg.role == "toolResult":
-            result = {
+            result: JsonObject = {
                 "type": "tool_result",
                 "tool_use_id": msg.tool_call_id,
                 "content": _blocks(msg.content) or [{"type": "text", "text": "(no output)"}],
                 "is_error": msg.is_error,
             }
             # all results of one assistant turn go into one user message
-            last = messages[-1] if messages else None
-            if last and last["role"] == "user" and all(c["type"] == "tool_result" for c in last["content"]):
-                last["content"].append(result)
+            if results is not None:
+                results.append(result)
             else:
-                messages.append({"role": "user", "content": [result]})
+                results = [result]
+                messages.append({"role": "user", "content": results})
     base_max = options.max_tokens or min(model.max_tokens, 32000)
-    body: dict[str, Any] = {"model": model.id, "max_tokens": base_max, "messages": messages, "stream": True}
+    body: JsonObject = {"model": model.id, "max_tokens": base_max, "messages": messages, "stream": True}
     if context.system_prompt:
         body["system"] = context.system_prompt
     if context.tools:
         body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in context.tools]
     level = options.thinking_level
     if model.reasoning and level and level != "off":
-        if model.compat.get("adaptive_thinking"):
-            effort = "max" if level == "xhigh" and model.compat.get("supports_xhigh") else _EFFORT[level]
+        if model.compat.adaptive_thinking:
+            effort = "max" if level == "xhigh" and model.compat.supports_xhigh else _EFFORT[level]
             body["thinking"] = {"type": "adaptive"}
             body["output_config"] = {"effort": effort}
         else:
@@ -146,12 +152,12 @@ class AnthropicParser:
             self.finished = True
         return []
 
-    def _start_block(self, wire: int, block: Any) -> list[StreamEvent]:
+    def _start_block(self, wire: RawJson, block: RawJson) -> list[StreamEvent]:
         if not isinstance(block, dict):
             raise malformed(self.model.provider, "a content block", block)
         btype = block.get("type")
         if btype == "text":
-            new: Any = TextContent(text=self._text(block.get("text"), "a text block"))
+            new: TextContent | ThinkingContent | ToolCall = TextContent(text=self._text(block.get("text"), "a text block"))
         elif btype == "thinking":
             new = ThinkingContent(thinking=self._text(block.get("thinking"), "a thinking block"))
         elif btype == "redacted_thinking":
@@ -168,10 +174,10 @@ class AnthropicParser:
         self._blocks[wire] = len(self.message.content) - 1
         return []
 
-    def _text(self, value: Any, what: str) -> str:
+    def _text(self, value: RawJson, what: str) -> str:
         return text_of(value, provider=self.model.provider, what=what)
 
-    def _delta(self, wire: int, delta: Any) -> list[StreamEvent]:
+    def _delta(self, wire: RawJson, delta: RawJson) -> list[StreamEvent]:
         idx = self._blocks.get(wire)
         if idx is None:
             return []
@@ -196,7 +202,7 @@ class AnthropicParser:
             return [StreamEvent("toolcall_delta", self.message, piece, idx)]
         return []
 
-    def _take_usage(self, raw: dict[str, Any]) -> None:
+    def _take_usage(self, raw: RawJson) -> None:
         # message_delta counts are cumulative; proxies omit fields there, so only overwrite what is given
         for wire, attr in (("input_tokens", "input"), ("output_tokens", "output"),
                            ("cache_read_input_tokens", "cache_read"), ("cache_creation_input_tokens", "cache_write")):

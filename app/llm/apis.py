@@ -19,6 +19,16 @@ TITLES: dict[Api, str] = {
 }
 
 
+# What Pi calls each: the `api` of the assistant messages an adapter writes, and of a model in
+# Pi's JSON (`treechat.protocols`)
+PiApi = Literal["openai-completions", "anthropic-messages", "openai-responses"]
+PI_NAMES: dict[Api, PiApi] = {
+    "openai": "openai-completions",
+    "anthropic": "anthropic-messages",
+    "openai-responses": "openai-responses",
+}
+
+
 def is_api(value: object) -> TypeGuard[Api]:
     return value in APIS
 

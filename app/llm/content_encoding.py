@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 PIECE = 64 * 1024  # decompressed bytes handed on at a time
 ACCEPT = "gzip, deflate"  # what a request says it reads (httpx also offers br and zstd when installed)
@@ -28,7 +28,7 @@ class BodyEncodingError(ValueError):
 
 class _Response(Protocol):
     @property
-    def headers(self) -> Any: ...
+    def headers(self) -> Mapping[str, str]: ...
     def aiter_raw(self) -> AsyncIterator[bytes]: ...
     def aiter_bytes(self) -> AsyncIterator[bytes]: ...
 

@@ -8,27 +8,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Literal
+from typing import TYPE_CHECKING
 
 from treechat import bounded_json
 
 from .local import shown_model_id
 
-ErrorKind = Literal[
-    "auth",
-    "billing",
-    "not_found",
-    "bad_request",
-    "overflow",
-    "rate_limited",
-    "overloaded",
-    "server",
-    "transport",
-    "timeout",
-    "protocol",
-    "aborted",
-    "limit",  # a bound of ours was reached (the reply's size): not retried
-]
+if TYPE_CHECKING:
+    from treechat.storage.model import ErrorKind  # (stored with a failed reply)
 
 # A timeout is not retried: it already took the whole bound (a dead server would cost it again per try).
 RETRYABLE_KINDS = {"rate_limited", "overloaded", "server", "transport"}

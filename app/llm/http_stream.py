@@ -25,12 +25,14 @@ import inspect
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
-from typing import Any, Literal, Protocol
+from collections.abc import AsyncIterator, Awaitable, Callable
+from enum import Enum
+from typing import Literal, Protocol
 
 import httpx
 
-from treechat.storage.model import AssistantMessage, StopReason
+from treechat.storage.json_types import JsonObject
+from treechat.storage.model import AssistantMessage, ContentBlock, StopReason
 from treechat.storage.well_formed import well_formed_text
 
 from .abort import AbortSignal
@@ -44,10 +46,18 @@ from .unstreamed import Unstreamed, ask_unstreamed
 
 log = logging.getLogger(__name__)
 
-_ABORT = object()
-_END = object()
 
-def request_body(body: Any) -> bytes:
+
+class _Mark(Enum):
+    """What the queue carries besides events, notices and the failure: the stream's two ends."""
+
+    ABORT = "the caller's signal"
+    END = "the producer finished"
+
+
+_Item = StreamEvent | WaitNotice | ProviderError | _Mark
+
+def request_body(body: JsonObject) -> bytes:
     """The JSON request body as UTF-8 (what httpx's json= sends). A split or half UTF-16 pair a
     server streamed earlier in the conversation cannot be encoded: it is joined or replaced (the
     stored entry was repaired the same way), rather than failing every later request."""
@@ -72,9 +82,9 @@ class Pieces:
     time, which made a long reply quadratic."""
 
     def __init__(self) -> None:
-        self._open: dict[tuple[int, str], tuple[Any, list[str]]] = {}
+        self._open: dict[tuple[int, str], tuple[ContentBlock, list[str]]] = {}
 
-    def add(self, block: Any, attr: str, text: str) -> None:
+    def add(self, block: ContentBlock, attr: str, text: str) -> None:
         held = self._open.get((id(block), attr))
         if held is None:
             self._open[(id(block), attr)] = (block, [text])
@@ -182,12 +192,12 @@ class _Request:
     the read loop (`read`, `feed`), the unstreamed second ask, and what each failure says
     (`produce`). It runs as the producer task; `run_http_stream` is the consumer."""
 
-    def __init__(self, model: ModelInfo, url: str, headers: dict[str, str], body: dict[str, Any],
+    def __init__(self, model: ModelInfo, url: str, headers: dict[str, str], body: JsonObject,
                  parser: ProtocolParser, options: StreamOptions, signal: AbortSignal | None,
                  unstreamed: Unstreamed | None) -> None:
         self.model, self.url, self.headers, self.body = model, url, headers, body
         self.parser, self.options, self.signal, self.unstreamed = parser, options, signal, unstreamed
-        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.queue: asyncio.Queue[_Item] = asyncio.Queue()
         self.policy: RetryPolicy = options.retry or RetryPolicy()
         # reads are bounded by _Silence (httpx's read timeout would restart on every keep-alive byte)
         self.timeout = httpx.Timeout(connect=options.connect_timeout, read=None, write=60.0,
@@ -384,7 +394,7 @@ class _Request:
         """The producer task: everything it ends with goes into the queue as an item."""
         try:
             await self.run()
-            self.queue.put_nowait(_END)
+            self.queue.put_nowait(_Mark.END)
         except asyncio.CancelledError:
             raise
         except ProviderError as err:
@@ -403,7 +413,7 @@ async def run_http_stream(
     model: ModelInfo,
     url: str,
     headers: dict[str, str],
-    body: dict[str, Any],
+    body: JsonObject,
     parser: ProtocolParser,
     options: StreamOptions,
     signal: AbortSignal | None,
@@ -414,12 +424,12 @@ async def run_http_stream(
     request = _Request(model, url, headers, body, parser, options, signal, unstreamed)
     queue = request.queue
     task = asyncio.create_task(request.produce())
-    remove = signal.add_listener(lambda: queue.put_nowait(_ABORT)) if signal else (lambda: None)
+    remove = signal.add_listener(lambda: queue.put_nowait(_Mark.ABORT)) if signal else (lambda: None)
     started = False
     try:
         while True:
             item = await queue.get()
-            if item is _ABORT:
+            if item is _Mark.ABORT:
                 task.cancel()
                 parser.pieces.flush()
                 yield StreamEvent("error", _failed(parser.message, "aborted", "Request was aborted"))
@@ -431,10 +441,10 @@ async def run_http_stream(
                 parser.pieces.flush()
                 reason: StopReason = "aborted" if item.kind == "aborted" else "error"
                 final = _failed(parser.message, reason, redact(str(item), request.secrets))
-                final.errorKind = item.kind  # type: ignore[attr-defined]  # an extra field, kept on disk: compaction reads it
+                final.error_kind = item.kind  # kept on disk: compaction reads it
                 yield StreamEvent("error", final)
                 return
-            if item is _END:
+            if item is _Mark.END:
                 parser.pieces.flush()
                 yield StreamEvent("done", parser.finish())
                 return
@@ -486,7 +496,7 @@ def _silence_error(silence: _Silence, provider: str, base_url: str) -> ProviderE
 
 async def _announce(options: StreamOptions, notice: WaitNotice) -> None:
     """Tell the caller about a wait; a failing listener must not break the stream."""
-    callbacks: list[Callable[[], Any]] = []
+    callbacks: list[Callable[[], Awaitable[None] | None]] = []
     if options.on_wait is not None:
         on_wait = options.on_wait
         callbacks.append(lambda: on_wait(notice))

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Any, Literal
+from typing import Literal
 from urllib.parse import urlparse
 
+from treechat.bounded_json import RawJson
+from treechat.storage.json_types import JsonObject
 from treechat.storage.model import (
     AssistantMessage,
+    ContentBlock,
     ImageContent,
     StopReason,
     TextContent,
@@ -18,6 +21,7 @@ from treechat.storage.model import (
 )
 
 from .abort import AbortSignal
+from .apis import PI_NAMES
 from .catalog import with_cost
 from .errors import classify_stream_error, malformed, text_of
 from .http_stream import Pieces, run_http_stream, snapshot
@@ -27,13 +31,14 @@ from .types import LlmContext, ModelInfo, StreamEvent, StreamOptions
 from .unstreamed import OpenAIUnstreamed
 from .wire import bearer_headers, chunk_json, data_url, reasoning_effort, set_arguments, tool_call_at, tool_text
 
-API = "openai-completions"
+API = PI_NAMES["openai"]  # the messages' `api`
 _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 _FINISH: dict[str, StopReason] = {"stop": "stop", "end": "stop", "length": "length", "tool_calls": "toolUse", "function_call": "toolUse",
            "model_context_window_exceeded": "length"}
+_CallKey = tuple[str, RawJson]  # a tool call's fragments are told apart by ("i", index) or ("id", id)
 
 
-def _user_content(content: Any) -> Any:
+def _user_content(content: str | list[ContentBlock]) -> str | list[JsonObject]:
     """A string unless the message carries an image: many servers' chat templates concatenate
     `content` as text and fail on a list of parts (llama-cpp-python: after the 200, so the stream
     just ends)."""
@@ -41,7 +46,7 @@ def _user_content(content: Any) -> Any:
         return content
     if not any(isinstance(block, ImageContent) for block in content):
         return "\n".join(block.text for block in content if isinstance(block, TextContent))
-    parts: list[dict[str, Any]] = []
+    parts: list[JsonObject] = []
     for block in content:
         if isinstance(block, TextContent):
             parts.append({"type": "text", "text": block.text})
@@ -50,17 +55,17 @@ def _user_content(content: Any) -> Any:
     return parts
 
 
-def _tool_images_message(images: list[dict[str, Any]]) -> dict[str, Any]:
+def _tool_images_message(images: list[JsonObject]) -> JsonObject:
     """A tool message carries text only: the images of the results before it follow as a user
     message (as Pi sends them)."""
     return {"role": "user", "content": [{"type": "text", "text": "Attached image(s) from tool result:"}, *images]}
 
 
-def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) -> dict[str, Any]:
-    messages: list[dict[str, Any]] = []
+def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) -> JsonObject:
+    messages: list[JsonObject] = []
     if context.system_prompt:
         messages.append({"role": "system", "content": context.system_prompt})
-    tool_images: list[dict[str, Any]] = []  # images tool results returned (Chat Completions: a user message after them)
+    tool_images: list[JsonObject] = []  # images tool results returned (Chat Completions: a user message after them)
     for msg in prepare_messages(context.messages):
         if tool_images and msg.role != "toolResult":
             messages.append(_tool_images_message(tool_images))
@@ -69,7 +74,7 @@ def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) ->
             messages.append({"role": "user", "content": _user_content(msg.content)})
         elif msg.role == "assistant":
             text = "".join(b.text for b in msg.content if isinstance(b, TextContent))
-            calls = [
+            calls: list[JsonObject] = [
                 {"id": b.id, "type": "function", "function": {"name": b.name, "arguments": json.dumps(b.arguments)}}
                 for b in msg.content
                 if isinstance(b, ToolCall)
@@ -77,7 +82,7 @@ def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) ->
             if not text and not calls:
                 continue
             # "" rather than null beside tool calls: llama-cpp-python's request check refuses null
-            entry: dict[str, Any] = {"role": "assistant", "content": text}
+            entry: JsonObject = {"role": "assistant", "content": text}
             if calls:
                 entry["tool_calls"] = calls
             messages.append(entry)
@@ -90,8 +95,8 @@ def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) ->
                             for b in images]
     if tool_images:
         messages.append(_tool_images_message(tool_images))
-    body: dict[str, Any] = {"model": model.id, "messages": messages, "stream": True}
-    if model.compat.get("supports_usage_in_streaming", True):
+    body: JsonObject = {"model": model.id, "messages": messages, "stream": True}
+    if model.compat.supports_usage_in_streaming:
         body["stream_options"] = {"include_usage": True}
     if context.tools:
         body["tools"] = [
@@ -102,7 +107,7 @@ def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) ->
     if max_tokens:
         body[_max_tokens_field(model)] = max_tokens
     effort = reasoning_effort(model, options.thinking_level)
-    if effort and model.compat.get("supports_reasoning_effort", True):
+    if effort and model.compat.supports_reasoning_effort:
         body["reasoning_effort"] = effort
     return body
 
@@ -110,7 +115,7 @@ def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) ->
 def _max_tokens_field(model: ModelInfo) -> str:
     """`max_tokens`, which every compatible server reads (Ollama reads nothing else), unless the
     host is OpenAI's own and the catalog says it wants `max_completion_tokens`."""
-    field = model.compat.get("max_tokens_field", "max_tokens")
+    field = model.compat.max_tokens_field
     host = (urlparse(model.base_url).hostname or "").lower()
     return field if host == "api.openai.com" or host.endswith(".openai.azure.com") else "max_tokens"
 
@@ -122,8 +127,8 @@ class OpenAIParser:
         self.finished = False
         self.pieces = Pieces()  # deltas, joined into the blocks once per read (http_stream)
         self._finish_reason: str | None = None
-        self._calls: dict[Any, tuple[int, list[str]]] = {}  # fragment key -> (content index, raw argument pieces)
-        self._last_call_key: Any = None
+        self._calls: dict[_CallKey, tuple[int, list[str]]] = {}  # fragment key -> (content index, raw argument pieces)
+        self._last_call_key: _CallKey | None = None
 
     def feed(self, sse: SSEEvent) -> list[StreamEvent]:
         if sse.data.strip() == "[DONE]":
@@ -145,7 +150,7 @@ class OpenAIParser:
                 self._choice(choice, events)
         return events
 
-    def _choice(self, choice: dict[str, Any], events: list[StreamEvent]) -> None:
+    def _choice(self, choice: dict[str, RawJson], events: list[StreamEvent]) -> None:
         """The first choice of a chunk: its usage, deltas (thinking, text, tool calls) and finish."""
         if choice.get("usage"):  # Moonshot puts usage inside the choice
             self._counts(choice["usage"])
@@ -178,14 +183,14 @@ class OpenAIParser:
         self.pieces.add(content[-1], attr, text)
         return StreamEvent(kind, self.message, text, len(content) - 1)
 
-    def _content(self, value: Any) -> str:
+    def _content(self, value: RawJson) -> str:
         """A delta's text: a string, or (some servers) a list of {"type": "text", "text": …} parts."""
         if isinstance(value, list):
             return "".join(p["text"] for p in value
                            if isinstance(p, dict) and p.get("type", "text") == "text" and isinstance(p.get("text"), str))
         return text_of(value, provider=self.model.provider, what="content")
 
-    def _tool_fragment(self, frag: Any) -> StreamEvent:
+    def _tool_fragment(self, frag: RawJson) -> StreamEvent:
         fn = frag.get("function") or {} if isinstance(frag, dict) else None
         if not isinstance(fn, dict):
             raise malformed(self.model.provider, "a tool call", frag)
@@ -214,17 +219,17 @@ class OpenAIParser:
     def _call_at(self, index: int) -> ToolCall:
         return tool_call_at(self.message, index)
 
-    def _calls_id(self, key: Any) -> str:
+    def _calls_id(self, key: _CallKey) -> str:
         return self._call_at(self._calls[key][0]).id
 
-    def _counts(self, raw: Any) -> None:
+    def _counts(self, raw: RawJson) -> None:
         """Token counts are only reported: counts of the wrong kind are left out, not a failure."""
         try:
             self._usage(raw)
         except (TypeError, ValueError, AttributeError):
             pass
 
-    def _usage(self, raw: dict[str, Any]) -> None:
+    def _usage(self, raw: RawJson) -> None:
         prompt = int(raw.get("prompt_tokens") or 0)
         completion = int(raw.get("completion_tokens") or 0)
         cached = int((raw.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)

@@ -81,7 +81,7 @@ def route_for(url: str, *, local: bool = False) -> Route:
         return Route()
     if proxies.get("no"):
         netloc = f"{host}:{target.port}" if target.port else host
-        if urllib.request.proxy_bypass_environment(netloc, proxies):  # type: ignore[attr-defined]
+        if urllib.request.proxy_bypass_environment(netloc, proxies):  # type: ignore[attr-defined]  # (in urllib.request, not in typeshed)
             return Route()
     if "://" not in proxy:
         proxy = "http://" + proxy  # the common `HTTP_PROXY=host:3128` form

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import TYPE_CHECKING, assert_never
 
-from ..config.settings import base_url_problem
+from ..config.settings import ProviderConfig, Settings, base_url_problem
 from .abort import AbortSignal
 from .apis import Api
-from .catalog import ProviderInfo, builtin_providers, model_info
+from .catalog import ModelSpec, ProviderInfo, builtin_providers, catalog_file, model_info, model_spec
 from .local import is_local_url
-from .types import LlmContext, ModelInfo, StreamEvent, StreamFn, StreamOptions
+from .types import Compat, LlmContext, ModelInfo, StreamEvent, StreamFn, StreamOptions
 
 if TYPE_CHECKING:
     from .detect import UrlServer
@@ -30,10 +30,10 @@ class ModelRefError(ValueError):
     """A model reference we cannot resolve; the message says what to type instead."""
 
 
-def base_url_env_problems(env: Mapping[str, str], settings: Any = None) -> dict[str, str]:
+def base_url_env_problems(env: Mapping[str, str], settings: Settings | None = None) -> dict[str, str]:
     """The base-URL variables (OPENAI_BASE_URL, …) set to something no request could use, each
     with why (words that follow its name); one that config.toml overrides does not count."""
-    overridden = {name for name, cfg in (getattr(settings, "providers", None) or {}).items() if cfg.base_url}
+    overridden = {name for name, cfg in (settings.providers if settings else {}).items() if cfg.base_url}
     out: dict[str, str] = {}
     for name, (_, url_env) in _ENV.items():
         problem = base_url_problem(env[url_env]) if env.get(url_env) and name not in overridden else None
@@ -43,15 +43,18 @@ def base_url_env_problems(env: Mapping[str, str], settings: Any = None) -> dict[
 
 
 class ModelRegistry:
-    def __init__(self, settings: Any = None, env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, settings: Settings | None = None, env: Mapping[str, str] | None = None) -> None:
         import os
 
-        self.env = env if env is not None else (getattr(settings, "env", None) or os.environ)
+        self.env = env if env is not None else (settings.env if settings else os.environ)
         self.settings = settings
         if problems := base_url_env_problems(self.env, settings):
             raise ModelRefError(" ".join(f"{var} (in the environment) {why}; fix it or unset it."
                                          for var, why in problems.items()))
-        self._providers = builtin_providers()
+        try:
+            self._providers = builtin_providers()
+        except ValueError as err:  # models.json was edited (its tables are checked as read: catalog.py)
+            raise ModelRefError(f"{err}; fix it in {catalog_file()}.") from None
         catalog_urls = {name: p.base_url for name, p in self._providers.items()}
         self._keys: dict[str, str | None] = {}
         self._url_source: dict[str, str] = {}  # providers whose base URL the person set: where
@@ -65,7 +68,7 @@ class ModelRegistry:
         for name, p in self._providers.items():
             if p.api_key_env and name not in self._keys:
                 self._keys[name] = self.env.get(p.api_key_env) or None
-        for name, cfg in (getattr(settings, "providers", None) or {}).items():
+        for name, cfg in (settings.providers if settings else {}).items():
             self._add_configured(name, cfg)
         # A Chat Completions server named by its URL serves what it lists, not the catalog of the
         # provider it stands in for (OPENAI_BASE_URL at a llama.cpp server), nor that provider's
@@ -74,27 +77,31 @@ class ModelRegistry:
         for name, p in list(self._providers.items()):
             if (p.api == "openai" and not p.local and name in self._url_source
                     and p.base_url.rstrip("/") != catalog_urls.get(name, "").rstrip("/")):
-                self._providers[name] = dataclasses.replace(p, served=self._declared.get(name, ()), compat={},
-                                                            model_defaults={})
+                self._providers[name] = dataclasses.replace(p, served=self._declared.get(name, ()),
+                                                            compat=Compat(), model_defaults=ModelSpec())
 
-    def _add_configured(self, name: str, cfg: Any) -> None:
+    def _add_configured(self, name: str, cfg: ProviderConfig) -> None:
         base = self._providers.get(name)
-        if base is None and not cfg.base_url:
+        base_url = cfg.base_url or (base.base_url if base else None)
+        if base_url is None:
             raise ModelRefError(f"[providers.{name}] in config.toml needs a base_url.")
         if cfg.base_url:
             self._url_source[name] = "config.toml"
         # a max_tokens written in config.toml goes out with every request (the catalog's is a ceiling)
-        declared = {m: {**spec, "send_max_tokens": True} if "max_tokens" in spec else spec for m, spec in cfg.models.items()}
+        declared: dict[str, ModelSpec] = {}
+        for m, options in cfg.models.items():
+            spec = model_spec(options, f"config.toml [providers.{name}] model {m}")
+            declared[m] = {**spec, "send_max_tokens": True} if "max_tokens" in spec else spec
         merged_models = {**(base.models if base else {}), **declared}
         self._providers[name] = ProviderInfo(
             name=name,
             api=cfg.api or (base.api if base else "openai"),
-            base_url=cfg.base_url or base.base_url,  # type: ignore[union-attr]
+            base_url=base_url,
             api_key_env=cfg.api_key_env or (base.api_key_env if base else None),
             local=base.local if base else False,
-            compat=dict(base.compat) if base else {},
+            compat=base.compat if base else Compat(),
             models=merged_models,
-            model_defaults=dict(base.model_defaults) if base else {},
+            model_defaults=base.model_defaults if base else ModelSpec(),
         )
         self._declared[name] = tuple(declared)
         if cfg.api_key:

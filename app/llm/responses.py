@@ -35,10 +35,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Any, Literal
+from typing import Literal
 
+from treechat.bounded_json import RawJson, RawObject
+from treechat.storage.json_types import JsonObject
 from treechat.storage.model import (
     AssistantMessage,
+    ContentBlock,
     ImageContent,
     TextContent,
     ThinkingContent,
@@ -47,6 +50,7 @@ from treechat.storage.model import (
 )
 
 from .abort import AbortSignal
+from .apis import PI_NAMES
 from .catalog import with_cost
 from .errors import classify_stream_error, malformed, text_of
 from .http_stream import Pieces, run_http_stream, snapshot
@@ -65,7 +69,7 @@ from .wire import (
     tool_text,
 )
 
-API = "openai-responses"  # the messages' `api`, as Pi names this protocol
+API = PI_NAMES["openai-responses"]  # the messages' `api`
 SIGNATURE = "thinkingSignature"  # the thinking block's extra field holding the reasoning item (JSON)
 _TOOL_IMAGES = "Attached image(s) from tool result:"
 
@@ -78,10 +82,10 @@ def call_id(tool_call_id: str) -> str:
     return tool_call_id.partition("|")[0]
 
 
-def _user_item(content: str | list[Any]) -> dict[str, Any] | None:
+def _user_item(content: str | list[ContentBlock]) -> JsonObject | None:
     if isinstance(content, str):
         return {"role": "user", "content": [{"type": "input_text", "text": content}]} if content else None
-    parts: list[dict[str, Any]] = []
+    parts: list[JsonObject] = []
     for block in content:
         if isinstance(block, TextContent) and block.text:
             parts.append({"type": "input_text", "text": block.text})
@@ -90,7 +94,7 @@ def _user_item(content: str | list[Any]) -> dict[str, Any] | None:
     return {"role": "user", "content": parts} if parts else None
 
 
-def reasoning_item(block: ThinkingContent, message: AssistantMessage, model: ModelInfo) -> dict[str, Any] | None:
+def reasoning_item(block: ThinkingContent, message: AssistantMessage, model: ModelInfo) -> JsonObject | None:
     """The reasoning item a thinking block carries, to send back: only to the model that wrote it
     (its encrypted content is that model's), and only with that content (without it, an item is
     a reference to what `store: false` never stored)."""
@@ -109,8 +113,8 @@ def reasoning_item(block: ThinkingContent, message: AssistantMessage, model: Mod
             "encrypted_content": item["encrypted_content"]}
 
 
-def _assistant_items(message: AssistantMessage, model: ModelInfo) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
+def _assistant_items(message: AssistantMessage, model: ModelInfo) -> list[JsonObject]:
+    items: list[JsonObject] = []
     for block in message.content:
         if isinstance(block, ThinkingContent):
             item = reasoning_item(block, message, model)
@@ -125,9 +129,9 @@ def _assistant_items(message: AssistantMessage, model: ModelInfo) -> list[dict[s
     return items
 
 
-def input_items(messages: list[LlmMessage], model: ModelInfo) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    images: list[dict[str, Any]] = []  # what tool results returned: a user message after them
+def input_items(messages: list[LlmMessage], model: ModelInfo) -> list[JsonObject]:
+    items: list[JsonObject] = []
+    images: list[JsonObject] = []  # what tool results returned: a user message after them
     for msg in prepare_messages(messages):
         if images and msg.role != "toolResult":
             items.append({"role": "user", "content": [{"type": "input_text", "text": _TOOL_IMAGES}, *images]})
@@ -149,9 +153,9 @@ def input_items(messages: list[LlmMessage], model: ModelInfo) -> list[dict[str, 
     return items
 
 
-def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": model.id, "input": input_items(context.messages, model), "stream": True,
-                            "store": False}
+def build_body(model: ModelInfo, context: LlmContext, options: StreamOptions) -> JsonObject:
+    body: JsonObject = {"model": model.id, "input": input_items(context.messages, model), "stream": True,
+                      "store": False}
     if context.system_prompt:
         body["instructions"] = context.system_prompt
     if context.tools:
@@ -212,17 +216,17 @@ class ResponsesParser:
 
     # -- items and the blocks they become
 
-    def _item(self, data: dict[str, Any]) -> dict[str, Any]:
+    def _item(self, data: RawObject) -> RawObject:
         item = data.get("item")
         if not isinstance(item, dict):
             raise malformed(self.model.provider, "an output item", item)
         return item
 
-    def _text(self, value: Any, what: str) -> str:
+    def _text(self, value: RawJson, what: str) -> str:
         return text_of(value, provider=self.model.provider, what=what)
 
     @staticmethod
-    def _keys(data: dict[str, Any], item: dict[str, Any] | None = None) -> list[int | str]:
+    def _keys(data: RawObject, item: RawObject | None = None) -> list[int | str]:
         """What names an output item: its output_index and its id (an event carries either or both)."""
         keys: list[int | str] = [data["output_index"]] if isinstance(data.get("output_index"), int) else []
         for ident in (data.get("item_id"), (item or {}).get("id")):
@@ -230,10 +234,10 @@ class ResponsesParser:
                 keys.append(ident)
         return keys
 
-    def _find(self, data: dict[str, Any], item: dict[str, Any] | None = None) -> int | None:
+    def _find(self, data: RawObject, item: RawObject | None = None) -> int | None:
         return next((self._blocks[k] for k in self._keys(data, item) if k in self._blocks), None)
 
-    def _block(self, data: dict[str, Any], item: dict[str, Any]) -> int | None:
+    def _block(self, data: RawObject, item: RawObject) -> int | None:
         """The content index of an output item's block, made when first seen (None: an item a
         reply does not show, such as a hosted tool's call)."""
         found = self._find(data, item)
@@ -257,7 +261,7 @@ class ResponsesParser:
             self._blocks[key] = index
         return index
 
-    def _delta(self, data: dict[str, Any], cls: type[TextContent | ThinkingContent], attr: str,
+    def _delta(self, data: RawObject, cls: type[TextContent | ThinkingContent], attr: str,
                kind: Literal["text_delta", "thinking_delta"]) -> list[StreamEvent]:
         text = self._text(data.get("delta"), "a delta")
         index = self._find(data)
@@ -276,7 +280,7 @@ class ResponsesParser:
         self.pieces.add(self.message.content[index], attr, text)
         return [StreamEvent(kind, self.message, text, index)]
 
-    def _arguments(self, data: dict[str, Any]) -> list[StreamEvent]:
+    def _arguments(self, data: RawObject) -> list[StreamEvent]:
         piece = self._text(data.get("delta"), "a tool's arguments")
         index = self._find(data)
         if index is None or index not in self._args or not piece:
@@ -284,7 +288,7 @@ class ResponsesParser:
         self._args[index].append(piece)
         return [StreamEvent("toolcall_delta", self.message, piece, index)]
 
-    def _item_done(self, data: dict[str, Any], item: dict[str, Any]) -> list[StreamEvent]:
+    def _item_done(self, data: RawObject, item: RawObject) -> list[StreamEvent]:
         index = self._block(data, item)
         if index is None:
             return []
@@ -309,7 +313,7 @@ class ResponsesParser:
 
     # -- the end
 
-    def _end(self, kind: str, response: Any) -> None:
+    def _end(self, kind: str, response: RawJson) -> None:
         if not isinstance(response, dict):
             response = {}
         self._usage(response.get("usage"))
@@ -323,7 +327,7 @@ class ResponsesParser:
             reason = details.get("reason") if isinstance(details, dict) else None
             self._stop = "filtered" if reason == "content_filter" else "length"
 
-    def _usage(self, raw: Any) -> None:
+    def _usage(self, raw: RawJson) -> None:
         """input_tokens counts the cached ones (kept apart, as cache_read) and output_tokens the
         reasoning ones (output, as every provider's reasoning is)."""
         if not isinstance(raw, dict):
@@ -350,10 +354,10 @@ class ResponsesParser:
         return snapshot(self.message)
 
 
-def _whole_text(item: dict[str, Any], provider: str) -> str:
+def _whole_text(item: RawObject, provider: str) -> str:
     """The text of an item that came whole: a message's output text (and refusal), a reasoning
     item's summary (parts apart by a blank line) or else its raw reasoning text."""
-    def texts(parts: Any, *fields: str) -> list[str]:
+    def texts(parts: RawJson, *fields: str) -> list[str]:
         if not isinstance(parts, list):
             return []
         return [text_of(p.get(f), provider=provider, what="an item's text") for p in parts if isinstance(p, dict)

@@ -6,15 +6,15 @@ call that never got a result gets a synthetic error result so the request stays 
 
 from __future__ import annotations
 
-from typing import Any
-
 from treechat.storage.model import AssistantMessage, TextContent, ToolCall, ToolResultMessage
+
+from .types import LlmMessage
 
 NO_RESULT = "No result provided"
 
 
-def prepare_messages(messages: list[Any]) -> list[Any]:
-    out: list[Any] = []
+def prepare_messages(messages: list[LlmMessage]) -> list[LlmMessage]:
+    out: list[LlmMessage] = []
     open_calls: list[ToolCall] = []
 
     def close_open_calls() -> None:
@@ -30,8 +30,7 @@ def prepare_messages(messages: list[Any]) -> list[Any]:
         open_calls.clear()
 
     for msg in messages:
-        role = getattr(msg, "role", None)
-        if role == "toolResult":
+        if isinstance(msg, ToolResultMessage):
             open_calls[:] = [c for c in open_calls if c.id != msg.tool_call_id]
             out.append(msg)
             continue

@@ -9,12 +9,18 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias, TypedDict
 
+from treechat.storage.json_types import JsonObject
 from treechat.storage.model import AssistantMessage, ToolResultMessage, UserMessage
 
 from .abort import AbortSignal
 from .apis import Api as Api  # (apart: config.toml's checks name it without loading this)
+
+if TYPE_CHECKING:
+    import httpx
+
+    from .retry import RetryPolicy
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
@@ -27,6 +33,24 @@ class ModelCost:
     output: float = 0.0
     cache_read: float = 0.0
     cache_write: float = 0.0
+
+
+MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
+
+
+@dataclass(frozen=True)
+class Compat:
+    """What a provider's or a model's server takes beyond the common wire format: models.json's
+    `compat` tables, by these names (a model's over its provider's; `catalog.compat_of` checks
+    them: an unknown name or a value of the wrong kind is an error naming the table)."""
+
+    # Chat Completions: the field a reply's limit goes in (OpenAI's own host: max_completion_tokens)
+    max_tokens_field: MaxTokensField = "max_tokens"
+    supports_usage_in_streaming: bool = True  # Chat Completions: stream_options.include_usage
+    supports_reasoning_effort: bool = True  # Chat Completions: reasoning_effort
+    supports_minimal: bool = True  # the "minimal" thinking level (else it asks for "low": codex refuses it)
+    supports_xhigh: bool = False  # the "xhigh" thinking level (else "high")
+    adaptive_thinking: bool = False  # Anthropic: thinking {type: adaptive} with an effort, not a budget
 
 
 @dataclass(frozen=True)
@@ -42,7 +66,7 @@ class ModelInfo:
     cost: ModelCost = field(default_factory=ModelCost)
     input: tuple[str, ...] = ("text",)
     known: bool = True  # False when the id is not in the catalog and defaults were used
-    compat: dict[str, Any] = field(default_factory=dict)
+    compat: Compat = Compat()
     local: bool = False  # served on this machine or LAN (the provider is marked local): never via a proxy
     # False: nobody said how large the window is (a local server without /props, nothing in
     # config.toml): context_window is a conservative guess and the status shows "ctx ?"
@@ -74,7 +98,7 @@ def stored_model_ref(model: dict[str, str] | None) -> str | None:
 class ToolSpec:
     name: str
     description: str
-    parameters: dict[str, Any]
+    parameters: JsonObject
 
 
 # The only roles a provider is sent (agent messages of other roles are converted or dropped first).
@@ -133,7 +157,7 @@ class StreamOptions:
     session_id: str | None = None
     on_retry: RetryCallback | None = None  # (attempt, delay seconds, error message)
     on_wait: WaitCallback | None = None  # retries and silences longer than `notice_after`
-    retry: Any = None  # a retry.RetryPolicy; None means the default policy
+    retry: RetryPolicy | None = None  # None: the default policy
     connect_timeout: float = CONNECT_TIMEOUT  # TCP (and TLS) connect, per attempt
     # From sending the request to the first token (text, thinking or a tool call): headers, SSE
     # comments, pings and empty chunks do not end it. A local model may read a long prompt for minutes.
@@ -143,8 +167,7 @@ class StreamOptions:
     # bounds on what a server can make us hold and wait for: a reply past them stops, keeping its text
     max_reply_bytes: int = int(MAX_REPLY_MB * 1e6)
     reply_timeout: float = REPLY_TIMEOUT
-    transport: Any = None  # an httpx transport, for tests
-    extra: dict[str, Any] = field(default_factory=dict)
+    transport: httpx.AsyncBaseTransport | None = None  # for tests
 
 
 class StreamOptionFields(TypedDict, total=False):
@@ -154,15 +177,14 @@ class StreamOptionFields(TypedDict, total=False):
     session_id: str | None
     on_retry: RetryCallback | None
     on_wait: WaitCallback | None
-    retry: Any
+    retry: RetryPolicy | None
     connect_timeout: float
     first_byte_timeout: float
     idle_timeout: float
     notice_after: float
     max_reply_bytes: int
     reply_timeout: float
-    transport: Any
-    extra: dict[str, Any]
+    transport: httpx.AsyncBaseTransport | None
 
 
 EventType = Literal[

@@ -13,11 +13,13 @@ first-byte wait).
 from __future__ import annotations
 
 import json
-from typing import Any, Protocol
+from typing import Protocol
 
 import httpx
 
 from treechat import bounded_json
+from treechat.bounded_json import RawJson, RawObject
+from treechat.storage.json_types import JsonObject
 
 from .content_encoding import BodyEncodingError, body_chunks
 from .errors import ProviderError, classify_http_error, error_body_message
@@ -29,26 +31,26 @@ MAX_REPLY_BYTES = 10_000_000  # a whole reply, or an error body: more is not an 
 class Unstreamed(Protocol):
     """How one wire protocol asks without streaming, and reads the answer as the stream it stands for."""
 
-    def body(self, streamed: dict[str, Any]) -> dict[str, Any]: ...
+    def body(self, streamed: JsonObject) -> JsonObject: ...
 
-    def events(self, reply: Any) -> list[SSEEvent] | None:
+    def events(self, reply: RawJson) -> list[SSEEvent] | None:
         """The reply as stream events the protocol's parser takes; None: not a reply."""
 
 
 class OpenAIUnstreamed:
     """Chat Completions: `stream: false`, and a `chat.completion` read as one chunk."""
 
-    def body(self, streamed: dict[str, Any]) -> dict[str, Any]:
+    def body(self, streamed: JsonObject) -> JsonObject:
         return {k: v for k, v in streamed.items() if k not in ("stream", "stream_options")} | {"stream": False}
 
-    def events(self, reply: Any) -> list[SSEEvent] | None:
+    def events(self, reply: RawJson) -> list[SSEEvent] | None:
         if not isinstance(reply, dict) or not isinstance(reply.get("choices"), list) or not reply["choices"]:
             return None
         choice = reply["choices"][0]
         if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
             return None
         message = choice["message"]
-        delta: dict[str, Any] = {k: v for k, v in message.items() if k != "tool_calls"}
+        delta: RawObject = {k: v for k, v in message.items() if k != "tool_calls"}
         calls = message.get("tool_calls")
         if isinstance(calls, list):
             delta["tool_calls"] = [{**c, "index": i} for i, c in enumerate(calls) if isinstance(c, dict)]
@@ -61,10 +63,10 @@ class ResponsesUnstreamed:
     """The Responses API: `stream: false`, and a `response` read as the events that end a stream:
     each output item done, then the response completed (or incomplete, or failed)."""
 
-    def body(self, streamed: dict[str, Any]) -> dict[str, Any]:
+    def body(self, streamed: JsonObject) -> JsonObject:
         return streamed | {"stream": False}
 
-    def events(self, reply: Any) -> list[SSEEvent] | None:
+    def events(self, reply: RawJson) -> list[SSEEvent] | None:
         if not isinstance(reply, dict) or not isinstance(reply.get("output"), list):
             return None
         events = [SSEEvent("response.output_item.done", json.dumps(

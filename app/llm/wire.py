@@ -4,10 +4,9 @@ bearer header and the reasoning effort a thinking level asks for."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from treechat import bounded_json
-from treechat.storage.model import AssistantMessage, ImageContent, TextContent, ToolCall
+from treechat.bounded_json import RawJson
+from treechat.storage.model import AssistantMessage, ContentBlock, ImageContent, TextContent, ToolCall
 
 from .errors import ProviderError
 from .sse import SSEEvent
@@ -17,7 +16,7 @@ INVALID_ARGS_KEY = "__invalid_json__"  # where arguments that are not a JSON obj
 NO_OUTPUT = "(no output)"  # a tool result with no text: an empty one is refused by some servers
 
 
-def chunk_json(sse: SSEEvent, provider: str) -> Any:
+def chunk_json(sse: SSEEvent, provider: str) -> RawJson:
     """An event's data as JSON; data that is not JSON ends the reply with one sentence."""
     try:
         return bounded_json.loads(sse.data)
@@ -52,7 +51,7 @@ def tool_call_at(message: AssistantMessage, index: int) -> ToolCall:
     return block
 
 
-def tool_text(content: list[Any]) -> str:
+def tool_text(content: list[ContentBlock]) -> str:
     """A tool result's text blocks, joined; NO_OUTPUT when there are none."""
     return "\n".join(b.text for b in content if isinstance(b, TextContent)) or NO_OUTPUT
 
@@ -83,8 +82,8 @@ def reasoning_effort(model: ModelInfo, level: str) -> str | None:
     high), minimal only where it is not said to be missing (else low: the codex models refuse it)."""
     if not model.reasoning or not level or level == "off":
         return None
-    if level == "xhigh" and not model.compat.get("supports_xhigh"):
+    if level == "xhigh" and not model.compat.supports_xhigh:
         return "high"
-    if level == "minimal" and model.compat.get("supports_minimal") is False:
+    if level == "minimal" and not model.compat.supports_minimal:
         return "low"
     return level

@@ -19,10 +19,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
 import anyio
 import mcp_types as types
+from mcp.shared.message import SessionMessage
+
+if TYPE_CHECKING:
+    from mcp.client._transport import ReadStream  # (the SDK names it there only)
 
 MAX_ITEMS = 20_000  # JSON objects and lists in one answer (a page of tools, a call's result)
 NOTIFY_RATE, NOTIFY_BURST = 10.0, 50  # notifications passed on: a second, and at once
@@ -142,17 +146,20 @@ class GateCounts:
     waits: int = 0  # times reading paused for the rate
 
 
+Received: TypeAlias = SessionMessage | Exception  # what a transport's read side hands the SDK
+
+
 class Gate:
     """The read side of a transport, with the rates of the module's words (a `ReadStream` for the SDK)."""
 
-    def __init__(self, inner: Any, counts: GateCounts | None = None, *,
+    def __init__(self, inner: ReadStream[Received], counts: GateCounts | None = None, *,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.inner = inner
         self.counts = counts if counts is not None else GateCounts()
         self.reads = Bucket(READ_RATE, READ_BURST, clock)
         self.notifications = Bucket(NOTIFY_RATE, NOTIFY_BURST, clock)
 
-    async def receive(self) -> Any:
+    async def receive(self) -> Received:
         while True:
             pause = self.reads.wait()
             if pause > 0:
@@ -170,7 +177,7 @@ class Gate:
     def __aiter__(self) -> Gate:
         return self
 
-    async def __anext__(self) -> Any:
+    async def __anext__(self) -> Received:
         try:
             return await self.receive()
         except anyio.EndOfStream:
@@ -187,8 +194,8 @@ class Gate:
         await self.aclose()
 
 
-def _is_notification(item: Any) -> bool:
-    return isinstance(getattr(item, "message", None), types.JSONRPCNotification)
+def _is_notification(item: Received) -> bool:
+    return isinstance(item, SessionMessage) and isinstance(item.message, types.JSONRPCNotification)
 
 
 __all__ = ["MAX_ITEMS", "Bucket", "Gate", "GateCounts", "ItemCounter", "TooManyItems", "count_items"]

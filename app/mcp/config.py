@@ -18,12 +18,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from treechat import bounded_json
+from treechat.bounded_json import RawJson
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 DEFAULT_TIMEOUT = 60.0  # seconds one tool call may take (config: mcp_timeout, or a server's timeout)
@@ -93,7 +94,7 @@ def url_problem(url: str) -> str | None:
     return None
 
 
-def _names(servers: Any) -> Any:
+def _names(servers: RawJson) -> RawJson:
     bad = next((name for name in servers if not NAME.match(str(name))), None) if isinstance(servers, dict) else None
     if bad is not None:
         raise ValueError(f"has a server named {bad!r}: use letters, digits, - and _ (its tools are NAME__TOOL)")
@@ -212,7 +213,7 @@ def read_project_servers(path: Path, default_timeout: float) -> ProjectServers:
     return found
 
 
-def _project_server(name: str, entry: Any, path: Path, default_timeout: float) -> tuple[ServerSpec | None, str | None]:
+def _project_server(name: str, entry: RawJson, path: Path, default_timeout: float) -> tuple[ServerSpec | None, str | None]:
     where = f"{path}: server {name!r}"
     if not isinstance(entry, dict):
         return None, f"{where} is not an object."

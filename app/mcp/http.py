@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import httpx2
@@ -23,6 +23,9 @@ from mcp.client.streamable_http import streamable_http_client
 from treechat.llm.content_encoding import ACCEPT, BodyEncodingError, codings, decoded
 
 from .bounds import ItemCounter, TooManyItems
+
+if TYPE_CHECKING:
+    from mcp.client._transport import TransportStreams  # (the SDK names it there only)
 
 CONNECT_TIMEOUT = 10.0
 READ_TIMEOUT = 300.0  # an event stream may stay quiet while a tool works; calls have their own limit
@@ -82,7 +85,7 @@ def is_loopback(url: str) -> bool:
 
 
 @asynccontextmanager
-async def http_transport(url: str, headers: dict[str, str], *, max_message: int) -> AsyncIterator[Any]:
+async def http_transport(url: str, headers: dict[str, str], *, max_message: int) -> AsyncIterator[TransportStreams]:
     local = is_loopback(url)
     client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(CONNECT_TIMEOUT, read=READ_TIMEOUT),
                                 transport=_Bounded(max_message, trust_env=not local), trust_env=not local)

@@ -14,15 +14,15 @@ import importlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
-from treechat.agent.tools.base import AgentTool
+from treechat.storage.json_types import JsonObject
 
 from .config import ServerSpec
 
 if TYPE_CHECKING:
     from .server import McpServer
-    from .tools import ConfirmCall
+    from .tools import ConfirmCall, McpTool
 
 RowState = Literal["starting", "ready", "failed", "stopped", "disabled", "not trusted"]
 
@@ -41,7 +41,7 @@ class ServerRow:
     restarted: int = 0
     bounded: str | None = None  # what the bounds on its tools left out (None: nothing)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"name": self.name, "state": self.state, "origin": self.origin, "where": self.where,
                 "tools": list(self.tools), "error": self.error, "trusted": self.trusted, "restarted": self.restarted,
                 "bounded": self.bounded}
@@ -60,7 +60,7 @@ class McpManager:
         self.untrusted: list[ServerSpec] = []  # a project's servers not (yet) allowed
         self.untrusted_note = "this project's .mcp.json is not trusted yet (/mcp trust asks)"
         self.problems: list[str] = []  # lines about servers that cannot be used at all
-        self._tools: dict[str, list[AgentTool]] = {}
+        self._tools: dict[str, list[McpTool]] = {}
         self._bounded: dict[str, str] = {}  # a server's tools over their bounds: what was left out
         self._all_left_out: list[str] = []  # tools left out by the bound on every server's together
         self._start: asyncio.Task[None] | None = None
@@ -147,17 +147,17 @@ class McpManager:
 
     # ------------------------------------------------------------ what there is
 
-    def tools(self) -> list[AgentTool]:
+    def tools(self) -> list[McpTool]:
         """The tools of every ready server, in the order the servers were declared, within the
         bound on all of them together (tools.MAX_ALL_TOOLS, MAX_ALL_BYTES; the rest: `all_left_out`)."""
         from .tools import MAX_ALL_BYTES, MAX_ALL_TOOLS
 
-        kept: list[AgentTool] = []
+        kept: list[McpTool] = []
         left_out: list[str] = []
         budget = MAX_ALL_BYTES
         for spec in self.specs:
             for tool in self._tools.get(spec.name, []):
-                size = getattr(tool, "size", 0)
+                size = tool.size
                 if len(kept) >= MAX_ALL_TOOLS or size > budget:
                     left_out.append(tool.name)
                     continue
@@ -190,7 +190,7 @@ class McpManager:
         bound_line = None
         if server.state == "ready":
             taken = {t.name for name, tools in self._tools.items() if name != server.name for t in tools}
-            made: dict[str, AgentTool] = {}
+            made: dict[str, McpTool] = {}
             kept = offered(server.tools, more=server.tools_unread)
             for info in kept.tools:
                 exposed = exposed_name(server.name, info.name)

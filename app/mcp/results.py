@@ -17,7 +17,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Any
+
+import mcp_types as types
 
 from treechat.agent.tools.base import ToolResult
 from treechat.agent.tools.truncate import MAX_BYTES, truncate_head
@@ -28,8 +29,8 @@ MAX_IMAGE_BYTES = 5 * 1024 * 1024
 MAX_BLOCKS = 1_000  # content blocks of one result read
 
 
-def convert_result(result: Any, tool: str) -> ToolResult:
-    """A `mcp.types.CallToolResult` as our ToolResult."""
+def convert_result(result: types.CallToolResult, tool: str) -> ToolResult:
+    """A server's answer to a call as our ToolResult."""
     blocks: list[TextContent | ImageContent] = []
     texts: list[str] = []
 
@@ -41,42 +42,41 @@ def convert_result(result: Any, tool: str) -> ToolResult:
             blocks.append(TextContent(text="\n".join(texts)))
             texts.clear()
 
-    content = getattr(result, "content", None) or []
+    content = result.content or []
     for block in content[:MAX_BLOCKS]:
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            text(str(block.text))
-        elif kind == "image":
-            image = _image(block.data, block.mime_type)
-            if isinstance(image, str):
-                text(image)
-            else:
-                flush()
-                blocks.append(image)
-        elif kind == "audio":
-            text(f"[audio ({block.mime_type}, {human_size(_decoded_size(block.data))}): treechat does not pass "
-                 "audio to the model]")
-        elif kind == "resource_link":
-            text(_link(block))
-        elif kind == "resource":
-            embedded = _embedded(block.resource)
-            if isinstance(embedded, ImageContent):
-                flush()
-                blocks.append(embedded)
-            else:
-                text(embedded)
-        else:
-            text(f"[a {kind or 'content'} block treechat does not read]")
+        match block:
+            case types.TextContent():
+                text(str(block.text))
+            case types.ImageContent():
+                image = _image(block.data, block.mime_type)
+                if isinstance(image, str):
+                    text(image)
+                else:
+                    flush()
+                    blocks.append(image)
+            case types.AudioContent():
+                text(f"[audio ({block.mime_type}, {human_size(_decoded_size(block.data))}): treechat does not pass "
+                     "audio to the model]")
+            case types.ResourceLink():
+                text(_link(block))
+            case types.EmbeddedResource():
+                embedded = _embedded(block.resource)
+                if isinstance(embedded, ImageContent):
+                    flush()
+                    blocks.append(embedded)
+                else:
+                    text(embedded)
+            case _:  # a kind a newer SDK reads
+                text(f"[a {getattr(block, 'type', None) or 'content'} block treechat does not read]")
     if len(content) > MAX_BLOCKS:
         text(f"[{len(content) - MAX_BLOCKS:,} more content blocks: treechat reads the first {MAX_BLOCKS:,}]")
-    structured = getattr(result, "structured_content", None)
-    if not blocks and not texts and structured is not None:
-        text(json.dumps(structured, ensure_ascii=False, indent=2, default=str))
+    if not blocks and not texts and result.structured_content is not None:
+        text(json.dumps(result.structured_content, ensure_ascii=False, indent=2, default=str))
     flush()
     blocks = _bounded(blocks)
     if not blocks:
         blocks = [TextContent(text="(the tool returned nothing)")]
-    return ToolResult(blocks, {"mcpTool": tool}, bool(getattr(result, "is_error", False)))
+    return ToolResult(blocks, {"mcpTool": tool}, bool(result.is_error))
 
 
 def _bounded(blocks: list[TextContent | ImageContent]) -> list[TextContent | ImageContent]:
@@ -120,21 +120,21 @@ def _image(data: str, mime: str) -> ImageContent | str:
     return ImageContent(data=data, mime_type=actual)
 
 
-def _link(block: Any) -> str:
+def _link(block: types.ResourceLink) -> str:
     parts = [f"[resource link: {block.name} <{block.uri}>"]
-    if getattr(block, "mime_type", None):
+    if block.mime_type:
         parts.append(f" ({block.mime_type})")
-    if getattr(block, "description", None):
+    if block.description:
         parts.append(f" — {block.description}")
     return "".join(parts) + "]"
 
 
-def _embedded(resource: Any) -> ImageContent | str:
-    uri = getattr(resource, "uri", "")
-    if hasattr(resource, "text"):
+def _embedded(resource: types.TextResourceContents | types.BlobResourceContents) -> ImageContent | str:
+    uri = resource.uri
+    if isinstance(resource, types.TextResourceContents):
         return f"[resource {uri}]\n{resource.text}"
-    mime = getattr(resource, "mime_type", None) or "application/octet-stream"
-    blob = str(getattr(resource, "blob", ""))
+    mime = resource.mime_type or "application/octet-stream"
+    blob = str(resource.blob)
     if mime.startswith("image/"):
         image = _image(blob, mime)
         return image if isinstance(image, ImageContent) else f"[resource {uri}] {image}"

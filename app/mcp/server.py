@@ -17,22 +17,29 @@ from __future__ import annotations
 import asyncio
 import math
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 import anyio.lowlevel
 import mcp_types as types
 from mcp import Client
+from mcp.client import Transport
 from mcp.shared.exceptions import MCPError
 
 from treechat import __version__
+from treechat.bounded_json import RawObject
+from treechat.storage.json_types import JsonObject
 
 from .bounds import Gate, GateCounts
 from .config import MissingVariable, ServerSpec, expand
 from .stdio import Launch, ProcessInfo, stdio_transport
+
+if TYPE_CHECKING:
+    from mcp.client._transport import TransportStreams  # (the SDK names it there only)
+    from mcp.client.session import IncomingMessage
 
 State = Literal["starting", "ready", "failed", "stopped"]
 MAX_MESSAGE = 16_000_000  # bytes of one message from a server (an image result is up to ~7 MB of base64)
@@ -52,7 +59,7 @@ class Unavailable(Exception):
 class ToolInfo:
     name: str  # the server's name for it
     description: str
-    schema: dict[str, Any]
+    schema: RawObject  # its inputSchema, as the server sent it
 
 
 class McpServer:
@@ -74,7 +81,7 @@ class McpServer:
         self.relists = 0  # listings of its tools after list_changed
         self._relist_wanted = False
         self._relister: asyncio.Task[None] | None = None
-        self._client: Any = None
+        self._client: Client | None = None
         self._settled = asyncio.Event()  # set whenever it is not "starting"
         self._stop = asyncio.Event()
         self._lost = asyncio.Event()
@@ -186,10 +193,10 @@ class McpServer:
             return "stopped", None
         return "lost", _ended(info) or "its connection closed"
 
-    def _transport(self, info: ProcessInfo) -> Any:
+    def _transport(self, info: ProcessInfo) -> Transport:
         return _gated(self._bare_transport(info), self.counts)
 
-    def _bare_transport(self, info: ProcessInfo) -> Any:
+    def _bare_transport(self, info: ProcessInfo) -> Transport:
         c = self.spec.config
         if c.kind == "http":
             from .http import http_transport
@@ -205,8 +212,8 @@ class McpServer:
                         [expand(a, self.env, "an argument") for a in c.args], env, cwd)
         return stdio_transport(launch, info, max_message=self.max_message)
 
-    async def _on_message(self, message: Any) -> None:
-        if getattr(message, "method", None) == "notifications/tools/list_changed" and self._client is not None:
+    async def _on_message(self, message: IncomingMessage) -> None:
+        if isinstance(message, types.ToolListChangedNotification) and self._client is not None:
             self._relist_wanted = True  # however many come, one listing runs at a time, RELIST_GAP apart
             if self._relister is None or self._relister.done():
                 self._relister = asyncio.get_running_loop().create_task(self._relist_while_wanted())
@@ -232,7 +239,7 @@ class McpServer:
 
     # ------------------------------------------------------------ calls
 
-    async def call(self, tool: str, arguments: dict[str, Any], timeout: float) -> Any:  # noqa: ASYNC109  also the SDK's read timeout (its own REQUEST_TIMEOUT answer)
+    async def call(self, tool: str, arguments: JsonObject, timeout: float) -> types.CallToolResult:  # noqa: ASYNC109  also the SDK's read timeout (its own REQUEST_TIMEOUT answer)
         """The server's CallToolResult. Raises Unavailable (not running), TimeoutError, or the
         SDK's MCPError (the server refused the call)."""
         if self.state == "starting":
@@ -252,7 +259,7 @@ class McpServer:
             raise
 
 
-async def _list_tools(client: Any) -> tuple[list[ToolInfo], bool]:
+async def _list_tools(client: Client) -> tuple[list[ToolInfo], bool]:
     """(the tools listed, up to TOOLS_READ; whether the listing went on past what was read)."""
     if client.server_capabilities.tools is None:
         return [], False
@@ -269,13 +276,13 @@ async def _list_tools(client: Any) -> tuple[list[ToolInfo], bool]:
 
 
 @asynccontextmanager
-async def _gated(transport: Any, counts: GateCounts) -> AsyncIterator[tuple[Any, Any]]:
+async def _gated(transport: Transport, counts: GateCounts) -> AsyncIterator[TransportStreams]:
     """The transport with its read side behind a Gate (bounds.py): the rates of what a server sends."""
     async with transport as (read, write):
         yield Gate(read, counts), write
 
 
-async def _first(*waits: Any) -> None:
+async def _first(*waits: Awaitable[object]) -> None:
     tasks = [asyncio.ensure_future(w) for w in waits]
     try:
         await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)

@@ -20,7 +20,7 @@ import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import anyio
 import mcp_types as types
@@ -29,6 +29,9 @@ from anyio.streams.memory import MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
 from .bounds import MAX_ITEMS, count_items
+
+if TYPE_CHECKING:
+    from mcp.client._transport import TransportStreams  # (the SDK names it there only)
 
 STDERR_KEEP = 8192  # bytes of the server's stderr kept (the tail), for "why it stopped"
 ITEMS_FROM = 64 * 1024  # a message this long or longer has its items counted before it is parsed
@@ -64,7 +67,7 @@ class ProcessInfo:
 
 
 @asynccontextmanager
-async def stdio_transport(launch: Launch, info: ProcessInfo, *, max_message: int) -> AsyncIterator[Any]:
+async def stdio_transport(launch: Launch, info: ProcessInfo, *, max_message: int) -> AsyncIterator[TransportStreams]:
     """Run `launch` and yield (read stream, write stream) for the SDK's Client. Raises OSError
     when the program cannot be started."""
     process = await anyio.open_process([launch.command, *launch.args], env=launch.env, cwd=launch.cwd,

@@ -14,11 +14,24 @@ import json
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from treechat.agent.tools.base import AgentTool, ToolArgumentsError, ToolResult, answer_unless_stopped, text_result
+from treechat.agent.tools.base import (
+    AgentTool,
+    OnUpdate,
+    ToolArgumentsError,
+    ToolResult,
+    answer_unless_stopped,
+    text_result,
+)
+from treechat.storage.json_types import JsonObject
+
+if TYPE_CHECKING:  # (the SDK loads on a thread after the first frame: manager.py)
+    from treechat.llm.abort import AbortSignal
+
+    from .server import McpServer, ToolInfo
 
 # (server, tool as the model names it, the arguments as JSON) -> allowed?
 ConfirmCall = Callable[[str, str, str], Awaitable[bool]]
@@ -41,7 +54,7 @@ MAX_ALL_TOOLS, MAX_ALL_BYTES = 200, 250_000  # every server's together
 class Offered:
     """A server's tools within the bounds: those offered, and what was left out (0: nothing)."""
 
-    tools: list[Any]  # the ToolInfos kept
+    tools: list[ToolInfo]  # those kept
     left_out: int = 0
     too_large: int = 0  # of those, left out for their own size
     listed: int = 0  # how many the server listed (what was read of them)
@@ -57,7 +70,7 @@ class Offered:
                 f"{MAX_TOOLS} tools, {MAX_TOOL_BYTES // 1000} KB each, {MAX_SERVER_BYTES // 1000} KB in all{large})")
 
 
-def tool_size(info: Any) -> int:
+def tool_size(info: ToolInfo) -> int:
     """What a tool costs every request: its name, its description (as sent: cut) and its schema, in bytes."""
     description = _cut(info.description or "", MAX_DESCRIPTION)
     try:
@@ -68,9 +81,9 @@ def tool_size(info: Any) -> int:
         schema.encode("utf-8", "replace"))
 
 
-def offered(infos: list[Any], *, listed: int | None = None, more: bool = False) -> Offered:
+def offered(infos: list[ToolInfo], *, listed: int | None = None, more: bool = False) -> Offered:
     """`infos` (a server's ToolInfos, in its order) within MAX_TOOLS, MAX_TOOL_BYTES and MAX_SERVER_BYTES."""
-    kept: list[Any] = []
+    kept: list[ToolInfo] = []
     too_large = 0
     budget = MAX_SERVER_BYTES
     for info in infos:
@@ -100,13 +113,13 @@ class _AnyArgs(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-class McpTool(AgentTool):
+class McpTool(AgentTool[_AnyArgs]):
     Args = _AnyArgs
     execution_mode = "parallel"
     timeout = None  # bounded by the server's timeout, which starts once the call is allowed
     kept_on_every_path = True  # a path's recorded tool set does not narrow it (see AgentSession)
 
-    def __init__(self, server: Any, tool: Any, *, confirm: Callable[[], ConfirmCall | None] = lambda: None) -> None:
+    def __init__(self, server: McpServer, tool: ToolInfo, *, confirm: Callable[[], ConfirmCall | None] = lambda: None) -> None:
         self.server, self.tool = server, tool
         self.name = exposed_name(server.name, tool.name)
         self.label = f"{server.name}: {tool.name}"
@@ -114,19 +127,20 @@ class McpTool(AgentTool):
                                 MAX_DESCRIPTION)
         self.confirm = confirm
         self.size = tool_size(tool)  # bytes it adds to every request (the manager's bound on all tools)
-        self._schema = tool.schema if isinstance(tool.schema, dict) and tool.schema else {"type": "object"}
+        self._schema: JsonObject = tool.schema if isinstance(tool.schema, dict) and tool.schema else {"type": "object"}
 
     @property
-    def parameters(self) -> dict[str, Any]:
+    def parameters(self) -> JsonObject:
         return self._schema
 
-    def validate(self, args: dict[str, Any]) -> BaseModel:
+    def validate(self, args: JsonObject) -> _AnyArgs:
         if not isinstance(args, dict):
             raise ToolArgumentsError(f'The arguments for tool "{self.name}" must be a JSON object.')
         return _AnyArgs.model_validate(args)  # the server checks them against its own schema
 
-    async def execute(self, tool_call_id: str, args: Any, signal: Any, on_update: Any) -> ToolResult:
-        arguments = args.model_dump() if isinstance(args, BaseModel) else dict(args)
+    async def execute(self, tool_call_id: str, args: _AnyArgs, signal: AbortSignal | None,
+                      on_update: OnUpdate) -> ToolResult:
+        arguments: JsonObject = args.model_dump()
         spec = self.server.spec
         if not spec.trusted:
             confirm = self.confirm()  # the front end's, as it is now
@@ -140,7 +154,7 @@ class McpTool(AgentTool):
             return text_result("(the call was cancelled before it started)", is_error=True)
         return await self._call(arguments, signal)
 
-    async def _call(self, arguments: dict[str, Any], signal: Any) -> ToolResult:
+    async def _call(self, arguments: JsonObject, signal: AbortSignal | None) -> ToolResult:
         from .results import convert_result
         from .server import Unavailable
 

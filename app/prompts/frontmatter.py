@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from types import ModuleType
 
 MAX_BYTES = 1_000_000
 MAX_FRONT_MATTER = 64_000  # bytes of YAML: a name, a description and a few settings need a few hundred
@@ -46,7 +47,7 @@ def read_text(path: Path) -> str:
     return raw.decode("utf-8", "replace")
 
 
-def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+def split_front_matter(text: str) -> tuple[dict[str, object], str]:
     """(front matter, body). Raises FrontMatterError for front matter that is not a YAML mapping."""
     normalized = text.replace("\r\n", "\n").replace("\r", "\n")
     if not normalized.startswith("---"):
@@ -63,11 +64,11 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     return {str(k): v for k, v in parsed.items()}, body
 
 
-def load_yaml(source: str) -> Any:
+def load_yaml(source: str) -> object:
     """The value of a YAML document from outside, within the bounds above. Raises FrontMatterError."""
     if len(source.encode("utf-8", "surrogatepass")) > MAX_FRONT_MATTER:
         raise FrontMatterError(f"has front matter over {MAX_FRONT_MATTER // 1000} KB")
-    import yaml  # type: ignore[import-untyped]  # (only when there is front matter to read)
+    import yaml  # type: ignore[import-untyped]  # (PyYAML ships no type hints; loaded only for front matter)
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's, when PyYAML was built with it
     try:
@@ -85,7 +86,7 @@ def load_yaml(source: str) -> Any:
         raise FrontMatterError(f"has front matter with a value treechat cannot read ({type(err).__name__})") from None
 
 
-def _check_events(yaml: Any, events: Any) -> None:
+def _check_events(yaml: ModuleType, events: Iterable[object]) -> None:
     depth = nodes = 0
     for event in events:
         if isinstance(event, yaml.AliasEvent):
@@ -102,5 +103,5 @@ def _check_events(yaml: Any, events: Any) -> None:
                 raise FrontMatterError(f"has front matter of over {MAX_YAML_NODES:,} values")
 
 
-def read_front_matter(path: Path) -> tuple[dict[str, Any], str]:
+def read_front_matter(path: Path) -> tuple[dict[str, object], str]:
     return split_front_matter(read_text(path))

@@ -259,11 +259,6 @@ def skills_listing(skills: list[Skill]) -> SkillsListing:
     return SkillsListing("\n".join(lines), len(entries), tuple(left_out))
 
 
-def skills_prompt(skills: list[Skill]) -> str:
-    """The system prompt's section about skills (see `skills_listing`), or "" when none is listed."""
-    return skills_listing(skills).text
-
-
 def skill_block(skill: Skill, text: str, real: Path | None = None) -> str:
     """What `/skill NAME text` sends: the skill's body in Pi's block, then the text (the file is
     read now, as it is: from `real`, where it was found to be)."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -157,8 +158,8 @@ def substitute(content: str, args: list[str]) -> str:
     return _replace(out, r"\$@", lambda m: every)
 
 
-def _replace(text: str, pattern: str, value: object) -> str:
-    return re.sub(pattern, value, text)  # type: ignore[call-overload]
+def _replace(text: str, pattern: str, value: Callable[[re.Match[str]], str]) -> str:
+    return re.sub(pattern, value, text)
 
 
 def expand(template: Template, args_text: str, real: Path | None = None) -> str:

@@ -41,6 +41,7 @@ from treechat.agent.events import (
     TurnStart,
 )
 from treechat.agent.types import AgentMessage, Json, JsonObject, ToolResult
+from treechat.llm.apis import PI_NAMES, Api
 from treechat.llm.types import ModelInfo
 from treechat.session.events import (
     ActiveToolsChanged,
@@ -57,8 +58,11 @@ from treechat.session.events import (
 from treechat.storage.model import AssistantMessage, TextContent, ThinkingContent, ToolCall, dump
 
 BlockKind = Literal["text", "thinking", "toolcall"]
-# Our wire names for Pi's (the model's `api` in get_state, get_available_models, set_model)
-PI_APIS = {"openai": "openai-completions", "anthropic": "anthropic-messages"}
+
+
+def _pi_api(api: Api | Literal["unknown"]) -> str:
+    """The model's `api` as Pi names it (the messages' own; "unknown" as it is)."""
+    return "unknown" if api == "unknown" else PI_NAMES[api]
 
 
 def message_json(message: AgentMessage) -> JsonObject:
@@ -81,7 +85,7 @@ def result_json(result: ToolResult) -> JsonObject:
 def model_json(model: ModelInfo) -> JsonObject:
     """Pi's `Model` object (get_state, get_available_models, set_model, cycle_model)."""
     cost = model.cost
-    return {"id": model.id, "name": model.name or model.id, "api": PI_APIS.get(model.api, model.api),
+    return {"id": model.id, "name": model.name or model.id, "api": _pi_api(model.api),
             "provider": model.provider, "baseUrl": model.base_url, "reasoning": model.reasoning,
             "input": list(model.input),
             "cost": {"input": cost.input, "output": cost.output, "cacheRead": cost.cache_read,
@@ -276,7 +280,7 @@ class PiEvents:
             return []  # a summary request of a compaction: Pi's retries are of a run's replies only
         out = self._restarted()
         model = self.current_model()
-        failed = AssistantMessage(api=PI_APIS.get(model.api, model.api) if model else "",
+        failed = AssistantMessage(api=_pi_api(model.api) if model else "",
                                   provider=model.provider if model else event.provider,
                                   model=model.id if model else "", stop_reason="error", error_message=event.reason)
         shown = message_json(failed)

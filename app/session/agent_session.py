@@ -63,7 +63,7 @@ def clamp_thinking(model: ModelInfo, level: str) -> str:
         raise ValueError(f"Thinking level must be one of {', '.join(THINKING_LEVELS)}, not {level!r}.")
     if not model.reasoning:
         return "off"
-    if level == "xhigh" and not model.compat.get("supports_xhigh"):
+    if level == "xhigh" and not model.compat.supports_xhigh:
         return "high"
     return level
 

@@ -116,7 +116,7 @@ def is_overflow_error(message: AgentMessage, model: ModelInfo) -> bool:
         return False
     if (message.provider, message.model) != (model.provider, model.id):
         return False  # another model's limit says nothing about this one
-    return getattr(message, "errorKind", None) == "overflow" or is_context_overflow(message.error_message)
+    return message.error_kind == "overflow" or is_context_overflow(message.error_message)
 
 
 def model_complete(agent: Agent, signal: AbortSignal | None = None) -> Complete:

@@ -25,6 +25,8 @@ from treechat.prompts.outside import ReadsOutside
 from .events import SessionEvent
 
 if TYPE_CHECKING:
+    from treechat.config.settings import Settings
+
     from .agent_session import AgentSession
 
 INTRO = (
@@ -151,20 +153,19 @@ class SystemPromptBuilder:
     config_instructions: str | None = None
     instructions: str | None = None
     load_context_files: bool = True
-    skills: str = ""  # the Agent Skills section (skills.skills_prompt), listed when the read tool is on
+    skills: str = ""  # the Agent Skills section (skills.skills_listing), listed when the read tool is on
     # a context file outside the working folder (a link out) is read only when allowed here
     outside: ReadsOutside | None = None
     _files: list[ContextFile] | None = field(default=None, repr=False)
 
     @classmethod
-    def from_settings(cls, settings: object, *, cwd: str | os.PathLike[str] | None = None,
+    def from_settings(cls, settings: Settings, *, cwd: str | os.PathLike[str] | None = None,
                       instructions: str | None = None) -> SystemPromptBuilder:
-        """From a treechat.config.settings.Settings (its config folder is the global context-file folder)."""
-        config_file = getattr(settings, "config_file", None)
+        """From config.toml's settings (its folder is the global context-file folder)."""
         return cls(
             cwd=str(cwd or os.getcwd()),
-            global_dir=str(Path(config_file).parent) if config_file else None,
-            config_instructions=getattr(settings, "system_prompt", None),
+            global_dir=str(Path(settings.config_file).parent),
+            config_instructions=settings.system_prompt,
             instructions=instructions,
         )
 

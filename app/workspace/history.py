@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from treechat.bounded_json import RawJson, RawObject
 from treechat.storage.base import SessionStorage
+from treechat.storage.json_types import JsonObject
 from treechat.storage.model import CustomEntry, Entry
 
 from .blobs import ENCODING, unpack
@@ -54,25 +55,25 @@ class Checkpoint:
 
 
 def checkpoint_data(tool: str, tool_call_id: str | None, changes: Sequence[FileChange],
-                    blobs: Mapping[str, str], not_kept: Mapping[str, str]) -> dict[str, Any]:
-    files = []
+                    blobs: Mapping[str, str], not_kept: Mapping[str, str]) -> JsonObject:
+    files: list[JsonObject] = []
     for c in changes:
-        item: dict[str, Any] = {"path": c.path, "before": c.before, "after": c.after}
+        item: JsonObject = {"path": c.path, "before": c.before, "after": c.after}
         if c.size is not None:
             item["size"] = c.size
         files.append(item)
-    data: dict[str, Any] = {"v": VERSION, "tool": tool, "toolCallId": tool_call_id, "encoding": ENCODING,
-                            "files": files, "blobs": dict(blobs)}
+    data: JsonObject = {"v": VERSION, "tool": tool, "toolCallId": tool_call_id, "encoding": ENCODING,
+                      "files": files, "blobs": dict(blobs)}
     if not_kept:
         data["notKept"] = dict(not_kept)
     return data
 
 
-def _hash(value: Any) -> str | None:
+def _hash(value: RawJson) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _dict(value: Any) -> dict[Any, Any]:
+def _dict(value: RawJson) -> RawObject:
     return value if isinstance(value, dict) else {}
 
 
@@ -81,7 +82,7 @@ def parse_checkpoint(entry: Entry) -> Checkpoint | None:
     read: a damaged or newer checkpoint is passed over, never an error)."""
     if not isinstance(entry, CustomEntry) or entry.custom_type != CUSTOM_TYPE or not isinstance(entry.data, dict):
         return None
-    data = entry.data
+    data: RawObject = entry.data  # (a checkpoint as stored: each value checked as it is read)
     if data.get("v") != VERSION or data.get("encoding", ENCODING) != ENCODING or not isinstance(data.get("files"), list):
         return None
     changes = []

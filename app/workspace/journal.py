@@ -17,8 +17,8 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from treechat.bounded_json import RawJson
 from treechat.export.whole_file import write_private
 from treechat.storage.model import now_iso
 
@@ -102,11 +102,11 @@ class Journal:
         return record
 
 
-def _str(value: Any) -> str | None:
+def _str(value: RawJson) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _record(raw: Any) -> UndoRecord | None:
+def _record(raw: RawJson) -> UndoRecord | None:
     if not isinstance(raw, dict) or not isinstance(raw.get("files"), list):
         return None
     files = [UndoFile(f["path"], _str(f.get("replaced")), _str(f.get("wrote")))

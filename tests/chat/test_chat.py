@@ -443,7 +443,7 @@ async def test_a_path_whose_server_counted_no_tokens_shows_no_context_figure_unt
     await chat.session.append_message(AssistantMessage(content=[TextContent(text="once upon a time " * 300)],
                                                        provider="openai", model="gpt-4.1-mini"))
     await chat.open(chat.session.storage)
-    model = chat.models.current_model()
+    model = chat.current_model()
     assert model is not None and model.window_known  # (the catalog says its window)
     assert chat.s.agent is None and chat.status().context_percent is None
     await chat.session.append_message(UserMessage(content="and then?"))

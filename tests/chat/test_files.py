@@ -59,8 +59,8 @@ async def wrote(chat, content: str = "one\n") -> str:
 
 
 async def offered(chat) -> list[RestoreOffered]:
-    if chat.workspace._offer_task is not None:
-        await asyncio_wait(chat.workspace._offer_task)
+    if chat._workspace._offer_task is not None:
+        await asyncio_wait(chat._workspace._offer_task)
     return [e for e in chat.events if isinstance(e, RestoreOffered)]
 
 

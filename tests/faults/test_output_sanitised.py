@@ -139,7 +139,7 @@ async def test_names_from_a_repository_reach_the_app_sanitised(make_app, tmp_pat
     evil_server_config(tmp_path)
     toasts: list[Notify] = []
     async with make_app(message_hook=lambda m: toasts.append(m) if isinstance(m, Notify) else None) as (app, pilot):
-        await wait_for(pilot, lambda: app.chat.extras.loaded and app.chat.mcp.servers.get("loud") is not None
+        await wait_for(pilot, lambda: app.chat.extensions_loaded and app.chat.mcp.servers.get("loud") is not None
                        and app.chat.mcp.servers["loud"].state == "failed", what="the skills and the server",
                        rounds=3000)
         await wait_for(pilot, lambda: len(toasts) >= 2, what="the two warnings")

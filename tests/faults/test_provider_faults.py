@@ -177,7 +177,7 @@ async def test_a_server_that_never_answers_fails_at_first_byte_timeout_once(fake
     start = time.monotonic()
     final = await stream(fake.base_url, notices=notices, first_byte_timeout=0.4, notice_after=0.1)
     assert final.stop_reason == "error" and "sent no reply within 0.4 s" in final.error_message
-    assert final.errorKind == "timeout" and len(fake.requests) == 1  # not retried: it took its whole bound
+    assert final.error_kind == "timeout" and len(fake.requests) == 1  # not retried: it took its whole bound
     assert [(n.kind, n.seconds) for n in notices] == [("first_byte", 0.4)] and notices[0].waited >= 0.1
     assert time.monotonic() - start < 5  # a bound, not a benchmark: before, this took 4 × 300 s
 

@@ -80,7 +80,7 @@ async def test_401_names_the_fix_and_is_not_retried(fake, api) -> None:
     fake.script_status(401, {"error": {"message": "invalid x-api-key", "type": "authentication_error"}})
     final = await run(fake, api)
     assert final.stop_reason == "error" and "API key" in final.error_message
-    assert final.errorKind == "auth" and len(fake.requests) == 1
+    assert final.error_kind == "auth" and len(fake.requests) == 1
 
 
 async def test_404_suggests_checking_the_model(fake) -> None:
@@ -96,7 +96,7 @@ async def test_404_suggests_checking_the_model(fake) -> None:
 async def test_context_overflow_is_classified_and_not_retried(fake, api, text) -> None:
     fake.script_status(400, {"error": {"message": text, "type": "invalid_request_error"}})
     final = await run(fake, api)
-    assert final.errorKind == "overflow" and is_context_overflow(final.error_message)
+    assert final.error_kind == "overflow" and is_context_overflow(final.error_message)
     assert len(fake.requests) == 1
 
 

@@ -148,7 +148,7 @@ async def test_a_null_assistant_content_is_never_sent(fake, tmp_path) -> None:
     messages: list[LlmMessage] = [UserMessage(content="read it"),
                 AssistantMessage(content=[ToolCall(id="c1", name="read", arguments={"path": "a"})]),
                 ToolResultMessage(tool_call_id="c1", tool_name="read", content=[TextContent(text="x")])]
-    body = build_body(model, LlmContext("", messages), StreamOptions())
+    body: dict = build_body(model, LlmContext("", messages), StreamOptions())  # (JSON: read as it was built)
     assert body["messages"][1]["content"] == "" and body["messages"][1]["tool_calls"]
 
 

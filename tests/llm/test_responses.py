@@ -13,7 +13,7 @@ from tests.fake_responses import responses_events, whole_response
 from treechat.llm.abort import AbortSignal
 from treechat.llm.responses import stream_responses
 from treechat.llm.retry import RetryPolicy
-from treechat.llm.types import LlmContext, LlmMessage, StreamOptions, ToolSpec
+from treechat.llm.types import Compat, LlmContext, LlmMessage, StreamOptions, ToolSpec
 from treechat.storage.model import (
     AssistantMessage,
     ImageContent,
@@ -75,12 +75,12 @@ async def test_reasoning_summary_is_thinking_and_the_encrypted_item_is_kept(fake
 
 
 @pytest.mark.parametrize("level,compat,expected", [
-    ("off", {}, {}),  # no effort (the model's own) and no summary asked
-    ("medium", {}, {"effort": "medium", "summary": "auto"}),
-    ("xhigh", {}, {"effort": "high", "summary": "auto"}),
-    ("xhigh", {"supports_xhigh": True}, {"effort": "xhigh", "summary": "auto"}),
-    ("minimal", {"supports_minimal": False}, {"effort": "low", "summary": "auto"}),
-    ("minimal", {}, {"effort": "minimal", "summary": "auto"}),
+    ("off", Compat(), {}),  # no effort (the model's own) and no summary asked
+    ("medium", Compat(), {"effort": "medium", "summary": "auto"}),
+    ("xhigh", Compat(), {"effort": "high", "summary": "auto"}),
+    ("xhigh", Compat(supports_xhigh=True), {"effort": "xhigh", "summary": "auto"}),
+    ("minimal", Compat(supports_minimal=False), {"effort": "low", "summary": "auto"}),
+    ("minimal", Compat(), {"effort": "minimal", "summary": "auto"}),
 ])
 async def test_the_thinking_level_is_reasoning_effort(fake, level, compat, expected) -> None:
     fake.script_responses(["ok"])
@@ -168,7 +168,7 @@ async def test_an_error_event_ends_the_reply(fake) -> None:
                              "sequence_number": len(events)}))
     fake.script_responses(events=events)
     final = (await run(fake))[-1].partial
-    assert final.stop_reason == "error" and final.errorKind == "overflow"
+    assert final.stop_reason == "error" and final.error_kind == "overflow"
     assert "exceeds the context window" in (final.error_message or "")
 
 

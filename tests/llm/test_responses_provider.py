@@ -40,7 +40,7 @@ def test_the_built_in_openai_provider_speaks_responses_for_its_codex_models() ->
     api, others = reg.apis("openai")
     assert api == "openai" and others["gpt-5.1-codex-max"] == "openai-responses" and "gpt-4.1" not in others
     codex = reg.resolve("openai/gpt-5.1-codex-mini")
-    assert codex.reasoning and codex.compat.get("supports_minimal") is False
+    assert codex.reasoning and codex.compat.supports_minimal is False
 
 
 def test_config_sets_the_api_of_a_provider_or_of_one_model(tmp_path) -> None:

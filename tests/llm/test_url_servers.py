@@ -39,7 +39,7 @@ def test_openai_itself_keeps_its_catalog_and_is_asked_nothing() -> None:
     registry = ModelRegistry(env={"OPENAI_API_KEY": KEY})
     listed = [m.ref for m in registry.models() if m.provider == "openai"]
     assert "openai/gpt-4.1-mini" in listed and registry.url_servers() == []
-    assert registry.resolve("openai/gpt-4.1-mini").compat.get("max_tokens_field") == "max_completion_tokens"
+    assert registry.resolve("openai/gpt-4.1-mini").compat.max_tokens_field == "max_completion_tokens"
 
 
 def test_a_base_url_makes_the_server_list_its_own_models_not_the_catalog() -> None:
@@ -50,7 +50,7 @@ def test_a_base_url_makes_the_server_list_its_own_models_not_the_catalog() -> No
     assert [m.ref for m in registry.models() if m.provider == "openai"] == ["openai/Qwen/Qwen3-8B", "openai/gpt-4.1-mini"]
     # what the catalog knows about an id stays; OpenAI's own request quirks do not go to another server
     assert registry.resolve("openai/gpt-4.1-mini").known
-    assert "max_tokens_field" not in registry.resolve("openai/Qwen/Qwen3-8B").compat
+    assert registry.resolve("openai/Qwen/Qwen3-8B").compat.max_tokens_field == "max_tokens"
 
 
 def test_a_server_here_needs_no_key_and_a_remote_one_does() -> None:

@@ -119,7 +119,7 @@ def test_images_in_a_tool_result_follow_it_as_a_user_message_for_chat_completion
                                           ToolCall(id="c2", name="other", arguments={})]),
                 ToolResultMessage(tool_call_id="c1", tool_name="shot", content=[image]),
                 ToolResultMessage(tool_call_id="c2", tool_name="other", content=[TextContent(text="ok")])]
-    body = build_body(MODEL, LlmContext("", messages, []), StreamOptions())
+    body: dict = build_body(MODEL, LlmContext("", messages, []), StreamOptions())  # (JSON: read as it was built)
     roles = [m["role"] for m in body["messages"]]
     assert roles == ["user", "assistant", "tool", "tool", "user"]  # after every tool message of the turn
     assert body["messages"][2]["content"] == "(see attached image)"

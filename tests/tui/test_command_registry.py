@@ -35,7 +35,7 @@ def test_a_command_is_on_the_app_class_that_registered_it() -> None:
 
 async def test_a_registered_command_completes_dispatches_and_is_in_help(make_app) -> None:
     async with make_app(app_class=EchoApp) as (app, pilot):
-        await wait_for(pilot, lambda: app.chat.extras.loaded, what="Tab completion of commands")
+        await wait_for(pilot, lambda: app.chat.extensions_loaded, what="Tab completion of commands")
         composer = app.query_one(Composer)
         await type_text(pilot, "/ec")
         await pilot.press("tab")
@@ -60,7 +60,7 @@ async def test_a_registered_command_completes_dispatches_and_is_in_help(make_app
 
 async def test_built_in_arguments_complete_and_a_typo_names_the_closest(make_app) -> None:
     async with make_app() as (app, pilot):
-        await wait_for(pilot, lambda: app.chat.extras.loaded, what="Tab completion of commands")
+        await wait_for(pilot, lambda: app.chat.extensions_loaded, what="Tab completion of commands")
         composer = app.query_one(Composer)
         await type_text(pilot, "/fork b")
         await pilot.press("tab")

@@ -106,7 +106,7 @@ async def test_templates_are_commands_with_tab_and_f1(make_app, fake, tmp_path) 
     fake.script_openai(["reviewed"])
     fake.script_openai(["deployed"])
     async with make_app() as (app, pilot):
-        await wait_for(pilot, lambda: app.chat.extras.loaded, what="the templates")
+        await wait_for(pilot, lambda: app.chat.extensions_loaded, what="the templates")
         composer = app.query_one(Composer)
         await type_text(pilot, "/rev")
         await pilot.press("tab")

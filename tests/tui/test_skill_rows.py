@@ -65,7 +65,7 @@ def rows(app) -> list[ExpansionLine]:
 async def test_a_skill_is_one_row_and_its_text_goes_to_the_model(make_app, fake, tmp_path) -> None:
     project(tmp_path)
     async with make_app(size=(100, 30)) as (app, pilot):
-        await wait_for(pilot, lambda: app.chat.extras.loaded, what="the skills found")
+        await wait_for(pilot, lambda: app.chat.extensions_loaded, what="the skills found")
         await send(pilot, app, fake, "/skill:pdf summarize the report")
         sent = last_user_content(fake)
         assert sent.startswith('<skill name="pdf" location="') and "Use pypdf to read PDF files" in sent
@@ -92,7 +92,7 @@ async def test_a_skill_is_one_row_and_its_text_goes_to_the_model(make_app, fake,
 async def test_a_template_is_its_command_and_one_row_also_after_reopening(make_app, fake, tmp_path) -> None:
     project(tmp_path)
     async with make_app(size=(100, 30)) as (app, pilot):
-        await wait_for(pilot, lambda: app.chat.extras.loaded, what="the templates found")
+        await wait_for(pilot, lambda: app.chat.extensions_loaded, what="the templates found")
         await send(pilot, app, fake, "/review foo.py")
         assert last_user_content(fake) == "Review the file foo.py carefully and list every bug in it."
         text = below_header(app)

@@ -105,7 +105,7 @@ async def test_the_dialog_lists_every_tool_and_closing_keeps_the_choice(make_app
 
 async def test_tab_completes_a_tool_and_the_word_that_changes_it(make_app) -> None:
     async with make_app(config_tools=True) as (app, pilot):
-        await wait_for(pilot, lambda: app.chat.extras.loaded, what="Tab completion of commands")
+        await wait_for(pilot, lambda: app.chat.extensions_loaded, what="Tab completion of commands")
         await type_text(pilot, "/tools ba")
         await pilot.press("tab")
         assert app.query_one(Composer).text == "/tools bash off "

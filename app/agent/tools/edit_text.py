@@ -124,10 +124,6 @@ def _lf(text: str) -> str:
     return text.replace("\r\n", "\n")
 
 
-def _label(index: int, total: int, single: str) -> str:
-    return single if total == 1 else f"edits[{index}]"
-
-
 def _occurrences(text: str, needle: str, limit: int = 1000) -> list[int]:
     """Where `needle` starts in `text`, overlapping matches included (at most `limit`)."""
     found: list[int] = []

@@ -3,8 +3,6 @@ the stylesheet colours (no inline style: the page's CSP allows only its own styl
 
 from __future__ import annotations
 
-from typing import Any
-
 from treechat.storage.model import CustomEntry
 from treechat.workspace.history import parse_checkpoint
 
@@ -48,7 +46,7 @@ def checkpoint_html(entry: CustomEntry) -> str | None:
             f'<ul>{"".join(items)}</ul></div>')
 
 
-def details_diff(tool_name: str, details: Any) -> tuple[str, str] | None:
+def details_diff(tool_name: str, details: object) -> tuple[str, str] | None:
     """(summary, diff) of an edit/write result that changed a file."""
     if tool_name not in ("edit", "write") or not isinstance(details, dict):
         return None

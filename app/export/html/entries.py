@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from treechat.storage.aggregates import entry_preview, entry_role
+from treechat.storage.json_types import Json, JsonObject
 from treechat.storage.model import (
     ActiveToolsChangeEntry,
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryEntry,
     CompactionEntry,
+    ContentBlock,
     CustomEntry,
     CustomMessage,
     Entry,
@@ -44,6 +46,9 @@ from ...session.context import entry_to_message
 from .diffs import checkpoint_html, details_diff, diff_html
 from .render import Renderer, esc, json_text, plain
 
+if TYPE_CHECKING:
+    from ...agent.types import AgentMessage
+
 PREVIEW_CHARS = 100
 # Tool output longer than this is shown cut, with a "show all" button (the full text is in the page).
 CLIP_LINES = 20
@@ -52,7 +57,7 @@ DATA_LIMIT = 4_000  # stored extension data / unknown entries: enough to see wha
 _IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 _BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")
 
-Record = list[Any]
+Record = list[Json]  # [id, parent, type, role, timestamp, preview, body html, extra]
 
 
 def line(text: object, limit: int) -> str:
@@ -69,9 +74,9 @@ def entry_record(entry: Entry, renderer: Renderer, kept: Sequence[str] | None = 
             line(entry_preview(entry), PREVIEW_CHARS), body, extra]
 
 
-def _body_and_extra(entry: Entry, r: Renderer) -> tuple[str, dict[str, Any]]:
+def _body_and_extra(entry: Entry, r: Renderer) -> tuple[str, JsonObject]:
     if isinstance(entry, CompactionEntry):
-        extra: dict[str, Any] = {"tokensBefore": entry.tokens_before}
+        extra: JsonObject = {"tokensBefore": entry.tokens_before}
         if entry.tokens_after is not None:
             extra["tokensAfter"] = entry.tokens_after
         if entry.trigger:
@@ -103,13 +108,13 @@ def _body_and_extra(entry: Entry, r: Renderer) -> tuple[str, dict[str, Any]]:
     return "", {}
 
 
-def _message(msg: Any, r: Renderer) -> tuple[str, dict[str, Any]]:
+def _message(msg: AgentMessage, r: Renderer) -> tuple[str, JsonObject]:
     if isinstance(msg, UserMessage):
         return _blocks_plain(msg.content), {}
     if isinstance(msg, AssistantMessage):
         return _assistant(msg, r)
     if isinstance(msg, ToolResultMessage):
-        extra: dict[str, Any] = {"tool": line(msg.tool_name, 60)}
+        extra: JsonObject = {"tool": line(msg.tool_name, 60)}
         if msg.is_error:
             extra["error"] = True
         text = "\n".join(b.text for b in msg.content if isinstance(b, TextContent))
@@ -141,9 +146,9 @@ def _message(msg: Any, r: Renderer) -> tuple[str, dict[str, Any]]:
     return _data_block(f"message of unknown role “{line(role, 40)}”", msg.model_dump(mode="json")), {}
 
 
-def _assistant(msg: AssistantMessage, r: Renderer) -> tuple[str, dict[str, Any]]:
+def _assistant(msg: AssistantMessage, r: Renderer) -> tuple[str, JsonObject]:
     u = msg.usage
-    extra: dict[str, Any] = {
+    extra: JsonObject = {
         "model": line(f"{msg.provider}/{msg.model}" if msg.provider else msg.model, 120),
         "usage": [u.input, u.output, u.cache_read, u.cache_write, round(u.cost.total, 8)],
     }
@@ -192,7 +197,7 @@ def _tool_call(call: ToolCall) -> str:
     return f'<details class="call"><summary>{summary}</summary><pre>{esc(json_text(args, 200_000))}</pre></details>'
 
 
-def _blocks_plain(content: str | list[Any]) -> str:
+def _blocks_plain(content: str | list[ContentBlock]) -> str:
     if isinstance(content, str):
         return plain(content) if content else ""
     parts: list[str] = []
@@ -228,7 +233,7 @@ def _image(block: ImageContent) -> str:
     return f'<img class="attachment" alt="attached image ({mime})" src="data:{mime};base64,{data}">'
 
 
-def _data_block(title: str, value: Any) -> str:
+def _data_block(title: str, value: object) -> str:
     if value is None:
         return ""
     return f'<details class="data"><summary>{esc(title)}</summary><pre>{esc(json_text(value, DATA_LIMIT))}</pre></details>'

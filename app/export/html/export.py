@@ -15,10 +15,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 from treechat.storage.base import EntryCursor, SessionStats, SessionStorage, StorageError
 from treechat.storage.gc_policy import paused
+from treechat.storage.json_types import JsonObject
 from treechat.storage.model import CompactionEntry, now_iso
 
 from ... import __version__
@@ -29,11 +30,14 @@ from .entries import entry_record, line
 from .page import document_head, document_tail, json_for_script
 from .render import Renderer
 
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
+
 PAGE_SIZE = 2_000  # entries read and rendered per step (one progress tick, one yield to the loop)
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 Output = str | os.PathLike[str] | IO[str] | IO[bytes]
-_Sink = IO[Any] | ExportFile
+_Sink = IO[str] | IO[bytes] | ExportFile
 
 
 @dataclass(frozen=True)
@@ -71,19 +75,22 @@ async def _export_to_path(storage: SessionStorage, path: Path, progress: Reporte
 
 def _stream_writer(out: _Sink) -> Callable[[str], int]:
     """A function writing one chunk of the page and returning its size in UTF-8 bytes."""
-    binary = not isinstance(out, io.TextIOBase) and not hasattr(out, "encoding")
-
     def write(chunk: str) -> int:
         if _SURROGATE.search(chunk):  # a lone surrogate cannot be written as UTF-8
             chunk = _SURROGATE.sub("\ufffd", chunk)
         data = chunk.encode("utf-8")
-        if binary:
-            out.write(data)
+        if _is_text(out):
+            out.write(chunk)
         else:
-            out.write(chunk)  # type: ignore[arg-type]  # a text stream (an ExportFile is binary)
+            out.write(data)
         return len(data)
 
     return write
+
+
+def _is_text(out: _Sink) -> TypeIs[IO[str]]:
+    """A text stream (an ExportFile, a binary file or sys.stdout.buffer is not)."""
+    return isinstance(out, io.TextIOBase) or hasattr(out, "encoding")
 
 
 async def _write_page(storage: SessionStorage, write: Callable[[str], int], progress: Reporter | None,
@@ -147,7 +154,7 @@ async def _kept_ids(storage: SessionStorage, compaction: CompactionEntry) -> lis
     return [e.id for e in transform_path(path)[1:]]
 
 
-def _stats_json(stats: SessionStats) -> dict[str, Any]:
+def _stats_json(stats: SessionStats) -> JsonObject:
     return {
         "entries": stats.entry_count,
         "messages": stats.message_count,

@@ -13,7 +13,8 @@ import hashlib
 import json
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+
+from treechat.storage.json_types import Json
 
 from .render import code_css, esc
 
@@ -61,7 +62,7 @@ def content_security_policy() -> str:
     ])
 
 
-def json_for_script(value: Any) -> str:
+def json_for_script(value: Json) -> str:
     """JSON that cannot end or confuse the <script> element holding it: every `<`, `>` and `&`
     is a \\u escape (JSON.parse reads them back), so `</script>` or `<!--` never appears."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))

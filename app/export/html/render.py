@@ -12,16 +12,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from html import escape
-from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
-from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]
-from pygments.lexer import Lexer  # type: ignore[import-untyped]
-from pygments.lexers import get_lexer_by_name  # type: ignore[import-untyped]
-from pygments.util import ClassNotFound  # type: ignore[import-untyped]
+from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped]  # (Pygments ships no type hints)
+from pygments.lexer import Lexer  # type: ignore[import-untyped]  # (no type hints)
+from pygments.lexers import get_lexer_by_name  # type: ignore[import-untyped]  # (no type hints)
+from pygments.util import ClassNotFound  # type: ignore[import-untyped]  # (no type hints)
 
 from treechat.text.sanitize import sanitize
 
@@ -74,7 +73,7 @@ class Renderer:
         self._lexers: dict[str, Lexer | None] = {}
         md = MarkdownIt("commonmark", {"html": False, "highlight": self._highlight})
         md.enable(["table", "strikethrough"])
-        md.validateLink = safe_link  # type: ignore[method-assign]
+        md.validateLink = safe_link  # type: ignore[method-assign]  # markdown-it's hook for which links are kept
         md.add_render_rule("link_open", _link_open)
         md.add_render_rule("image", _image)
         md.add_render_rule("th_open", _cell_open)
@@ -109,7 +108,7 @@ class Renderer:
         lexer = self._lexer(language)
         if lexer is None:
             return ""
-        from pygments import highlight  # type: ignore[import-untyped]
+        from pygments import highlight  # type: ignore[import-untyped]  # (no type hints)
 
         body = highlight(code, lexer, self._formatter)
         return f'<pre class="{_CODE_CLASS}"><code>{body}</code></pre>'
@@ -147,7 +146,7 @@ def _cell_open(self: RendererHTML, tokens: Sequence[Token], idx: int, options: O
     return self.renderToken(tokens, idx, options, env)
 
 
-def json_text(value: Any, limit: int) -> str:
+def json_text(value: object, limit: int) -> str:
     """Readable JSON of arbitrary stored data, cut at `limit` characters (it is a record, not a dump)."""
     import json
 

@@ -87,7 +87,7 @@ class Handlers:
         self.chat, self.out, self.events = chat, out, events
         self.prefs = views.Preferences()
         self.shell = Shell(chat)
-        self._retry_default: tuple[AgentSession, object] | None = None  # the agent's own retry policy
+        self._retry_default: tuple[AgentSession, RetryPolicy | None] | None = None  # the agent's own retry policy
 
     # ------------------------------------------------------------ preferences on every agent
 
@@ -111,7 +111,7 @@ class Handlers:
         if enabled:
             policy = default
         else:
-            sleep = default.sleep if isinstance(default, RetryPolicy) else asyncio.sleep
+            sleep = default.sleep if default is not None else asyncio.sleep
             policy = RetryPolicy(max_retries=0, sleep=sleep)
         agent.agent.stream_options = replace(options, retry=policy)
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from treechat.agent.queues import QueueMode
 from treechat.agent.types import AgentMessage, Json, JsonObject
 from treechat.chat import Chat
 from treechat.llm.types import THINKING_LEVELS, ModelInfo
@@ -16,7 +17,6 @@ from treechat.session.compaction import calculate_context_tokens, estimate_token
 from treechat.storage.model import AssistantMessage, MessageEntry, ToolCall, message_text
 
 from ..pi_events import message_json, model_json
-from .commands import QueueMode
 
 
 @dataclass

@@ -1,8 +1,8 @@
-"""The controller's model: which one the next message goes to, whether it can go out, and what
-local servers say about the models they run (`treechat.chat.Chat` is built on this).
+"""The controller's choice of model: which one the next message goes to, whether it can go out,
+and what local servers say about the models they run.
 
-`Models` is the controller's role for this: it reads the shared state (`ChatState`: the registry,
-the path's model, the agent) and tells front ends on its bus.
+`ModelChoice` is the controller's role for this: it reads the shared state (`ChatState`: the
+registry, the path's model, the agent) and tells front ends on its bus.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from treechat.chat.errors import ChatError
 from treechat.chat.events import Notice, Readiness, StatusChanged
 from treechat.llm.detect import DetectedServer, root_of
 from treechat.llm.local import shown_url
@@ -21,11 +22,7 @@ if TYPE_CHECKING:
     from treechat.llm.detect import ServerModelInfo
 
 
-class ChatError(Exception):
-    """Something the user asked for cannot be done; the message is the one sentence to show."""
-
-
-class Models:
+class ModelChoice:
     """Which model the next message goes to, whether it can go out, and the local servers."""
 
     def __init__(self, s: ChatState, *, local_servers: Sequence[tuple[str, str]] | None = None) -> None:
@@ -98,7 +95,6 @@ class Models:
         self.s.emit(StatusChanged())
 
     def busy_server(self) -> str | None:
-        """The root URL of the local server a reply is coming from now (not to be asked meanwhile)."""
         model = self.s.agent.state.model if self.s.agent is not None and self.s.agent.is_streaming else None
         return root_of(model.base_url) if model is not None else None
 

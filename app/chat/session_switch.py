@@ -1,5 +1,5 @@
-"""Sessions: open one (what was typed and queued in the last one becomes its draft), a new one,
-resume, delete, list, close."""
+"""Which session is open (`SessionSwitch`): open one (what was typed and queued in the last one
+becomes its draft), a new one, resume, delete, list, close."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from treechat.storage.base import SessionStorage, SessionSummary, StorageError
 
 if TYPE_CHECKING:
     from treechat.chat.extras import Extras
-    from treechat.chat.models import Models
+    from treechat.chat.model_choice import ModelChoice
     from treechat.chat.observe import Observer
     from treechat.chat.runs import Runs
     from treechat.chat.shown import Shown
@@ -24,11 +24,11 @@ if TYPE_CHECKING:
     from treechat.chat.workspace import Workspace
 
 
-class Sessions:
-    def __init__(self, s: ChatState, *, models: Models, extras: Extras, observer: Observer, runs: Runs, shown: Shown,
+class SessionSwitch:
+    def __init__(self, s: ChatState, *, model_choice: ModelChoice, extras: Extras, observer: Observer, runs: Runs, shown: Shown,
                  trees: ChatTree, workspace: Workspace) -> None:
         self.s = s
-        self.models = models
+        self.model_choice = model_choice
         self.extras = extras
         self.observer = observer
         self.runs = runs
@@ -65,8 +65,8 @@ class Sessions:
         self.s.emit(SessionOpened(session_id=storage.session_id, tree=self.s.tree, leaf_id=session.leaf_id, path=path,
                                  header=self.shown.header(), status=self.shown.status(), composer_text=text,
                                  history=tuple(history), tree_loading=loading, marks=marks, labels=labels))
-        self.s.emit(self.models.readiness())
-        self.models.local.probe(self.models.current_model())  # its window, asked in the background from now on
+        self.s.emit(self.model_choice.readiness())
+        self.model_choice.local.probe(self.model_choice.current_model())  # its window, asked in the background from now on
         warning = load_warning(storage)
         if warning:
             self.s.emit(Notice(warning, "warning"))
@@ -101,7 +101,7 @@ class Sessions:
         if self.s.current is not None:
             await self._leave(self.s.current, composer_text)
             self.s.current = None
-        self.models.local.close()
+        self.model_choice.local.close()
         await self.extras.mcp.close()
 
     async def delete_session(self, session_id: str) -> None:
@@ -110,5 +110,4 @@ class Sessions:
         await self.s.catalog.delete(session_id)
 
     async def list_sessions(self) -> list[SessionSummary]:
-        """Every session with something in it (and the current one), newest first."""
         return [r for r in await self.s.catalog.list() if r.entry_count > 0 or r.id == self.s.session.session_id]

@@ -7,30 +7,29 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from treechat.agent.tools import BUILTIN_TOOLS, make_tools
+from treechat.chat.errors import ChatError
 from treechat.chat.events import Notice, StatusChanged
-from treechat.chat.models import ChatError
 from treechat.chat.tool_set import BUILTIN_WORDS, ToolState
 from treechat.session.instructions import CUSTOM_TYPE as INSTRUCTIONS_TYPE
 from treechat.storage.base import StorageError
 
 if TYPE_CHECKING:
     from treechat.chat.extras import Extras
-    from treechat.chat.models import Models
+    from treechat.chat.model_choice import ModelChoice
     from treechat.chat.runs import Runs
     from treechat.chat.shown import Shown
     from treechat.chat.state import ChatState
 
 
 class ModelSettings:
-    def __init__(self, s: ChatState, *, extras: Extras, models: Models, shown: Shown, runs: Runs) -> None:
+    def __init__(self, s: ChatState, *, extras: Extras, model_choice: ModelChoice, shown: Shown, runs: Runs) -> None:
         self.s = s
         self.extras = extras
-        self.models = models
+        self.model_choice = model_choice
         self.shown = shown
         self.runs = runs
 
     def system_prompt(self) -> str:
-        """The system prompt the next request carries."""
         self.extras.load_extensions()  # the skills it lists
         if self.s.agent is not None:
             return self.s.prompt_builder.build(list(self.s.agent.state.tools))
@@ -42,8 +41,6 @@ class ModelSettings:
     # ------------------------------------------------------------ tools (chat/tool_set.py)
 
     def tools(self) -> list[ToolState]:
-        """`/tools`: every tool there is (the six built-in ones, then the MCP servers' running
-        now), each with whether the next request carries it."""
         on = set(self.shown.tool_names())
         rows = [ToolState(n, n in on, True, BUILTIN_WORDS[n]) for n in BUILTIN_TOOLS]
         for tool in self.extras.mcp.tools():
@@ -52,7 +49,6 @@ class ModelSettings:
         return rows
 
     async def set_tool(self, name: str, on: bool) -> list[str]:
-        """`/tools NAME on|off` (`all`: every tool); the tools on afterwards."""
         rows = self.tools()
         if name != "all" and name not in {r.name for r in rows}:
             raise ChatError(f"No tool {name!r}: the tools are {', '.join(r.name for r in rows)} (or all).")
@@ -60,9 +56,6 @@ class ModelSettings:
         return await self.set_tools(wanted)
 
     async def set_tools(self, names: Iterable[str]) -> list[str]:
-        """Exactly `names` on (the `/tools` dialog): each tool whose state changes is turned on or
-        off for as long as the session is open, and the path records the new set (at once when
-        nothing runs; else just before the next request). The tools on afterwards."""
         wanted = set(names)
         rows = self.tools()
         unknown = sorted(wanted - {r.name for r in rows})
@@ -89,8 +82,6 @@ class ModelSettings:
         return now
 
     async def set_instructions(self, text: str | None) -> str:
-        """`/system TEXT`: the user's own instructions (None or "" removes them), kept with the
-        session (an entry on the path: a restart and `context --json` see them); the new prompt."""
         instructions = (text or "").strip() or None
         try:
             await self.s.session.append_custom(INSTRUCTIONS_TYPE, {"text": instructions})
@@ -103,7 +94,7 @@ class ModelSettings:
 
     async def set_model(self, ref: str) -> None:
         try:
-            model = self.models.local.known(self.s.registry.resolve(ref))
+            model = self.model_choice.local.known(self.s.registry.resolve(ref))
         except ValueError as err:
             raise ChatError(str(err)) from None
         self.s.model_ref = ref
@@ -111,12 +102,11 @@ class ModelSettings:
             await self.runs.ensure_agent()
         else:
             await self.s.agent.set_model(model)
-            self.models.local.probe(model)
+            self.model_choice.local.probe(model)
         self.s.emit(StatusChanged())
-        self.s.emit(self.models.readiness())
+        self.s.emit(self.model_choice.readiness())
 
     async def set_thinking(self, level: str) -> str:
-        """The level in use afterwards (clamped to what the model supports; a notice says so)."""
         agent = await self.runs.ensure_agent()
         try:
             got = await agent.set_thinking_level(level)

@@ -34,7 +34,7 @@ class Navigation:
         self.workspace = workspace
 
     async def choose(self, entry_id: str) -> str | None:
-        """The tree's Enter/click (DESIGN §6): a user message moves the leaf to its parent and its
+        """The tree's Enter/click: a user message moves the leaf to its parent and its
         text comes back to edit and resend (a new sibling); anything else moves the leaf to it.
         While a reply runs, the branch is only previewed."""
         if self.s.is_running:

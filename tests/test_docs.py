@@ -118,6 +118,7 @@ def test_the_readme_shows_the_product_first():
     assert "](docs/screenshot.svg)" in "\n".join(lines[:20])
 
 
+@pytest.mark.slow  # the real App
 async def test_the_readme_picture_is_what_the_app_draws():
     """docs/screenshot.svg is the real app after a scripted conversation (tests/screenshot.py)."""
     from tests.screenshot import PICTURE, draw

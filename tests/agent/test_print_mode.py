@@ -168,6 +168,7 @@ async def test_a_missing_key_fails_before_any_request_and_writes_nothing(fake, t
     (["-p", "-"], "the whole prompt\nfrom stdin\n", "the whole prompt\nfrom stdin"),
     (["-p"], "just the pipe\n", "just the pipe"),
 ])
+@pytest.mark.slow  # the real treechat process, for each way of piping
 async def test_piped_stdin_goes_into_the_prompt_and_stdout_is_the_reply_only(fake, tmp_path, argv, piped, sent):
     """`git diff | treechat -p "review this"`, `… | treechat -p -` and `… | treechat -p`, in a real
     process with a real pipe."""

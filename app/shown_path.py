@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from treechat.storage.base import SessionStorage
 from treechat.storage.model import CompactionEntry, Entry, MessageEntry, message_text
-from treechat.storage.tree_index import TreeIndex
+from treechat.storage.tree.index import TreeIndex
 
 TAIL = 64  # the newest entries of a shown path read with its ids
 HISTORY = 200  # the prompts the composer's Up goes through

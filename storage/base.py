@@ -16,7 +16,7 @@ from .json_types import JsonObject, SessionHeader
 if TYPE_CHECKING:  # (annotations only: the storage commands start without pydantic's models)
     from .imports import ImportRecords
     from .model import Entry, SessionMetadata
-    from .tree_columns import TreeColumns
+    from .tree.columns import TreeColumns
 
 # ---------------------------------------------------------------- errors
 
@@ -325,7 +325,7 @@ class SessionStorage(Protocol):
 
     async def get_tree_columns(self) -> TreeColumns:
         """The tree of `get_tree_rows`, a column per field and a slot per entry in append order
-        (`tree_columns.py`): what the app opens a session with, with no object per entry."""
+        (`tree/columns.py`): what the app opens a session with, with no object per entry."""
         ...
 
     async def get_path_rows(self, leaf_id: str) -> list[TreeRow]:

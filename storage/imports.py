@@ -23,7 +23,7 @@ from .json_types import SessionHeader
 from .jsonl_format import effective_leaf, scan_session_file
 from .model_lite import new_entry_id, now_iso
 from .special import special_kind
-from .tree_cycles import cycle_breaks
+from .tree.cycles import cycle_breaks
 from .views import EntryView
 
 Raw = str | bytes

@@ -40,7 +40,7 @@ from .base import (
 from .gc_policy import paused
 from .model_lite import InvalidEntryError
 from .on_demand import parse_entries_json, parse_entry, view_of_entry
-from .tree_cycles import cycle_breaks, maybe_cyclic
+from .tree.cycles import cycle_breaks, maybe_cyclic
 from .views import DecodeErrors, EntryView, Skeleton, decode_view
 
 if TYPE_CHECKING:  # (annotations only: a streamed import runs without pydantic's models)

@@ -29,7 +29,6 @@ from .base import (
     StoreChange,
     TreeRow,
 )
-from .fork_path import forked_entries
 from .gc_policy import paused
 from .imports import ImportRecords, prepare_records
 from .index import EntryIndex, entry_json, ms_to_iso, view_of_raw
@@ -45,7 +44,8 @@ from .model import (
     now_iso,
 )
 from .model_views import view_of_model as view_of_entry  # (a store of models: pydantic is loaded)
-from .tree_columns import TreeColumns, columns_from_rows
+from .tree.columns import TreeColumns, columns_from_rows
+from .tree.fork import forked_entries
 from .views import decode_skeleton, skeleton_of
 
 

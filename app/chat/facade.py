@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from treechat.session.session import Session
     from treechat.session.system_prompt import SystemPromptBuilder
     from treechat.storage.base import SessionCatalog
-    from treechat.storage.tree_index import TreeIndex
+    from treechat.storage.tree.index import TreeIndex
 
 __all__ = ["Chat", "ChatError"]
 

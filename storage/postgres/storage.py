@@ -44,7 +44,7 @@ from ..model import (
     parse_entry,
 )
 from ..sqlite import rows
-from ..tree_columns import TreeColumns, columns_from_rows
+from ..tree.columns import TreeColumns, columns_from_rows
 from .db import Conn, PgDatabase
 
 if TYPE_CHECKING:

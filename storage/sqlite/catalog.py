@@ -17,12 +17,12 @@ from ..base import (
     SessionSummary,
     StorageError,
 )
-from ..fork_path import forked_entries
 from ..imports import ImportRecords, prepare_records
 from ..json_types import SessionHeader
 from ..jsonl_format import views_of
 from ..model_lite import new_session_id, now_iso
 from ..stream_scan import FilePlan
+from ..tree.fork import forked_entries
 from . import fts, rows
 from .bulk import bulk_load
 from .db import Database

@@ -27,7 +27,7 @@ from ..gc_policy import paused
 from ..json_types import SqlValue
 from ..model_lite import new_entry_id
 from ..on_demand import parse_entries_json, parse_entry
-from ..tree_columns import TreeColumns, columns_from_rows
+from ..tree.columns import TreeColumns, columns_from_rows
 from . import fts, rows
 from .db import Database
 from .rows import Fetched

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from .base import TreeRow
-from .tree_columns import DEAD, ROOT
+from ..base import TreeRow
+from .columns import DEAD, ROOT
 
 if TYPE_CHECKING:
-    from .tree_index import TreeIndex
+    from .index import TreeIndex
 
 
 def and_not(a: bytes, b: bytes) -> bytes:

@@ -2,7 +2,7 @@
 
 The controller (`treechat.chat`) owns a `TreeIndex`, adds rows as entries are appended and hands
 it to the tree widget, which only reads it (a `TreeSnapshot`). It holds the storage's
-`TreeColumns` (tree_columns.py: a column per field, a *slot* per entry in append order) and
+`TreeColumns` (columns.py: a column per field, a *slot* per entry in append order) and
 derives the little it needs from them: no object per entry. The children of a slot are the one
 right after it when that is its child (a chain: nearly every entry), plus the few others that name
 it ("heads", kept in a dict). Everything about "the shape of the tree" that the screen needs is
@@ -29,10 +29,10 @@ from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
-from .base import TreeRow
-from .model import iso_to_ms
-from .tree_columns import DEAD, ROOT, Kind, StrColumn, TreeColumns, columns_from_rows, kind_code, widen
-from .tree_maps import ChildrenById, RowsById, and_not
+from ..base import TreeRow
+from ..model import iso_to_ms
+from .columns import DEAD, ROOT, Kind, StrColumn, TreeColumns, columns_from_rows, kind_code, widen
+from .maps import ChildrenById, RowsById, and_not
 
 CONVERSATION_TYPES = frozenset({"message", "compaction", "branch_summary", "custom_message"})
 

@@ -36,10 +36,6 @@ from .columns import DEAD, ROOT, Kind, StrColumn, TreeColumns, columns_from_rows
 CONVERSATION_TYPES = frozenset({"message", "compaction", "branch_summary", "custom_message"})
 
 
-def is_conversation(row: TreeRow) -> bool:
-    return row.type in CONVERSATION_TYPES
-
-
 def _ms(timestamp: str) -> float:
     ms = iso_to_ms(timestamp)
     return float("-inf") if ms != ms else float(ms)  # NaN (unparseable) sorts first, like Pi's sort
@@ -75,7 +71,6 @@ class TreeSnapshot(Protocol):
     def path_slots(self, slot: int | None) -> list[int]: ...
     def type_at(self, slot: int) -> str: ...
     def kind_at(self, slot: int) -> Kind: ...
-    def timestamp_at(self, slot: int) -> str: ...
 
 
 class TreeIndex:
@@ -197,12 +192,6 @@ class TreeIndex:
         labels = self._c.labels
         return labels.get(self.id_at(slot)) if labels else None
 
-    def parent_at(self, slot: int) -> int:
-        return self._c.parents[slot]
-
-    def timestamp_at(self, slot: int) -> str:
-        return self._c.timestamps.get(slot)
-
     def row_at(self, slot: int) -> TreeRow:
         c = self._c
         p = c.parents[slot]
@@ -313,11 +302,6 @@ class TreeIndex:
             conv = [k for k in kids if self.is_conversation_at(k)]
             cur = (conv or kids)[-1]
         return self.id_at(cur)
-
-    def fork_points(self, leaf_id: str | None) -> list[str]:
-        """Entries on the path root → leaf where the conversation has alternatives (for jumps)."""
-        slot = self.slot(leaf_id)
-        return [self.id_at(s) for s in self.path_slots(slot) if len(self.sibling_slots(s)) > 1] if slot is not None else []
 
     # ------------------------------------------------------------ growing (the owner only)
 

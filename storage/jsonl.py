@@ -35,8 +35,9 @@ from .base import (
     write_error,
 )
 from .imports import ImportRecords
-from .index import EntryIndex
-from .indexed import IndexedCatalog, IndexedSessionStorage, index_of
+from .indexed.catalog import IndexedCatalog, index_of
+from .indexed.entries import EntryIndex
+from .indexed.storage import IndexedSessionStorage
 from .json_types import SessionHeader
 from .jsonl_cache import SummaryCache, file_key, summary_from
 from .jsonl_feed import JsonlChangeFeed

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .base import ImportReport, SessionFileError
 from .gc_policy import paused
-from .index import entry_json
+from .indexed.entries import entry_json
 from .json_types import SessionHeader
 from .model_lite import InvalidEntryError, new_entry_id
 from .on_demand import parse_entry, view_of_entry

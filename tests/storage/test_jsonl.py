@@ -12,7 +12,7 @@ import pytest
 from tests.fixtures import PI_FIXTURES
 from tests.narrow import of
 from treechat.storage.base import SessionFileError
-from treechat.storage.index import ms_to_iso
+from treechat.storage.indexed.entries import ms_to_iso
 from treechat.storage.jsonl import JsonlCatalog, read_session_file, write_session_file
 from treechat.storage.model import CompactionEntry, LeafEntry, MessageEntry
 

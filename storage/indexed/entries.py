@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from .aggregates import (
+from ..aggregates import (
     EMPTY_STATE,
     StateTuple,
     StatsAccumulator,
@@ -28,7 +28,7 @@ from .aggregates import (
     view_preview,
     view_status,
 )
-from .base import (
+from ..base import (
     DuplicateEntryError,
     EntryCursor,
     EntryNotFoundError,
@@ -37,14 +37,14 @@ from .base import (
     SessionStats,
     TreeRow,
 )
-from .gc_policy import paused
-from .model_lite import InvalidEntryError
-from .on_demand import parse_entries_json, parse_entry, view_of_entry
-from .tree.cycles import cycle_breaks, maybe_cyclic
-from .views import DecodeErrors, EntryView, Skeleton, decode_view
+from ..gc_policy import paused
+from ..model_lite import InvalidEntryError
+from ..on_demand import parse_entries_json, parse_entry, view_of_entry
+from ..tree.cycles import cycle_breaks, maybe_cyclic
+from ..views import DecodeErrors, EntryView, Skeleton, decode_view
 
 if TYPE_CHECKING:  # (annotations only: a streamed import runs without pydantic's models)
-    from .model import Entry
+    from ..model import Entry
 
 Raw = str | bytes
 

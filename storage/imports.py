@@ -20,8 +20,8 @@ from pathlib import Path
 from .base import EntryNotFoundError, ImportReport
 from .gc_policy import paused
 from .json_types import SessionHeader
-from .jsonl_format import effective_leaf, scan_session_file
 from .model_lite import new_entry_id, now_iso
+from .session_file import effective_leaf, scan_session_file
 from .special import special_kind
 from .tree.cycles import cycle_breaks
 from .views import EntryView

@@ -28,7 +28,9 @@ from typing import Any, BinaryIO
 from .base import ImportReport, SessionFileError
 from .gc_policy import paused
 from .json_types import SessionHeader
-from .jsonl_format import (
+from .model_lite import InvalidEntryError, new_entry_id, now_iso
+from .on_demand import parse_entries_json, parse_entry, view_of_entry
+from .session_file import (
     CURRENT_VERSION,
     _as_utf8,
     _first_line,
@@ -36,8 +38,6 @@ from .jsonl_format import (
     _lenient_skeleton,
     _without_lone_surrogates,
 )
-from .model_lite import InvalidEntryError, new_entry_id, now_iso
-from .on_demand import parse_entries_json, parse_entry, view_of_entry
 from .views import DecodeErrors, EntryView, decode_skeleton, decode_view, decode_views
 from .wire_check import deep, proven_valid_array
 
@@ -76,7 +76,7 @@ def _open(path: Path) -> BinaryIO:
 
 
 def _header(f: BinaryIO, path: Path) -> tuple[SessionHeader, int, int]:
-    """(header, lines skipped before it, line number after it), as jsonl_format.parse_header."""
+    """(header, lines skipped before it, line number after it), as session_file.parse_header."""
     skipped = number = 0
     content = False
     for line in f:
@@ -181,7 +181,7 @@ def _skeleton_of(line: bytes, clean: bool = False) -> Any:
 
 
 def _place_leaf(plan: FilePlan, ids: set[str], tail: list[Any], last_entry: str | None) -> None:
-    """Where a reader resuming at the last line lands (jsonl_format.effective_leaf), and the
+    """Where a reader resuming at the last line lands (session_file.effective_leaf), and the
     marker the import ends with when that is not where the file ends."""
     leaf = last_entry
     for marker in reversed(tail):

@@ -18,8 +18,8 @@ from ..base import (
 )
 from ..imports import ImportRecords, prepare_records
 from ..json_types import SessionHeader
-from ..jsonl_format import views_of
 from ..model import Entry, SessionInfoEntry, new_session_id, now_iso
+from ..session_file import views_of
 from ..sqlite import rows
 from ..tree.fork import forked_entries
 from .bulk import bulk_load, rebuild_search

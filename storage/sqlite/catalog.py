@@ -19,8 +19,8 @@ from ..base import (
 )
 from ..imports import ImportRecords, prepare_records
 from ..json_types import SessionHeader
-from ..jsonl_format import views_of
 from ..model_lite import new_session_id, now_iso
+from ..session_file import views_of
 from ..stream_scan import FilePlan
 from ..tree.fork import forked_entries
 from . import fts, rows

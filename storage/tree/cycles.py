@@ -2,7 +2,7 @@
 
 A file written by appending has none; a hand-edited, fuzzed or damaged one can, and a cycle would
 make a path to the root endless. Import rewrites the entry (imports.py); the JSONL store breaks it
-in memory when it loads the file and leaves the file as it is (index.py).
+in memory when it loads the file and leaves the file as it is (indexed/entries.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""What storage.model offers that needs no pydantic: ids, timestamps and the invalid-entry error
-(storage.model re-exports them; storage/on_demand.py has its functions that do need it).
+"""What storage.model offers that needs no pydantic: ids, timestamps, the invalid-entry error and
+an entry's stored line (storage.model re-exports them; storage/on_demand.py has its functions that do need it).
 
 A streamed `treechat import` of a valid file never builds a model (storage/wire_check.py proves
 its lines valid), so the modules on its path import these rather than storage.model and start
@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import secrets
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .model import Entry
 
 
 class InvalidEntryError(ValueError):
@@ -34,6 +38,22 @@ def iso_to_ms(iso: str) -> float | int:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return int(round(dt.timestamp() * 1000))
+
+
+def ms_to_iso(ms: float) -> str:
+    """Epoch milliseconds → ISO-8601 UTC with milliseconds and a Z (Pi's Date.toISOString);
+    "" for a value no date can hold (a corrupt timestamp must not break a list or an import)."""
+    try:
+        dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    except (OverflowError, ValueError, OSError):
+        return ""
+    return dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def entry_json(entry: Entry) -> str:
+    """An entry's stored line (no newline): compact like Pi's JSON.stringify, only the keys that
+    are set (model_base.py says which)."""
+    return entry.model_dump_json(by_alias=True, exclude_unset=True)
 
 
 def new_entry_id(taken: set[str] | None = None) -> str:

@@ -19,12 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from .base import ImportReport, SessionFileError
 from .gc_policy import paused
-from .indexed.entries import entry_json
 from .json_types import SessionHeader
-from .model_lite import InvalidEntryError, new_entry_id
+from .model_lite import InvalidEntryError, entry_json, new_entry_id
 from .on_demand import parse_entry, view_of_entry
 from .special import NotRegularError, fsync_dir, open_regular
-from .views import DecodeErrors, EntryView, Skeleton, decode_skeleton, decode_view, skeleton_of
+from .views import DecodeErrors, Skeleton, decode_skeleton, decode_view, skeleton_of
 from .well_formed import well_formed_text
 
 if TYPE_CHECKING:  # (annotations only: a streamed import runs without pydantic's models)
@@ -401,9 +400,3 @@ def write_session_file(
     lines = [entry_json(e) for e in export_entries(entries, leaf_id)]
     write_atomic(Path(path), file_lines(export_header(header), lines), mode=0o644)
 
-
-def views_of(entries: Sequence[Entry]) -> list[tuple[str, EntryView]]:
-    """(line, view) records for already-validated entries (what import takes)."""
-    from .model_views import view_of_model  # (these are models: pydantic is loaded; one import, not one a view)
-
-    return [(entry_json(e), view_of_model(e)) for e in entries]

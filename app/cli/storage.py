@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from treechat.storage.base import EntryCursor, SessionCatalog, SessionFileError, SessionStorage, StorageError
 from treechat.storage.imports import UncheckedLineError, find_session_files, pi_sessions_dir, read_records
-from treechat.storage.indexed.entries import entry_json
+from treechat.storage.model_lite import entry_json
 from treechat.storage.session_file import export_header
 from treechat.storage.stream_scan import plan_file
 from treechat.text.sanitize import json_for_terminal, visible_line

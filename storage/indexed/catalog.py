@@ -32,10 +32,11 @@ from ..model import (
     new_session_id,
     now_iso,
 )
+from ..model_lite import entry_json
 from ..model_views import view_of_model as view_of_entry  # (a store of models: pydantic is loaded)
 from ..tree.fork import forked_entries
 from ..views import skeleton_of
-from .entries import EntryIndex, entry_json, view_of_raw
+from .entries import EntryIndex, view_of_raw
 from .storage import IndexedSessionStorage
 
 

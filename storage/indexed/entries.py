@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from ..aggregates import (
@@ -47,21 +46,6 @@ if TYPE_CHECKING:  # (annotations only: a streamed import runs without pydantic'
     from ..model import Entry
 
 Raw = str | bytes
-
-
-def entry_json(entry: Entry) -> str:
-    """One JSONL line (without newline): compact like Pi's JSON.stringify, only the keys that are set."""
-    return entry.model_dump_json(by_alias=True, exclude_unset=True)
-
-
-def ms_to_iso(ms: float) -> str:
-    """Epoch milliseconds → ISO-8601 UTC with milliseconds and a Z (Pi's Date.toISOString);
-    "" for a value no date can hold (a corrupt timestamp must not break listing)."""
-    try:
-        dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    except (OverflowError, ValueError, OSError):
-        return ""
-    return dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def view_of_raw(raw: Raw) -> EntryView:

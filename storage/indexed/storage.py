@@ -23,9 +23,10 @@ from ..model import (
     LeafEntry,
     SessionMetadata,
 )
+from ..model_lite import entry_json, ms_to_iso
 from ..tree.columns import TreeColumns, columns_from_rows
 from ..views import decode_skeleton
-from .entries import EntryIndex, entry_json, ms_to_iso
+from .entries import EntryIndex
 
 
 def _id_from_session_path(path: object) -> str | None:

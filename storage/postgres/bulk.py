@@ -17,6 +17,7 @@ from ..base import ImportReport
 from ..gc_policy import paused
 from ..imports import ImportRecords
 from ..json_types import Row
+from ..model_lite import ms_to_iso
 from ..sqlite import rows
 from ..views import EntryView, decode_view
 from .db import Conn
@@ -152,7 +153,7 @@ async def bulk_load(conn: Conn, sid: str, records: ImportRecords, report: Import
                        " WHERE session_id = %s", (*rows.stats_values(stats.stats()), name, first, sid))
     if newest is not None:
         await conn.execute("UPDATE session_materialized SET message_ms = %s, modified_ms = %s, modified_at = %s"
-                           " WHERE session_id = %s", (newest, newest, rows.ms_to_iso(newest), sid))
+                           " WHERE session_id = %s", (newest, newest, ms_to_iso(newest), sid))
     await conn.execute("UPDATE sessions SET active_leaf_id = %s WHERE id = %s", (records.leaf_id, sid))
     await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, sid))
     if on_progress is not None:

@@ -16,10 +16,9 @@ from ..base import (
     SessionSummary,
     StorageError,
 )
-from ..imports import ImportRecords, prepare_records
+from ..imports import ImportRecords, prepare_records, views_of
 from ..json_types import SessionHeader
 from ..model import Entry, SessionInfoEntry, new_session_id, now_iso
-from ..session_file import views_of
 from ..sqlite import rows
 from ..tree.fork import forked_entries
 from .bulk import bulk_load, rebuild_search

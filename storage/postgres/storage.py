@@ -43,6 +43,7 @@ from ..model import (
     parse_entries_json,
     parse_entry,
 )
+from ..model_lite import ms_to_iso
 from ..sqlite import rows
 from ..tree.columns import TreeColumns, columns_from_rows
 from .db import Conn, PgDatabase
@@ -284,7 +285,7 @@ def _session_delta(sid: str, entry: Entry) -> dict[str, object]:
     ms = rows.message_ms(entry)
     params: dict[str, object] = dict(zip(rows.STATS_FIELDS, rows.stats_values(stats)))
     params.update(sid=sid, is_info=isinstance(entry, SessionInfoEntry), ms=ms,
-                  iso=rows.ms_to_iso(ms) if ms is not None else None,
+                  iso=ms_to_iso(ms) if ms is not None else None,
                   name=pg_text((entry.name or "").strip() or None) if isinstance(entry, SessionInfoEntry) else None,
                   first=pg_text(rows.first_user_text(entry)))
     return params

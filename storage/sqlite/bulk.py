@@ -23,6 +23,7 @@ from ..base import ImportReport
 from ..gc_policy import paused
 from ..imports import ImportRecords
 from ..json_types import Row
+from ..model_lite import ms_to_iso
 from . import fts, rows
 
 Progress = Callable[[int], None]
@@ -105,7 +106,7 @@ def _load(
         newest = derived.newest
         c.execute(
             "UPDATE session_materialized SET message_ms=?, modified_ms=?, modified_at=? WHERE session_id=?",
-            (newest, newest, rows.ms_to_iso(newest), sid),
+            (newest, newest, ms_to_iso(newest), sid),
         )
     c.execute("UPDATE sessions SET active_leaf_id=? WHERE id=?", (records.leaf_id, sid))
     report.session_id = sid

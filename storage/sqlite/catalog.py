@@ -17,10 +17,9 @@ from ..base import (
     SessionSummary,
     StorageError,
 )
-from ..imports import ImportRecords, prepare_records
+from ..imports import ImportRecords, prepare_records, views_of
 from ..json_types import SessionHeader
 from ..model_lite import new_session_id, now_iso
-from ..session_file import views_of
 from ..stream_scan import FilePlan
 from ..tree.fork import forked_entries
 from . import fts, rows

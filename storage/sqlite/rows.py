@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from .. import aggregates
 from ..base import PathState, SessionStats
 from ..json_types import Row
-from ..model_lite import iso_to_ms
+from ..model_lite import entry_json, iso_to_ms
 from ..on_demand import view_of_entry
 from ..views import EntryView
 
@@ -70,13 +69,8 @@ STATS_FIELDS = (
 STATS_COLUMNS = ", ".join(STATS_FIELDS)
 
 
-def payload_of(entry: Entry) -> str:
-    """The stored JSON: exactly dump(entry) (only the keys that were set, unknown ones kept)."""
-    return entry.model_dump_json(by_alias=True, exclude_unset=True)
-
-
 def entry_row(seq: int | None, session_id: str, entry: Entry) -> Row:
-    return view_row(seq, session_id, view_of_entry(entry), payload_of(entry))
+    return view_row(seq, session_id, view_of_entry(entry), entry_json(entry))
 
 
 def view_row(seq: int | None, session_id: str, v: EntryView, payload: str, preview: str | None = None) -> Row:
@@ -153,15 +147,6 @@ def first_user_text(entry: Entry) -> str:
 def message_ms(entry: Entry) -> float | None:
     """When a user/assistant message was written (Pi's `modified` looks only at those)."""
     return aggregates.message_ms(view_of_entry(entry))
-
-
-def ms_to_iso(ms: float) -> str:
-    """"" for a value no date can hold (a damaged timestamp must not fail an import)."""
-    try:
-        dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    except (OverflowError, ValueError, OSError):
-        return ""
-    return dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def iso_ms_or_zero(iso: str) -> float:

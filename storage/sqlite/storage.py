@@ -25,7 +25,7 @@ from ..base import (
 )
 from ..gc_policy import paused
 from ..json_types import SqlValue
-from ..model_lite import new_entry_id
+from ..model_lite import ms_to_iso, new_entry_id
 from ..on_demand import parse_entries_json, parse_entry
 from ..tree.columns import TreeColumns, columns_from_rows
 from . import fts, rows
@@ -217,7 +217,7 @@ def _advance_session(c: sqlite3.Connection, sid: str, entry: Entry) -> None:
     ms = rows.message_ms(entry)
     if ms is not None and (message_ms is None or ms > message_ms):
         message_ms = modified_ms = ms
-        modified_at = rows.ms_to_iso(ms)
+        modified_at = ms_to_iso(ms)
     assignments = ", ".join(f"{f}=?" for f in rows.STATS_FIELDS)
     c.execute(
         f"UPDATE session_materialized SET {assignments}, name=?, first_message=?, message_ms=?, modified_at=?,"

@@ -29,6 +29,7 @@ import sqlite3
 from collections.abc import Callable
 
 from ..base import ImportReport
+from ..model_lite import ms_to_iso
 from ..stream_scan import FilePlan
 from . import fts, rows
 from .bulk import _INSERT_SEARCH_JSON
@@ -111,7 +112,7 @@ def _finish(c: sqlite3.Connection, sid: str, created: str, reader: StreamReader,
     if not bulk:
         fts.tidy_level0(c)  # a file of one batch went to the index appends use
     newest = reader.newest
-    modified_at = rows.ms_to_iso(newest) if newest is not None else created
+    modified_at = ms_to_iso(newest) if newest is not None else created
     modified_ms = newest if newest is not None else rows.iso_ms_or_zero(created)
     c.execute("INSERT INTO session_materialized (session_id, modified_at, modified_ms, message_ms) VALUES (?,?,?,?)",
               (sid, modified_at, modified_ms, newest))
@@ -145,7 +146,7 @@ async def import_plan(
     header, report = plan.header, plan.report
     sid: str = header["id"]
     stamp, where = header.get("timestamp"), header.get("cwd")
-    created: str = stamp if isinstance(stamp, str) else rows.ms_to_iso(0)
+    created: str = stamp if isinstance(stamp, str) else ms_to_iso(0)
     cwd: str = where if isinstance(where, str) else ""
     loop = asyncio.get_running_loop()
     advance = on_progress or (lambda part: None)

@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 
 from treechat.storage.base import DamagedStorageError, ImportReport, StorageError
-from treechat.storage.imports import prepare_records
+from treechat.storage.imports import prepare_records, views_of
 from treechat.storage.model import AssistantMessage, InvalidEntryError, MessageEntry, ThinkingContent, ToolCall
-from treechat.storage.session_file import views_of
 from treechat.storage.sqlite import SqliteCatalog
 from treechat.storage.sqlite import db as sqlite_db
 from treechat.storage.sqlite.db import SCHEMA_VERSION

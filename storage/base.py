@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 from .json_types import JsonObject, SessionHeader
 
 if TYPE_CHECKING:  # (annotations only: the storage commands start without pydantic's models)
-    from .imports import ImportRecords
+    from .imports.records import ImportRecords
     from .model import Entry, SessionMetadata
     from .tree.columns import TreeColumns
 
@@ -388,7 +388,7 @@ class SessionCatalog(Protocol):
     async def import_records(
         self, header: SessionHeader, records: ImportRecords, report: ImportReport, *, replace: bool = False
     ) -> tuple[SessionStorage, ImportReport]:
-        """The fast path of import: `imports.ImportRecords` read by `imports.read_records`.
+        """The fast path of import: `imports.records.ImportRecords` read by `read_records`.
         The header's id is kept; StorageError if it exists unless `replace`."""
 
     async def has_session(self, session_id: str) -> bool:

@@ -1,7 +1,8 @@
-"""What storage.model offers that needs no pydantic: ids, timestamps, the invalid-entry error and
-an entry's stored line (storage.model re-exports them; storage/on_demand.py has its functions that do need it).
+"""What the vocabulary offers that needs no pydantic: ids, timestamps, the invalid-entry error
+(storage.model re-exports these) and an entry's stored line; storage/on_demand.py has the
+functions that do need pydantic.
 
-A streamed `treechat import` of a valid file never builds a model (storage/wire_check.py proves
+A streamed `treechat import` of a valid file never builds a model (imports/wire_check.py proves
 its lines valid), so the modules on its path import these rather than storage.model and start
 without pydantic (~0.1 s of CPU).
 """

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from treechat.storage.base import EntryCursor, ImportReport, SessionCatalog, SessionStorage, StorageError
-from treechat.storage.imports import ImportRecords, prepare_records
+from treechat.storage.imports.records import ImportRecords, prepare_records
 from treechat.storage.model_lite import entry_json
 from treechat.storage.model_views import view_of_model as view_of_entry  # (copies models: pydantic is loaded)
 from treechat.storage.views import EntryView

@@ -22,7 +22,7 @@ from ..base import (
     StoreChange,
 )
 from ..gc_policy import paused
-from ..imports import ImportRecords, prepare_records
+from ..imports.records import ImportRecords, prepare_records
 from ..json_types import Json, SessionHeader
 from ..model import (
     Entry,

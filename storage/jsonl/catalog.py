@@ -16,7 +16,7 @@ from ..base import (
     StorageError,
     write_error,
 )
-from ..imports import ImportRecords
+from ..imports.records import ImportRecords
 from ..indexed.catalog import IndexedCatalog, index_of
 from ..indexed.entries import EntryIndex
 from ..json_types import SessionHeader

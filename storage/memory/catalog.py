@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..imports import ImportRecords
+from ..imports.records import ImportRecords
 from ..indexed.catalog import IndexedCatalog, index_of
 from ..indexed.storage import IndexedSessionStorage
 from ..json_types import SessionHeader

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from ..aggregates import EMPTY_STATE, StateTuple, StatsAccumulator, advance_state, first_user_text, message_ms
 from ..base import ImportReport
 from ..gc_policy import paused
-from ..imports import ImportRecords
+from ..imports.records import ImportRecords
 from ..json_types import Row
 from ..model_lite import ms_to_iso
 from ..sqlite import rows

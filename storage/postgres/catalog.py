@@ -16,7 +16,7 @@ from ..base import (
     SessionSummary,
     StorageError,
 )
-from ..imports import ImportRecords, prepare_records, views_of
+from ..imports.records import ImportRecords, prepare_records, views_of
 from ..json_types import SessionHeader
 from ..model import Entry, SessionInfoEntry, new_session_id, now_iso
 from ..sqlite import rows

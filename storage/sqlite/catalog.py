@@ -17,10 +17,10 @@ from ..base import (
     SessionSummary,
     StorageError,
 )
-from ..imports import ImportRecords, prepare_records, views_of
+from ..imports.records import ImportRecords, prepare_records, views_of
+from ..imports.stream_scan import FilePlan
 from ..json_types import SessionHeader
 from ..model_lite import new_session_id, now_iso
-from ..stream_scan import FilePlan
 from ..tree.fork import forked_entries
 from . import fts, rows
 from .bulk import bulk_load

@@ -29,8 +29,8 @@ import sqlite3
 from collections.abc import Callable
 
 from ..base import ImportReport
+from ..imports.stream_scan import FilePlan
 from ..model_lite import ms_to_iso
-from ..stream_scan import FilePlan
 from . import fts, rows
 from .bulk import _INSERT_SEARCH_JSON
 from .db import Database

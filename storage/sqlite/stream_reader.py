@@ -23,8 +23,8 @@ import msgspec
 
 from ..aggregates import EMPTY_STATE, StateTuple, StatsAccumulator, advance_state, first_user_text, message_ms
 from ..gc_policy import paused
+from ..imports.stream_scan import FilePlan, kept_lines, leaf_marker, validated
 from ..json_types import Row
-from ..stream_scan import FilePlan, kept_lines, leaf_marker, validated
 from ..views import EntryView
 from . import rows
 from .bulk import _model_json

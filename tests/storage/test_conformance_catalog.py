@@ -13,7 +13,7 @@ from treechat.storage.base import (
     SessionNotFoundError,
     StorageError,
 )
-from treechat.storage.imports import UncheckedLineError, read_records
+from treechat.storage.imports.records import UncheckedLineError, read_records
 
 from .helpers import T0, append_all, assistant, compaction, ids, info, label, thinking, user
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from treechat.storage.base import DamagedStorageError, ImportReport, StorageError
-from treechat.storage.imports import prepare_records, views_of
+from treechat.storage.imports.records import prepare_records, views_of
 from treechat.storage.model import AssistantMessage, InvalidEntryError, MessageEntry, ThinkingContent, ToolCall
 from treechat.storage.sqlite import SqliteCatalog
 from treechat.storage.sqlite import db as sqlite_db

@@ -18,17 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .base import EntryNotFoundError, ImportReport
-from .gc_policy import paused
-from .json_types import SessionHeader
-from .model_lite import entry_json, new_entry_id, now_iso
-from .session_file import effective_leaf, scan_session_file
-from .special import special_kind
-from .tree.cycles import cycle_breaks
-from .views import EntryView
+from ..base import EntryNotFoundError, ImportReport
+from ..gc_policy import paused
+from ..json_types import SessionHeader
+from ..model_lite import entry_json, new_entry_id, now_iso
+from ..session_file import effective_leaf, scan_session_file
+from ..special import special_kind
+from ..tree.cycles import cycle_breaks
+from ..views import EntryView
 
 if TYPE_CHECKING:
-    from .model import Entry
+    from ..model import Entry
 
 Raw = str | bytes
 
@@ -55,7 +55,7 @@ class ImportRecords:
         """Validate every line with pydantic (once); UncheckedLineError names the first bad one."""
         if not self.unchecked:
             return
-        from .model import parse_entry as validate  # every line: no hand-on through model_lite per line
+        from ..model import parse_entry as validate  # every line: no hand-on through model_lite per line
 
         with paused():
             for raw in self.raws:
@@ -108,7 +108,7 @@ def prepare_records(
 
 def views_of(entries: Sequence[Entry]) -> list[tuple[str, EntryView]]:
     """(line, view) pairs of already-validated entries, for `prepare_records` (a fork, a copy)."""
-    from .model_views import view_of_model  # (these are models: pydantic is loaded; one import, not one a view)
+    from ..model_views import view_of_model  # (these are models: pydantic is loaded; one import, not one a view)
 
     return [(entry_json(e), view_of_model(e)) for e in entries]
 

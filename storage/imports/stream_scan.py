@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .base import ImportReport, SessionFileError
-from .gc_policy import paused
-from .json_types import SessionHeader
-from .model_lite import InvalidEntryError, new_entry_id, now_iso
-from .on_demand import parse_entries_json, parse_entry, view_of_entry
-from .session_file import (
+from ..base import ImportReport, SessionFileError
+from ..gc_policy import paused
+from ..json_types import SessionHeader
+from ..model_lite import InvalidEntryError, new_entry_id, now_iso
+from ..on_demand import parse_entries_json, parse_entry, view_of_entry
+from ..session_file import (
     CURRENT_VERSION,
     _as_utf8,
     _first_line,
@@ -38,7 +38,7 @@ from .session_file import (
     _lenient_skeleton,
     _without_lone_surrogates,
 )
-from .views import DecodeErrors, EntryView, decode_skeleton, decode_view, decode_views
+from ..views import DecodeErrors, EntryView, decode_skeleton, decode_view, decode_views
 from .wire_check import deep, proven_valid_array
 
 _CHUNK = 1 << 20  # both passes read this many bytes of lines at a time

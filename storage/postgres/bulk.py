@@ -9,27 +9,20 @@ other sessions are never blocked and the new session's entries keep their file o
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 
 from ..aggregates import EMPTY_STATE, StateTuple, StatsAccumulator, advance_state, first_user_text, message_ms
 from ..base import ImportReport
 from ..gc_policy import paused
 from ..imports.records import ImportRecords
-from ..json_types import Row
 from ..model_lite import ms_to_iso
-from ..sqlite import rows
+from ..sql import rows
 from ..views import EntryView, decode_view
 from .db import Conn
 from .storage import CHANNEL, MAT_COLUMNS, clean_row, fetch_all, pg_text, search_key
 
 Progress = Callable[[int], None]
 _ENTRY_COLUMNS = "entry_seq, session_id, id, parent_id, type, role, timestamp, preview, target_id, payload, status"
-
-
-def _state_values(s: StateTuple) -> Row:
-    return (s[1], s[2], s[3], s[4], s[5], s[6], s[7], json.dumps(s[8]) if s[8] is not None else None, s[9],
-            json.dumps(s[10]) if s[10] is not None else None)
 
 
 async def _reserve(conn: Conn, sequence: str, n: int) -> list[int]:
@@ -117,7 +110,7 @@ async def bulk_load(conn: Conn, sid: str, records: ImportRecords, report: Import
                     report.problems.append(f"entry {v.id} is on or under a parent cycle")
             else:
                 members.append((branch_ids[at[0]], at[1], seq))
-                mats.append((seq, branch_ids[at[0]], at[1], at[2], *_state_values(at[3])))
+                mats.append((seq, branch_ids[at[0]], at[1], at[2], *rows.state_tuple_values(at[3])))
             if v.type == "leaf":
                 continue  # markers are not counted, labelled or searchable
             text = search_key(rows.view_search_text(v))

@@ -19,7 +19,7 @@ from ..base import (
 from ..imports.records import ImportRecords, prepare_records, views_of
 from ..json_types import SessionHeader
 from ..model import Entry, SessionInfoEntry, new_session_id, now_iso
-from ..sqlite import rows
+from ..sql import rows
 from ..tree.fork import forked_entries
 from .bulk import bulk_load, rebuild_search
 from .db import Conn, PgDatabase

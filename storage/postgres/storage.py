@@ -44,7 +44,7 @@ from ..model import (
     parse_entry,
 )
 from ..model_lite import ms_to_iso
-from ..sqlite import rows
+from ..sql import rows
 from ..tree.columns import TreeColumns, columns_from_rows
 from .db import Conn, PgDatabase
 

@@ -24,35 +24,12 @@ from ..gc_policy import paused
 from ..imports.records import ImportRecords
 from ..json_types import Row
 from ..model_lite import ms_to_iso
-from . import fts, rows
+from ..sql import rows
+from . import fts, inserts
 
 Progress = Callable[[int], None]
 _STEP = 2048
 BULK_CACHE_KIB = 256 * 1024
-
-
-def _state_values(s: StateTuple) -> Row:
-    """entry_materialized's state columns (rows.STATE_COLUMNS order) of a state tuple."""
-    return (s[1], s[2], s[3], s[4], s[5], s[6], s[7], _model_json(s[8]) if s[8] is not None else None, s[9],
-            json.dumps(s[10]) if s[10] is not None else None)
-
-
-_MODEL_JSON: dict[tuple[tuple[str, str], ...], str] = {}
-
-
-def _model_json(model: dict[str, str]) -> str:
-    """json.dumps of a state's model ({"provider", "modelId"}), remembered: a session names a few
-    models, and a 1M-entry load would otherwise serialize the same one a million times."""
-    try:
-        key = tuple(model.items())
-        found = _MODEL_JSON.get(key)
-    except (AttributeError, TypeError):  # not a dict of plain values: as it is
-        return json.dumps(model)
-    if found is None:
-        if len(_MODEL_JSON) >= 256:
-            _MODEL_JSON.clear()
-        found = _MODEL_JSON[key] = json.dumps(model)
-    return found
 
 
 def bulk_load(
@@ -91,10 +68,10 @@ def _load(
     if derived.error is not None:
         raise derived.error
     report.problems.extend(derived.problems[: max(0, 5 - len(report.problems))])
-    c.executemany(rows.INSERT_ENTRY, derived.entry_rows)
-    c.executemany(rows.INSERT_BRANCH, derived.branches)
-    c.executemany(rows.INSERT_BRANCH_ENTRY, derived.branch_entry_rows)
-    c.executemany(rows.INSERT_MATERIALIZED, derived.mat_rows)
+    c.executemany(inserts.INSERT_ENTRY, derived.entry_rows)
+    c.executemany(inserts.INSERT_BRANCH, derived.branches)
+    c.executemany(inserts.INSERT_BRANCH_ENTRY, derived.branch_entry_rows)
+    c.executemany(inserts.INSERT_MATERIALIZED, derived.mat_rows)
     c.executemany(
         "INSERT INTO labels (session_id, target_id, label, entry_seq, position) VALUES (?,?,?,?,?)",
         [(sid, t, *v) for t, v in derived.labels.items()],
@@ -134,7 +111,7 @@ def _insert_search(
             if "json_each" not in str(err):
                 raise
             # an SQLite built without its JSON functions
-            c.executemany(rows.INSERT_SEARCH, [(base + start + k, t) for k, t in enumerate(chunk) if t])
+            c.executemany(inserts.INSERT_SEARCH, [(base + start + k, t) for k, t in enumerate(chunk) if t])
         if on_progress is not None:
             done = (n // 2) * min(start + _SEARCH_CHUNK, len(texts)) // len(texts)
             on_progress(done - reported)
@@ -230,7 +207,7 @@ class _Derived:
                     ctx = placed[j][1] if j is not None else 1  # type: ignore[index]
             placed[i] = (branch, state[0], ctx, state)
             self.branch_entry_rows.append((branch, state[0], base + i))
-            self.mat_rows.append((base + i, branch, state[0], ctx, *_state_values(state)))
+            self.mat_rows.append((base + i, branch, state[0], ctx, *rows.state_tuple_values(state)))
             stack.extend((ch, i) for ch in reversed(children[i]))
         for i in range(n):
             if placed[i] is None and len(self.problems) < 5:

@@ -21,8 +21,9 @@ from ..imports.records import ImportRecords, prepare_records, views_of
 from ..imports.stream_scan import FilePlan
 from ..json_types import SessionHeader
 from ..model_lite import new_session_id, now_iso
+from ..sql import rows
 from ..tree.fork import forked_entries
-from . import fts, rows
+from . import fts
 from .bulk import bulk_load
 from .db import Database
 from .feed import SqliteChangeFeed

@@ -25,7 +25,7 @@ from ..base import DamagedStorageError, ReadOnlyStorageError, StorageError, Stor
 from ..locks import POLL, LockWait
 from ..on_demand import parse_entry
 from ..special import special_kind
-from .rows import search_text
+from ..sql.rows import search_text
 
 T = TypeVar("T")
 P = ParamSpec("P")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..aggregates import advance_path_state, advance_stats
 from ..base import (
@@ -27,15 +27,20 @@ from ..gc_policy import paused
 from ..json_types import SqlValue
 from ..model_lite import ms_to_iso, new_entry_id
 from ..on_demand import parse_entries_json, parse_entry
+from ..sql import rows
 from ..tree.columns import TreeColumns, columns_from_rows
-from . import fts, rows
+from . import fts, inserts
 from .db import Database
-from .rows import Fetched
 from .tree_read import read_tree
 
 if TYPE_CHECKING:
     from ..model import CompactionEntry, Entry, SessionMetadata
     from .catalog import SqliteCatalog
+
+# A row as a query's SELECT list names it: sqlite3 hands rows out untyped, and the query's text
+# is their type (each reader says what it takes from them).
+Fetched = tuple[Any, ...]
+
 
 # The entry models are imported in the functions that make or sort them: whoever calls them holds
 # models, so pydantic is loaded by then, and a streamed `treechat import` (which opens a session
@@ -79,7 +84,6 @@ _LOCATE_SQL = (
     + " FROM session_entries e LEFT JOIN entry_materialized m ON m.entry_seq = e.entry_seq"
     " WHERE e.session_id = ? AND e.id = ?"
 )
-
 
 def _locate(c: sqlite3.Connection, sid: str, entry_id: str) -> Fetched:
     """(seq, branch, depth, ctx_start, *state) of an entry; raises for unknown or cyclic ones."""
@@ -154,7 +158,7 @@ def append_tx(c: sqlite3.Connection, sid: str, entry: Entry, leaf_after: str | N
     state = advance_path_state(parent_state, entry)
     depth = state.depth
 
-    seq: int = c.execute(rows.INSERT_ENTRY, rows.entry_row(None, sid, entry)).lastrowid  # type: ignore[assignment]
+    seq: int = c.execute(inserts.INSERT_ENTRY, rows.entry_row(None, sid, entry)).lastrowid  # type: ignore[assignment]
     # A leaf marker always gets its own one-entry branch so that the next append under its
     # target can still extend the target's branch instead of forking.
     extends = (
@@ -167,21 +171,21 @@ def append_tx(c: sqlite3.Connection, sid: str, entry: Entry, leaf_after: str | N
         branch = parent[1]
     else:
         branch = c.execute(
-            rows.INSERT_BRANCH, (None, sid, parent[1] if parent else None, parent[2] if parent else 0)
+            inserts.INSERT_BRANCH, (None, sid, parent[1] if parent else None, parent[2] if parent else 0)
         ).lastrowid
-    c.execute(rows.INSERT_BRANCH_ENTRY, (branch, depth, seq))
+    c.execute(inserts.INSERT_BRANCH_ENTRY, (branch, depth, seq))
     if isinstance(entry, CompactionEntry):
         ctx_start = _context_start(c, sid, entry, depth, parent)
     else:
         ctx_start = parent[3] if parent else 1
-    c.execute(rows.INSERT_MATERIALIZED, (seq, branch, depth, ctx_start, *rows.state_values(state)))
+    c.execute(inserts.INSERT_MATERIALIZED, (seq, branch, depth, ctx_start, *rows.state_values(state)))
     c.execute("UPDATE sessions SET active_leaf_id=? WHERE id=?", (leaf_after, sid))
     if isinstance(entry, LeafEntry):
         return seq  # a marker only moves the pointer: not counted, labelled or searchable
 
     text = rows.search_text(entry)
     if text:
-        c.execute(rows.INSERT_SEARCH, (seq, text))
+        c.execute(inserts.INSERT_SEARCH, (seq, text))
     fts.after_append(c, seq)  # a small, bounded merge step every few appends
     if isinstance(entry, LabelEntry):
         if entry.label:

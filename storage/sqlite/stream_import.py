@@ -31,7 +31,8 @@ from collections.abc import Callable
 from ..base import ImportReport
 from ..imports.stream_scan import FilePlan
 from ..model_lite import ms_to_iso
-from . import fts, rows
+from ..sql import rows
+from . import fts, inserts
 from .bulk import _INSERT_SEARCH_JSON
 from .db import Database
 from .storage import UPSERT_LABEL
@@ -65,10 +66,10 @@ def _store(c: sqlite3.Connection, b: Batch, search_sql: str, texts: list[tuple[i
     ones held before it)."""
     if texts:
         c.execute(search_sql, _joined(texts))
-    c.executemany(rows.INSERT_ENTRY, b.entries)
-    c.executemany(rows.INSERT_BRANCH, b.branches)
-    c.executemany(rows.INSERT_BRANCH_ENTRY, b.members)
-    c.executemany(rows.INSERT_MATERIALIZED, b.mats)
+    c.executemany(inserts.INSERT_ENTRY, b.entries)
+    c.executemany(inserts.INSERT_BRANCH, b.branches)
+    c.executemany(inserts.INSERT_BRANCH_ENTRY, b.members)
+    c.executemany(inserts.INSERT_MATERIALIZED, b.mats)
     for sid, target, label, seq in b.labels:
         if label:
             c.execute(UPSERT_LABEL, (sid, target, label, seq, seq))
@@ -87,7 +88,7 @@ def _reserve(c: sqlite3.Connection, sid: str, entries: int) -> tuple[int, int]:
     branch = c.execute("SELECT coalesce(max(branch_id), 0) + 1 FROM branches").fetchone()[0]
     c.execute("INSERT INTO session_entries (entry_seq, session_id, id, type, timestamp, payload)"
               " VALUES (?, ?, ?, 'leaf', '', '{}')", (seq + entries + 1, sid, _RESERVED))
-    c.execute(rows.INSERT_BRANCH, (branch + entries + 2, sid, None, 0))
+    c.execute(inserts.INSERT_BRANCH, (branch + entries + 2, sid, None, 0))
     return seq, branch
 
 

@@ -25,9 +25,8 @@ from ..aggregates import EMPTY_STATE, StateTuple, StatsAccumulator, advance_stat
 from ..gc_policy import paused
 from ..imports.stream_scan import FilePlan, kept_lines, leaf_marker, validated
 from ..json_types import Row
+from ..sql import rows
 from ..views import EntryView
-from . import rows
-from .bulk import _model_json
 from .storage import _LOCATE_SQL
 
 _texts_json = msgspec.json.Encoder().encode  # 5-8x json.dumps; json_each reads it the same
@@ -220,14 +219,14 @@ class StreamReader:
         return False
 
     def _state_values(self, s: StateTuple) -> Row:
-        """bulk._state_values, the JSON of the model and tools remembered from the entry before:
+        """rows.state_tuple_values, the JSON of the model and tools remembered from the entry before:
         a child shares its parent's objects unless it changed them (advance_state), and a reply
         names the same model as the one before it."""
         model, tools = s[8], s[10]
         if model is not self._model:
             last = self._model
             if model is None or last is None or model != last or tuple(model) != tuple(last):  # keys in order too
-                self._model_json = _model_json(model) if model is not None else None
+                self._model_json = rows.model_json(model) if model is not None else None
             self._model = model
         if tools is not self._tools:
             if tools != self._tools:

@@ -1,5 +1,7 @@
-"""Row shapes shared by the incremental append (storage.py) and the bulk import (catalog.py):
-turning an entry, a PathState or SessionStats into column tuples and back."""
+"""The rows both SQL backends write and read, whoever writes them (an append, a bulk load, a
+streamed import): an entry, a PathState or SessionStats as column values and back, and the text
+the search index holds. SQLite and PostgreSQL have the same tables (their migrations); each writes
+these values with its own statements."""
 
 from __future__ import annotations
 
@@ -16,23 +18,6 @@ from ..views import EntryView
 
 if TYPE_CHECKING:  # (annotations only: a streamed import runs without pydantic's models)
     from ..model import Entry
-
-# A row as a query's SELECT list names it: sqlite3 hands rows out untyped, and the query's text
-# is their type (each reader says what it takes from them).
-Fetched = tuple[Any, ...]
-
-INSERT_ENTRY = (
-    "INSERT INTO session_entries (entry_seq, session_id, id, parent_id, type, role,"
-    " timestamp, preview, target_id, payload, status) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
-)
-INSERT_BRANCH = "INSERT INTO branches (branch_id, session_id, parent_branch_id, fork_depth) VALUES (?,?,?,?)"
-INSERT_BRANCH_ENTRY = "INSERT INTO branch_entries (branch_id, depth, entry_seq) VALUES (?,?,?)"
-INSERT_MATERIALIZED = (
-    "INSERT INTO entry_materialized (entry_seq, branch_id, depth, ctx_start_depth, message_count,"
-    " input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_total, context_tokens,"
-    " model, thinking_level, active_tool_names) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-)
-INSERT_SEARCH = "INSERT INTO entry_search (rowid, text) VALUES (?,?)"
 
 # The search index holds the first 32k characters of each entry's text. A huge tool result
 # (a whole file, a long build log) is findable by its beginning only: that bounds the work of
@@ -107,6 +92,30 @@ def state_values(state: PathState) -> Row:
         state.thinking_level,
         json.dumps(state.active_tool_names) if state.active_tool_names is not None else None,
     )
+
+
+def state_tuple_values(s: aggregates.StateTuple) -> Row:
+    """entry_materialized's state columns (STATE_COLUMNS order) of a state tuple."""
+    return (s[1], s[2], s[3], s[4], s[5], s[6], s[7], model_json(s[8]) if s[8] is not None else None, s[9],
+            json.dumps(s[10]) if s[10] is not None else None)
+
+
+_MODEL_JSON: dict[tuple[tuple[str, str], ...], str] = {}
+
+
+def model_json(model: dict[str, str]) -> str:
+    """json.dumps of a state's model ({"provider", "modelId"}), remembered: a session names a few
+    models, and a 1M-entry load would otherwise serialize the same one a million times."""
+    try:
+        key = tuple(model.items())
+        found = _MODEL_JSON.get(key)
+    except (AttributeError, TypeError):  # not a dict of plain values: as it is
+        return json.dumps(model)
+    if found is None:
+        if len(_MODEL_JSON) >= 256:
+            _MODEL_JSON.clear()
+        found = _MODEL_JSON[key] = json.dumps(model)
+    return found
 
 
 def state_from(depth: int, values: Sequence[Any]) -> PathState:

@@ -18,13 +18,14 @@ import sqlite3
 import threading
 from collections.abc import Callable
 
-from ..aggregates import EMPTY_STATE, StateTuple, StatsAccumulator, advance_state, first_user_text, message_ms
+from ..aggregates import StatsAccumulator, first_user_text, message_ms
 from ..base import ImportReport
 from ..gc_policy import paused
 from ..imports.records import ImportRecords
 from ..json_types import Row
 from ..model_lite import ms_to_iso
 from ..sql import rows
+from ..sql.bulk import place
 from . import fts, inserts
 
 Progress = Callable[[int], None]
@@ -164,54 +165,19 @@ class _Derived:
             self.on_progress(n - n // 2 - (n // _STEP) * (_STEP // 2))
 
     def _tree(self) -> None:
-        views, base = self.records.views, self.base
-        n = len(views)
-        index = {v.id: i for i, v in enumerate(views)}
-        parent_idx: list[int | None] = [
-            index.get(v.parent_id) if v.parent_id is not None and v.parent_id != v.id else None for v in views
-        ]
-        children: list[list[int]] = [[] for _ in range(n)]
-        roots: list[int] = []
-        for i, p in enumerate(parent_idx):
-            if p is not None:
-                children[p].append(i)
-            elif views[i].parent_id != views[i].id:  # a self-parented entry is a 1-cycle
-                roots.append(i)
-        branches = self.branches
-        placed: list[tuple[int, int, int, StateTuple] | None] = [None] * n  # branch, depth, ctx_start, state
-        extended = [False] * n
-        stack: list[tuple[int, int | None]] = [(r, None) for r in reversed(roots)]
-        while stack:
-            i, p = stack.pop()
-            v = views[i]
-            pb: int | None
-            if p is not None:
-                pb, pd, pctx, pstate = placed[p]  # type: ignore[misc]
-            else:
-                pb, pd, pctx, pstate = None, 0, 1, EMPTY_STATE
-            state = advance_state(pstate, v)
-            if p is not None and pb is not None and not extended[p] and v.type != "leaf":
-                extended[p] = True
-                branch = pb
-            else:
-                branch = self.branch_base + len(branches)
-                branches.append((branch, self.sid, pb, pd))
-            ctx = pctx
-            if v.type == "compaction":
-                ctx = state[0]
-                kept = v.first_kept_entry_id
-                if v.retained_tail is not True and isinstance(kept, str):
-                    j = p
-                    while j is not None and views[j].id != kept:
-                        j = parent_idx[j]
-                    ctx = placed[j][1] if j is not None else 1  # type: ignore[index]
-            placed[i] = (branch, state[0], ctx, state)
-            self.branch_entry_rows.append((branch, state[0], base + i))
-            self.mat_rows.append((base + i, branch, state[0], ctx, *rows.state_tuple_values(state)))
-            stack.extend((ch, i) for ch in reversed(children[i]))
-        for i in range(n):
-            if placed[i] is None and len(self.problems) < 5:
-                self.problems.append(f"entry {views[i].id} is on or under a parent cycle")
+        views, base, sid, first_branch = self.records.views, self.base, self.sid, self.branch_base
+        segments, placed = place(views)
+        self.branches.extend((first_branch + k, sid, None if up is None else first_branch + up, fork_depth)
+                             for k, (up, fork_depth) in enumerate(segments))
+        members, mats, values = self.branch_entry_rows, self.mat_rows, rows.state_tuple_values
+        for i, at in enumerate(placed):
+            if at is None:
+                if len(self.problems) < 5:
+                    self.problems.append(f"entry {views[i].id} is on or under a parent cycle")
+                continue
+            branch, depth, ctx, state = at
+            members.append((first_branch + branch, depth, base + i))
+            mats.append((base + i, first_branch + branch, depth, ctx, *values(state)))
 
     def _aggregates(self) -> None:
         base, labels = self.base, self.labels

@@ -1,7 +1,7 @@
 """The streamed import's reader (stream_import.py): a planned file's lines, a batch at a time,
 turned into every row that batch writes, on a worker thread while SQLite indexes the batch before.
 
-Each entry is placed as `bulk._Derived._tree` places it for a file whose parents come first:
+Each entry is placed as `sql/bulk.place` places it for a file whose parents come first:
 branch segment, depth, context start, path state. The entries of this batch and the one before
 are at hand; an older parent (a fork from far back) is read from what earlier batches committed.
 Every entry_seq and branch_id is known here, before the database is asked: the import's ranges
@@ -120,7 +120,7 @@ class StreamReader:
             add_entry(row)
             size += len(payload)
             add_text(text)
-            # -- placement (bulk._Derived._tree's values)
+            # -- placement (sql/bulk.place's values)
             t, p = v.type, v.parent_id
             parent: Placement | None = None
             from_db = False

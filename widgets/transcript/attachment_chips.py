@@ -9,9 +9,9 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from treechat.storage.attached import split_file_blocks
-from treechat.storage.images import image_block_info
 from treechat.storage.model import ImageContent, UserMessage, message_text
+from treechat.text.attached import split_file_blocks
+from treechat.text.images import image_block_info
 from treechat.text.sanitize import sanitize, sanitize_line
 
 from .long_text import shown_text

@@ -37,7 +37,7 @@ from treechat.storage.model import (
     UserMessage,
     message_text,
 )
-from treechat.storage.model_names import shown_model_id
+from treechat.text.model_names import shown_model_id
 from treechat.text.sanitize import sanitize, sanitize_line
 
 from .attachment_chips import user_parts

@@ -246,36 +246,36 @@ def _proven(array: bytes, lines: list[bytes]) -> bool:
 
 def validated(pending: list[tuple[int, bytes]], report: ImportReport) -> list[tuple[bytes, EntryView]]:
     """(line, view) of each line pydantic accepts (one call for all of them; line by line only
-    when that fails, to skip just the bad ones, counted in `report`)."""
+    when that fails, to skip just the bad ones, counted in `report`). Its caller, the importing
+    reader, pauses the cyclic GC around the batch."""
     bad: set[int] = set()
     lines = [line for _, line in pending]
     array = b"[" + b",".join(lines) + b"]"
-    with paused():
-        proven = False
-        try:
-            proven = _proven(array, lines)
-            if not proven:
-                parse_entries_json(array)
-        except (InvalidEntryError, ValueError, RecursionError):
-            for number, line in pending:
-                try:
-                    parse_entry(line)
-                except (ValueError, RecursionError) as err:
-                    bad.add(number)
-                    report.skipped_lines += 1
-                    _problem(report, f"line {number} skipped: {_first_line(err)}")
-        if proven:
-            try:  # the views of the whole batch in one call (a view is laxer than the proof)
-                return list(zip(lines, decode_views(array), strict=True))
-            except DecodeErrors:
-                pass  # not expected; line by line below says which
-        out = []
+    proven = False
+    try:
+        proven = _proven(array, lines)
+        if not proven:
+            parse_entries_json(array)
+    except (InvalidEntryError, ValueError, RecursionError):
         for number, line in pending:
-            if number in bad:
-                continue
             try:
-                view = decode_view(line)
-            except DecodeErrors:
-                view = view_of_entry(parse_entry(line))  # lax values pydantic accepted
-            out.append((line, view))
+                parse_entry(line)
+            except (ValueError, RecursionError) as err:
+                bad.add(number)
+                report.skipped_lines += 1
+                _problem(report, f"line {number} skipped: {_first_line(err)}")
+    if proven:
+        try:  # the views of the whole batch in one call (a view is laxer than the proof)
+            return list(zip(lines, decode_views(array), strict=True))
+        except DecodeErrors:
+            pass  # not expected; line by line below says which
+    out = []
+    for number, line in pending:
+        if number in bad:
+            continue
+        try:
+            view = decode_view(line)
+        except DecodeErrors:
+            view = view_of_entry(parse_entry(line))  # lax values pydantic accepted
+        out.append((line, view))
     return out

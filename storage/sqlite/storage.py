@@ -23,10 +23,9 @@ from ..base import (
     StorageError,
     TreeRow,
 )
-from ..gc_policy import paused
 from ..json_types import SqlValue
 from ..model_lite import ms_to_iso, new_entry_id
-from ..on_demand import parse_entries_json, parse_entry
+from ..on_demand import parse_entry
 from ..sql import rows
 from ..tree.columns import TreeColumns, columns_from_rows
 from . import fts, inserts
@@ -93,33 +92,6 @@ def _locate(c: sqlite3.Connection, sid: str, entry_id: str) -> Fetched:
     if row[1] is None:
         raise InvalidTreeError(f"Entry {entry_id} is on or under a parent cycle; its path has no root")
     return row
-
-
-# _join validates a few dozen KB at a time: one string of a whole path (17 MB at 1M entries) raised
-# glibc's mmap and trim thresholds on its free, and the connection thread's malloc arena then kept
-# ~50 MB it no longer used (`treechat context` at 1M: 282 MB peak against 233 MB in parts).
-_PART_CHARS = 1 << 16
-
-
-def _join(payloads: list[tuple[str]]) -> list[Entry]:
-    # One validation call per part of the array is several times faster than parse_entry per row;
-    # with the cyclic GC paused, another 3-4x (thousands of new models, no cycles among them),
-    # and frozen after (they are handed out and kept). Readers call it on the connection's
-    # thread, right after SQLite made the rows: the payloads are still in that core's cache, and
-    # the event loop's thread wakes once, for the entries (validating them there after the hop
-    # back made a 2,700-entry path's open + context ~10% slower, and the next trip to the
-    # connection slower still). The GIL is held either way; the loop may run between its turns.
-    if not payloads:
-        return []
-    out: list[Entry] = []
-    with paused(keep=True):
-        start, size = 0, 0
-        for end, (payload,) in enumerate(payloads, 1):
-            size += len(payload)
-            if size >= _PART_CHARS or end == len(payloads):
-                out += parse_entries_json("[" + ",".join(p for (p,) in payloads[start:end]) + "]", start)
-                start, size = end, 0
-    return out
 
 
 def _fresh_id(c: sqlite3.Connection, sid: str) -> str:
@@ -265,7 +237,7 @@ class SqliteSessionStorage:
         self._own = {s for s in self._own if s > self._seen_seq}
         if not foreign:
             return AppendedEntries()
-        entries = _join([(r[1],) for r in foreign])
+        entries = rows.entries_of([(r[1],) for r in foreign])
         rows_ = [TreeRow(r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9]) for r in foreign if r[4] != "leaf"]
         return AppendedEntries(entries, rows_)
 
@@ -346,7 +318,7 @@ class SqliteSessionStorage:
         return parse_entry(row[0]) if row else None
 
     async def _entries(self, sql: str, *params: SqlValue) -> list[Entry]:
-        return await self.db.run(lambda c: _join(c.execute(sql, params).fetchall()))
+        return await self.db.run(lambda c: rows.entries_of(c.execute(sql, params).fetchall()))
 
     async def find_entries(self, type: str) -> list[Entry]:
         return await self._entries(
@@ -381,7 +353,7 @@ class SqliteSessionStorage:
             order = "DESC" if cursor.newest_first else "ASC"
             limit = f" LIMIT {int(cursor.limit)}" if cursor.limit is not None else ""
             sql = f"SELECT payload FROM session_entries WHERE {' AND '.join(where)} ORDER BY entry_seq {order}{limit}"
-            return _join(c.execute(sql, params).fetchall())
+            return rows.entries_of(c.execute(sql, params).fetchall())
 
         return await self.db.run(read)
 
@@ -411,7 +383,7 @@ class SqliteSessionStorage:
     async def _path(self, leaf_id: str, from_compaction: bool) -> list[Entry]:
         def read(c: sqlite3.Connection) -> list[Entry]:
             _, branch, depth, ctx_start, *_ = _locate(c, self.session_id, leaf_id)
-            return _join(c.execute(PATH_SQL, (branch, depth, ctx_start if from_compaction else 1)).fetchall())
+            return rows.entries_of(c.execute(PATH_SQL, (branch, depth, ctx_start if from_compaction else 1)).fetchall())
 
         return await self.db.run(read)
 
@@ -477,7 +449,7 @@ class SqliteSessionStorage:
                 part = wanted[at : at + 500]
                 found.update(c.execute(f"SELECT id, payload FROM session_entries WHERE session_id = ? AND id IN"
                                        f" ({','.join('?' * len(part))})", (self.session_id, *part)))
-            return _join([(found[i],) for i in entry_ids if i in found])
+            return rows.entries_of([(found[i],) for i in entry_ids if i in found])
 
         return await self.db.run(read)
 

@@ -209,8 +209,7 @@ class IndexedCatalog:
         self, header: SessionHeader, entries: Sequence[Entry], leaf_id: str | None
     ) -> tuple[IndexedSessionStorage, ImportReport]:
         report = ImportReport()
-        with paused():
-            records = prepare_records([(entry_json(e), view_of_entry(e)) for e in entries], leaf_id, report)
+        records = prepare_records([(entry_json(e), view_of_entry(e)) for e in entries], leaf_id, report)
         return await self.import_records(header, records, report)
 
     async def import_records(

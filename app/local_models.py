@@ -2,7 +2,9 @@
 
 The same detection serves the app (at start-up and whenever the model picker opens), `-p` (when
 no model is chosen) and `doctor`: the usual ports and every provider config.toml puts on this
-machine (`treechat.llm.detect.servers_to_probe`).
+machine (`treechat.llm.detect.servers_to_probe`), and, asked at the same time, the servers named
+by their URL (OPENAI_BASE_URL at a llama.cpp or vLLM server, here or remote), whose models are what
+they list (`treechat.llm.detect.ask_url_servers`); those come first: the person named them.
 
 A model's window is never waited for between Enter and the request (issue 27): what is known is
 used at once (the server's answer if it came, else a window an overflow taught us before, kept
@@ -25,6 +27,9 @@ from treechat.llm.detect import (
     PROBE_TIMEOUT,
     DetectedServer,
     ServerModelInfo,
+    Unanswered,
+    UrlServer,
+    ask_url_servers,
     detect_local_servers,
     detect_model_info,
     refine,
@@ -49,11 +54,14 @@ class LocalModels:
                  on_refined: Callable[[Key, ServerModelInfo], None] | None = None) -> None:
         self.registry = registry
         self.state = StateFile(settings.home)
+        self.named: tuple[UrlServer, ...] = tuple(registry.url_servers())
+        by_url = {s.provider for s in self.named}
         configured = [(name, info.base_url) for name in sorted(settings.providers)
-                      if (info := registry.provider(name)) is not None]
-        self.servers = tuple(servers) if servers is not None else servers_to_probe(configured)
+                      if name not in by_url and (info := registry.provider(name)) is not None]
+        self.servers = tuple(servers) if servers is not None else servers_to_probe(configured, self.named)
         self.on_refined = on_refined
         self.detected: list[DetectedServer] = []
+        self.unanswered: list[Unanswered] = []  # servers named by their URL that did not list their models
         self._detecting: asyncio.Task[list[DetectedServer]] | None = None
         self._facts: dict[Key, ServerModelInfo | None] = {}
         self._probes: dict[Key, asyncio.Task[None]] = {}
@@ -68,18 +76,25 @@ class LocalModels:
         reply when another request reaches it, and what it runs is known already."""
         if self._detecting is None or self._detecting.done():
             asked = tuple(s for s in self.servers if s[1].rstrip("/") != busy)
+            named = tuple(s for s in self.named if root_of(s.base_url) != busy)
             kept = [s for s in self.detected if root_of(s.base_url) == busy]
-            self._detecting = asyncio.ensure_future(self._detect(asked, kept))
+            self._detecting = asyncio.ensure_future(self._detect(asked, named, kept))
         return self._detecting
 
-    @staticmethod
-    async def _detect(asked: tuple[tuple[str, str], ...], kept: list[DetectedServer]) -> list[DetectedServer]:
-        found = await detect_local_servers(asked, timeout=DETECT_TIMEOUT) if asked else []
-        return [*kept, *found]
+    async def _detect(self, asked: tuple[tuple[str, str], ...], named: tuple[UrlServer, ...],
+                      kept: list[DetectedServer]) -> list[DetectedServer]:
+        if named:
+            await asyncio.to_thread(ssl_context)  # a remote server's TLS: built off the event loop
+        local, answers = await asyncio.gather(
+            detect_local_servers(asked, timeout=DETECT_TIMEOUT),
+            ask_url_servers(named, local_timeout=DETECT_TIMEOUT))
+        self.unanswered = [a for a in answers if isinstance(a, Unanswered)]
+        by_url = [a for a in answers if isinstance(a, DetectedServer)]
+        return [*(s for s in kept if s.by_url), *by_url, *(s for s in kept if not s.by_url), *local]
 
     async def found(self, busy: str | None = None) -> list[DetectedServer]:
         """The servers answering now: the running detection, or a new one, waited for."""
-        if not self.servers:
+        if not self.servers and not self.named:
             return list(self.detected)
         try:
             return await asyncio.shield(self.detect(busy))
@@ -93,12 +108,15 @@ class LocalModels:
         for server in found:
             known = self.registry.provider(server.provider)
             served: dict[str, dict[str, Any]] = {m: {} for m in server.models}
-            if known is None:
+            if server.by_url:
+                self.registry.serve(server.provider, server.models)
+            elif known is None:
                 self.registry.add_provider(ProviderInfo(name=server.provider, api="openai", base_url=server.base_url,
                                                         local=True, models=served))
             else:  # a built-in or configured local kind (ollama, …): add the models it runs now, where it runs them
+                listed = None if known.served is None else tuple(dict.fromkeys((*server.models, *known.served)))
                 self.registry.add_provider(dataclasses.replace(known, local=True, base_url=server.base_url,
-                                                               models={**served, **known.models}))
+                                                               models={**served, **known.models}, served=listed))
         self.detected = list(found)
 
     # ------------------------------------------------------------ what a server runs a model with

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from treechat.storage.base import SessionStorage
 from treechat.storage.model import CompactionEntry, Entry, MessageEntry, message_text
 from treechat.storage.tree.index import TreeIndex
+from treechat.text.expanded import as_typed
 
 TAIL = 64  # the newest entries of a shown path read with its ids
 HISTORY = 200  # the prompts the composer's Up goes through
@@ -64,7 +65,8 @@ async def shown_path(storage: SessionStorage, tree: TreeIndex, entry_id: str | N
 async def prompts(storage: SessionStorage, tree: TreeIndex, path: ShownPath) -> list[str]:
     """The user prompts on a shown path, oldest first (at most HISTORY of the newest)."""
     if path.slots is None:
-        return [message_text(e.message) for e in path if isinstance(e, MessageEntry) and e.message.role == "user"][-HISTORY:]
+        return [as_typed(e.message) or message_text(e.message) for e in path
+                if isinstance(e, MessageEntry) and e.message.role == "user"][-HISTORY:]
     users = {code for code, kind in enumerate(tree.kind_table) if kind[:2] == ("message", "user")}
     kinds = tree.kinds
     wanted = [tree.id_at(s) for s in [s for s in path.slots if kinds[s] in users][-HISTORY:]]
@@ -76,5 +78,5 @@ async def prompts(storage: SessionStorage, tree: TreeIndex, path: ShownPath) -> 
     for i in wanted:
         entry = have.get(i)
         if isinstance(entry, MessageEntry) and entry.message.role == "user":
-            out.append(message_text(entry.message))
+            out.append(as_typed(entry.message) or message_text(entry.message))  # a skill's: its command
     return out

@@ -58,7 +58,7 @@ def advance_state(s: StateTuple, v: EntryView) -> StateTuple:
         return (depth, *s[1:9], v.thinking_level, s[10])
     if t == "model_change" and isinstance(v.provider, str) and isinstance(v.model_id, str):
         return (depth, *s[1:8], {"provider": v.provider, "modelId": v.model_id}, *s[9:])
-    if t == "active_tools_change" and v.active_tool_names is not None:
+    if v.active_tool_names is not None and t in ("active_tools_change", "custom"):  # (custom: model.TOOLS_RECORD)
         return (depth, *s[1:10], list(v.active_tool_names))
     return (depth, *s[1:])
 
@@ -248,7 +248,7 @@ def view_preview(v: EntryView, text: str | None = None, plain: str | None = None
         return f"thinking: {_str(v.thinking_level)}"
     if t == "model_change":
         return f"model: {_str(v.provider)}/{_str(v.model_id)}"
-    if t == "active_tools_change":
+    if t == "active_tools_change" or t == "custom" and v.active_tool_names is not None:
         return "tools: " + (", ".join(v.active_tool_names or ()) or "none")
     if t == "label":
         return f"label {_str(v.target_id)}: {_str(v.label) or '(cleared)'}"

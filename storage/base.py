@@ -214,6 +214,27 @@ class SearchHit:
     rank: float  # lower is better
     session_name: str | None = None
     timestamp: str = ""
+    session_title: str = ""  # what the session is known by: its name, else its first message (the sessions list)
+
+
+def hit_labels(hits: Sequence[SearchHit], width: int = 40) -> list[str]:
+    """How each hit names its session for a person: its title (cut to `width`), with the id's
+    first characters only where two sessions among the hits share a title (or it has none)."""
+    def title(hit: SearchHit) -> str:
+        text = " ".join(hit.session_title.split())
+        return text if len(text) <= width else text[: width - 1] + "…"
+
+    sessions: dict[str, set[str]] = {}
+    for hit in hits:
+        sessions.setdefault(title(hit), set()).add(hit.session_id)
+    short: dict[str, str] = {}  # as `treechat sessions` shows an id (13 characters), longer where that is not enough
+    for ids in sessions.values():
+        n = 13
+        while len({i[:n] for i in ids}) < len(ids):
+            n += 1
+        short.update((i, i[:n]) for i in ids)
+    return [f"{title(h)} · {short[h.session_id]}" if title(h) and len(sessions[title(h)]) > 1
+            else title(h) or short[h.session_id] for h in hits]
 
 
 class SearchHits(builtins.list[SearchHit]):

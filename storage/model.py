@@ -278,10 +278,17 @@ class BranchSummaryEntry(EntryBase):
     from_hook: bool | None = None
 
 
+# A tools record in a Pi file: Pi 0.73.1 shows an `active_tools_change` as an empty row of its
+# tree, and hides a `custom` entry there; so an export writes the record as a `custom` entry of
+# this type carrying `activeToolNames`, which every reader here takes as the record itself.
+TOOLS_RECORD = "treechat.active_tools"
+
+
 class CustomEntry(EntryBase):
     type: Literal["custom"] = "custom"
     custom_type: str
     data: object = None
+    active_tool_names: list[str] | None = None  # a tools record (TOOLS_RECORD) written for Pi
 
 
 class CustomMessageEntry(EntryBase):

@@ -14,6 +14,7 @@ from .model import (
     BranchSummaryMessage,
     CompactionEntry,
     CompactionSummaryMessage,
+    CustomEntry,
     CustomMessageEntry,
     Entry,
     ImageContent,
@@ -90,6 +91,8 @@ def view_of_model(entry: Entry) -> EntryView:
     elif isinstance(entry, ModelChangeEntry):
         view.provider, view.model_id = entry.provider, entry.model_id
     elif isinstance(entry, ActiveToolsChangeEntry):
+        view.active_tool_names = list(entry.active_tool_names)
+    elif isinstance(entry, CustomEntry) and entry.active_tool_names is not None:  # a tools record from a Pi file
         view.active_tool_names = list(entry.active_tool_names)
     elif isinstance(entry, CustomMessageEntry):
         view.content = _blocks(entry.content)

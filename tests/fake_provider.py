@@ -87,8 +87,10 @@ class Recorded:
 
 
 # What treechat asks a server on a local address about its window (app/llm/detect.py) before the
-# first request: answered only by a script for that path, like a server that is none of those kinds.
-PROBE_PATHS = frozenset({"/props", "/api/show", "/api/ps", "/api/tags", "/api/v1/models", "/api/v0/models", "/v1/models"})
+# first request, and a server named by its URL about its models (`/models` under a base URL
+# without /v1): answered only by a script for that path, like a server that is none of those kinds.
+PROBE_PATHS = frozenset({"/props", "/api/show", "/api/ps", "/api/tags", "/api/v1/models", "/api/v0/models", "/v1/models",
+                         "/models"})
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

@@ -13,7 +13,7 @@ def test_readme_sections_are_generated_and_current():
 def test_every_slash_command_is_in_the_readme_with_its_help():
     text = README.read_text(encoding="utf-8")
     rows = TreechatApp.command_table()
-    assert len(rows) == 21 and len({r.name for r in rows}) == len(rows)
+    assert len(rows) == 22 and len({r.name for r in rows}) == len(rows)
     for row in rows:
         assert f"`/{row.name}" in text and row.help.replace("|", "\\|") in text, row.name
 

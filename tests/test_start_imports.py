@@ -62,7 +62,7 @@ NOT_BEFORE_FIRST_FRAME = (
 )
 LOADED_ONCE_OPEN = ("pydantic", "treechat.chat", "treechat.storage.model", "treechat.storage.sqlite",
                     "treechat.widgets.transcript.view", "treechat.widgets.tree.view")
-MAX_OURS = 41  # treechat modules in the first frame (41 today: the App, its parts, the CLI, the light widgets)
+MAX_OURS = 42  # treechat modules in the first frame (42 today: the App, its parts, the CLI, the light widgets)
 # (packages are not counted: a folder's __init__ is a name, not work; what it imports is counted)
 
 

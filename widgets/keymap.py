@@ -111,7 +111,7 @@ KEYMAP: tuple[Key, ...] = (
     Key("r", "retry", "Retry", "transcript"),
     Key("f", "fork", "Fork from here", "transcript"),
     Key("L", "label", "Label", "transcript"),
-    Key("enter", "open", "Open/close card, original or diff", "transcript", show=False),
+    Key("enter", "open", "Open/close card, original, diff or skill", "transcript", show=False),
     Key("left_square_bracket", "sibling(-1)", "Prev sibling", "transcript", show=False),
     Key("right_square_bracket", "sibling(1)", "Next sibling", "transcript", show=False),
     Key("ctrl+o", "toggle_tools", "Expand tools", "transcript"),

@@ -34,7 +34,7 @@ from treechat.chat.events import (
 )
 from treechat.prompts.context import images_replaced_note
 from treechat.session.events import CompactionStart, PersistFailed, QueueUpdate, SessionEvent
-from treechat.storage.model import AssistantMessage
+from treechat.storage.model import AssistantMessage, UserMessage
 
 # after these the status bar changes (tokens, queue, model, thinking)
 CHANGES_STATUS = frozenset({"agent_end", "queue_update", "model_changed", "thinking_level_changed",
@@ -68,11 +68,21 @@ def translate(event: SessionEvent, *, previewing: bool = False) -> list[ChatEven
             return [Waiting(seconds=max(event.limit_s - event.waited_s, 0.0), kind="silence", detail=event,
                             reason=f"{what} ({event.waited_s:.0f} s); Esc stops")]
         case PersistFailed():
-            path = event.recovery_path
-            where = f"kept in {path}" if path else "it could not be kept anywhere: copy it now"
-            return [Unsaved(event.message, event.reason, str(path) if path else None),
-                    Failed(f"Could not save to the session ({event.reason}); the run stopped. The message is {where}.")]
+            return [Unsaved(event.message, event.reason, str(event.recovery_path) if event.recovery_path else None),
+                    Failed(unsaved_text(event))]
         case ImagesReplaced():
             return [Notice(images_replaced_note(event.model, event.count), "warning")]
         case _:
             return []
+
+
+def unsaved_text(event: PersistFailed) -> str:
+    """What a failed save means for the person: what was not saved and why (the store's own one
+    line: a database it cannot reach names its host, never a password), what happened to the run,
+    and where the message is kept."""
+    path = event.recovery_path
+    kept = f"It is kept in {path}." if path else "It could not be kept anywhere: copy it now."
+    if isinstance(event.message, UserMessage):
+        return f"Your message was not sent: it could not be saved to the session ({event.reason}). {kept}"
+    what = "The reply" if isinstance(event.message, AssistantMessage) else "A message of the run"
+    return f"{what} could not be saved to the session ({event.reason}); the run stopped. {kept}"

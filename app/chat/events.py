@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # annotations only: the TUI's first frame imports these event
 
 @dataclass(frozen=True)
 class Status:
-    """The status bar: model, thinking, tokens and cost of the path, context use, the queue."""
+    """The status bar: model, thinking, tokens and cost of the path, context use, the tools, the queue."""
 
     model: str  # "provider/id", or "no model"
     thinking: str
@@ -44,6 +44,7 @@ class Status:
     model_warning: bool = False  # the model cannot be used as it is (no key)
     queued_steer: int = 0
     queued_follow_up: int = 0
+    tools: tuple[str, ...] = ()  # what the next request carries (built-in and MCP), by name
 
 
 @dataclass(frozen=True)
@@ -54,11 +55,15 @@ class Header:
     depth: int  # entries on the path root → leaf
     branches: int  # conversation tips (metadata never counts); -1: not counted yet (a big tree being read)
     viewing: str | None = None  # the previewed entry's first line, when previewing
+    at_start: bool = False  # the leaf is before every prompt of a session that has some (a rewind to the root)
 
     @property
     def position(self) -> str:
         if self.depth == 0 and self.branches == 0:
             return "empty"
+        if self.at_start:
+            branches = "branch" if self.branches == 1 else "branches"
+            return "at the start" + (f" · {self.branches} {branches}" if self.branches > 0 else "")
         entries = "entry" if self.depth == 1 else "entries"
         branches = "branch" if self.branches == 1 else "branches"
         if self.branches < 0:

@@ -9,16 +9,19 @@ and `-p` expand `/review x` and `/skill NAME` the same way.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from treechat.chat.events import Change, ChatEvent, Notice
+from treechat.chat.events import Change, ChatEvent, Notice, StatusChanged
 from treechat.mcp.config import ProjectServers, config_servers, find_project_file, read_project_servers
 from treechat.mcp.manager import McpManager, format_rows
-from treechat.mcp.trust import TrustAnswer, remember_trust, remembered_trust
-from treechat.prompts.extensions import CommandError, Extensions, expand_command, listing, load_extensions
+from treechat.mcp.trust import TrustAnswer, binding, describe, remember_trust, remembered_trust
+from treechat.prompts.extensions import CommandError, Extensions, expand_command, listing, load_extensions, template_of
+from treechat.prompts.outside import ReadsOutside, Undecided
 
 if TYPE_CHECKING:
+    from treechat.agent.tools import ReadConfirm
     from treechat.agent.tools.base import AnyTool
     from treechat.config.settings import Settings
     from treechat.mcp.tools import ConfirmCall
@@ -39,11 +42,14 @@ class ExtrasHost(Protocol):
     @property
     def prompt_builder(self) -> SystemPromptBuilder | None: ...
     @property
+    def outside(self) -> ReadsOutside: ...
+    @property
+    def confirm_read(self) -> ReadConfirm | None: ...
+    @property
     def agent(self) -> AgentSession | None: ...
     @property
-    def builtins(self) -> list[AnyTool]: ...
-    @property
     def tool_names(self) -> list[str]: ...
+    def allowed_tools(self, mcp_tools: Sequence[AnyTool]) -> list[AnyTool]: ...
     def emit(self, event: ChatEvent | Change) -> None: ...
 
 
@@ -55,6 +61,7 @@ class Extras:
                               env=dict(self.s.settings.env), on_change=self._mcp_changed,
                               confirm=lambda: self.confirm_tool)
         self.project: ProjectServers | None = None
+        self._project_binding: str | None = None  # what an answer about it is given for (trust.binding)
         self._extensions: Extensions | None = None
         # the front end's own slash commands: a template is not found under one of their names (it
         # could not be typed); the TUI sets them before the templates are first looked for
@@ -71,7 +78,8 @@ class Extras:
 
     def project_mcp(self) -> tuple[ProjectServers | None, ProjectTrust]:
         """The project's `.mcp.json` (nearest, up to the repository root) and whether its servers
-        may start: trusted or refused before for exactly this content, or to be asked."""
+        may start: trusted or refused before for exactly this content (its servers as written, the
+        repository's scripts they run, this repository), or to be asked."""
         if self.project is None:
             path = find_project_file(self.s.cwd)
             if path is None:
@@ -80,15 +88,23 @@ class Extras:
         found = self.project
         if not found.servers:
             return found, "none"
-        answer = remembered_trust(self.s.settings.home, found)
+        if self._project_binding is None:  # (once: the scripts are read and hashed, bounded)
+            self._project_binding = binding(found, self.s.cwd, self.s.settings.env)
+        answer = remembered_trust(self.s.settings.home, found, self._project_binding)
         return found, "trusted" if answer == "trusted" else "refused" if answer == "refused" else "ask"
+
+    def describe_project_mcp(self) -> str:
+        """What the question about the project's servers shows: each server whole, the variables
+        it reads from your environment, the repository's files it runs ("" when there are none)."""
+        found, _ = self.project_mcp()
+        return describe(found, self.s.cwd, self.s.settings.env) if found is not None and found.servers else ""
 
     def trust_project(self, answer: TrustAnswer) -> None:
         """The person's answer to "start this project's servers?", kept in state.json (until the
-        file's servers change)."""
+        servers, their scripts or the repository change)."""
         found, _ = self.project_mcp()
-        if found is not None and found.servers:
-            remember_trust(self.s.settings.home, found, answer)
+        if found is not None and found.servers and self._project_binding is not None:
+            remember_trust(self.s.settings.home, found, self._project_binding, answer)
 
     def start_mcp(self, *, project: bool | None = None) -> None:
         """Start the servers in the background. `project`: use the project's `.mcp.json` servers
@@ -127,7 +143,8 @@ class Extras:
         """A server started, stopped or listed new tools: the agent is offered the new set."""
         tools = self.mcp.tools()
         if self.s.agent is not None:
-            self.s.agent.offer_tools([*self.s.builtins, *tools])
+            self.s.agent.offer_tools(self.s.allowed_tools(tools))
+        self.s.emit(StatusChanged())  # the tools it counts
         if line:
             self.s.emit(Notice(line, "information" if line.endswith("running again.") else "warning"))
         bound = self.mcp.all_bound_note()
@@ -152,7 +169,8 @@ class Extras:
         """The skills and templates, found on first need (their problems are one warning)."""
         if self._extensions is None:
             config_dir = Path(self.s.settings.config_file).parent if self.s.settings.config_file else None
-            self._extensions = load_extensions(self.s.cwd, config_dir, self.s.settings.env, set(self.builtin_commands))
+            self._extensions = load_extensions(self.s.cwd, config_dir, self.s.settings.env, set(self.builtin_commands),
+                                               self.s.outside)
             if self.s.prompt_builder is not None:
                 self.s.prompt_builder.skills = self._extensions.prompt_section.text
             line = self._extensions.problems_line()
@@ -164,14 +182,42 @@ class Extras:
         """Find the skills and templates now (the system prompt lists the skills)."""
         self.extensions  # noqa: B018 - the property loads them
 
-    def expand(self, text: str) -> str:
-        """`/TEMPLATE args`, `/skill NAME text` and `//x` as they go out; other text as it is."""
-        try:
-            return expand_command(text, self.extensions)
-        except CommandError as err:
-            from treechat.chat.models import ChatError
+    async def expand(self, text: str) -> str:
+        """`/TEMPLATE args`, `/skill NAME text` and `//x` as they go out; other text as it is. A
+        project's template or skill outside the working folder is asked about first."""
+        from treechat.chat.models import ChatError
 
-            raise ChatError(str(err)) from None
+        for _ in range(2):
+            try:
+                return expand_command(text, self.extensions)
+            except CommandError as err:
+                raise ChatError(str(err)) from None
+            except Undecided:
+                await self.ask_outside()
+        raise ChatError("A file this command reads moved outside the working folder while you were asked; try again.")
+
+    async def ask_outside(self) -> None:
+        """Ask about the files read for the repository that lead outside the working folder
+        (`confirm_read`: the read tool's question; None: refused); what was allowed is read again."""
+        if await self.s.outside.ask(self.s.confirm_read):
+            if self.s.prompt_builder is not None:
+                self.s.prompt_builder.forget_files()
+            if self._extensions is not None:
+                self._extensions = None
+                self.extensions  # noqa: B018 - the property loads them again (the skills the prompt lists)
+
+    async def vet_project_files(self) -> None:
+        """Before the system prompt is made: find the context files and skills, and ask about
+        those that lead outside the working folder."""
+        if self.s.prompt_builder is not None:
+            self.s.prompt_builder.context_files  # noqa: B018 - found now: what leads out is pending
+        self.load_extensions()
+        if self.s.outside.pending:
+            await self.ask_outside()
+
+    def template_of(self, text: str) -> str | None:
+        """The template `text` calls (`/review foo.py`: "review"), None for anything else."""
+        return template_of(text, self.extensions)
 
     def command_rows(self) -> list[SlashCommand]:
         """The templates as slash-command rows (`widgets.commands.SlashCommand`), for completion,
@@ -182,7 +228,7 @@ class Extras:
                              t.description or f"the prompt in {t.path.name}") for t in self.extensions.templates]
 
     def extensions_text(self) -> str:
-        announced = any(t.name == "read" for t in self.s.builtins) if self.s.agent is not None else (
+        announced = any(t.name == "read" for t in self.s.agent.state.tools) if self.s.agent is not None else (
             "read" in self.s.tool_names)
         return listing(self.extensions, announced)
 

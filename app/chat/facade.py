@@ -19,7 +19,7 @@ no Textual, so the TUI and print mode share every rule.
 | `Navigation` | navigation.py | choose, move (back-history), switch siblings, jump to a search hit, entries by id |
 | `Runs` | runs.py | the agent on first need; send, steer, follow-up, stop, the queue, the run task |
 | `Models` | models.py | which model the next message goes to, readiness, local servers |
-| `ModelSettings` | settings.py | set the model, the thinking level, the instructions |
+| `ModelSettings` | settings.py | set the model, the thinking level, the tools, the instructions |
 | `Commands` | commands.py | fork, rename, label, compact, summarize, retry, export, copy, info |
 | `Workspace` | workspace.py | file history, restores, the offer after a move |
 | `Extras` | extras.py | MCP servers, skills, prompt templates |
@@ -87,7 +87,7 @@ class Chat:
         extras = self.extras = Extras(s)
         trees = self.trees = ChatTree(s)
         workspace = self.workspace = Workspace(s)
-        shown = self.shown = Shown(s, models=models)
+        shown = self.shown = Shown(s, models=models, extras=extras)
         observer = Observer(s, shown=shown, trees=trees)
         runs = self.runs = Runs(s, models=models, extras=extras, observer=observer, shown=shown, workspace=workspace)
         sessions = self.sessions = Sessions(s, models=models, extras=extras, observer=observer, runs=runs, shown=shown,
@@ -95,7 +95,7 @@ class Chat:
         self.live = Live(s, shown=shown, trees=trees)
         navigation = self.navigation = Navigation(s, observer=observer, sessions=sessions, shown=shown, trees=trees,
                                                   workspace=workspace)
-        self.model_settings = ModelSettings(s, extras=extras, models=models, runs=runs)
+        self.model_settings = ModelSettings(s, extras=extras, models=models, shown=shown, runs=runs)
         self.commands = Commands(s, navigation=navigation, runs=runs, sessions=sessions, shown=shown,
                                  workspace=workspace)
         # what front ends call, by role (bound here: one line each, typed by the role's signature)
@@ -115,6 +115,7 @@ class Chat:
         self.entry_details = navigation.entry_details
         self.ensure_agent = runs.ensure_agent
         self.send = runs.send
+        self.asks_before_sending = runs.asks_before_sending
         self.prompt = runs.prompt
         self.wait_idle = runs.wait_idle
         self.stop, self.stop_run, self.abort, self.halt = runs.stop, runs.stop_run, runs.abort, runs.halt
@@ -128,6 +129,7 @@ class Chat:
         ms = self.model_settings
         self.set_model, self.set_thinking, self.set_instructions = ms.set_model, ms.set_thinking, ms.set_instructions
         self.system_prompt = ms.system_prompt
+        self.tools, self.set_tool, self.set_tools = ms.tools, ms.set_tool, ms.set_tools
         c = self.commands
         self.rename, self.label, self.label_of, self.fork = c.rename, c.label, c.label_of, c.fork
         self.copy_text, self.retry, self.compact, self.summarize = c.copy_text, c.retry, c.compact, c.summarize
@@ -140,6 +142,7 @@ class Chat:
         self.journal = workspace.journal
         self.project_mcp = extras.project_mcp
         self.trust_project = extras.trust_project
+        self.describe_project_mcp = extras.describe_project_mcp
         self.start_mcp = extras.start_mcp
         self.allow_project_mcp, self.restart_mcp, self.mcp_text = (extras.allow_project_mcp, extras.restart_mcp,
                                                                    extras.mcp_text)

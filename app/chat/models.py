@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from treechat.chat.events import Notice, Readiness, StatusChanged
 from treechat.llm.detect import DetectedServer, root_of
+from treechat.llm.local import shown_url
 from treechat.llm.types import ModelInfo, stored_model_ref
 from treechat.local_models import LocalModels, key_of
 
@@ -40,6 +41,11 @@ class Models:
         ref = self.s.model_ref or self.path_model_ref()
         if not ref and self.detected and self.detected[0].models:
             ref = f"{self.detected[0].provider}/{self.detected[0].models[0]}"
+        if not ref and self.local.unanswered:
+            silent = self.local.unanswered[0]
+            raise ChatError(f"No model chosen, and the server at {shown_url(silent.server.base_url)} "
+                            f"({silent.server.source}) did not list its models: {silent.reason}. Pass --model "
+                            f"{silent.server.provider}/MODEL-ID, or press Ctrl+L once it answers.")
         if not ref:
             keyed = self.s.registry.providers_with_keys()
             found = (f" Keys were found for {', '.join(keyed)}." if keyed else

@@ -12,6 +12,7 @@ from treechat.chat.status import entry_words
 from treechat.llm.local import shown_ref
 from treechat.storage.base import SearchHit
 from treechat.storage.model import AssistantMessage, CompactionEntry, Entry, MessageEntry, message_text
+from treechat.text.expanded import as_typed
 
 if TYPE_CHECKING:
     from treechat.chat.observe import Observer
@@ -46,7 +47,7 @@ class Navigation:
             raise ChatError(f"Entry {entry_id} not found.")
         if isinstance(entry, MessageEntry) and entry.message.role == "user":
             await self.move_to(entry.parent_id)
-            return message_text(entry.message)
+            return as_typed(entry.message) or message_text(entry.message)  # a skill's: `/skill:NAME text`
         await self.move_to(entry_id)
         return None
 

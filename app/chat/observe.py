@@ -6,10 +6,18 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, assert_never
 
+from treechat.agent.events import AgentStart
 from treechat.chat.agent_events import CHANGES_STATUS, translate
-from treechat.chat.events import CompactionEnded, EntryAppended, HeaderChanged, LabelChanged, StatusChanged
+from treechat.chat.events import (
+    CompactionEnded,
+    EntryAppended,
+    HeaderChanged,
+    LabelChanged,
+    StatusChanged,
+    Succeeded,
+)
 from treechat.chat.models import ChatError
-from treechat.session.events import Appended, CompactionEnd, LeafMoved, SessionChange, SessionEvent
+from treechat.session.events import Appended, CompactionEnd, LeafMoved, PersistFailed, SessionChange, SessionEvent
 from treechat.storage.aggregates import advance_path_state, tree_row
 from treechat.storage.base import StorageError
 from treechat.storage.model import Entry, LabelEntry, MessageEntry, SessionInfoEntry
@@ -26,6 +34,7 @@ class Observer:
         self.shown = shown
         self.trees = trees
         self._refreshing: set[asyncio.Task[None]] = set()
+        self._unsaved_run = False  # the running run could not save a message of it
 
     def on_session_change(self, change: SessionChange) -> None:
         match change:
@@ -85,7 +94,11 @@ class Observer:
         if isinstance(event, CompactionEnd):
             await self._compaction_ended(event)
             return
+        if isinstance(event, (AgentStart, PersistFailed)):
+            self._unsaved_run = isinstance(event, PersistFailed)
         for chat_event in translate(event, previewing=self.s.preview_id is not None):
+            if isinstance(chat_event, Succeeded) and self._unsaved_run:
+                continue  # a run whose messages could not be saved did not go through: its error stays
             self.s.emit(chat_event)
         if event.type in CHANGES_STATUS:
             self.s.emit(StatusChanged())

@@ -8,16 +8,20 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from treechat.agent.tools import Reach, make_tools
+from treechat.agent.tools import BUILTIN_TOOLS, Reach, make_tools
 from treechat.chat.events import Failed, Notice, StatusChanged
 from treechat.chat.models import ChatError
 from treechat.chat.state import SendKind
-from treechat.prompts.attachments import AttachmentError, expand_prompt
+from treechat.config.tool_env import tool_environment
+from treechat.prompts.attachments import AttachmentError, PreparedPrompt, expand_prompt
+from treechat.prompts.extensions import CommandError, expand_command
+from treechat.prompts.outside import Undecided
 from treechat.session.agent_session import AgentSession
 from treechat.session.compaction import CompactionSettings
 from treechat.session.system_prompt import bind_system_prompt
 from treechat.storage.base import StorageError
 from treechat.storage.model import AssistantMessage, ImageContent
+from treechat.text.expanded import template_message
 
 if TYPE_CHECKING:
     from treechat.agent.types import AgentMessage
@@ -39,6 +43,7 @@ class Runs:
         self.shown = shown
         self.workspace = workspace
         self._unsubscribe_agent: Callable[[], None] | None = None
+        self._making = asyncio.Lock()  # one agent, though a second send comes while the first asks a question
         self._watchers: list[Callable[[AgentSession], None]] = []  # told of every AgentSession made
         self._halted = False  # `halt`: the stopped run's queue waits for the next prompt
 
@@ -54,6 +59,12 @@ class Runs:
         before anything is written when there is no model or no key."""
         if self.s.agent is not None:
             return self.s.agent
+        async with self._making:
+            if self.s.agent is not None:
+                return self.s.agent
+            return await self._make_agent()
+
+    async def _make_agent(self) -> AgentSession:
         read_only = self.s.read_only
         if read_only:
             raise ChatError(f"Sessions are read-only here ({read_only}): browsing and search work; sending needs a "
@@ -67,16 +78,18 @@ class Runs:
         self.models.local.probe(model)
         try:
             # without a way to ask (print mode without --yes) the bash tool refuses, saying why
-            self.s.builtins = make_tools(self.s.tool_names, cwd=self.s.cwd, confirm=self.s.confirm, reach=Reach.for_run(
+            # every built-in tool (`/tools` may turn on one the default set leaves out)
+            self.s.builtins = make_tools(BUILTIN_TOOLS, cwd=self.s.cwd, confirm=self.s.confirm, reach=Reach.for_run(
                 self.s.cwd, self.s.confirm_read, anywhere=getattr(self.s.settings, "allow_reads_outside", False)),
                 approve=self.workspace.approve, recorder=await self.workspace.file_recorder(),
                 writable_git_paths=getattr(self.s.settings, "writable_git_paths", ()),
-                files=self.s.file_host, commands=self.s.command_host)
-            tools = [*self.s.builtins, *self.extras.mcp.tools()]  # an MCP server's tools join as it starts
+                files=self.s.file_host, commands=self.s.command_host, env=tool_environment(self.s.settings))
+            tools = self.s.allowed_tools(self.extras.mcp.tools())  # an MCP server's tools join as it starts
             self.extras.load_extensions()  # the skills the system prompt lists
             compaction = self.s.settings.compaction
             self.s.agent = await AgentSession.create(
                 self.s.session, model=model, registry=self.s.registry, tools=tools,
+                pinned_tools=self.s.tool_choice.on,
                 thinking_level=self.s.settings.thinking, stream_fn=self.s.stream_fn,
                 stream_options=self.s.stream_options or None,
                 compaction_settings=CompactionSettings(enabled=compaction.enabled,
@@ -106,28 +119,60 @@ class Runs:
         be attached) before anything is written: the caller keeps the text."""
         if not text.strip() and not attach and not images:
             raise ChatError("Nothing to send.")
+        typed, template = text.strip(), None
+        # a read outside the working folder is asked about here, before anything goes out: the
+        # project's AGENTS.md and skills, the template or skill used, the files attached
+        await self.extras.vet_project_files()
         if expand:
-            text = self.extras.expand(text)
-        try:
-            prepared = expand_prompt(text.strip(), self.s.cwd, attach=attach)
-        except AttachmentError as err:
-            raise ChatError(str(err)) from None
+            template = self.extras.template_of(text)
+            text = await self.extras.expand(text)
+        prepared = await self._attached(text.strip(), attach)
         agent = await self.ensure_agent()
         self.extras.say_starting()
         given = [*prepared.images, *images]
+        # a template's message carries what was typed, so the transcript shows that (app/text/expanded.py)
+        message = None if template is None else template_message(prepared.text, given, template, typed)
         if self.s.is_running or (queue_when_idle and kind != "send"):
             if kind == "follow_up":
-                await agent.follow_up(prepared.text, given)
+                await agent.follow_up(message or prepared.text, given)
             else:
-                await agent.steer(prepared.text, given)
+                await agent.steer(message or prepared.text, given)
             return "queued"
         if self.s.preview_id is not None:
             await self.shown.preview(None)
         self.s.abandoned_leaf = None
         if self.s.refresh_prompt is not None:
             self.s.refresh_prompt()  # today's date, AGENTS.md as it is now
-        self.start(prepared.text, given)
+        self.start([message] if message is not None else prepared.text, given)
         return "sent"
+
+    def asks_before_sending(self, text: str, *, attach: Sequence[str] = (), expand: bool = False) -> bool:
+        """Would `send(text, …)` ask a question first (a file outside the working folder not asked
+        about yet)? A front end whose event loop must not wait on its own dialog sends such a
+        message from a task of its own. Nothing is asked or sent here."""
+        if self.s.prompt_builder is not None:
+            self.s.prompt_builder.context_files  # noqa: B018 - found: what leads out is pending
+        self.extras.load_extensions()
+        try:
+            if expand:
+                text = expand_command(text, self.extras.extensions)
+            expand_prompt(text.strip(), self.s.cwd, attach=attach, outside=self.s.outside)
+        except Undecided:
+            return True
+        except (CommandError, AttachmentError):
+            pass  # send says so
+        return bool(self.s.outside.pending)
+
+    async def _attached(self, text: str, attach: Sequence[str]) -> PreparedPrompt:
+        """The prompt with its `@` and `-a` files; one outside the working folder is asked about first."""
+        for _ in range(2):
+            try:
+                return expand_prompt(text, self.s.cwd, attach=attach, outside=self.s.outside)
+            except AttachmentError as err:
+                raise ChatError(str(err)) from None
+            except Undecided:
+                await self.extras.ask_outside()
+        raise ChatError("A file to attach moved outside the working folder while you were asked; nothing was sent.")
 
     def start(self, prompt: str | list[AgentMessage], images: Sequence[ImageContent] = ()) -> None:
         assert self.s.agent is not None

@@ -47,6 +47,7 @@ class Sessions:
             await self._leave(previous, composer_text if previous.session_id != storage.session_id else None)
         session = await Session.open(storage)
         self.s.current = session
+        self.s.tool_choice.reset()  # what /tools changed was this session's (its path records the rest)
         self.s.files = None
         self._stop_observing = session.changes.subscribe(self.observer.on_session_change)
         self.s.preview_id, self.s.leaf_history, self.s.abandoned_leaf = None, [], None

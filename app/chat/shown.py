@@ -6,18 +6,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from treechat.chat.events import Header, HeaderChanged, Mark, PathChanged, Status
-from treechat.chat.status import build_status, first_prompt, sibling_marks, viewing_text
+from treechat.chat.status import build_status, first_prompt, opening_prompt, sibling_marks, viewing_text
+from treechat.chat.tool_set import Named, builtin_named
 from treechat.shown_path import ShownPath, shown_path
 
 if TYPE_CHECKING:
+    from treechat.chat.extras import Extras
     from treechat.chat.models import Models
     from treechat.chat.state import ChatState
 
 
 class Shown:
-    def __init__(self, s: ChatState, *, models: Models) -> None:
+    def __init__(self, s: ChatState, *, models: Models, extras: Extras) -> None:
         self.s = s
         self.models = models
+        self.extras = extras
 
     async def preview(self, entry_id: str | None) -> None:
         """Show another branch in the transcript without moving the leaf (None: back to the leaf)."""
@@ -47,16 +50,33 @@ class Shown:
         leaf = self.s.session.leaf_id
         depth = self.s.path_state.depth if self.s.state_leaf == leaf else len(self.s.tree.path_ids(leaf))
         branches = max(self.s.tree.branch_count(), 1 if len(self.s.tree) else 0) if self.s.tree_load is None else -1
-        return Header(title=self.title(), depth=depth, branches=branches,
-                      viewing=viewing_text(self.s.tree, self.s.preview_id))
+        title, at_start = self._title()
+        return Header(title=title, depth=depth, branches=branches,
+                      viewing=viewing_text(self.s.tree, self.s.preview_id), at_start=at_start)
 
     def title(self) -> str:
         """The session's name, else its first prompt, else its id."""
-        if self.s.name:
-            return self.s.name
+        return self._title()[0]
+
+    def _title(self) -> tuple[str, bool]:
+        """The title, and whether the leaf is before every prompt of a session that has some (a
+        rewind to the root: the session is still named by its first prompt)."""
         if self.s.first_prompt is None:
             self.s.first_prompt = first_prompt(self.s.tree, self.s.session.leaf_id)
-        return self.s.first_prompt[:60] if self.s.first_prompt else f"new session {self.s.session.session_id[:8]}"
+        opening = None if self.s.first_prompt else opening_prompt(self.s.tree)
+        if self.s.name:
+            return self.s.name, opening is not None
+        said = self.s.first_prompt or opening
+        return (said[:60] if said else f"new session {self.s.session.session_id[:8]}"), opening is not None
 
     def status(self) -> Status:
-        return build_status(self.s.path_state, self.s.agent, self.models.current_model(), self.s.registry)
+        return build_status(self.s.path_state, self.s.agent, self.models.current_model(), self.s.registry,
+                            self.tool_names())
+
+    def tool_names(self) -> list[str]:
+        """The tools the next request carries: the agent's, or (before there is one) the set it
+        would start with on this path (chat/tool_set.py)."""
+        if self.s.agent is not None:
+            return [t.name for t in self.s.agent.state.tools]
+        named = [*builtin_named(), *(Named(t.name, kept_on_every_path=True) for t in self.extras.mcp.tools())]
+        return [t.name for t in self.s.tool_choice.offered(named, self.s.path_state.active_tool_names)]

@@ -16,7 +16,9 @@ from treechat.chat.bus import ChatBus
 from treechat.chat.drafts import Drafts
 from treechat.chat.events import Change, ChatEvent, Header, QueueChanged, Status
 from treechat.chat.models import ChatError
+from treechat.chat.tool_set import ToolChoice
 from treechat.llm.options import stream_options_from_settings
+from treechat.prompts.outside import ReadsOutside
 from treechat.session.system_prompt import SystemPromptBuilder
 from treechat.storage.base import PathState
 from treechat.storage.tree.index import TreeIndex
@@ -45,7 +47,8 @@ class ChatState:
                  confirm_read: ReadConfirm | None, status: Callable[[], Status], header: Callable[[], Header]) -> None:
         self.catalog, self.settings, self.registry = catalog, settings, registry
         self.model_ref = model_ref or settings.model  # the model chosen (None: the path's, or a local server's)
-        self.tool_names = list(tools if tools is not None else settings.tools)
+        self.tool_names = list(tools if tools is not None else settings.tools)  # the default set
+        self.tool_choice = ToolChoice(self.tool_names)  # and what /tools changed (chat/tool_set.py)
         self.cwd = cwd or str(Path.cwd())
         self.stream_fn = stream_fn
         # the bounded waits of config.toml, unless the caller (a test, a bench) gives its own
@@ -61,6 +64,10 @@ class ChatState:
         self.command_host: CommandHost | None = None
         # the system prompt: treechat's own, the tools, folder, date, AGENTS.md, the user's words
         self.prompt_builder = SystemPromptBuilder.from_settings(settings, cwd=self.cwd, instructions=system)
+        # files read for the repository (AGENTS.md, templates, skills, attachments) outside the
+        # working folder: asked with `confirm_read`, the answers kept for this chat
+        self.outside = ReadsOutside.for_cwd(self.cwd, anywhere=getattr(settings, "allow_reads_outside", False))
+        self.prompt_builder.outside = self.outside
         self.system_given = system is not None  # --system wins over what a session stored (/system)
         self.refresh_prompt: Callable[[], str] | None = None  # bound to the agent once there is one
         self.drafts = Drafts(Path(settings.home) / "drafts")
@@ -68,7 +75,7 @@ class ChatState:
         self.bus = ChatBus(lambda: status() if self.current else None, lambda: header() if self.current else None)
         self.current: Session | None = None  # the open session
         self.agent: AgentSession | None = None  # its agent, from the first need
-        self.builtins: list[AnyTool] = []  # the agent's built-in tools (MCP's join them)
+        self.builtins: list[AnyTool] = []  # every built-in tool, made with the agent (MCP's join them)
         self.run_task: asyncio.Task[None] | None = None  # the run the controller owns
         self.tree = TreeIndex()  # the session's tree (a big one's path until `tree_load` is done)
         self.tree_load: TreeLoad | None = None
@@ -83,6 +90,10 @@ class ChatState:
 
     def emit(self, event: ChatEvent | Change) -> None:
         self.bus.emit(event)
+
+    def allowed_tools(self, mcp_tools: Sequence[AnyTool]) -> list[AnyTool]:
+        """The tools the agent may carry now (the path's record narrows them: tool_set.py)."""
+        return self.tool_choice.allowed([*self.builtins, *mcp_tools])
 
     @property
     def session(self) -> Session:

@@ -16,10 +16,11 @@ from treechat.llm.types import ModelInfo
 from treechat.session.agent_session import AgentSession
 from treechat.storage.base import PathState
 from treechat.storage.tree.index import TreeIndex
+from treechat.text.expanded import skill_line
 
 
 def build_status(state: PathState, agent: AgentSession | None, model: ModelInfo | None,
-                 registry: ModelRegistry) -> Status:
+                 registry: ModelRegistry, tools: Sequence[str] = ()) -> Status:
     percent, estimated = None, False
     if model is not None and not model.window_known:
         pass  # its server has not said how large the window is: "ctx ?"
@@ -40,7 +41,7 @@ def build_status(state: PathState, agent: AgentSession | None, model: ModelInfo 
                   cost=state.cost_total, context_percent=percent, context_estimated=estimated,
                   model_warning=model is not None and bool(registry.key_problem(model)),
                   queued_steer=len(queue.steering) if queue else 0,
-                  queued_follow_up=len(queue.follow_up) if queue else 0)
+                  queued_follow_up=len(queue.follow_up) if queue else 0, tools=tuple(tools))
 
 
 def first_prompt(tree: TreeIndex, leaf_id: str | None) -> str | None:
@@ -48,6 +49,17 @@ def first_prompt(tree: TreeIndex, leaf_id: str | None) -> str | None:
     called); never a tool result's or a summary's text."""
     for slot in tree.path_slots(tree.slot(leaf_id)):
         if tree.kind_at(slot)[:2] == ("message", "user"):
+            line = " ".join(tree.previews.get(slot).split())
+            return skill_line(line) or line  # (a skill's block is no title)
+    return None
+
+
+def opening_prompt(tree: TreeIndex) -> str | None:
+    """The session's first prompt anywhere in its tree, as one line: what an unnamed session is
+    called while its leaf is before every prompt (a rewind to the root)."""
+    dead = set(tree.dead_slots)
+    for slot in range(tree.size):
+        if slot not in dead and tree.kind_at(slot)[:2] == ("message", "user"):
             return " ".join(tree.previews.get(slot).split())
     return None
 

@@ -11,8 +11,8 @@ if TYPE_CHECKING:
 
 def context_system_prompt(home: str | None, tools: str | None, active_tools: list[str] | None, cwd: str,
                           instructions: str | None) -> str:
-    """The system prompt a request in this session would carry: its active tools (or `tools`, else
-    the configured ones), its folder (`cwd`: where the session was started, when that folder still
+    """The system prompt a request in this session would carry: its tools (`tools`, else the
+    configured ones, narrowed by what the path records: chat/tool_set.py), its folder (`cwd`: where the session was started, when that folder still
     exists, not where this command runs), the AGENTS.md files seen from there, config
     `system_prompt`, and `instructions` (`--system`, else what `/system` stored on the path).
     A bad config.toml or tool list raises ConfigError / ValueError."""
@@ -22,8 +22,8 @@ def context_system_prompt(home: str | None, tools: str | None, active_tools: lis
     from ..session.system_prompt import SystemPromptBuilder
 
     settings = load_settings(home)
-    names = active_tools if active_tools is not None else parse_tool_names(tools or settings.tools)
-    made = make_tools([n for n in names if n in BUILTIN_TOOLS], cwd=cwd)
+    names = parse_tool_names(tools if tools is not None else settings.tools)  # narrowed by the path's record
+    made = make_tools([n for n in names if n in BUILTIN_TOOLS and (active_tools is None or n in active_tools)], cwd=cwd)
     builder = SystemPromptBuilder.from_settings(settings, cwd=cwd, instructions=instructions)
     builder.skills = skills_section(cwd, settings.config_file.parent, settings.env)  # as the app lists them
     return builder.build(made)

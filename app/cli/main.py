@@ -252,7 +252,7 @@ async def cmd_search(args: argparse.Namespace) -> int:
         with reading_progress(catalog, "Searching"):
             hits = cast("Sequence[SearchHit]", await catalog.search(args.query, limit=args.limit))
         _warn_unreadable(catalog)
-    from treechat.storage.base import searched_only
+    from treechat.storage.base import hit_labels, searched_only
 
     from .snippets import snippet_line
 
@@ -261,13 +261,13 @@ async def cmd_search(args: argparse.Namespace) -> int:
               "add a word of 3 or more characters to search everything", file=sys.stderr)
     if args.json:
         emit([{"sessionId": h.session_id, "entryId": h.entry_id, "type": h.type, "role": h.role,
-               "snippet": h.snippet, "rank": h.rank, "sessionName": h.session_name, "timestamp": h.timestamp}
+               "snippet": h.snippet, "rank": h.rank, "sessionName": h.session_name, "sessionTitle": h.session_title,
+               "timestamp": h.timestamp}
               for h in hits])
         return 0
     if not hits:
         print(f"No matches for {shown(args, repr(args.query), 80)}.")
-    for h in hits:
-        where = h.session_name or h.session_id[:13]
+    for h, where in zip(hits, hit_labels(hits)):  # the session's name or first message; its id where two share one
         snippet = snippet_line(h.snippet, 100, raw=getattr(args, "raw", False))
         print(f"{shown(args, where)}  {shown(args, h.entry_id)}  {shown(args, h.role or h.type)}: {snippet}")
     return 0
@@ -289,7 +289,7 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
 
 async def cmd_print(args: argparse.Namespace) -> int:
     from ..agent.tools import approve_inside, parse_tool_names
-    from ..bootstrap import load_environment, pick_session
+    from ..bootstrap import load_environment, pick_session, storage_kind
     from ..chat import Chat
     from .mcp import start_for_print
     from .print_mode import run_print
@@ -315,7 +315,10 @@ async def cmd_print(args: argparse.Namespace) -> int:
             await chat.close()  # a session the run never wrote to is not kept
         if code != 2 and not args.session:
             # stdout is only the answer: say on stderr where the exchange went, to continue it
-            print(f"treechat: session {visible_line(storage.session_id)} (continue with -c or --session)", file=sys.stderr)
+            kept = storage_kind(args.storage, ephemeral=args.ephemeral, settings=env.settings) != "memory"
+            print(f"treechat: session {visible_line(storage.session_id)} (continue with -c or --session)" if kept
+                  else "treechat: nothing was kept (--ephemeral, or storage memory): this session cannot be continued",
+                  file=sys.stderr)
         return code
 
 

@@ -10,7 +10,7 @@ stderr line says they were left out. Calls to servers not marked `trust = true` 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
@@ -46,12 +46,28 @@ def start_for_print(chat: Chat, args: argparse.Namespace, err: TextIO) -> None:
     found, trust = chat.project_mcp()
     for problem in found.problems if found is not None else []:  # (a .mcp.json that cannot be read, a server in it)
         err.write(f"treechat: {visible_line(problem)}\n")
-    if found is not None and trust in ("ask", "refused") and not args.project_mcp:
-        names = ", ".join(s.name for s in found.servers)
+    say_project_servers((found, trust), chat.describe_project_mcp, args.project_mcp, err)
+    chat.start_mcp(project=True if args.project_mcp else None)
+
+
+def say_project_servers(project: tuple[Any, str], describe: Callable[[], str], started: bool, err: TextIO) -> None:
+    """On stderr: a project's servers that are left out, or started by --project-mcp without
+    being trusted, each whole (what the app's question shows: commands, arguments, the
+    variables they read from your environment, the repository's scripts they run)."""
+    from treechat.text.sanitize import visible, visible_line
+
+    found, trust = project
+    if found is None or trust not in ("ask", "refused"):
+        return
+    names = ", ".join(s.name for s in found.servers)
+    if started:
+        err.write(f"treechat: starting the MCP servers of {visible_line(str(found.path))} ({visible_line(names)}), "
+                  "not trusted in the app, because of --project-mcp:\n")
+    else:
         why = "were refused in the app" if trust == "refused" else "are not trusted yet"
         err.write(f"treechat: {visible_line(str(found.path))} lists MCP servers ({visible_line(names)}) that {why}; "
-                  "they are not started (trust them in the app, or pass --project-mcp)\n")
-    chat.start_mcp(project=True if args.project_mcp else None)
+                  "they are not started (trust them in the app, or pass --project-mcp):\n")
+    err.write("".join(f"    {line}\n" for line in visible(describe()).splitlines()))
 
 
 async def run_mcp(args: argparse.Namespace) -> int:
@@ -63,6 +79,7 @@ async def run_mcp(args: argparse.Namespace) -> int:
     from ..chat.events import Change, ChatEvent
     from ..chat.extras import Extras
     from ..config.settings import Settings
+    from ..prompts.outside import ReadsOutside
     from ..text.sanitize import json_for_terminal, visible
 
     class Alone:
@@ -70,13 +87,17 @@ async def run_mcp(args: argparse.Namespace) -> int:
 
         def __init__(self, settings: Settings, cwd: str) -> None:
             self.settings, self.cwd, self.prompt_builder, self.agent = settings, cwd, None, None
-            self.builtins: list[AnyTool] = []
             self.tool_names: list[str] = []
+            self.outside, self.confirm_read = ReadsOutside.for_cwd(cwd), None  # (nothing is sent: nothing to ask)
+
+        def allowed_tools(self, mcp_tools: Sequence[AnyTool]) -> list[AnyTool]:
+            return list(mcp_tools)
 
         def emit(self, event: ChatEvent | Change) -> None:
             pass  # the listing says it all
 
     servers = Extras(Alone(load_environment(args.home).settings, os.getcwd()))
+    say_project_servers(servers.project_mcp(), servers.describe_project_mcp, bool(args.project_mcp), sys.stderr)
     servers.start_mcp(project=True if args.project_mcp else None)
     try:
         await servers.mcp.wait_started()

@@ -9,12 +9,12 @@ the same as the app's.
 
 from __future__ import annotations
 
-import asyncio
 import os
-import signal as signals
 from collections.abc import Sequence
 from typing import TextIO
 
+from treechat.agent.tools.bash import NO_CONFIRM
+from treechat.agent.tools.changes import NO_APPROVAL
 from treechat.chat import Chat, ChatError
 from treechat.chat.events import (
     ChatDelta,
@@ -26,6 +26,7 @@ from treechat.chat.events import (
     ReplyStreaming,
     Waiting,
 )
+from treechat.cli.interrupt import stop_on_ctrl_c
 from treechat.cli.wait_notes import WaitNotes
 from treechat.storage.model import AssistantMessage, MessageEntry, ToolResultMessage, message_text
 from treechat.storage.well_formed import well_formed_text
@@ -42,31 +43,17 @@ async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO, attach
     waits = WaitNotes(err)
     listen = _Listen(printer, notes, waits)
     unsubscribe = chat.subscribe(listen)
-    loop = asyncio.get_running_loop()
-    interrupted = False
-
-    def on_sigint() -> None:
-        nonlocal interrupted
-        interrupted = True
-        chat.abort()
-
     try:
-        loop.add_signal_handler(signals.SIGINT, on_sigint)
-        installed = True
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
-        installed = False
-    try:
-        last = await chat.prompt(prompt, attach=attach)
+        with stop_on_ctrl_c(chat.abort) as interrupted:
+            last = await chat.prompt(prompt, attach=attach)
     except ChatError as error:  # nothing was sent and nothing written
         notes.line(str(error))
         return 2
     finally:
-        if installed:
-            loop.remove_signal_handler(signals.SIGINT)
         unsubscribe()
         waits.close()
     printer.finish()
-    return _exit_code(last, listen, notes, interrupted=interrupted)
+    return _exit_code(last, listen, notes, interrupted=interrupted.happened)
 
 
 class _Listen:
@@ -77,6 +64,7 @@ class _Listen:
         self.printer, self.notes, self.waits = printer, notes, waits
         self.failures: list[str] = []
         self.overflow_explained = False  # the failed overflow recovery said why: the raw error adds nothing
+        self.refusal_told = False  # a command or an edit refused for want of --yes: said once
 
     def __call__(self, event: ChatEvent) -> None:
         printer = self.printer
@@ -92,6 +80,13 @@ class _Listen:
             if event.running is False:
                 self.waits.end("")
             for appended in event.appended:
+                refused = refused_tool(appended)
+                if refused is not None:
+                    if not self.refusal_told:
+                        self.refusal_told = True
+                        printer.finish()
+                        self.notes.line(refusal_line(refused))
+                    continue
                 changed = file_change_line(appended)
                 if changed:
                     printer.finish()
@@ -123,6 +118,34 @@ def _exit_code(last: AssistantMessage | None, listen: _Listen, notes: _Notes, *,
             notes.line(last.error_message or "the provider failed")
         return 1
     return 0
+
+
+_UNAPPROVED = NO_APPROVAL.partition("{what}")[2]  # what follows the change's name
+
+
+def refused_tool(event: EntryAppended) -> str | None:
+    """The tool (bash, edit, write) whose call was refused because `-p` cannot ask and `--yes`
+    was not given (the model is told so in the result); None for anything else."""
+    entry = event.entry
+    if not isinstance(entry, MessageEntry) or not isinstance(entry.message, ToolResultMessage):
+        return None
+    msg = entry.message
+    if not msg.is_error:
+        return None
+    text = message_text(msg)
+    if msg.tool_name == "bash" and text == NO_CONFIRM:
+        return "bash"
+    if msg.tool_name in ("edit", "write") and text.startswith("Not changed: ") and text.endswith(_UNAPPROVED):
+        return msg.tool_name
+    return None
+
+
+def refusal_line(tool: str) -> str:
+    """Said once a run: the tools are on (config.toml's default), -p asks nothing, so a command
+    or an edit needs --yes; or the tools go off."""
+    what = "shell command" if tool == "bash" else "edit" if tool == "edit" else "file write"
+    return (f"refused the model's {what}: -p asks no questions; --yes allows commands and edits in the working "
+            "folder, --tools '' (or tools = [] in config.toml) turns the tools off")
 
 
 def file_change_line(event: EntryAppended) -> str | None:

@@ -39,7 +39,7 @@ PAGE = 2000  # entries per read when streaming
 class ImportSummary:
     imported: list[str] = field(default_factory=list)
     already: list[str] = field(default_factory=list)
-    not_sessions: int = 0
+    not_sessions: list[str] = field(default_factory=list)  # files in a folder that are no session (skipped)
     failed: list[str] = field(default_factory=list)
     entries: int = 0
     skipped_lines: int = 0
@@ -58,7 +58,9 @@ class ImportSummary:
             parts.append(f"changed in Pi since: {shown} entries (--force re-imports, replacing what treechat "
                          "holds of it, entries added here included)")
         if self.not_sessions:
-            parts.append(f"{self.not_sessions} file{'s' if self.not_sessions != 1 else ''} not a session, skipped")
+            count = len(self.not_sessions)
+            names = ", ".join(self.not_sessions[:3]) + (f" and {count - 3} more" if count > 3 else "")
+            parts.append(f"{count} file{'s' if count != 1 else ''} not a session, skipped ({names})")
         if self.skipped_lines:
             files = ", ".join(self.damaged[:3]) + (f" and {len(self.damaged) - 3} more" if len(self.damaged) > 3 else "")
             parts.append(f"skipped {self.skipped_lines} unreadable line(s) in {files} (first: {self.first_problem})")
@@ -74,6 +76,7 @@ async def run_import(catalog: SessionCatalog, paths: list[Path], *, force: bool,
     """Import every session file under `paths`; prints ids (stdout) and one summary line (stderr)."""
     summary = ImportSummary()
     _STOP.clear()
+    named = {p for p in paths if not p.is_dir()}  # a file named that is no session is a failure, not a skip
     files: list[Path] = []
     for path, reason in find_session_files(paths):
         if reason is not None:
@@ -86,8 +89,8 @@ async def run_import(catalog: SessionCatalog, paths: list[Path], *, force: bool,
         for file in files:
             size = sizes[file]
             bar.update(description=f"Importing {_short(file.name)}")
-            one = asyncio.ensure_future(
-                _import_one(catalog, file, force, summary, functools.partial(_advance_by, bar, size)))
+            one = asyncio.ensure_future(_import_one(catalog, file, force, summary,
+                                                    functools.partial(_advance_by, bar, size), named=file in named))
             try:
                 await asyncio.shield(one)
             except asyncio.CancelledError:
@@ -137,12 +140,14 @@ class _FileShare:
         self(1.0)
 
 
-def _unreadable(file: Path, err: Exception, summary: ImportSummary, advance: Callable[[float], None]) -> None:
-    """A file that could not be read, streamed or whole: not a session, or one failure named."""
+def _unreadable(file: Path, err: Exception, summary: ImportSummary, advance: Callable[[float], None],
+                named: bool) -> None:
+    """A file that could not be read, streamed or whole: not a session (skipped in a folder, a
+    failure when named), or one failure named."""
     advance(1.0)
     if isinstance(err, SessionFileError):
-        if "not a Pi or treechat session" in str(err):
-            summary.not_sessions += 1
+        if "not a Pi or treechat session" in str(err) and not named:
+            summary.not_sessions.append(file.name)
         else:
             summary.failed.append(str(err))
     elif isinstance(err, (MemoryError, OSError)):
@@ -152,21 +157,22 @@ def _unreadable(file: Path, err: Exception, summary: ImportSummary, advance: Cal
 
 
 async def _import_one(
-    catalog: SessionCatalog, file: Path, force: bool, summary: ImportSummary, advance_bar: Callable[[float], None]
+    catalog: SessionCatalog, file: Path, force: bool, summary: ImportSummary, advance_bar: Callable[[float], None],
+    *, named: bool = False
 ) -> None:
     advance = _FileShare(advance_bar)
     if _streams(catalog):
         try:
             done = await _import_streamed(catalog, file, force, summary, advance)
         except Exception as err:  # noqa: BLE001 - a file we fail to read is one failure, not the end of the import
-            _unreadable(file, err, summary, advance)
+            _unreadable(file, err, summary, advance, named)
             return
         if done:
             return
     try:
         header, records, report = read_records(file, check_later=True)
     except Exception as err:  # noqa: BLE001 - a file we fail to read is one failure, not the end of the import
-        _unreadable(file, err, summary, advance)
+        _unreadable(file, err, summary, advance, named)
         return
     advance(0.5)
     sid = header["id"]
@@ -338,8 +344,22 @@ async def stream_export(storage: SessionStorage, output: str | None, stdout: Tex
     it is atomic, into a device or FIFO it streams (export_target.py); to stdout it streams. The
     app's `/export` uses it too, without the progress bar (its terminal belongs to the app). A
     file that cannot be written is an OutputError naming `output`; a terminal named as the file
-    gets what stdout would (`raw`: byte for byte)."""
-    from treechat.storage.model import LeafEntry, new_entry_id
+    gets what stdout would (`raw`: byte for byte).
+
+    Pi 0.73.1 resumes a file at its last line and shows every line in its tree (a `leaf` marker
+    is an empty row there), so the file holds no `leaf` entry: the leaf entry itself is written
+    last, wherever it was appended (Pi and we link entries by id, in any order). A leaf before
+    the first entry cannot be said that way: the file ends with its first root entry instead
+    (a settings entry in a session treechat began: the same empty conversation). A tools record
+    (`active_tools_change`, also an empty row in Pi) is written as the `custom` entry Pi hides
+    and we read as the same record (model.TOOLS_RECORD)."""
+    from treechat.storage.model import TOOLS_RECORD, ActiveToolsChangeEntry, CustomEntry, LeafEntry
+
+    def line_of(entry: Entry) -> str:
+        if isinstance(entry, ActiveToolsChangeEntry):
+            entry = CustomEntry(id=entry.id, parent_id=entry.parent_id, timestamp=entry.timestamp,
+                                custom_type=TOOLS_RECORD, active_tool_names=list(entry.active_tool_names))
+        return entry_json(entry)
 
     meta = await storage.get_metadata()
     leaf_id = await storage.get_leaf_id()
@@ -355,19 +375,19 @@ async def stream_export(storage: SessionStorage, output: str | None, stdout: Tex
 
     try:
         write(json.dumps(header, separators=(",", ":"), ensure_ascii=False))
-        last: Entry | None = None
-        taken: set[str] = set()
+        held: Entry | None = None  # the entry to end the file with: the leaf
         total = await _total(storage) if show_progress else None
         with progress("Exporting", total=total, unit="entries", enabled=show_progress) as bar:
             async for entry in pages(storage):
-                write(entry_json(entry))
-                taken.add(entry.id)
-                last = entry
                 bar.advance(1)
-        natural = None if last is None else (last.target_id if isinstance(last, LeafEntry) else last.id)
-        if last is not None and natural != leaf_id:
-            # Pi resumes at the last line: a marker puts it where this session is.
-            write(entry_json(LeafEntry(id=new_entry_id(taken), parent_id=leaf_id, target_id=leaf_id)))
+                if isinstance(entry, LeafEntry):
+                    continue
+                if held is None and (entry.id == leaf_id or leaf_id is None and entry.parent_id is None):
+                    held = entry
+                    continue
+                write(line_of(entry))
+        if held is not None:
+            write(line_of(held))
         if target is not None:
             target.commit()
             target = None

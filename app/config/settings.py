@@ -7,7 +7,7 @@ the file and the line (a README test loads every ```toml block, so they cannot d
 
     model = "openai/gpt-4.1-mini"      # default model, PROVIDER/MODEL-ID
     thinking = "medium"                # off | minimal | low | medium | high | xhigh
-    tools = ["read", "ls", "grep"]     # built-in tools, off unless listed
+    tools = ["read", "ls", "grep"]     # built-in tools (default: all six; [] turns them off)
     system_prompt = "Answer briefly."  # added to treechat's own system prompt
     theme = "textual-dark"             # any Textual theme (Ctrl+P → theme)
     storage = "postgres"               # sqlite (default) | jsonl | memory | postgres
@@ -41,6 +41,10 @@ from ..mcp.config import DEFAULT_TIMEOUT as DEFAULT_MCP_TIMEOUT
 from ..mcp.config import McpServerConfig, McpServers
 from .paths import config_path, resolve_home
 
+# Every built-in tool is on unless config.toml's `tools` (or --tools) says otherwise: bash, edit and
+# write ask before they act (the app's questions; `--yes` in -p). They are agent.tools.BUILTIN_TOOLS,
+# spelled out: settings load before any tool (tests/chat/test_tool_choice.py keeps the two equal).
+DEFAULT_TOOLS = ("read", "ls", "grep", "bash", "edit", "write")
 THINKING = ("off", "minimal", "low", "medium", "high", "xhigh")
 # Names earlier READMEs used; an old config gets "did you mean" with the real key.
 _RENAMED = {"default_model": "model", "thinking_level": "thinking"}
@@ -165,8 +169,10 @@ class ConfigFile(_Strict):
 
     model: ModelRef | None = None
     thinking: Literal["off", "minimal", "low", "medium", "high", "xhigh"] | None = None
-    tools: list[str] = Field(default_factory=list)
+    tools: list[str] = Field(default_factory=lambda: list(DEFAULT_TOOLS))
     allow_reads_outside: bool = False  # read, ls and grep outside the working folder without asking
+    # variables a tool's child (bash) gets although they hold secrets (tool_env.py withholds them)
+    tool_env: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = Field(default_factory=list)
     # files in git's own folders (.git/…) edit, write and restores may change: relative to the working folder
     writable_git_paths: list[str] = Field(default_factory=list)
     system_prompt: str | None = None
@@ -218,8 +224,9 @@ class Settings:
     providers: dict[str, ProviderConfig] = field(default_factory=dict)
     model: str | None = None
     thinking: str | None = None
-    tools: list[str] = field(default_factory=list)
+    tools: list[str] = field(default_factory=lambda: list(DEFAULT_TOOLS))
     allow_reads_outside: bool = False
+    tool_env: list[str] = field(default_factory=list)
     writable_git_paths: list[str] = field(default_factory=list)
     system_prompt: str | None = None
     theme: str | None = None
@@ -261,6 +268,7 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
                 "compaction", "storage", "database_url"):
         setattr(settings, key, getattr(parsed, key))
     settings.tools = list(parsed.tools)
+    settings.tool_env = list(parsed.tool_env)
     settings.writable_git_paths = list(parsed.writable_git_paths)
     settings.providers = {name: p.model_copy(update={"name": name}) for name, p in parsed.providers.items()}
     settings.mcp_servers, settings.mcp_timeout = dict(parsed.mcp_servers), parsed.mcp_timeout

@@ -9,6 +9,7 @@ A broken config is one line of the report, not the end of it.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import platform
 import sqlite3
@@ -26,8 +27,16 @@ from .. import __version__
 from ..config.paths import config_path, resolve_home
 from ..config.provider_keys import key_source
 from ..config.settings import ConfigError, Settings, load_settings
-from ..llm.detect import LOCAL_SERVERS, DetectedServer, detect_local_servers, is_local_url
-from ..llm.local import shown_model_id, shown_ref
+from ..llm.detect import (
+    LOCAL_SERVERS,
+    DetectedServer,
+    Unanswered,
+    ask_url_servers,
+    detect_local_servers,
+    is_local_url,
+    root_of,
+)
+from ..llm.local import shown_model_id, shown_ref, shown_url
 from ..llm.registry import ModelRefError, ModelRegistry, base_url_env_problems
 from ..llm.types import ModelInfo
 from .postgres import postgres_checks
@@ -230,15 +239,7 @@ def _reason(err: BaseException) -> str:
     return "".join(ch if ch.isprintable() else "?" for ch in text)[:200]
 
 
-def _redact(url: str) -> str:
-    """A base URL as safe to show: no user:password@, no query (some put keys there)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "(unreadable URL)"
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "") if "@" in parts.netloc else parts.netloc
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+_redact = shown_url
 
 
 def _provider(registry: ModelRegistry, name: str) -> ModelInfo:
@@ -261,10 +262,14 @@ def _apis(registry: ModelRegistry, name: str) -> tuple[str, dict[str, object]]:
     return words, {"api": api, **({"model_apis": dict(others)} if others else {})}
 
 
-def provider_checks(registry: ModelRegistry, settings: Settings | None) -> list[Check]:
+def provider_checks(registry: ModelRegistry, settings: Settings | None,
+                    answers: Mapping[str, DetectedServer | Unanswered] | None = None) -> list[Check]:
     checks = []
     for name in registry.provider_names:
         info = _provider(registry, name)
+        if answers and name in answers:
+            checks.append(url_server_check(registry, settings, name, answers[name]))
+            continue
         if is_local_url(info.base_url):
             continue  # a server on this machine: its line is under "local servers"
         url = _redact(info.base_url)
@@ -282,6 +287,35 @@ def provider_checks(registry: ModelRegistry, settings: Settings | None) -> list[
     return checks
 
 
+def url_server_check(registry: ModelRegistry, settings: Settings | None, name: str,
+                     answer: DetectedServer | Unanswered) -> Check:
+    """The line of a server named by its URL (OPENAI_BASE_URL, or a base_url in config.toml
+    listing no models): where it is, what it serves (its own `/models`), its key."""
+    info = _provider(registry, name)
+    url, source = _redact(info.base_url), registry.url_source(name) or "config.toml"
+    data: dict[str, object] = {"base_url": url, "from": source, "key": bool(registry.api_key(name)),
+                               "local": is_local_url(info.base_url), "models": []}
+    key = (f"key set ({_key_source(name, settings)})" if registry.api_key(name)
+           else "needs no key" if registry.key_problem(info) is None else None)
+    where = f"{url} ({source})"
+    fix_url = f"fix {source}" if source != "config.toml" else f"fix base_url in [providers.{name}]"
+    if key is None:
+        return Check(f"provider.{name}", name, "fail", f"{where} · no key",
+                     f"set {_key_source(name, settings)} (the server's key)", data)
+    if isinstance(answer, Unanswered):
+        data["error"] = answer.reason
+        fix = (f"check {_key_source(name, settings)}: the server refused it" if answer.refused_key else
+               f"start that server or {fix_url}; or name a model it serves: --model {name}/MODEL-ID")
+        return Check(f"provider.{name}", name, "warn", f"{where} did not list its models: {answer.reason}", fix, data)
+    data["models"] = list(answer.models)
+    if not answer.models:
+        return Check(f"provider.{name}", name, "warn", f"{where} · {key} · lists no model",
+                     "load or pull a model on that server", data)
+    names = ", ".join(shown_model_id(m) for m in answer.models[:3]) + (", …" if len(answer.models) > 3 else "")
+    count = f"{len(answer.models)} model{'s' if len(answer.models) != 1 else ''}"
+    return Check(f"provider.{name}", name, "ok", f"{where} · serves {count} ({names}) · {key}", data=data)
+
+
 def _root(base_url: str) -> str:
     """What a local server is probed at: its base URL without /v1 (nor a query)."""
     parts = urlsplit(base_url)
@@ -291,11 +325,13 @@ def _root(base_url: str) -> str:
 
 def _configured_local(registry: ModelRegistry, settings: Settings | None,
                       servers: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
-    """Providers config.toml puts on this machine, where the usual probes do not already look."""
+    """Providers config.toml puts on this machine, where the usual probes do not already look
+    (a server named by its URL is asked for its own list instead)."""
     roots = {root.rstrip("/") for _, root in servers}
+    named = {s.provider for s in registry.url_servers()}
     out: list[tuple[str, str]] = []
     for name in sorted(settings.providers) if settings is not None else []:
-        if name not in registry.provider_names:
+        if name not in registry.provider_names or name in named:
             continue
         base = _provider(registry, name).base_url
         root = _root(base)
@@ -343,28 +379,35 @@ async def model_checks(settings: Settings | None, registry: ModelRegistry, model
     problems: list[Check] = []
     configured: tuple[tuple[str, str], ...] = ()
     found: list[DetectedServer] = []
+    answers: dict[str, DetectedServer | Unanswered] = {}
     try:
+        named = registry.url_servers()
+        taken = {root_of(s.base_url) for s in named}  # asked as named, not again on its port
+        servers = tuple(s for s in servers if s[1].rstrip("/") not in taken)
         configured = _configured_local(registry, settings, servers)
-        found = await detect_local_servers((*servers, *configured), timeout=timeout)
+        local, asked = await asyncio.gather(detect_local_servers((*servers, *configured), timeout=timeout),
+                                            ask_url_servers(named, local_timeout=timeout))
+        answers = {(a.provider if isinstance(a, DetectedServer) else a.server.provider): a for a in asked}
+        found = [*(a for a in asked if isinstance(a, DetectedServer)), *local]
     except Exception as err:  # noqa: BLE001  doctor: whatever a check does, it is a line of the report
         problems.append(Check("local", "local servers", "fail", f"could not be asked ({_reason(err)})", fix))
     try:
-        providers = provider_checks(registry, settings)
+        providers = provider_checks(registry, settings, answers)
     except Exception as err:  # noqa: BLE001  doctor: whatever a check does, it is a line of the report
         providers = [Check("provider", "providers", "fail", f"could not be checked ({_reason(err)})", fix)]
     try:  # (after a probe that failed, its line says all there is to say)
-        servers_found = [] if problems else server_checks(servers, configured, found)
+        servers_found = [] if problems else server_checks(servers, configured, [s for s in found if not s.by_url])
     except Exception as err:  # noqa: BLE001  doctor: whatever a check does, it is a line of the report
         servers_found = [Check("local", "local servers", "fail", f"could not be listed ({_reason(err)})", fix)]
     try:
-        chosen = _model_check(settings, registry, model, found, providers)
+        chosen = _model_check(settings, registry, model, found, providers, answers)
     except Exception as err:  # noqa: BLE001  doctor: whatever a check does, it is a line of the report
         chosen = Check("model", "model", "fail", f"could not be checked ({_reason(err)})", fix)
     return [chosen, *providers, *problems, *servers_found]
 
 
 def _model_check(settings: Settings | None, registry: ModelRegistry, model: str | None, found: list[DetectedServer],
-                 providers: list[Check]) -> Check:
+                 providers: list[Check], answers: Mapping[str, DetectedServer | Unanswered]) -> Check:
     ref = model or (settings.model if settings is not None else None)
     where = "--model" if model else "config.toml"
     if ref:
@@ -386,11 +429,19 @@ def _model_check(settings: Settings | None, registry: ModelRegistry, model: str 
     local = next((s for s in found if s.models), None)
     if local is not None:
         ref = f"{local.provider}/{local.models[0]}"
-        return Check("model", "model", "ok", f"none set: the local server's {shown_ref(local.provider, local.models[0])} will be used",
-                     data={"ref": ref, "from": "local server"})
+        shown = shown_ref(local.provider, local.models[0])
+        said = (f"none set: {shown}, the first model of {_redact(local.base_url)}, will be used" if local.by_url
+                else f"none set: the local server's {shown} will be used")
+        return Check("model", "model", "ok", said, data={"ref": ref, "from": "named server" if local.by_url else "local server"})
     if any(c.status == "ok" for c in providers):
         return Check("model", "model", "warn", "none set", 'pick one with Ctrl+L in the app, or set model = "PROVIDER/ID" '
                      "in config.toml", {"ref": None})
+    silent = next((a for a in answers.values() if isinstance(a, Unanswered)), None)
+    if silent is not None:
+        name = silent.server.provider
+        return Check("model", "model", "fail", f"none can be used: the server at {_redact(silent.server.base_url)} "
+                     f"({silent.server.source}) did not list its models", f"start it, or pass --model {name}/MODEL-ID "
+                     f'(or set model = "{name}/MODEL-ID" in config.toml)', {"ref": None})
     return Check("model", "model", "fail", "no model can be used: no provider has a key and no local server answers",
                  "export OPENAI_API_KEY=… or ANTHROPIC_API_KEY=…, start Ollama, LM Studio, llama.cpp or vLLM, "
                  "or add [providers.NAME] to config.toml", {"ref": None})

@@ -31,6 +31,14 @@ class ProviderInfo:
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     # what an id the catalog does not list gets (e.g. every Claude model takes images)
     model_defaults: dict[str, Any] = field(default_factory=dict)
+    # what its server lists, for a server named by its URL (empty until it answers); None: the
+    # models above are the list. `models` stays what is known about an id either way.
+    served: tuple[str, ...] | None = None
+
+    @property
+    def listed(self) -> tuple[str, ...]:
+        """The model ids a picker offers."""
+        return self.served if self.served is not None else tuple(self.models)
 
 
 @lru_cache(maxsize=1)

@@ -12,7 +12,7 @@ import asyncio
 import dataclasses
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import httpx
 
@@ -20,11 +20,12 @@ from treechat import bounded_json
 
 from .content_encoding import ACCEPT, body_chunks
 from .local import is_local_url
-from .proxy import ssl_context
+from .proxy import client_for, route_for, ssl_context
 from .types import ModelInfo
 
-__all__ = ["LOCAL_SERVERS", "DetectedServer", "ServerModelInfo", "detect_local_servers", "detect_model_info",
-           "is_local_url", "refine", "root_of", "servers_to_probe", "with_server_facts"]
+__all__ = ["LOCAL_SERVERS", "DetectedServer", "ServerModelInfo", "Unanswered", "UrlServer", "ask_url_servers",
+           "detect_local_servers", "detect_model_info", "is_local_url", "refine", "root_of", "servers_to_probe",
+           "with_server_facts"]
 
 LOCAL_SERVERS = (
     ("ollama", "http://127.0.0.1:11434"),
@@ -35,6 +36,7 @@ LOCAL_SERVERS = (
 MAX_ANSWER_BYTES = 1_000_000  # a model list or /props is kilobytes; an answer that never ends is cut here
 DETECT_TIMEOUT = 1.0  # finding the servers, all ports at once, in all
 PROBE_TIMEOUT = 3.0  # asking one server about one model (a few requests), in all
+URL_SERVER_TIMEOUT = 5.0  # asking a remote server named by its URL for its models, in all (TLS, a proxy)
 
 
 @dataclass(frozen=True)
@@ -42,38 +44,89 @@ class DetectedServer:
     provider: str
     base_url: str  # the OpenAI-compatible base (…/v1)
     models: tuple[str, ...]
+    by_url: bool = False  # a server the person named by its URL (UrlServer), not found on a usual port
+
+
+@dataclass(frozen=True)
+class UrlServer:
+    """An OpenAI-compatible server the person named by its URL (OPENAI_BASE_URL, or a provider's
+    base_url in config.toml that lists no models): what it serves is what its `/models` lists."""
+
+    provider: str
+    base_url: str
+    source: str  # where the URL was set: "OPENAI_BASE_URL", "config.toml"
+    api_key: str | None = field(default=None, repr=False)  # sent as its bearer token, never shown
+
+    @property
+    def local(self) -> bool:
+        return is_local_url(self.base_url)
+
+
+@dataclass(frozen=True)
+class Unanswered:
+    """A server named by its URL that did not list its models, and why (words for a person)."""
+
+    server: UrlServer
+    reason: str
+    status: int | None = None  # the HTTP status it answered with, if it answered
+
+    @property
+    def refused_key(self) -> bool:
+        return self.status in (401, 403)
 
 
 class _TooLong(Exception):
     pass
 
 
-async def _read_json(client: httpx.AsyncClient, method: str, url: str, body: object = None) -> object:
-    """The JSON a 200 answer holds, read to at most MAX_ANSWER_BYTES; None for anything else."""
+async def _fetch_json(client: httpx.AsyncClient, method: str, url: str, body: object = None,
+                      headers: dict[str, str] | None = None) -> tuple[object, str | None, int | None]:
+    """The JSON a 200 answer holds, read to at most MAX_ANSWER_BYTES, or None and why not; and
+    the answer's status."""
     try:
         content = None if body is None else json.dumps(body).encode()
-        headers = None if body is None else {"Content-Type": "application/json"}
-        async with client.stream(method, url, content=content, headers=headers) as resp:
+        sent = {**({} if body is None else {"Content-Type": "application/json"}), **(headers or {})}
+        async with client.stream(method, url, content=content, headers=sent or None) as resp:
             if resp.status_code != 200:
-                return None
+                return None, f"it answered HTTP {resp.status_code}", resp.status_code
             data = bytearray()
             async for chunk in body_chunks(resp):  # (decompressed a piece at a time)
                 data += chunk
                 if len(data) > MAX_ANSWER_BYTES:
                     raise _TooLong()
-        return bounded_json.loads(bytes(data))
-    except (httpx.HTTPError, ValueError, OSError, _TooLong):
-        return None
+        return bounded_json.loads(bytes(data)), None, 200
+    except _TooLong:
+        return None, f"its answer is over {MAX_ANSWER_BYTES // 1_000_000} MB", 200
+    except ValueError:
+        return None, "its answer is not JSON", 200
+    except httpx.TimeoutException:
+        return None, "it did not answer in time", None
+    except httpx.ConnectError:
+        return None, "nothing answers at that address", None
+    except (httpx.HTTPError, OSError) as err:
+        return None, f"it cannot be reached ({type(err).__name__})", None
 
 
-async def _probe(client: httpx.AsyncClient, provider: str, root: str) -> DetectedServer | None:
-    listing = await _read_json(client, "GET", f"{root}/api/tags" if provider == "ollama" else f"{root}/v1/models")
+async def _read_json(client: httpx.AsyncClient, method: str, url: str, body: object = None) -> object:
+    """The JSON a 200 answer holds, read to at most MAX_ANSWER_BYTES; None for anything else."""
+    return (await _fetch_json(client, method, url, body))[0]
+
+
+def _model_ids(listing: object, provider: str = "") -> tuple[str, ...] | None:
+    """The model ids a listing names, in its order (None: it is no listing). Ollama's own
+    `/api/tags` says `models`; every OpenAI-compatible `/models` says `data`."""
     if not isinstance(listing, dict):
         return None
     found = listing.get("models" if provider == "ollama" else "data")
     rows = [m for m in found if isinstance(m, dict)] if isinstance(found, list) else []
     names = [m.get("name") or m.get("model") for m in rows] if provider == "ollama" else [m.get("id") for m in rows]
-    return DetectedServer(provider, f"{root}/v1", tuple(n for n in names if isinstance(n, str) and n))
+    return tuple(dict.fromkeys(n for n in names if isinstance(n, str) and n))
+
+
+async def _probe(client: httpx.AsyncClient, provider: str, root: str) -> DetectedServer | None:
+    listing = await _read_json(client, "GET", f"{root}/api/tags" if provider == "ollama" else f"{root}/v1/models")
+    models = _model_ids(listing, provider)
+    return None if models is None else DetectedServer(provider, f"{root}/v1", models)
 
 
 def root_of(base_url: str) -> str:
@@ -82,11 +135,14 @@ def root_of(base_url: str) -> str:
     return root[:-3] if root.endswith("/v1") else root
 
 
-def servers_to_probe(configured: Iterable[tuple[str, str]] = ()) -> tuple[tuple[str, str], ...]:
+def servers_to_probe(configured: Iterable[tuple[str, str]] = (),
+                     named: Iterable[UrlServer] = ()) -> tuple[tuple[str, str], ...]:
     """The usual ports, then each (name, base_url) of a provider on this machine that they do not
-    cover (config.toml's own local servers): what the app, `-p` and `doctor` all ask."""
-    out = list(LOCAL_SERVERS)
-    roots = {root for _, root in out}
+    cover (config.toml's own local servers): what the app, `-p` and `doctor` all ask. A server
+    named by its URL (`named`, asked by `ask_url_servers`) is not asked again on its port."""
+    taken = {root_of(s.base_url) for s in named}
+    out = [(name, root) for name, root in LOCAL_SERVERS if root not in taken]
+    roots = {root for _, root in out} | taken
     for name, base_url in configured:
         root = root_of(base_url)
         if is_local_url(base_url) and root not in roots:
@@ -101,6 +157,8 @@ async def detect_local_servers(
     """Servers that answered their model list within `timeout` seconds in all, in the order
     given. A server that does not answer, or not in time, is left out; an address no connection
     can even be tried to (a port out of range) raises its error."""
+    if not servers:
+        return []
     async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), trust_env=False, verify=ssl_context(),
                                  headers={"Accept-Encoding": ACCEPT}) as client:
         tasks = [asyncio.ensure_future(_probe(client, p, root)) for p, root in servers]
@@ -115,6 +173,39 @@ async def detect_local_servers(
         if (error := task.exception()) is not None:
             raise error
     return [s for t in done if (s := t.result()) is not None]
+
+
+async def _ask_url_server(server: UrlServer, timeout: float, transport: httpx.AsyncBaseTransport | None  # noqa: ASYNC109  a budget: its answer or why not
+                          ) -> DetectedServer | Unanswered:
+    """`server`'s model list (`GET {base_url}/models`, as OpenAI's own clients ask), within
+    `timeout` seconds in all. A remote server goes through the environment's proxy, as its
+    requests do; its key goes with it, to it alone."""
+    headers = {"Accept-Encoding": ACCEPT, **({"Authorization": f"Bearer {server.api_key}"} if server.api_key else {})}
+    try:
+        route = route_for(server.base_url, local=server.local)
+        async with asyncio.timeout(timeout):
+            async with client_for(route, timeout=httpx.Timeout(timeout), transport=transport) as client:
+                listing, why, status = await _fetch_json(client, "GET", f"{server.base_url.rstrip('/')}/models",
+                                                         headers=headers)
+    except TimeoutError:
+        return Unanswered(server, f"it did not answer within {timeout:g} s")
+    except (httpx.HTTPError, OSError, ValueError, ImportError) as err:  # a proxy it cannot use, a URL httpx refuses
+        return Unanswered(server, f"it cannot be reached ({type(err).__name__})")
+    models = _model_ids(listing)
+    if models is None:
+        return Unanswered(server, why or "its answer is not a model list", status)
+    return DetectedServer(server.provider, server.base_url, models, by_url=True)
+
+
+async def ask_url_servers(servers: Iterable[UrlServer], *, local_timeout: float = DETECT_TIMEOUT,
+                          remote_timeout: float = URL_SERVER_TIMEOUT,
+                          transport: httpx.AsyncBaseTransport | None = None) -> list[DetectedServer | Unanswered]:
+    """Each server named by its URL, asked at once for its models: a server on this machine or
+    the local network within `local_timeout` seconds, another within `remote_timeout`; every
+    answer bounded to MAX_ANSWER_BYTES. In the order given; never raises."""
+    servers = tuple(servers)
+    return list(await asyncio.gather(*(
+        _ask_url_server(s, local_timeout if s.local else remote_timeout, transport) for s in servers)))
 
 
 # ---------------------------------------------------------------- what a local server runs with

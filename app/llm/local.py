@@ -5,11 +5,11 @@ the catalog and the pickers use it without loading httpx."""
 from __future__ import annotations
 
 import ipaddress
-from urllib.parse import urlparse
+from urllib.parse import urlparse, urlsplit, urlunsplit
 
 from treechat.text.model_names import is_file_path, shown_model_id
 
-__all__ = ["UNKNOWN_LOCAL_WINDOW", "is_file_path", "is_local_url", "shown_model_id", "shown_ref"]
+__all__ = ["UNKNOWN_LOCAL_WINDOW", "is_file_path", "is_local_url", "shown_model_id", "shown_ref", "shown_url"]
 
 # A local server's window when it does not say (llama-cpp-python has no /props and puts no window
 # in /v1/models): small enough that a conversation planned for it fits the servers people run by
@@ -32,3 +32,14 @@ def is_local_url(base_url: str) -> bool:
 
 def shown_ref(provider: str, model_id: str) -> str:
     return f"{provider}/{shown_model_id(model_id)}"
+
+
+def shown_url(url: str) -> str:
+    """A base URL as safe to show: no user:password@, no query (some put keys there)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        netloc = host + (f":{parts.port}" if parts.port else "") if "@" in parts.netloc else parts.netloc
+    except ValueError:
+        return "(unreadable URL)"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))

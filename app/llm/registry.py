@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, assert_never
+from typing import TYPE_CHECKING, Any, assert_never
 
 from ..config.settings import base_url_problem
 from .abort import AbortSignal
 from .apis import Api
 from .catalog import ProviderInfo, builtin_providers, model_info
+from .local import is_local_url
 from .types import LlmContext, ModelInfo, StreamEvent, StreamFn, StreamOptions
+
+if TYPE_CHECKING:
+    from .detect import UrlServer
 
 _ENV = {
     "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
@@ -48,22 +52,37 @@ class ModelRegistry:
             raise ModelRefError(" ".join(f"{var} (in the environment) {why}; fix it or unset it."
                                          for var, why in problems.items()))
         self._providers = builtin_providers()
+        catalog_urls = {name: p.base_url for name, p in self._providers.items()}
         self._keys: dict[str, str | None] = {}
+        self._url_source: dict[str, str] = {}  # providers whose base URL the person set: where
+        self._declared: dict[str, tuple[str, ...]] = {}  # the models config.toml lists for a provider
         for name, (key_env, url_env) in _ENV.items():
             p = self._providers[name]
             if self.env.get(url_env):
                 self._providers[name] = dataclasses.replace(p, base_url=self.env[url_env])
+                self._url_source[name] = url_env
             self._keys[name] = self.env.get(key_env) or None
         for name, p in self._providers.items():
             if p.api_key_env and name not in self._keys:
                 self._keys[name] = self.env.get(p.api_key_env) or None
         for name, cfg in (getattr(settings, "providers", None) or {}).items():
             self._add_configured(name, cfg)
+        # A Chat Completions server named by its URL serves what it lists, not the catalog of the
+        # provider it stands in for (OPENAI_BASE_URL at a llama.cpp server), nor that provider's
+        # quirks and defaults (OpenAI's `max_completion_tokens`, its models' image input);
+        # config.toml's `models` for it, when given, are the list instead (and it is not asked).
+        for name, p in list(self._providers.items()):
+            if (p.api == "openai" and not p.local and name in self._url_source
+                    and p.base_url.rstrip("/") != catalog_urls.get(name, "").rstrip("/")):
+                self._providers[name] = dataclasses.replace(p, served=self._declared.get(name, ()), compat={},
+                                                            model_defaults={})
 
     def _add_configured(self, name: str, cfg: Any) -> None:
         base = self._providers.get(name)
         if base is None and not cfg.base_url:
             raise ModelRefError(f"[providers.{name}] in config.toml needs a base_url.")
+        if cfg.base_url:
+            self._url_source[name] = "config.toml"
         # a max_tokens written in config.toml goes out with every request (the catalog's is a ceiling)
         declared = {m: {**spec, "send_max_tokens": True} if "max_tokens" in spec else spec for m, spec in cfg.models.items()}
         merged_models = {**(base.models if base else {}), **declared}
@@ -77,6 +96,7 @@ class ModelRegistry:
             models=merged_models,
             model_defaults=dict(base.model_defaults) if base else {},
         )
+        self._declared[name] = tuple(declared)
         if cfg.api_key:
             self._keys[name] = cfg.api_key
         elif cfg.api_key_env:
@@ -98,6 +118,25 @@ class ModelRegistry:
     def api_key(self, provider: str) -> str | None:
         return self._keys.get(provider)
 
+    def url_servers(self) -> list[UrlServer]:
+        """The servers named by their URL whose models are what they list (asked by
+        `treechat.llm.detect.ask_url_servers`), each with where its URL was set and its key."""
+        from .detect import UrlServer
+
+        return [UrlServer(name, p.base_url, self._url_source[name], self._keys.get(name))
+                for name, p in sorted(self._providers.items()) if p.served == () and name in self._url_source]
+
+    def url_source(self, provider: str) -> str | None:
+        """Where a provider's base URL was set ("OPENAI_BASE_URL", "config.toml"); None: the catalog's."""
+        return self._url_source.get(provider)
+
+    def serve(self, provider: str, models: tuple[str, ...]) -> None:
+        """What a server named by its URL said it serves: the list its provider offers from now on
+        (a server on this machine or the local network is local: no key needed, no proxy)."""
+        info = self._providers[provider]
+        self._providers[provider] = dataclasses.replace(info, served=models,
+                                                        local=info.local or is_local_url(info.base_url))
+
     def providers_with_keys(self) -> list[str]:
         """The providers a key was found for (environment or config.toml), by name."""
         return sorted(name for name, key in self._keys.items() if key)
@@ -105,9 +144,10 @@ class ModelRegistry:
     def key_problem(self, model: ModelInfo) -> str | None:
         """Why a request to `model` cannot go out for lack of a key (None: it can).
 
-        Local servers and providers that name no key variable need none."""
+        Servers on this machine or the local network (a local kind, or a base URL there) and
+        providers that name no key variable need none."""
         info = self._providers.get(model.provider)
-        if info is None or info.local or self._keys.get(model.provider):
+        if info is None or info.local or is_local_url(info.base_url) or self._keys.get(model.provider):
             return None
         if not info.api_key_env and model.provider not in _ENV:
             return None
@@ -136,7 +176,7 @@ class ModelRegistry:
 
     def models(self) -> list[ModelInfo]:
         """Every model the catalog or config names, for pickers."""
-        return [_with_route(p, model_info(p, m)) for p in self._providers.values() for m in p.models]
+        return [_with_route(p, model_info(p, m)) for p in self._providers.values() for m in p.listed]
 
 
 def _with_route(provider: ProviderInfo, model: ModelInfo) -> ModelInfo:

@@ -133,9 +133,10 @@ class McpTool(AgentTool):
             if confirm is None:
                 return text_result(NO_CONFIRM.format(server=spec.name), is_error=True)
             shown = json.dumps(arguments, ensure_ascii=False, indent=2)
-            if not await answer_unless_stopped(confirm(spec.name, self.name, shown), signal):
+            allowed = await answer_unless_stopped(confirm(spec.name, self.name, shown), signal)
+            if not allowed and not (signal is not None and signal.aborted):
                 return text_result("The user declined this tool call.", is_error=True)
-        if signal is not None and signal.aborted:
+        if signal is not None and signal.aborted:  # stopped while asked: nobody declined
             return text_result("(the call was cancelled before it started)", is_error=True)
         return await self._call(arguments, signal)
 

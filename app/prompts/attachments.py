@@ -5,6 +5,10 @@ A text file's contents go into the message under its path; an image becomes an i
 the user message (stored in the entry like any content). An `@` that does not name a readable
 file stays text (`a@b.com`, `@user`, `@src/` a folder); a file that cannot be attached (too
 big, binary and not an image) is one clear sentence and nothing is sent.
+
+A file whose real path (links followed) is outside the working folder (`@../notes`, a link out,
+`@~/x`, `-a /tmp/shot.png`) is a read outside (outside.py): read only once the person allowed it;
+until asked, `expand_prompt` raises `Undecided`, and a refusal is one sentence.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import unquote, urlparse
 
+from treechat.prompts.outside import ReadsOutside, Undecided
 from treechat.storage.model import ImageContent
 from treechat.storage.special import special_kind
 from treechat.text.attached import file_block
@@ -66,16 +71,19 @@ def _readable_file(path: Path) -> bool:
         return False
 
 
-def load_attachment(raw: str, cwd: str | os.PathLike[str]) -> tuple[Attachment, str | ImageContent]:
+def load_attachment(raw: str, cwd: str | os.PathLike[str], *,
+                    real: Path | None = None) -> tuple[Attachment, str | ImageContent]:
     """Read one file for attaching: (facts, the text or the image block). Raises AttachmentError
-    with a sentence naming the file when it is too big, binary, or cannot be read."""
+    with a sentence naming the file when it is too big, binary, or cannot be read. `real`: where
+    it was found to be (what was checked is what is read)."""
     path = _resolve(raw, Path(cwd))
-    kind = special_kind(path)
+    source = real or path
+    kind = special_kind(source)
     if kind is not None:  # a FIFO's open would wait for a writer, a device's read may never end
         raise AttachmentError(f"{raw} is {kind}; only files can be attached.")
     try:
-        size = path.stat().st_size
-        with path.open("rb") as handle:
+        size = source.stat().st_size
+        with source.open("rb") as handle:
             head = handle.read(12)
             mime = image_mime(head)
             limit = MAX_IMAGE_BYTES if mime else MAX_TEXT_BYTES
@@ -110,13 +118,18 @@ def _candidates(token: str) -> Iterable[str]:
         yield token
 
 
-def expand_prompt(text: str, cwd: str | os.PathLike[str], *, attach: Sequence[str] = ()) -> PreparedPrompt:
+def expand_prompt(text: str, cwd: str | os.PathLike[str], *, attach: Sequence[str] = (),
+                  outside: ReadsOutside | None = None) -> PreparedPrompt:
     """Resolve `@path` tokens in `text` and the explicit `attach` files (`-a`, which must exist).
 
     Each attached text file is appended as `<file path="…">…</file>`; each image becomes an image
     block; the token itself becomes the bare path, so the sentence still reads. Raises
-    AttachmentError (one sentence) when a named file cannot be attached; nothing is half-done."""
+    AttachmentError (one sentence) when a named file cannot be attached; nothing is half-done.
+    A file outside the working folder is read only when `outside` allows it (None: nothing
+    outside is); one nobody was asked about yet raises Undecided (it is pending in `outside`)."""
     base = Path(cwd)
+    bound = outside or ReadsOutside.for_cwd(base)
+    gate = _Gate(bound)
     files: list[tuple[Attachment, str | ImageContent]] = []
     seen: set[Path] = set()
     out: list[str] = []
@@ -134,24 +147,59 @@ def expand_prompt(text: str, cwd: str | os.PathLike[str], *, attach: Sequence[st
                     break
         if chosen is None:
             continue  # not a file: the `@` stays as typed
-        loaded = load_attachment(chosen, base)
-        if loaded[0].path.resolve() not in seen:
-            seen.add(loaded[0].path.resolve())
-            files.append(loaded)
+        real = gate.admit(chosen, base)
+        if real is not None and real not in seen:
+            seen.add(real)
+            files.append(load_attachment(chosen, base, real=real))
         out.append(text[pos:match.start()] + chosen + rest)
         pos = match.end()
     out.append(text[pos:])
     for raw in attach:
-        loaded = load_attachment(raw, base)
-        if loaded[0].path.resolve() not in seen:
-            seen.add(loaded[0].path.resolve())
-            files.append(loaded)
+        real = gate.admit(raw, base)
+        if real is not None and real not in seen:
+            seen.add(real)
+            files.append(load_attachment(raw, base, real=real))
+    gate.settle()
     body = "".join(out)
     blocks = [file_block(a.shown, content) for a, content in files if isinstance(content, str)]
     if blocks:
         body = (body.rstrip() + "\n\n" if body.strip() else "") + "\n\n".join(blocks)
     images = [content for _, content in files if isinstance(content, ImageContent)]
     return PreparedPrompt(text=body, images=images, attachments=[a for a, _ in files])
+
+
+class _Gate:
+    """The attachments of one prompt against the reads outside: each file's real path is checked
+    before it is read; `settle` says what was refused or is still to be asked."""
+
+    def __init__(self, bound: ReadsOutside) -> None:
+        self.bound = bound
+        self.refused: list[tuple[str, str]] = []
+        self.undecided = False
+
+    def admit(self, raw: str, base: Path) -> Path | None:
+        """Where `raw` really is, when it may be read; None when it may not (yet). A file that
+        does not exist is admitted: reading it says so."""
+        path = _resolve(raw, base)
+        if not os.path.exists(path):
+            return path
+        real = os.path.realpath(path)
+        if self.bound.allows("attachment", raw, real):
+            return Path(real)
+        if self.bound.verdict(real) is None:
+            self.undecided = True
+        else:
+            self.refused.append((raw, real))
+        return None
+
+    def settle(self) -> None:
+        if self.refused:
+            raw, real = self.refused[0]
+            where = raw if os.path.normpath(raw) == real else f"{raw} ({real})"
+            raise AttachmentError(f"{where} is outside the working folder {self.bound.folder}, and reading there was not "
+                                  "allowed; nothing was sent.")
+        if self.undecided:
+            raise Undecided("attachments outside the working folder")
 
 
 # ---------------------------------------------------------------- the composer

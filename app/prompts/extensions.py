@@ -4,6 +4,8 @@
 parameter, so tests never look at a real `~/.pi` or `~/.claude`). `expand_command` is the one
 rule the app and `-p` share: `/TEMPLATE args` becomes the template's body, `/skill NAME text`
 the skill's block and the text, `//x` the literal `/x`; any other text is left as it is.
+A project's template or skill is read only inside the working folder or where the person allowed
+(outside.py): one not asked about yet raises `Undecided`, so the caller asks and expands again.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .frontmatter import FrontMatterError
+from .outside import ReadsOutside, Undecided
 from .skills import Skill, SkillsListing, load_skills, skill_block, skill_roots, skills_listing
 from .templates import Template, expand, load_templates, template_folders
 
@@ -27,6 +30,7 @@ class Extensions:
     skills: list[Skill] = field(default_factory=list)
     templates: list[Template] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    outside: ReadsOutside | None = None  # where the project's files may be read (None: the working folder only)
     # the system prompt's skills section, within its bounds (what they left out is the first problem)
     prompt_section: SkillsListing = field(default_factory=lambda: SkillsListing("", 0))
 
@@ -56,15 +60,30 @@ def pi_agent_dir(env: Mapping[str, str], home: Path) -> Path:
 
 
 def load_extensions(cwd: str | os.PathLike[str], config_dir: Path | None, env: Mapping[str, str],
-                    builtins: set[str]) -> Extensions:
+                    builtins: set[str], outside: ReadsOutside | None = None) -> Extensions:
+    """`outside`: the chat's reads outside the working folder (None: nothing outside is read)."""
     home = user_home(env)
     pi_dir = pi_agent_dir(env, home)
     folder = Path(cwd).resolve()
-    skills, skill_problems = load_skills(skill_roots(folder, config_dir, home, pi_dir))
-    templates, template_problems = load_templates(template_folders(folder, config_dir, pi_dir), builtins)
+    bound = outside or ReadsOutside.for_cwd(folder)
+    skills, skill_problems = load_skills(skill_roots(folder, config_dir, home, pi_dir), bound)
+    templates, template_problems = load_templates(template_folders(folder, config_dir, pi_dir), builtins, bound)
     section = skills_listing(skills)
-    bound = section.note()
-    return Extensions(skills, templates, ([bound] if bound else []) + skill_problems + template_problems, section)
+    note = section.note()
+    return Extensions(skills, templates, ([note] if note else []) + skill_problems + template_problems, bound, section)
+
+
+def _allowed_file(ext: Extensions, kind: str, path: Path) -> Path:
+    """Where a project's file really is, when it may be read; raises Undecided (ask first) or
+    CommandError (the person said no)."""
+    real = os.path.realpath(path)
+    bound = ext.outside or ReadsOutside.for_cwd(os.getcwd())
+    if bound.allows(kind, path, real):
+        return Path(real)
+    if bound.verdict(real) is None:
+        raise Undecided(real)
+    raise CommandError(f"The {kind} {path} leads outside the working folder {bound.folder} (to {real}), and reading "
+                       "there was not allowed; it is not used.")
 
 
 def expand_command(text: str, ext: Extensions) -> str:
@@ -83,10 +102,24 @@ def expand_command(text: str, ext: Extensions) -> str:
     template = ext.template(name)
     if template is None:
         return text
+    real = _allowed_file(ext, "template", template.path) if template.bounded else None
     try:
-        return expand(template, args)
+        return expand(template, args, real)
     except FrontMatterError as err:
         raise CommandError(f"The template {template.path} {err}.") from None
+
+
+def template_of(text: str, ext: Extensions) -> str | None:
+    """The template's name when `expand_command` makes `text` a template's body (the message then
+    carries what was typed: app/text/expanded.py); None for anything else."""
+    from treechat.widgets.commands import parse_slash
+
+    stripped = text.strip()
+    parsed = None if stripped.startswith("//") else parse_slash(stripped)
+    if parsed is None or parsed[0] == "skill":
+        return None
+    template = ext.template(parsed[0])
+    return template.name if template is not None else None
 
 
 def _skill(args: str, ext: Extensions) -> str:
@@ -96,8 +129,9 @@ def _skill(args: str, ext: Extensions) -> str:
     skill = ext.skill(name.strip())
     if skill is None:
         raise CommandError(f"No skill is named {name!r}{_known(ext)}")
+    real = _allowed_file(ext, "SKILL.md", skill.path) if skill.bounded else None
     try:
-        return skill_block(skill, text.strip())
+        return skill_block(skill, text.strip(), real)
     except FrontMatterError as err:
         raise CommandError(f"The skill {skill.path} {err}.") from None
 
@@ -135,11 +169,16 @@ def listing(ext: Extensions, skills_announced: bool) -> str:
     problems = [p for p in ext.problems if p != note]
     if problems:
         lines += ["", "Problems:", *(f"  {p}" for p in problems)]
+    held = ext.outside.held_lines() if ext.outside is not None else []
+    if held:
+        lines += ["", f"Outside the working folder {ext.outside.folder if ext.outside else ''} (read only if you allow "
+                  "it):", *(f"  {line}" for line in held)]
     return "\n".join(lines)
 
 
 def skills_section(cwd: str | os.PathLike[str], config_dir: Path | None, env: Mapping[str, str]) -> str:
     """The system prompt's skills section for `cwd` (`treechat context`: no controller there)."""
     home = user_home(env)
-    return skills_listing(load_skills(skill_roots(Path(cwd).resolve(), config_dir, home,
-                                                  pi_agent_dir(env, home)))[0]).text
+    folder = Path(cwd).resolve()
+    roots = skill_roots(folder, config_dir, home, pi_agent_dir(env, home))
+    return skills_listing(load_skills(roots, ReadsOutside.for_cwd(folder))[0]).text  # (nothing outside: nobody to ask)

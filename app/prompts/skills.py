@@ -21,6 +21,10 @@ a 270 MB request); the rest are left out, which the section itself says (so the 
 `skills_listing(...).note()` says to the person. Names and descriptions are sanitised when read:
 they are shown in toasts, dialogs, completion and F1, and no escape sequence of a folder's name
 reaches the terminal.
+
+The project's folders are the repository's: a SKILL.md, or a folder, there whose real path is
+outside the working folder (a link out) is read only once the person allowed it (outside.py), and
+is not walked into before. The person's own folders are read wherever their links lead.
 """
 
 from __future__ import annotations
@@ -30,11 +34,14 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from treechat.text.sanitize import sanitize_line
 
 from .frontmatter import FrontMatterError, read_front_matter
+
+if TYPE_CHECKING:
+    from .outside import ReadsOutside
 
 MAX_NAME, MAX_DESCRIPTION = 64, 1024
 MAX_NAME_KEPT = 256  # a longer name cannot be meant to be typed: the skill is skipped
@@ -51,22 +58,27 @@ class Skill:
     path: Path  # its SKILL.md
     base_dir: Path
     model_invocable: bool = True
+    bounded: bool = False  # the project's: read again only inside the working folder, or where allowed
 
 
-def skill_roots(cwd: Path, config_dir: Path | None, home: Path, pi_dir: Path) -> list[tuple[Path, Mode]]:
-    roots: list[tuple[Path, Mode]] = [(cwd / ".treechat" / "skills", "agents")]
-    roots += [(folder / ".agents" / "skills", "agents") for folder in _up_to_repository_root(cwd)]
-    roots += [(cwd / ".pi" / "skills", "pi"), (cwd / ".claude" / "skills", "agents")]
-    if config_dir is not None:
-        roots.append((config_dir / "skills", "agents"))
-    roots += [(home / ".agents" / "skills", "agents"), (pi_dir / "skills", "pi"), (home / ".claude" / "skills", "agents")]
-    seen: set[Path] = set()
-    unique = []
-    for root, mode in roots:
-        if root not in seen:
-            seen.add(root)
-            unique.append((root, mode))
-    return unique
+class SkillRoot(NamedTuple):
+    path: Path
+    mode: Mode
+    own: bool  # the person's folder (read as it is); else the project's (bounded to the working folder)
+
+
+def skill_roots(cwd: Path, config_dir: Path | None, home: Path, pi_dir: Path) -> list[SkillRoot]:
+    project: list[tuple[Path, Mode]] = [(cwd / ".treechat" / "skills", "agents")]
+    project += [(folder / ".agents" / "skills", "agents") for folder in _up_to_repository_root(cwd)]
+    project += [(cwd / ".pi" / "skills", "pi"), (cwd / ".claude" / "skills", "agents")]
+    own: list[tuple[Path, Mode]] = [(config_dir / "skills", "agents")] if config_dir is not None else []
+    own += [(home / ".agents" / "skills", "agents"), (pi_dir / "skills", "pi"), (home / ".claude" / "skills", "agents")]
+    theirs = {root for root, _ in own}
+    unique: dict[Path, SkillRoot] = {}
+    for root, mode in [*project, *own]:
+        if root not in unique:  # (the first place wins; a folder that is the person's stays theirs)
+            unique[root] = SkillRoot(root, mode, root in theirs)
+    return list(unique.values())
 
 
 def _up_to_repository_root(cwd: Path) -> list[Path]:
@@ -75,18 +87,22 @@ def _up_to_repository_root(cwd: Path) -> list[Path]:
     return folders[: folders.index(root) + 1] if root is not None else folders
 
 
-def load_skills(roots: list[tuple[Path, Mode]]) -> tuple[list[Skill], list[str]]:
-    """(the skills, one line per problem)."""
+def load_skills(roots: list[SkillRoot], outside: ReadsOutside) -> tuple[list[Skill], list[str]]:
+    """(the skills, one line per problem). A project's file or folder outside the working folder
+    is skipped unless `outside` allows it (it is then pending there)."""
     skills: dict[str, Skill] = {}
     seen_files: set[str] = set()
     problems: list[str] = []
-    for root, mode in roots:
-        for path in _skill_files(root, mode):
+    for root, mode, own in roots:
+        bound = None if own else outside
+        for path in _skill_files(root, mode, bound):
             real = os.path.realpath(path)
             if real in seen_files:
                 continue
             seen_files.add(real)
-            skill = _read_skill(path, problems)
+            if bound is not None and not bound.allows(_kind(path), path, real):
+                continue  # not read: asked about at the next message (`/skill` lists it)
+            skill = _read_skill(path, Path(real), problems, bounded=bound is not None)
             if skill is None:
                 continue
             if skill.name in skills:
@@ -96,15 +112,23 @@ def load_skills(roots: list[tuple[Path, Mode]]) -> tuple[list[Skill], list[str]]
     return list(skills.values()), problems
 
 
-def _skill_files(root: Path, mode: Mode) -> Iterator[Path]:
+def _kind(path: Path) -> str:
+    return "skills folder" if os.path.isdir(path) else "SKILL.md" if path.name == "SKILL.md" else "skill"
+
+
+def _skill_files(root: Path, mode: Mode, bound: ReadsOutside | None) -> Iterator[Path]:
     budget = [MAX_ENTRIES]
     visited: set[str] = set()
-    yield from _walk(root, root, mode, 0, budget, visited)
+    yield from _walk(root, root, mode, 0, budget, visited, bound)
 
 
-def _walk(folder: Path, root: Path, mode: Mode, depth: int, budget: list[int], visited: set[str]) -> Iterator[Path]:
+def _walk(folder: Path, root: Path, mode: Mode, depth: int, budget: list[int], visited: set[str],
+          bound: ReadsOutside | None) -> Iterator[Path]:
     real = os.path.realpath(folder)
     if depth > MAX_DEPTH or real in visited or budget[0] <= 0:
+        return
+    if bound is not None and os.path.isdir(folder) and not bound.allows("skills folder", folder, real):
+        yield folder  # not listed: load_skills says so (a folder outside is asked about as a whole)
         return
     visited.add(real)
     try:
@@ -119,7 +143,7 @@ def _walk(folder: Path, root: Path, mode: Mode, depth: int, budget: list[int], v
         if entry.name.startswith(".") or entry.name == "node_modules":
             continue
         if _is_dir(entry):
-            yield from _walk(Path(entry.path), root, mode, depth + 1, budget, visited)
+            yield from _walk(Path(entry.path), root, mode, depth + 1, budget, visited, bound)
         elif mode == "pi" and folder == root and entry.name.endswith(".md") and _is_file(entry):
             yield Path(entry.path)
 
@@ -138,9 +162,9 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _read_skill(path: Path, problems: list[str]) -> Skill | None:
+def _read_skill(path: Path, real: Path, problems: list[str], *, bounded: bool) -> Skill | None:
     try:
-        front, _ = read_front_matter(path)
+        front, _ = read_front_matter(real)
     except FrontMatterError as err:
         problems.append(f"{path} {err}; the skill is skipped.")
         return None
@@ -165,7 +189,7 @@ def _read_skill(path: Path, problems: list[str]) -> Skill | None:
         shown = shown[: MAX_DESCRIPTION - 1] + "…"
     if notes:
         problems.append(f"{path}: {'; '.join(notes)} (used all the same).")
-    return Skill(name, shown, path, path.parent, front.get("disable-model-invocation") is not True)
+    return Skill(name, shown, path, path.parent, front.get("disable-model-invocation") is not True, bounded)
 
 
 def _name_problems(name: str, folder: str) -> list[str]:
@@ -240,10 +264,10 @@ def skills_prompt(skills: list[Skill]) -> str:
     return skills_listing(skills).text
 
 
-def skill_block(skill: Skill, text: str) -> str:
+def skill_block(skill: Skill, text: str, real: Path | None = None) -> str:
     """What `/skill NAME text` sends: the skill's body in Pi's block, then the text (the file is
-    read now, as it is)."""
-    _, body = read_front_matter(skill.path)
+    read now, as it is: from `real`, where it was found to be)."""
+    _, body = read_front_matter(real or skill.path)
     block = (f'<skill name="{skill.name}" location="{skill.path}">\nReferences are relative to {skill.base_dir}.\n\n'
              f"{body.strip()}\n</skill>")
     return f"{block}\n\n{text}" if text.strip() else block

@@ -9,6 +9,10 @@ the arguments are split like a shell's words (quotes group, no escapes) and fill
 kind after the other in that order.
 
 A template is never a built-in command: one of the same name is a warning and not used.
+
+The project's templates are the repository's: one whose real path is outside the working folder
+(a link out) is listed by its name only and read when it is used, once the person allowed it
+(outside.py). The person's own folders are read wherever their links lead.
 """
 
 from __future__ import annotations
@@ -17,10 +21,14 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from treechat.text.sanitize import sanitize_line
 
 from .frontmatter import FrontMatterError, read_front_matter
+
+if TYPE_CHECKING:
+    from .outside import ReadsOutside
 
 COMMAND = re.compile(r"^[A-Za-z][\w-]*\Z")  # what the composer recognises as /name
 MAX_DESCRIPTION, MAX_HINT = 300, 100  # characters of a template's description and argument hint, as shown
@@ -32,25 +40,35 @@ class Template:
     description: str
     argument_hint: str
     path: Path
+    bounded: bool = False  # the project's: read only inside the working folder, or where allowed
 
-    def body(self) -> str:
-        """The body, read now (an edit shows at the next use)."""
-        return read_front_matter(self.path)[1]
+    def body(self, real: Path | None = None) -> str:
+        """The body, read now (an edit shows at the next use), from `real`: where it was found to be."""
+        return read_front_matter(real or self.path)[1]
 
 
-def template_folders(cwd: Path, config_dir: Path | None, pi_dir: Path) -> list[Path]:
-    folders = [cwd / ".treechat" / "prompts", cwd / ".pi" / "prompts"]
+def template_folders(cwd: Path, config_dir: Path | None, pi_dir: Path) -> list[tuple[Path, bool]]:
+    """(folder, the person's own) in the order they are looked in."""
+    folders = [(cwd / ".treechat" / "prompts", False), (cwd / ".pi" / "prompts", False)]
     if config_dir is not None:
-        folders.append(config_dir / "prompts")
-    folders.append(pi_dir / "prompts")
-    return list(dict.fromkeys(folders))
+        folders.append((config_dir / "prompts", True))
+    folders.append((pi_dir / "prompts", True))
+    unique: dict[Path, bool] = {}
+    for folder, own in folders:
+        unique[folder] = unique.get(folder, False) or own
+    return list(unique.items())
 
 
-def load_templates(folders: list[Path], builtins: set[str]) -> tuple[list[Template], list[str]]:
-    """(the templates, one line per problem)."""
+LEADS_OUT = "(a link out of the working folder: asked before it is read)"
+
+
+def load_templates(folders: list[tuple[Path, bool]], builtins: set[str],
+                   outside: ReadsOutside) -> tuple[list[Template], list[str]]:
+    """(the templates, one line per problem). A project's template outside the working folder
+    is listed by name and not read, unless `outside` allows it already."""
     found: dict[str, Template] = {}
     problems: list[str] = []
-    for folder in folders:
+    for folder, own in folders:
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
@@ -76,8 +94,12 @@ def load_templates(folders: list[Path], builtins: set[str]) -> tuple[list[Templa
             if key in found:
                 problems.append(f"{path}: /{key} is not used: {found[key].path} has that name.")
                 continue
+            real = Path(os.path.realpath(path))
+            if not own and outside.verdict(str(real)) is not True:
+                found[key] = Template(key, LEADS_OUT, "", path, bounded=True)  # asked when used
+                continue
             try:
-                front, body = read_front_matter(path)
+                front, body = read_front_matter(real)
             except FrontMatterError as err:
                 problems.append(f"{path} {err}; the template is not used.")
                 continue
@@ -88,7 +110,7 @@ def load_templates(folders: list[Path], builtins: set[str]) -> tuple[list[Templa
             hint = front.get("argument-hint")
             # shown in the palette, completion and F1: one sanitised line each, bounded
             found[key] = Template(key, sanitize_line(description, MAX_DESCRIPTION),
-                                  sanitize_line(hint, MAX_HINT) if hint else "", path)
+                                  sanitize_line(hint, MAX_HINT) if hint else "", path, bounded=not own)
     return list(found.values()), problems
 
 
@@ -139,5 +161,5 @@ def _replace(text: str, pattern: str, value: object) -> str:
     return re.sub(pattern, value, text)  # type: ignore[call-overload]
 
 
-def expand(template: Template, args_text: str) -> str:
-    return substitute(template.body(), parse_args(args_text))
+def expand(template: Template, args_text: str, real: Path | None = None) -> str:
+    return substitute(template.body(real), parse_args(args_text))

@@ -7,14 +7,13 @@ print mode's (0 an answer, 1 a failure, 2 nothing could be sent, 130 interrupted
 
 from __future__ import annotations
 
-import asyncio
-import signal as signals
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from treechat.agent.types import JsonObject
 from treechat.chat import Chat, ChatError
 from treechat.chat.events import ChatEvent, Failed
+from treechat.cli.interrupt import stop_on_ctrl_c
 from treechat.session.agent_session import AgentSession
 from treechat.session.events import SessionEvent
 from treechat.storage.model import AssistantMessage
@@ -69,30 +68,16 @@ async def run_json(chat: Chat, prompt: str, *, out: LineSink, err: TextIO, attac
             failures.append(event.text)
 
     unsubscribe = chat.subscribe(on_chat)
-    loop = asyncio.get_running_loop()
-    interrupted = False
-
-    def on_sigint() -> None:
-        nonlocal interrupted
-        interrupted = True
-        chat.abort()
-
     try:
-        loop.add_signal_handler(signals.SIGINT, on_sigint)
-        installed = True
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
-        installed = False
-    try:
-        last = await chat.prompt(prompt, attach=attach)
+        with stop_on_ctrl_c(chat.abort) as interrupted:
+            last = await chat.prompt(prompt, attach=attach)
     except ChatError as error:  # nothing was sent and nothing written
         _line(err, str(error))
         return 2
     finally:
-        if installed:
-            loop.remove_signal_handler(signals.SIGINT)
         unsubscribe()
         stop()
-    return _exit_code(last, failures, err, interrupted=interrupted)
+    return _exit_code(last, failures, err, interrupted=interrupted.happened)
 
 
 def _exit_code(last: AssistantMessage | None, failures: list[str], err: TextIO, *, interrupted: bool) -> int:

@@ -14,20 +14,27 @@ are their public face.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol, TypeVar
 
 from treechat.agent.agent import Agent
 from treechat.agent.bus import EventBus, Listener, Unsubscribe
-from treechat.agent.events import AgentEvent, MessageEnd, MessageStart
+from treechat.agent.events import AgentEnd, AgentEvent, AgentStart, MessageEnd, MessageStart
 from treechat.agent.queues import QueueKind
 from treechat.agent.state import AgentState
 from treechat.agent.tools.base import AnyTool
 from treechat.agent.types import AgentMessage, GetApiKey, ModelRegistry
 from treechat.llm.types import THINKING_LEVELS, ModelInfo, StreamFn, StreamOptionFields, stored_model_ref
 from treechat.storage.base import SessionCatalog, SessionStorage
-from treechat.storage.model import CustomMessage, ImageContent, TextContent, UserMessage, message_text
+from treechat.storage.model import (
+    AssistantMessage,
+    CustomMessage,
+    ImageContent,
+    TextContent,
+    UserMessage,
+    message_text,
+)
 
 from .branching import NothingToSummarize, fork_session, write_branch_summary
 from .compaction import CompactionError, CompactionSettings, NothingToCompact
@@ -61,6 +68,12 @@ def clamp_thinking(model: ModelInfo, level: str) -> str:
     return level
 
 
+def _stopped_empty(message: AgentMessage) -> bool:
+    """A reply that ended before it said anything because its run was stopped (or failed)."""
+    return (isinstance(message, AssistantMessage) and message.stop_reason in ("aborted", "error")
+            and not message_text(message).strip() and not any(b.type == "toolCall" for b in message.content))
+
+
 class AgentSession:
     def __init__(self, session: Session, agent: Agent, *, available_tools: Iterable[AnyTool] = (),
                  resolve_model: Callable[[str], ModelInfo] | None = None,
@@ -73,6 +86,10 @@ class AgentSession:
         self.recovery_folders: list[Path] = []  # where unsaved messages go (save_unsaved adds /tmp)
         self.compactor = Compactor(self, compaction_settings or CompactionSettings(), self.events)
         self._path_tools: list[str] | None = None  # the tool set the path records at the leaf
+        self._halted: str | None = None  # why this run was stopped: a message of it could not be saved
+        self._unsaved: list[AgentMessage] = []  # this run's messages the session does not hold
+        # tools on whatever the path recorded (the person turned them on: `/tools NAME on`)
+        self.pinned_tools: frozenset[str] = frozenset()
         agent.subscribe(self._on_agent_event)
 
     # ------------------------------------------------------------ construction
@@ -87,6 +104,7 @@ class AgentSession:
         thinking_level: str | None = None,
         tools: Iterable[AnyTool] = (),
         active_tools: Iterable[str] | None = None,
+        pinned_tools: Iterable[str] = (),
         system_prompt: str = "",
         stream_fn: StreamFn | None = None,
         compaction_settings: CompactionSettings | None = None,
@@ -96,8 +114,9 @@ class AgentSession:
         """Bind an agent to `session` at its leaf. `model` (a ModelInfo or "provider/id") wins over
         the model stored on the path; `registry` resolves refs and supplies API keys (unless
         `get_api_key` is given); `stream_fn` defaults to the real providers. Writes the model,
-        thinking-level and tool entries the path lacks. Raises ValueError (one sentence) when
-        no model can be chosen."""
+        thinking-level and tool entries the path lacks. `tools` are those that may be on; the
+        path's record narrows them, except `pinned_tools` (and MCP tools). Raises ValueError
+        (one sentence) when no model can be chosen."""
         ctx = await session.build_session_context()
         resolve = registry.resolve if registry is not None else None
         if isinstance(model, str):
@@ -110,8 +129,9 @@ class AgentSession:
         if not isinstance(model, ModelInfo):
             raise ValueError("No model chosen: pass --model PROVIDER/ID or set `model` in config.toml.")
         tools = list(tools)
+        pinned = frozenset(pinned_tools)
         chosen = ([t for t in tools if t.name in set(active_tools)] if active_tools is not None
-                  else offered_on_path(tools, ctx.active_tool_names))
+                  else offered_on_path(tools, ctx.active_tool_names, pinned))
         state = AgentState(system_prompt=system_prompt, model=model, messages=ctx.messages,
                            tools=chosen,
                            thinking_level=clamp_thinking(model, thinking_level or ctx.thinking_level or "off"))
@@ -121,6 +141,7 @@ class AgentSession:
                       stream_options=stream_options)
         self = cls(session, agent, available_tools=tools, resolve_model=resolve,
                    compaction_settings=compaction_settings)
+        self.pinned_tools = pinned
         # record the settings this run uses when they differ from what the path says
         stored = ctx.model or {}
         if (stored.get("provider"), stored.get("modelId")) != (model.provider, model.id):
@@ -140,8 +161,16 @@ class AgentSession:
 
     async def _on_agent_event(self, event: AgentEvent) -> None:
         match event:
+            case AgentStart():
+                self._halted, self._unsaved = None, []
+            case MessageEnd() if self._halted and _stopped_empty(event.message):
+                self._unsaved.append(event.message)  # the request the halt kept from going out: nothing to keep
             case MessageEnd():
                 await self._persist(event.message)
+            case AgentEnd() if self._unsaved:
+                # the next request's context is what the session holds (the rest is in the recovery file)
+                unsaved = {id(m) for m in self._unsaved}
+                self.agent.state.messages = [m for m in self.agent.state.messages if id(m) not in unsaved]
             case MessageStart() if event.message.role == "user":
                 await self.events.emit(self.queue_update())  # a queued message was just delivered
             case _:
@@ -166,6 +195,8 @@ class AgentSession:
             reason = err.strerror + (f": {err.filename}" if err.filename else "")
         path = save_unsaved(message, self.session.session_id, reason, self.recovery_folders)
         # nothing more goes out (no request, no tool run) while what it says cannot be kept
+        self._halted = reason
+        self._unsaved.append(message)
         self.agent.abort()
         await self.events.emit(PersistFailed(message=message, reason=reason, recovery_path=path))
 
@@ -211,11 +242,12 @@ class AgentSession:
         await self.agent.continue_()
         await self.compactor.after_run()
 
-    async def steer(self, text: str, images: Iterable[ImageContent] = ()) -> None:
+    async def steer(self, text: str | UserMessage, images: Iterable[ImageContent] = ()) -> None:
+        """Queue `text` (or a message made already: `images` are then in it) for the next turn."""
         self.agent.steer(_user(text, images))
         await self.events.emit(self.queue_update())
 
-    async def follow_up(self, text: str, images: Iterable[ImageContent] = ()) -> None:
+    async def follow_up(self, text: str | UserMessage, images: Iterable[ImageContent] = ()) -> None:
         self.agent.follow_up(_user(text, images))
         await self.events.emit(self.queue_update())
 
@@ -308,17 +340,25 @@ class AgentSession:
         await self.events.emit(ActiveToolsChanged(names=names))
         return names
 
-    def offer_tools(self, tools: Iterable[AnyTool]) -> None:
-        """The tools on offer changed (an MCP server started, stopped or listed new tools): the
+    def offer_tools(self, tools: Iterable[AnyTool], pinned: Iterable[str] | None = None) -> None:
+        """The tools on offer changed (an MCP server started, stopped or listed new tools; `/tools`
+        turned one on or off; `pinned`: those on whatever the path recorded, None: as before): the
         next request has them. The path records the new set just before that request
         (`record_tools`), so an entry marks where the model first saw it."""
         self.available_tools = {t.name: t for t in tools}
-        self.agent.state.tools = offered_on_path(list(self.available_tools.values()), self._path_tools)
+        if pinned is not None:
+            self.pinned_tools = frozenset(pinned)
+        self.agent.state.tools = offered_on_path(list(self.available_tools.values()), self._path_tools,
+                                                 self.pinned_tools)
 
-    async def record_tools(self) -> None:
+    async def record_tools(self, *, chosen: bool = False) -> None:
         """An `active_tools_change` entry when the tools the next request carries differ from
-        what the path records."""
+        what the path records. A path with messages and no record (a Pi session, an older one)
+        carries every tool on offer without one, so an edit there stays a sibling of the prompt
+        it replaces; `chosen` (the person picked the tools) records them all the same."""
         active = [t.name for t in self.agent.state.tools]
+        if self._path_tools is None and self.agent.state.messages and not chosen:
+            return
         if active != (self._path_tools or []) and (active or self._path_tools is not None):
             await self.session.append_active_tools_change(active)
             self._path_tools = active
@@ -369,19 +409,34 @@ class AgentSession:
         self.agent.state.thinking_level = clamp_thinking(self.agent.state.model, ctx.thinking_level or "off")
         self._path_tools = ctx.active_tool_names
         if ctx.active_tool_names is not None:
-            self.agent.state.tools = offered_on_path(list(self.available_tools.values()), ctx.active_tool_names)
+            self.agent.state.tools = offered_on_path(list(self.available_tools.values()), ctx.active_tool_names,
+                                                     self.pinned_tools)
         await self.events.emit(SessionReloaded(leaf_id=self.session.leaf_id))
 
 
-def offered_on_path(tools: list[AnyTool], recorded: list[str] | None) -> list[AnyTool]:
+class OnPath(Protocol):
+    """What `offered_on_path` reads of a tool (an `AgentTool`, or only its name)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def kept_on_every_path(self) -> bool: ...
+
+
+T = TypeVar("T", bound=OnPath)
+
+
+def offered_on_path(tools: Sequence[T], recorded: list[str] | None, pinned: frozenset[str] = frozenset()) -> list[T]:
     """The tools a request on this path carries: those the path's recorded set names (all of
-    them when it names none), and every tool that is `kept_on_every_path` (an MCP server's: it
-    is there while its server runs, whatever an older entry says)."""
+    them when it names none), every tool that is `kept_on_every_path` (an MCP server's: it
+    is there while its server runs, whatever an older entry says), and the `pinned` ones."""
     if recorded is None:
         return list(tools)
-    names = set(recorded)
+    names = set(recorded) | pinned
     return [t for t in tools if t.name in names or t.kept_on_every_path]
 
 
-def _user(text: str, images: Iterable[ImageContent]) -> UserMessage:
+def _user(text: str | UserMessage, images: Iterable[ImageContent]) -> UserMessage:
+    if isinstance(text, UserMessage):
+        return text
     return UserMessage(content=[TextContent(text=text), *images])

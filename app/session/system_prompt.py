@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from treechat.agent.tools import BashTool, EditTool, GrepTool, LsTool, ReadTool, WriteTool
 from treechat.agent.tools.base import AnyTool
 from treechat.prompts.context_files import ContextFile, find_context_files
+from treechat.prompts.outside import ReadsOutside
 
 from .events import SessionEvent
 
@@ -151,6 +152,8 @@ class SystemPromptBuilder:
     instructions: str | None = None
     load_context_files: bool = True
     skills: str = ""  # the Agent Skills section (skills.skills_prompt), listed when the read tool is on
+    # a context file outside the working folder (a link out) is read only when allowed here
+    outside: ReadsOutside | None = None
     _files: list[ContextFile] | None = field(default=None, repr=False)
 
     @classmethod
@@ -168,8 +171,15 @@ class SystemPromptBuilder:
     @property
     def context_files(self) -> list[ContextFile]:
         if self._files is None:
-            self._files = find_context_files(self.cwd, self.global_dir) if self.load_context_files else []
+            if self.outside is None:
+                self.outside = ReadsOutside.for_cwd(self.cwd)  # nothing outside, unless the controller's allows it
+            self._files = find_context_files(self.cwd, self.global_dir, outside=self.outside) if (
+                self.load_context_files) else []
         return self._files
+
+    def forget_files(self) -> None:
+        """Look for the context files again at the next build (a read outside was allowed)."""
+        self._files = None
 
     def build(self, tools: Sequence[AnyTool] = ()) -> str:
         return build_system_prompt(

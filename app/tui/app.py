@@ -45,6 +45,7 @@ from .features.labels import Labels
 from .features.models import Models
 from .features.search import Search
 from .features.sessions import Sessions
+from .features.tools import Tools
 from .keys import KeyActions
 from .messages import ChatMessage
 from .questions import Questions
@@ -194,7 +195,7 @@ class CoveredCompositor(Compositor):
         return chops  # type: ignore[return-value]  # (every span filled: the screen covers all)
 
 
-class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Models, Search, WorkspaceView,
+class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Models, Tools, Search, WorkspaceView,
                   ExtensionsView, Help, KeyActions, ThemeSettings, StartUp):
     """`TreechatApp(chat, storage)`: a controller made beforehand (tests, benches); or
     `TreechatApp(start=...)` (`treechat`): the first frame is drawn first, then `start` makes the

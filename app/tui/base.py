@@ -26,6 +26,7 @@ from .registry import CommandHost
 
 if TYPE_CHECKING:  # loaded after the first frame (app/tui/starting.py)
     from treechat.chat import Chat
+    from treechat.chat.state import SendKind
     from treechat.widgets.transcript.view import Transcript
     from treechat.widgets.tree.view import TreeView
     from treechat.workspace.restore import RestorePlan
@@ -70,6 +71,11 @@ class TuiBase(CommandHost, App[int]):
 
     async def submit(self, message: Composer.Submitted) -> None:
         """Send what the composer sent (WidgetRequests)."""
+        raise NotImplementedError
+
+    async def send_text(self, text: str, kind: SendKind, *, expand: bool = False) -> None:
+        """Send `text` (a template or `/skill` expanded with `expand`); the composer gets it back
+        when it was not sent (WidgetRequests)."""
         raise NotImplementedError
 
     async def typed_command(self, message: Composer.Command) -> None:

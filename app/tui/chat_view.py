@@ -265,14 +265,18 @@ class ChatView(TuiBase):
             banner.hide()
 
     async def _unsaved(self, e: ev.Unsaved) -> None:
-        """A reply that could not be saved stays on screen (the banner says where it was kept)."""
-        from treechat.storage.model import AssistantMessage
+        """A reply that could not be saved stays on screen, a prompt goes back into the composer
+        (the banner says where it was kept)."""
+        from treechat.storage.model import AssistantMessage, UserMessage, message_text
         from treechat.widgets.transcript.message_view import TranscriptItem
 
         if isinstance(e.message, AssistantMessage):
             transcript = self.transcript
             await transcript.set_streaming(None)
             await transcript.append_message(TranscriptItem(f"unsaved-{id(e.message)}", e.message))
+        elif isinstance(e.message, UserMessage):  # not sent: back where it was typed, before what is typed since
+            typed, text = self.composer.text.strip(), message_text(e.message)
+            self.composer.set_text(f"{text}\n\n{typed}" if typed else text)
 
     async def _sessions_changed(self) -> None:
         """Another writer changed the store: an open sessions list is read again."""

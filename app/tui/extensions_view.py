@@ -68,9 +68,7 @@ class ExtensionsView(TuiBase):
         # (a quiet time, not a condition to wait on: it sleeps until the last key is that old)
         while (left := QUIET_BEFORE_ASKING - (time.monotonic() - max(getattr(self, "last_key_at", 0.0), asked_at))) > 0:  # noqa: ASYNC110
             await asyncio.sleep(left)
-        listed = "\n".join(f"  {s.name}: {s.where}" for s in found.servers)
-        body = (f"{found.path} asks to run these MCP servers (their tools will ask before each call):\n\n{listed}\n\n"
-                "Start them only if you trust this project.")
+        body = self.chat.describe_project_mcp()
         spec = QuestionSpec("Start this project's MCP servers?", body, yes="Start them", no="Never",
                             session="This time only", escape="later",
                             keys="y starts them (and remembers) · a starts them this time · n never for this file · "
@@ -110,8 +108,7 @@ class ExtensionsView(TuiBase):
         if not is_skill and (name in self.slash_commands or self.chat.extensions.template(name) is None):
             return False
         kind: SendKind = "follow_up" if message.kind == "follow_up" else "steer" if message.kind == "steer" else "send"
-        if await self.attempt(self.chat.send(message.text, kind, expand=True)) is None:
-            self.composer.give_back(message.text)
+        await self.send_text(message.text, kind, expand=True)
         return True
 
     @command("skill", title="Use a skill", args="[NAME] [text]",

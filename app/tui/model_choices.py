@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from treechat.chat import Chat
 from treechat.config.provider_keys import missing_key_hint
-from treechat.llm.local import shown_ref
+from treechat.llm.local import shown_ref, shown_url
 from treechat.llm.registry import ModelRefError
 from treechat.llm.types import THINKING_LEVELS, ModelInfo
 from treechat.session.agent_session import clamp_thinking
@@ -28,7 +28,7 @@ def _tokens(n: int) -> str:
 def describe(model: ModelInfo) -> str:
     """The few facts that pick a model: its window (`?` while its server has not said), whether it
     thinks, whether it sees images."""
-    if not model.known and model.provider not in _local_names():
+    if not model.known and not model.local and model.provider not in _local_names():
         return "not in the catalog"
     facts = ["local"] if model.local or model.provider in _local_names() else []
     facts += [f"{_tokens(model.context_window)} ctx" if model.window_known else "ctx ?"]
@@ -71,15 +71,23 @@ def model_groups(chat: Chat, recent: Sequence[str]) -> list[ModelGroup]:
                                        label=shown_ref(model.provider, model.id)))
     if recent_rows:
         groups.append(ModelGroup("Recent", tuple(recent_rows)))
+    named = {s.provider: s for s in chat.detected if s.by_url}
     local = {s.provider for s in chat.detected}
-    order = sorted(by_provider, key=lambda p: (p not in local, bool(problem(p, by_provider[p][0])), p))
+    order = sorted(by_provider, key=lambda p: (p not in named, p not in local, bool(problem(p, by_provider[p][0])), p))
     for provider in order:
         models = by_provider[provider]
-        title = f"{provider} (local server)" if provider in local else provider
+        title = (f"{provider} · {shown_url(named[provider].base_url)}" if provider in named
+                 else f"{provider} (local server)" if provider in local else provider)
         groups.append(ModelGroup(title, tuple(ModelChoice(m.ref, describe(chat.local.known(m)),
                                                           label=shown_ref(m.provider, m.id)) for m in models),
-                                 problem=problem(provider, models[0])))
-    return groups
+                                 problem=problem(provider, models[0]), provider=provider))
+    # a server named by its URL that did not answer: said first, where its models would be (why:
+    # the banner and doctor); any PROVIDER/MODEL-ID typed for it still goes
+    silent = [ModelGroup(f"{s.server.provider} · {shown_url(s.server.base_url)}", (), provider=s.server.provider,
+                         note=f"not answering · type {s.server.provider}/ID")
+              for s in chat.local.unanswered if s.server.provider not in by_provider]
+    first = 1 if recent_rows else 0
+    return [*groups[:first], *silent, *groups[first:]]
 
 
 def thinking_levels(model: ModelInfo | None) -> tuple[tuple[str, ...], str | None]:

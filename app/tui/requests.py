@@ -12,6 +12,7 @@ checks that each name is a real message's).
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from textual import on
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
 
 
 class WidgetRequests(TuiBase):
+    _asking_sends = 0  # messages waiting in a worker for a question's answer (send_text)
+    _send_turns: asyncio.Lock | None = None  # they go out in the order they were sent
+
     # ------------------------------------------------------------ the composer
 
     @on(Composer.Submitted)
@@ -44,9 +48,30 @@ class WidgetRequests(TuiBase):
         if self.chat.is_running and self.chat.preview_id is not None:
             self.notify("Sent to the run on the other branch, not to the one on screen (Esc goes back to it).",
                         timeout=6)
-        outcome = await self.attempt(self.chat.send(message.text, kind))
-        if outcome is None:  # not sent (no model, no key, a file that cannot be attached): the text comes back
-            self.composer.give_back(message.text)
+        await self.send_text(message.text, kind)
+
+    async def send_text(self, text: str, kind: SendKind, *, expand: bool = False) -> None:
+        # A message that first asks a question (a file outside the working folder: the read
+        # question) is sent from a worker: this handler waiting for the answer would hold the
+        # App's own loop, which must show the dialog and hear the key. Those sent meanwhile
+        # follow it, in order.
+        if self._asking_sends or self.chat.asks_before_sending(text, expand=expand):
+            if self._send_turns is None:
+                self._send_turns = asyncio.Lock()
+            self._asking_sends += 1
+            self.run_worker(self._send_in_turn(text, kind, expand), group="send")
+            return
+        if await self.attempt(self.chat.send(text, kind, expand=expand)) is None:
+            self.composer.give_back(text)  # not sent (no model, no key, a file that cannot be attached)
+
+    async def _send_in_turn(self, text: str, kind: SendKind, expand: bool) -> None:
+        assert self._send_turns is not None
+        try:
+            async with self._send_turns:
+                if await self.attempt(self.chat.send(text, kind, expand=expand)) is None:
+                    self.composer.give_back(text)
+        finally:
+            self._asking_sends -= 1
 
     # ------------------------------------------------------------ the tree
 

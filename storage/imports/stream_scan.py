@@ -11,9 +11,11 @@ the file is read twice, a line at a time, and never held:
    pydantic, a batch at a time (the backend stores each batch before reading the next).
 
 Only what this can do alone comes here: a v3 file whose parents all come before their children
-(every file Pi or treechat writes). Anything else — an older version (migrated in memory), a
-parent that comes later or a parent cycle — gets None from `plan_file`, and the caller reads it
-whole with `read_records` as before.
+(every file Pi writes), or whose only entry written after its children is its last line (a
+treechat export whose leaf has entries below it: Pi resumes at the last line): that line is read
+in the first pass and handed on right after its parent. Anything else — an older version
+(migrated in memory), another parent that comes later or a parent cycle — gets None from
+`plan_file`, and the caller reads it whole with `read_records` as before.
 """
 
 from __future__ import annotations
@@ -57,6 +59,9 @@ class FilePlan:
     leaf_id: str | None = None
     marker_id: str | None = None  # the leaf is not where the file ends: this leaf marker goes last
     report: ImportReport = field(default_factory=ImportReport)
+    # the last line, when entries before it hang under it: (its line number, the line number it
+    # goes right after: its parent's, 0 for a root, its bytes)
+    hoisted: tuple[int, int, bytes] | None = None
 
 
 def _problem(report: ImportReport, text: str) -> None:
@@ -108,9 +113,10 @@ def plan_file(path: Path) -> FilePlan | None:
         plan = FilePlan(path, header, start, report=ImportReport(session_id=header["id"], skipped_lines=skipped))
         report, skip = plan.report, plan.skip
         ids: set[str] = set()
-        later: list[str] = []  # parents not seen yet when their child came (later in the file, or nowhere)
+        later: dict[str, int] = {}  # parents not seen yet when their child came (later, or nowhere): first line
         tail: list[Any] = []  # the trailing leaf markers, for where the leaf is
         last_entry: str | None = None
+        last: tuple[int, bytes, Any] | None = None  # the last entry's line number, bytes and skeleton
         with paused():
             for number, line, clean in _numbered(f, start):
                 if line.endswith(b"\n"):
@@ -139,7 +145,7 @@ def plan_file(path: Path) -> FilePlan | None:
                     continue
                 parent = skel.parent_id
                 if parent is not None and parent not in ids:
-                    later.append(parent)
+                    later.setdefault(parent, number)
                 ids.add(eid)
                 plan.entries += 1
                 if skel.type == "leaf":
@@ -147,11 +153,43 @@ def plan_file(path: Path) -> FilePlan | None:
                 else:
                     tail.clear()
                     last_entry = eid
+                    last = (number, line, skel)
             plan.size = f.tell()
-        if any(p in ids for p in later):
+        forward = {p: n for p, n in later.items() if p in ids}
+        if forward and (tail or last is None or set(forward) != {last[2].id}
+                        or not _hoist(plan, last, forward[last[2].id])):
             return None  # a parent after its child, or a cycle: the whole-file reader sorts it out
         _place_leaf(plan, ids, tail, last_entry)
         return plan
+
+
+def _hoist(plan: FilePlan, last: tuple[int, bytes, Any], first_child: int) -> bool:
+    """Plan the last line to be read right after its parent, when that parent comes before the
+    first line under it (`first_child`); False otherwise. Reads the file up to there again, a
+    line at a time, for where the parent is."""
+    number, line, skel = last
+    parent = skel.parent_id
+    after: int | None = 0 if parent is None else None
+    if parent is not None and parent != skel.id:
+        skip = set(plan.skip)
+        with _open(plan.path) as f:
+            for _ in range(plan.body_start - 1):
+                f.readline()
+            for at, text, clean in _numbered(f, plan.body_start):
+                if at >= first_child:
+                    break
+                if at in skip or not text.strip():
+                    continue
+                try:
+                    if _skeleton_of(text.rstrip(b"\n"), clean).id == parent:
+                        after = at
+                        break
+                except (ValueError, RecursionError, *DecodeErrors):
+                    continue
+    if after is None:
+        return False
+    plan.hoisted = (number, after, line)
+    return True
 
 
 def _numbered(f: BinaryIO, start: int) -> Iterator[tuple[int, bytes, bool]]:
@@ -212,6 +250,9 @@ def kept_lines(plan: FilePlan) -> Iterator[tuple[int, bytes]]:
     every one) is checked once, not line by line."""
     skip = set(plan.skip)
     number = plan.body_start - 1
+    hoisted, after, moved = plan.hoisted if plan.hoisted is not None else (0, -1, b"")
+    if after == 0:
+        yield hoisted, _repaired(moved)
     with _open(plan.path) as f:
         for _ in range(plan.body_start - 1):
             f.readline()
@@ -222,14 +263,24 @@ def kept_lines(plan: FilePlan) -> Iterator[tuple[int, bytes]]:
                 number += 1
                 if line.endswith(b"\n"):
                     line = line[:-1]
-                if not line or (skip and number in skip) or line.isspace():
+                if not line or (skip and number in skip) or line.isspace() or number == hoisted:
                     continue
                 if not clean:
-                    if not line.isascii():
-                        line = _as_utf8(line)
-                    if b"\\ud" in line or b"\\uD" in line:
-                        line = _without_lone_surrogates(line)
+                    line = _repaired(line)
                 yield number, line
+                if number == after:
+                    yield hoisted, _repaired(moved)
+
+
+def _repaired(line: bytes) -> bytes:
+    """A line as the first pass read it: bytes that are not UTF-8 and half UTF-16 pairs repaired."""
+    if line.endswith(b"\n"):
+        line = line[:-1]
+    if not line.isascii():
+        line = _as_utf8(line)
+    if b"\\ud" in line or b"\\uD" in line:
+        line = _without_lone_surrogates(line)
+    return line
 
 
 def _proven(array: bytes, lines: list[bytes]) -> bool:

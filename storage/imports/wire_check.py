@@ -192,6 +192,7 @@ class BranchSummaryEntry(_Entry, kw_only=True, tag="branch_summary"):
 class CustomEntry(_Entry, kw_only=True, tag="custom"):
     custom_type: str
     data: object = None
+    active_tool_names: list[str] | None = None
 
 
 class CustomMessageEntry(_Entry, kw_only=True, tag="custom_message"):

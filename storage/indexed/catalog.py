@@ -275,6 +275,7 @@ class IndexedCatalog:
                     rank=float(m.start()),
                     session_name=index.name,
                     timestamp=view.timestamp,
+                    session_title=index.name or index.first_user_text,
                 )
                 hits.append((m.start(), order, seq, hit))
         hits.sort(key=lambda h: h[:3])

@@ -74,7 +74,8 @@ async def _snippets(conn: Conn, found: list[TupleRow], terms: list[str]) -> dict
 
 def _hits(found: list[TupleRow], ranks: list[float], snippets: dict[int, str],
           terms: list[str]) -> list[SearchHit]:
-    return [SearchHit(r[0], r[1], r[2], r[3], snippets.get(int(r[7])) or mark(r[4], terms), rank, r[5], r[6])
+    return [SearchHit(r[0], r[1], r[2], r[3], snippets.get(int(r[7])) or mark(r[4], terms), rank, r[5], r[6],
+                      r[5] or r[8] or "")
             for r, rank in zip(found, ranks)]
 
 
@@ -98,7 +99,8 @@ async def search(conn: Conn, text: str, session_id: str | None, limit: int) -> l
         outer = " WHERE (" + " OR ".join("lower(e.role) = lower(%s) OR e.type = %s" for _ in q.roles) + ")"
         for r in q.roles:
             params += [r, r]
-    select = ("SELECT e.session_id, e.id, e.type, e.role, hits.text, m.name, e.timestamp, hits.entry_seq FROM hits"
+    select = ("SELECT e.session_id, e.id, e.type, e.role, hits.text, m.name, e.timestamp, hits.entry_seq,"
+              " m.first_message FROM hits"
               " JOIN session_entries e ON e.entry_seq = hits.entry_seq"
               " JOIN session_materialized m ON m.session_id = e.session_id" + outer + " ORDER BY hits.entry_seq DESC"
               " LIMIT %s")

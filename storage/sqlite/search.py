@@ -39,7 +39,7 @@ from .fts import TABLES, _varint
 
 SHORT_SCAN = 25_000  # a query of only 1-2 character terms looks at this many of the newest entries
 # A hit as the statements select it: session, entry id, type, role, text, session name, timestamp, rowid
-HitRow = tuple[str, str, str, str | None, str, str | None, str, int]
+HitRow = tuple[str, str, str, str | None, str, str | None, str, int, str | None]
 
 
 def _sizes(c: sqlite3.Connection, table: str) -> tuple[int, int]:
@@ -125,7 +125,7 @@ def search_tx(c: sqlite3.Connection, text: str, session_id: str | None, limit: i
         params.append(session_id)
     where_sql = " AND ".join(where)
     joins = " JOIN session_materialized m ON m.session_id = e.session_id"
-    select = ("SELECT e.session_id, e.id, e.type, e.role, {t}.text, m.name, e.timestamp, {t}.rowid"
+    select = ("SELECT e.session_id, e.id, e.type, e.role, {t}.text, m.name, e.timestamp, {t}.rowid, m.first_message"
               " FROM {t} JOIN session_entries e ON e.entry_seq = {t}.rowid" + joins + f" WHERE {where_sql}")
     if long_terms:
         # Rowid order is FTS5's natural (cheapest) order; stop once the query is known to be broad.
@@ -136,11 +136,12 @@ def search_tx(c: sqlite3.Connection, text: str, session_id: str | None, limit: i
                                    (*params, BROAD_MATCHES + 1 - len(found))).fetchall()
         if len(found) > BROAD_MATCHES:
             newest = _newest(c, select + " ORDER BY {t}.rowid DESC LIMIT ?", (*params, int(limit)), limit)
-            return [SearchHit(r[0], r[1], r[2], r[3], mark(r[4], q.terms), 0.0, r[5], r[6]) for r in newest]
+            return [SearchHit(r[0], r[1], r[2], r[3], mark(r[4], q.terms), 0.0, r[5], r[6], r[5] or r[8] or "")
+                    for r in newest]
         scores = _bm25(c, long_terms, [r[4] for r in found])
         ranked = sorted(zip(scores, (-r[7] for r in found), found))  # ties: newest first
         return [
-            SearchHit(r[0], r[1], r[2], r[3], mark(r[4], q.terms), rank, r[5], r[6])
+            SearchHit(r[0], r[1], r[2], r[3], mark(r[4], q.terms), rank, r[5], r[6], r[5] or r[8] or "")
             for rank, _, r in ranked[: max(0, int(limit))]
         ]
     # Only terms shorter than a trigram: no index can answer them, so a LIKE scan, newest first,
@@ -155,8 +156,8 @@ def search_tx(c: sqlite3.Connection, text: str, session_id: str | None, limit: i
         return []  # no entries (further back)
     sql = select + " AND {t}.rowid BETWEEN ? AND ? ORDER BY {t}.rowid DESC LIMIT ?"
     found = _newest(c, sql, (*params, oldest, newest, int(limit)), limit)
-    hits = [SearchHit(sid, eid, etype, role, mark(text, short_terms), 0.0, name, ts)
-            for sid, eid, etype, role, text, name, ts, _ in found]
+    hits = [SearchHit(sid, eid, etype, role, mark(text, short_terms), 0.0, name, ts, name or first or "")
+            for sid, eid, etype, role, text, name, ts, _, first in found]
     if len(hits) >= limit or not c.execute(
             f"SELECT 1 FROM session_entries e WHERE e.entry_seq < ? AND {scope} LIMIT 1",
             (oldest, *scope_params)).fetchone():

@@ -63,8 +63,9 @@ class Recorder:
 
 
 async def make_chat(catalog: SessionCatalog, fake: FakeProvider, tmp_path: Any, *, key: str | None = "k",
-                    model: str | None = "openai/fake-model") -> tuple[Chat, Recorder]:
-    env = {"OPENAI_BASE_URL": fake.base_url, **({"OPENAI_API_KEY": key} if key else {})}
+                    model: str | None = "openai/fake-model", remote: bool = False) -> tuple[Chat, Recorder]:
+    # remote: OpenAI itself (no OPENAI_BASE_URL), which is never sent to
+    env = {**({} if remote else {"OPENAI_BASE_URL": fake.base_url}), **({"OPENAI_API_KEY": key} if key else {})}
     settings = load_settings(tmp_path / "home", env=env)
     chat = Chat(catalog=catalog, settings=settings, registry=ModelRegistry(settings, env=env), model_ref=model,
                 cwd=str(tmp_path), local_servers=())  # (no real port is asked)
@@ -180,7 +181,7 @@ async def test_stop_sends_a_steer_queued_first_before_a_follow_up(catalog, fake,
 
 
 async def test_no_model_or_no_key_is_a_chat_error_and_writes_nothing(catalog, fake, tmp_path) -> None:
-    chat, _ = await make_chat(catalog, fake, tmp_path, key=None)
+    chat, _ = await make_chat(catalog, fake, tmp_path, key=None, remote=True)  # OpenAI itself needs its key
     with pytest.raises(ChatError, match="OPENAI_API_KEY"):
         await chat.send("hi")
     assert (await chat.session.storage.get_session_stats()).entry_count == 0 and fake.requests == []
@@ -328,7 +329,7 @@ async def test_a_reply_that_cannot_be_written_is_kept_in_a_recovery_file(catalog
     kept = [_json.loads(line) for line in open(unsaved.recovery_path)]  # noqa: ASYNC230  a small local temp file
     assert any("the whole answer" in _json.dumps(k["message"]) for k in kept)
     assert "the whole answer" == message_text(unsaved.message)
-    assert any("Could not save" in f.text and unsaved.recovery_path in f.text for f in rec.of(Failed))
+    assert any("reply could not be saved" in f.text and unsaved.recovery_path in f.text for f in rec.of(Failed))
     assert oct(os.stat(unsaved.recovery_path).st_mode & 0o777) == "0o600"
     assert len(fake.requests) == 1  # nothing more went out
 
@@ -467,3 +468,18 @@ async def test_a_reply_saved_with_no_model_is_not_read_as_the_model_slash(catalo
     await chat.send("and now?")
     await chat.wait_idle()
     assert len(fake.requests) == 1 and (await texts(chat))[-1][0] == "assistant"
+
+
+async def test_after_a_rewind_to_the_root_the_header_names_the_session_and_says_at_the_start(catalog, fake,
+                                                                                                  tmp_path) -> None:
+    chat, _ = await make_chat(catalog, fake, tmp_path)
+    ids = await seeded(chat)
+    assert await chat.choose(ids[0]) == "q1"  # the first prompt: the leaf goes before it
+    assert chat.leaf_id is None
+    header = chat.header()
+    assert header.title == "q1" and header.at_start and header.position == "at the start · 1 branch"
+    await chat.back()
+    assert chat.header().position == "4 entries on this branch · 1 branch" and not chat.header().at_start
+    await chat.rename("Fruit")
+    await chat.choose(ids[0])
+    assert (chat.header().title, chat.header().position) == ("Fruit", "at the start · 1 branch")

@@ -22,8 +22,9 @@ async def test_one_send_is_one_delta_per_visible_change(catalog, fake, tmp_path)
     deltas = [e for e in rec.raw if isinstance(e, ChatDelta)]
     others = [e for e in rec.raw if not isinstance(e, (ChatDelta, ReplyStreaming, ReplyPending))]
     entries = [a.entry for d in deltas for a in d.appended]
-    # the model and thinking settings (written before the first message), the prompt, the reply
-    assert [e.type for e in entries] == ["model_change", "thinking_level_change", "message", "message"]
+    # the model, thinking and tool settings (written before the first message), the prompt, the reply
+    assert [e.type for e in entries] == ["model_change", "thinking_level_change", "active_tools_change", "message",
+                                         "message"]
     assert others == [Succeeded()]
     # the request is shown as pending before its reply streams (issue 37: a wait is never invisible)
     pending = [i for i, e in enumerate(rec.raw) if isinstance(e, ReplyPending)]

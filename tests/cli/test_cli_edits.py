@@ -111,7 +111,7 @@ def test_without_yes_print_mode_changes_nothing_and_says_how(place, monkeypatch,
 
     code, out, err = run_print(monkeypatch, capsys, home, "-p", "make notes", "--tools", "write", script=script)
     assert code == 0 and not (work / "notes.txt").exists()
-    assert "rerun with --yes" in err
+    assert "refused the model's file write: -p asks no questions; --yes allows commands and edits" in err
 
 
 def test_restore_needs_a_target_and_names_unknown_entries(place, capsys):

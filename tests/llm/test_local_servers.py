@@ -70,7 +70,8 @@ async def test_no_config_no_key_print_mode_finds_llama_cpp_python_and_answers(fa
 async def test_long_prompts_keep_being_answered_against_2048_tokens_compacting_as_they_go(fake, tmp_path) -> None:
     server = LocalServer.llama_cpp_python(fake, window=2048)
     catalog = MemoryCatalog()
-    where = f'[providers.llamacpp]\nbase_url = "{fake.base_url}/v1"\n'  # (its port: the session names the model)
+    # (its port: the session names the model; no tools: their ~1,700 tokens leave a 2k window no room, README says)
+    where = f'tools = []\n[providers.llamacpp]\nbase_url = "{fake.base_url}/v1"\n'
     for turn in range(8):  # one `treechat -p … -c` after another, on one session
         chat = await bare_chat(tmp_path / "home", fake, catalog=catalog, config=where)
         code, out, err = await ask(chat, f"Question {turn}. {LONG} What do tomatoes need?")
@@ -93,7 +94,7 @@ async def test_a_window_declared_in_config_with_no_usage_compacts_from_the_estim
     that would not fit (it was sent whole until the server refused it, ctx at 124% and 147%);
     the declared max_tokens goes out with every request (it was never sent)."""
     server = LocalServer.llama_cpp_python(fake, window=2048)
-    config = (f'[providers.llamacpp]\nbase_url = "{fake.base_url}/v1"\n'
+    config = (f'tools = []\n[providers.llamacpp]\nbase_url = "{fake.base_url}/v1"\n'  # (a 2k window: no room for tools)
               f'models = [{{ id = "{MODEL_PATH}", context_window = 2048, max_tokens = 300 }}]\n')
     catalog = MemoryCatalog()
     for turn in range(6):
@@ -159,7 +160,7 @@ async def test_a_null_assistant_content_is_never_sent(fake, tmp_path) -> None:
 async def test_each_server_says_its_window_and_the_conversation_fits_it(fake, tmp_path, preset, name, window) -> None:
     server = getattr(LocalServer, preset)(fake, window=window, usage=False)
     catalog = MemoryCatalog()
-    where = f'[providers.{name}]\nbase_url = "{fake.base_url}/v1"\n'
+    where = f'tools = []\n[providers.{name}]\nbase_url = "{fake.base_url}/v1"\n'  # (the talk alone fills these)
     for turn in range(window // 500):
         chat = await bare_chat(tmp_path / "home", fake, name=name, catalog=catalog, config=where)
         chat.add_local_servers(await chat.local.found())  # as the app does at start-up

@@ -34,7 +34,7 @@ def tokyo_call(fp: FakeProvider) -> None:
 
 async def test_a_model_calls_the_time_server_in_print_mode(fake, tmp_path) -> None:
     home = tmp_path / "home"
-    write_config(home, f'[mcp_servers.time]\ncommand = "{time_server()}"\n')
+    write_config(home, f'tools = []  # the server\'s tools alone\n[mcp_servers.time]\ncommand = "{time_server()}"\n')
     tokyo_call(fake)
     code, out, err = await treechat(home, "-p", "What time is it in Tokyo?", "--yes", "--model", "openai/fake-model",
                                     fp=fake, process=True)
@@ -72,7 +72,7 @@ async def test_without_yes_an_untrusted_server_is_not_called(fake, tmp_path) -> 
 
 async def test_a_server_that_cannot_start_costs_one_line_and_the_prompt_goes_on(fake, tmp_path) -> None:
     home = tmp_path / "home"
-    write_config(home, '[mcp_servers.gone]\ncommand = "treechat-no-such-server"\n'
+    write_config(home, 'tools = []\n[mcp_servers.gone]\ncommand = "treechat-no-such-server"\n'
                        f'[mcp_servers.broken]\ncommand = "{sys.executable}"\nargs = ["{FAKE}", "--crash-at-start"]\n')
     fake.script_openai(["fine"])
     code, out, err = await treechat(home, "-p", "hi", "--model", "openai/fake-model", fp=fake)
@@ -89,6 +89,7 @@ async def test_a_server_that_cannot_start_costs_one_line_and_the_prompt_goes_on(
 
 async def test_a_projects_mcp_json_starts_only_when_trusted(fake, tmp_path) -> None:
     home, project = tmp_path / "home", tmp_path / "project"
+    write_config(home, "tools = []  # the server's tools alone\n")
     project.mkdir()
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": {
         "command": sys.executable, "args": [FAKE]}}}))
@@ -100,7 +101,8 @@ async def test_a_projects_mcp_json_starts_only_when_trusted(fake, tmp_path) -> N
     fake.script_openai(["two"])
     code, _, err = await treechat(home, "-p", "hi", "--project-mcp", "--model", "openai/fake-model", fp=fake,
                                   cwd=project)
-    assert code == 0 and "not trusted" not in err
+    assert code == 0 and "they are not started" not in err
+    assert "because of --project-mcp" in err and f"      runs: {sys.executable} {FAKE}\n" in err  # what it starts
     assert "proj__echo" in {t["function"]["name"] for t in fake.requests[1].body["tools"]}
 
 

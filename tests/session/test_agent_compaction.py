@@ -422,7 +422,7 @@ async def test_print_mode_compacts_on_overflow_retries_and_prints_the_reply(fake
     env = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "k"}
     settings = load_settings(tmp_path, env=env)
     chat = Chat(catalog=catalog, settings=settings, registry=ModelRegistry(settings, env=env),
-                model_ref="openai/fake-model", local_servers=())
+                model_ref="openai/fake-model", local_servers=(), tools=[])
     await chat.open(session.storage)
     code = await run_print(chat, "next", out=out, err=err)
     assert (code, out.getvalue()) == (0, "recovered\n")

@@ -11,6 +11,7 @@ import pytest
 from treechat.agent.tools import make_tools
 from treechat.llm.types import ModelInfo
 from treechat.prompts.context_files import MAX_CONTEXT_FILE_CHARS, find_context_files
+from treechat.prompts.outside import ReadsOutside
 from treechat.session.agent_session import AgentSession
 from treechat.session.session import Session
 from treechat.session.system_prompt import (
@@ -83,9 +84,15 @@ def test_context_files_from_the_global_folder_and_the_repository_down_to_the_cwd
     assert f"## {tree['sub'] / 'AGENTS.md'}" in text and "OUTSIDE" not in text and "shadowed" not in text
 
 
-def test_without_a_repository_every_folder_up_to_the_root_counts(tree) -> None:
+def test_without_a_repository_every_folder_up_to_the_root_counts_once_allowed(tree) -> None:
+    """Without a repository the working folder is the cwd: the files above it are reads outside
+    (issue 36), read once the person allowed them."""
     (tree["repo"] / ".git").rmdir()
-    found = find_context_files(tree["sub"])
+    outside = ReadsOutside.for_cwd(tree["sub"])
+    assert [f.text for f in find_context_files(tree["sub"], outside=outside)] == ["SUB rules"]
+    assert [h.shown for h in outside.pending.values()][-3:] == [
+        str(tree["outside"] / "AGENTS.md"), str(tree["repo"] / "AGENTS.md"), str(tree["repo"] / "pkg" / "CLAUDE.md")]
+    found = find_context_files(tree["sub"], outside=ReadsOutside.for_cwd(tree["sub"], anywhere=True))
     assert [f.text for f in found][-4:] == ["OUTSIDE the repository", "ROOT rules", "PKG claude rules", "SUB rules"]
 
 

@@ -282,7 +282,7 @@ async def test_print_mode_says_once_why_an_overflow_could_not_be_recovered(fake,
     settings = load_settings(tmp_path, env={})
     session = await Session.open(await MemoryCatalog().create())
     code, out, err, _ = await print_run("read this: " + "word " * 12_000, session, model_ref="mybox/qwen",
-                                        registry=ModelRegistry(settings), settings=settings)
+                                        registry=ModelRegistry(settings), settings=settings, tools="")
     assert (code, out) == (1, "")
     (line,) = err.splitlines()
     assert line.startswith("treechat: Nothing to compact: the newest message alone is about")

@@ -331,9 +331,14 @@ async def test_search_limit_and_session_filter(catalog):
     assert len(await catalog.search("apple", limit=2)) == 2
     only_b = await catalog.search("apple", session_id="sb")
     assert [(h.session_id, h.entry_id) for h in only_b] == [("sb", "u1")]
+    assert {h.session_id: h.session_title for h in await catalog.search("apple")} == {"sa": "apple pie",
+                                                                                     "sb": "apple juice"}
     await catalog.rename("sa", "Fruit")
     names = {h.session_id: h.session_name for h in await catalog.search("tart")}
     assert names == {"sa": "Fruit"}
+    # what a person knows a session by: its name, else its first message (as `treechat sessions` lists it)
+    assert {h.session_id: h.session_title for h in await catalog.search("apple")} == {"sa": "Fruit", "sb": "apple juice"}
+    assert {h.session_id: h.session_title for h in await catalog.search("ap")} == {"sa": "Fruit", "sb": "apple juice"}
 
 
 # ---------------------------------------------------------------- other writers
@@ -399,3 +404,16 @@ async def test_a_message_of_an_unknown_role_with_any_content_is_kept_and_breaks_
     assert (await s.get_session_stats()).entry_count == 2
     assert [r.id for r in await catalog.list()] == ["odd"]
     assert [h.entry_id for h in await catalog.search("first")] == ["u1"]
+
+
+def test_hits_are_labelled_by_title_with_the_id_only_where_two_share_one():
+    from treechat.storage.base import SearchHit, hit_labels
+
+    def hit(sid: str, title: str) -> SearchHit:
+        return SearchHit(sid, "e", "message", "user", "", 0.0, session_title=title)
+
+    a, b = "01a24151-6716-7598-8f3c-75d164441e5f", "01a24151-6305-7814-a45c-79672587b005"
+    hits = [hit(a, "hi"), hit(b, "hi"), hit(a, "hi"), hit("01a2414e-0000", "fix the\n  build"), hit("01b9-x", ""),
+            hit("01c0", "a" * 60)]
+    assert hit_labels(hits) == ["hi · 01a24151-6716", "hi · 01a24151-6305", "hi · 01a24151-6716", "fix the build",
+                                "01b9-x", "a" * 39 + "…"]

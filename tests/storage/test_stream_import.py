@@ -186,6 +186,45 @@ async def test_files_the_stream_cannot_take_are_left_to_the_whole_file_reader(tm
     assert plan_file(write(tmp_path / "c.jsonl", lines)) is not None
 
 
+@pytest.mark.parametrize("leaf", ["m0200", "m0000"])
+async def test_a_last_line_with_entries_under_it_is_streamed_after_its_parent(tmp_path, small_batches, leaf):
+    """A treechat export whose leaf has entries below it (Pi resumes at the last line): the leaf
+    entry comes last, after its children. It streams: that line is read right after its parent
+    (a root: first), and the session is what the whole-file reader makes of the file."""
+    lines = tricky_lines()[:-1]  # (no leaf marker: the export writes none)
+    at = next(i for i, line in enumerate(lines) if f'"id": "{leaf}"' in line)
+    file = write(tmp_path / "s.jsonl", [*lines[:at], *lines[at + 1:], lines[at]])
+    plan = plan_file(file)
+    assert plan is not None and plan.hoisted is not None and plan.leaf_id == leaf and plan.marker_id is None
+    whole = await SqliteCatalog.open(tmp_path / "whole.db")
+    streamed = await SqliteCatalog.open(tmp_path / "streamed.db")
+    try:
+        await whole.import_records(*read_records(file))
+        await streamed.import_plan(plan)
+        want, got = await snapshot(whole, SID), await snapshot(streamed, SID)
+        assert got["leaf"] == want["leaf"] == leaf
+        for key in ("labels", "stats", "meta"):
+            assert got[key] == want[key], key
+        assert got["summary"][:3] + got["summary"][4:] == want["summary"][:3] + want["summary"][4:]
+        assert got["summary"][3] == "needle0 words about branch 0"  # the root's (the whole file: the first line's)
+        assert sorted(got["search"]["needle12"]) == sorted(want["search"]["needle12"])  # (ties: newest first)
+        for eid in [*want["by_entry"], leaf, "f1", "f4"]:  # the same entries, whatever their place in the store
+            a, b = await whole.open(SID), await streamed.open(SID)
+            assert await b.get_path_state(eid) == await a.get_path_state(eid), eid
+            assert [e.id for e in await b.get_path_to_root_or_compaction(eid)] == \
+                [e.id for e in await a.get_path_to_root_or_compaction(eid)], eid
+        assert sorted(got["rows"], key=lambda r: r.id) == sorted(want["rows"], key=lambda r: r.id)
+    finally:
+        await whole.close()
+        await streamed.close()
+    if leaf == "m0200":  # its parent after the first line under it: left to the whole-file reader
+        moved = [*lines[:at], *lines[at + 1:], lines[at]]
+        parent = next(i for i, line in enumerate(moved) if '"id": "m0199"' in line)
+        child = next(i for i, line in enumerate(moved) if f'"parentId": "{leaf}"' in line)
+        late = [*moved[:parent], *moved[parent + 1:child + 1], moved[parent], *moved[child + 1:]]
+        assert plan_file(write(tmp_path / "late.jsonl", late)) is None
+
+
 async def test_a_stopped_import_leaves_nothing(tmp_path, small_batches):
     file = write(tmp_path / "s.jsonl", tricky_lines())
     catalog = await SqliteCatalog.open(tmp_path / "t.db")

@@ -27,21 +27,24 @@ async def fake() -> AsyncIterator[FakeProvider]:
 
 @pytest.fixture
 def make_app(tmp_path, fake) -> Callable[..., Any]:
-    """`async with make_app() as (app, pilot)`: a fresh SQLite home with a key for the fake server."""
+    """`async with make_app() as (app, pilot)`: a fresh SQLite home with a key for the fake server;
+    no tools unless `tools` names some, or `config_tools` takes config.toml's (all six by default)."""
 
     @asynccontextmanager
     async def factory(*, key: str | None = KEY, model: str | None = "openai/fake-model", session_id: str | None = None,
                       size: tuple[int, int] = (140, 44), storage_kind: str = "sqlite",
                       tools: list[str] | None = None, app_class: type[TreechatApp] = TreechatApp,
-                      message_hook: Callable[[Any], None] | None = None) -> AsyncIterator[tuple[Any, Any]]:
-        env = {"OPENAI_BASE_URL": fake.base_url}
+                      message_hook: Callable[[Any], None] | None = None,
+                      config_tools: bool = False, remote: bool = False) -> AsyncIterator[tuple[Any, Any]]:
+        # remote: OpenAI itself (no OPENAI_BASE_URL: its key needed, its catalog listed), never sent to
+        env = {} if remote else {"OPENAI_BASE_URL": fake.base_url}
         if key:
             env["OPENAI_API_KEY"] = key
         settings = load_settings(tmp_path, env=env)
         catalog = await open_catalog(storage_kind, tmp_path)
         storage = await (catalog.open(session_id) if session_id else catalog.create(cwd=str(tmp_path)))
         chat = Chat(catalog=catalog, settings=settings, registry=ModelRegistry(settings, env=env), model_ref=model,
-                    cwd=str(tmp_path), tools=tools or [])
+                    cwd=str(tmp_path), tools=None if config_tools else tools or [])  # config_tools: config.toml's
         app = app_class(chat, storage, detect_servers=False)
         try:
             async with app.run_test(size=size, message_hook=message_hook) as pilot:

@@ -109,7 +109,7 @@ async def test_alt_up_pulls_the_last_queued_message_back(make_app, fake):
 
 
 async def test_without_a_key_the_text_stays_and_the_error_is_inline(make_app, fake):
-    async with make_app(key=None) as (app, pilot):
+    async with make_app(key=None, remote=True) as (app, pilot):
         banner = app.query_one("#banner")
         # an empty session: the welcome says what is missing (the banner would only repeat it)
         welcome = app.query_one("Welcome")
@@ -178,7 +178,7 @@ async def test_a_reply_that_cannot_be_saved_stays_on_screen_and_says_where_it_is
         storage.append_entry = full_disk
         await type_text(pilot, "question")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: "Could not save" in str(app.query_one("#banner").render()),
+        await wait_for(pilot, lambda: "could not be saved" in str(app.query_one("#banner").render()),
                        what="the banner")
         await pilot.pause(0.2)
         assert "worth keeping" in screen_text(app)

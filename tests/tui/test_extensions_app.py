@@ -80,7 +80,7 @@ async def test_a_projects_servers_are_asked_about_once(make_app, fake, tmp_path)
         assert app.query_one(Composer).text == "yes a"
         panel = await wait_asking(pilot, app, "Start this project's MCP servers?", rounds=1000)
         assert panel.spec.body.startswith(f"{tmp_path / '.mcp.json'} asks to run these MCP servers")
-        assert f"proj: {sys.executable} {FAKE}" in screen_text(app)
+        assert f"  runs: {sys.executable} {FAKE}" in panel.spec.body.splitlines()  # the whole command line
         assert tools_of(app) == [] and panel.gate.state == "typing"  # they had typed: Esc first
         await pilot.press("y")
         await pilot.pause()

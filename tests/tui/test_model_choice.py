@@ -67,7 +67,7 @@ async def test_slash_model_with_an_unknown_provider_is_the_banner(make_app, tmp_
 
 
 async def test_providers_without_a_key_say_so_once_and_cannot_be_chosen(make_app):
-    async with make_app() as (app, pilot):
+    async with make_app(remote=True) as (app, pilot):
         app.chat.add_local_servers([DetectedServer("ollama", "http://127.0.0.1:9/v1", ("qwen3:8b",))])
         await open_picker(app, pilot)
         rows = options(app)

@@ -170,6 +170,8 @@ async def test_stopping_the_run_withdraws_the_question(make_app, fake):
                        what="the question gone")
         await wait_for(pilot, lambda: idle(app), what="the run stopped")
         assert len(fake.requests) == 1
+        [result] = await results(app)
+        assert "cancelled before it started" in result and "declined" not in result  # nobody said no
 
 
 async def test_the_command_is_shown_whole_with_its_control_characters_visible(make_app, fake):

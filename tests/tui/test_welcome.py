@@ -51,7 +51,7 @@ async def test_the_key_names_come_from_the_keymap(make_app, monkeypatch):
 
 
 async def test_without_a_key_the_welcome_says_what_to_do_and_the_banner_waits(make_app):
-    async with make_app(key=None) as (app, pilot):
+    async with make_app(key=None, remote=True) as (app, pilot):
         text = welcome_text(app)
         assert "OPENAI_API_KEY" in text and not app.query_one("#banner").display
         app.chat.add_local_servers([DetectedServer("ollama", "http://127.0.0.1:9/v1", ("qwen3:8b",))])
@@ -94,7 +94,7 @@ class FirstRun(TreechatApp):
         env = {"OPENAI_API_KEY": "sk-snapshot"} if key else {}
         settings = load_settings(home, env=env)
         chat = Chat(catalog=MemoryCatalog(), settings=settings, registry=ModelRegistry(settings, env=env),
-                    model_ref="openai/gpt-4.1-mini" if key else None, cwd=str(home), tools=[])
+                    model_ref="openai/gpt-4.1-mini" if key else None, cwd=str(home))  # config.toml's tools: all six
         super().__init__(chat, None, detect_servers=False)
 
     async def on_mount(self) -> None:

@@ -156,10 +156,13 @@ async def test_a_long_model_id_gives_way_to_the_context_figure_at_any_width():
         app = Host(bar)
         async with app.run(size=(width, 3)) as pilot:
             bar.update_status(model=model, thinking="off", tokens_reported=False, cost=0.0, context_percent=62,
-                              context_estimated=True, model_warning=True, queued_steer=1)
+                              context_estimated=True, model_warning=True, queued_steer=1,
+                              tools=("read", "ls", "grep", "bash", "edit", "write"))
             await pilot.pause()
             line = next((ln.rstrip() for ln in screen_text(app).splitlines() if "llamacpp" in ln), "")
-            assert line.endswith("ctx ~62%  │  ⚡1 ⏭0") or line.endswith("ctx ~62% │ ⚡1 ⏭0"), (width, line)
+            ends = ("ctx ~62%  │  6 tools  │  ⚡1 ⏭0", "ctx ~62% │ 6 tools │ ⚡1 ⏭0") if width >= 80 else (
+                "ctx ~62% │ ⚡1 ⏭0",)  # narrower than 80: the tools' count gives way first
+            assert line.endswith(ends), (width, line)
             assert "llamacpp/" in line and "⚠" in line and "↑? ↓?" in line, (width, line)
             assert (model in line) is whole and ("…" in line) is not whole, (width, line)
 

@@ -84,8 +84,10 @@ def test_snippet_highlight_drops_markers_and_escapes():
 
 
 HITS = [
-    SearchHit("s1", "e1", "message", "user", "how do I [[rebase]] safely", 1.0, session_name="git help"),
-    SearchHit("s2", "e9", "message", "assistant", "use [[rebase]] -i", 2.0, session_name=None),
+    SearchHit("s1", "e1", "message", "user", "how do I [[rebase]] safely", 1.0, session_name="git help",
+              session_title="git help"),
+    SearchHit("s2", "e9", "message", "assistant", "use [[rebase]] -i", 2.0, session_name=None,
+              session_title="how do I undo a commit"),  # no name: its first message
 ]
 
 
@@ -107,6 +109,7 @@ async def test_search_screen_with_callback():
         assert asked == ["rebase"]  # debounced: one query for six keystrokes
         text = screen_text(app)
         assert "git help · user" in text and "how do I rebase safely" in text and "[[" not in text
+        assert "how do I undo a commit · assistant" in text and "s2" not in text  # a title, not an id
         await pilot.press("down", "enter")
         await pilot.pause()
         assert results[0].hit.entry_id == "e9"

@@ -92,6 +92,7 @@ class MainLayout(App):
             model="openai/gpt-4o", thinking="medium", tokens_in=84_000, tokens_out=12_000, cost=0.41,
             context_percent=42, context_estimated=self.compacted,
             queued_steer=sum(k == "steer" for k, _ in self.queue), queued_follow_up=sum(k == "follow_up" for k, _ in self.queue),
+            tools=("read", "ls", "grep", "bash", "edit", "write"),
         )
 
 

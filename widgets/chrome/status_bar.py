@@ -1,8 +1,9 @@
-"""StatusBar: model • thinking │ tokens ↑↓ │ cost (this path) │ context % │ queue.
+"""StatusBar: model • thinking │ tokens ↑↓ │ cost (this path) │ context % │ tools │ queue.
 
 Data in: ``update_status(**fields)`` with any of ``model``, ``thinking``, ``tokens_in``,
 ``tokens_out``, ``cost``, ``context_percent`` (None = unknown), ``context_estimated`` (draw
-"~"), ``model_warning`` (no key: draw ⚠), ``queued_steer``, ``queued_follow_up``. Each is also a
+"~"), ``model_warning`` (no key: draw ⚠), ``tools`` (the names the next request carries: drawn
+as their count), ``queued_steer``, ``queued_follow_up``. Each is also a
 reactive attribute (nothing is drawn before the first call: the App's first frame comes before
 the session is open). ``wait(seconds, reason)`` shows a countdown ("retrying in 12 s") until it
 runs out or ``wait(0)`` ends it. Posts nothing.
@@ -30,6 +31,11 @@ def tokens(n: int) -> str:
     return str(n)
 
 
+def tools_field(count: int) -> str:
+    """`6 tools`, `1 tool`, `no tools`: what the model can do besides answering (/tools lists them)."""
+    return "no tools" if count == 0 else f"{count} tool" if count == 1 else f"{count} tools"
+
+
 class StatusBar(Widget):
     DEFAULT_CSS = """
     StatusBar { height: 1; background: $panel; color: $text-muted; padding: 0 1; }
@@ -54,6 +60,7 @@ class StatusBar(Widget):
     model_warning: reactive[bool] = reactive(False)
     queued_steer: reactive[int] = reactive(0)
     queued_follow_up: reactive[int] = reactive(0)
+    tools: reactive[tuple[str, ...]] = reactive(())
 
     waiting: reactive[str] = reactive("")
 
@@ -99,20 +106,26 @@ class StatusBar(Widget):
             pct = self.context_percent
             style = "bold $error" if pct >= 90 else "$warning" if pct >= 75 else ""
             fields.append((f"ctx {mark}{pct:.0f}%", style))
+        tools_at = len(fields)
+        fields.append(tools_field(len(self.tools)))
         if self.queued_steer or self.queued_follow_up:
             fields.append((f"⚡{self.queued_steer} ⏭{self.queued_follow_up}", "$warning"))
         if self.waiting:
             fields.append((self.waiting, "bold $warning"))
         # What does not fit gives way from the left: a local model's id is often a long file name,
         # and at 80 columns it pushed the context figure (what a 2k-token model needs most) off the
-        # end. The separators tighten first, then the model's name is cut to what is left.
+        # end. The separators tighten first, then the model's name is cut to what is left; below
+        # 80 columns the tools' count goes before the name is cut short (/tools says it).
         width = self.content_region.width or 10_000
         model = sanitize_line(self.model, 40) or "no model"
         warning = (" ⚠" if self.model_warning else "", "bold $error")
-        for sep in ("  │  ", " │ "):
-            tail = Content.assemble(f" • {self.thinking}", *(x for f in fields for x in (sep, f)))
-            room = width - tail.cell_length - Content.assemble(warning).cell_length
-            if Content(model).cell_length <= room:
+        for shown in (fields, fields[:tools_at] + fields[tools_at + 1:]):
+            for sep in ("  │  ", " │ "):
+                tail = Content.assemble(f" • {self.thinking}", *(x for f in shown for x in (sep, f)))
+                room = width - tail.cell_length - Content.assemble(warning).cell_length
+                if Content(model).cell_length <= room:
+                    break
+            if room >= 16:
                 break
         name = Content.styled(model, "bold").truncate(max(room, 8), ellipsis=True)
         return Content.assemble(name, warning, tail)

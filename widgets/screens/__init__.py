@@ -7,6 +7,7 @@ from .search import SearchScreen
 from .sessions import SessionsScreen
 from .text_view import TextDialog
 from .thinking_picker import ThinkingPicker
+from .tools import ToolsDialog
 
 __all__ = ["ConfirmDialog", "HelpScreen", "LabelDialog", "ModelChoice", "ModelGroup", "ModelPicker", "SearchScreen",
-           "SessionsScreen", "TextDialog", "ThinkingPicker"]
+           "SessionsScreen", "TextDialog", "ThinkingPicker", "ToolsDialog"]

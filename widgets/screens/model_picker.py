@@ -4,7 +4,9 @@
 
 - ``groups``: ``ModelGroup``s in the order shown (e.g. "Recent", then one per provider). A group
   with a ``problem`` (e.g. "no key: set OPENAI_API_KEY") says it once, on its header, and its
-  rows are listed but cannot be chosen.
+  rows are listed but cannot be chosen. A ``note`` (e.g. "did not list its models") is said on
+  the header too, shown even with no rows, and blocks nothing. ``provider`` is the provider a
+  group lists when its title says more ("openai · http://127.0.0.1:8080/v1").
 - ``current``: the ref in use, marked ``●``.
 - ``set_groups(groups)``: new rows while open (the filter stays).
 - ``choose``: an async callable ``ref -> error or None``. The dialog calls it on Enter and stays
@@ -50,6 +52,8 @@ class ModelGroup:
     title: str  # a provider's name, or "Recent"
     models: tuple[ModelChoice, ...]
     problem: str | None = None  # why none of these can be chosen now, said once on the header
+    note: str | None = None  # said on the header (even with no rows); blocks nothing
+    provider: str | None = None  # the provider listed, when the title is not just its name
 
 
 def looks_like_ref(text: str) -> bool:
@@ -100,10 +104,11 @@ class ModelPicker(Dialog):
                  for g in self.groups]
         width = min(max((len(m.shown) for _, rows in shown for m in rows), default=0), 48) + 2
         for group, rows in shown:
-            if not rows:
+            if not rows and (words or not group.note):
                 continue
-            head = Content.assemble((sanitize_line(group.title, 40), "bold"),
-                                    (f" · {sanitize_line(group.problem, 90)}", "italic") if group.problem else "")
+            said = group.problem or group.note
+            head = Content.assemble((sanitize_line(group.title, 60), "bold"),
+                                    (f" · {sanitize_line(said, 90)}", "italic") if said else "")
             self._add(options, head, None)
             for model in rows:
                 mark = "● " if model.ref == self.current else "  "
@@ -160,7 +165,7 @@ class ModelPicker(Dialog):
         if not looks_like_ref(typed):
             return None
         provider = typed.partition("/")[0]
-        group = next((g for g in self.groups if g.title == provider and g.problem), None)
+        group = next((g for g in self.groups if (g.provider or g.title) == provider and g.problem), None)
         return f"{provider}: {group.problem}" if group is not None else None
 
     async def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

@@ -7,7 +7,7 @@ with ``set_results(hits)``. A search that stopped early (a query of short words:
 entries only) ends with a "more…" row: choosing it asks ``search(query, further=N)`` for the next,
 older entries and adds what they hold.
 
-Each hit shows session name, role and the snippet with the ``[[match]]`` highlighted. Ends with
+Each hit shows its session's name (else its first message; the id too where two share one), role and the snippet with the ``[[match]]`` highlighted. Ends with
 ``dismiss(SearchScreen.Chosen(hit))`` on Enter, or None on Escape.
 """
 
@@ -25,7 +25,7 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from treechat.storage.base import MAX_QUERY_CHARS, SearchHit, searched_only
+from treechat.storage.base import MAX_QUERY_CHARS, SearchHit, hit_labels, searched_only
 from treechat.text.sanitize import sanitize_line
 
 from ..keymap import bindings_for
@@ -114,9 +114,8 @@ class SearchScreen(Dialog):
         self.searched = searched_only(hits)
         options = self.query_one("#hits", OptionList)
         options.clear_options()
-        for i, hit in enumerate(self.hits):
-            head = Content.assemble((sanitize_line(hit.session_name or hit.session_id[:8], 40), "bold"),
-                                    (f" · {hit.role or hit.type}", "dim"))
+        for i, (hit, label) in enumerate(zip(self.hits, hit_labels(self.hits))):
+            head = Content.assemble((sanitize_line(label, 60), "bold"), (f" · {hit.role or hit.type}", "dim"))
             options.add_option(Option(Content.assemble(head, "\n  ", snippet_content(hit.snippet)), id=str(i)))
         searched = self.searched
         if searched is not None:

@@ -37,6 +37,7 @@ from treechat.storage.model import (
     UserMessage,
     message_text,
 )
+from treechat.text.expanded import Expanded
 from treechat.text.model_names import shown_model_id
 from treechat.text.sanitize import sanitize, sanitize_line
 
@@ -118,6 +119,19 @@ class ToolLine(Foldable):
 
 class DiffLine(ToolLine):
     """An edit or write that changed a file: `notes.txt +3 −1`, the coloured diff when expanded."""
+
+
+class ExpansionLine(ToolLine):
+    """A skill or prompt template a user message used: `skill pdf loaded`, its text when expanded
+    (Enter on the message, a click, or Ctrl+O with the tools)."""
+
+
+def expansion_line(used: Expanded, *, expanded: bool = False) -> ExpansionLine:
+    name = sanitize_line(used.name, 40)
+    summary = f"skill {name} loaded" if used.kind == "skill" else f"template {name}"
+    lines = used.body.count("\n") + 1 if used.body.strip() else 0
+    summary += f" ({lines} lines)" if lines > 1 else ""
+    return ExpansionLine(summary, _cut(used.body), expanded=expanded, classes="tool expansion")
 
 
 class ThinkingBlock(Foldable):
@@ -223,7 +237,7 @@ class MessageView(Vertical):
         self.header = MessageHeader(*self._role_and_detail(msg), label=item.label)
         yield self.header
         if isinstance(msg, UserMessage):
-            yield from user_parts(msg)
+            yield from user_parts(msg, lambda used: expansion_line(used, expanded=self.tools_expanded))
         elif isinstance(msg, AssistantMessage):
             yield from self._assistant_parts(msg)
         elif isinstance(msg, ToolResultMessage) and (change := result_change(msg.tool_name, msg.details, msg.is_error)):
@@ -307,11 +321,12 @@ class MessageView(Vertical):
             line.set_expanded(expanded)
 
     @property
-    def has_diff(self) -> bool:
-        return bool(self.query(DiffLine))
+    def has_fold(self) -> bool:
+        """An edit's diff or a skill's text, which Enter on the selected message opens."""
+        return bool(self.query(DiffLine)) or bool(self.query(ExpansionLine))
 
-    def toggle_diffs(self) -> None:  # Enter on a selected edit: show or hide its diff
-        for line in self.query(DiffLine):
+    def toggle_folds(self) -> None:  # Enter on a selected edit or skill: show or hide its diff or text
+        for line in [*self.query(DiffLine), *self.query(ExpansionLine)]:
             line.set_expanded(not line.expanded)
 
     def set_thinking_expanded(self, expanded: bool) -> None:

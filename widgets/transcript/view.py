@@ -339,7 +339,7 @@ class Transcript(SelectableTranscript, can_focus=True):
             if self._selected_in is not None or isinstance(msg, (CompactionEntry, CompactionSummaryMessage)):
                 return True
             view = self.view_of(item.entry_id)
-            return view is not None and view.has_diff  # an edit's diff
+            return view is not None and view.has_fold  # an edit's diff, a skill's text
         return True
 
     def action_select(self, delta: int) -> None:
@@ -387,8 +387,8 @@ class Transcript(SelectableTranscript, can_focus=True):
         self._request(self.LabelRequested)
 
     async def action_open(self) -> None:
-        """Enter: open or close the selected compaction card, the selected original in full, or the
-        selected edit's diff."""
+        """Enter: open or close the selected compaction card, the selected original in full, the
+        selected edit's diff, or the text of the skill or template a selected message used."""
         if self._selected_in is not None:
             card = self._cards().get(self._selected_in)
             if card is not None and card.selected_original is not None:
@@ -397,10 +397,10 @@ class Transcript(SelectableTranscript, can_focus=True):
             card = self._cards().get(self.selected)
             if card is not None:
                 card.toggle()
-            else:  # an edit's diff
+            else:  # an edit's diff, a skill's text
                 view = self.view_of(self.selected)
                 if view is not None:
-                    view.toggle_diffs()
+                    view.toggle_folds()
         self.call_after_refresh(self._scroll_to_selected)  # what opened may have pushed it away
 
     def action_sibling(self, delta: int) -> None:

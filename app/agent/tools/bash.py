@@ -7,6 +7,8 @@ pipe open (`setsid server &`) would otherwise hold the tool forever after the sh
 a command printing without end (`yes`) would fill memory — we keep the last OUTPUT_KEEP bytes.
 With a `CommandHost` (host.py: an editor's terminal, `treechat acp`) the command runs there,
 under the same bounds, and reads the same to the model.
+The command runs without treechat's secrets in its environment (app/config/tool_env.py): what it
+prints goes to the model and into the session.
 """
 
 from __future__ import annotations
@@ -50,10 +52,15 @@ class BashTool(AgentTool[BashArgs]):
     timeout = None  # bounded by the command's own timeout, which starts after the user confirms
 
     def __init__(self, cwd: str | os.PathLike[str] | None = None, confirm: Confirm | None = None,
-                 host: CommandHost | None = None) -> None:
+                 host: CommandHost | None = None, *, env: dict[str, str] | None = None) -> None:
+        """`env`: the command's environment here (None: this process's, its secrets withheld by the
+        built-in rules; the controller hands the one config.toml's providers and `tool_env` make)."""
+        from treechat.config.tool_env import tool_environment
+
         self.cwd = str(cwd or os.getcwd())
         self.confirm = confirm
         self.host = host  # None: here, in a child process
+        self.env = tool_environment() if env is None else env
 
     async def execute(self, tool_call_id: str, args: BashArgs, signal: AbortSignal | None,
                       on_update: OnUpdate) -> ToolResult:
@@ -61,10 +68,11 @@ class BashTool(AgentTool[BashArgs]):
         for an answer, and a dialog still open is withdrawn by its front end)."""
         if self.confirm is None:
             return text_result(NO_CONFIRM, is_error=True)
-        if not await answer_unless_stopped(self.confirm(args.command), signal):
-            return text_result("The user declined to run this command.", is_error=True)
-        if signal is not None and signal.aborted:
+        allowed = await answer_unless_stopped(self.confirm(args.command), signal)
+        if signal is not None and signal.aborted:  # stopped while asked (Esc, Ctrl+C): nobody declined
             return text_result("(command cancelled before it started)", is_error=True)
+        if not allowed:
+            return text_result("The user declined to run this command.", is_error=True)
         limit = min(args.timeout or DEFAULT_TIMEOUT, MAX_TIMEOUT)
         if self.host is not None:
             try:
@@ -73,7 +81,7 @@ class BashTool(AgentTool[BashArgs]):
                 return text_result(f"The command could not be started: {err}", is_error=True)
         else:
             await on_update(ToolResult(content=[]))  # it runs (Pi tells this too)
-            ran = await run_shell(args.command, self.cwd, limit, signal, _Progress(on_update))
+            ran = await run_shell(args.command, self.cwd, limit, signal, _Progress(on_update), env=self.env)
         return _result(ran, limit, signal)
 
 
@@ -95,13 +103,17 @@ class _Progress:
 
 
 async def run_shell(command: str, cwd: str, limit: float, signal: AbortSignal | None,
-                    on_output: Callable[[bytearray], Awaitable[None]] | None = None) -> CommandRun:
+                    on_output: Callable[[bytearray], Awaitable[None]] | None = None, *,
+                    env: dict[str, str] | None = None) -> CommandRun:
     """Run `command` with the shell in `cwd`, its own process group, no input: killed (the whole
     group) after `limit` seconds, on `signal`, or when the caller is cancelled. `on_output` is
-    handed the output kept so far whenever more came (not to keep: it changes)."""
+    handed the output kept so far whenever more came (not to keep: it changes). `env`: its
+    environment (None: this process's without treechat's secrets, app/config/tool_env.py)."""
+    from treechat.config.tool_env import tool_environment
+
     proc = await asyncio.create_subprocess_shell(
         command, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
+        stdin=asyncio.subprocess.DEVNULL, start_new_session=True, env=tool_environment() if env is None else env,
     )
     remove = signal.add_listener(lambda: _kill(proc)) if signal is not None else (lambda: None)
     try:

@@ -18,10 +18,10 @@ from .host import CommandHost
 
 class TrackedBashTool(BashTool):
     def __init__(self, cwd: str | os.PathLike[str] | None, confirm: Confirm | None, recorder: FileRecorder,
-                 host: CommandHost | None = None) -> None:
+                 host: CommandHost | None = None, *, env: dict[str, str] | None = None) -> None:
         self.recorder = recorder
         self._snapshot: Snapshot | None = None
-        super().__init__(cwd, self._snapshot_after(confirm) if confirm is not None else None, host)
+        super().__init__(cwd, self._snapshot_after(confirm) if confirm is not None else None, host, env=env)
 
     def _snapshot_after(self, confirm: Confirm) -> Confirm:
         async def approved(command: str) -> bool:

@@ -251,6 +251,11 @@ class GrepTool(_CwdTool[GrepArgs]):
                    "searched. Outside the working folder (the repository) the user is asked first.")
     Args = GrepArgs
 
+    def __init__(self, cwd: str | os.PathLike[str] | None = None, reach: Reach | None = None, *,
+                 env: dict[str, str] | None = None) -> None:
+        super().__init__(cwd, reach)
+        self.env = env  # the scan child's environment (None: this process's without its secrets)
+
     async def execute(self, tool_call_id: str, args: GrepArgs, signal: AbortSignal | None,
                       on_update: OnUpdate) -> ToolResult:
         try:
@@ -269,7 +274,7 @@ class GrepTool(_CwdTool[GrepArgs]):
         within = None if self.reach.anywhere else self.reach.root if self.reach.is_inside(root) else self.reach.real(root)
         params: JsonObject = {"root": str(root), "cwd": str(self.cwd), "pattern": args.pattern, "ignore_case": args.ignore_case,
                   "limit": args.limit, "seconds": WORK_SECONDS, "within": within}
-        matches, why, skipped = await _grep_in_child(params, signal)
+        matches, why, skipped = await _grep_in_child(params, signal, self.env)
         text = truncate_head("\n".join(matches))[0] if matches else "No matches."
         if skipped:
             text += (f"\n[Skipped {skipped} link{'s' if skipped != 1 else ''} that lead outside {within}; read them "
@@ -298,13 +303,17 @@ def _unsearchable(root: Path, shown: str) -> str | None:
     return None
 
 
-async def _grep_in_child(params: JsonObject, signal: AbortSignal | None) -> tuple[list[str], str, int]:
+async def _grep_in_child(params: JsonObject, signal: AbortSignal | None,
+                         env: dict[str, str] | None) -> tuple[list[str], str, int]:
     """Run file_scan.py's grep in a child process (see there for why); kill it on abort, and once
     its deadline has passed by a second (a pattern stuck on one line checks no deadline). Returns
     the matches that arrived and why it ended ("", "limit", "time", "cancelled", or an error)."""
+    from treechat.config.tool_env import tool_environment
+
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-I", "-S", file_scan.__file__, json.dumps(params),
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env=tool_environment() if env is None else env)
     aborted = asyncio.Event()
     remove = signal.add_listener(aborted.set) if signal else (lambda: None)
     matches: list[str] = []

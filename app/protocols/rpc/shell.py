@@ -17,6 +17,7 @@ from treechat.agent.tools.bash import DEFAULT_TIMEOUT, run_shell
 from treechat.agent.tools.truncate import truncate_tail
 from treechat.agent.types import JsonObject
 from treechat.chat import Chat
+from treechat.config.tool_env import tool_environment
 from treechat.llm.abort import AbortSignal
 from treechat.storage.base import StorageError
 from treechat.storage.model import BashExecutionMessage
@@ -32,7 +33,9 @@ class Shell:
     async def run(self, command: str) -> JsonObject:
         signal = self._signal = AbortSignal()
         try:
-            ran = await run_shell(command, self.chat.cwd, DEFAULT_TIMEOUT, signal)
+            # without treechat's secrets, as the bash tool: the output goes into the session
+            ran = await run_shell(command, self.chat.cwd, DEFAULT_TIMEOUT, signal,
+                                  env=tool_environment(self.chat.settings))
         finally:
             self._signal = None
         text = ran.output

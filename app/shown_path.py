@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from treechat.storage.base import SessionStorage
-from treechat.storage.expanded import as_typed
 from treechat.storage.model import CompactionEntry, Entry, MessageEntry, message_text
-from treechat.storage.tree_index import TreeIndex
+from treechat.storage.tree.index import TreeIndex
+from treechat.text.expanded import as_typed
 
 TAIL = 64  # the newest entries of a shown path read with its ids
 HISTORY = 200  # the prompts the composer's Up goes through

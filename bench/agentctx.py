@@ -36,8 +36,8 @@ async def main() -> None:
 
     from treechat.session.compaction import CompactionSettings, prepare_compaction
     from treechat.session.session import Session
-    from treechat.storage.jsonl import read_session_file
     from treechat.storage.memory import MemoryCatalog
+    from treechat.storage.session_file import read_session_file
 
     header, entries, leaf, _ = read_session_file(FIXTURE)
     storage, _ = await MemoryCatalog().import_session({**header, "id": "bench"}, entries, leaf)

@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from treechat.session.context import build_context  # noqa: E402
 from treechat.storage import open_catalog  # noqa: E402
-from treechat.storage.imports import read_records  # noqa: E402
+from treechat.storage.imports.records import read_records  # noqa: E402
 from treechat.storage.model import ENTRY_TYPES, Entry, parse_entries_json  # noqa: E402
 
 assert "message" in ENTRY_TYPES

@@ -168,8 +168,8 @@ async def compacted_pi_session(home: Path) -> tuple[str, int]:
     """The Pi fixture imported, then compacted down to its last 6 messages. Returns (sid, originals)."""
     from treechat.session.session import Session
     from treechat.storage import open_catalog
-    from treechat.storage.jsonl import read_session_file
     from treechat.storage.model import MessageEntry
+    from treechat.storage.session_file import read_session_file
 
     header, entries, leaf, _ = read_session_file(FIXTURE)
     catalog = await open_catalog("sqlite", home)

@@ -58,7 +58,7 @@ async def bench_branch(messages: int, repeat: int, work: Path) -> None:
 # ------------------------------------------------------------------ 3. 100k-entry tree
 
 async def bench_tree(size: int, repeat: int, work: Path) -> None:
-    import treechat.storage.tree_index as core_module  # (TreeIndex, timed: the class the controller uses)
+    import treechat.storage.tree.index as core_module  # (TreeIndex, timed: the class the controller uses)
     from treechat.widgets.tree.view import TreeView
 
     t0 = time.perf_counter()

@@ -1,4 +1,9 @@
-"""Session storage: the persisted vocabulary (model), the contract (base) and four backends."""
+"""Session storage. At the top, the vocabulary and the protocol: the entries and messages
+(`model.py`; read without pydantic: `views.py`), Pi's session file (`session_file.py`), the
+`SessionStorage` / `SessionCatalog` protocols and their typed errors (`base.py`), the tree over its
+columns (`tree/`), sessions brought in (`imports/`). Then a folder per backend (`sqlite/`,
+`postgres/`, `jsonl/`, `memory/`) and what several share (`sql/`, `indexed/`); `open_catalog`
+below is the one place that chooses a backend."""
 
 from __future__ import annotations
 

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 from .json_types import JsonObject, SessionHeader
 
 if TYPE_CHECKING:  # (annotations only: the storage commands start without pydantic's models)
-    from .imports import ImportRecords
+    from .imports.records import ImportRecords
     from .model import Entry, SessionMetadata
-    from .tree_columns import TreeColumns
+    from .tree.columns import TreeColumns
 
 # ---------------------------------------------------------------- errors
 
@@ -346,7 +346,7 @@ class SessionStorage(Protocol):
 
     async def get_tree_columns(self) -> TreeColumns:
         """The tree of `get_tree_rows`, a column per field and a slot per entry in append order
-        (`tree_columns.py`): what the app opens a session with, with no object per entry."""
+        (`tree/columns.py`): what the app opens a session with, with no object per entry."""
         ...
 
     async def get_path_rows(self, leaf_id: str) -> list[TreeRow]:
@@ -409,7 +409,7 @@ class SessionCatalog(Protocol):
     async def import_records(
         self, header: SessionHeader, records: ImportRecords, report: ImportReport, *, replace: bool = False
     ) -> tuple[SessionStorage, ImportReport]:
-        """The fast path of import: `imports.ImportRecords` read by `imports.read_records`.
+        """The fast path of import: `imports.records.ImportRecords` read by `read_records`.
         The header's id is kept; StorageError if it exists unless `replace`."""
 
     async def has_session(self, session_id: str) -> bool:

@@ -14,7 +14,7 @@ JsonObject: TypeAlias = dict[str, Json]
 
 
 # A session file's first line as read: `id` is a string (checked where the file is read,
-# `jsonl_format._is_header`), Pi's other keys (`timestamp`, `cwd`, `parentSession`, …) are
+# `session_file._is_header`), Pi's other keys (`timestamp`, `cwd`, `parentSession`, …) are
 # strings by the format's rule, and whatever a newer writer added is kept as it came. The one
 # untyped shape storage hands on (a TypedDict would refuse those extra keys).
 SessionHeader: TypeAlias = dict[str, Any]

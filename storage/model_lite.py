@@ -1,7 +1,8 @@
-"""What storage.model offers that needs no pydantic: ids, timestamps and the invalid-entry error
-(storage.model re-exports them; storage/on_demand.py has its functions that do need it).
+"""What the vocabulary offers that needs no pydantic: ids, timestamps, the invalid-entry error
+(storage.model re-exports these) and an entry's stored line; storage/on_demand.py has the
+functions that do need pydantic.
 
-A streamed `treechat import` of a valid file never builds a model (storage/wire_check.py proves
+A streamed `treechat import` of a valid file never builds a model (imports/wire_check.py proves
 its lines valid), so the modules on its path import these rather than storage.model and start
 without pydantic (~0.1 s of CPU).
 """
@@ -10,6 +11,10 @@ from __future__ import annotations
 
 import secrets
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .model import Entry
 
 
 class InvalidEntryError(ValueError):
@@ -34,6 +39,22 @@ def iso_to_ms(iso: str) -> float | int:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return int(round(dt.timestamp() * 1000))
+
+
+def ms_to_iso(ms: float) -> str:
+    """Epoch milliseconds → ISO-8601 UTC with milliseconds and a Z (Pi's Date.toISOString);
+    "" for a value no date can hold (a corrupt timestamp must not break a list or an import)."""
+    try:
+        dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    except (OverflowError, ValueError, OSError):
+        return ""
+    return dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def entry_json(entry: Entry) -> str:
+    """An entry's stored line (no newline): compact like Pi's JSON.stringify, only the keys that
+    are set (model_base.py says which)."""
+    return entry.model_dump_json(by_alias=True, exclude_unset=True)
 
 
 def new_entry_id(taken: set[str] | None = None) -> str:

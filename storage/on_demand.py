@@ -1,5 +1,5 @@
 """storage.model's functions for the modules that start without pydantic: each imports the models
-at its first call. A streamed `treechat import` of a valid file calls none of them (wire_check.py
+at its first call. A streamed `treechat import` of a valid file calls none of them (imports/wire_check.py
 proves its lines); a line the proof refuses, a deep line or a lax value does, and so loads pydantic
 then. Loops over many lines that all become models call storage.model's own functions instead.
 """

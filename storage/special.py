@@ -46,7 +46,7 @@ class NotRegularError(OSError):
 
 def fsync_dir(directory: Path) -> None:
     """Make a rename or a new file in `directory` durable (best effort: some file systems and
-    platforms cannot open or sync a folder). Here, not in jsonl_format, so the export's writer
+    platforms cannot open or sync a folder). Here, not in session_file, so the export's writer
     uses it without importing the storage's models."""
     try:
         fd = os.open(directory, os.O_RDONLY)

@@ -18,8 +18,8 @@ from treechat.prompts.attachments import (
     expand_prompt,
     pasted_image_token,
 )
-from treechat.storage.attached import split_file_blocks
-from treechat.storage.images import image_block_info, image_info
+from treechat.text.attached import split_file_blocks
+from treechat.text.images import image_block_info, image_info
 
 
 @pytest.fixture

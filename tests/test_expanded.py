@@ -1,4 +1,4 @@
-"""A skill's or template's message is recognised wherever it goes (issue 37, storage/expanded.py):
+"""A skill's or template's message is recognised wherever it goes (issue 37, app/text/expanded.py):
 the skill from Pi's block in its text, the template from the field the message carries, through a
 store, a fork, a Pi JSONL export and its import; `as_typed` is what `e` and ↑ give back."""
 
@@ -13,9 +13,9 @@ from treechat.cli.storage import stream_export
 from treechat.prompts.skills import Skill, skill_block
 from treechat.session.session import Session
 from treechat.storage import open_catalog
-from treechat.storage.expanded import FIELD, as_typed, expanded, expanded_message, skill_line, template_message
-from treechat.storage.jsonl_format import read_session_file
 from treechat.storage.model import MessageEntry, TextContent, UserMessage
+from treechat.storage.session_file import read_session_file
+from treechat.text.expanded import FIELD, as_typed, expanded, expanded_message, skill_line, template_message
 
 
 def skill_file(tmp_path: Path) -> Skill:

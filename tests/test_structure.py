@@ -119,6 +119,37 @@ def test_layers_point_one_way() -> None:
             assert not any(_under(d, FRONT_ENDS) for d in deps), (name, deps)  # front ends → chat, never back
 
 
+# storage/ (issue 38): a folder per backend, and what several backends share in a folder of its own
+STORAGE_BACKENDS = ("memory", "jsonl", "sqlite", "postgres")
+STORAGE_SHARED = {"sql": ("sqlite", "postgres"), "indexed": ("memory", "jsonl")}
+
+
+def test_no_backend_imports_another() -> None:
+    """A backend imports the vocabulary, the protocol and what it shares with others, never another
+    backend's modules (PostgreSQL once imported SQLite's rows and search); the vocabulary imports no
+    backend at all (only `open_catalog`, in the package's own `__init__`, chooses one)."""
+    mods = modules()
+    known = set(mods)
+    folders = {n.split(".")[2] for n, p in mods.items() if p.name == "__init__.py" and n.count(".") == 2
+               and n.startswith("treechat.storage.")}
+
+    def folder(name: str) -> str | None:
+        parts = name.split(".")
+        return parts[2] if len(parts) > 2 and parts[:2] == ["treechat", "storage"] and parts[2] in folders else None
+
+    for name, path in mods.items():
+        if not name.startswith("treechat.storage."):
+            continue  # (treechat.storage itself: open_catalog)
+        mine = folder(name)
+        for dep in imports_of(name, path, known):
+            theirs = folder(dep)
+            if theirs is None or theirs == mine:
+                continue
+            assert theirs not in STORAGE_BACKENDS, f"{name} imports {dep}: another backend's module"
+            if theirs in STORAGE_SHARED:
+                assert mine in STORAGE_SHARED[theirs], f"{name} imports {dep}: {theirs}/ is for {STORAGE_SHARED[theirs]}"
+
+
 CONTROLLER = ("treechat.chat",)
 FRONT_ENDS = ("treechat.tui", "treechat.cli", "treechat.acp", "treechat.protocols")  # (print mode: treechat.cli.print_mode)
 

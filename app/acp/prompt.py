@@ -29,9 +29,9 @@ from acp.schema import (
 )
 
 from treechat.prompts.attachments import MAX_IMAGE_BYTES, MAX_TEXT_BYTES
-from treechat.storage.attached import file_block
-from treechat.storage.images import human_size, image_mime
 from treechat.storage.model import ImageContent
+from treechat.text.attached import file_block
+from treechat.text.images import human_size, image_mime
 
 Block = TextContentBlock | ImageContentBlock | AudioContentBlock | ResourceContentBlock | EmbeddedResourceContentBlock
 

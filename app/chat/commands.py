@@ -14,7 +14,7 @@ from treechat.session.agent_session import CompactionError, CompactionResult
 from treechat.session.branching import ForkError, NothingToSummarize, fork_session
 from treechat.storage.base import StorageError
 from treechat.storage.model import AssistantMessage, MessageEntry, message_text
-from treechat.storage.tree_index import CONVERSATION_TYPES
+from treechat.storage.tree.index import CONVERSATION_TYPES
 
 if TYPE_CHECKING:
     from treechat.chat.navigation import Navigation

@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # annotations only: the TUI's first frame imports these event
     from treechat.shown_path import ShownPath
     from treechat.storage.base import TreeRow
     from treechat.storage.model import AssistantMessage, Entry
-    from treechat.storage.tree_index import TreeIndex
+    from treechat.storage.tree.index import TreeIndex
     from treechat.workspace.restore import RestorePlan
 
 

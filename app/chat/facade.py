@@ -74,7 +74,7 @@ if TYPE_CHECKING:
     from treechat.session.system_prompt import SystemPromptBuilder
     from treechat.storage.base import SearchHit, SessionCatalog, SessionStorage, SessionSummary
     from treechat.storage.model import AssistantMessage, Entry, ImageContent
-    from treechat.storage.tree_index import TreeIndex
+    from treechat.storage.tree.index import TreeIndex
     from treechat.widgets.commands import SlashCommand
     from treechat.workspace.history import FileHistory
     from treechat.workspace.restore import Outcome, RestorePlan, UndoOutcome

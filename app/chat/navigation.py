@@ -11,8 +11,8 @@ from treechat.chat.events import Focused, HeaderChanged, Notice, StatusChanged
 from treechat.chat.status import entry_words
 from treechat.llm.local import shown_ref
 from treechat.storage.base import SearchHit
-from treechat.storage.expanded import as_typed
 from treechat.storage.model import AssistantMessage, CompactionEntry, Entry, MessageEntry, message_text
+from treechat.text.expanded import as_typed
 
 if TYPE_CHECKING:
     from treechat.chat.observe import Observer

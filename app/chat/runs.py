@@ -20,8 +20,8 @@ from treechat.session.agent_session import AgentSession
 from treechat.session.compaction import CompactionSettings
 from treechat.session.system_prompt import bind_system_prompt
 from treechat.storage.base import StorageError
-from treechat.storage.expanded import template_message
 from treechat.storage.model import AssistantMessage, ImageContent
+from treechat.text.expanded import template_message
 
 if TYPE_CHECKING:
     from treechat.agent.types import AgentMessage
@@ -121,7 +121,7 @@ class Runs:
         agent = await self.ensure_agent()
         self.extras.say_starting()
         given = [*prepared.images, *images]
-        # a template's message carries what was typed, so the transcript shows that (storage/expanded.py)
+        # a template's message carries what was typed, so the transcript shows that (app/text/expanded.py)
         message = None if template is None else template_message(prepared.text, given, template, typed)
         if self.s.is_running or (queue_when_idle and kind != "send"):
             if kind == "follow_up":

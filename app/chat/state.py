@@ -21,7 +21,7 @@ from treechat.llm.options import stream_options_from_settings
 from treechat.prompts.outside import ReadsOutside
 from treechat.session.system_prompt import SystemPromptBuilder
 from treechat.storage.base import PathState
-from treechat.storage.tree_index import TreeIndex
+from treechat.storage.tree.index import TreeIndex
 
 if TYPE_CHECKING:
     from treechat.agent.tools import ApproveChange, CommandHost, FileHost, ReadConfirm

@@ -15,8 +15,8 @@ from treechat.llm.registry import ModelRegistry
 from treechat.llm.types import ModelInfo
 from treechat.session.agent_session import AgentSession
 from treechat.storage.base import PathState
-from treechat.storage.expanded import skill_line
-from treechat.storage.tree_index import TreeIndex
+from treechat.storage.tree.index import TreeIndex
+from treechat.text.expanded import skill_line
 
 
 def build_status(state: PathState, agent: AgentSession | None, model: ModelInfo | None,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from treechat.chat.events import HeaderChanged, TreeLoaded
 from treechat.storage import gc_policy
 from treechat.storage.base import SessionStorage, StorageError, TreeRow
-from treechat.storage.tree_index import TreeIndex
+from treechat.storage.tree.index import TreeIndex
 
 if TYPE_CHECKING:
     from treechat.chat.state import ChatState

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from treechat.storage.base import EntryCursor, ImportReport, SessionCatalog, SessionStorage, StorageError
-from treechat.storage.imports import ImportRecords, prepare_records
-from treechat.storage.index import entry_json
+from treechat.storage.imports.records import ImportRecords, prepare_records
 from treechat.storage.json_types import SessionHeader
+from treechat.storage.model_lite import entry_json
 from treechat.storage.model_views import view_of_model as view_of_entry  # (copies models: pydantic is loaded)
 from treechat.storage.views import EntryView
 from treechat.text.sanitize import visible_line

@@ -76,7 +76,7 @@ class _Opened:
         from treechat.agent.tools.workfolder import Boundary
         from treechat.bootstrap import open_store, storage_kind, storage_settings
         from treechat.config.paths import resolve_home
-        from treechat.storage.tree_index import TreeIndex
+        from treechat.storage.tree.index import TreeIndex
         from treechat.workspace.history import FileHistory
         from treechat.workspace.journal import Journal
 

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from treechat.storage.base import EntryCursor, SessionCatalog, SessionFileError, SessionStorage, StorageError
-from treechat.storage.imports import UncheckedLineError, find_session_files, pi_sessions_dir, read_records
-from treechat.storage.index import entry_json
-from treechat.storage.jsonl_format import export_header
-from treechat.storage.stream_scan import plan_file
+from treechat.storage.imports.records import UncheckedLineError, find_session_files, pi_sessions_dir, read_records
+from treechat.storage.imports.stream_scan import plan_file
+from treechat.storage.model_lite import entry_json
+from treechat.storage.session_file import export_header
 from treechat.text.sanitize import json_for_terminal, visible_line
 
 from ..export.target import ExportFile

@@ -1,5 +1,5 @@
 """What makes a server local, the window planned for one that does not say, and how its models
-are named to a person (`treechat.storage.model_names`: a file path by its file name). Stdlib only:
+are named to a person (`treechat.text.model_names`: a file path by its file name). Stdlib only:
 the catalog and the pickers use it without loading httpx."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import ipaddress
 from urllib.parse import urlparse, urlsplit, urlunsplit
 
-from treechat.storage.model_names import is_file_path, shown_model_id
+from treechat.text.model_names import is_file_path, shown_model_id
 
 __all__ = ["UNKNOWN_LOCAL_WINDOW", "is_file_path", "is_local_url", "shown_model_id", "shown_ref", "shown_url"]
 

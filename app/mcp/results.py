@@ -22,8 +22,8 @@ import mcp_types as types
 
 from treechat.agent.tools.base import ToolResult
 from treechat.agent.tools.truncate import MAX_BYTES, truncate_head
-from treechat.storage.images import IMAGE_TYPES, human_size, image_mime
 from treechat.storage.model import ImageContent, TextContent
+from treechat.text.images import IMAGE_TYPES, human_size, image_mime
 
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
 MAX_BLOCKS = 1_000  # content blocks of one result read

@@ -23,10 +23,10 @@ from typing import Literal
 from urllib.parse import unquote, urlparse
 
 from treechat.prompts.outside import ReadsOutside, Undecided
-from treechat.storage.attached import file_block
-from treechat.storage.images import IMAGE_TYPES, ImageInfo, human_size, image_info, image_mime
 from treechat.storage.model import ImageContent
 from treechat.storage.special import special_kind
+from treechat.text.attached import file_block
+from treechat.text.images import IMAGE_TYPES, ImageInfo, human_size, image_info, image_mime
 
 MAX_TEXT_BYTES = 100_000  # ~25k tokens: more than that is a job for the read tool
 MAX_IMAGE_BYTES = 5 * 1024 * 1024  # the strictest provider limit (Anthropic) per image

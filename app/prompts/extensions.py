@@ -111,7 +111,7 @@ def expand_command(text: str, ext: Extensions) -> str:
 
 def template_of(text: str, ext: Extensions) -> str | None:
     """The template's name when `expand_command` makes `text` a template's body (the message then
-    carries what was typed: storage/expanded.py); None for anything else."""
+    carries what was typed: app/text/expanded.py); None for anything else."""
     from treechat.widgets.commands import parse_slash
 
     stripped = text.strip()

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from treechat.chat.events import Header, Mark, Readiness, Status
     from treechat.shown_path import ShownPath
     from treechat.storage.model import AssistantMessage
-    from treechat.storage.tree_index import TreeIndex
+    from treechat.storage.tree.index import TreeIndex
 
 # The storage vocabulary, the transcript's items and the dialogs are imported where they are used:
 # no controller event comes before the session opens, after the first frame (app/tui/starting.py).

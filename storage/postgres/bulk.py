@@ -9,26 +9,21 @@ other sessions are never blocked and the new session's entries keep their file o
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 
-from ..aggregates import EMPTY_STATE, StateTuple, StatsAccumulator, advance_state, first_user_text, message_ms
+from ..aggregates import StatsAccumulator, first_user_text, message_ms
 from ..base import ImportReport
 from ..gc_policy import paused
-from ..imports import ImportRecords
-from ..json_types import Row
-from ..sqlite import rows
-from ..views import EntryView, decode_view
+from ..imports.records import ImportRecords
+from ..model_lite import ms_to_iso
+from ..sql import rows
+from ..sql.bulk import place
+from ..views import decode_view
 from .db import Conn
 from .storage import CHANNEL, MAT_COLUMNS, clean_row, fetch_all, pg_text, search_key
 
 Progress = Callable[[int], None]
 _ENTRY_COLUMNS = "entry_seq, session_id, id, parent_id, type, role, timestamp, preview, target_id, payload, status"
-
-
-def _state_values(s: StateTuple) -> Row:
-    return (s[1], s[2], s[3], s[4], s[5], s[6], s[7], json.dumps(s[8]) if s[8] is not None else None, s[9],
-            json.dumps(s[10]) if s[10] is not None else None)
 
 
 async def _reserve(conn: Conn, sequence: str, n: int) -> list[int]:
@@ -44,52 +39,6 @@ async def _copy(conn: Conn, table: str, columns: str, data: Sequence[Sequence[ob
     async with conn.cursor().copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
         for row in data:
             await copy.write_row(row)
-
-
-def place(views: Sequence[EntryView]) -> tuple[list[tuple[int | None, int]], list[tuple[int, int, int, StateTuple] | None]]:
-    """The branch segments of a tree given in file order: (parent branch, fork depth) per branch
-    (by position), and per entry (branch, depth, context start depth, state); None for entries on
-    or under a parent cycle. The same rules as an append: the first child extends its parent's
-    branch, every later one (and every leaf marker) starts a new one."""
-    n = len(views)
-    index = {v.id: i for i, v in enumerate(views)}
-    parent_idx = [index.get(v.parent_id) if v.parent_id is not None and v.parent_id != v.id else None for v in views]
-    children: list[list[int]] = [[] for _ in range(n)]
-    roots: list[int] = []
-    for i, p in enumerate(parent_idx):
-        if p is not None:
-            children[p].append(i)
-        elif views[i].parent_id != views[i].id:
-            roots.append(i)
-    branches: list[tuple[int | None, int]] = []
-    placed: list[tuple[int, int, int, StateTuple] | None] = [None] * n
-    extended = [False] * n
-    stack: list[tuple[int, int | None]] = [(r, None) for r in reversed(roots)]
-    while stack:
-        i, p = stack.pop()
-        v = views[i]
-        up = placed[p] if p is not None else None
-        pb, pd, pctx, pstate = up if up is not None else (None, 0, 1, EMPTY_STATE)
-        state = advance_state(pstate, v)
-        if p is not None and pb is not None and not extended[p] and v.type != "leaf":
-            extended[p] = True
-            branch = pb
-        else:
-            branch = len(branches)
-            branches.append((pb, pd))
-        ctx = pctx
-        if v.type == "compaction":
-            ctx = state[0]
-            kept = v.first_kept_entry_id
-            if v.retained_tail is not True and isinstance(kept, str):
-                j = p
-                while j is not None and views[j].id != kept:
-                    j = parent_idx[j]
-                found = placed[j] if j is not None else None
-                ctx = found[1] if found is not None else 1
-        placed[i] = (branch, state[0], ctx, state)
-        stack.extend((ch, i) for ch in reversed(children[i]))
-    return branches, placed
 
 
 async def bulk_load(conn: Conn, sid: str, records: ImportRecords, report: ImportReport,
@@ -116,7 +65,7 @@ async def bulk_load(conn: Conn, sid: str, records: ImportRecords, report: Import
                     report.problems.append(f"entry {v.id} is on or under a parent cycle")
             else:
                 members.append((branch_ids[at[0]], at[1], seq))
-                mats.append((seq, branch_ids[at[0]], at[1], at[2], *_state_values(at[3])))
+                mats.append((seq, branch_ids[at[0]], at[1], at[2], *rows.state_tuple_values(at[3])))
             if v.type == "leaf":
                 continue  # markers are not counted, labelled or searchable
             text = search_key(rows.view_search_text(v))
@@ -152,7 +101,7 @@ async def bulk_load(conn: Conn, sid: str, records: ImportRecords, report: Import
                        " WHERE session_id = %s", (*rows.stats_values(stats.stats()), name, first, sid))
     if newest is not None:
         await conn.execute("UPDATE session_materialized SET message_ms = %s, modified_ms = %s, modified_at = %s"
-                           " WHERE session_id = %s", (newest, newest, rows.ms_to_iso(newest), sid))
+                           " WHERE session_id = %s", (newest, newest, ms_to_iso(newest), sid))
     await conn.execute("UPDATE sessions SET active_leaf_id = %s WHERE id = %s", (records.leaf_id, sid))
     await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, sid))
     if on_progress is not None:

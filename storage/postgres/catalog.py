@@ -16,12 +16,11 @@ from ..base import (
     SessionSummary,
     StorageError,
 )
-from ..fork_path import forked_entries
-from ..imports import ImportRecords, prepare_records
+from ..imports.records import ImportRecords, prepare_records, views_of
 from ..json_types import SessionHeader
-from ..jsonl_format import views_of
 from ..model import Entry, SessionInfoEntry, new_session_id, now_iso
-from ..sqlite import rows
+from ..sql import rows
+from ..tree.fork import forked_entries
 from .bulk import bulk_load, rebuild_search
 from .db import Conn, PgDatabase
 from .feed import PgChangeFeed

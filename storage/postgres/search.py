@@ -1,6 +1,6 @@
 """Search on PostgreSQL: the same query language and matching as SQLite's, ranked by BM25.
 
-Query language (sqlite/search.py's parser): words and "quoted phrases", every one of which must
+Query language (sql/search.py's, shared with SQLite): words and "quoted phrases", every one of which must
 occur (as a substring, any case), plus `role:` and `session:` filters. entry_search.text holds
 each entry's search text in lower case; each term, in lower case, is a `LIKE '%term%'` on it,
 which the pg_trgm GIN index answers for terms of three characters or more (the same trigram
@@ -15,27 +15,17 @@ indexed rows from the table's statistics. Snippets mark the first match, as on S
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 from ..base import SearchHit
-from ..sqlite.rows import view_search_text
-from ..sqlite.search import BROAD_MATCHES, DF_COUNTED, like_pattern, mark, parse_query
+from ..sql.rows import view_search_text
+from ..sql.search import BROAD_MATCHES, DF_COUNTED, bm25, idf, like_pattern, mark, parse_query
 from ..views import decode_view
 from .db import Conn
 from .storage import fetch_all, fetch_one
 
 if TYPE_CHECKING:
     from psycopg.rows import TupleRow
-
-_K1, _B = 1.2, 0.75
-
-
-def _count(text: str, term: str) -> int:
-    n, at = 0, text.find(term)
-    while at >= 0:
-        n, at = n + 1, text.find(term, at + 1)
-    return n
 
 
 async def _indexed_rows(conn: Conn, matched: int) -> float:
@@ -55,29 +45,18 @@ async def _bm25(conn: Conn, terms: list[str], texts: list[str]) -> list[float]:
     rows = await _indexed_rows(conn, len(texts))
     avgdl = max(sum(len(t) for t in texts) / len(texts), 1.0) if texts else 1.0
 
-    def idf(n: float) -> float:
-        total = max(rows, n)  # the row count is the planner's estimate: never below what was counted
-        return max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6) if total else 1.0
+    def idf_of(n: float) -> float:
+        return idf(max(rows, n), n)  # the row count is the planner's estimate: never below what was counted
 
     if len(terms) == 1:
-        idfs = [idf(len(texts))]
+        idfs = [idf_of(len(texts))]
     else:
         idfs = []
         for term in terms:
             found = await fetch_one(conn, "SELECT count(*) FROM (SELECT 1 FROM entry_search WHERE text LIKE %s"
                                     " LIMIT %s) AS m", (like_pattern(term.lower()), DF_COUNTED))
-            idfs.append(idf(float(found[0]) if found else 0.0))
-    lows = [t.lower() for t in terms]
-    out = []
-    for text in texts:
-        low = text.lower()
-        norm = _K1 * (1 - _B + _B * max(len(text), 1) / avgdl)
-        score = 0.0
-        for w, term in zip(idfs, lows):
-            tf = _count(low, term)
-            score += w * tf * (_K1 + 1) / (tf + norm)
-        out.append(-score)
-    return out
+            idfs.append(idf_of(float(found[0]) if found else 0.0))
+    return bm25(terms, idfs, texts, avgdl)
 
 
 async def _snippets(conn: Conn, found: list[TupleRow], terms: list[str]) -> dict[int, str]:

@@ -30,7 +30,6 @@ from ..base import (
     StorageError,
     TreeRow,
 )
-from ..gc_policy import paused
 from ..json_types import Row
 from ..model import (
     CompactionEntry,
@@ -40,11 +39,11 @@ from ..model import (
     SessionInfoEntry,
     SessionMetadata,
     new_entry_id,
-    parse_entries_json,
     parse_entry,
 )
-from ..sqlite import rows
-from ..tree_columns import TreeColumns, columns_from_rows
+from ..model_lite import ms_to_iso
+from ..sql import rows
+from ..tree.columns import TreeColumns, columns_from_rows
 from .db import Conn, PgDatabase
 
 if TYPE_CHECKING:
@@ -164,14 +163,6 @@ def clean_row(row: Row) -> Row:
     return tuple(pg_text(v) for v in row)
 
 
-def join_payloads(payloads: Sequence[TupleRow]) -> list[Entry]:
-    """Entries from payload rows, validated in one call (see SQLite's _join)."""
-    if not payloads:
-        return []
-    with paused(keep=True):
-        return parse_entries_json("[" + ",".join(p[0] for p in payloads) + "]")
-
-
 # Results come in binary (text columns are the same bytes; numbers need no parsing): reading a
 # 2,000-entry path is a quarter faster than in text.
 async def fetch_one(conn: Conn, sql: str, params: Params = ()) -> TupleRow | None:
@@ -284,7 +275,7 @@ def _session_delta(sid: str, entry: Entry) -> dict[str, object]:
     ms = rows.message_ms(entry)
     params: dict[str, object] = dict(zip(rows.STATS_FIELDS, rows.stats_values(stats)))
     params.update(sid=sid, is_info=isinstance(entry, SessionInfoEntry), ms=ms,
-                  iso=rows.ms_to_iso(ms) if ms is not None else None,
+                  iso=ms_to_iso(ms) if ms is not None else None,
                   name=pg_text((entry.name or "").strip() or None) if isinstance(entry, SessionInfoEntry) else None,
                   first=pg_text(rows.first_user_text(entry)))
     return params
@@ -374,7 +365,7 @@ class PostgresSessionStorage:
         self._own = {s for s in self._own if s > self._seen_seq}
         if not foreign:
             return AppendedEntries()
-        entries = join_payloads([(r[1],) for r in foreign])
+        entries = rows.entries_of([(r[1],) for r in foreign])
         rows_ = [TreeRow(r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9]) for r in foreign if r[4] != "leaf"]
         return AppendedEntries(entries, rows_)
 
@@ -386,7 +377,7 @@ class PostgresSessionStorage:
         return parse_entry(row[0]) if row else None
 
     async def find_entries(self, type: str) -> list[Entry]:
-        return join_payloads(await self._all(
+        return rows.entries_of(await self._all(
             "SELECT payload FROM session_entries WHERE session_id = %s AND type = %s ORDER BY entry_seq",
             self.session_id, type))
 
@@ -394,10 +385,10 @@ class PostgresSessionStorage:
         if parent_id is None:
             sql = ("SELECT payload FROM session_entries WHERE session_id = %s AND parent_id IS NULL"
                    " AND type <> 'leaf' ORDER BY entry_seq")
-            return join_payloads(await self._all(sql, self.session_id))
+            return rows.entries_of(await self._all(sql, self.session_id))
         sql = ("SELECT payload FROM session_entries WHERE session_id = %s AND parent_id = %s AND type <> 'leaf'"
                " ORDER BY entry_seq")
-        return join_payloads(await self._all(sql, self.session_id, parent_id))
+        return rows.entries_of(await self._all(sql, self.session_id, parent_id))
 
     async def get_entries(self, cursor: EntryCursor | None = None) -> list[Entry]:
         cursor = cursor or EntryCursor()
@@ -421,7 +412,7 @@ class PostgresSessionStorage:
             sql = f"SELECT payload FROM session_entries WHERE {' AND '.join(where)} ORDER BY entry_seq {order}{limit}"
             return await fetch_all(c, sql, params)
 
-        return join_payloads(await self.db.run(read))
+        return rows.entries_of(await self.db.run(read))
 
     # ------------------------------------------------------------ labels
 
@@ -449,7 +440,7 @@ class PostgresSessionStorage:
             return await fetch_all(c, PATH_SQL, {"branch": branch, "depth": depth,
                                                  "low": ctx_start if from_compaction else 1})
 
-        return join_payloads(await self.db.run(read))
+        return rows.entries_of(await self.db.run(read))
 
     async def get_path_to_root(self, leaf_id: str) -> list[Entry]:
         return await self._path(leaf_id, False)
@@ -493,7 +484,7 @@ class PostgresSessionStorage:
             return []
         found: dict[str, str] = dict(await self._all("SELECT id, payload FROM session_entries WHERE session_id = %s AND id = ANY(%s)",
                                      self.session_id, list(dict.fromkeys(entry_ids))))
-        return join_payloads([(found[i],) for i in entry_ids if i in found])
+        return rows.entries_of([(found[i],) for i in entry_ids if i in found])
 
     async def close(self) -> None:
         """The pool belongs to the catalog; closing a session releases nothing."""

@@ -18,40 +18,19 @@ import sqlite3
 import threading
 from collections.abc import Callable
 
-from ..aggregates import EMPTY_STATE, StateTuple, StatsAccumulator, advance_state, first_user_text, message_ms
+from ..aggregates import StatsAccumulator, first_user_text, message_ms
 from ..base import ImportReport
 from ..gc_policy import paused
-from ..imports import ImportRecords
+from ..imports.records import ImportRecords
 from ..json_types import Row
-from . import fts, rows
+from ..model_lite import ms_to_iso
+from ..sql import rows
+from ..sql.bulk import place
+from . import fts, inserts
 
 Progress = Callable[[int], None]
 _STEP = 2048
 BULK_CACHE_KIB = 256 * 1024
-
-
-def _state_values(s: StateTuple) -> Row:
-    """entry_materialized's state columns (rows.STATE_COLUMNS order) of a state tuple."""
-    return (s[1], s[2], s[3], s[4], s[5], s[6], s[7], _model_json(s[8]) if s[8] is not None else None, s[9],
-            json.dumps(s[10]) if s[10] is not None else None)
-
-
-_MODEL_JSON: dict[tuple[tuple[str, str], ...], str] = {}
-
-
-def _model_json(model: dict[str, str]) -> str:
-    """json.dumps of a state's model ({"provider", "modelId"}), remembered: a session names a few
-    models, and a 1M-entry load would otherwise serialize the same one a million times."""
-    try:
-        key = tuple(model.items())
-        found = _MODEL_JSON.get(key)
-    except (AttributeError, TypeError):  # not a dict of plain values: as it is
-        return json.dumps(model)
-    if found is None:
-        if len(_MODEL_JSON) >= 256:
-            _MODEL_JSON.clear()
-        found = _MODEL_JSON[key] = json.dumps(model)
-    return found
 
 
 def bulk_load(
@@ -90,10 +69,10 @@ def _load(
     if derived.error is not None:
         raise derived.error
     report.problems.extend(derived.problems[: max(0, 5 - len(report.problems))])
-    c.executemany(rows.INSERT_ENTRY, derived.entry_rows)
-    c.executemany(rows.INSERT_BRANCH, derived.branches)
-    c.executemany(rows.INSERT_BRANCH_ENTRY, derived.branch_entry_rows)
-    c.executemany(rows.INSERT_MATERIALIZED, derived.mat_rows)
+    c.executemany(inserts.INSERT_ENTRY, derived.entry_rows)
+    c.executemany(inserts.INSERT_BRANCH, derived.branches)
+    c.executemany(inserts.INSERT_BRANCH_ENTRY, derived.branch_entry_rows)
+    c.executemany(inserts.INSERT_MATERIALIZED, derived.mat_rows)
     c.executemany(
         "INSERT INTO labels (session_id, target_id, label, entry_seq, position) VALUES (?,?,?,?,?)",
         [(sid, t, *v) for t, v in derived.labels.items()],
@@ -105,7 +84,7 @@ def _load(
         newest = derived.newest
         c.execute(
             "UPDATE session_materialized SET message_ms=?, modified_ms=?, modified_at=? WHERE session_id=?",
-            (newest, newest, rows.ms_to_iso(newest), sid),
+            (newest, newest, ms_to_iso(newest), sid),
         )
     c.execute("UPDATE sessions SET active_leaf_id=? WHERE id=?", (records.leaf_id, sid))
     report.session_id = sid
@@ -133,7 +112,7 @@ def _insert_search(
             if "json_each" not in str(err):
                 raise
             # an SQLite built without its JSON functions
-            c.executemany(rows.INSERT_SEARCH, [(base + start + k, t) for k, t in enumerate(chunk) if t])
+            c.executemany(inserts.INSERT_SEARCH, [(base + start + k, t) for k, t in enumerate(chunk) if t])
         if on_progress is not None:
             done = (n // 2) * min(start + _SEARCH_CHUNK, len(texts)) // len(texts)
             on_progress(done - reported)
@@ -186,54 +165,19 @@ class _Derived:
             self.on_progress(n - n // 2 - (n // _STEP) * (_STEP // 2))
 
     def _tree(self) -> None:
-        views, base = self.records.views, self.base
-        n = len(views)
-        index = {v.id: i for i, v in enumerate(views)}
-        parent_idx: list[int | None] = [
-            index.get(v.parent_id) if v.parent_id is not None and v.parent_id != v.id else None for v in views
-        ]
-        children: list[list[int]] = [[] for _ in range(n)]
-        roots: list[int] = []
-        for i, p in enumerate(parent_idx):
-            if p is not None:
-                children[p].append(i)
-            elif views[i].parent_id != views[i].id:  # a self-parented entry is a 1-cycle
-                roots.append(i)
-        branches = self.branches
-        placed: list[tuple[int, int, int, StateTuple] | None] = [None] * n  # branch, depth, ctx_start, state
-        extended = [False] * n
-        stack: list[tuple[int, int | None]] = [(r, None) for r in reversed(roots)]
-        while stack:
-            i, p = stack.pop()
-            v = views[i]
-            pb: int | None
-            if p is not None:
-                pb, pd, pctx, pstate = placed[p]  # type: ignore[misc]
-            else:
-                pb, pd, pctx, pstate = None, 0, 1, EMPTY_STATE
-            state = advance_state(pstate, v)
-            if p is not None and pb is not None and not extended[p] and v.type != "leaf":
-                extended[p] = True
-                branch = pb
-            else:
-                branch = self.branch_base + len(branches)
-                branches.append((branch, self.sid, pb, pd))
-            ctx = pctx
-            if v.type == "compaction":
-                ctx = state[0]
-                kept = v.first_kept_entry_id
-                if v.retained_tail is not True and isinstance(kept, str):
-                    j = p
-                    while j is not None and views[j].id != kept:
-                        j = parent_idx[j]
-                    ctx = placed[j][1] if j is not None else 1  # type: ignore[index]
-            placed[i] = (branch, state[0], ctx, state)
-            self.branch_entry_rows.append((branch, state[0], base + i))
-            self.mat_rows.append((base + i, branch, state[0], ctx, *_state_values(state)))
-            stack.extend((ch, i) for ch in reversed(children[i]))
-        for i in range(n):
-            if placed[i] is None and len(self.problems) < 5:
-                self.problems.append(f"entry {views[i].id} is on or under a parent cycle")
+        views, base, sid, first_branch = self.records.views, self.base, self.sid, self.branch_base
+        segments, placed = place(views)
+        self.branches.extend((first_branch + k, sid, None if up is None else first_branch + up, fork_depth)
+                             for k, (up, fork_depth) in enumerate(segments))
+        members, mats, values = self.branch_entry_rows, self.mat_rows, rows.state_tuple_values
+        for i, at in enumerate(placed):
+            if at is None:
+                if len(self.problems) < 5:
+                    self.problems.append(f"entry {views[i].id} is on or under a parent cycle")
+                continue
+            branch, depth, ctx, state = at
+            members.append((first_branch + branch, depth, base + i))
+            mats.append((base + i, first_branch + branch, depth, ctx, *values(state)))
 
     def _aggregates(self) -> None:
         base, labels = self.base, self.labels

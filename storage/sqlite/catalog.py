@@ -17,13 +17,13 @@ from ..base import (
     SessionSummary,
     StorageError,
 )
-from ..fork_path import forked_entries
-from ..imports import ImportRecords, prepare_records
+from ..imports.records import ImportRecords, prepare_records, views_of
+from ..imports.stream_scan import FilePlan
 from ..json_types import SessionHeader
-from ..jsonl_format import views_of
 from ..model_lite import new_session_id, now_iso
-from ..stream_scan import FilePlan
-from . import fts, rows
+from ..sql import rows
+from ..tree.fork import forked_entries
+from . import fts
 from .bulk import bulk_load
 from .db import Database
 from .feed import SqliteChangeFeed

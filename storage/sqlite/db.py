@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import json
 import os
 import re
 import shutil
@@ -23,11 +22,10 @@ from typing import Concatenate, ParamSpec, Protocol, TypeVar, cast
 import aiosqlite
 
 from ..base import DamagedStorageError, ReadOnlyStorageError, StorageError, StorageWriteError, write_error
-from ..json_types import Json
 from ..locks import POLL, LockWait
 from ..on_demand import parse_entry
 from ..special import special_kind
-from .rows import search_text
+from ..sql.rows import search_text
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -441,6 +439,3 @@ class Database:
             self._checkpoint_conn = None
         await self.conn.close()
 
-
-def loads_or_none(text: str | None) -> Json:
-    return None if text is None else json.loads(text)

@@ -13,8 +13,9 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from ..sql import rows
 from ..views import DecodeErrors, decode_view
-from . import fts, rows
+from . import fts
 
 Progress = Callable[[int], None]
 _CHUNK = 4096

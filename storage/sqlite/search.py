@@ -1,4 +1,5 @@
-"""Full-text search over every session: FTS5 trigram index ranked by bm25().
+"""Full-text search over every session: FTS5 trigram index ranked by bm25() (the query language,
+the ranking and the snippets are sql/search.py's, which PostgreSQL shares).
 
 Query language: plain words and "quoted phrases" (all must match, as substrings, any case),
 plus filters `role:<role or entry type>` and `session:<id prefix>`. Every term is passed to
@@ -30,19 +31,12 @@ one index.
 
 from __future__ import annotations
 
-import math
-import re
 import sqlite3
-from dataclasses import dataclass, field
 
 from ..base import SearchHit, SearchHits
+from ..sql.search import BROAD_MATCHES, DF_COUNTED, Query, bm25, idf, like_pattern, mark, parse_query
 from .fts import TABLES, _varint
 
-_TOKEN = re.compile(r'(role|session):("[^"]*"|\S+)|"([^"]*)"|(\S+)', re.IGNORECASE)
-_SNIPPET_CHARS = 64  # with the trigram tokenizer one token is one character position
-BROAD_MATCHES = 1000  # more matches than this: newest first instead of bm25 (module doc)
-_K1, _B = 1.2, 0.75  # FTS5's bm25() constants
-DF_COUNTED = 2000  # a term's matches are counted up to this, estimated beyond (_matches)
 SHORT_SCAN = 25_000  # a query of only 1-2 character terms looks at this many of the newest entries
 # A hit as the statements select it: session, entry id, type, role, text, session name, timestamp, rowid
 HitRow = tuple[str, str, str, str | None, str, str | None, str, int, str | None]
@@ -69,14 +63,6 @@ def _averages(c: sqlite3.Connection) -> tuple[int, float]:
     return n, (total / n if n else 1.0)
 
 
-def _count(text: str, term: str) -> int:
-    """Occurrences of term in text, overlapping ones included (as FTS5 counts phrase hits)."""
-    n, at = 0, text.find(term)
-    while at >= 0:
-        n, at = n + 1, text.find(term, at + 1)
-    return n
-
-
 def _matches(c: sqlite3.Connection, term: str, rows: int) -> float:
     """How many rows contain term: counted up to DF_COUNTED matches per index, estimated beyond
     that from how far into the index's rowids the DF_COUNTED-th match lies (matches spread evenly)."""
@@ -100,66 +86,12 @@ def _bm25(c: sqlite3.Connection, terms: list[str], texts: list[str]) -> list[flo
     common factor, taken from the matches at hand. Several terms: each term's matches are
     counted (estimated past DF_COUNTED: see _matches)."""
     rows, avgdl = _averages(c)
-
-    def idf(n: float) -> float:
-        return max(math.log((rows - n + 0.5) / (n + 0.5)), 1e-6) if rows else 1.0
-
-    idfs = [idf(len(texts))] if len(terms) == 1 else [idf(_matches(c, t, rows)) for t in terms]
-    lows = [t.lower() for t in terms]
-    out = []
-    for text in texts:
-        low = text.lower()
-        norm = _K1 * (1 - _B + _B * max(len(text) - 2, 1) / avgdl)  # trigram: a token per character
-        score = 0.0
-        for w, term in zip(idfs, lows):
-            tf = _count(low, term)
-            score += w * tf * (_K1 + 1) / (tf + norm)
-        out.append(-score)
-    return out
-
-
-@dataclass
-class Query:
-    terms: list[str] = field(default_factory=list)
-    roles: list[str] = field(default_factory=list)
-    sessions: list[str] = field(default_factory=list)
-
-
-def parse_query(text: str) -> Query:
-    q = Query()
-    for m in _TOKEN.finditer(text):
-        if m.group(1):
-            value = m.group(2).strip('"')
-            if value:
-                (q.roles if m.group(1).lower() == "role" else q.sessions).append(value)
-        elif m.group(3) is not None:
-            phrase = " ".join(m.group(3).split())
-            if phrase:
-                q.terms.append(phrase)
-        else:
-            q.terms.append(m.group(4))
-    return q
+    idfs = [idf(rows, len(texts))] if len(terms) == 1 else [idf(rows, _matches(c, t, rows)) for t in terms]
+    return bm25(terms, idfs, texts, avgdl, uncounted=2)  # trigram: a token per character but the last two
 
 
 def fts_string(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
-
-
-def like_pattern(term: str) -> str:
-    return "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
-def mark(text: str, terms: list[str]) -> str:
-    """A snippet around the first match of any term, the match wrapped in [[ ]]."""
-    low = text.lower()
-    hits = [(low.find(t.lower()), t) for t in terms if low.find(t.lower()) >= 0]
-    if not hits:
-        return text[:_SNIPPET_CHARS].replace("\n", " ")
-    pos, term = min(hits)
-    start = max(0, pos - _SNIPPET_CHARS // 2)
-    end = min(len(text), pos + len(term) + _SNIPPET_CHARS // 2)
-    out = text[start:pos] + "[[" + text[pos : pos + len(term)] + "]]" + text[pos + len(term) : end]
-    return ("…" if start else "") + out.replace("\n", " ") + ("…" if end < len(text) else "")
 
 
 def search_tx(c: sqlite3.Connection, text: str, session_id: str | None, limit: int,

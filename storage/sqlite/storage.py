@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..aggregates import advance_path_state, advance_stats
 from ..base import (
@@ -23,19 +23,23 @@ from ..base import (
     StorageError,
     TreeRow,
 )
-from ..gc_policy import paused
 from ..json_types import SqlValue
-from ..model_lite import new_entry_id
-from ..on_demand import parse_entries_json, parse_entry
-from ..tree_columns import TreeColumns, columns_from_rows
-from . import fts, rows
+from ..model_lite import ms_to_iso, new_entry_id
+from ..on_demand import parse_entry
+from ..sql import rows
+from ..tree.columns import TreeColumns, columns_from_rows
+from . import fts, inserts
 from .db import Database
-from .rows import Fetched
 from .tree_read import read_tree
 
 if TYPE_CHECKING:
     from ..model import CompactionEntry, Entry, SessionMetadata
     from .catalog import SqliteCatalog
+
+# A row as a query's SELECT list names it: sqlite3 hands rows out untyped, and the query's text
+# is their type (each reader says what it takes from them).
+Fetched = tuple[Any, ...]
+
 
 # The entry models are imported in the functions that make or sort them: whoever calls them holds
 # models, so pydantic is loaded by then, and a streamed `treechat import` (which opens a session
@@ -80,7 +84,6 @@ _LOCATE_SQL = (
     " WHERE e.session_id = ? AND e.id = ?"
 )
 
-
 def _locate(c: sqlite3.Connection, sid: str, entry_id: str) -> Fetched:
     """(seq, branch, depth, ctx_start, *state) of an entry; raises for unknown or cyclic ones."""
     row: Fetched | None = c.execute(_LOCATE_SQL, (sid, entry_id)).fetchone()
@@ -89,33 +92,6 @@ def _locate(c: sqlite3.Connection, sid: str, entry_id: str) -> Fetched:
     if row[1] is None:
         raise InvalidTreeError(f"Entry {entry_id} is on or under a parent cycle; its path has no root")
     return row
-
-
-# _join validates a few dozen KB at a time: one string of a whole path (17 MB at 1M entries) raised
-# glibc's mmap and trim thresholds on its free, and the connection thread's malloc arena then kept
-# ~50 MB it no longer used (`treechat context` at 1M: 282 MB peak against 233 MB in parts).
-_PART_CHARS = 1 << 16
-
-
-def _join(payloads: list[tuple[str]]) -> list[Entry]:
-    # One validation call per part of the array is several times faster than parse_entry per row;
-    # with the cyclic GC paused, another 3-4x (thousands of new models, no cycles among them),
-    # and frozen after (they are handed out and kept). Readers call it on the connection's
-    # thread, right after SQLite made the rows: the payloads are still in that core's cache, and
-    # the event loop's thread wakes once, for the entries (validating them there after the hop
-    # back made a 2,700-entry path's open + context ~10% slower, and the next trip to the
-    # connection slower still). The GIL is held either way; the loop may run between its turns.
-    if not payloads:
-        return []
-    out: list[Entry] = []
-    with paused(keep=True):
-        start, size = 0, 0
-        for end, (payload,) in enumerate(payloads, 1):
-            size += len(payload)
-            if size >= _PART_CHARS or end == len(payloads):
-                out += parse_entries_json("[" + ",".join(p for (p,) in payloads[start:end]) + "]", start)
-                start, size = end, 0
-    return out
 
 
 def _fresh_id(c: sqlite3.Connection, sid: str) -> str:
@@ -154,7 +130,7 @@ def append_tx(c: sqlite3.Connection, sid: str, entry: Entry, leaf_after: str | N
     state = advance_path_state(parent_state, entry)
     depth = state.depth
 
-    seq: int = c.execute(rows.INSERT_ENTRY, rows.entry_row(None, sid, entry)).lastrowid  # type: ignore[assignment]
+    seq: int = c.execute(inserts.INSERT_ENTRY, rows.entry_row(None, sid, entry)).lastrowid  # type: ignore[assignment]
     # A leaf marker always gets its own one-entry branch so that the next append under its
     # target can still extend the target's branch instead of forking.
     extends = (
@@ -167,21 +143,21 @@ def append_tx(c: sqlite3.Connection, sid: str, entry: Entry, leaf_after: str | N
         branch = parent[1]
     else:
         branch = c.execute(
-            rows.INSERT_BRANCH, (None, sid, parent[1] if parent else None, parent[2] if parent else 0)
+            inserts.INSERT_BRANCH, (None, sid, parent[1] if parent else None, parent[2] if parent else 0)
         ).lastrowid
-    c.execute(rows.INSERT_BRANCH_ENTRY, (branch, depth, seq))
+    c.execute(inserts.INSERT_BRANCH_ENTRY, (branch, depth, seq))
     if isinstance(entry, CompactionEntry):
         ctx_start = _context_start(c, sid, entry, depth, parent)
     else:
         ctx_start = parent[3] if parent else 1
-    c.execute(rows.INSERT_MATERIALIZED, (seq, branch, depth, ctx_start, *rows.state_values(state)))
+    c.execute(inserts.INSERT_MATERIALIZED, (seq, branch, depth, ctx_start, *rows.state_values(state)))
     c.execute("UPDATE sessions SET active_leaf_id=? WHERE id=?", (leaf_after, sid))
     if isinstance(entry, LeafEntry):
         return seq  # a marker only moves the pointer: not counted, labelled or searchable
 
     text = rows.search_text(entry)
     if text:
-        c.execute(rows.INSERT_SEARCH, (seq, text))
+        c.execute(inserts.INSERT_SEARCH, (seq, text))
     fts.after_append(c, seq)  # a small, bounded merge step every few appends
     if isinstance(entry, LabelEntry):
         if entry.label:
@@ -217,7 +193,7 @@ def _advance_session(c: sqlite3.Connection, sid: str, entry: Entry) -> None:
     ms = rows.message_ms(entry)
     if ms is not None and (message_ms is None or ms > message_ms):
         message_ms = modified_ms = ms
-        modified_at = rows.ms_to_iso(ms)
+        modified_at = ms_to_iso(ms)
     assignments = ", ".join(f"{f}=?" for f in rows.STATS_FIELDS)
     c.execute(
         f"UPDATE session_materialized SET {assignments}, name=?, first_message=?, message_ms=?, modified_at=?,"
@@ -261,7 +237,7 @@ class SqliteSessionStorage:
         self._own = {s for s in self._own if s > self._seen_seq}
         if not foreign:
             return AppendedEntries()
-        entries = _join([(r[1],) for r in foreign])
+        entries = rows.entries_of([(r[1],) for r in foreign])
         rows_ = [TreeRow(r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9]) for r in foreign if r[4] != "leaf"]
         return AppendedEntries(entries, rows_)
 
@@ -342,7 +318,7 @@ class SqliteSessionStorage:
         return parse_entry(row[0]) if row else None
 
     async def _entries(self, sql: str, *params: SqlValue) -> list[Entry]:
-        return await self.db.run(lambda c: _join(c.execute(sql, params).fetchall()))
+        return await self.db.run(lambda c: rows.entries_of(c.execute(sql, params).fetchall()))
 
     async def find_entries(self, type: str) -> list[Entry]:
         return await self._entries(
@@ -377,7 +353,7 @@ class SqliteSessionStorage:
             order = "DESC" if cursor.newest_first else "ASC"
             limit = f" LIMIT {int(cursor.limit)}" if cursor.limit is not None else ""
             sql = f"SELECT payload FROM session_entries WHERE {' AND '.join(where)} ORDER BY entry_seq {order}{limit}"
-            return _join(c.execute(sql, params).fetchall())
+            return rows.entries_of(c.execute(sql, params).fetchall())
 
         return await self.db.run(read)
 
@@ -407,7 +383,7 @@ class SqliteSessionStorage:
     async def _path(self, leaf_id: str, from_compaction: bool) -> list[Entry]:
         def read(c: sqlite3.Connection) -> list[Entry]:
             _, branch, depth, ctx_start, *_ = _locate(c, self.session_id, leaf_id)
-            return _join(c.execute(PATH_SQL, (branch, depth, ctx_start if from_compaction else 1)).fetchall())
+            return rows.entries_of(c.execute(PATH_SQL, (branch, depth, ctx_start if from_compaction else 1)).fetchall())
 
         return await self.db.run(read)
 
@@ -473,7 +449,7 @@ class SqliteSessionStorage:
                 part = wanted[at : at + 500]
                 found.update(c.execute(f"SELECT id, payload FROM session_entries WHERE session_id = ? AND id IN"
                                        f" ({','.join('?' * len(part))})", (self.session_id, *part)))
-            return _join([(found[i],) for i in entry_ids if i in found])
+            return rows.entries_of([(found[i],) for i in entry_ids if i in found])
 
         return await self.db.run(read)
 

@@ -26,7 +26,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
-from ..tree_columns import DEAD, ROOT, SEP, Kind, StrColumn, TreeColumns, kind_code, widen
+from ..tree.columns import DEAD, ROOT, SEP, Kind, StrColumn, TreeColumns, kind_code, widen
 
 # Every (type, role, status) an entry of a known type has; its letter is chr(ord("A") + index).
 MESSAGE_ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary")

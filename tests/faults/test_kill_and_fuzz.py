@@ -20,7 +20,7 @@ import pytest
 from treechat.session.session import Session
 from treechat.storage import open_catalog
 from treechat.storage.base import StorageError
-from treechat.storage.imports import read_records
+from treechat.storage.imports.records import read_records
 
 from .helpers import FIXTURES, env, treechat_here
 

@@ -12,7 +12,8 @@ import sys
 import pytest
 
 from treechat.storage import open_catalog
-from treechat.storage.jsonl import JsonlCatalog, read_session_file
+from treechat.storage.jsonl import JsonlCatalog
+from treechat.storage.session_file import read_session_file
 
 from ..storage.helpers import append_all, assistant, user
 from .helpers import FIXTURES, env

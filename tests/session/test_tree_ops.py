@@ -8,7 +8,7 @@ import pytest
 from treechat.session.session import Session
 from treechat.storage.base import EntryNotFoundError
 from treechat.storage.model import CompactionEntry, LabelEntry, LeafEntry
-from treechat.storage.tree_index import TreeIndex
+from treechat.storage.tree.index import TreeIndex
 
 from .helpers import assistant, msg_entry, texts, user
 

@@ -17,9 +17,9 @@ from tests.narrow import assistant_of, of
 from treechat.llm.types import ModelInfo
 from treechat.session.agent_session import AgentSession, CompactionSettings, NothingToCompact
 from treechat.session.session import Session
-from treechat.storage.jsonl import read_session_file
 from treechat.storage.memory import MemoryCatalog
 from treechat.storage.model import CompactionEntry, MessageEntry, TextContent, UserMessage, message_text
+from treechat.storage.session_file import read_session_file
 
 FIXTURES = PI_FIXTURES
 SUMMARY_MARK = "context summarization assistant"

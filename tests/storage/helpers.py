@@ -22,7 +22,7 @@ T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z in ms
 
 
 def iso(ms: int) -> str:
-    from treechat.storage.index import ms_to_iso
+    from treechat.storage.model_lite import ms_to_iso
 
     return ms_to_iso(ms)
 

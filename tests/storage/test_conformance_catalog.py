@@ -13,7 +13,7 @@ from treechat.storage.base import (
     SessionNotFoundError,
     StorageError,
 )
-from treechat.storage.imports import UncheckedLineError, read_records
+from treechat.storage.imports.records import UncheckedLineError, read_records
 
 from .helpers import T0, append_all, assistant, compaction, ids, info, label, thinking, user
 
@@ -270,7 +270,7 @@ async def test_import_breaks_cycles_and_keeps_every_entry(catalog):
 
 
 def session_file(path, session_id: str, entries, *extra_lines: str):
-    from treechat.storage.index import entry_json
+    from treechat.storage.model_lite import entry_json
 
     lines = [json.dumps({"type": "session", "version": 3, "id": session_id, "timestamp": "2026-01-01T00:00:00.000Z",
                          "cwd": "/w"})]

@@ -113,7 +113,7 @@ async def test_restore_and_undo_against_the_disk(catalog, tmp_path) -> None:
 
 async def test_the_pi_jsonl_export_keeps_the_checkpoints(catalog, tmp_path) -> None:
     from treechat.cli.storage import stream_export
-    from treechat.storage.jsonl_format import read_session_file
+    from treechat.storage.session_file import read_session_file
 
     path = str(tmp_path / "f.txt")
     storage = await catalog.create(cwd=str(tmp_path))
@@ -136,7 +136,7 @@ async def test_a_session_with_checkpoints_reads_as_pi_reads_it(catalog) -> None:
     out of its context; imported here, the context is Pi's and the file history is whole."""
     from tests.fixtures import PI_FIXTURES
     from treechat.session.context import build_context
-    from treechat.storage.jsonl_format import read_session_file
+    from treechat.storage.session_file import read_session_file
 
     pi = json.loads((PI_FIXTURES / "treechat-checkpoints.expected.json").read_text())
     header, entries, leaf, _ = read_session_file(PI_FIXTURES / "treechat-checkpoints.jsonl")

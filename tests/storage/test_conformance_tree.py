@@ -6,8 +6,8 @@ from __future__ import annotations
 from tests.narrow import of
 from treechat.storage.base import TreeRow
 from treechat.storage.model import AssistantMessage, MessageEntry, StopReason, TextContent, UnknownEntry, Usage
-from treechat.storage.tree_columns import DEAD
-from treechat.storage.tree_index import TreeIndex
+from treechat.storage.tree.columns import DEAD
+from treechat.storage.tree.index import TreeIndex
 
 from .helpers import T0, append_all, assistant, iso, label, model_change, tool_result, user
 

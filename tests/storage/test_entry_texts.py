@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from treechat.storage import aggregates
-from treechat.storage.sqlite import rows
+from treechat.storage.sql import rows
 from treechat.storage.views import DecodeErrors, EntryView, decode_view
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pi"

@@ -12,9 +12,10 @@ import pytest
 from tests.fixtures import PI_FIXTURES
 from tests.narrow import of
 from treechat.storage.base import SessionFileError
-from treechat.storage.index import ms_to_iso
-from treechat.storage.jsonl import JsonlCatalog, read_session_file, write_session_file
+from treechat.storage.jsonl import JsonlCatalog
 from treechat.storage.model import CompactionEntry, LeafEntry, MessageEntry
+from treechat.storage.model_lite import ms_to_iso
+from treechat.storage.session_file import read_session_file, write_session_file
 
 from .helpers import T0, append_all, assistant, ids, label, user
 

@@ -113,7 +113,7 @@ async def test_temporary_files_a_killed_writer_left_are_removed_and_a_live_ones_
     import os
     import time
 
-    from treechat.storage.jsonl import STALE_TEMP_S
+    from treechat.storage.jsonl.catalog import STALE_TEMP_S
 
     folder = tmp_path / "sessions"
     write(folder, HEADER, msg("a", None))

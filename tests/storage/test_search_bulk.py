@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from treechat.storage.imports.stream_scan import FilePlan, plan_file
 from treechat.storage.sqlite import SqliteCatalog, fts, search, stream_import
-from treechat.storage.stream_scan import FilePlan, plan_file
 
 from .helpers import append_all, user
 

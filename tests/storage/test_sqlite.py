@@ -15,13 +15,12 @@ from pathlib import Path
 import pytest
 
 from treechat.storage.base import DamagedStorageError, ImportReport, StorageError
-from treechat.storage.imports import prepare_records
-from treechat.storage.jsonl_format import views_of
+from treechat.storage.imports.records import prepare_records, views_of
 from treechat.storage.model import AssistantMessage, InvalidEntryError, MessageEntry, ThinkingContent, ToolCall
+from treechat.storage.sql.search import BROAD_MATCHES
 from treechat.storage.sqlite import SqliteCatalog
 from treechat.storage.sqlite import db as sqlite_db
 from treechat.storage.sqlite.db import SCHEMA_VERSION
-from treechat.storage.sqlite.search import BROAD_MATCHES
 
 from .helpers import append_all, assistant, ids, info, label, tool_result, user
 

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from treechat.storage import stream_scan
 from treechat.storage.base import SessionNotFoundError
-from treechat.storage.imports import read_records
+from treechat.storage.imports import stream_scan
+from treechat.storage.imports.records import read_records
+from treechat.storage.imports.stream_scan import FilePlan, plan_file
 from treechat.storage.sqlite import SqliteCatalog, stream_import
 from treechat.storage.sqlite.stream_import import ImportStopped
-from treechat.storage.stream_scan import FilePlan, plan_file
 
 SID = "stream-1"
 
@@ -251,7 +251,7 @@ DRIVER = r"""
 import asyncio, os, sys
 from pathlib import Path
 from treechat.storage.sqlite import SqliteCatalog, stream_import
-from treechat.storage.stream_scan import plan_file
+from treechat.storage.imports.stream_scan import plan_file
 
 stream_import.BATCH = 7
 async def main():

@@ -1,10 +1,10 @@
-"""The one tree model (storage.tree_index): sibling order, alternatives, and branches that only
+"""The one tree model (storage.tree.index): sibling order, alternatives, and branches that only
 the conversation makes, counted the same way whether rows arrive one by one or all at once."""
 
 import random
 
 from treechat.storage.base import TreeRow
-from treechat.storage.tree_index import CONVERSATION_TYPES, TreeIndex
+from treechat.storage.tree.index import CONVERSATION_TYPES, TreeIndex
 
 KINDS = ["message"] * 6 + ["label", "session_info", "model_change", "thinking_level_change", "compaction",
                            "branch_summary", "custom"]

@@ -1,4 +1,4 @@
-"""The import's fast path (storage/wire_check.py) may only ever say "valid" for what pydantic accepts.
+"""The import's fast path (storage/imports/wire_check.py) may only ever say "valid" for what pydantic accepts.
 
 Its structs mirror model.py: the same fields under the same JSON names (so a field added to one
 and not the other fails here), and every line that is a little wrong — each field given a value
@@ -16,9 +16,10 @@ import msgspec
 import pytest
 from pydantic import BaseModel
 
-from treechat.storage import model, wire_check
+from treechat.storage import model
 from treechat.storage.base import ImportReport
-from treechat.storage.stream_scan import validated
+from treechat.storage.imports import wire_check
+from treechat.storage.imports.stream_scan import validated
 
 PI = Path(__file__).resolve().parents[1] / "fixtures" / "pi"
 

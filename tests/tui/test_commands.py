@@ -8,7 +8,7 @@ import json
 from functools import partial
 
 from tests.fixtures import PI_FIXTURES
-from treechat.storage.jsonl import read_session_file
+from treechat.storage.session_file import read_session_file
 from treechat.widgets.composer.view import Composer
 from treechat.widgets.screens import SessionsScreen
 from treechat.widgets.transcript.view import Transcript

@@ -5,8 +5,8 @@ and edit & resend gives back the command that made the message."""
 
 from __future__ import annotations
 
-from treechat.storage.expanded import FIELD
 from treechat.storage.model import MessageEntry, UserMessage
+from treechat.text.expanded import FIELD
 from treechat.widgets.composer.view import Composer
 from treechat.widgets.transcript.message_view import ExpansionLine
 from treechat.widgets.transcript.view import Transcript

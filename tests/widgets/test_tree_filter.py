@@ -4,7 +4,7 @@ from rich.style import Style
 from textual.binding import Binding
 
 from tests.narrow import of
-from treechat.storage.tree_index import TreeIndex
+from treechat.storage.tree.index import TreeIndex
 from treechat.widgets.tree.view import TreeView
 
 from .helpers import Host, chain, row

@@ -4,7 +4,7 @@ whatever the panel's size, and again after every move of the leaf (issue 11, ite
 import pytest
 from textual.app import ComposeResult
 
-from treechat.storage.tree_index import TreeIndex
+from treechat.storage.tree.index import TreeIndex
 from treechat.widgets.tree.view import TreeView
 
 from ..narrow import of

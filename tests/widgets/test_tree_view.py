@@ -1,6 +1,6 @@
 from tests.narrow import of
 from treechat.storage.base import TreeRow
-from treechat.storage.tree_index import TreeIndex
+from treechat.storage.tree.index import TreeIndex
 from treechat.widgets.tree.layout import TreeLayout
 from treechat.widgets.tree.rows import gutter_prefix
 from treechat.widgets.tree.view import TreeView

@@ -10,10 +10,10 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from treechat.storage.attached import split_file_blocks
-from treechat.storage.expanded import Expanded, expanded
-from treechat.storage.images import image_block_info
 from treechat.storage.model import ImageContent, UserMessage, message_text
+from treechat.text.attached import split_file_blocks
+from treechat.text.expanded import Expanded, expanded
+from treechat.text.images import image_block_info
 from treechat.text.sanitize import sanitize, sanitize_line
 
 from .long_text import shown_text
@@ -21,7 +21,7 @@ from .long_text import shown_text
 
 def user_parts(msg: UserMessage, fold: Callable[[Expanded], Widget] | None = None) -> Iterator[Widget]:
     """What the person typed, then the row `fold` makes of a skill or template the message used
-    (its text went to the model whole: storage/expanded.py), then a chip per attachment: a file
+    (its text went to the model whole: app/text/expanded.py), then a chip per attachment: a file
     by its path and size (its contents went to the model, not onto the screen), an image by type,
     size and dimensions."""
     typed, files = split_file_blocks(message_text(msg))

@@ -22,7 +22,6 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
-from treechat.storage.expanded import Expanded
 from treechat.storage.model import (
     AssistantMessage,
     BashExecutionMessage,
@@ -38,7 +37,8 @@ from treechat.storage.model import (
     UserMessage,
     message_text,
 )
-from treechat.storage.model_names import shown_model_id
+from treechat.text.expanded import Expanded
+from treechat.text.model_names import shown_model_id
 from treechat.text.sanitize import sanitize, sanitize_line
 
 from .attachment_chips import user_parts

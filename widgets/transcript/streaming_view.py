@@ -22,7 +22,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from treechat.storage.model import TextContent, ThinkingContent, ToolCall
-from treechat.storage.model_names import shown_model_id
+from treechat.text.model_names import shown_model_id
 from treechat.text.sanitize import sanitize
 
 from .long_text import SHOWN_CHARS, head_of

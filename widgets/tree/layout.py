@@ -28,8 +28,8 @@ from typing import Any
 
 from treechat.storage.base import TreeRow
 from treechat.storage.gc_policy import paused
-from treechat.storage.tree_columns import DEAD, ROOT
-from treechat.storage.tree_index import CONVERSATION_TYPES, TreeIndex, TreeSnapshot
+from treechat.storage.tree.columns import DEAD, ROOT
+from treechat.storage.tree.index import CONVERSATION_TYPES, TreeIndex, TreeSnapshot
 from treechat.text.sanitize import sanitize_line
 
 from .lines import IdSet, Lines, RowsOf, cycle_roots

@@ -9,8 +9,8 @@ from collections.abc import Iterator, Mapping, Sequence, Set
 from typing import TYPE_CHECKING, Any
 
 from treechat.storage.base import TreeRow
-from treechat.storage.tree_columns import DEAD, ROOT
-from treechat.storage.tree_index import TreeSnapshot
+from treechat.storage.tree.columns import DEAD, ROOT
+from treechat.storage.tree.index import TreeSnapshot
 
 from .rows import Line
 

@@ -18,8 +18,8 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from treechat.storage.tree_columns import DEAD
-from treechat.storage.tree_index import TreeSnapshot
+from treechat.storage.tree.columns import DEAD
+from treechat.storage.tree.index import TreeSnapshot
 
 _NON_ASCII = re.compile(rb"[\x80-\xff]")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from treechat.storage.base import TreeRow
-from treechat.storage.tree_index import TreeSnapshot
+from treechat.storage.tree.index import TreeSnapshot
 
 FILTERS = ("default", "no-tools", "user-only", "labeled", "all")
 SETTINGS_TYPES = frozenset(

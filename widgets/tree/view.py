@@ -39,7 +39,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from treechat.storage.base import TreeRow
-from treechat.storage.tree_index import TreeIndex, TreeSnapshot
+from treechat.storage.tree.index import TreeIndex, TreeSnapshot
 
 from ..keymap import bindings_for
 from .drawing import LineDrawing

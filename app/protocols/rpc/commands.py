@@ -18,8 +18,8 @@ from typing import Literal, TypeAlias, cast
 from treechat.agent.queues import QueueMode
 from treechat.agent.types import Json
 from treechat.prompts.attachments import MAX_IMAGE_BYTES
-from treechat.storage.images import image_mime
 from treechat.storage.model import ImageContent
+from treechat.text.images import image_mime
 
 RequestId: TypeAlias = str | int | None
 Behaviour = Literal["steer", "follow_up"]

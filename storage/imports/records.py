@@ -16,15 +16,19 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .base import EntryNotFoundError, ImportReport
-from .gc_policy import paused
-from .json_types import SessionHeader
-from .jsonl_format import effective_leaf, scan_session_file
-from .model_lite import new_entry_id, now_iso
-from .special import special_kind
-from .tree_cycles import cycle_breaks
-from .views import EntryView
+from ..base import EntryNotFoundError, ImportReport
+from ..gc_policy import paused
+from ..json_types import SessionHeader
+from ..model_lite import entry_json, new_entry_id, now_iso
+from ..session_file import effective_leaf, scan_session_file
+from ..special import special_kind
+from ..tree.cycles import cycle_breaks
+from ..views import EntryView
+
+if TYPE_CHECKING:
+    from ..model import Entry
 
 Raw = str | bytes
 
@@ -51,7 +55,7 @@ class ImportRecords:
         """Validate every line with pydantic (once); UncheckedLineError names the first bad one."""
         if not self.unchecked:
             return
-        from .model import parse_entry as validate  # every line: no hand-on through model_lite per line
+        from ..model import parse_entry as validate  # every line: no hand-on through model_lite per line
 
         with paused():
             for raw in self.raws:
@@ -100,6 +104,13 @@ def prepare_records(
         raws.append(json.dumps(marker, separators=(",", ":")))
         views.append(EntryView(type="leaf", id=marker_id, parent_id=leaf_id, timestamp=stamp, target_id=leaf_id))
     return ImportRecords(raws, views, leaf_id)
+
+
+def views_of(entries: Sequence[Entry]) -> list[tuple[str, EntryView]]:
+    """(line, view) pairs of already-validated entries, for `prepare_records` (a fork, a copy)."""
+    from ..model_views import view_of_model  # (these are models: pydantic is loaded; one import, not one a view)
+
+    return [(entry_json(e), view_of_model(e)) for e in entries]
 
 
 def _break_cycles(raws: list[Raw], views: list[EntryView], report: ImportReport) -> None:

@@ -1,5 +1,5 @@
 """How attached text files live inside a user message: each as a `<file path="…">` block after
-what the person typed (images are image blocks; `storage.images` reads their facts). The app
+what the person typed (images are image blocks; `treechat.text.images` reads their facts). The app
 builds them (`treechat.prompts.attachments`); the transcript shows them as chips, not their whole text.
 """
 

@@ -19,12 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from .base import ImportReport, SessionFileError
 from .gc_policy import paused
-from .index import entry_json
 from .json_types import SessionHeader
-from .model_lite import InvalidEntryError, new_entry_id
+from .model_lite import InvalidEntryError, entry_json, new_entry_id
 from .on_demand import parse_entry, view_of_entry
 from .special import NotRegularError, fsync_dir, open_regular
-from .views import DecodeErrors, EntryView, Skeleton, decode_skeleton, decode_view, skeleton_of
+from .views import DecodeErrors, Skeleton, decode_skeleton, decode_view, skeleton_of
 from .well_formed import well_formed_text
 
 if TYPE_CHECKING:  # (annotations only: a streamed import runs without pydantic's models)
@@ -193,30 +192,29 @@ def scan_lines(
         if _fast_scan(scanned, split, first_line, decode_view if full else decode_skeleton):
             scanned.checked = not full
             return
-    with paused():
-        for number, line in enumerate(split, start=first_line):
-            if not line:
+    for number, line in enumerate(split, start=first_line):
+        if not line:
+            continue
+        try:
+            line, skel = _read_line(line, decode, full=full, migrator=migrator)
+        except (ValueError, RecursionError, *DecodeErrors) as err:
+            if line.isspace():
                 continue
-            try:
-                line, skel = _read_line(line, decode, full=full, migrator=migrator)
-            except (ValueError, RecursionError, *DecodeErrors) as err:
-                if line.isspace():
-                    continue
-                report.skipped_lines += 1
-                _problem(report, f"line {number} skipped: {_first_line(err)}")
-                continue
-            if skel.id in seen:
-                report.duplicate_ids += 1
-                _problem(report, f"line {number} skipped: duplicate entry id {skel.id}")
-                continue
-            if not skel.id:
-                report.skipped_lines += 1
-                _problem(report, f"line {number} skipped: an entry needs an id")
-                continue
-            seen.add(skel.id)
-            raws.append(line)
-            skels.append(skel)
-            numbers.append(number)
+            report.skipped_lines += 1
+            _problem(report, f"line {number} skipped: {_first_line(err)}")
+            continue
+        if skel.id in seen:
+            report.duplicate_ids += 1
+            _problem(report, f"line {number} skipped: duplicate entry id {skel.id}")
+            continue
+        if not skel.id:
+            report.skipped_lines += 1
+            _problem(report, f"line {number} skipped: an entry needs an id")
+            continue
+        seen.add(skel.id)
+        raws.append(line)
+        skels.append(skel)
+        numbers.append(number)
     report.entries = len(skels)
 
 
@@ -277,8 +275,7 @@ def _fast_scan(scanned: ScannedFile, split: list[bytes], first_line: int, decode
     but the last, no duplicate id. False (nothing changed) when any of that fails."""
     raws = split[:-1] if split and not split[-1] else split
     try:
-        with paused():
-            skels = [decode(line) for line in raws]
+        skels = [decode(line) for line in raws]
     except (*DecodeErrors, ValueError):
         return False
     ids = [s.id for s in skels]
@@ -299,6 +296,7 @@ def _lenient_skeleton(line: bytes) -> Skeleton:
 
 
 def scan_bytes(data: bytes, path: Path | str = "", *, full: bool = False, check: bool = True) -> ScannedFile:
+    """A whole file's bytes read as `scan_lines` says, after its header (migrated if older)."""
     header, skipped, offset = parse_header(data, path)
     raw_version = header.get("version")
     version: int = raw_version if isinstance(raw_version, int) else 1
@@ -313,7 +311,8 @@ def scan_bytes(data: bytes, path: Path | str = "", *, full: bool = False, check:
     body = data[offset:]
     # The last line of a file written by a killed process may be torn: it is read (and skipped
     # if incomplete) like any other, but a writer must start its line on a fresh one.
-    scan_lines(scanned, body, first_line, full=full, check=check, migrator=migrator)
+    with paused():  # a 100k-entry file makes 10^5 skeletons and no cycles (gc_policy)
+        scan_lines(scanned, body, first_line, full=full, check=check, migrator=migrator)
     scanned.ends_with_newline = data.endswith(b"\n") or not data
     scanned.size = len(data)
     return scanned
@@ -401,9 +400,3 @@ def write_session_file(
     lines = [entry_json(e) for e in export_entries(entries, leaf_id)]
     write_atomic(Path(path), file_lines(export_header(header), lines), mode=0o644)
 
-
-def views_of(entries: Sequence[Entry]) -> list[tuple[str, EntryView]]:
-    """(line, view) records for already-validated entries (what import takes)."""
-    from .model_views import view_of_model  # (these are models: pydantic is loaded; one import, not one a view)
-
-    return [(entry_json(e), view_of_model(e)) for e in entries]

@@ -15,8 +15,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .base import SessionStats, SessionSummary
-from .jsonl_format import write_atomic
+from ..base import SessionStats, SessionSummary
+from ..session_file import write_atomic
 
 CACHE_NAME = ".summaries.json"
 _VERSION = 1

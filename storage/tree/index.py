@@ -2,7 +2,7 @@
 
 The controller (`treechat.chat`) owns a `TreeIndex`, adds rows as entries are appended and hands
 it to the tree widget, which only reads it (a `TreeSnapshot`). It holds the storage's
-`TreeColumns` (tree_columns.py: a column per field, a *slot* per entry in append order) and
+`TreeColumns` (columns.py: a column per field, a *slot* per entry in append order) and
 derives the little it needs from them: no object per entry. The children of a slot are the one
 right after it when that is its child (a chain: nearly every entry), plus the few others that name
 it ("heads", kept in a dict). Everything about "the shape of the tree" that the screen needs is
@@ -26,19 +26,14 @@ import itertools
 import operator
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Protocol
 
-from .base import TreeRow
-from .model import iso_to_ms
-from .tree_columns import DEAD, ROOT, Kind, StrColumn, TreeColumns, columns_from_rows, kind_code, widen
-from .tree_maps import ChildrenById, RowsById, and_not
+from ..base import TreeRow
+from ..model import iso_to_ms
+from .columns import DEAD, ROOT, Kind, StrColumn, TreeColumns, columns_from_rows, kind_code, widen
 
 CONVERSATION_TYPES = frozenset({"message", "compaction", "branch_summary", "custom_message"})
-
-
-def is_conversation(row: TreeRow) -> bool:
-    return row.type in CONVERSATION_TYPES
 
 
 def _ms(timestamp: str) -> float:
@@ -76,7 +71,6 @@ class TreeSnapshot(Protocol):
     def path_slots(self, slot: int | None) -> list[int]: ...
     def type_at(self, slot: int) -> str: ...
     def kind_at(self, slot: int) -> Kind: ...
-    def timestamp_at(self, slot: int) -> str: ...
 
 
 class TreeIndex:
@@ -198,12 +192,6 @@ class TreeIndex:
         labels = self._c.labels
         return labels.get(self.id_at(slot)) if labels else None
 
-    def parent_at(self, slot: int) -> int:
-        return self._c.parents[slot]
-
-    def timestamp_at(self, slot: int) -> str:
-        return self._c.timestamps.get(slot)
-
     def row_at(self, slot: int) -> TreeRow:
         c = self._c
         p = c.parents[slot]
@@ -314,11 +302,6 @@ class TreeIndex:
             conv = [k for k in kids if self.is_conversation_at(k)]
             cur = (conv or kids)[-1]
         return self.id_at(cur)
-
-    def fork_points(self, leaf_id: str | None) -> list[str]:
-        """Entries on the path root → leaf where the conversation has alternatives (for jumps)."""
-        slot = self.slot(leaf_id)
-        return [self.id_at(s) for s in self.path_slots(slot) if len(self.sibling_slots(s)) > 1] if slot is not None else []
 
     # ------------------------------------------------------------ growing (the owner only)
 
@@ -440,3 +423,76 @@ class TreeIndex:
         if m >= 0 and not self._has_conv_child(m):
             self._extra.add(m)
             self._tips -= 1
+
+
+# ------------------------------------------------------------ the old shapes, made on demand
+
+
+def and_not(a: bytes, b: bytes) -> bytes:
+    """Bytewise a & ~b of two 0/1 columns (whole-column integer operations)."""
+    n = len(a)
+    x = int.from_bytes(a, "big") & ~int.from_bytes(b, "big") & int.from_bytes(b"\x01" * n, "big")
+    return x.to_bytes(n, "big")
+
+
+class RowsById(Mapping[str, TreeRow]):
+    """`TreeIndex.by_id`: rows by id, in append order, made on demand."""
+
+    def __init__(self, index: TreeIndex) -> None:
+        self._index = index
+
+    def __getitem__(self, entry_id: str) -> TreeRow:
+        row = self._index.get(entry_id)
+        if row is None:
+            raise KeyError(entry_id)
+        return row
+
+    def __iter__(self) -> Iterator[str]:
+        index = self._index
+        parents = index.parents
+        return (index.id_at(s) for s in range(len(parents)) if parents[s] != DEAD)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._index
+
+
+class ChildrenById(Mapping[str | None, Sequence[str]]):
+    """`TreeIndex.children`: child ids per parent id (None: the roots; a missing parent's id: the
+    orphans naming it), in sibling order; only parents that have children are keys."""
+
+    def __init__(self, index: TreeIndex) -> None:
+        self._index = index
+
+    def _ids(self, parent_id: str | None) -> list[str]:
+        index = self._index
+        orphans = index.orphan_parents
+        if parent_id is None:
+            return [index.id_at(k) for k in index.kids(ROOT) if k not in orphans]
+        slot = index.slot(parent_id)
+        if slot is None:
+            return [index.id_at(k) for k in index.kids(ROOT) if orphans.get(k) == parent_id]
+        return [index.id_at(k) for k in index.kids(slot)]
+
+    def __getitem__(self, parent_id: str | None) -> Sequence[str]:
+        ids = self._ids(parent_id)
+        if not ids:
+            raise KeyError(parent_id)
+        return ids
+
+    def __iter__(self) -> Iterator[str | None]:
+        index = self._index
+        keys: list[str | None] = []
+        if index.kids(ROOT):
+            orphans = index.orphan_parents
+            if any(k not in orphans for k in index.kids(ROOT)):
+                keys.append(None)
+            keys.extend(dict.fromkeys(orphans.values()))
+        parents = index.parents
+        keys.extend(index.id_at(s) for s in range(len(parents)) if parents[s] != DEAD and index.kids(s))
+        return iter(keys)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)

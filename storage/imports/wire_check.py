@@ -224,11 +224,6 @@ ENTRY_STRUCTS: tuple[type[_Strict], ...] = (
     MessageEntry, ThinkingLevelChangeEntry, ModelChangeEntry, ActiveToolsChangeEntry, CompactionEntry,
     BranchSummaryEntry, CustomEntry, CustomMessageEntry, LabelEntry, SessionInfoEntry, LeafEntry,
 )
-MESSAGE_STRUCTS: tuple[type[_Strict], ...] = (
-    UserMessage, AssistantMessage, ToolResultMessage, BashExecutionMessage, CustomMessage, BranchSummaryMessage,
-    CompactionSummaryMessage,
-)
-BLOCK_STRUCTS: tuple[type[_Strict], ...] = (TextBlock, ThinkingBlock, ImageBlock, ToolCallBlock)
 
 _batch = msgspec.json.Decoder(list[Entry])
 

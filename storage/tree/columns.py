@@ -11,7 +11,7 @@ field is one column for the whole tree:
 * `kinds`: a small code per slot into `kind_table`, the distinct (type, role, status) triples;
 * `labels` (by entry id) and `orphan_parents` (slot -> the missing parent id it names): few.
 
-`TreeIndex` (tree_index.py) answers every question about the shape from these; nothing here
+`TreeIndex` (index.py) answers every question about the shape from these; nothing here
 makes an object per entry. `columns_from_rows` builds them from `TreeRow`s (every backend can);
 SQLite reads them straight from its skeleton index (`sqlite/tree_read.py`).
 """
@@ -24,7 +24,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .base import TreeRow
+from ..base import TreeRow
 
 ROOT = -1
 DEAD = -2

@@ -27,10 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .base import ImportReport, SessionFileError
-from .gc_policy import paused
-from .json_types import SessionHeader
-from .jsonl_format import (
+from ..base import ImportReport, SessionFileError
+from ..gc_policy import paused
+from ..json_types import SessionHeader
+from ..model_lite import InvalidEntryError, new_entry_id, now_iso
+from ..on_demand import parse_entries_json, parse_entry, view_of_entry
+from ..session_file import (
     CURRENT_VERSION,
     _as_utf8,
     _first_line,
@@ -38,9 +40,7 @@ from .jsonl_format import (
     _lenient_skeleton,
     _without_lone_surrogates,
 )
-from .model_lite import InvalidEntryError, new_entry_id, now_iso
-from .on_demand import parse_entries_json, parse_entry, view_of_entry
-from .views import DecodeErrors, EntryView, decode_skeleton, decode_view, decode_views
+from ..views import DecodeErrors, EntryView, decode_skeleton, decode_view, decode_views
 from .wire_check import deep, proven_valid_array
 
 _CHUNK = 1 << 20  # both passes read this many bytes of lines at a time
@@ -81,7 +81,7 @@ def _open(path: Path) -> BinaryIO:
 
 
 def _header(f: BinaryIO, path: Path) -> tuple[SessionHeader, int, int]:
-    """(header, lines skipped before it, line number after it), as jsonl_format.parse_header."""
+    """(header, lines skipped before it, line number after it), as session_file.parse_header."""
     skipped = number = 0
     content = False
     for line in f:
@@ -219,7 +219,7 @@ def _skeleton_of(line: bytes, clean: bool = False) -> Any:
 
 
 def _place_leaf(plan: FilePlan, ids: set[str], tail: list[Any], last_entry: str | None) -> None:
-    """Where a reader resuming at the last line lands (jsonl_format.effective_leaf), and the
+    """Where a reader resuming at the last line lands (session_file.effective_leaf), and the
     marker the import ends with when that is not where the file ends."""
     leaf = last_entry
     for marker in reversed(tail):
@@ -297,36 +297,36 @@ def _proven(array: bytes, lines: list[bytes]) -> bool:
 
 def validated(pending: list[tuple[int, bytes]], report: ImportReport) -> list[tuple[bytes, EntryView]]:
     """(line, view) of each line pydantic accepts (one call for all of them; line by line only
-    when that fails, to skip just the bad ones, counted in `report`)."""
+    when that fails, to skip just the bad ones, counted in `report`). Its caller, the importing
+    reader, pauses the cyclic GC around the batch."""
     bad: set[int] = set()
     lines = [line for _, line in pending]
     array = b"[" + b",".join(lines) + b"]"
-    with paused():
-        proven = False
-        try:
-            proven = _proven(array, lines)
-            if not proven:
-                parse_entries_json(array)
-        except (InvalidEntryError, ValueError, RecursionError):
-            for number, line in pending:
-                try:
-                    parse_entry(line)
-                except (ValueError, RecursionError) as err:
-                    bad.add(number)
-                    report.skipped_lines += 1
-                    _problem(report, f"line {number} skipped: {_first_line(err)}")
-        if proven:
-            try:  # the views of the whole batch in one call (a view is laxer than the proof)
-                return list(zip(lines, decode_views(array), strict=True))
-            except DecodeErrors:
-                pass  # not expected; line by line below says which
-        out = []
+    proven = False
+    try:
+        proven = _proven(array, lines)
+        if not proven:
+            parse_entries_json(array)
+    except (InvalidEntryError, ValueError, RecursionError):
         for number, line in pending:
-            if number in bad:
-                continue
             try:
-                view = decode_view(line)
-            except DecodeErrors:
-                view = view_of_entry(parse_entry(line))  # lax values pydantic accepted
-            out.append((line, view))
+                parse_entry(line)
+            except (ValueError, RecursionError) as err:
+                bad.add(number)
+                report.skipped_lines += 1
+                _problem(report, f"line {number} skipped: {_first_line(err)}")
+    if proven:
+        try:  # the views of the whole batch in one call (a view is laxer than the proof)
+            return list(zip(lines, decode_views(array), strict=True))
+        except DecodeErrors:
+            pass  # not expected; line by line below says which
+    out = []
+    for number, line in pending:
+        if number in bad:
+            continue
+        try:
+            view = decode_view(line)
+        except DecodeErrors:
+            view = view_of_entry(parse_entry(line))  # lax values pydantic accepted
+        out.append((line, view))
     return out

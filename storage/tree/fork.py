@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from .model_lite import new_entry_id
+from ..model_lite import new_entry_id
 
 if TYPE_CHECKING:
-    from .model import Entry
+    from ..model import Entry
 
 # The models are imported where a fork copies them (a path of models: pydantic is loaded by then),
 # so the stores that import this module start without pydantic (a streamed `treechat import`).
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 def fork_copy(path: Sequence[Entry]) -> list[Entry]:
     """`path` (root first) without its label and leaf entries, every kept entry's parent the
     nearest kept entry above it (copies where that changes; the originals are not touched)."""
-    from .model import CompactionEntry, LabelEntry, LeafEntry
+    from ..model import CompactionEntry, LabelEntry, LeafEntry
 
     dropped = {e.id for e in path if isinstance(e, (LabelEntry, LeafEntry))}
     kept_after: dict[str, str | None] = {}  # a dropped entry -> the first kept entry after it
@@ -58,7 +58,7 @@ def forked_entries(path: Sequence[Entry], labels: Iterable[tuple[str, str, str]]
     the labels of its entries as a fresh chain after it, each keeping its original timestamp.
     `labels`: (target id, label, timestamp) in the order they were set; `new_id` draws an id not in
     the set it is given. One rule for every backend's `SessionCatalog.fork`."""
-    from .model import LabelEntry
+    from ..model import LabelEntry
 
     entries = fork_copy(path)
     on_path = {e.id for e in entries}

@@ -1,39 +1,24 @@
-"""Row shapes shared by the incremental append (storage.py) and the bulk import (catalog.py):
-turning an entry, a PathState or SessionStats into column tuples and back."""
+"""The rows both SQL backends write and read, whoever writes them (an append, a bulk load, a
+streamed import): an entry, a PathState or SessionStats as column values and back, and the text
+the search index holds. SQLite and PostgreSQL have the same tables (their migrations); each writes
+these values with its own statements."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from .. import aggregates
 from ..base import PathState, SessionStats
+from ..gc_policy import paused
 from ..json_types import Row
-from ..model_lite import iso_to_ms
-from ..on_demand import view_of_entry
+from ..model_lite import entry_json, iso_to_ms
+from ..on_demand import parse_entries_json, view_of_entry
 from ..views import EntryView
 
 if TYPE_CHECKING:  # (annotations only: a streamed import runs without pydantic's models)
     from ..model import Entry
-
-# A row as a query's SELECT list names it: sqlite3 hands rows out untyped, and the query's text
-# is their type (each reader says what it takes from them).
-Fetched = tuple[Any, ...]
-
-INSERT_ENTRY = (
-    "INSERT INTO session_entries (entry_seq, session_id, id, parent_id, type, role,"
-    " timestamp, preview, target_id, payload, status) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
-)
-INSERT_BRANCH = "INSERT INTO branches (branch_id, session_id, parent_branch_id, fork_depth) VALUES (?,?,?,?)"
-INSERT_BRANCH_ENTRY = "INSERT INTO branch_entries (branch_id, depth, entry_seq) VALUES (?,?,?)"
-INSERT_MATERIALIZED = (
-    "INSERT INTO entry_materialized (entry_seq, branch_id, depth, ctx_start_depth, message_count,"
-    " input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_total, context_tokens,"
-    " model, thinking_level, active_tool_names) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-)
-INSERT_SEARCH = "INSERT INTO entry_search (rowid, text) VALUES (?,?)"
 
 # The search index holds the first 32k characters of each entry's text. A huge tool result
 # (a whole file, a long build log) is findable by its beginning only: that bounds the work of
@@ -70,13 +55,8 @@ STATS_FIELDS = (
 STATS_COLUMNS = ", ".join(STATS_FIELDS)
 
 
-def payload_of(entry: Entry) -> str:
-    """The stored JSON: exactly dump(entry) (only the keys that were set, unknown ones kept)."""
-    return entry.model_dump_json(by_alias=True, exclude_unset=True)
-
-
 def entry_row(seq: int | None, session_id: str, entry: Entry) -> Row:
-    return view_row(seq, session_id, view_of_entry(entry), payload_of(entry))
+    return view_row(seq, session_id, view_of_entry(entry), entry_json(entry))
 
 
 def view_row(seq: int | None, session_id: str, v: EntryView, payload: str, preview: str | None = None) -> Row:
@@ -100,6 +80,36 @@ def view_row_and_text(seq: int, session_id: str, v: EntryView, payload: str) -> 
     return view_row(seq, session_id, v, payload, preview), text[:SEARCH_TEXT_LIMIT]
 
 
+# A read validates a few dozen KB of payloads at a time: one string of a whole path (17 MB at 1M
+# entries) raised glibc's mmap and trim thresholds on its free, and the connection thread's malloc
+# arena then kept ~50 MB it no longer used (`treechat context` at 1M: 282 MB peak against 233 MB
+# in parts).
+_PART_CHARS = 1 << 16
+
+
+def entries_of(payloads: Sequence[Sequence[str]]) -> list[Entry]:
+    """The entries a read hands out, from rows whose first column is the payload: a read's moment
+    of the GC policy (gc_policy.paused, keep: they are handed out and kept).
+
+    One validation call per part of the array is several times faster than parse_entry per row;
+    with the cyclic GC paused, another 3-4x (thousands of new models, no cycles among them). SQLite
+    calls it on the connection's thread, right after SQLite made the rows: the payloads are still
+    in that core's cache, and the event loop's thread wakes once, for the entries (validating them
+    there after the hop back made a 2,700-entry path's open + context ~10% slower, and the next
+    trip to the connection slower still). The GIL is held either way."""
+    if not payloads:
+        return []
+    out: list[Entry] = []
+    with paused(keep=True):
+        start, size = 0, 0
+        for end, row in enumerate(payloads, 1):
+            size += len(row[0])
+            if size >= _PART_CHARS or end == len(payloads):
+                out += parse_entries_json("[" + ",".join(p[0] for p in payloads[start:end]) + "]", start)
+                start, size = end, 0
+    return out
+
+
 def state_values(state: PathState) -> Row:
     return (
         state.message_count,
@@ -113,6 +123,30 @@ def state_values(state: PathState) -> Row:
         state.thinking_level,
         json.dumps(state.active_tool_names) if state.active_tool_names is not None else None,
     )
+
+
+def state_tuple_values(s: aggregates.StateTuple) -> Row:
+    """entry_materialized's state columns (STATE_COLUMNS order) of a state tuple."""
+    return (s[1], s[2], s[3], s[4], s[5], s[6], s[7], model_json(s[8]) if s[8] is not None else None, s[9],
+            json.dumps(s[10]) if s[10] is not None else None)
+
+
+_MODEL_JSON: dict[tuple[tuple[str, str], ...], str] = {}
+
+
+def model_json(model: dict[str, str]) -> str:
+    """json.dumps of a state's model ({"provider", "modelId"}), remembered: a session names a few
+    models, and a 1M-entry load would otherwise serialize the same one a million times."""
+    try:
+        key = tuple(model.items())
+        found = _MODEL_JSON.get(key)
+    except (AttributeError, TypeError):  # not a dict of plain values: as it is
+        return json.dumps(model)
+    if found is None:
+        if len(_MODEL_JSON) >= 256:
+            _MODEL_JSON.clear()
+        found = _MODEL_JSON[key] = json.dumps(model)
+    return found
 
 
 def state_from(depth: int, values: Sequence[Any]) -> PathState:
@@ -153,15 +187,6 @@ def first_user_text(entry: Entry) -> str:
 def message_ms(entry: Entry) -> float | None:
     """When a user/assistant message was written (Pi's `modified` looks only at those)."""
     return aggregates.message_ms(view_of_entry(entry))
-
-
-def ms_to_iso(ms: float) -> str:
-    """"" for a value no date can hold (a damaged timestamp must not fail an import)."""
-    try:
-        dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    except (OverflowError, ValueError, OSError):
-        return ""
-    return dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def iso_ms_or_zero(iso: str) -> float:

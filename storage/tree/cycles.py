@@ -1,8 +1,8 @@
 """Parent cycles in a session's entries: found once, broken by making one entry of each a root.
 
 A file written by appending has none; a hand-edited, fuzzed or damaged one can, and a cycle would
-make a path to the root endless. Import rewrites the entry (imports.py); the JSONL store breaks it
-in memory when it loads the file and leaves the file as it is (index.py).
+make a path to the root endless. Import rewrites the entry (imports/records.py); the JSONL store breaks it
+in memory when it loads the file and leaves the file as it is (indexed/entries.py).
 """
 
 from __future__ import annotations

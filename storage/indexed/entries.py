@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from .aggregates import (
+from ..aggregates import (
     EMPTY_STATE,
     StateTuple,
     StatsAccumulator,
@@ -28,7 +27,7 @@ from .aggregates import (
     view_preview,
     view_status,
 )
-from .base import (
+from ..base import (
     DuplicateEntryError,
     EntryCursor,
     EntryNotFoundError,
@@ -37,31 +36,16 @@ from .base import (
     SessionStats,
     TreeRow,
 )
-from .gc_policy import paused
-from .model_lite import InvalidEntryError
-from .on_demand import parse_entries_json, parse_entry, view_of_entry
-from .tree_cycles import cycle_breaks, maybe_cyclic
-from .views import DecodeErrors, EntryView, Skeleton, decode_view
+from ..gc_policy import paused
+from ..model_lite import InvalidEntryError
+from ..on_demand import parse_entries_json, parse_entry, view_of_entry
+from ..tree.cycles import cycle_breaks, maybe_cyclic
+from ..views import DecodeErrors, EntryView, Skeleton, decode_view
 
 if TYPE_CHECKING:  # (annotations only: a streamed import runs without pydantic's models)
-    from .model import Entry
+    from ..model import Entry
 
 Raw = str | bytes
-
-
-def entry_json(entry: Entry) -> str:
-    """One JSONL line (without newline): compact like Pi's JSON.stringify, only the keys that are set."""
-    return entry.model_dump_json(by_alias=True, exclude_unset=True)
-
-
-def ms_to_iso(ms: float) -> str:
-    """Epoch milliseconds → ISO-8601 UTC with milliseconds and a Z (Pi's Date.toISOString);
-    "" for a value no date can hold (a corrupt timestamp must not break listing)."""
-    try:
-        dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    except (OverflowError, ValueError, OSError):
-        return ""
-    return dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def view_of_raw(raw: Raw) -> EntryView:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .attached import split_file_blocks
 
 if TYPE_CHECKING:
-    from .model import ImageContent, UserMessage
+    from treechat.storage.model import ImageContent, UserMessage
 
 FIELD = "treechat"  # the user message's own field for what it was expanded from
 
@@ -42,7 +42,7 @@ class Expanded:
 
 def template_message(text: str, images: Sequence[ImageContent], name: str, typed: str) -> UserMessage:
     """A template's user message: its text and images, and what was typed (`/review foo.py`)."""
-    from .model import TextContent, UserMessage
+    from treechat.storage.model import TextContent, UserMessage
 
     mark: dict[str, Any] = {FIELD: {"template": name, "typed": typed}}  # an unknown field, passed by its name
     return UserMessage(content=[TextContent(text=text), *images], **mark)
@@ -62,7 +62,7 @@ def expanded(text: str, extra: object = None) -> Expanded | None:
 
 def expanded_message(message: object) -> tuple[Expanded | None, list[tuple[str, str]]]:
     """(what a user message was expanded from, its attached files), from the message itself."""
-    from .model import UserMessage, message_text
+    from treechat.storage.model import UserMessage, message_text
 
     if not isinstance(message, UserMessage):
         return None, []

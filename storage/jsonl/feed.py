@@ -13,7 +13,7 @@ import os
 import time
 from pathlib import Path
 
-from .base import StoreChange
+from ..base import StoreChange
 
 POLL_S = 0.5
 

@@ -1,10 +1,11 @@
-"""In-memory backend: the same behaviour as the others, nothing written anywhere (tests, --ephemeral)."""
+"""The in-memory backend: an `IndexedCatalog` whose sessions live in a dict, their lines written nowhere."""
 
 from __future__ import annotations
 
-from .imports import ImportRecords
-from .indexed import IndexedCatalog, IndexedSessionStorage, index_of
-from .json_types import SessionHeader
+from ..imports.records import ImportRecords
+from ..indexed.catalog import IndexedCatalog, index_of
+from ..indexed.storage import IndexedSessionStorage
+from ..json_types import SessionHeader
 
 
 class MemorySessionStorage(IndexedSessionStorage):

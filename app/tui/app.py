@@ -12,19 +12,16 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Self
 
 from textual import events, work
-from textual._compositor import Compositor
 from textual.app import ComposeResult, get_system_commands_provider
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
-from textual.geometry import Region, Size
 from textual.screen import Screen
-from textual.strip import Strip
 from textual.widget import Widget
 
 from treechat.widgets.chrome.banner import Banner
@@ -36,6 +33,12 @@ from treechat.widgets.chrome.welcome import Welcome
 from treechat.widgets.composer.queue_tray import QueueTray
 from treechat.widgets.composer.view import Composer
 from treechat.widgets.keymap import bindings_for
+from treechat.widgets.textual_internals import (
+    OneLayoutScreen,
+    register_key_sequences,
+    resize_screens_now,
+    restyle_keeping_parts,
+)
 
 from .chat_view import ChatView
 from .commands import SlashCommands, TreechatCommands
@@ -51,7 +54,6 @@ from .messages import ChatMessage
 from .questions import Questions
 from .requests import WidgetRequests
 from .starting import StartFn, StartUp
-from .terminal_keys import register
 from .themes import ThemeSettings
 from .workspace_view import WorkspaceView
 
@@ -63,7 +65,7 @@ if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/startin
     from treechat.widgets.question.panel import QuestionPanel, QuestionSpec
     from treechat.widgets.tree.view import TreeView
 
-register()  # Alt+Enter as most terminals send it (ESC CR)
+register_key_sequences()  # Alt+Enter as most terminals send it (ESC CR)
 
 NARROW = 110  # columns: below this the tree panel becomes a drawer
 # The App's classes that place the tree panel (styles.tcss uses them in the panel's rules only):
@@ -73,20 +75,17 @@ PANEL = "TreeView, TreeSpace"
 RESIZE_BURST = 1 / 120  # seconds: resizes closer than this are one (Textual's own wait)
 
 
-class MainScreen(Screen[None]):
+class MainScreen(OneLayoutScreen):
     """The App's own screen: it places the tree panel for a new width just before its layout at
     that size. (Done where the App hears of the resize, the restyle was laid out at the old size
     first: the App hands the new size to its screens a timer later, and the screen's update came
     between. That layout measured every mounted message at a width no frame showed.)
-    Its compositor draws only what is not covered (CoveredCompositor, below)."""
-
-    def __init__(self, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
-        super().__init__(name=name, id=id, classes=classes)
-        self._compositor = CoveredCompositor()
+    A resize is one layout, and a frame draws only what is not covered (OneLayoutScreen,
+    widgets/textual_internals.py)."""
 
     def on_resize(self, event: events.Resize) -> None:
-        # a handler of the subclass: it runs before Screen._on_resize, which lays out at the size
-        if event.size == self._compositor.size:
+        # a handler of the subclass: it runs before Textual's own, which lays out at the size
+        if event.size == self.laid_out_size:
             # the screen's own size, told to it after the layout that set it: laid out again,
             # the screen would measure and draw every widget again for nothing
             event.prevent_default()
@@ -94,39 +93,6 @@ class MainScreen(Screen[None]):
         fit = getattr(self.app, "fit_width", None)
         if fit is not None:
             fit(event.size.width)
-
-    def _refresh_layout(self, size: Size | None = None, scroll: bool = False) -> None:
-        # A layout tells each widget its size and virtual size. Textual sets the virtual size as a
-        # reactive that refreshes the widget and asks for another layout: of what this one just
-        # measured (after a resize every mounted widget asked, a second whole-screen layout; each
-        # ask emptied its ancestors' arrangement caches, so going back to a width seen before
-        # measured everything again), and every widget was painted twice, in this layout's frame
-        # and again in the next (10-20 ms at 160x45). Here the sizes are told as Textual's own
-        # scroll-only layout tells them (no refresh, no ask): this layout's frame paints whatever
-        # moved or changed size. Any other ask made during it is dropped too; an ask made before
-        # it stays, and so does a scrollbar that came or went (the content beside it has a new
-        # width: that needs the next layout).
-        before = {widget: _bars(widget) for widget in self._compositor.widgets if not widget._layout_required}
-        Widget._size_updated = _size_told  # type: ignore[method-assign,assignment]  # (put back below: synchronous)
-        try:
-            super()._refresh_layout(size, scroll)
-        finally:
-            Widget._size_updated = _size_updated  # type: ignore[method-assign]
-        for widget, bars in before.items():
-            if _bars(widget) == bars:
-                widget._layout_required = False
-
-
-_size_updated = Widget._size_updated
-
-
-def _size_told(widget: Widget, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
-    """``Widget._size_updated`` as Textual calls it after a scroll: the virtual size set quietly."""
-    return _size_updated(widget, size, virtual_size, container_size, layout=False)
-
-
-def _kept(node: object) -> None:
-    """(Stylesheet._process_component_classes while the panel is placed: its parts keep their styles.)"""
 
 
 def _as_text(key: events.Key) -> str:
@@ -140,59 +106,6 @@ def _as_text(key: events.Key) -> str:
     from treechat.text.sanitize import visible
 
     return visible(key.character) if key.character else f"<{key.key}>"
-
-
-def _bars(widget: Widget) -> tuple[bool, bool]:
-    return widget.show_vertical_scrollbar, widget.show_horizontal_scrollbar
-
-
-class CoveredCompositor(Compositor):
-    """The App screen's compositor: Textual's, drawing only what is not covered.
-
-    Textual builds a frame front to back: every visible widget renders all its lines in the update's
-    crop, each line is cut into one strip per column span ("chop") and the front-most strip of a span
-    wins. The containers behind (the screen, the main row, the chat column, the transcript, each
-    message's frame) are rendered and cut too, though what is in front covers nearly all of them: at
-    160x45 about half a full frame's strips, made and thrown away (issue 26: a resize's frame is a full
-    one). Here a widget renders only the lines on which some span it reaches is still open, and only
-    those lines are cut; what a frame shows is the same (the front-most strip of each span).
-
-    Overrides ``Compositor._render_chops`` (with ``_get_renders``'s crop rules) under the pin
-    ``textual>=8.2.8,<8.3``; tests/tui/test_resize.py and the snapshot tests draw through it."""
-
-    def _render_chops(self, crop: Region, is_rendered_line: Callable[[int], bool]) -> Sequence[Mapping[int, Strip]]:
-        cuts = self.cuts
-        chops: list[dict[int, Strip | None]] = [dict.fromkeys(cut_set[:-1]) for cut_set in cuts]
-        intersection = Region.intersection
-        for widget, (region, clip) in self.visible_widgets.items():  # front to back
-            if crop and not crop.overlaps(clip):
-                continue
-            shown = intersection(region, clip)  # (Textual's render crop: the part inside the clip)
-            if not (shown.width and shown.height):
-                continue
-            first_cut, last_cut = shown.column_span
-            spans: dict[int, list[int]] = {}  # line -> the cuts it reaches there, while one is open
-            for y in shown.line_range:
-                if not is_rendered_line(y):
-                    continue
-                line_cuts = [cut for cut in cuts[y] if last_cut >= cut >= first_cut]
-                line = chops[y]
-                if any(line.get(cut, False) is None for cut in line_cuts[:-1]):  # (the last: its right edge)
-                    spans[y] = line_cuts
-            if not spans:
-                continue  # covered wherever this update draws: not rendered at all
-            top, bottom = min(spans), max(spans) + 1
-            strips = widget.render_lines(Region(shown.x - region.x, top - region.y, shown.width, bottom - top))
-            x = shown.x
-            for y, strip in zip(range(top, bottom), strips):
-                reached = spans.get(y)
-                if reached is None:
-                    continue
-                line = chops[y]
-                for cut, piece in zip(reached, strip.divide([cut - x for cut in reached[1:]])):
-                    if line.get(cut) is None:
-                        line[cut] = piece
-        return chops  # type: ignore[return-value]  # (every span filled: the screen covers all)
 
 
 class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Models, Tools, Search, WorkspaceView,
@@ -336,12 +249,11 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
         (a window being dragged); a resize that is not part of a burst goes at once."""
         now = time.monotonic()
         if now - self._resized_at > RESIZE_BURST:
-            self.call_next(self._resize_now)  # after App._on_resize (it runs after this handler)
+            self.call_next(self._resize_now)  # after Textual's own resize handler (it runs after this one)
         self._resized_at = now
 
     def _resize_now(self) -> None:
-        if self._resize_timer is not None:  # (not yet handed over)
-            self._check_resize()
+        resize_screens_now(self)
 
     def fit_width(self, width: int) -> None:
         """Under NARROW columns the tree is a drawer over the transcript (closed at first, or open
@@ -427,13 +339,8 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
         # classes: the cursor, the roles, ...) a style by them, and Textual's restyle of a node
         # styles each of those parts again (17 for the tree: 2-5 ms of each resize across NARROW
         # columns and each Ctrl+B). Those are kept; a theme or focus change restyles them as ever.
-        stylesheet = self.stylesheet
-        stylesheet._process_component_classes = _kept  # type: ignore[method-assign]  # (removed below)
-        try:
-            stylesheet.update_nodes([node for panel in self._panels() for node in panel.walk_children(with_self=True)],
-                                    animate=True)
-        finally:
-            del stylesheet._process_component_classes
+        restyle_keeping_parts(self.stylesheet,
+                              [node for panel in self._panels() for node in panel.walk_children(with_self=True)])
 
     def _panels(self) -> list[Widget]:
         """The tree panel (or its place): a child of #main (a query of the whole screen was ~3 ms)."""

@@ -118,16 +118,16 @@ class TuiBase(CommandHost, App[int]):
         """A toast, as plain text (see `_on_notify`): it may quote a model's, a server's or a file's words."""
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
-    def _on_notify(self, event: Notify) -> None:
+    def on_notify(self, event: Notify) -> None:
         # Every toast passes here, whoever raised it (a widget's notify is the App's, a Notify may be
-        # posted directly), before App._on_notify shows it: so no caller can forget the sanitiser. A
+        # posted directly), before Textual's own handler shows it: so no caller can forget the sanitiser. A
         # skill folder's name, a server's error, a path may carry an escape sequence (an OSC 52 set
         # the clipboard) or markup ([link=…] becomes an OSC 8 hyperlink): neither reaches the terminal.
         shown = event.notification
         shown.message = _toast_text(shown.message)
         shown.title = sanitize_line(shown.title, 200)
         shown.markup = False
-        # One toast at a time: the newest replaces the last (App._on_notify, after this, adds it).
+        # One toast at a time: the newest replaces the last (Textual's handler, after this, adds it).
         self.clear_notifications()
 
     def _restore_offered(self, plan: RestorePlan) -> None:

@@ -11,7 +11,6 @@ scrolls to by id, as the tree is then.
 from __future__ import annotations
 
 import sys
-from dataclasses import asdict
 from typing import TYPE_CHECKING, assert_never
 
 from textual import on
@@ -96,7 +95,7 @@ class ChatView(TuiBase):
         self.tree_view.set_index(e.tree, e.leaf_id, loading=e.tree_loading)
         await self._show_path(e.path, e.marks, e.labels)
         self._header(e.header)
-        self.ui(StatusBar).update_status(**asdict(e.status))
+        self.ui(StatusBar).show_status(e.status)
         self._welcome_model(status=e.status)
         composer.set_history(list(e.history))
         if e.composer_text:  # the session's draft (and text to edit): before anything typed since
@@ -158,7 +157,7 @@ class ChatView(TuiBase):
         if d.header is not None:
             self._header(d.header)
         if d.status is not None:
-            self.ui(StatusBar).update_status(**asdict(d.status))
+            self.ui(StatusBar).show_status(d.status)
             self._welcome_model(status=d.status)
         if d.queue is not None:
             self.show_unsent([("steer", t) for t in d.queue.steering] + [("follow_up", t) for t in d.queue.follow_up])

@@ -96,7 +96,7 @@ def test_a_progress_description_is_shown_as_text():
 # A skill folder named with an OSC 52 set the clipboard through a start-up toast. Every name and
 # message that comes from a repository or a server (a skill's folder, name and description, a
 # template's description and hint, an MCP server's stderr in its error) reaches the terminal only
-# through the sanitiser: in toasts (every one passes TuiBase._on_notify), dialogs, F1, the palette,
+# through the sanitiser: in toasts (every one passes the App's on_notify), dialogs, F1, the palette,
 # `-p`'s stderr and `treechat mcp`.
 
 OSC52 = "\x1b]52;c;cHduZWQ=\x07"  # "set the clipboard to 'pwned'"

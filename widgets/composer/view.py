@@ -182,7 +182,9 @@ class Composer(TextArea):
 
     # ------------------------------------------------------------ submitting
 
-    async def _on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
+        # Before TextArea's own key handler (Textual calls each class's, the subclass's first):
+        # a key handled here stops it with prevent_default; any other goes on to it.
         key = event.key
         if key == "tab" and self._complete():
             event.stop()
@@ -197,8 +199,6 @@ class Composer(TextArea):
             event.stop()
             event.prevent_default()
             action()
-            return
-        await super()._on_key(event)
 
     def _complete(self) -> bool:
         """Tab in an ``@path`` token: complete it (the common part of several matches, listed
@@ -222,9 +222,9 @@ class Composer(TextArea):
         idle = IDLE_HINT if not self.running else ELSEWHERE_HINT if self.elsewhere else BUSY_HINT
         self.border_subtitle = text if text else idle
 
-    async def _on_paste(self, event: events.Paste) -> None:
-        # Textual calls TextArea's own _on_paste after this one (every class's handler runs unless
-        # prevent_default): calling it here too pasted everything twice (issue 21)
+    async def on_paste(self, event: events.Paste) -> None:
+        # TextArea's own paste handler runs after this one unless prevent_default (calling it
+        # here too pasted everything twice: issue 21)
         if self.max_paste is not None and len(event.text) > self.max_paste:
             event.stop()
             event.prevent_default()

@@ -51,9 +51,9 @@ class QueryInput(Input):
         super().__init__(value[:MAX_QUERY_CHARS], max_length=MAX_QUERY_CHARS, **kwargs)  # type: ignore[arg-type]
         self.cut = len(value) > MAX_QUERY_CHARS
 
-    def _on_paste(self, event: events.Paste) -> None:
+    def on_paste(self, event: events.Paste) -> None:
         event.stop()
-        event.prevent_default()  # (Input's own handler would refuse the paste whole)
+        event.prevent_default()  # (Input's own paste handler, after this one, would refuse it whole)
         room = MAX_QUERY_CHARS - len(self.value) + (self.selection.end - self.selection.start if self.selection else 0)
         text = " ".join(event.text.splitlines())
         self.cut = len(text) > max(room, 0)

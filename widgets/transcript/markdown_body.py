@@ -18,7 +18,6 @@ from rich.markdown import Markdown as RichMarkdown
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual._context import active_app
 from textual.css.styles import RulesMap
 from textual.message import Message
 from textual.strip import Strip
@@ -54,7 +53,7 @@ class WidthLines(RichVisual):
 
     def __init__(self, widget: Widget, renderable: RenderableType) -> None:
         super().__init__(widget, renderable)
-        self.renderable = renderable
+        self.owner, self.renderable = widget, renderable
         self._at: dict[int, list[Segment]] = {}
 
     def _segments(self, width: int) -> list[Segment]:
@@ -62,9 +61,9 @@ class WidthLines(RichVisual):
         if segments is None:
             if len(self._at) >= WIDTHS:
                 del self._at[next(iter(self._at))]  # the oldest width
-            app = active_app.get()
+            app = self.owner.app
             options = app.console_options.update_width(width).update(highlight=False)  # (as Textual's)
-            segments = self._at[width] = list(app.console.render(self._renderable, options))
+            segments = self._at[width] = list(app.console.render(self.renderable, options))
         return segments
 
     def get_height(self, rules: RulesMap, width: int) -> int:
@@ -72,8 +71,8 @@ class WidthLines(RichVisual):
 
     def render_strips(self, width: int, height: int | None, style: VisualStyle, options: RenderOptions) -> list[Strip]:
         # RichVisual.render_strips, the layout replayed: the widget's styling over the segments
-        app = active_app.get()
-        renderable = self._widget.post_render(_Replay(self._segments(width)), style.rich_style)
+        app = self.owner.app
+        renderable = self.owner.post_render(_Replay(self._segments(width)), style.rich_style)
         console_options = app.console_options.update(highlight=False, width=width, height=height)
         segments = app.console.render(renderable, console_options.update_width(width))
         lines = Segment.split_and_crop_lines(segments, width, include_new_lines=False, pad=False)

@@ -21,6 +21,7 @@ from typing import Any
 from textual.await_complete import AwaitComplete
 from textual.containers import VerticalScroll
 
+from ..textual_internals import anchor_holds
 from .items import PathItems
 from .message_view import MessageView, TranscriptItem
 from .streaming_view import StreamingView
@@ -64,7 +65,7 @@ class TranscriptWindow(VerticalScroll):
     def following(self) -> bool:
         """Anchored and not released by a scroll: Textual keeps the end in view as content grows
         (Widget.is_anchored says only that an anchor was set, not whether it still holds)."""
-        return self._anchored and not self._anchor_released
+        return anchor_holds(self)
 
     def follow_end(self) -> AwaitComplete:
         """Show the end of the branch and follow it again (the user sent something: they want to

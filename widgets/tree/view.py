@@ -35,13 +35,13 @@ from textual import events
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from treechat.storage.base import TreeRow
 from treechat.storage.tree_index import TreeIndex, TreeSnapshot
 
 from ..keymap import bindings_for
+from ..textual_internals import SizeToldScrollView
 from .drawing import LineDrawing
 from .hover import RowTooltips
 from .layout import Lines, TreeLayout
@@ -52,7 +52,7 @@ from .rows import FILTERS
 from .typing import QueryTyping
 
 
-class TreeView(ScrollView, can_focus=True):
+class TreeView(SizeToldScrollView, can_focus=True):
     BINDINGS = bindings_for("tree")
 
     COMPONENT_CLASSES = {
@@ -323,13 +323,10 @@ class TreeView(ScrollView, can_focus=True):
         else:
             self._scroll_y_to(self.cursor - height + 1)
 
-    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
-        # (Textual's: the layout at a new size tells it) the cursor is scrolled into view here,
-        # so the first frame at the new size draws it (from on_resize it came a frame later)
-        changed = super()._size_updated(size, virtual_size, container_size, layout)
-        if changed and size.height:
-            self._scroll_cursor_visible(center=True)
-        return changed
+    def size_told(self, size: Size) -> None:
+        # the layout at a new size: the cursor is scrolled into view here, so the first frame at
+        # the new size draws it (from on_resize it came a frame later)
+        self._scroll_cursor_visible(center=True)
 
     def on_resize(self) -> None:
         self._sync_size()

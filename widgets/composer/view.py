@@ -30,7 +30,8 @@ send it, ``give_back`` restores it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
 from textual import events
 from textual.message import Message
@@ -39,6 +40,8 @@ from textual.widgets import TextArea
 
 from ..commands import parse_slash
 from ..keymap import bindings_for
+
+SendKind = Literal["send", "steer", "follow_up"]  # (the controller's: treechat.chat.state.SendKind)
 
 IDLE_HINT = "⏎ send · ⇧⏎/^J newline · ↑ history"
 BUSY_HINT = "⏎ steer · ⌥⏎/Tab later · Esc stop"
@@ -86,15 +89,31 @@ class Composer(TextArea):
     running: reactive[bool] = reactive(False)
     elsewhere: reactive[bool] = reactive(False)  # running, and another branch is on screen: a send steers that run
 
+    @dataclass
     class Submitted(Message):
-        def __init__(self, text: str, kind: str) -> None:
-            self.text, self.kind = text, kind
-            super().__init__()
+        """A message to send (Enter, Alt+Enter, or Tab while a reply runs)."""
 
+        text: str
+        """What was typed (the box is emptied: ``give_back`` puts it back if it is not sent)."""
+
+        kind: SendKind
+        """send (nothing runs), steer (Enter while a reply runs) or follow_up (Alt+Enter, Tab)."""
+
+    @dataclass
     class Command(Message):
-        def __init__(self, name: str, args: str, text: str = "", kind: str = "send") -> None:
-            self.name, self.args, self.text, self.kind = name, args, text, kind  # kind: as for Submitted
-            super().__init__()
+        """A line starting with ``/word`` (a command or not: the App says which it does not know)."""
+
+        name: str
+        """The word after the slash."""
+
+        args: str
+        """The rest of the line."""
+
+        text: str = ""
+        """The whole text, as typed (given back when the App cannot run it)."""
+
+        kind: SendKind = "send"
+        """As for ``Submitted``: a prompt template is sent as a message of this kind."""
 
     def __init__(self, text: str = "", *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(text, id=id, classes=classes, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
@@ -256,7 +275,7 @@ class Composer(TextArea):
         self.placed = ""
         return text
 
-    def _submit(self, kind: str) -> None:
+    def _submit(self, kind: SendKind) -> None:
         if not self.text.strip():
             return
         text = self._take()

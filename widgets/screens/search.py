@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from dataclasses import dataclass
 from typing import Protocol
 
 from textual import events, work
@@ -77,15 +78,19 @@ def snippet_content(snippet: str) -> Content:
 class SearchScreen(Dialog):
     BINDINGS = bindings_for("search")
 
+    @dataclass
     class Query(Message):
-        def __init__(self, text: str) -> None:
-            self.text = text
-            super().__init__()
+        """Search for this (posted on every edit when the screen was given no search function)."""
 
-    class Chosen(Message):
-        def __init__(self, hit: SearchHit) -> None:
-            self.hit = hit
-            super().__init__()
+        text: str
+        """The query as typed."""
+
+    @dataclass(frozen=True)
+    class Chosen:
+        """What the screen is dismissed with: a hit was chosen."""
+
+        hit: SearchHit
+        """The hit (its session and entry)."""
 
     def __init__(self, search: Search | None = None, query: str = "") -> None:
         super().__init__()

@@ -12,13 +12,14 @@ optimistically; the App does the storage work.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TypeAlias
 
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
-from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -26,6 +27,7 @@ from treechat.storage.base import SessionSummary
 from treechat.text.sanitize import sanitize_line
 
 from ..keymap import bindings_for
+from . import messages
 from .base import Dialog
 from .dialogs import ConfirmDialog
 
@@ -72,23 +74,20 @@ def threaded(sessions: list[SessionSummary]) -> list[tuple[SessionSummary, int]]
 class SessionsScreen(Dialog):
     BINDINGS = bindings_for("sessions")
 
-    class Resume(Message):
-        def __init__(self, session_id: str) -> None:
-            self.session_id = session_id
-            super().__init__()
+    @dataclass(frozen=True)
+    class Resume:
+        """What the screen is dismissed with: resume this session (Enter)."""
 
-    class New(Message):
-        pass
+        session_id: str
+        """The session."""
 
-    class Rename(Message):
-        def __init__(self, session_id: str, name: str) -> None:
-            self.session_id, self.name = session_id, name
-            super().__init__()
+    @dataclass(frozen=True)
+    class New:
+        """What the screen is dismissed with: a new session (n)."""
 
-    class Delete(Message):
-        def __init__(self, session_id: str) -> None:
-            self.session_id = session_id
-            super().__init__()
+    # what it tells the App while it stays open (screens/messages.py, where the App's first frame can name them)
+    Rename: TypeAlias = messages.Rename
+    Delete: TypeAlias = messages.Delete
 
     def __init__(self, sessions: list[SessionSummary], current_id: str | None = None, now: datetime | None = None) -> None:
         super().__init__()

@@ -10,6 +10,7 @@ a resize lays each message out once, and a width seen before not at all.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
@@ -100,12 +101,21 @@ class MarkdownBody(Static):
     (and after a list or quote for the blocks inside it). Its code blocks follow the theme: drawn
     for the theme in use, drawn again when a theme change flips light and dark (only then)."""
 
+    @dataclass
     class CopyCode(Message):
-        """The "copy" of code block ``index`` (of ``total`` in this text) was clicked."""
+        """The "copy" above a code block was clicked."""
 
-        def __init__(self, code: str, language: str, index: int, total: int) -> None:
-            self.code, self.language, self.index, self.total = code, language, index, total
-            super().__init__()
+        code: str
+        """The block's code."""
+
+        language: str
+        """Its language ("" when the block names none)."""
+
+        index: int
+        """Which block of the text (0: the first)."""
+
+        total: int
+        """How many blocks the text has."""
 
     def __init__(self, source: str, *, dark: bool = True, classes: str = "body markdown") -> None:
         self.source, self._dark = source, dark

@@ -148,10 +148,15 @@ def _cut(text: str) -> str:
 class MessageHeader(Static):
     """``role · model  [label]  ‹ n/m ›``; clicking ‹ or › asks for the sibling."""
 
+    @dataclass
     class Clicked(Message):
-        def __init__(self, header: MessageHeader, delta: int) -> None:
-            self.header, self.delta = header, delta
-            super().__init__()
+        """‹ or › was clicked."""
+
+        header: MessageHeader
+        """The header clicked."""
+
+        delta: int
+        """-1: the previous sibling, 1: the next."""
 
     def __init__(self, role: str, detail: str = "", label: str | None = None) -> None:
         super().__init__(classes="message-header")
@@ -355,10 +360,12 @@ class CompactionCard(Vertical):
     """``⟪ compacted · trigger · before → after tokens ⟫``; click shows the summary and asks the
     App (``Transcript.ExpandCompaction``) for the originals, which arrive via ``show_originals``."""
 
+    @dataclass
     class Expanded(Message):
-        def __init__(self, entry_id: str) -> None:
-            self.entry_id = entry_id
-            super().__init__()
+        """The card was opened: its originals are wanted."""
+
+        entry_id: str
+        """The compaction entry."""
 
     def __init__(self, item: TranscriptItem) -> None:
         super().__init__(classes="card compaction")

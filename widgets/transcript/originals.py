@@ -9,6 +9,7 @@ Enter on the selection) is a real ``MessageView`` between two runs; the card reb
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rich.cells import set_cell_size
@@ -64,12 +65,15 @@ class OriginalLines(Widget):
     OriginalLines > .original-lines--selected { background: $accent 35%; color: $text; text-style: bold; }
     """
 
+    @dataclass
     class Clicked(Message):
-        """Row ``index`` (among all of the card's originals) was clicked."""
+        """A row was clicked."""
 
-        def __init__(self, lines: OriginalLines, index: int) -> None:
-            self.lines, self.index = lines, index
-            super().__init__()
+        lines: OriginalLines
+        """The rows clicked."""
+
+        index: int
+        """The row's original, among all of the card's originals."""
 
     def __init__(self, items: list[TranscriptItem], first: int, count: int, opened: set[int]) -> None:
         super().__init__()

@@ -33,12 +33,11 @@ selected message, so without one they fall through (to the composer).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeAlias
 
 from textual import events
 from textual.await_complete import AwaitComplete
 from textual.binding import BindingType
-from textual.message import Message
 from textual.widget import Widget
 
 from treechat.storage.model import (
@@ -50,6 +49,7 @@ from treechat.storage.model import (
 )
 
 from ..keymap import bindings_for
+from . import messages
 from .copy_text import code_blocks, copy_text, reply_markdown, what_is
 from .items import Loader, PathItems
 from .message_view import CompactionCard, MarkdownBody, MessageHeader, MessageView, TranscriptItem, as_item
@@ -63,46 +63,16 @@ __all__ = ["Transcript", "WINDOW", "CHUNK", "MAX_MOUNTED"]
 class Transcript(SelectableTranscript, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = [*bindings_for("transcript")]
 
-    class SiblingRequested(Message):
-        """Switch to the previous (-1) or next (+1) sibling of ``entry_id``."""
-
-        def __init__(self, entry_id: str, delta: int) -> None:
-            self.entry_id, self.delta = entry_id, delta
-            super().__init__()
-
-    class ExpandCompaction(Message):
-        """The user opened a compaction card: hand in what it replaced via ``show_originals``."""
-
-        def __init__(self, entry_id: str) -> None:
-            self.entry_id = entry_id
-            super().__init__()
-
-    class LoadOlder(Message):
-        """Scrolled to the top of the first item: the App may ``prepend_messages`` older ones."""
-
-    class EntryRequest(Message):
-        def __init__(self, entry_id: str) -> None:
-            self.entry_id = entry_id
-            super().__init__()
-
-    class EditRequested(EntryRequest):
-        """Edit & resend this user message: exactly what choosing it in the tree does."""
-
-    class RetryRequested(EntryRequest):
-        """Ask again for this reply; the new reply becomes its sibling."""
-
-    class ForkRequested(EntryRequest):
-        """Fork a new session from this entry."""
-
-    class LabelRequested(EntryRequest):
-        """Edit this entry's label."""
-
-    class CopyRequested(Message):
-        """Put ``text`` on the clipboard; ``what`` names it for the notice ("the reply", "code block 2 of 3")."""
-
-        def __init__(self, text: str, what: str) -> None:
-            self.text, self.what = text, what
-            super().__init__()
+    # its messages (transcript/messages.py, where the App's first frame can name them)
+    SiblingRequested: TypeAlias = messages.SiblingRequested
+    ExpandCompaction: TypeAlias = messages.ExpandCompaction
+    LoadOlder: TypeAlias = messages.LoadOlder
+    EntryRequest: TypeAlias = messages.EntryRequest
+    EditRequested: TypeAlias = messages.EditRequested
+    RetryRequested: TypeAlias = messages.RetryRequested
+    ForkRequested: TypeAlias = messages.ForkRequested
+    LabelRequested: TypeAlias = messages.LabelRequested
+    CopyRequested: TypeAlias = messages.CopyRequested
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -370,7 +340,7 @@ class Transcript(SelectableTranscript, can_focus=True):
         self._code_turn = (item.entry_id, turn)
         self.post_message(self.CopyRequested(blocks[turn].code, _code_what(blocks[turn].language, turn, len(blocks))))
 
-    def _request(self, kind: type[EntryRequest]) -> None:
+    def _request(self, kind: type[messages.EntryRequest]) -> None:
         if self.selected is not None:
             self.post_message(kind(self.selected))
 

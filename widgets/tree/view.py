@@ -29,11 +29,11 @@ Keys are in ``widgets.keymap`` (context "tree"); they act only while the tree ha
 from __future__ import annotations
 
 from collections.abc import Set
+from typing import TypeAlias
 
 from rich.style import Style
 from textual import events
 from textual.geometry import Region, Size
-from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 
@@ -42,6 +42,7 @@ from treechat.storage.tree_index import TreeIndex, TreeSnapshot
 
 from ..keymap import bindings_for
 from ..textual_internals import SizeToldScrollView
+from . import messages
 from .drawing import LineDrawing
 from .hover import RowTooltips
 from .layout import Lines, TreeLayout
@@ -90,38 +91,15 @@ class TreeView(SizeToldScrollView, can_focus=True):
 
     filter_mode: reactive[str] = reactive("default", init=False)
 
-    class EntryMessage(Message):
-        """Base of the messages about one entry (handle each subclass by its own name)."""
-
-        def __init__(self, entry_id: str) -> None:
-            self.entry_id = entry_id
-            super().__init__()
-
-    class NodeChosen(EntryMessage):
-        """Move the leaf here (Enter or click). The App applies DESIGN §6 semantics."""
-
-    class PreviewRequested(EntryMessage):
-        """Show this path in the transcript without moving the leaf (Space)."""
-
-    class LabelRequested(EntryMessage):
-        """Edit the label of this entry (L)."""
-
-    class ForkRequested(EntryMessage):
-        """Fork a new session at this entry (f)."""
-
-    class DetailsRequested(EntryMessage):
-        """The pointer rests on this row: answer with ``set_details(entry_id, text)`` (model, tokens)."""
-
-    class BackRequested(Message):
-        """Go back to the previous leaf position (Backspace)."""
-
-    class ResizeRequested(Message):
-        """Make the panel `width` columns wide (its left border dragged), or `delta` columns wider
-        (`<` / `>`); `final`: the drag ended (or a key): the App keeps the width for next time."""
-
-        def __init__(self, width: int | None, final: bool, delta: int = 0) -> None:
-            self.width, self.final, self.delta = width, final, delta
-            super().__init__()
+    # its messages (tree/messages.py, where the App's first frame can name them)
+    EntryMessage: TypeAlias = messages.EntryMessage
+    NodeChosen: TypeAlias = messages.NodeChosen
+    PreviewRequested: TypeAlias = messages.PreviewRequested
+    LabelRequested: TypeAlias = messages.LabelRequested
+    ForkRequested: TypeAlias = messages.ForkRequested
+    DetailsRequested: TypeAlias = messages.DetailsRequested
+    BackRequested: TypeAlias = messages.BackRequested
+    ResizeRequested: TypeAlias = messages.ResizeRequested
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
@@ -380,7 +358,7 @@ class TreeView(SizeToldScrollView, can_focus=True):
     def action_last(self) -> None:
         self._set_cursor(len(self.layout_data) - 1)
 
-    def _post_for_cursor(self, message_type: type[EntryMessage]) -> None:
+    def _post_for_cursor(self, message_type: type[messages.EntryMessage]) -> None:
         if self.cursor_id is not None:
             self.post_message(message_type(self.cursor_id))
 

@@ -12,9 +12,9 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Self
+from typing import TYPE_CHECKING, ClassVar, Self, TypeVar
 
 from textual import events, work
 from textual.app import ComposeResult, get_system_commands_provider
@@ -46,12 +46,11 @@ from .extensions_view import ExtensionsView
 from .features.help import Help
 from .features.labels import Labels
 from .features.models import Models
-from .features.search import Search
 from .features.sessions import Sessions
 from .features.tools import Tools
 from .keys import KeyActions
 from .messages import ChatMessage
-from .questions import Questions
+from .questions.asking import Questions
 from .requests import WidgetRequests
 from .starting import StartFn, StartUp
 from .themes import ThemeSettings
@@ -65,7 +64,11 @@ if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/startin
     from treechat.widgets.question.panel import QuestionPanel, QuestionSpec
     from treechat.widgets.tree.view import TreeView
 
+    from .search.feature import Search
+
 register_key_sequences()  # Alt+Enter as most terminals send it (ESC CR)
+
+F = TypeVar("F")
 
 NARROW = 110  # columns: below this the tree panel becomes a drawer
 # The App's classes that place the tree panel (styles.tcss uses them in the panel's rules only):
@@ -108,7 +111,7 @@ def _as_text(key: events.Key) -> str:
     return visible(key.character) if key.character else f"<{key.key}>"
 
 
-class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Models, Tools, Search, WorkspaceView,
+class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Models, Tools, WorkspaceView,
                   ExtensionsView, Help, KeyActions, ThemeSettings, StartUp):
     """`TreechatApp(chat, storage)`: a controller made beforehand (tests, benches); or
     `TreechatApp(start=...)` (`treechat`): the first frame is drawn first, then `start` makes the
@@ -118,6 +121,16 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
     TITLE = "treechat"
     BINDINGS: ClassVar[list[BindingType]] = [*bindings_for("global")]
     COMMANDS = {get_system_commands_provider, TreechatCommands}
+
+    if TYPE_CHECKING:  # the features, made once the controller is there (_attach_controller)
+        search: Search
+
+    @classmethod
+    def command_sources(cls) -> Sequence[type]:
+        """The features with slash commands, in the order F1, `/help` and README list them."""
+        from .search.feature import Search
+
+        return (SlashCommands, Sessions, Labels, Models, Tools, Search, WorkspaceView, ExtensionsView, Help)
 
     def __init__(self, chat: Chat | None = None, storage: SessionStorage | None = None, *,
                  detect_servers: bool = True, start: StartFn | None = None, theme: str | None = None,
@@ -134,6 +147,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
         self.allowed_commands: set[tuple[str, str]] = set()  # (session id, command or path): "allow for this session"
         self.allowed_edits: set[str] = set()  # session ids: "allow edits for this session"
         self.questions = Questions(self)
+        self.owned = {}
         self.parked_drafts = {}
         self._stop_lock_notices: Callable[[], None] = lambda: None
         self.init_start(start)
@@ -141,12 +155,19 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
             self._attach_controller(chat)
 
     def _attach_controller(self, chat: Chat) -> None:
+        from .search.feature import Search
+
         self.chat = chat
+        self.search = self._own(Search(self))
         chat.builtin_commands = frozenset(self.slash_commands)  # no template takes a command's name
         self._unsubscribe = chat.subscribe(self._on_chat_event)
         chat.confirm = self.confirm_command
         chat.confirm_read = self.confirm_read
         chat.approve_change = self.approve_change  # edit/write: the diff, asked (workspace_view.py)
+
+    def _own(self, feature: F) -> F:
+        self.owned[type(feature)] = feature
+        return feature
 
     def _on_chat_event(self, event: ChatEvent) -> None:
         self.post_message(ChatMessage(event))

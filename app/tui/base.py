@@ -9,20 +9,22 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual.app import App
 from textual.css.query import NoMatches
 from textual.notifications import Notify, SeverityLevel
+from textual.screen import Screen
 from textual.widget import MountError, Widget
 
 from treechat.text.sanitize import sanitize, sanitize_line
 from treechat.widgets.chrome.banner import Banner
+from treechat.widgets.commands import SlashCommand
 from treechat.widgets.composer.queue_tray import QueueTray
 from treechat.widgets.composer.view import Composer
 
-from .registry import CommandHost
+from .registry import SlashCommands
 
 if TYPE_CHECKING:  # loaded after the first frame (app/tui/starting.py)
     from treechat.chat import Chat
@@ -31,7 +33,7 @@ if TYPE_CHECKING:  # loaded after the first frame (app/tui/starting.py)
     from treechat.widgets.tree.view import TreeView
     from treechat.workspace.restore import RestorePlan
 
-    from .questions import Questions
+    from .questions.asking import Questions
 
 W = TypeVar("W", bound=Widget)
 MAX_TOAST = 2000  # characters of a toast: a problem line quoting a huge name is cut, not drawn whole
@@ -58,7 +60,9 @@ def drawn(handler: Callable[[Any, M], Any]) -> Callable[[Any, M], Awaitable[None
     return run
 
 
-class TuiBase(CommandHost, App[int]):
+class TuiBase(App[int]):
+    slash_commands = SlashCommands()  # every command of the App's features (registry.py)
+    owned: dict[type, object]  # the App's feature objects, by class (a command's owner)
     chat: Chat
     questions: Questions  # the agent's questions, and who each key belongs to (questions.py)
     parked_drafts: dict[str, str]  # leaf id → a draft a tree move replaced there: it comes back with the leaf
@@ -68,6 +72,38 @@ class TuiBase(CommandHost, App[int]):
 
     def stop_listening(self) -> None:
         """No more controller events for this App (it is closing)."""
+
+    @classmethod
+    def command_sources(cls) -> Sequence[type]:
+        """The classes whose slash commands the App has, in the order they are listed."""
+        return ()
+
+    @classmethod
+    def command_table(cls) -> list[SlashCommand]:
+        """The built-in commands' rows (F1, `/help`, README, the palette)."""
+        return [c.row for c in cls.slash_commands.values()]
+
+    async def dispatch_command(self, name: str, args: str) -> None:
+        """Run the registered command `name` (the caller checked it is one) on its feature."""
+        registered = self.slash_commands[name]
+        target = self if isinstance(self, registered.owner) else self.owned[registered.owner]
+        await registered.bound(target)(args)
+
+    def argument_choices(self, name: str, chat: Chat) -> list[str]:
+        """What Tab offers after `/name `: the command's own choices, asked now."""
+        registered = self.slash_commands.get(name)
+        if registered is None or registered.complete is None:
+            return []
+        return list(dict.fromkeys(registered.complete(chat)))
+
+    async def ask(self, screen: Screen[T]) -> T:
+        """Push `screen` and wait for what it is dismissed with: only from a worker (app/tui/shell.py
+        says why: awaited in a message handler, the App's queue would wait for itself)."""
+        return await self.push_screen(screen, wait_for_dismiss=True)
+
+    def show(self, screen: Screen[T]) -> None:
+        """Push `screen` without waiting for it."""
+        self.push_screen(screen)
 
     async def submit(self, message: Composer.Submitted) -> None:
         """Send what the composer sent (WidgetRequests)."""

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Generic, TypeVar
+
 from textual import events
 from textual.binding import Binding
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList
 
+R = TypeVar("R")
 
-class Dialog(ModalScreen):
+
+class Dialog(ModalScreen[R | None], Generic[R]):
+    """A dialog dismissed with an `R`, or with None (Escape)."""
+
     DEFAULT_CSS = """
     Dialog { align: center middle; background: $background 60%; }
     Dialog > #dialog {

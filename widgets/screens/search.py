@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeAlias
 
 from textual import events, work
 from textual.app import ComposeResult
@@ -75,7 +75,15 @@ def snippet_content(snippet: str) -> Content:
     return Content.assemble(*parts)
 
 
-class SearchScreen(Dialog):
+@dataclass(frozen=True)
+class HitChosen:
+    """What ``SearchScreen`` is dismissed with (``SearchScreen.Chosen``): a hit was chosen."""
+
+    hit: SearchHit
+    """The hit (its session and entry)."""
+
+
+class SearchScreen(Dialog[HitChosen]):
     BINDINGS = bindings_for("search")
 
     @dataclass
@@ -85,12 +93,7 @@ class SearchScreen(Dialog):
         text: str
         """The query as typed."""
 
-    @dataclass(frozen=True)
-    class Chosen:
-        """What the screen is dismissed with: a hit was chosen."""
-
-        hit: SearchHit
-        """The hit (its session and entry)."""
+    Chosen: TypeAlias = HitChosen
 
     def __init__(self, search: Search | None = None, query: str = "") -> None:
         super().__init__()

@@ -26,8 +26,8 @@ from textual.widgets.option_list import Option
 from treechat.storage.base import SessionSummary
 from treechat.text.sanitize import sanitize_line
 
+from .. import screen_messages
 from ..keymap import bindings_for
-from . import messages
 from .base import Dialog
 from .dialogs import ConfirmDialog
 
@@ -71,23 +71,27 @@ def threaded(sessions: list[SessionSummary]) -> list[tuple[SessionSummary, int]]
     return out
 
 
-class SessionsScreen(Dialog):
+@dataclass(frozen=True)
+class ResumeSession:
+    """What ``SessionsScreen`` is dismissed with (``SessionsScreen.Resume``): resume this session (Enter)."""
+
+    session_id: str
+    """The session."""
+
+
+@dataclass(frozen=True)
+class NewSession:
+    """What ``SessionsScreen`` is dismissed with (``SessionsScreen.New``): a new session (n)."""
+
+
+class SessionsScreen(Dialog[ResumeSession | NewSession]):
     BINDINGS = bindings_for("sessions")
 
-    @dataclass(frozen=True)
-    class Resume:
-        """What the screen is dismissed with: resume this session (Enter)."""
-
-        session_id: str
-        """The session."""
-
-    @dataclass(frozen=True)
-    class New:
-        """What the screen is dismissed with: a new session (n)."""
-
-    # what it tells the App while it stays open (screens/messages.py, where the App's first frame can name them)
-    Rename: TypeAlias = messages.Rename
-    Delete: TypeAlias = messages.Delete
+    Resume: TypeAlias = ResumeSession
+    New: TypeAlias = NewSession
+    # what it tells the App while it stays open (widgets/screen_messages.py, where the App's first frame can name them)
+    Rename: TypeAlias = screen_messages.Rename
+    Delete: TypeAlias = screen_messages.Delete
 
     def __init__(self, sessions: list[SessionSummary], current_id: str | None = None, now: datetime | None = None) -> None:
         super().__init__()

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from treechat.widgets.question.gate import Choice
     from treechat.widgets.question.panel import QuestionPanel, QuestionSpec
 
-    from .base import TuiBase
+    from ..base import TuiBase
 
 
 @dataclass

@@ -1,6 +1,6 @@
-"""What the sessions list tells the App while it stays open (``SessionsScreen.Rename``,
-``SessionsScreen.Delete``), apart from the dialogs, which load on first use: the App names them
-in its ``@on`` handlers from its first frame."""
+"""What a dialog tells the App while it stays open: the sessions list's ``SessionsScreen.Rename``
+and ``SessionsScreen.Delete`` (the same classes). Apart from the dialogs (``widgets/screens/``,
+which load on first use) so the App's first frame can name them in its ``@on`` handlers."""
 
 from __future__ import annotations
 

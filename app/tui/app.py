@@ -43,7 +43,6 @@ from treechat.widgets.textual_internals import (
 from .chat_view import ChatView
 from .commands import SlashCommands, TreechatCommands
 from .extensions_view import ExtensionsView
-from .features.help import Help
 from .features.labels import Labels
 from .features.models import Models
 from .features.sessions import Sessions
@@ -64,6 +63,7 @@ if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/startin
     from treechat.widgets.question.panel import QuestionPanel, QuestionSpec
     from treechat.widgets.tree.view import TreeView
 
+    from .help.feature import Help
     from .search.feature import Search
 
 register_key_sequences()  # Alt+Enter as most terminals send it (ESC CR)
@@ -112,7 +112,7 @@ def _as_text(key: events.Key) -> str:
 
 
 class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Models, Tools, WorkspaceView,
-                  ExtensionsView, Help, KeyActions, ThemeSettings, StartUp):
+                  ExtensionsView, KeyActions, ThemeSettings, StartUp):
     """`TreechatApp(chat, storage)`: a controller made beforehand (tests, benches); or
     `TreechatApp(start=...)` (`treechat`): the first frame is drawn first, then `start` makes the
     controller and picks the session (app/tui/starting.py)."""
@@ -124,10 +124,12 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
 
     if TYPE_CHECKING:  # the features, made once the controller is there (_attach_controller)
         search: Search
+        help: Help
 
     @classmethod
     def command_sources(cls) -> Sequence[type]:
         """The features with slash commands, in the order F1, `/help` and README list them."""
+        from .help.feature import Help
         from .search.feature import Search
 
         return (SlashCommands, Sessions, Labels, Models, Tools, Search, WorkspaceView, ExtensionsView, Help)
@@ -155,10 +157,12 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
             self._attach_controller(chat)
 
     def _attach_controller(self, chat: Chat) -> None:
+        from .help.feature import Help
         from .search.feature import Search
 
         self.chat = chat
         self.search = self._own(Search(self))
+        self.help = self._own(Help(self, self))
         chat.builtin_commands = frozenset(self.slash_commands)  # no template takes a command's name
         self._unsubscribe = chat.subscribe(self._on_chat_event)
         chat.confirm = self.confirm_command

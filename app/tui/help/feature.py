@@ -4,13 +4,26 @@ command listed."""
 
 from __future__ import annotations
 
-from ..base import TuiBase
+from typing import TYPE_CHECKING, Protocol
+
 from ..registry import command
 
+if TYPE_CHECKING:
+    from ..shell import Shell
 
-class Help(TuiBase):
+
+class FoundHelp(Protocol):
+    def extensions_help(self) -> str:
+        """F1's part about the templates and skills found (extensions/)."""
+        ...
+
+
+class Help:
+    def __init__(self, shell: Shell, found: FoundHelp) -> None:
+        self.shell, self.found = shell, found
+
     @command("help", title="Help: keys and commands", help="every key binding", key="F1")
     async def cmd_help(self, args: str) -> None:
         from treechat.widgets.screens import HelpScreen
 
-        self.push_screen(HelpScreen(extra=self.extensions_help(), commands=self.command_table()))
+        self.shell.show(HelpScreen(extra=self.found.extensions_help(), commands=self.shell.command_table()))

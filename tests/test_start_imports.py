@@ -55,7 +55,7 @@ NOT_BEFORE_FIRST_FRAME = (
     "treechat.storage.sqlite", "treechat.storage.jsonl", "treechat.storage.postgres",
     "treechat.widgets.screens", "treechat.widgets.transcript.view", "treechat.widgets.tree.view",
     "treechat.widgets.transcript.message_view", "treechat.widgets.transcript.streaming_view", "treechat.tui.view",
-    "treechat.tui.model_choices",
+    "treechat.tui.models",
 )
 LOADED_ONCE_OPEN = ("pydantic", "treechat.chat", "treechat.storage.model", "treechat.storage.sqlite",
                     "treechat.widgets.transcript.view", "treechat.widgets.tree.view")

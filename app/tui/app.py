@@ -44,7 +44,6 @@ from .chat_view import ChatView
 from .commands import SlashCommands, TreechatCommands
 from .extensions_view import ExtensionsView
 from .features.labels import Labels
-from .features.models import Models
 from .features.sessions import Sessions
 from .features.tools import Tools
 from .keys import KeyActions
@@ -64,6 +63,7 @@ if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/startin
     from treechat.widgets.tree.view import TreeView
 
     from .help.feature import Help
+    from .models.feature import Models
     from .search.feature import Search
 
 register_key_sequences()  # Alt+Enter as most terminals send it (ESC CR)
@@ -111,7 +111,7 @@ def _as_text(key: events.Key) -> str:
     return visible(key.character) if key.character else f"<{key.key}>"
 
 
-class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Models, Tools, WorkspaceView,
+class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Tools, WorkspaceView,
                   ExtensionsView, KeyActions, ThemeSettings, StartUp):
     """`TreechatApp(chat, storage)`: a controller made beforehand (tests, benches); or
     `TreechatApp(start=...)` (`treechat`): the first frame is drawn first, then `start` makes the
@@ -125,11 +125,13 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
     if TYPE_CHECKING:  # the features, made once the controller is there (_attach_controller)
         search: Search
         help: Help
+        models: Models
 
     @classmethod
     def command_sources(cls) -> Sequence[type]:
         """The features with slash commands, in the order F1, `/help` and README list them."""
         from .help.feature import Help
+        from .models.feature import Models
         from .search.feature import Search
 
         return (SlashCommands, Sessions, Labels, Models, Tools, Search, WorkspaceView, ExtensionsView, Help)
@@ -158,11 +160,13 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
 
     def _attach_controller(self, chat: Chat) -> None:
         from .help.feature import Help
+        from .models.feature import Models
         from .search.feature import Search
 
         self.chat = chat
         self.search = self._own(Search(self))
         self.help = self._own(Help(self, self))
+        self.models = self._own(Models(self, detect_servers=self.detect_servers))
         chat.builtin_commands = frozenset(self.slash_commands)  # no template takes a command's name
         self._unsubscribe = chat.subscribe(self._on_chat_event)
         chat.confirm = self.confirm_command

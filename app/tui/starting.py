@@ -56,7 +56,7 @@ SESSION_MODULES = ("pydantic", "treechat.storage.model", "treechat.config.settin
 REQUEST_MODULES = ("httpcore", "anyio", "anyio._backends._asyncio", "h11")
 # What the first dialog, search or command needs: imported on the thread once the app is idle (no
 # reply running, no key for a moment), so that it slows neither the first reply nor typing.
-LATER_MODULES = ("treechat.widgets.screens", "treechat.tui.model_choices", "treechat.export.formats")
+LATER_MODULES = ("treechat.widgets.screens", "treechat.tui.models.choices", "treechat.export.formats")
 IDLE_S = 0.5
 
 SLOW_START_S = 1.0  # a start that takes longer says what it is doing

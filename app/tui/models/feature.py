@@ -1,17 +1,18 @@
 """Models: which model answers and how hard it thinks. `/model` (Ctrl+L) opens the picker (or sets
 `/model PROVIDER/ID`), `/thinking` (Alt+T) the levels; Tab after either offers what the registry
 knows (the models chosen lately first) or what the current model can use. The model lists are
-`model_choices.py`; the controller sets the model and says why not (`ChatError`)."""
+`choices.py`; the controller sets the model and says why not (`ChatError`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..base import TuiBase
 from ..registry import command
 
-if TYPE_CHECKING:  # loaded after the first frame (app/tui/starting.py)
+if TYPE_CHECKING:  # loaded after the first frame (app/tui/startup/)
     from treechat.chat import Chat
+
+    from ..shell import Shell
 
 # The dialogs (treechat.widgets.screens) and the model lists are imported by the commands that
 # open them: they load after the first frame.
@@ -26,12 +27,16 @@ def model_refs(chat: Chat) -> list[str]:
 
 def thinking_choices(chat: Chat) -> tuple[str, ...]:
     """Tab after `/thinking `: the levels the current model can use (what the picker offers)."""
-    from ..model_choices import thinking_levels
+    from .choices import thinking_levels
 
     return thinking_levels(chat.current_model())[0]
 
 
-class Models(TuiBase):
+class Models:
+    def __init__(self, shell: Shell, *, detect_servers: bool) -> None:
+        self.shell = shell
+        self.detect_servers = detect_servers  # a server started since start-up is asked for in the picker
+
     @command("model", title="Choose the model", args="[PROVIDER/ID]", help="pick or type the model", key="Ctrl+L",
              complete=model_refs)
     async def cmd_model(self, args: str) -> None:
@@ -40,52 +45,59 @@ class Models(TuiBase):
         if args:
             error = await self.choose_model(args)
             if error:
-                self.show_error(error)
+                self.shell.show_error(error)
             return
         from treechat.config.state import StateFile
         from treechat.widgets.screens import ModelPicker
 
-        from ..model_choices import model_groups
+        from .choices import model_groups
 
-        current = self.chat.current_model()
-        recent = StateFile(self.chat.settings.home).recent_models()
-        picker = ModelPicker(model_groups(self.chat, recent), current=current.ref if current else None,
+        chat = self.shell.chat
+        current = chat.current_model()
+        recent = StateFile(chat.settings.home).recent_models()
+        picker = ModelPicker(model_groups(chat, recent), current=current.ref if current else None,
                              choose=self.choose_model)
-        self.push_screen(picker)
+        self.shell.show(picker)
 
         async def ask_servers_again() -> None:  # a server started since start-up shows up here
-            self.chat.add_local_servers(await self.chat.local.found(busy=self.chat.busy_server()))
+            chat.add_local_servers(await chat.local.found(busy=chat.busy_server()))
             if picker.is_attached:
-                picker.set_groups(model_groups(self.chat, recent))
+                picker.set_groups(model_groups(chat, recent))
 
-        if getattr(self, "detect_servers", True):
-            self.run_worker(ask_servers_again(), group="detect")
+        if self.detect_servers:
+            self.shell.run_worker(ask_servers_again(), group="detect")
 
     async def choose_model(self, ref: str) -> str | None:
         """Set the model; None when done (and it goes first in the recent list), else why not."""
         from treechat.chat import ChatError
         from treechat.config.state import StateFile
 
+        chat = self.shell.chat
         try:
-            await self.chat.set_model(ref)
+            await chat.set_model(ref)
         except ChatError as err:
             return str(err)
-        StateFile(self.chat.settings.home).remember_model(ref)
+        StateFile(chat.settings.home).remember_model(ref)
         return None
 
     @command("thinking", title="Thinking level", args="[off|minimal|low|medium|high|xhigh]",
              help="how hard the model thinks", key="Alt+T", complete=thinking_choices)
     async def cmd_thinking(self, args: str) -> None:
+        if args:
+            await self.set_thinking(args)
+            return
+        self.shell.run_worker(self._pick_thinking(), group="dialog")
+
+    async def _pick_thinking(self) -> None:
         from treechat.widgets.screens import ThinkingPicker
 
-        from ..model_choices import thinking_levels
+        from .choices import thinking_levels
 
-        async def done(level: str | None) -> None:
-            if level:
-                await self.attempt(self.chat.set_thinking(level))
+        chat = self.shell.chat
+        levels, note = thinking_levels(chat.current_model())
+        level = await self.shell.ask(ThinkingPicker(chat.status().thinking, levels, note))
+        if level:
+            await self.set_thinking(level)
 
-        if args:
-            await done(args)
-            return
-        levels, note = thinking_levels(self.chat.current_model())
-        self.push_screen(ThinkingPicker(self.chat.status().thinking, levels, note), callback=done)
+    async def set_thinking(self, level: str) -> None:
+        await self.shell.attempt(self.shell.chat.set_thinking(level))

@@ -45,7 +45,6 @@ from .commands import SlashCommands, TreechatCommands
 from .extensions_view import ExtensionsView
 from .features.labels import Labels
 from .features.sessions import Sessions
-from .features.tools import Tools
 from .keys import KeyActions
 from .messages import ChatMessage
 from .questions.asking import Questions
@@ -65,6 +64,7 @@ if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/startin
     from .help.feature import Help
     from .models.feature import Models
     from .search.feature import Search
+    from .tools.feature import Tools
 
 register_key_sequences()  # Alt+Enter as most terminals send it (ESC CR)
 
@@ -111,7 +111,7 @@ def _as_text(key: events.Key) -> str:
     return visible(key.character) if key.character else f"<{key.key}>"
 
 
-class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Tools, WorkspaceView,
+class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, WorkspaceView,
                   ExtensionsView, KeyActions, ThemeSettings, StartUp):
     """`TreechatApp(chat, storage)`: a controller made beforehand (tests, benches); or
     `TreechatApp(start=...)` (`treechat`): the first frame is drawn first, then `start` makes the
@@ -126,6 +126,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Too
         search: Search
         help: Help
         models: Models
+        tools: Tools
 
     @classmethod
     def command_sources(cls) -> Sequence[type]:
@@ -133,6 +134,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Too
         from .help.feature import Help
         from .models.feature import Models
         from .search.feature import Search
+        from .tools.feature import Tools
 
         return (SlashCommands, Sessions, Labels, Models, Tools, Search, WorkspaceView, ExtensionsView, Help)
 
@@ -162,11 +164,13 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Too
         from .help.feature import Help
         from .models.feature import Models
         from .search.feature import Search
+        from .tools.feature import Tools
 
         self.chat = chat
         self.search = self._own(Search(self))
         self.help = self._own(Help(self, self))
         self.models = self._own(Models(self, detect_servers=self.detect_servers))
+        self.tools = self._own(Tools(self))
         chat.builtin_commands = frozenset(self.slash_commands)  # no template takes a command's name
         self._unsubscribe = chat.subscribe(self._on_chat_event)
         chat.confirm = self.confirm_command

@@ -97,6 +97,7 @@ class ChatView(TuiBase):
         self._header(e.header)
         self.ui(StatusBar).show_status(e.status)
         self._welcome_model(status=e.status)
+        self._welcome_tools(e.status)
         composer.set_history(list(e.history))
         if e.composer_text:  # the session's draft (and text to edit): before anything typed since
             typed = composer.text.strip()
@@ -159,6 +160,7 @@ class ChatView(TuiBase):
         if d.status is not None:
             self.ui(StatusBar).show_status(d.status)
             self._welcome_model(status=d.status)
+            self._welcome_tools(d.status)
         if d.queue is not None:
             self.show_unsent([("steer", t) for t in d.queue.steering] + [("follow_up", t) for t in d.queue.follow_up])
         if d.running is True:
@@ -313,6 +315,14 @@ class ChatView(TuiBase):
         known = self._welcome_readiness
         welcome.set_model(None if model == "no model" else model, known.problem if known else None,
                           known.servers if known else ())
+
+
+    def _welcome_tools(self, status: Status) -> None:
+        """The welcome names the tools an empty session starts with."""
+        from treechat.agent.tools import BUILTIN_TOOLS
+
+        builtin = tuple(n for n in status.tools if n in BUILTIN_TOOLS)
+        self.ui(Welcome).set_tools(builtin, len(status.tools) - len(builtin))
 
 
 def _is_reply(entry: object) -> bool:

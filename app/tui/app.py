@@ -50,7 +50,6 @@ from .messages import ChatMessage
 from .questions.asking import Questions
 from .requests import WidgetRequests
 from .starting import StartFn, StartUp
-from .themes import ThemeSettings
 from .workspace_view import WorkspaceView
 
 if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/starting.py)
@@ -64,6 +63,7 @@ if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/startin
     from .help.feature import Help
     from .models.feature import Models
     from .search.feature import Search
+    from .themes.feature import Themes
     from .tools.feature import Tools
 
 register_key_sequences()  # Alt+Enter as most terminals send it (ESC CR)
@@ -112,7 +112,7 @@ def _as_text(key: events.Key) -> str:
 
 
 class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, WorkspaceView,
-                  ExtensionsView, KeyActions, ThemeSettings, StartUp):
+                  ExtensionsView, KeyActions, StartUp):
     """`TreechatApp(chat, storage)`: a controller made beforehand (tests, benches); or
     `TreechatApp(start=...)` (`treechat`): the first frame is drawn first, then `start` makes the
     controller and picks the session (app/tui/starting.py)."""
@@ -127,6 +127,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Wor
         help: Help
         models: Models
         tools: Tools
+        themes: Themes
 
     @classmethod
     def command_sources(cls) -> Sequence[type]:
@@ -164,6 +165,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Wor
         from .help.feature import Help
         from .models.feature import Models
         from .search.feature import Search
+        from .themes.feature import Themes
         from .tools.feature import Tools
 
         self.chat = chat
@@ -171,6 +173,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Wor
         self.help = self._own(Help(self, self))
         self.models = self._own(Models(self, detect_servers=self.detect_servers))
         self.tools = self._own(Tools(self))
+        self.themes = self._own(Themes(self, self))
         chat.builtin_commands = frozenset(self.slash_commands)  # no template takes a command's name
         self._unsubscribe = chat.subscribe(self._on_chat_event)
         chat.confirm = self.confirm_command
@@ -234,7 +237,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Wor
             loop.call_soon_threadsafe(lambda: self.notify(sanitize_line(text), severity="warning", timeout=10))
 
         self._stop_lock_notices = add_listener(lock_notice)
-        self.apply_saved_theme()
+        self.themes.apply_saved()
         self.remembered_tree_width()
         self.composer.max_paste = int(getattr(chat.settings, "max_input_mb", 1.0) * 1e6)
         await self.chat.open(storage)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Self, TypeVar
 
-from textual import events, work
+from textual import events, on, work
 from textual.app import ComposeResult, get_system_commands_provider
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
@@ -39,11 +39,12 @@ from treechat.widgets.textual_internals import (
     resize_screens_now,
     restyle_keeping_parts,
 )
+from treechat.widgets.transcript import messages as from_transcript
+from treechat.widgets.tree import messages as from_tree
 
 from .chat_view import ChatView
 from .commands import SlashCommands, TreechatCommands
 from .extensions_view import ExtensionsView
-from .features.labels import Labels
 from .features.sessions import Sessions
 from .keys import KeyActions
 from .messages import ChatMessage
@@ -61,6 +62,7 @@ if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/startin
     from treechat.widgets.tree.view import TreeView
 
     from .help.feature import Help
+    from .labels.feature import Labels
     from .models.feature import Models
     from .search.feature import Search
     from .themes.feature import Themes
@@ -111,7 +113,7 @@ def _as_text(key: events.Key) -> str:
     return visible(key.character) if key.character else f"<{key.key}>"
 
 
-class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, WorkspaceView,
+class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, WorkspaceView,
                   ExtensionsView, KeyActions, StartUp):
     """`TreechatApp(chat, storage)`: a controller made beforehand (tests, benches); or
     `TreechatApp(start=...)` (`treechat`): the first frame is drawn first, then `start` makes the
@@ -128,11 +130,13 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Wor
         models: Models
         tools: Tools
         themes: Themes
+        labels: Labels
 
     @classmethod
     def command_sources(cls) -> Sequence[type]:
         """The features with slash commands, in the order F1, `/help` and README list them."""
         from .help.feature import Help
+        from .labels.feature import Labels
         from .models.feature import Models
         from .search.feature import Search
         from .tools.feature import Tools
@@ -163,6 +167,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Wor
 
     def _attach_controller(self, chat: Chat) -> None:
         from .help.feature import Help
+        from .labels.feature import Labels
         from .models.feature import Models
         from .search.feature import Search
         from .themes.feature import Themes
@@ -174,6 +179,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Wor
         self.models = self._own(Models(self, detect_servers=self.detect_servers))
         self.tools = self._own(Tools(self))
         self.themes = self._own(Themes(self, self))
+        self.labels = self._own(Labels(self))
         chat.builtin_commands = frozenset(self.slash_commands)  # no template takes a command's name
         self._unsubscribe = chat.subscribe(self._on_chat_event)
         chat.confirm = self.confirm_command
@@ -487,6 +493,13 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Wor
         if answer == "session":
             self.allowed_commands.add(allowed)
         return answer in ("yes", "session")
+
+    # ------------------------------------------------------------ what the widgets ask for
+
+    @on(from_tree.LabelRequested)
+    @on(from_transcript.LabelRequested)
+    def _label_requested(self, message: from_tree.LabelRequested | from_transcript.LabelRequested) -> None:
+        self.labels.ask_label(message.entry_id)
 
     def on_question_panel_answered(self, message: QuestionPanel.Answered) -> None:
         self.questions.answered(message.panel, message.choice)

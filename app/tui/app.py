@@ -24,6 +24,7 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widget import Widget
 
+from treechat.widgets import screen_messages as from_dialogs
 from treechat.widgets.chrome.banner import Banner
 from treechat.widgets.chrome.fitted_footer import FittedFooter
 from treechat.widgets.chrome.panels import TranscriptSpace, TreeSpace
@@ -45,7 +46,6 @@ from treechat.widgets.tree import messages as from_tree
 from .chat_view import ChatView
 from .commands import SlashCommands, TreechatCommands
 from .extensions_view import ExtensionsView
-from .features.sessions import Sessions
 from .keys import KeyActions
 from .messages import ChatMessage
 from .questions.asking import Questions
@@ -65,6 +65,7 @@ if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/startin
     from .labels.feature import Labels
     from .models.feature import Models
     from .search.feature import Search
+    from .sessions.feature import Sessions
     from .themes.feature import Themes
     from .tools.feature import Tools
 
@@ -113,7 +114,7 @@ def _as_text(key: events.Key) -> str:
     return visible(key.character) if key.character else f"<{key.key}>"
 
 
-class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, WorkspaceView,
+class TreechatApp(ChatView, WidgetRequests, SlashCommands, WorkspaceView,
                   ExtensionsView, KeyActions, StartUp):
     """`TreechatApp(chat, storage)`: a controller made beforehand (tests, benches); or
     `TreechatApp(start=...)` (`treechat`): the first frame is drawn first, then `start` makes the
@@ -131,6 +132,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, WorkspaceVi
         tools: Tools
         themes: Themes
         labels: Labels
+        sessions: Sessions
 
     @classmethod
     def command_sources(cls) -> Sequence[type]:
@@ -139,6 +141,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, WorkspaceVi
         from .labels.feature import Labels
         from .models.feature import Models
         from .search.feature import Search
+        from .sessions.feature import Sessions
         from .tools.feature import Tools
 
         return (SlashCommands, Sessions, Labels, Models, Tools, Search, WorkspaceView, ExtensionsView, Help)
@@ -170,6 +173,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, WorkspaceVi
         from .labels.feature import Labels
         from .models.feature import Models
         from .search.feature import Search
+        from .sessions.feature import Sessions
         from .themes.feature import Themes
         from .tools.feature import Tools
 
@@ -180,6 +184,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, WorkspaceVi
         self.tools = self._own(Tools(self))
         self.themes = self._own(Themes(self, self))
         self.labels = self._own(Labels(self))
+        self.sessions = self._own(Sessions(self))
         chat.builtin_commands = frozenset(self.slash_commands)  # no template takes a command's name
         self._unsubscribe = chat.subscribe(self._on_chat_event)
         chat.confirm = self.confirm_command
@@ -500,6 +505,19 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, WorkspaceVi
     @on(from_transcript.LabelRequested)
     def _label_requested(self, message: from_tree.LabelRequested | from_transcript.LabelRequested) -> None:
         self.labels.ask_label(message.entry_id)
+
+    @on(from_tree.ForkRequested)
+    @on(from_transcript.ForkRequested)
+    async def _fork_requested(self, message: from_tree.ForkRequested | from_transcript.ForkRequested) -> None:
+        await self.sessions.fork_at(message.entry_id)
+
+    @on(from_dialogs.Rename)
+    async def _session_renamed(self, message: from_dialogs.Rename) -> None:
+        await self.sessions.rename(message.session_id, message.name)
+
+    @on(from_dialogs.Delete)
+    async def _session_deleted(self, message: from_dialogs.Delete) -> None:
+        await self.sessions.delete(message.session_id)
 
     def on_question_panel_answered(self, message: QuestionPanel.Answered) -> None:
         self.questions.answered(message.panel, message.choice)

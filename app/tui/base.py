@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # loaded after the first frame (app/tui/starting.py)
     from treechat.workspace.restore import RestorePlan
 
     from .questions.asking import Questions
+    from .sessions.feature import Sessions
 
 W = TypeVar("W", bound=Widget)
 MAX_TOAST = 2000  # characters of a toast: a problem line quoting a huge name is cut, not drawn whole
@@ -63,6 +64,7 @@ def drawn(handler: Callable[[Any, M], Any]) -> Callable[[Any, M], Awaitable[None
 class TuiBase(App[int]):
     slash_commands = SlashCommands()  # every command of the App's features (registry.py)
     owned: dict[type, object]  # the App's feature objects, by class (a command's owner)
+    sessions: Sessions
     chat: Chat
     questions: Questions  # the agent's questions, and who each key belongs to (questions.py)
     parked_drafts: dict[str, str]  # leaf id → a draft a tree move replaced there: it comes back with the leaf
@@ -190,22 +192,6 @@ class TuiBase(App[int]):
         except (ChatError, StorageError) as err:
             self.show_error(str(err))
             return None
-
-    async def leave_session(self, switch: Callable[[str], Awaitable[Any]]) -> None:
-        """A call that opens another session: what is typed goes with the one we leave, as its
-        draft (the controller keeps it). On an error nothing moved, so the text comes back."""
-        from treechat.chat import ChatError
-        from treechat.storage.base import StorageError
-
-        composer = self.composer
-        text = composer.text
-        composer.load_text("")
-        try:
-            await switch(text)
-        except (ChatError, StorageError) as err:
-            if not composer.text:
-                composer.load_text(text)
-            self.show_error(str(err))
 
     def in_background(self, work: Awaitable[Any], group: str = "chat") -> None:
         """Long controller work (a compaction, a summary) without blocking the keys; every screen

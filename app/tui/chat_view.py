@@ -10,7 +10,6 @@ scrolls to by id, as the tree is then.
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, assert_never
 
 from textual import on
@@ -81,7 +80,7 @@ class ChatView(TuiBase):
                 if banner.severity == "error":
                     banner.hide()  # an error is not news once a later run went through
             case ev.SessionsChanged():
-                await self._sessions_changed()
+                await self.sessions.changed()
             case _:
                 assert_never(event)
 
@@ -278,17 +277,6 @@ class ChatView(TuiBase):
         elif isinstance(e.message, UserMessage):  # not sent: back where it was typed, before what is typed since
             typed, text = self.composer.text.strip(), message_text(e.message)
             self.composer.set_text(f"{text}\n\n{typed}" if typed else text)
-
-    async def _sessions_changed(self) -> None:
-        """Another writer changed the store: an open sessions list is read again."""
-        screens = sys.modules.get("treechat.widgets.screens.sessions")
-        if screens is None:
-            return  # never opened: the dialogs load on first use (app/tui/starting.py)
-        listed = [s for s in self.screen_stack if isinstance(s, screens.SessionsScreen)]
-        if listed:
-            rows = await self.chat.list_sessions()
-            for screen in listed:
-                screen.set_sessions(rows)
 
     # ------------------------------------------------------------ the welcome (an empty transcript)
 

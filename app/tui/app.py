@@ -51,7 +51,6 @@ from .messages import ChatMessage
 from .questions.asking import Questions
 from .requests import WidgetRequests
 from .starting import StartFn, StartUp
-from .workspace_view import WorkspaceView
 
 if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/starting.py)
     from treechat.chat import Chat
@@ -68,6 +67,7 @@ if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/startin
     from .sessions.feature import Sessions
     from .themes.feature import Themes
     from .tools.feature import Tools
+    from .workspace.feature import Workspace
 
 register_key_sequences()  # Alt+Enter as most terminals send it (ESC CR)
 
@@ -114,7 +114,7 @@ def _as_text(key: events.Key) -> str:
     return visible(key.character) if key.character else f"<{key.key}>"
 
 
-class TreechatApp(ChatView, WidgetRequests, SlashCommands, WorkspaceView,
+class TreechatApp(ChatView, WidgetRequests, SlashCommands,
                   ExtensionsView, KeyActions, StartUp):
     """`TreechatApp(chat, storage)`: a controller made beforehand (tests, benches); or
     `TreechatApp(start=...)` (`treechat`): the first frame is drawn first, then `start` makes the
@@ -133,6 +133,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, WorkspaceView,
         themes: Themes
         labels: Labels
         sessions: Sessions
+        workspace: Workspace
 
     @classmethod
     def command_sources(cls) -> Sequence[type]:
@@ -143,8 +144,9 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, WorkspaceView,
         from .search.feature import Search
         from .sessions.feature import Sessions
         from .tools.feature import Tools
+        from .workspace.feature import Workspace
 
-        return (SlashCommands, Sessions, Labels, Models, Tools, Search, WorkspaceView, ExtensionsView, Help)
+        return (SlashCommands, Sessions, Labels, Models, Tools, Search, Workspace, ExtensionsView, Help)
 
     def __init__(self, chat: Chat | None = None, storage: SessionStorage | None = None, *,
                  detect_servers: bool = True, start: StartFn | None = None, theme: str | None = None,
@@ -159,7 +161,6 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, WorkspaceView,
         self._unsubscribe = lambda: None
         self._tree_hidden_when_wide = False
         self.allowed_commands: set[tuple[str, str]] = set()  # (session id, command or path): "allow for this session"
-        self.allowed_edits: set[str] = set()  # session ids: "allow edits for this session"
         self.questions = Questions(self)
         self.owned = {}
         self.parked_drafts = {}
@@ -176,6 +177,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, WorkspaceView,
         from .sessions.feature import Sessions
         from .themes.feature import Themes
         from .tools.feature import Tools
+        from .workspace.feature import Workspace
 
         self.chat = chat
         self.search = self._own(Search(self))
@@ -185,11 +187,12 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, WorkspaceView,
         self.themes = self._own(Themes(self, self))
         self.labels = self._own(Labels(self))
         self.sessions = self._own(Sessions(self))
+        self.workspace = self._own(Workspace(self))
         chat.builtin_commands = frozenset(self.slash_commands)  # no template takes a command's name
         self._unsubscribe = chat.subscribe(self._on_chat_event)
         chat.confirm = self.confirm_command
         chat.confirm_read = self.confirm_read
-        chat.approve_change = self.approve_change  # edit/write: the diff, asked (workspace_view.py)
+        chat.approve_change = self.workspace.approve_change  # edit/write: the diff, asked (workspace/)
 
     def _own(self, feature: F) -> F:
         self.owned[type(feature)] = feature

@@ -31,10 +31,10 @@ if TYPE_CHECKING:  # loaded after the first frame (app/tui/starting.py)
     from treechat.chat.state import SendKind
     from treechat.widgets.transcript.view import Transcript
     from treechat.widgets.tree.view import TreeView
-    from treechat.workspace.restore import RestorePlan
 
     from .questions.asking import Questions
     from .sessions.feature import Sessions
+    from .workspace.feature import Workspace
 
 W = TypeVar("W", bound=Widget)
 MAX_TOAST = 2000  # characters of a toast: a problem line quoting a huge name is cut, not drawn whole
@@ -65,6 +65,7 @@ class TuiBase(App[int]):
     slash_commands = SlashCommands()  # every command of the App's features (registry.py)
     owned: dict[type, object]  # the App's feature objects, by class (a command's owner)
     sessions: Sessions
+    workspace: Workspace
     chat: Chat
     questions: Questions  # the agent's questions, and who each key belongs to (questions.py)
     parked_drafts: dict[str, str]  # leaf id → a draft a tree move replaced there: it comes back with the leaf
@@ -167,9 +168,6 @@ class TuiBase(App[int]):
         shown.markup = False
         # One toast at a time: the newest replaces the last (Textual's handler, after this, adds it).
         self.clear_notifications()
-
-    def _restore_offered(self, plan: RestorePlan) -> None:
-        raise NotImplementedError  # WorkspaceView's: the offer after a move
 
     def show_error(self, text: str) -> None:
         self.ui(Banner, "#banner").show(text, "error")

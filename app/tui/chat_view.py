@@ -74,7 +74,7 @@ class ChatView(TuiBase):
             case ev.Unsaved():
                 await self._unsaved(event)
             case ev.RestoreOffered():
-                self._restore_offered(event.plan)
+                self.workspace.offered(event.plan)
             case ev.Succeeded():
                 banner = self.ui(Banner, "#banner")
                 if banner.severity == "error":

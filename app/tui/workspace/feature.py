@@ -1,7 +1,7 @@
 """The app's part for files (issue 23): approving an edit or write from its diff, the offer to
 restore the files when the leaf moves, and `/restore`.
 
-Every question is asked through the App's questions (app/tui/questions.py: typing cannot answer
+Every question is asked through the App's questions (app/tui/questions/: typing cannot answer
 it; Enter alone refuses). "Allow edits for this session" covers edits and writes inside the working folder only:
 one outside it is asked every time, with its own title; one in git's own folders never reaches a
 question (the tool refuses it). A restore's question names the files it never writes.
@@ -12,26 +12,29 @@ from __future__ import annotations
 import shlex
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the App's first frame is drawn before these load (app/tui/starting.py)
+from ..registry import command
+
+if TYPE_CHECKING:  # the App's first frame is drawn before these load (app/tui/startup/)
     from treechat.agent.tools.changes import ProposedChange
     from treechat.workspace.restore import RestorePlan
 
-from .base import TuiBase
-from .registry import command
+    from ..shell import Shell
 
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-class WorkspaceView(TuiBase):
-    allowed_edits: set[str]  # session ids where the user allowed edits for the session
+class Workspace:
+    def __init__(self, shell: Shell) -> None:
+        self.shell = shell
+        self.allowed_edits: set[str] = set()  # session ids where the user allowed edits for the session
 
     async def approve_change(self, change: ProposedChange) -> bool | str:
         """edit/write ask before they change a file: the diff, Apply / Refuse / allow for the session."""
         from treechat.widgets.question.panel import QuestionSpec
 
-        session = self.chat.session_id
+        session = self.shell.chat.session_id
         if not change.outside and session in self.allowed_edits:
             return True
         counts = f"+{change.added} \u2212{change.removed}"
@@ -45,7 +48,7 @@ class WorkspaceView(TuiBase):
             title, note = f"Apply this {change.tool} to {change.path} ({counts})?", ""
         spec = QuestionSpec(title, diff=change.diff or "", note=note, yes="Apply", no="Refuse",
                             session=None if change.outside else "Allow edits for this session")
-        answer = await self.questions.ask(spec)
+        answer = await self.shell.questions.ask(spec)
         if answer == "session":
             self.allowed_edits.add(session)
             return True
@@ -53,18 +56,18 @@ class WorkspaceView(TuiBase):
 
     # ------------------------------------------------------------ restoring
 
-    def _restore_offered(self, plan: RestorePlan) -> None:
-        """(ChatView's dispatch) An offer is checked against where the chat is when it arrives."""
-        if plan.session_id != self.chat.session_id or plan.target_id != self.chat.leaf_id or self.chat.is_running:
+    def offered(self, plan: RestorePlan) -> None:
+        """(The view's `RestoreOffered`) An offer is checked against where the chat is when it arrives."""
+        if plan.session_id != self.shell.chat.session_id or plan.target_id != self.shell.chat.leaf_id or self.shell.chat.is_running:
             return  # stale: the leaf moved on, or a run started
-        self.run_worker(self._offer(plan, force=False), group="restore")
+        self.shell.run_worker(self._offer(plan, force=False), group="restore")
 
     async def _offer(self, plan: RestorePlan, *, force: bool) -> None:
         from treechat.widgets.question.panel import QuestionSpec
 
         steps = plan.ready + (plan.blocked if force else [])
         if not steps:
-            self.show_error(_nothing(plan, force))
+            self.shell.show_error(_nothing(plan, force))
             return
         notes = []
         if plan.blocked and not force:
@@ -81,8 +84,8 @@ class WorkspaceView(TuiBase):
         spec = QuestionSpec(title, diff=plan.diff_text(steps) or "", note=" ".join(notes), yes="Restore",
                             no="Keep the files", session=None,
                             keys="y restores them · n, Esc or Enter keeps the files as they are")
-        if await self.questions.ask(spec) == "yes":
-            await self.attempt(self.chat.restore(plan, force=force))
+        if await self.shell.questions.ask(spec) == "yes":
+            await self.shell.attempt(self.shell.chat.restore(plan, force=force))
 
     @command("restore", title="Restore files", args="[ENTRY] [--force] | --undo",
              help="put the files edit/write changed back as they were here (--undo: what the last restore replaced)",
@@ -98,24 +101,24 @@ class WorkspaceView(TuiBase):
         force, undo = "--force" in words, "--undo" in words
         rest = [w for w in words if w not in ("--force", "--undo")]
         if undo:
-            await self.attempt(self.chat.undo_restore(force=force))
+            await self.shell.attempt(self.shell.chat.undo_restore(force=force))
             return
         if len(rest) > 1 or any(w.startswith("--") for w in rest):
-            self.show_error("/restore takes an entry id (default: this point), --force, or --undo.")
+            self.shell.show_error("/restore takes an entry id (default: this point), --force, or --undo.")
             return
         target = rest[0] if rest else None
-        self.questions.handed_over()  # asked for: the offer may be answered at once
+        self.shell.questions.handed_over()  # asked for: the offer may be answered at once
         try:
-            plan = await (self.chat.restore_plan(target) if target else self.chat.restore_plan())
+            plan = await (self.shell.chat.restore_plan(target) if target else self.shell.chat.restore_plan())
         except ChatError as err:
-            self.show_error(str(err))
+            self.shell.show_error(str(err))
             return
         if not plan:
-            files = await self.chat.file_history()
-            self.notify("The tracked files are as they were at this point." if files else
+            files = await self.shell.chat.file_history()
+            self.shell.notify("The tracked files are as they were at this point." if files else
                         "No tracked files: no edit or write has changed a file in this session.", timeout=5)
             return
-        self.run_worker(self._offer(plan, force=force), group="restore")
+        self.shell.run_worker(self._offer(plan, force=force), group="restore")
 
 
 def _nothing(plan: RestorePlan, force: bool) -> str:

@@ -45,7 +45,6 @@ from treechat.widgets.tree import messages as from_tree
 
 from .chat_view import ChatView
 from .commands import SlashCommands, TreechatCommands
-from .extensions_view import ExtensionsView
 from .keys import KeyActions
 from .messages import ChatMessage
 from .questions.asking import Questions
@@ -60,6 +59,7 @@ if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/startin
     from treechat.widgets.question.panel import QuestionPanel, QuestionSpec
     from treechat.widgets.tree.view import TreeView
 
+    from .extensions.feature import Extensions
     from .help.feature import Help
     from .labels.feature import Labels
     from .models.feature import Models
@@ -114,8 +114,7 @@ def _as_text(key: events.Key) -> str:
     return visible(key.character) if key.character else f"<{key.key}>"
 
 
-class TreechatApp(ChatView, WidgetRequests, SlashCommands,
-                  ExtensionsView, KeyActions, StartUp):
+class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
     """`TreechatApp(chat, storage)`: a controller made beforehand (tests, benches); or
     `TreechatApp(start=...)` (`treechat`): the first frame is drawn first, then `start` makes the
     controller and picks the session (app/tui/starting.py)."""
@@ -134,10 +133,12 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands,
         labels: Labels
         sessions: Sessions
         workspace: Workspace
+        extensions: Extensions
 
     @classmethod
     def command_sources(cls) -> Sequence[type]:
         """The features with slash commands, in the order F1, `/help` and README list them."""
+        from .extensions.feature import Extensions
         from .help.feature import Help
         from .labels.feature import Labels
         from .models.feature import Models
@@ -146,7 +147,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands,
         from .tools.feature import Tools
         from .workspace.feature import Workspace
 
-        return (SlashCommands, Sessions, Labels, Models, Tools, Search, Workspace, ExtensionsView, Help)
+        return (SlashCommands, Sessions, Labels, Models, Tools, Search, Workspace, Extensions, Help)
 
     def __init__(self, chat: Chat | None = None, storage: SessionStorage | None = None, *,
                  detect_servers: bool = True, start: StartFn | None = None, theme: str | None = None,
@@ -170,6 +171,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands,
             self._attach_controller(chat)
 
     def _attach_controller(self, chat: Chat) -> None:
+        from .extensions.feature import Extensions
         from .help.feature import Help
         from .labels.feature import Labels
         from .models.feature import Models
@@ -181,7 +183,8 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands,
 
         self.chat = chat
         self.search = self._own(Search(self))
-        self.help = self._own(Help(self, self))
+        self.extensions = self._own(Extensions(self, self, self.slash_commands))
+        self.help = self._own(Help(self, self.extensions))
         self.models = self._own(Models(self, detect_servers=self.detect_servers))
         self.tools = self._own(Tools(self))
         self.themes = self._own(Themes(self, self))
@@ -261,7 +264,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands,
             self.run_worker(self._detect_local(), group="detect")
         # what other processes and machines write shows as it happens (treechat.chat.live)
         self._follow_store()
-        self.call_after_refresh(lambda: self.run_worker(self.start_extensions(), group="mcp"))  # MCP, skills
+        self.call_after_refresh(self.extensions.start)  # MCP servers, skills, templates
 
     def _cwd(self) -> str:
         chat = getattr(self, "chat", None)

@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # loaded after the first frame (app/tui/starting.py)
     from treechat.widgets.transcript.view import Transcript
     from treechat.widgets.tree.view import TreeView
 
+    from .extensions.feature import Extensions
     from .questions.asking import Questions
     from .sessions.feature import Sessions
     from .workspace.feature import Workspace
@@ -66,6 +67,7 @@ class TuiBase(App[int]):
     owned: dict[type, object]  # the App's feature objects, by class (a command's owner)
     sessions: Sessions
     workspace: Workspace
+    extensions: Extensions
     chat: Chat
     questions: Questions  # the agent's questions, and who each key belongs to (questions.py)
     parked_drafts: dict[str, str]  # leaf id → a draft a tree move replaced there: it comes back with the leaf
@@ -92,13 +94,6 @@ class TuiBase(App[int]):
         target = self if isinstance(self, registered.owner) else self.owned[registered.owner]
         await registered.bound(target)(args)
 
-    def argument_choices(self, name: str, chat: Chat) -> list[str]:
-        """What Tab offers after `/name `: the command's own choices, asked now."""
-        registered = self.slash_commands.get(name)
-        if registered is None or registered.complete is None:
-            return []
-        return list(dict.fromkeys(registered.complete(chat)))
-
     async def ask(self, screen: Screen[T]) -> T:
         """Push `screen` and wait for what it is dismissed with: only from a worker (app/tui/shell.py
         says why: awaited in a message handler, the App's queue would wait for itself)."""
@@ -119,14 +114,6 @@ class TuiBase(App[int]):
 
     async def typed_command(self, message: Composer.Command) -> None:
         """Run the slash command the composer sent (SlashCommands)."""
-        raise NotImplementedError
-
-    def extensions_help(self) -> str:
-        """F1's part about the templates and skills found (ExtensionsView)."""
-        raise NotImplementedError
-
-    async def send_expanded(self, message: Composer.Command) -> bool:
-        """A prompt template or `/skill NAME text` sent as its message; False for others (ExtensionsView)."""
         raise NotImplementedError
 
     def hold_request(self, request: Composer.Submitted | Composer.Command) -> bool:

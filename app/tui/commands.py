@@ -76,7 +76,7 @@ class SlashCommands(TuiBase):
             await self.typed_command(message)
 
     async def typed_command(self, message: Composer.Command) -> None:
-        if await self.send_expanded(message):  # a prompt template or /skill NAME (tui/extensions_view.py)
+        if await self.extensions.send_expanded(message.name, message.args, message.text, message.kind):  # a template, /skill NAME
             return
         if not await self.run_slash(message.name, message.args):
             self.composer.give_back(message.text)

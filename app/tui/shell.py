@@ -48,6 +48,9 @@ class Shell(Protocol):
     questions: Questions
     """The agent's questions, one on screen at a time, and who each key belongs to."""
 
+    last_key_at: float
+    """`time.monotonic()` of the newest key from the terminal (a question nobody asked for waits for a pause)."""
+
     @property
     def composer(self) -> Composer: ...
 

@@ -147,7 +147,7 @@ async def test_names_from_a_repository_reach_the_app_sanitised(make_app, tmp_pat
         assert any("SKILLMARK" in m for m in shown) and any("could not start" in m for m in shown)
         assert all(clean(m) for m in shown), shown
         assert clean(screen_text(app))
-        assert clean(app.extensions_help()) and "SKILLMARK" in app.extensions_help()
+        assert clean(app.extensions.extensions_help()) and "SKILLMARK" in app.extensions.extensions_help()
         rows = app.chat.command_rows()
         assert rows and all(clean(f"{r.title} {r.usage} {r.help}") for r in rows)
         for command in ("/skill", "/mcp"):

@@ -34,6 +34,7 @@ from treechat.widgets.chrome.welcome import Welcome
 from treechat.widgets.composer.queue_tray import QueueTray
 from treechat.widgets.composer.view import Composer
 from treechat.widgets.keymap import bindings_for
+from treechat.widgets.question import messages as from_question
 from treechat.widgets.textual_internals import (
     OneLayoutScreen,
     register_key_sequences,
@@ -56,13 +57,13 @@ if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/startin
     from treechat.chat.events import ChatEvent
     from treechat.storage.base import SessionStorage
     from treechat.widgets.composer.view import Completion
-    from treechat.widgets.question.panel import QuestionPanel, QuestionSpec
     from treechat.widgets.tree.view import TreeView
 
     from .extensions.feature import Extensions
     from .help.feature import Help
     from .labels.feature import Labels
     from .models.feature import Models
+    from .questions.permissions import Permissions
     from .search.feature import Search
     from .sessions.feature import Sessions
     from .themes.feature import Themes
@@ -134,6 +135,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
         sessions: Sessions
         workspace: Workspace
         extensions: Extensions
+        permissions: Permissions
 
     @classmethod
     def command_sources(cls) -> Sequence[type]:
@@ -161,8 +163,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
         self.fresh = fresh  # a new session opens: the first frame shows the welcome
         self._unsubscribe = lambda: None
         self._tree_hidden_when_wide = False
-        self.allowed_commands: set[tuple[str, str]] = set()  # (session id, command or path): "allow for this session"
-        self.questions = Questions(self)
+        self.questions = Questions(self, lambda: self.composer)
         self.owned = {}
         self.parked_drafts = {}
         self._stop_lock_notices: Callable[[], None] = lambda: None
@@ -175,6 +176,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
         from .help.feature import Help
         from .labels.feature import Labels
         from .models.feature import Models
+        from .questions.permissions import Permissions
         from .search.feature import Search
         from .sessions.feature import Sessions
         from .themes.feature import Themes
@@ -191,10 +193,11 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
         self.labels = self._own(Labels(self))
         self.sessions = self._own(Sessions(self))
         self.workspace = self._own(Workspace(self))
+        self.permissions = self._own(Permissions(self))
         chat.builtin_commands = frozenset(self.slash_commands)  # no template takes a command's name
         self._unsubscribe = chat.subscribe(self._on_chat_event)
-        chat.confirm = self.confirm_command
-        chat.confirm_read = self.confirm_read
+        chat.confirm = self.permissions.confirm_command
+        chat.confirm_read = self.permissions.confirm_read
         chat.approve_change = self.workspace.approve_change  # edit/write: the diff, asked (workspace/)
 
     def _own(self, feature: F) -> F:
@@ -477,34 +480,6 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
     async def _detect_local(self) -> None:
         self.chat.add_local_servers(await self.chat.local.found())
 
-    async def confirm_command(self, command: str) -> bool:
-        """The bash tool asks before it runs a command (typing cannot answer: app/tui/questions.py),
-        unless this exact command was allowed for this session."""
-        from treechat.widgets.question.panel import QuestionSpec
-
-        spec = QuestionSpec("Run this shell command?", command, yes="Run", no="Refuse",
-                            session="Allow this command for this session")
-        return await self._confirm(spec, command)
-
-    async def confirm_read(self, tool: str, path: str, folder: str) -> bool:
-        """read, ls and grep ask the same way before they look outside the working folder, unless
-        this exact path was allowed for this session."""
-        from treechat.widgets.question.panel import QuestionSpec
-
-        spec = QuestionSpec("Let the model read outside the working folder?",
-                            f"{tool} {path}\n\n(the working folder is {folder})", yes="Allow", no="Refuse",
-                            session="Allow this path for this session")
-        return await self._confirm(spec, f"{tool}\0{path}")
-
-    async def _confirm(self, spec: QuestionSpec, what: str) -> bool:
-        allowed = (self.chat.session_id, what)
-        if allowed in self.allowed_commands:
-            return True
-        answer = await self.questions.ask(spec)
-        if answer == "session":
-            self.allowed_commands.add(allowed)
-        return answer in ("yes", "session")
-
     # ------------------------------------------------------------ what the widgets ask for
 
     @on(from_tree.LabelRequested)
@@ -525,8 +500,10 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
     async def _session_deleted(self, message: from_dialogs.Delete) -> None:
         await self.sessions.delete(message.session_id)
 
-    def on_question_panel_answered(self, message: QuestionPanel.Answered) -> None:
+    @on(from_question.Answered)
+    def _question_answered(self, message: from_question.Answered) -> None:
         self.questions.answered(message.panel, message.choice)
 
-    def on_question_panel_attended(self, message: QuestionPanel.Attended) -> None:
+    @on(from_question.Attended)
+    def _question_attended(self, message: from_question.Attended) -> None:
         self.questions.attend(message.panel, message.time)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -26,10 +27,11 @@ from textual.css.query import NoMatches
 from textual.widget import Widget
 
 if TYPE_CHECKING:
+    from textual.app import App
+
+    from treechat.widgets.composer.view import Composer
     from treechat.widgets.question.gate import Choice
     from treechat.widgets.question.panel import QuestionPanel, QuestionSpec
-
-    from ..base import TuiBase
 
 
 @dataclass
@@ -41,8 +43,8 @@ class _Asked:
 class Questions:
     """The App's questions (one object per App)."""
 
-    def __init__(self, app: TuiBase) -> None:
-        self.app = app
+    def __init__(self, app: App[int], composer: Callable[[], Composer]) -> None:
+        self.app, self.composer = app, composer
         self.waiting: deque[_Asked] = deque()
         self.current: tuple[_Asked, QuestionPanel] | None = None
         self.typed_at = 0.0  # the newest key or paste that was the person's, not an answer's
@@ -62,7 +64,7 @@ class Questions:
 
     def _draft(self) -> str:
         try:
-            return self.app.composer.text
+            return self.composer().text
         except NoMatches:
             return ""
 
@@ -131,7 +133,7 @@ class Questions:
         if had_focus and self.app.screen_stack:
             main = self.app.screen_stack[0]
             back = before if before is not None and before.is_attached and before.focusable else None
-            main.set_focus(back if back is not None else self.app.composer)
+            main.set_focus(back if back is not None else self.composer())
         await self._show_next()
 
     # ------------------------------------------------------------ keys
@@ -189,4 +191,4 @@ class Questions:
         if panel.has_focus_within:
             before, self.focus_before = self.focus_before, None
             back = before if before is not None and before.is_attached and before.focusable else None
-            self.app.screen_stack[0].set_focus(back if back is not None else self.app.composer)
+            self.app.screen_stack[0].set_focus(back if back is not None else self.composer())

@@ -22,7 +22,6 @@ from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widget import Widget
 
 from treechat.widgets import screen_messages as from_dialogs
 from treechat.widgets.chrome.banner import Banner
@@ -36,10 +35,7 @@ from treechat.widgets.composer.view import Composer
 from treechat.widgets.keymap import bindings_for
 from treechat.widgets.question import messages as from_question
 from treechat.widgets.textual_internals import (
-    OneLayoutScreen,
     register_key_sequences,
-    resize_screens_now,
-    restyle_keeping_parts,
 )
 from treechat.widgets.transcript import messages as from_transcript
 from treechat.widgets.tree import messages as from_tree
@@ -51,13 +47,13 @@ from .messages import ChatMessage
 from .questions.asking import Questions
 from .requests import WidgetRequests
 from .starting import StartFn, StartUp
+from .tree.panel import PANEL_CLASSES, MainScreen, TreePanel
 
 if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/starting.py)
     from treechat.chat import Chat
     from treechat.chat.events import ChatEvent
     from treechat.storage.base import SessionStorage
     from treechat.widgets.composer.view import Completion
-    from treechat.widgets.tree.view import TreeView
 
     from .extensions.feature import Extensions
     from .help.feature import Help
@@ -68,38 +64,13 @@ if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/startin
     from .sessions.feature import Sessions
     from .themes.feature import Themes
     from .tools.feature import Tools
+    from .tree.moves import TreeMoves
     from .workspace.feature import Workspace
 
 register_key_sequences()  # Alt+Enter as most terminals send it (ESC CR)
 
 F = TypeVar("F")
 
-NARROW = 110  # columns: below this the tree panel becomes a drawer
-# The App's classes that place the tree panel (styles.tcss uses them in the panel's rules only):
-# a change of these restyles the panel, not every widget (TreechatApp.add_class)
-PANEL_CLASSES = frozenset({"-narrow", "-tree-hidden"})
-PANEL = "TreeView, TreeSpace"
-RESIZE_BURST = 1 / 120  # seconds: resizes closer than this are one (Textual's own wait)
-
-
-class MainScreen(OneLayoutScreen):
-    """The App's own screen: it places the tree panel for a new width just before its layout at
-    that size. (Done where the App hears of the resize, the restyle was laid out at the old size
-    first: the App hands the new size to its screens a timer later, and the screen's update came
-    between. That layout measured every mounted message at a width no frame showed.)
-    A resize is one layout, and a frame draws only what is not covered (OneLayoutScreen,
-    widgets/textual_internals.py)."""
-
-    def on_resize(self, event: events.Resize) -> None:
-        # a handler of the subclass: it runs before Textual's own, which lays out at the size
-        if event.size == self.laid_out_size:
-            # the screen's own size, told to it after the layout that set it: laid out again,
-            # the screen would measure and draw every widget again for nothing
-            event.prevent_default()
-            return
-        fit = getattr(self.app, "fit_width", None)
-        if fit is not None:
-            fit(event.size.width)
 
 
 def _as_text(key: events.Key) -> str:
@@ -136,6 +107,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
         workspace: Workspace
         extensions: Extensions
         permissions: Permissions
+        moves: TreeMoves
 
     @classmethod
     def command_sources(cls) -> Sequence[type]:
@@ -147,9 +119,10 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
         from .search.feature import Search
         from .sessions.feature import Sessions
         from .tools.feature import Tools
+        from .tree.moves import TreeMoves
         from .workspace.feature import Workspace
 
-        return (SlashCommands, Sessions, Labels, Models, Tools, Search, Workspace, Extensions, Help)
+        return (TreeMoves, SlashCommands, Sessions, Labels, Models, Tools, Search, Workspace, Extensions, Help)
 
     def __init__(self, chat: Chat | None = None, storage: SessionStorage | None = None, *,
                  detect_servers: bool = True, start: StartFn | None = None, theme: str | None = None,
@@ -162,10 +135,9 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
         self.first_theme = theme  # config.toml's theme, read without checking the rest (the first frame's)
         self.fresh = fresh  # a new session opens: the first frame shows the welcome
         self._unsubscribe = lambda: None
-        self._tree_hidden_when_wide = False
         self.questions = Questions(self, lambda: self.composer)
+        self.panel = TreePanel(self)
         self.owned = {}
-        self.parked_drafts = {}
         self._stop_lock_notices: Callable[[], None] = lambda: None
         self.init_start(start)
         if chat is not None:
@@ -181,6 +153,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
         from .sessions.feature import Sessions
         from .themes.feature import Themes
         from .tools.feature import Tools
+        from .tree.moves import TreeMoves
         from .workspace.feature import Workspace
 
         self.chat = chat
@@ -194,6 +167,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
         self.sessions = self._own(Sessions(self))
         self.workspace = self._own(Workspace(self))
         self.permissions = self._own(Permissions(self))
+        self.moves = self._own(TreeMoves(self, self.panel))
         chat.builtin_commands = frozenset(self.slash_commands)  # no template takes a command's name
         self._unsubscribe = chat.subscribe(self._on_chat_event)
         chat.confirm = self.permissions.confirm_command
@@ -227,7 +201,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
     async def on_mount(self) -> None:
         if self.first_theme and self.first_theme in self.available_themes:
             self.theme = self.first_theme
-        self.fit_width(self.size.width)  # the first layout at the first size (MainScreen: the next)
+        self.panel.fit(self.size.width)  # the first layout at the first size (MainScreen: the next)
         self.ui(Banner, "#banner").hide()
         composer = self.composer
         composer.completer = self._complete_path
@@ -258,7 +232,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
 
         self._stop_lock_notices = add_listener(lock_notice)
         self.themes.apply_saved()
-        self.remembered_tree_width()
+        self.panel.remembered(chat.settings.home)
         self.composer.max_paste = int(getattr(chat.settings, "max_input_mb", 1.0) * 1e6)
         await self.chat.open(storage)
 
@@ -296,114 +270,24 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
         self._unsubscribe()  # whatever the controller does while closing has nowhere to be drawn
 
     def get_default_screen(self) -> Screen[None]:
-        return MainScreen(id="_default")
-
-    _resized_at = 0.0  # time.monotonic() of the last resize from the terminal
+        return MainScreen(self.panel.fit, id="_default")
 
     def on_resize(self, event: events.Resize) -> None:
-        """Textual hands a new size to the screens 1/120 s later, to make one of a burst of them
-        (a window being dragged); a resize that is not part of a burst goes at once."""
-        now = time.monotonic()
-        if now - self._resized_at > RESIZE_BURST:
-            self.call_next(self._resize_now)  # after Textual's own resize handler (it runs after this one)
-        self._resized_at = now
+        self.panel.resized()
 
-    def _resize_now(self) -> None:
-        resize_screens_now(self)
-
-    def fit_width(self, width: int) -> None:
-        """Under NARROW columns the tree is a drawer over the transcript (closed at first, or open
-        when the tree has the focus), so a reply is readable at full width; back above it, the
-        tree is where it was."""
-        narrow = width < NARROW
-        if narrow == self.has_class("-narrow"):
-            return
-        # both classes first, then one restyle of the panel (a restyle each was twice the work)
-        if narrow:
-            self._tree_hidden_when_wide = self.has_class("-tree-hidden")
-            super().add_class("-narrow", update=False)
-            if not any(panel.has_focus for panel in self._panels()):
-                super().add_class("-tree-hidden", update=False)  # the drawer starts closed, unless you are in the tree
-        else:
-            super().remove_class("-narrow", update=False)
-            if self._tree_hidden_when_wide:
-                super().add_class("-tree-hidden", update=False)
-            else:
-                super().remove_class("-tree-hidden", update=False)
-        self._apply_tree_width()
-        self._restyle_panel()
-
-    # A class on the App restyles every widget of the screen (Textual walks them all): with a
-    # transcript mounted, tens of ms in the frame of the key or resize that opened, closed or
-    # docked the tree panel. The panel's own classes restyle the panel alone: no other rule
-    # names them (styles.tcss).
+    # A class on the App restyles every widget of the screen (Textual walks them all); the panel's
+    # own classes restyle the panel alone (tree/panel.py).
     def add_class(self, *class_names: str, update: bool = True) -> Self:
-        if not (update and class_names and PANEL_CLASSES.issuperset(class_names)):
-            return super().add_class(*class_names, update=update)
-        if not self.has_class(*class_names):
-            super().add_class(*class_names, update=False)
-            self._restyle_panel()
-        return self
+        if update and class_names and PANEL_CLASSES.issuperset(class_names):
+            self.panel.add(*class_names)
+            return self
+        return super().add_class(*class_names, update=update)
 
     def remove_class(self, *class_names: str, update: bool = True) -> Self:
-        if not (update and class_names and PANEL_CLASSES.issuperset(class_names)):
-            return super().remove_class(*class_names, update=update)
-        if any(self.has_class(name) for name in class_names):
-            super().remove_class(*class_names, update=False)
-            self._restyle_panel()
-        return self
-
-    # ------------------------------------------------------------ the tree panel's width
-
-    tree_width = 44  # columns, beside the transcript (a drawer on a narrow terminal has its own)
-    MIN_TREE, MIN_CHAT = 24, 40
-
-    def set_tree_width(self, width: int, *, keep: bool = False) -> None:
-        """The panel `width` columns wide (within what leaves the conversation room); `keep`:
-        remembered in state.json for the next start."""
-        self.tree_width = max(self.MIN_TREE, min(width, self.size.width - self.MIN_CHAT))
-        self._apply_tree_width()
-        if keep:
-            self.run_worker(self._keep_tree_width(self.tree_width), group="state", exclusive=True)
-
-    def _apply_tree_width(self) -> None:
-        # an inline width beats the stylesheet, so it is cleared for the drawer (its width is 85%)
-        for panel in self._panels():
-            panel.styles.width = None if self.has_class("-narrow") else self.tree_width
-
-    async def _keep_tree_width(self, width: int) -> None:
-        from treechat.config.state import StateFile
-
-        await asyncio.to_thread(StateFile(self.chat.settings.home).update, tree_width=width)
-
-    def remembered_tree_width(self) -> None:
-        """The width kept from last time (once the session's home is known)."""
-        from treechat.config.state import StateFile
-
-        kept = StateFile(self.chat.settings.home).read().get("tree_width")
-        if isinstance(kept, int) and kept != self.tree_width:
-            self.set_tree_width(kept)
-
-    def on_tree_view_resize_requested(self, message: TreeView.ResizeRequested) -> None:
-        width = message.width if message.width is not None else self.tree_width + message.delta
-        self.set_tree_width(width, keep=message.final)
-
-    def _restyle_panel(self) -> None:
-        if not self.screen_stack:
-            return
-        # The panel classes place the panel; no rule gives its parts (the tree's component
-        # classes: the cursor, the roles, ...) a style by them, and Textual's restyle of a node
-        # styles each of those parts again (17 for the tree: 2-5 ms of each resize across NARROW
-        # columns and each Ctrl+B). Those are kept; a theme or focus change restyles them as ever.
-        restyle_keeping_parts(self.stylesheet,
-                              [node for panel in self._panels() for node in panel.walk_children(with_self=True)])
-
-    def _panels(self) -> list[Widget]:
-        """The tree panel (or its place): a child of #main (a query of the whole screen was ~3 ms)."""
-        if not self.screen_stack:
-            return []
-        main = self.screen_stack[0].query_children("#main")
-        return list(main.first().query_children(PANEL)) if main else []
+        if update and class_names and PANEL_CLASSES.issuperset(class_names):
+            self.panel.remove(*class_names)
+            return self
+        return super().remove_class(*class_names, update=update)
 
     last_key_at = 0.0  # time.monotonic() of the newest key from the terminal (StreamingView yields to typing)
 
@@ -473,8 +357,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
         bound = self.screen.active_bindings.get(event.key)
         if bound is not None and bound.enabled:
             return  # a key the focused widget (or the App) acts on: its binding runs, not typing
-        if self.has_class("-narrow"):
-            self.add_class("-tree-hidden")  # the drawer would cover what is being typed
+        self.panel.close_drawer()  # (a drawer would cover what is being typed)
         self.screen.set_focus(composer)  # at once (focus() would defer it behind the queued keys)
 
     async def _detect_local(self) -> None:
@@ -486,6 +369,27 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
     @on(from_transcript.LabelRequested)
     def _label_requested(self, message: from_tree.LabelRequested | from_transcript.LabelRequested) -> None:
         self.labels.ask_label(message.entry_id)
+
+    @on(from_tree.NodeChosen)
+    @on(from_transcript.EditRequested)  # (exactly what a click on the prompt in the tree does)
+    async def _node_chosen(self, message: from_tree.NodeChosen | from_transcript.EditRequested) -> None:
+        await self.moves.choose(message.entry_id)
+
+    @on(from_tree.PreviewRequested)
+    async def _preview_requested(self, message: from_tree.PreviewRequested) -> None:
+        await self.moves.preview(message.entry_id)
+
+    @on(from_tree.DetailsRequested)
+    async def _details_requested(self, message: from_tree.DetailsRequested) -> None:
+        await self.moves.details(message.entry_id)
+
+    @on(from_tree.BackRequested)
+    async def _back_requested(self, message: from_tree.BackRequested) -> None:
+        await self.moves.back()
+
+    @on(from_tree.ResizeRequested)
+    def _resize_requested(self, message: from_tree.ResizeRequested) -> None:
+        self.panel.resize(message)
 
     @on(from_tree.ForkRequested)
     @on(from_transcript.ForkRequested)

@@ -35,6 +35,8 @@ if TYPE_CHECKING:  # loaded after the first frame (app/tui/starting.py)
     from .extensions.feature import Extensions
     from .questions.asking import Questions
     from .sessions.feature import Sessions
+    from .tree.moves import TreeMoves
+    from .tree.panel import TreePanel
     from .workspace.feature import Workspace
 
 W = TypeVar("W", bound=Widget)
@@ -67,10 +69,11 @@ class TuiBase(App[int]):
     owned: dict[type, object]  # the App's feature objects, by class (a command's owner)
     sessions: Sessions
     workspace: Workspace
+    panel: TreePanel
+    moves: TreeMoves
     extensions: Extensions
     chat: Chat
     questions: Questions  # the agent's questions, and who each key belongs to (questions.py)
-    parked_drafts: dict[str, str]  # leaf id → a draft a tree move replaced there: it comes back with the leaf
     started = False  # the session is open and every widget is in place (app/tui/starting.py)
     # sent (or slash commands) before the session opened: they go out once it is (starting.py)
     _unsent: list[Composer.Submitted | Composer.Command]

@@ -179,7 +179,7 @@ class ChatView(TuiBase):
         tree.set_leaf(p.leaf_id)
         if p.cause == "move":
             tree.move_cursor_to(p.leaf_id)
-        self._draft_returns(p.leaf_id)
+        self.moves.draft_returns(p.leaf_id)
         # a reply streams on its own branch only: another branch on screen does not show it, and
         # back on its branch it is there again at once, as far as it came
         transcript = self.transcript
@@ -188,14 +188,6 @@ class ChatView(TuiBase):
             await transcript.set_streaming(None)
         elif p.preview_id is None and self._streamed is not None and transcript.streaming is None:
             await transcript.set_streaming(self._streamed)
-
-    def _draft_returns(self, leaf_id: str | None) -> None:
-        """Back at a leaf where a tree move replaced a draft: the draft comes back (unless something
-        else was typed since)."""
-        draft = self.parked_drafts.pop(leaf_id, None) if leaf_id is not None else None
-        composer = self.composer
-        if draft is not None and not composer.typed_draft.strip():
-            composer.bring_back(draft)
 
     async def _entry_shown(self, e: ev.EntryAppended) -> None:
         """An entry appended at the end of the path on screen."""
@@ -218,7 +210,7 @@ class ChatView(TuiBase):
 
     async def _focused(self, entry_id: str) -> None:
         await self.transcript.highlight(entry_id)
-        self.remove_class("-tree-hidden")
+        self.panel.show()
         self.tree_view.move_cursor_to(entry_id)
 
     def _header(self, header: Header) -> None:

@@ -101,15 +101,6 @@ class SlashCommands(TuiBase):
 
     # ------------------------------------------------------------ the conversation's commands (registry.py)
 
-    @command("tree", title="Show or focus the tree", help="the session tree panel", key="F2")
-    async def cmd_tree(self, args: str) -> None:
-        self.remove_class("-tree-hidden")
-        self.tree_view.focus()
-
-    @command("back", title="Back to the previous leaf", help="undo the last leaf move")
-    async def cmd_back(self, args: str) -> None:
-        await self.attempt(self.chat.back())
-
     @command("compact", title="Compact the conversation", args="[instructions]",
              help="summarise older messages into one entry (nothing is deleted)")
     async def cmd_compact(self, args: str) -> None:

@@ -16,15 +16,7 @@ if TYPE_CHECKING:
 
 class KeyActions(TuiBase):
     async def action_toggle_tree(self) -> None:
-        tree = self.tree_view
-        if self.has_class("-tree-hidden"):
-            self.remove_class("-tree-hidden")
-            tree.focus()
-        elif not tree.has_focus:
-            tree.focus()
-        else:
-            self.add_class("-tree-hidden")
-            self.composer.focus()
+        self.panel.toggle(self.tree_view, self.composer)
 
     async def action_sessions(self) -> None:
         await self.run_command("resume", "")
@@ -56,9 +48,8 @@ class KeyActions(TuiBase):
     async def action_stop(self) -> None:
         """Esc: end a preview, or stop the run (what was queued goes out next); with neither, in
         a narrow terminal's tree drawer, close the drawer (it covers the conversation)."""
-        if (self.chat.preview_id is None and not self.chat.is_running and self.has_class("-narrow")
-                and self.tree_view.has_focus):
-            self.add_class("-tree-hidden")
+        if self.chat.preview_id is None and not self.chat.is_running and self.panel.narrow and self.tree_view.has_focus:
+            self.panel.hide()
             self.composer.focus()
             return
         await self.attempt(self.chat.stop())

@@ -26,7 +26,6 @@ from .base import TuiBase
 if TYPE_CHECKING:
     from treechat.chat.state import SendKind
     from treechat.widgets.transcript.view import Transcript
-    from treechat.widgets.tree.view import TreeView
 
 
 class WidgetRequests(TuiBase):
@@ -73,47 +72,11 @@ class WidgetRequests(TuiBase):
         finally:
             self._asking_sends -= 1
 
-    # ------------------------------------------------------------ the tree
-
-    async def on_tree_view_node_chosen(self, message: TreeView.NodeChosen) -> None:
-        await self.choose(message.entry_id)
-
-    async def choose(self, entry_id: str) -> None:
-        """The tree's click (and the transcript's edit): the controller decides what choosing an
-        entry means. A draft that the prompt to edit replaces is kept: in ↑, and back in the
-        composer when the leaf returns where it was typed (`ChatView`)."""
-        left, draft = self.chat.leaf_id, self.composer.typed_draft
-        text = await self.attempt(self.chat.choose(entry_id))
-        if text is not None and draft.strip() and left is not None:
-            self.parked_drafts[left] = draft
-        if self.has_class("-narrow"):  # the drawer closes: the transcript shows where we went
-            self.add_class("-tree-hidden")
-            self.composer.focus()
-        if text is not None:  # a prompt to edit and resend as a new sibling
-            self.composer.set_text(text)
-            self.composer.focus()
-        self.questions.handed_over()  # a restore offer may follow: the person's next act answers it
-
-    async def on_tree_view_preview_requested(self, message: TreeView.PreviewRequested) -> None:
-        await self.attempt(self.chat.preview(message.entry_id))
-
-    async def on_tree_view_details_requested(self, message: TreeView.DetailsRequested) -> None:
-        text = await self.chat.entry_details(message.entry_id)
-        if text:
-            self.tree_view.set_details(message.entry_id, text)
-
-    async def on_tree_view_back_requested(self, message: TreeView.BackRequested) -> None:
-        self.questions.handed_over()
-        await self.attempt(self.chat.back())
-
     # ------------------------------------------------------------ the transcript
 
     async def on_transcript_sibling_requested(self, message: Transcript.SiblingRequested) -> None:
         self.questions.handed_over()
         await self.attempt(self.chat.switch_sibling(message.entry_id, message.delta))
-
-    async def on_transcript_edit_requested(self, message: Transcript.EditRequested) -> None:
-        await self.choose(message.entry_id)  # exactly what a click on the prompt in the tree does
 
     async def on_transcript_retry_requested(self, message: Transcript.RetryRequested) -> None:
         await self.attempt(self.chat.retry(message.entry_id))

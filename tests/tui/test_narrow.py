@@ -34,7 +34,7 @@ async def test_at_80_columns_a_reply_gets_the_width_and_the_tree_is_a_drawer(mak
         await wait_for(pilot, lambda: app.chat.leaf_id == ids[1], what="the move")
         await pilot.pause()
         assert not app.ui(TreeView).display and app.ui(Composer).has_focus
-        app.fit_width(160)  # wide again: the panel is back
+        app.panel.fit(160)  # wide again: the panel is back
         await pilot.pause()
         assert not app.has_class("-narrow") and app.ui(TreeView).display
 
@@ -95,7 +95,7 @@ async def test_opening_closing_and_docking_the_tree_restyles_the_tree_alone(make
 
 async def test_placing_the_panel_keeps_its_parts_styled_as_a_full_restyle_would(make_app):
     """(The panel's restyle skips its component classes: no rule styles them by the panel's classes.)"""
-    from treechat.tui.app import PANEL_CLASSES
+    from treechat.tui.tree.panel import PANEL_CLASSES
 
     async with make_app(size=(160, 40)) as (app, pilot):
         sid, _ = await seed(app.chat.catalog, [("q1", "a1"), ("q2", "a2")])

@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/startin
     from treechat.storage.base import SessionStorage
     from treechat.widgets.composer.view import Completion
 
+    from .context.feature import Context
     from .extensions.feature import Extensions
     from .help.feature import Help
     from .labels.feature import Labels
@@ -64,6 +65,7 @@ if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/startin
     from .sessions.feature import Sessions
     from .themes.feature import Themes
     from .tools.feature import Tools
+    from .transcript.feature import TranscriptActions
     from .tree.moves import TreeMoves
     from .workspace.feature import Workspace
 
@@ -108,10 +110,13 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
         extensions: Extensions
         permissions: Permissions
         moves: TreeMoves
+        context: Context
+        transcript_actions: TranscriptActions
 
     @classmethod
     def command_sources(cls) -> Sequence[type]:
         """The features with slash commands, in the order F1, `/help` and README list them."""
+        from .context.feature import Context
         from .extensions.feature import Extensions
         from .help.feature import Help
         from .labels.feature import Labels
@@ -119,10 +124,11 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
         from .search.feature import Search
         from .sessions.feature import Sessions
         from .tools.feature import Tools
+        from .transcript.feature import TranscriptActions
         from .tree.moves import TreeMoves
         from .workspace.feature import Workspace
 
-        return (TreeMoves, SlashCommands, Sessions, Labels, Models, Tools, Search, Workspace, Extensions, Help)
+        return (TreeMoves, Context, TranscriptActions, Sessions, Labels, Models, Tools, Search, Workspace, Extensions, Help)
 
     def __init__(self, chat: Chat | None = None, storage: SessionStorage | None = None, *,
                  detect_servers: bool = True, start: StartFn | None = None, theme: str | None = None,
@@ -144,6 +150,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
             self._attach_controller(chat)
 
     def _attach_controller(self, chat: Chat) -> None:
+        from .context.feature import Context
         from .extensions.feature import Extensions
         from .help.feature import Help
         from .labels.feature import Labels
@@ -153,6 +160,7 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
         from .sessions.feature import Sessions
         from .themes.feature import Themes
         from .tools.feature import Tools
+        from .transcript.feature import TranscriptActions
         from .tree.moves import TreeMoves
         from .workspace.feature import Workspace
 
@@ -168,6 +176,8 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
         self.workspace = self._own(Workspace(self))
         self.permissions = self._own(Permissions(self))
         self.moves = self._own(TreeMoves(self, self.panel))
+        self.context = self._own(Context(self))
+        self.transcript_actions = self._own(TranscriptActions(self))
         chat.builtin_commands = frozenset(self.slash_commands)  # no template takes a command's name
         self._unsubscribe = chat.subscribe(self._on_chat_event)
         chat.confirm = self.permissions.confirm_command
@@ -390,6 +400,22 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, KeyActions, StartUp):
     @on(from_tree.ResizeRequested)
     def _resize_requested(self, message: from_tree.ResizeRequested) -> None:
         self.panel.resize(message)
+
+    @on(from_transcript.SiblingRequested)
+    async def _sibling_requested(self, message: from_transcript.SiblingRequested) -> None:
+        await self.transcript_actions.switch_sibling(message.entry_id, message.delta)
+
+    @on(from_transcript.RetryRequested)
+    async def _retry_requested(self, message: from_transcript.RetryRequested) -> None:
+        await self.transcript_actions.retry(message.entry_id)
+
+    @on(from_transcript.CopyRequested)
+    async def _copy_requested(self, message: from_transcript.CopyRequested) -> None:
+        await self.transcript_actions.copy(message.text, message.what)
+
+    @on(from_transcript.ExpandCompaction)
+    async def _compaction_opened(self, message: from_transcript.ExpandCompaction) -> None:
+        await self.transcript_actions.show_originals(message.entry_id)
 
     @on(from_tree.ForkRequested)
     @on(from_transcript.ForkRequested)

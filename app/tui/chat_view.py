@@ -107,7 +107,7 @@ class ChatView(TuiBase):
     def _tree_loaded(self, e: ev.TreeLoaded) -> None:
         """A big session's whole tree replaces its path's: the panel (the cursor stays on its
         entry) and the `‹ n/m ›` marks of what the transcript holds."""
-        from .view import sibling_marks
+        from .transcript.items import sibling_marks
 
         self._tree = e.tree
         self.tree_view.set_index(e.tree, e.leaf_id, keep_cursor=True)
@@ -116,7 +116,7 @@ class ChatView(TuiBase):
             transcript.set_siblings(entry_id, index, count)
 
     async def _show_path(self, path: ShownPath, marks: tuple[Mark, ...], labels: tuple[tuple[str, str], ...]) -> None:
-        from .view import item_ids, items_loader, transcript_items
+        from .transcript.items import item_ids, items_loader, transcript_items
 
         tree = self._tree
         assert tree is not None  # SessionOpened came first
@@ -193,7 +193,7 @@ class ChatView(TuiBase):
         """An entry appended at the end of the path on screen."""
         from treechat.storage.model import AssistantMessage, MessageEntry, UserMessage
 
-        from .view import item_for
+        from .transcript.items import item_for
 
         transcript = self.transcript
         if isinstance(e.entry, MessageEntry) and isinstance(e.entry.message, AssistantMessage):

@@ -20,7 +20,6 @@ from treechat.widgets.commands import SlashCommand, closest
 from treechat.widgets.composer.view import Composer
 
 from .base import TuiBase
-from .registry import command
 
 # The dialogs (treechat.widgets.screens) are imported by the commands that open them: they load
 # after the first frame (app/tui/starting.py).
@@ -98,51 +97,3 @@ class SlashCommands(TuiBase):
             if system.title.lower() != "quit":
                 yield system
         yield SystemCommand("Quit", "Quit treechat (what you typed is kept as a draft)", self.action_quit)
-
-    # ------------------------------------------------------------ the conversation's commands (registry.py)
-
-    @command("compact", title="Compact the conversation", args="[instructions]",
-             help="summarise older messages into one entry (nothing is deleted)")
-    async def cmd_compact(self, args: str) -> None:
-        self.in_background(self.chat.compact(args or None), group="agent")
-
-    @command("summarize", title="Summarize the branch you left", args="[instructions]",
-             help="add a summary of the abandoned branch to the context")
-    async def cmd_summarize(self, args: str) -> None:
-        self.in_background(self.chat.summarize(args or None), group="agent")
-
-    @command("copy", title="Copy a message", args="[N]",
-             help="the last reply to the clipboard, or the N-th message from the end (OSC 52 and the system's)")
-    async def cmd_copy(self, args: str) -> None:
-        n: int | None = None
-        if args.strip():
-            if not args.strip().isdigit():
-                self.show_error("/copy takes the number of a message from the end (1 is the last), or nothing.")
-                return
-            n = int(args)
-        text = await self.attempt(self.chat.copy_text(n))
-        if text is not None:
-            await self.copy(text)
-
-    @command("retry", title="Retry the last prompt",
-             help="ask again; the new reply is a sibling of the old one (‹ n/m › switches)")
-    async def cmd_retry(self, args: str) -> None:
-        await self.attempt(self.chat.retry())
-
-    @command("system", title="System prompt", args="[TEXT|off]",
-             help="your own instructions, kept with the session (empty: show the whole prompt; off: remove them)",
-             complete=lambda chat: ("off",))
-    async def cmd_system(self, args: str) -> None:
-        if args.strip().lower() in ("off", "clear", "none"):
-            if await self.attempt(self.chat.set_instructions(None)) is not None:
-                self.notify("Your instructions are removed from the system prompt.", timeout=4)
-            return
-        if args.strip():
-            if await self.attempt(self.chat.set_instructions(args)) is not None:
-                self.notify("Your instructions are part of the system prompt now, kept with this session "
-                            "(/system shows it all, /system off removes them).", timeout=4)
-            return
-        from treechat.widgets.screens import TextDialog
-
-        self.push_screen(TextDialog("The system prompt (what the model is told before every request)",
-                                    self.chat.system_prompt()))

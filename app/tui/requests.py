@@ -25,7 +25,6 @@ from .base import TuiBase
 
 if TYPE_CHECKING:
     from treechat.chat.state import SendKind
-    from treechat.widgets.transcript.view import Transcript
 
 
 class WidgetRequests(TuiBase):
@@ -71,24 +70,6 @@ class WidgetRequests(TuiBase):
                     self.composer.give_back(text)
         finally:
             self._asking_sends -= 1
-
-    # ------------------------------------------------------------ the transcript
-
-    async def on_transcript_sibling_requested(self, message: Transcript.SiblingRequested) -> None:
-        self.questions.handed_over()
-        await self.attempt(self.chat.switch_sibling(message.entry_id, message.delta))
-
-    async def on_transcript_retry_requested(self, message: Transcript.RetryRequested) -> None:
-        await self.attempt(self.chat.retry(message.entry_id))
-
-    async def on_transcript_copy_requested(self, message: Transcript.CopyRequested) -> None:
-        await self.copy(message.text, message.what)
-
-    async def on_transcript_expand_compaction(self, message: Transcript.ExpandCompaction) -> None:
-        from .view import dimmed
-
-        entries = await self.chat.compacted_away(message.entry_id)
-        await self.transcript.show_originals(message.entry_id, dimmed(entries))
 
     # ------------------------------------------------------------ the queue, the banner
 

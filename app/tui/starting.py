@@ -50,7 +50,7 @@ StartFn = Callable[[Report], Awaitable[tuple["Chat", "SessionStorage"]]]
 # function imports them too, on the event loop, if the thread has not got there yet).
 SESSION_MODULES = ("pydantic", "treechat.storage.model", "treechat.config.settings", "treechat.bootstrap",
                    "treechat.llm.registry", "treechat.chat", "treechat.widgets.transcript.view",
-                   "treechat.widgets.tree.view", "treechat.tui.view")
+                   "treechat.widgets.tree.view", "treechat.tui.transcript.items")
 # What the first request needs beyond them (the HTTP stack's lower layers load on first connect),
 # imported on the thread while the session opens. A name that is not there is skipped.
 REQUEST_MODULES = ("httpcore", "anyio", "anyio._backends._asyncio", "h11")

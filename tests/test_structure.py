@@ -238,3 +238,12 @@ def test_no_widget_overrides_a_private_method_of_textual() -> None:
                     found.append(f"{name}.{cls.__name__}.{attr}")
     assert not found, found
 
+
+
+def test_the_app_is_one_class_not_a_stack_of_mixins() -> None:
+    """The App composes the widgets and routes to its features, which are objects it owns (issue
+    38: at most three treechat classes in its method resolution order)."""
+    from treechat.tui import TreechatApp
+
+    ours = [c.__name__ for c in TreechatApp.__mro__ if c.__module__.startswith("treechat")]
+    assert len(ours) <= 3, ours

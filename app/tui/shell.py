@@ -18,7 +18,7 @@ asked the same way from the controller's tasks.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
@@ -89,6 +89,10 @@ class Shell(Protocol):
 
     def show(self, screen: Screen[T]) -> None:
         """Push `screen` without waiting for it (a text to read, a picker that acts by itself)."""
+        ...
+
+    def call_after_refresh(self, callback: Callable[[], object]) -> bool:
+        """Call `callback` once the screen has been drawn (Textual's)."""
         ...
 
     def run_worker(self, work: Awaitable[T], name: str | None = "", group: str = "default", description: str = "",

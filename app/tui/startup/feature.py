@@ -27,30 +27,39 @@ import importlib
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
-from textual import events, on, work
+from textual import events
 from textual.message import Message
-from textual.timer import Timer
 
 from treechat.widgets.chrome.banner import Banner
 from treechat.widgets.chrome.panels import TranscriptSpace, TreeSpace
 from treechat.widgets.composer.view import Composer
 
-from .base import TuiBase
-
 if TYPE_CHECKING:
+    from textual.app import App
+    from textual.timer import Timer
+    from textual.worker import Worker
+
     from treechat.chat import Chat
     from treechat.storage.base import SessionStorage
+
+    from ..composer.sending import Sending
 
 Report = Callable[[str], None]
 StartFn = Callable[[Report], Awaitable[tuple["Chat", "SessionStorage"]]]
 
-# What opening the session needs, imported on a thread right after the first frame (the start
+# The App's features, made once the session is open (app.py)
+FEATURE_MODULES = tuple(f"treechat.tui.{name}" for name in (
+    "context.feature", "extensions.feature", "help.feature", "labels.feature", "models.feature",
+    "questions.permissions", "search.feature", "sessions.feature", "themes.feature", "tools.feature",
+    "transcript.feature", "tree.moves", "view.chat_view", "workspace.feature"))
+# What opening the session needs (and the features), imported on a thread right after the first frame (the start
 # function imports them too, on the event loop, if the thread has not got there yet).
 SESSION_MODULES = ("pydantic", "treechat.storage.model", "treechat.config.settings", "treechat.bootstrap",
                    "treechat.llm.registry", "treechat.chat", "treechat.widgets.transcript.view",
-                   "treechat.widgets.tree.view", "treechat.tui.transcript.items")
+                   "treechat.widgets.tree.view", "treechat.tui.transcript.items", *FEATURE_MODULES)
 # What the first request needs beyond them (the HTTP stack's lower layers load on first connect),
 # imported on the thread while the session opens. A name that is not there is skipped.
 REQUEST_MODULES = ("httpcore", "anyio", "anyio._backends._asyncio", "h11")
@@ -85,29 +94,55 @@ def import_all(names: tuple[str, ...], *, optional: bool = False) -> None:
                     raise
 
 
+@dataclass
 class Opened(Message):
     """The session is open: what waited for it can run (handled in the App's message loop, in
     order with the keys that came meanwhile)."""
 
 
+@dataclass
 class Released(Message):
     """The held keys posted again have all been handled."""
 
 
-class StartUp(TuiBase):
-    _start: StartFn | None = None
-    start_error: BaseException | None = None
-    _opening = False
-    _idle_check: Timer
-    start_seconds: float | None = None  # from the App's creation to `started`
+class Starting(Protocol):
+    """The App's own part of the start."""
 
-    def init_start(self, start: StartFn | None) -> None:
-        self._start = start
+    @property
+    def chat(self) -> Chat: ...
+
+    @property
+    def last_key_at(self) -> float: ...
+
+    async def attach(self, chat: Chat, storage: SessionStorage) -> None:
+        """The controller's events, its session opened."""
+        ...
+
+    def after_start(self) -> None:
+        """What runs once the session is open (the feed, the servers)."""
+        ...
+
+    async def typed_command(self, message: Composer.Command) -> None:
+        """A slash command (or template) the composer sent."""
+        ...
+
+
+class StartUp:
+    """Handed the Textual App (its queries, timers and messages), the App's own part of the start
+    (`host`), what was sent meanwhile (`sending`) and `start` (None: the session opens before the
+    first frame, `TreechatApp(chat, storage)`)."""
+
+    def __init__(self, app: App[int], host: Starting, sending: Sending, start: StartFn | None) -> None:
+        self.app, self.host, self.sending, self._start = app, host, sending, start
+        self.started = False  # the session is open and every widget is in place
+        self.start_error: BaseException | None = None
+        self.start_seconds: float | None = None  # from the App's creation to `started`
         self._created_at = time.perf_counter()
+        self._opening = False
+        self._idle_check: Timer | None = None
         self._held: list[events.Key] = []  # keys that wait for the session
         self._released: set[int] = set()  # (ids of) the held keys posted again
         self._releasing = False
-        self._unsent = []
 
     # ------------------------------------------------------------ the panels
 
@@ -116,14 +151,15 @@ class StartUp(TuiBase):
         from treechat.widgets.transcript.view import Transcript
         from treechat.widgets.tree.view import TreeView
 
-        spaces = self.query(TranscriptSpace), self.query(TreeSpace)
+        app = self.app
+        spaces = app.query(TranscriptSpace), app.query(TreeSpace)
         if not (spaces[0] and spaces[1]):
             return  # done already
-        with self.batch_update():  # one frame: each in its place before its space goes, nothing moves
+        with app.batch_update():  # one frame: each in its place before its space goes, nothing moves
             for space, widget in ((spaces[0].first(), Transcript()), (spaces[1].first(), TreeView(id="tree"))):
                 if isinstance(widget, Transcript):
                     widget.display = space.display  # (set by the App: the welcome shows in its place)
-                await self.query_one("#chat" if isinstance(widget, Transcript) else "#main").mount(widget, after=space)
+                await app.query_one("#chat" if isinstance(widget, Transcript) else "#main").mount(widget, after=space)
                 await space.remove()
 
     # ------------------------------------------------------------ opening after the first frame
@@ -132,53 +168,51 @@ class StartUp(TuiBase):
         """Right after the first frame is drawn, the session is opened (its imports on a thread)."""
         if not self._opening:
             self._opening = True
-            self.call_after_refresh(self._open_session)
+            # (the worker made from the method: one cancelled before it starts leaves no coroutine unawaited)
+            self.app.call_after_refresh(self.app.run_worker, self._open_session, group="start", exit_on_error=False)
 
-    @work(group="start", exit_on_error=False)
     async def _open_session(self) -> None:
         assert self._start is not None
-        slow = self.set_timer(SLOW_START_S, lambda: self._report("Opening the sessions…"))
+        slow = self.app.set_timer(SLOW_START_S, lambda: self._report("Opening the sessions…"))
         try:
             await import_in_background(SESSION_MODULES)
             self._import_later(REQUEST_MODULES, optional=True)
             chat, storage = await self._start(self._report)
             await self.mount_panels()
-            await self.attach(chat, storage)
+            await self.host.attach(chat, storage)
         except Exception as err:  # noqa: BLE001 - said after the app has closed (run_tui)
             self.start_error = err
-            self.exit(return_code=1)
+            self.app.exit(return_code=1)
             return
         finally:
             slow.stop()
-        self.post_message(Opened())
+        self.app.post_message(Opened())
 
     def _report(self, text: str) -> None:
         if not self.started:
-            self.ui(Banner, "#banner").show(text, "info")
+            self.app.query_one("#banner", Banner).show(text, "info")
 
-    async def attach(self, chat: Chat, storage: SessionStorage) -> None:
-        """Overridden by the App: the controller's events, its session."""
-        raise NotImplementedError
-
-    @on(Opened)
-    async def _opened(self, message: Opened) -> None:
-        banner = self.ui(Banner, "#banner")
+    async def opened(self) -> None:
+        """(The App's `Opened`) What waited for the session goes, in order: what was sent, then
+        the keys held."""
+        banner = self.app.query_one("#banner", Banner)
         if banner.severity == "info" and not banner.has_class("-hidden"):
             banner.hide()
         self.started = True
         self.start_seconds = time.perf_counter() - self._created_at
         gc.enable()  # off since the start (treechat.tui.run); storage.gc_policy from now on
-        while self._unsent:  # before the held keys: a key held holds everything after it
-            request = self._unsent[0]
+        held = self.sending.held
+        while held:  # before the held keys: a key held holds everything after it
+            request = held[0]
             if isinstance(request, Composer.Submitted):
-                await self.submit(request)  # shown as "sending" until it went out
+                await self.sending.submit(request)  # shown as "sending" until it went out
             else:
-                await self.typed_command(request)
-            self._unsent.pop(0)
-            self.show_unsent()
+                await self.host.typed_command(request)
+            held.pop(0)
+            self.sending.show_queue()
         self._release_held()
-        self.after_start()
-        self._idle_check = self.set_interval(IDLE_S, self._preload_when_idle)
+        self.host.after_start()
+        self._idle_check = self.app.set_interval(IDLE_S, self._preload_when_idle)
 
     def _release_held(self) -> None:
         """The held keys go through the App's queue again, in order: each is handled as if it
@@ -189,27 +223,26 @@ class StartUp(TuiBase):
         for key in held:
             again = events.Key(key.key, key.character)
             self._released.add(id(again))
-            self.post_message(again)
+            self.app.post_message(again)
         if held:
-            self.post_message(Released())
+            self.app.post_message(Released())
 
-    @on(Released)
-    def _released_all(self, message: Released) -> None:
-        self._release_held()  # what came while they went through, if anything
+    def released_all(self) -> None:
+        """(The App's `Released`) What came while they went through, if anything."""
+        self._release_held()
 
     def _preload_when_idle(self) -> None:
-        last_key = getattr(self, "last_key_at", 0.0)
-        if self.chat.is_running or time.monotonic() - last_key < IDLE_S:
+        if self.host.chat.is_running or time.monotonic() - self.host.last_key_at < IDLE_S:
             return
-        self._idle_check.stop()
+        if self._idle_check is not None:
+            self._idle_check.stop()
         self._import_later(LATER_MODULES)
 
-    @work(group="start", exit_on_error=False)
-    async def _import_later(self, names: tuple[str, ...], optional: bool = False) -> None:
-        await import_in_background(names, optional=optional)
+    def _import_later(self, names: tuple[str, ...], optional: bool = False) -> Worker[None]:
+        async def later() -> None:  # (made when the worker starts: one cancelled before leaves nothing unawaited)
+            await import_in_background(names, optional=optional)
 
-    def after_start(self) -> None:
-        """Overridden by the App: what runs once the session is open (the feed, the servers)."""
+        return self.app.run_worker(later, group="start", exit_on_error=False)
 
     # ------------------------------------------------------------ what waits for the session
 
@@ -223,20 +256,19 @@ class StartUp(TuiBase):
             return True
         if self.started:
             return False
+        app = self.app
         if not self._held:
-            composer = self.query(Composer)
-            bound = self.screen.active_bindings.get(event.key)
-            acted_on_above = bound is not None and bound.node in (self, self.screen)
+            composer = app.query(Composer)
+            bound = app.screen.active_bindings.get(event.key)
+            acted_on_above = bound is not None and bound.node in (app, app.screen)
             if composer and composer.first().has_focus and not acted_on_above:
                 return False
             if bound is not None and acted_on_above and bound.binding.action == "quit" and self.nothing_to_keep():
-                return False  # quits at once (KeyActions.action_quit): a store slow to open holds nobody
+                return False  # quits at once (interrupt/): a store slow to open holds nobody
         self._held.append(event)
         return True
 
     def nothing_to_keep(self) -> bool:
         """Nothing typed, sent or waiting: quitting before the session opens loses nothing."""
-        composer = self.query(Composer)
-        return not self._unsent and not self._held and not (composer and composer.first().text.strip())
-
-
+        composer = self.app.query(Composer)
+        return not self.sending.held and not self._held and not (composer and composer.first().text.strip())

@@ -44,13 +44,10 @@ from ..keymap import bindings_for
 from ..textual_internals import SizeToldScrollView
 from . import messages
 from .drawing import LineDrawing
-from .hover import RowTooltips
-from .layout import Lines, TreeLayout
-from .lines import ActivePath
+from .filter import FILTERS, QueryTyping, query_words
+from .layout import ActivePath, Lines, TreeLayout
 from .nav import fork_above, fork_below, next_match
-from .query import query_words
-from .rows import FILTERS
-from .typing import QueryTyping
+from .tooltip import RowTooltips
 
 
 class TreeView(SizeToldScrollView, can_focus=True):
@@ -390,7 +387,7 @@ class TreeView(SizeToldScrollView, can_focus=True):
             self.move_cursor_to(target)
 
     def action_fork_point(self, delta: int) -> None:
-        """``{`` / ``}``: the previous / next fork on the path through the cursor (``tree_nav``)."""
+        """``{`` / ``}``: the previous / next fork on the path through the cursor (nav.py)."""
         if delta < 0:
             at = fork_above(self.layout_data, self.cursor_id)
         else:

@@ -19,7 +19,8 @@ from treechat.widgets.textual_internals import (
     render_chops,
     textual_compositor,
 )
-from treechat.widgets.transcript.message_view import MarkdownBody, MessageView
+from treechat.widgets.transcript.markdown_body import MarkdownBody
+from treechat.widgets.transcript.message_view import MessageView
 from treechat.widgets.transcript.view import Transcript
 from treechat.widgets.tree.view import TreeView
 

@@ -8,7 +8,7 @@ from textual.command import CommandPalette
 from textual.widgets import Input
 
 from treechat.widgets.textual_internals import notifications
-from treechat.widgets.transcript.message_view import MarkdownBody
+from treechat.widgets.transcript.markdown_body import MarkdownBody
 
 from .conftest import wait_for
 

@@ -9,10 +9,9 @@ a resize lays each message out once, and a width seen before not at all.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType
 from rich.markdown import Markdown as RichMarkdown
@@ -31,7 +30,7 @@ from textual.widgets import Static
 
 from treechat.text.sanitize import sanitize
 
-from .copy_text import code_blocks, markdown_parts
+from .copy_text import CodeBlock, code_blocks, markdown_parts
 
 WIDTHS = 4  # widths whose lines a text keeps (a terminal resized back and forth, a panel opened)
 
@@ -88,7 +87,7 @@ def markdown(text: str, *, dark: bool = True) -> RichMarkdown:
     return RichMarkdown(sanitize(text), code_theme=CODE_THEMES[dark], hyperlinks=False)
 
 
-def _dark(widget: Widget) -> bool:
+def is_dark(widget: Widget) -> bool:
     """Whether the running app's theme is dark (code colours follow it)."""
     try:
         return widget.app.current_theme.dark
@@ -154,7 +153,7 @@ class MarkdownBody(Static):
         return Group(*pieces)
 
     @staticmethod
-    def _copy_line(indices: list[int], blocks: Any) -> Text:
+    def _copy_line(indices: list[int], blocks: Sequence[CodeBlock]) -> Text:
         line = Text(justify="right")
         for n, index in enumerate(indices):
             words = "⧉ copy" + (f" {blocks[index].language}" if blocks[index].language else "")

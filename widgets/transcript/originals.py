@@ -10,7 +10,7 @@ Enter on the selection) is a real ``MessageView`` between two runs; the card reb
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.cells import set_cell_size
 from rich.segment import Segment
@@ -32,11 +32,13 @@ from treechat.storage.model import (
 )
 from treechat.text.sanitize import sanitize_line
 
+from .items import ItemMessage
+
 if TYPE_CHECKING:
-    from .message_view import TranscriptItem
+    from .items import TranscriptItem
 
 
-def one_line(message: Any, limit: int = 300) -> str:
+def one_line(message: ItemMessage, limit: int = 300) -> str:
     """``role · first words`` of a message, for its row."""
     if isinstance(message, UserMessage):
         return "you · " + sanitize_line(message_text(message), limit)

@@ -14,7 +14,7 @@ from treechat.session.context import entry_to_message, transform_path
 from treechat.shown_path import ShownPath
 from treechat.storage.model import BranchSummaryEntry, CompactionEntry, Entry
 from treechat.storage.tree_index import TreeIndex
-from treechat.widgets.transcript.message_view import TranscriptItem
+from treechat.widgets.transcript.items import TranscriptItem
 
 # Entry types that are a transcript item (a branch summary only with a summary: see item_for)
 ITEM_TYPES = frozenset({"message", "compaction", "branch_summary", "custom_message"})

@@ -266,7 +266,7 @@ class ChatView:
         """A reply that could not be saved stays on screen, a prompt goes back into the composer
         (the banner says where it was kept)."""
         from treechat.storage.model import AssistantMessage, UserMessage, message_text
-        from treechat.widgets.transcript.message_view import TranscriptItem
+        from treechat.widgets.transcript.items import TranscriptItem
 
         if isinstance(e.message, AssistantMessage):
             transcript = self.shell.transcript

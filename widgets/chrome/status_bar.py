@@ -153,7 +153,7 @@ class StatusBar(Widget):
         if not self.known and not self.waiting:
             return Content("")  # the first frame, before the session is open: not known, not guessed
         counts = f"↑{tokens(self.tokens_in)} ↓{tokens(self.tokens_out)}" if self.tokens_reported else "↑? ↓?"
-        fields: list = [counts, f"${self.cost:.2f}"]
+        fields: list[str | tuple[str, str]] = [counts, f"${self.cost:.2f}"]
         if self.context_percent is None:
             fields.append("ctx ?")
         else:

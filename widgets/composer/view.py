@@ -31,12 +31,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from textual import events
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import TextArea
+from textual.widgets.text_area import Document
 
 from ..commands import parse_slash
 from ..keymap import bindings_for
@@ -224,7 +225,9 @@ class Composer(TextArea):
         under the box). False when the cursor is in no such token: Tab means what it always did."""
         if self.completer is None:
             return False
-        document: Any = self.document  # a Document (TextArea's default), which maps index <-> location
+        document = self.document
+        if not isinstance(document, Document):  # (TextArea's default, which maps index <-> location)
+            return False
         cursor = document.get_index_from_location(self.cursor_location)
         found = self.completer(self.text, cursor)
         if found is None:

@@ -65,7 +65,7 @@ _MARK = re.compile(r"\[\[(.*?)\]\]")
 def snippet_content(snippet: str) -> Content:
     """The snippet on one line with every ``[[match]]`` shown highlighted (brackets removed)."""
     text = sanitize_line(snippet, 300)
-    parts: list = []
+    parts: list[str | tuple[str, str]] = []
     last = 0
     for match in _MARK.finditer(text):
         parts.append(text[last : match.start()])

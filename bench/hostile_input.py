@@ -37,6 +37,7 @@ from treechat.storage import open_catalog  # noqa: E402
 from treechat.storage.model import AssistantMessage, TextContent, UserMessage  # noqa: E402
 from treechat.tui import TreechatApp  # noqa: E402
 from treechat.widgets.composer.view import Composer  # noqa: E402
+from treechat.widgets.textual_internals import notifications  # noqa: E402
 
 
 def emit(**fields: object) -> None:
@@ -72,7 +73,7 @@ async def bench_paste(home: Path, mb: float) -> None:
             app.post_message(events.Key("z", "z"))
             await until(pilot, lambda: composer.text.endswith("z"))
             seconds = time.perf_counter() - start
-            notes = [n.message for n in app._notifications]
+            notes = [n.message for n in notifications(app)]
             emit(bench="paste", paste_mb=mb, seconds=round(seconds, 3), peak_rss_mb=rss_mb(),
                  composer_chars=len(composer.text), notice=notes[-1] if notes else None)
     finally:

@@ -29,8 +29,8 @@
 5. tui.originals / tui.long_branch (bench/tui_large.py): keys and resizes on an expanded compaction
                      card over ~900 originals and on the 2,000-message branch, to the next frame.
 
-"A frame" is a call of `App._display` with a compositor update for the current screen (what a real
-terminal gets written; headless skips only the byte encoding). The check reads the compositor's
+"A frame" is an update the App hands to its driver for the current screen (what a real terminal gets
+written; headless skips only the byte encoding). The check reads the compositor's
 cells after that update, so a frame counts only if the character is really drawn. `pilot.press()` is
 not used for timing: it sleeps >= 40 ms waiting for the process to go idle before it returns.
 Never part of pytest (the file name does not match test_*).

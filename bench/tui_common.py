@@ -1,8 +1,8 @@
 """What the TUI benches share (bench/tui.py and the modules it runs): figures and budgets, the
 profiler and GC watch, the sessions they generate, and how a frame is seen and timed.
 
-"A frame" is a call of `App._display` with a compositor update for the current screen (what a real
-terminal gets written; headless skips only the byte encoding). The check reads the compositor's
+"A frame" is an update the App hands to its driver for the current screen (what a real terminal gets
+written; headless skips only the byte encoding: `textual_internals.on_display`). The check reads the compositor's
 cells after that update, so a frame counts only if what is waited for is really drawn.
 """
 
@@ -212,13 +212,13 @@ class Frames:
     which their predicate holds (evaluated right after the frame, on the compositor's cells)."""
 
     def __init__(self, app: Any) -> None:
+        from treechat.widgets.textual_internals import batching, on_display
+
         self.app, self.count = app, 0
         self.waiters: list[Any] = []
-        original = app._display
 
         def display(screen: Any, renderable: Any) -> None:
-            original(screen, renderable)
-            if renderable is None or app._batch_count or screen is not app.screen:
+            if renderable is None or batching(app) or screen is not app.screen:
                 return
             now = time.perf_counter()
             self.count += 1
@@ -228,7 +228,7 @@ class Frames:
                     future.set_result(now)
                     self.waiters.remove(waiter)
 
-        app._display = display  # Screen calls `self.app._display(...)`: the instance attribute wins
+        on_display(app, display)
 
     def wait_for(self, predicate: Callable[[], bool]) -> asyncio.Future:
         future = asyncio.get_running_loop().create_future()
@@ -240,11 +240,12 @@ def region_text(app: Any, region: Any = None, sep: str = "\n") -> str:
     """What the terminal shows in `region` (screen coordinates; default everything), as text."""
     from textual.strip import Strip
 
-    compositor = app.screen._compositor
+    from treechat.widgets.textual_internals import render_chops, screen_text
+
     if region is None:
-        return sep.join(s.text for s in compositor.render_strips())
+        return screen_text(app.screen).replace("\n", sep)
     # only the widgets over `region` are asked for their (cached) lines: cheap enough per frame
-    chops = compositor._render_chops(region, lambda y: region.y <= y < region.bottom)
+    chops = render_chops(app.screen, region, lambda y: region.y <= y < region.bottom)
     rows = [Strip.join([s for s in chops[y].values() if s is not None]) for y in region.line_range]
     return sep.join(s.crop(region.x, region.right).text.rstrip() for s in rows)
 

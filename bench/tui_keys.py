@@ -102,6 +102,7 @@ async def type_keys(app: Any, frames: Frames, n: int, rng: random.Random) -> lis
     from textual import events
 
     from treechat.widgets.composer.view import Composer
+    from treechat.widgets.textual_internals import send_from_terminal
 
     composer = app.ui(Composer)
     composer.focus()
@@ -115,7 +116,7 @@ async def type_keys(app: Any, frames: Frames, n: int, rng: random.Random) -> lis
         key = events.Key(ch, ch)
         key.set_sender(app)
         t0 = time.perf_counter()
-        app._driver.send_message(key)  # what the terminal driver's input thread does with a key
+        send_from_terminal(app, key)  # what the terminal driver's input thread does with a key
         latencies.append(ms(await asyncio.wait_for(shown, 5) - t0))
         await asyncio.sleep(rng.uniform(0.02, 0.06))  # a fast typist: ~25 keys/s
     return latencies

@@ -87,13 +87,15 @@ async def press(app: Any, frames: TimedFrames, key: str, landed: Callable[[], bo
     """Post `key` as the driver does; ms to the first frame after its change is drawn."""
     from textual import events
 
+    from treechat.widgets.textual_internals import send_from_terminal
+
     before = state(app)
     check = landed or (lambda: state(app) != before)
     shown = frames.wait_for(check)
     event = events.Key(key, key if len(key) == 1 else None)
     event.set_sender(app)
     t0 = time.perf_counter()
-    app._driver.send_message(event)
+    send_from_terminal(app, event)
     try:
         return ms(await asyncio.wait_for(shown, TIMEOUT) - t0), False
     except TimeoutError:
@@ -104,10 +106,12 @@ async def resize(app: Any, frames: TimedFrames, size: tuple[int, int], expect: C
     from textual import events
     from textual.geometry import Size
 
+    from treechat.widgets.textual_internals import set_terminal_size
+
     target = Size(*size)
     shown = frames.wait_for(lambda: laid_out_at(app, target) and transcript_of(app).region.width > 0 and expect())
     t0 = time.perf_counter()
-    app._driver._size = target
+    set_terminal_size(app, target)
     app.post_message(events.Resize(target, target))
     try:
         first = ms(await asyncio.wait_for(shown, TIMEOUT) - t0)
@@ -152,16 +156,16 @@ class TimedFrames(Frames):
     """Frames, plus `last`: perf_counter of the newest frame (for `settle`)."""
 
     def __init__(self, app: Any) -> None:
+        from treechat.widgets.textual_internals import on_display
+
         super().__init__(app)
         self.last: float | None = None
-        inner = app._display
 
         def display(screen: Any, renderable: Any) -> None:
-            inner(screen, renderable)
             if renderable is not None:
                 self.last = time.perf_counter()
 
-        app._display = display
+        on_display(app, display)
 
 
 async def compacted_pi_session(home: Path) -> tuple[str, int]:

@@ -165,8 +165,9 @@ def row_strip(app: Any, region: Any) -> Any:
     """The compositor's cells of a one-row screen region, as a Strip (styles included)."""
     from textual.strip import Strip
 
-    compositor = app.screen._compositor
-    chops = compositor._render_chops(region, lambda y: y == region.y)
+    from treechat.widgets.textual_internals import render_chops
+
+    chops = render_chops(app.screen, region, lambda y: y == region.y)
     return Strip.join([s for s in chops[region.y].values() if s is not None]).crop(region.x, region.right)
 
 
@@ -184,6 +185,8 @@ async def tree_keys(app: Any, frames: Frames, tree: Any, size: int) -> None:
     `tree_ms`: the time spent in the tree's own code meanwhile (drawing lines, resize handling)."""
     from textual import events
     from textual.geometry import Region, Size
+
+    from treechat.widgets.textual_internals import send_from_terminal, set_terminal_size
 
     spent = [0.0]
 
@@ -225,7 +228,7 @@ async def tree_keys(app: Any, frames: Frames, tree: Any, size: int) -> None:
         event = events.Key(key, char)
         event.set_sender(app)
         c0, t0 = time.process_time(), time.perf_counter()
-        app._driver.send_message(event)
+        send_from_terminal(app, event)
         keys.append(ms(await asyncio.wait_for(shown, 10) - t0))
         cpu.append(ms(time.process_time() - c0))
         tree_parts.append(ms(spent[0]))
@@ -236,7 +239,7 @@ async def tree_keys(app: Any, frames: Frames, tree: Any, size: int) -> None:
         shown = frames.wait_for(partial(lambda target: laid_out_at(app, target) and tree.size.height > 0 and cursor_drawn(),
                                         target))
         c0, t0 = time.process_time(), time.perf_counter()
-        app._driver._size = target  # what the terminal driver does on SIGWINCH (pilot.resize_terminal)
+        set_terminal_size(app, target)  # what the terminal driver does on SIGWINCH (pilot.resize_terminal)
         app.post_message(events.Resize(target, target))
         resizes.append(ms(await asyncio.wait_for(shown, 30) - t0))
         cpu.append(ms(time.process_time() - c0))

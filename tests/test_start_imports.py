@@ -22,26 +22,23 @@ from .test_structure import modules
 PROBE = r"""
 import json, os, sys
 import textual.app
+from treechat.widgets.textual_internals import on_display, screen_text
 
-display = textual.app.App._display
 first = []
 
 
-def watched(self, screen, renderable):
-    display(self, screen, renderable)
+def watched(screen, renderable):
     if renderable is None:
         return
-    if not first:
-        text = "\n".join(strip.text for strip in screen._compositor.render_strips())
-        if "Message… (/help" in text:
-            first.append(sorted(sys.modules))
-    if first and getattr(self, "started", False):
+    if not first and "Message… (/help" in screen_text(screen):
+        first.append(sorted(sys.modules))
+    if first and getattr(screen.app, "started", False):
         with open(sys.argv[1], "w") as out:
             json.dump({"first_frame": first[0], "open": sorted(sys.modules)}, out)
         os._exit(0)
 
 
-textual.app.App._display = watched
+on_display(textual.app.App, watched)
 from treechat.cli.main import main
 
 sys.exit(main(["--home", sys.argv[2]]))
@@ -58,7 +55,7 @@ NOT_BEFORE_FIRST_FRAME = (
     "treechat.storage.sqlite", "treechat.storage.jsonl", "treechat.storage.postgres",
     "treechat.widgets.screens", "treechat.widgets.transcript.view", "treechat.widgets.tree.view",
     "treechat.widgets.transcript.message_view", "treechat.widgets.transcript.streaming_view", "treechat.tui.view",
-    "treechat.tui.model_choices",
+    "treechat.tui.models",
 )
 LOADED_ONCE_OPEN = ("pydantic", "treechat.chat", "treechat.storage.model", "treechat.storage.sqlite",
                     "treechat.widgets.transcript.view", "treechat.widgets.tree.view")

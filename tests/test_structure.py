@@ -5,6 +5,7 @@ length is its job's: a long one is named for review, never split to pass a count
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from pathlib import Path
 
@@ -198,3 +199,82 @@ def test_the_controller_roles_use_each_other_publicly() -> None:
                     and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
                 found.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
     assert not found, found
+
+
+# ---------------------------------------------------------------- Textual's private names (issue 38)
+
+INTERNALS = ROOT / "widgets" / "textual_internals.py"
+_DEFINED = (re.compile(r"\bself\.(_[a-z]\w*)\s*(?::[^=\n]+)?="),  # an instance attribute
+            re.compile(r"^\s*(?:async\s+)?def\s+(_[a-z]\w*)", re.M),  # a method or function
+            re.compile(r"^\s+(_[a-z]\w*)\s*(?::[^=\n]+)?=", re.M))  # a class attribute
+
+
+def _private_names(paths: list[Path]) -> set[str]:
+    found: set[str] = set()
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        for pattern in _DEFINED:
+            found.update(pattern.findall(text))
+    return found
+
+
+def _our_files() -> list[Path]:
+    return sorted(p for folder in ("app", "storage", "widgets", "tests", "bench") for p in (ROOT / folder).rglob("*.py"))
+
+
+def test_textual_s_private_names_are_in_one_module() -> None:
+    """Every override or patch of Textual's private API, and every read of a private attribute of
+    a Textual object, is in widgets/textual_internals.py (tests and benches included): a Textual
+    upgrade is checked there, against its list (tests/widgets/test_textual_internals.py). A name
+    both Textual and treechat define privately (`_run`, `_lines`) cannot be told apart here; the
+    class check below covers overrides of them."""
+    import textual
+
+    theirs = _private_names(list(Path(textual.__file__).parent.rglob("*.py")))
+    ours = [p for p in _our_files() if p != INTERNALS]
+    only_theirs = theirs - _private_names(ours)
+    found = []
+    for path in ours:
+        text = path.read_text(encoding="utf-8")
+        for number, line in enumerate(text.splitlines(), 1):
+            if re.search(r"\btextual\._[a-z]|\bfrom textual import _[a-z]", line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+            found += [f"{path.relative_to(ROOT)}:{number}: {owner}.{name}"
+                      for owner, name in re.findall(r"(\w*)\.(_[a-z]\w*)\b", line)
+                      if name in only_theirs and owner not in ("os", "sys")]  # (the standard library's own)
+    assert not found, "Textual's private names outside widgets/textual_internals.py:\n" + "\n".join(found)
+
+
+def test_no_widget_overrides_a_private_method_of_textual() -> None:
+    """A class of ours deriving from Textual's defines none of the private names of its Textual
+    bases (an override of `_on_key`, `_size_updated`…), except in widgets/textual_internals.py."""
+    import importlib
+    import inspect
+
+    found = []
+    for name in sorted(modules()):
+        if not name.startswith(("treechat.widgets", "treechat.tui")) or name == "treechat.widgets.textual_internals":
+            continue
+        module = importlib.import_module(name)
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ != name:
+                continue
+            textual_bases = [b for b in cls.__mro__ if b.__module__.split(".")[0] == "textual"]
+            if not textual_bases:
+                continue
+            made = set(vars(type("Probe", (textual_bases[0],), {})))  # what Textual puts on every subclass
+            for attr in vars(cls):
+                if (attr.startswith("_") and not attr.startswith("__") and attr not in made
+                        and any(attr in vars(b) for b in textual_bases)):
+                    found.append(f"{name}.{cls.__name__}.{attr}")
+    assert not found, found
+
+
+
+def test_the_app_is_one_class_not_a_stack_of_mixins() -> None:
+    """The App composes the widgets and routes to its features, which are objects it owns (issue
+    38: at most three treechat classes in its method resolution order)."""
+    from treechat.tui import TreechatApp
+
+    ours = [c.__name__ for c in TreechatApp.__mro__ if c.__module__.startswith("treechat")]
+    assert len(ours) <= 3, ours

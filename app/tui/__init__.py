@@ -6,7 +6,7 @@ and Textual not yet imported (app/tui/run.py turns the collector off first: see 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .app import TreechatApp
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 __all__ = ["TreechatApp", "run_tui"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "TreechatApp":
         from .app import TreechatApp
 

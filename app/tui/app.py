@@ -1,210 +1,148 @@
-"""The Textual App: a thin view over the controller.
+"""The Textual App: a thin view over the controller, and a router to its features.
 
-It composes the widgets, subscribes to the controller (`treechat.chat.Chat`) and turns each of
-its events into one Textual message (`messages.py`), handled in `chat_view.py`. Widgets' requests
-(`requests.py`), keys (`keys.py`) and slash commands (registered with `@command`: `registry.py`,
-`commands.py`, `features/`) are controller calls. The App owns no session state of its own.
+It composes the widgets, owns the features (a folder each under app/tui/: `sessions/`, `tree/`,
+…; plain objects made with the `Shell`, shell.py, which the App is) and routes to them: each
+widget message arrives at one `@on` handler here that calls one feature method; each key of its
+own (`widgets.keymap`, context "global") is an `action_*` that does the same; each slash command
+is registered with `@command` on its feature (registry.py) and dispatched by that registration.
+Every controller event is posted to the App in one Textual message, `ChatMessage` (messages.py),
+and drawn by the view (view/). The App owns no session state of its own.
+
+The first frame is drawn before the session's modules load (startup/): the features the first
+frame needs (the panel, what is typed and sent, the questions, Esc/Ctrl+C/Ctrl+Q, the start)
+are made with the App; the others once the controller is there (`_attach_controller`), their
+modules imported on a thread meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
-from textual import events, work
-from textual._compositor import Compositor
-from textual.app import ComposeResult, get_system_commands_provider
+from textual import events, on, work
+from textual.app import App, ComposeResult, SystemCommand, get_system_commands_provider
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
-from textual.geometry import Region, Size
+from textual.notifications import Notify, SeverityLevel
 from textual.screen import Screen
-from textual.strip import Strip
-from textual.widget import Widget
+from textual.widget import MountError, Widget
 
+from treechat.text.sanitize import sanitize, sanitize_line
+from treechat.widgets import screen_messages as from_dialogs
 from treechat.widgets.chrome.banner import Banner
 from treechat.widgets.chrome.fitted_footer import FittedFooter
 from treechat.widgets.chrome.panels import TranscriptSpace, TreeSpace
 from treechat.widgets.chrome.session_header import SessionHeader
 from treechat.widgets.chrome.status_bar import StatusBar
 from treechat.widgets.chrome.welcome import Welcome
+from treechat.widgets.commands import SlashCommand, closest
 from treechat.widgets.composer.queue_tray import QueueTray
 from treechat.widgets.composer.view import Composer
 from treechat.widgets.keymap import bindings_for
+from treechat.widgets.question import messages as from_question
+from treechat.widgets.textual_internals import register_key_sequences
+from treechat.widgets.transcript import messages as from_transcript
+from treechat.widgets.tree import messages as from_tree
 
-from .chat_view import ChatView
-from .commands import SlashCommands, TreechatCommands
-from .extensions_view import ExtensionsView
-from .features.help import Help
-from .features.labels import Labels
-from .features.models import Models
-from .features.search import Search
-from .features.sessions import Sessions
-from .features.tools import Tools
-from .keys import KeyActions
+from .commands import TreechatCommands
+from .composer import paths
+from .composer.sending import Sending
+from .composer.typing import Typing
+from .interrupt.feature import Interrupt
 from .messages import ChatMessage
-from .questions import Questions
-from .requests import WidgetRequests
-from .starting import StartFn, StartUp
-from .terminal_keys import register
-from .themes import ThemeSettings
-from .workspace_view import WorkspaceView
+from .questions.asking import Questions
+from .registry import SlashCommands
+from .startup.feature import Opened, Released, StartFn, StartUp
+from .tree.panel import PANEL_CLASSES, MainScreen, TreePanel
 
-if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/starting.py)
+if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/startup/)
     from treechat.chat import Chat
     from treechat.chat.events import ChatEvent
     from treechat.storage.base import SessionStorage
-    from treechat.widgets.composer.view import Completion
-    from treechat.widgets.question.panel import QuestionPanel, QuestionSpec
+    from treechat.widgets.transcript.view import Transcript
     from treechat.widgets.tree.view import TreeView
 
-register()  # Alt+Enter as most terminals send it (ESC CR)
+    from .context.feature import Context
+    from .extensions.feature import Extensions
+    from .help.feature import Help
+    from .labels.feature import Labels
+    from .models.feature import Models
+    from .questions.permissions import Permissions
+    from .search.feature import Search
+    from .sessions.feature import Sessions
+    from .themes.feature import Themes
+    from .tools.feature import Tools
+    from .transcript.feature import TranscriptActions
+    from .tree.moves import TreeMoves
+    from .view.chat_view import ChatView
+    from .workspace.feature import Workspace
 
-NARROW = 110  # columns: below this the tree panel becomes a drawer
-# The App's classes that place the tree panel (styles.tcss uses them in the panel's rules only):
-# a change of these restyles the panel, not every widget (TreechatApp.add_class)
-PANEL_CLASSES = frozenset({"-narrow", "-tree-hidden"})
-PANEL = "TreeView, TreeSpace"
-RESIZE_BURST = 1 / 120  # seconds: resizes closer than this are one (Textual's own wait)
+register_key_sequences()  # Alt+Enter as most terminals send it (ESC CR)
 
-
-class MainScreen(Screen[None]):
-    """The App's own screen: it places the tree panel for a new width just before its layout at
-    that size. (Done where the App hears of the resize, the restyle was laid out at the old size
-    first: the App hands the new size to its screens a timer later, and the screen's update came
-    between. That layout measured every mounted message at a width no frame showed.)
-    Its compositor draws only what is not covered (CoveredCompositor, below)."""
-
-    def __init__(self, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
-        super().__init__(name=name, id=id, classes=classes)
-        self._compositor = CoveredCompositor()
-
-    def on_resize(self, event: events.Resize) -> None:
-        # a handler of the subclass: it runs before Screen._on_resize, which lays out at the size
-        if event.size == self._compositor.size:
-            # the screen's own size, told to it after the layout that set it: laid out again,
-            # the screen would measure and draw every widget again for nothing
-            event.prevent_default()
-            return
-        fit = getattr(self.app, "fit_width", None)
-        if fit is not None:
-            fit(event.size.width)
-
-    def _refresh_layout(self, size: Size | None = None, scroll: bool = False) -> None:
-        # A layout tells each widget its size and virtual size. Textual sets the virtual size as a
-        # reactive that refreshes the widget and asks for another layout: of what this one just
-        # measured (after a resize every mounted widget asked, a second whole-screen layout; each
-        # ask emptied its ancestors' arrangement caches, so going back to a width seen before
-        # measured everything again), and every widget was painted twice, in this layout's frame
-        # and again in the next (10-20 ms at 160x45). Here the sizes are told as Textual's own
-        # scroll-only layout tells them (no refresh, no ask): this layout's frame paints whatever
-        # moved or changed size. Any other ask made during it is dropped too; an ask made before
-        # it stays, and so does a scrollbar that came or went (the content beside it has a new
-        # width: that needs the next layout).
-        before = {widget: _bars(widget) for widget in self._compositor.widgets if not widget._layout_required}
-        Widget._size_updated = _size_told  # type: ignore[method-assign,assignment]  # (put back below: synchronous)
-        try:
-            super()._refresh_layout(size, scroll)
-        finally:
-            Widget._size_updated = _size_updated  # type: ignore[method-assign]
-        for widget, bars in before.items():
-            if _bars(widget) == bars:
-                widget._layout_required = False
+F = TypeVar("F")
+T = TypeVar("T")
+W = TypeVar("W", bound=Widget)
+MAX_TOAST = 2000  # characters of a toast: a problem line quoting a huge name is cut, not drawn whole
 
 
-_size_updated = Widget._size_updated
-
-
-def _size_told(widget: Widget, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
-    """``Widget._size_updated`` as Textual calls it after a scroll: the virtual size set quietly."""
-    return _size_updated(widget, size, virtual_size, container_size, layout=False)
-
-
-def _kept(node: object) -> None:
-    """(Stylesheet._process_component_classes while the panel is placed: its parts keep their styles.)"""
-
-
-def _as_text(key: events.Key) -> str:
-    """A key that arrived as part of a paste, as the text it stands for (a control as its picture)."""
-    if key.key in ("enter", "ctrl+j", "ctrl+m"):
-        return "\n"
-    if key.key == "tab":
-        return "\t"
-    if key.character and key.is_printable:
-        return key.character
-    from treechat.text.sanitize import visible
-
-    return visible(key.character) if key.character else f"<{key.key}>"
-
-
-def _bars(widget: Widget) -> tuple[bool, bool]:
-    return widget.show_vertical_scrollbar, widget.show_horizontal_scrollbar
-
-
-class CoveredCompositor(Compositor):
-    """The App screen's compositor: Textual's, drawing only what is not covered.
-
-    Textual builds a frame front to back: every visible widget renders all its lines in the update's
-    crop, each line is cut into one strip per column span ("chop") and the front-most strip of a span
-    wins. The containers behind (the screen, the main row, the chat column, the transcript, each
-    message's frame) are rendered and cut too, though what is in front covers nearly all of them: at
-    160x45 about half a full frame's strips, made and thrown away (issue 26: a resize's frame is a full
-    one). Here a widget renders only the lines on which some span it reaches is still open, and only
-    those lines are cut; what a frame shows is the same (the front-most strip of each span).
-
-    Overrides ``Compositor._render_chops`` (with ``_get_renders``'s crop rules) under the pin
-    ``textual>=8.2.8,<8.3``; tests/tui/test_resize.py and the snapshot tests draw through it."""
-
-    def _render_chops(self, crop: Region, is_rendered_line: Callable[[int], bool]) -> Sequence[Mapping[int, Strip]]:
-        cuts = self.cuts
-        chops: list[dict[int, Strip | None]] = [dict.fromkeys(cut_set[:-1]) for cut_set in cuts]
-        intersection = Region.intersection
-        for widget, (region, clip) in self.visible_widgets.items():  # front to back
-            if crop and not crop.overlaps(clip):
-                continue
-            shown = intersection(region, clip)  # (Textual's render crop: the part inside the clip)
-            if not (shown.width and shown.height):
-                continue
-            first_cut, last_cut = shown.column_span
-            spans: dict[int, list[int]] = {}  # line -> the cuts it reaches there, while one is open
-            for y in shown.line_range:
-                if not is_rendered_line(y):
-                    continue
-                line_cuts = [cut for cut in cuts[y] if last_cut >= cut >= first_cut]
-                line = chops[y]
-                if any(line.get(cut, False) is None for cut in line_cuts[:-1]):  # (the last: its right edge)
-                    spans[y] = line_cuts
-            if not spans:
-                continue  # covered wherever this update draws: not rendered at all
-            top, bottom = min(spans), max(spans) + 1
-            strips = widget.render_lines(Region(shown.x - region.x, top - region.y, shown.width, bottom - top))
-            x = shown.x
-            for y, strip in zip(range(top, bottom), strips):
-                reached = spans.get(y)
-                if reached is None:
-                    continue
-                line = chops[y]
-                for cut, piece in zip(reached, strip.divide([cut - x for cut in reached[1:]])):
-                    if line.get(cut) is None:
-                        line[cut] = piece
-        return chops  # type: ignore[return-value]  # (every span filled: the screen covers all)
-
-
-class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Models, Tools, Search, WorkspaceView,
-                  ExtensionsView, Help, KeyActions, ThemeSettings, StartUp):
+class TreechatApp(App[int]):
     """`TreechatApp(chat, storage)`: a controller made beforehand (tests, benches); or
     `TreechatApp(start=...)` (`treechat`): the first frame is drawn first, then `start` makes the
-    controller and picks the session (app/tui/starting.py)."""
+    controller and picks the session (app/tui/startup/)."""
 
     CSS_PATH = str(Path(__file__).resolve().parent.parent / "styles.tcss")
     TITLE = "treechat"
     BINDINGS: ClassVar[list[BindingType]] = [*bindings_for("global")]
     COMMANDS = {get_system_commands_provider, TreechatCommands}
+
+    slash_commands = SlashCommands()  # every command of the App's features (registry.py)
+
+    chat: Chat
+    last_key_at = 0.0  # time.monotonic() of the newest key from the terminal (StreamingView yields to typing)
+
+    if TYPE_CHECKING:  # the features made once the controller is there (_attach_controller)
+        view: ChatView
+        moves: TreeMoves
+        context: Context
+        transcript_actions: TranscriptActions
+        sessions: Sessions
+        labels: Labels
+        models: Models
+        tools: Tools
+        search: Search
+        workspace: Workspace
+        extensions: Extensions
+        help: Help
+        themes: Themes
+        permissions: Permissions
+
+    @classmethod
+    def command_sources(cls) -> Sequence[type]:
+        """The features with slash commands, in the order F1, `/help` and README list them."""
+        from .context.feature import Context
+        from .extensions.feature import Extensions
+        from .help.feature import Help
+        from .labels.feature import Labels
+        from .models.feature import Models
+        from .search.feature import Search
+        from .sessions.feature import Sessions
+        from .tools.feature import Tools
+        from .transcript.feature import TranscriptActions
+        from .tree.moves import TreeMoves
+        from .workspace.feature import Workspace
+
+        return (TreeMoves, Context, TranscriptActions, Sessions, Labels, Models, Tools, Search, Workspace, Extensions,
+                Help)
+
+    @classmethod
+    def command_table(cls) -> list[SlashCommand]:
+        """The built-in commands' rows (F1, `/help`, README, the palette)."""
+        return [c.row for c in cls.slash_commands.values()]
 
     def __init__(self, chat: Chat | None = None, storage: SessionStorage | None = None, *,
                  detect_servers: bool = True, start: StartFn | None = None, theme: str | None = None,
@@ -216,27 +154,82 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
         self.detect_servers = detect_servers
         self.first_theme = theme  # config.toml's theme, read without checking the rest (the first frame's)
         self.fresh = fresh  # a new session opens: the first frame shows the welcome
-        self._unsubscribe = lambda: None
-        self._tree_hidden_when_wide = False
-        self.allowed_commands: set[tuple[str, str]] = set()  # (session id, command or path): "allow for this session"
-        self.allowed_edits: set[str] = set()  # session ids: "allow edits for this session"
-        self.questions = Questions(self)
-        self.parked_drafts = {}
+        self._unsubscribe: Callable[[], None] = lambda: None
         self._stop_lock_notices: Callable[[], None] = lambda: None
-        self.init_start(start)
+        self.owned: dict[type, object] = {}  # the features by class (a command's owner)
+        # the features the first frame needs
+        self.questions = Questions(self, lambda: self.composer)
+        self.panel = TreePanel(self)
+        self.sending = Sending(self, started=lambda: self.started)
+        self.typing = Typing(self, lambda: self.composer, self.panel)
+        self.interrupt = Interrupt(self, self, self.panel, started=lambda: self.started,
+                                   stop_listening=self.stop_listening)
+        self.startup = StartUp(self, self, self.sending, start)
         if chat is not None:
             self._attach_controller(chat)
 
     def _attach_controller(self, chat: Chat) -> None:
+        """The features that need the controller (their modules were imported after the first frame)."""
+        from .context.feature import Context
+        from .extensions.feature import Extensions
+        from .help.feature import Help
+        from .labels.feature import Labels
+        from .models.feature import Models
+        from .questions.permissions import Permissions
+        from .search.feature import Search
+        from .sessions.feature import Sessions
+        from .themes.feature import Themes
+        from .tools.feature import Tools
+        from .transcript.feature import TranscriptActions
+        from .tree.moves import TreeMoves
+        from .view.chat_view import ChatView
+        from .workspace.feature import Workspace
+
         self.chat = chat
+        self.moves = self._own(TreeMoves(self, self.panel))
+        self.context = self._own(Context(self))
+        self.transcript_actions = self._own(TranscriptActions(self))
+        self.sessions = self._own(Sessions(self))
+        self.labels = self._own(Labels(self))
+        self.models = self._own(Models(self, detect_servers=self.detect_servers))
+        self.tools = self._own(Tools(self))
+        self.search = self._own(Search(self))
+        self.workspace = self._own(Workspace(self))
+        self.extensions = self._own(Extensions(self, self.sending, self.slash_commands))
+        self.help = self._own(Help(self, self.extensions))
+        self.themes = Themes(self, self)
+        self.permissions = Permissions(self)
+        self.view = ChatView(self, sending=self.sending, moves=self.moves, panel=self.panel, workspace=self.workspace,
+                             sessions=self.sessions)
         chat.builtin_commands = frozenset(self.slash_commands)  # no template takes a command's name
         self._unsubscribe = chat.subscribe(self._on_chat_event)
-        chat.confirm = self.confirm_command
-        chat.confirm_read = self.confirm_read
-        chat.approve_change = self.approve_change  # edit/write: the diff, asked (workspace_view.py)
+        chat.confirm = self.permissions.confirm_command
+        chat.confirm_read = self.permissions.confirm_read
+        chat.approve_change = self.workspace.approve_change  # edit/write: the diff, asked (workspace/)
+
+    def _own(self, feature: F) -> F:
+        self.owned[type(feature)] = feature
+        return feature
 
     def _on_chat_event(self, event: ChatEvent) -> None:
         self.post_message(ChatMessage(event))
+
+    # ------------------------------------------------------------ the start, and the end
+
+    @property
+    def started(self) -> bool:
+        """The session is open and every widget is in place (app/tui/startup/)."""
+        return self.startup.started
+
+    @property
+    def start_error(self) -> BaseException | None:
+        """What ended the start (said after the app has closed: app/tui/run.py)."""
+        return self.startup.start_error
+
+    @property
+    def start_seconds(self) -> float | None:
+        """From the App's creation to `started`."""
+        return self.startup.start_seconds
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
@@ -258,25 +251,29 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
     async def on_mount(self) -> None:
         if self.first_theme and self.first_theme in self.available_themes:
             self.theme = self.first_theme
-        self.fit_width(self.size.width)  # the first layout at the first size (MainScreen: the next)
+        self.panel.fit(self.size.width)  # the first layout at the first size (MainScreen: the next)
         self.ui(Banner, "#banner").hide()
         composer = self.composer
-        composer.completer = self._complete_path
-        composer.paste_filter = self._pasted_image
+        composer.completer = lambda text, cursor: paths.complete_path(text, cursor, self._cwd())
+        composer.paste_filter = lambda pasted: paths.pasted_image(pasted, self._cwd())
         # at once: focus() would wait behind the keys already queued, and a key that finds the
-        # composer without the focus waits for the session (starting.py)
+        # composer without the focus waits for the session (startup/)
         self.screen.set_focus(composer)
         if self.first_storage is not None:  # the controller exists: open its session before the first frame
-            await self.mount_panels()
+            await self.startup.mount_panels()
             await self.attach(self.chat, self.first_storage)
-            self.started = True
+            self.startup.started = True
             self.after_start()
         else:
-            self.open_after_first_frame()
+            self.startup.open_after_first_frame()
+
+    def _cwd(self) -> str:
+        chat = getattr(self, "chat", None)
+        return chat.cwd if chat is not None else os.getcwd()
 
     async def attach(self, chat: Chat, storage: SessionStorage) -> None:
+        """The controller's events, its session opened."""
         from treechat.storage.lock_notices import add_listener
-        from treechat.text.sanitize import sanitize_line
 
         if getattr(self, "chat", None) is not chat:
             self._attach_controller(chat)
@@ -288,31 +285,21 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
             loop.call_soon_threadsafe(lambda: self.notify(sanitize_line(text), severity="warning", timeout=10))
 
         self._stop_lock_notices = add_listener(lock_notice)
-        self.apply_saved_theme()
-        self.remembered_tree_width()
+        self.themes.apply_saved()
+        self.panel.remembered(chat.settings.home)
         self.composer.max_paste = int(getattr(chat.settings, "max_input_mb", 1.0) * 1e6)
         await self.chat.open(storage)
 
     def after_start(self) -> None:
+        """What runs once the session is open: local servers asked, other writers followed, MCP."""
         if self.detect_servers:
             self.run_worker(self._detect_local(), group="detect")
         # what other processes and machines write shows as it happens (treechat.chat.live)
         self._follow_store()
-        self.call_after_refresh(lambda: self.run_worker(self.start_extensions(), group="mcp"))  # MCP, skills
+        self.call_after_refresh(self.extensions.start)  # MCP servers, skills, templates
 
-    def _cwd(self) -> str:
-        chat = getattr(self, "chat", None)
-        return chat.cwd if chat is not None else os.getcwd()
-
-    def _complete_path(self, text: str, cursor: int) -> Completion | None:
-        from treechat.prompts.attachments import complete_at_path
-
-        return complete_at_path(text, cursor, self._cwd())
-
-    def _pasted_image(self, pasted: str) -> str | None:
-        from treechat.prompts.attachments import pasted_image_token
-
-        return pasted_image_token(pasted, self._cwd())
+    async def _detect_local(self) -> None:
+        self.chat.add_local_servers(await self.chat.local.found())
 
     @work(group="store-feed", exclusive=True, exit_on_error=False)
     async def _follow_store(self) -> None:
@@ -324,229 +311,344 @@ class TreechatApp(ChatView, WidgetRequests, SlashCommands, Sessions, Labels, Mod
         self.stop_listening()
 
     def stop_listening(self) -> None:
+        """No more controller events for this App (it is closing)."""
         self._unsubscribe()  # whatever the controller does while closing has nowhere to be drawn
 
-    def get_default_screen(self) -> Screen[None]:
-        return MainScreen(id="_default")
+    # ------------------------------------------------------------ the screen, resizes, the panel's classes
 
-    _resized_at = 0.0  # time.monotonic() of the last resize from the terminal
+    def get_default_screen(self) -> Screen[None]:
+        return MainScreen(self.panel.fit, id="_default")
 
     def on_resize(self, event: events.Resize) -> None:
-        """Textual hands a new size to the screens 1/120 s later, to make one of a burst of them
-        (a window being dragged); a resize that is not part of a burst goes at once."""
-        now = time.monotonic()
-        if now - self._resized_at > RESIZE_BURST:
-            self.call_next(self._resize_now)  # after App._on_resize (it runs after this handler)
-        self._resized_at = now
+        self.panel.resized()
 
-    def _resize_now(self) -> None:
-        if self._resize_timer is not None:  # (not yet handed over)
-            self._check_resize()
-
-    def fit_width(self, width: int) -> None:
-        """Under NARROW columns the tree is a drawer over the transcript (closed at first, or open
-        when the tree has the focus), so a reply is readable at full width; back above it, the
-        tree is where it was."""
-        narrow = width < NARROW
-        if narrow == self.has_class("-narrow"):
-            return
-        # both classes first, then one restyle of the panel (a restyle each was twice the work)
-        if narrow:
-            self._tree_hidden_when_wide = self.has_class("-tree-hidden")
-            super().add_class("-narrow", update=False)
-            if not any(panel.has_focus for panel in self._panels()):
-                super().add_class("-tree-hidden", update=False)  # the drawer starts closed, unless you are in the tree
-        else:
-            super().remove_class("-narrow", update=False)
-            if self._tree_hidden_when_wide:
-                super().add_class("-tree-hidden", update=False)
-            else:
-                super().remove_class("-tree-hidden", update=False)
-        self._apply_tree_width()
-        self._restyle_panel()
-
-    # A class on the App restyles every widget of the screen (Textual walks them all): with a
-    # transcript mounted, tens of ms in the frame of the key or resize that opened, closed or
-    # docked the tree panel. The panel's own classes restyle the panel alone: no other rule
-    # names them (styles.tcss).
+    # A class on the App restyles every widget of the screen (Textual walks them all); the panel's
+    # own classes restyle the panel alone (tree/panel.py).
     def add_class(self, *class_names: str, update: bool = True) -> Self:
-        if not (update and class_names and PANEL_CLASSES.issuperset(class_names)):
-            return super().add_class(*class_names, update=update)
-        if not self.has_class(*class_names):
-            super().add_class(*class_names, update=False)
-            self._restyle_panel()
-        return self
+        if update and class_names and PANEL_CLASSES.issuperset(class_names):
+            self.panel.add(*class_names)
+            return self
+        return super().add_class(*class_names, update=update)
 
     def remove_class(self, *class_names: str, update: bool = True) -> Self:
-        if not (update and class_names and PANEL_CLASSES.issuperset(class_names)):
-            return super().remove_class(*class_names, update=update)
-        if any(self.has_class(name) for name in class_names):
-            super().remove_class(*class_names, update=False)
-            self._restyle_panel()
-        return self
+        if update and class_names and PANEL_CLASSES.issuperset(class_names):
+            self.panel.remove(*class_names)
+            return self
+        return super().remove_class(*class_names, update=update)
 
-    # ------------------------------------------------------------ the tree panel's width
-
-    tree_width = 44  # columns, beside the transcript (a drawer on a narrow terminal has its own)
-    MIN_TREE, MIN_CHAT = 24, 40
-
-    def set_tree_width(self, width: int, *, keep: bool = False) -> None:
-        """The panel `width` columns wide (within what leaves the conversation room); `keep`:
-        remembered in state.json for the next start."""
-        self.tree_width = max(self.MIN_TREE, min(width, self.size.width - self.MIN_CHAT))
-        self._apply_tree_width()
-        if keep:
-            self.run_worker(self._keep_tree_width(self.tree_width), group="state", exclusive=True)
-
-    def _apply_tree_width(self) -> None:
-        # an inline width beats the stylesheet, so it is cleared for the drawer (its width is 85%)
-        for panel in self._panels():
-            panel.styles.width = None if self.has_class("-narrow") else self.tree_width
-
-    async def _keep_tree_width(self, width: int) -> None:
-        from treechat.config.state import StateFile
-
-        await asyncio.to_thread(StateFile(self.chat.settings.home).update, tree_width=width)
-
-    def remembered_tree_width(self) -> None:
-        """The width kept from last time (once the session's home is known)."""
-        from treechat.config.state import StateFile
-
-        kept = StateFile(self.chat.settings.home).read().get("tree_width")
-        if isinstance(kept, int) and kept != self.tree_width:
-            self.set_tree_width(kept)
-
-    def on_tree_view_resize_requested(self, message: TreeView.ResizeRequested) -> None:
-        width = message.width if message.width is not None else self.tree_width + message.delta
-        self.set_tree_width(width, keep=message.final)
-
-    def _restyle_panel(self) -> None:
-        if not self.screen_stack:
-            return
-        # The panel classes place the panel; no rule gives its parts (the tree's component
-        # classes: the cursor, the roles, ...) a style by them, and Textual's restyle of a node
-        # styles each of those parts again (17 for the tree: 2-5 ms of each resize across NARROW
-        # columns and each Ctrl+B). Those are kept; a theme or focus change restyles them as ever.
-        stylesheet = self.stylesheet
-        stylesheet._process_component_classes = _kept  # type: ignore[method-assign]  # (removed below)
-        try:
-            stylesheet.update_nodes([node for panel in self._panels() for node in panel.walk_children(with_self=True)],
-                                    animate=True)
-        finally:
-            del stylesheet._process_component_classes
-
-    def _panels(self) -> list[Widget]:
-        """The tree panel (or its place): a child of #main (a query of the whole screen was ~3 ms)."""
-        if not self.screen_stack:
-            return []
-        main = self.screen_stack[0].query_children("#main")
-        return list(main.first().query_children(PANEL)) if main else []
-
-    last_key_at = 0.0  # time.monotonic() of the newest key from the terminal (StreamingView yields to typing)
-
-    # Keys parsed in the same burst as a paste (no person types 20 ms after a paste lands) are the
-    # paste's own tail: a terminal that does not filter a pasted "end of paste" sequence hands the
-    # rest of the clipboard over as keys, and a Ctrl+G in it opened $EDITOR, an Enter would send.
-    PASTE_TAIL = 0.02
-    _paste_tail_until = float("-inf")
+    # ------------------------------------------------------------ keys and pastes, as they arrive
 
     async def on_event(self, event: events.Event) -> None:
+        """Every key and paste from the terminal, before Textual hands it to the focused widget:
+        held until the session is open (startup/), a paste's tail as text, a question's answer
+        (questions/), or typing that goes to the composer (composer/typing.py)."""
         if isinstance(event, events.Key) and not event.is_forwarded:
-            if self.hold_key(event):
-                return  # it waits for the session (app/tui/starting.py)
-            if event.time <= self._paste_tail_until:
-                self._paste_tail_until = event.time + self.PASTE_TAIL
-                await self.on_event(events.Paste(_as_text(event)))  # text, never a command
+            if self.startup.hold_key(event):
+                return  # it waits for the session
+            pasted = self.typing.paste_tail(event)
+            if pasted is not None:
+                await self.on_event(pasted)  # text, never a command
                 return
             self.last_key_at = time.monotonic()
             if event.key != "ctrl+c":
-                self._quit_armed = False  # "Ctrl+C again to quit" means the very next key
-            self._key_to_stream()
+                self.interrupt.armed = False  # "Ctrl+C again to quit" means the very next key
+            self.typing.key_to_stream()
             if self.questions.route_key(event):
                 return  # an answer, or reading the question: not for anything else
-            self._type_into_composer(event)  # before Textual hands the key to the focused widget
+            self.typing.to_composer(event)
         elif isinstance(event, events.Paste) and not event.is_forwarded:
-            self._paste_tail_until = max(self._paste_tail_until, event.time + self.PASTE_TAIL)
             self.questions.route_paste(event)
-            self._paste_into_composer()
+            self.typing.pasted(event)
         await super().on_event(event)
 
-    def _paste_into_composer(self) -> None:
-        """A paste always lands in the composer (unless a box taking text has the focus: a
-        dialog's filter, the tree's `/`): dropped on the transcript or the tree, it was lost."""
-        from textual.widgets import Input, TextArea
+    # ------------------------------------------------------------ the App's own keys (widgets.keymap, "global")
 
-        if self.screen is not self.screen_stack[0]:
-            return  # a dialog: its own box takes it, or nothing does
-        focused = self.focused
-        if isinstance(focused, Input | TextArea) or getattr(focused, "takes_typing", False):
+    async def action_toggle_tree(self) -> None:
+        self.panel.toggle(self.tree_view, self.composer)
+
+    async def action_sessions(self) -> None:
+        await self.run_command("resume", "")
+
+    async def action_search(self) -> None:
+        await self.run_command("search", "")
+
+    async def action_model(self) -> None:
+        await self.run_command("model", "")
+
+    async def action_thinking(self) -> None:
+        await self.run_command("thinking", "")
+
+    async def action_new_session(self) -> None:
+        await self.run_command("new", "")
+
+    async def action_help(self) -> None:
+        await self.run_command("help", "")
+
+    async def action_back(self) -> None:
+        await self.run_command("back", "")
+
+    def action_toggle_tool_output(self) -> None:
+        self.transcript.toggle_tools()
+
+    def action_toggle_thinking_blocks(self) -> None:
+        self.transcript.toggle_thinking()
+
+    async def action_stop(self) -> None:
+        await self.interrupt.stop()
+
+    async def action_interrupt(self) -> None:
+        await self.interrupt.interrupt()
+
+    async def action_quit(self) -> None:
+        await self.interrupt.quit()
+
+    async def action_pull_queued(self) -> None:
+        await self.sending.pull_queued()
+
+    async def action_edit_in_editor(self) -> None:
+        from .composer.editor import edit_in_editor
+
+        await edit_in_editor(self, self)
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's own palette commands (theme, keys, screenshot, …), our quit instead of its own
+        (ours keeps what was typed as a draft and asks while a reply runs)."""
+        for system in super().get_system_commands(screen):
+            if system.title.lower() != "quit":
+                yield system
+        yield SystemCommand("Quit", "Quit treechat (what you typed is kept as a draft)", self.action_quit)
+
+    # ------------------------------------------------------------ slash commands (registry.py)
+
+    async def run_command(self, name: str, args: str) -> None:
+        """The registered slash command `name`, run on its feature. From the palette before the
+        session opens it waits like a typed one (startup/)."""
+        if self.sending.hold(Composer.Command(name, args, f"/{name} {args}".rstrip())):
             return
-        self.screen.set_focus(self.composer)
+        registered = self.slash_commands[name]
+        target = self if isinstance(self, registered.owner) else self.owned[registered.owner]
+        await registered.bound(target)(args)
 
-    def _key_to_stream(self) -> None:
-        """A reply streaming draws what is due right after this key's frame (StreamingView.key_typed)."""
-        view = sys.modules.get("treechat.widgets.transcript.view")
-        if view is None:
-            return  # not loaded yet (app/tui/starting.py): nothing streams
-        try:
-            transcript = self.ui(view.Transcript)
-        except NoMatches:  # (not mounted yet: its place in the first frame)
+    async def run_slash(self, name: str, args: str) -> bool:
+        """A command typed in the composer; False (and a sentence) for one we do not know."""
+        if name not in self.slash_commands:
+            guess = closest(name, list(self.slash_commands))
+            hint = f" Did you mean /{guess}?" if guess else " /help lists them; start with // to send a literal /."
+            self.show_error(f"Unknown command /{name}.{hint}")
+            return False
+        await self.run_command(name, args)
+        return True
+
+    async def typed_command(self, message: Composer.Command) -> None:
+        """A prompt template or `/skill NAME text` goes as a message; else the command runs; the
+        text comes back to the composer for one we do not know."""
+        if await self.extensions.send_expanded(message.name, message.args, message.text, message.kind):
             return
-        transcript.key_typed()
+        if not await self.run_slash(message.name, message.args):
+            self.composer.give_back(message.text)
 
-    def _type_into_composer(self, event: events.Key) -> None:
-        """You can always just type: a printable key that nothing focused is bound to moves the
-        focus to the composer, which then gets the key like any other.
+    # ------------------------------------------------------------ what the widgets ask for
 
-        Decided here, as each key arrives from the driver and before it is handed to the focused
-        widget, so the keys behind it in the same burst follow it to the composer. (Decided where
-        the key bubbles back unhandled, the rest of the burst was already queued to the panel: a
-        "g" there jumped in the tree, a "y" copied in the transcript, and letters were lost.)"""
-        if not event.is_printable or not event.character or self.screen is not self.screen_stack[0]:
-            return
-        composer = self.composer
-        if composer.has_focus or getattr(self.focused, "takes_typing", False):
-            return  # the composer, or a widget taking text right now (the tree's `/` filter)
-        bound = self.screen.active_bindings.get(event.key)
-        if bound is not None and bound.enabled:
-            return  # a key the focused widget (or the App) acts on: its binding runs, not typing
-        if self.has_class("-narrow"):
-            self.add_class("-tree-hidden")  # the drawer would cover what is being typed
-        self.screen.set_focus(composer)  # at once (focus() would defer it behind the queued keys)
+    @on(Composer.Submitted)
+    async def _submitted(self, message: Composer.Submitted) -> None:
+        self.clear_error()
+        if not self.sending.hold(message):  # before the session opens it waits (startup/)
+            await self.sending.submit(message)
 
-    async def _detect_local(self) -> None:
-        self.chat.add_local_servers(await self.chat.local.found())
+    @on(Composer.Command)
+    async def _command_typed(self, message: Composer.Command) -> None:
+        self.clear_error()
+        if not self.sending.hold(message):
+            await self.typed_command(message)
 
-    async def confirm_command(self, command: str) -> bool:
-        """The bash tool asks before it runs a command (typing cannot answer: app/tui/questions.py),
-        unless this exact command was allowed for this session."""
-        from treechat.widgets.question.panel import QuestionSpec
+    @on(QueueTray.Dropped)
+    async def _queue_dropped(self, message: QueueTray.Dropped) -> None:
+        await self.sending.drop_queued(message.index)
 
-        spec = QuestionSpec("Run this shell command?", command, yes="Run", no="Refuse",
-                            session="Allow this command for this session")
-        return await self._confirm(spec, command)
+    @on(QueueTray.PullLast)
+    async def _queue_pull_last(self, message: QueueTray.PullLast) -> None:
+        await self.sending.pull_queued()
 
-    async def confirm_read(self, tool: str, path: str, folder: str) -> bool:
-        """read, ls and grep ask the same way before they look outside the working folder, unless
-        this exact path was allowed for this session."""
-        from treechat.widgets.question.panel import QuestionSpec
+    @on(Banner.Dismissed)
+    def _banner_dismissed(self, message: Banner.Dismissed) -> None:
+        self.composer.focus()
 
-        spec = QuestionSpec("Let the model read outside the working folder?",
-                            f"{tool} {path}\n\n(the working folder is {folder})", yes="Allow", no="Refuse",
-                            session="Allow this path for this session")
-        return await self._confirm(spec, f"{tool}\0{path}")
+    @on(from_tree.NodeChosen)
+    @on(from_transcript.EditRequested)  # (exactly what a click on the prompt in the tree does)
+    async def _node_chosen(self, message: from_tree.NodeChosen | from_transcript.EditRequested) -> None:
+        await self.moves.choose(message.entry_id)
 
-    async def _confirm(self, spec: QuestionSpec, what: str) -> bool:
-        allowed = (self.chat.session_id, what)
-        if allowed in self.allowed_commands:
-            return True
-        answer = await self.questions.ask(spec)
-        if answer == "session":
-            self.allowed_commands.add(allowed)
-        return answer in ("yes", "session")
+    @on(from_tree.PreviewRequested)
+    async def _preview_requested(self, message: from_tree.PreviewRequested) -> None:
+        await self.moves.preview(message.entry_id)
 
-    def on_question_panel_answered(self, message: QuestionPanel.Answered) -> None:
+    @on(from_tree.DetailsRequested)
+    async def _details_requested(self, message: from_tree.DetailsRequested) -> None:
+        await self.moves.details(message.entry_id)
+
+    @on(from_tree.BackRequested)
+    async def _back_requested(self, message: from_tree.BackRequested) -> None:
+        await self.moves.back()
+
+    @on(from_tree.ResizeRequested)
+    def _resize_requested(self, message: from_tree.ResizeRequested) -> None:
+        self.panel.resize(message)
+
+    @on(from_tree.LabelRequested)
+    @on(from_transcript.LabelRequested)
+    def _label_requested(self, message: from_tree.LabelRequested | from_transcript.LabelRequested) -> None:
+        self.labels.ask_label(message.entry_id)
+
+    @on(from_tree.ForkRequested)
+    @on(from_transcript.ForkRequested)
+    async def _fork_requested(self, message: from_tree.ForkRequested | from_transcript.ForkRequested) -> None:
+        await self.sessions.fork_at(message.entry_id)
+
+    @on(from_transcript.SiblingRequested)
+    async def _sibling_requested(self, message: from_transcript.SiblingRequested) -> None:
+        await self.transcript_actions.switch_sibling(message.entry_id, message.delta)
+
+    @on(from_transcript.RetryRequested)
+    async def _retry_requested(self, message: from_transcript.RetryRequested) -> None:
+        await self.transcript_actions.retry(message.entry_id)
+
+    @on(from_transcript.CopyRequested)
+    async def _copy_requested(self, message: from_transcript.CopyRequested) -> None:
+        await self.transcript_actions.copy(message.text, message.what)
+
+    @on(from_transcript.ExpandCompaction)
+    async def _compaction_opened(self, message: from_transcript.ExpandCompaction) -> None:
+        await self.transcript_actions.show_originals(message.entry_id)
+
+    @on(from_dialogs.Rename)
+    async def _session_renamed(self, message: from_dialogs.Rename) -> None:
+        await self.sessions.rename(message.session_id, message.name)
+
+    @on(from_dialogs.Delete)
+    async def _session_deleted(self, message: from_dialogs.Delete) -> None:
+        await self.sessions.delete(message.session_id)
+
+    @on(from_question.Answered)
+    def _question_answered(self, message: from_question.Answered) -> None:
         self.questions.answered(message.panel, message.choice)
 
-    def on_question_panel_attended(self, message: QuestionPanel.Attended) -> None:
+    @on(from_question.Attended)
+    def _question_attended(self, message: from_question.Attended) -> None:
         self.questions.attend(message.panel, message.time)
+
+    @on(Opened)
+    async def _opened(self, message: Opened) -> None:
+        await self.startup.opened()
+
+    @on(Released)
+    def _released(self, message: Released) -> None:
+        self.startup.released_all()
+
+    @on(ChatMessage)
+    async def _chat_event(self, message: ChatMessage) -> None:
+        """A controller event, drawn by the view. Once the App is closing (no screen left), events
+        still queued have nothing to be drawn on and are dropped, instead of failing on a widget."""
+        if not self.screen_stack:
+            return
+        try:
+            await self.view.show(message.event)
+        except (NoMatches, MountError):
+            if self.screen_stack and self.is_running:
+                raise
+
+    # ------------------------------------------------------------ what the features are handed (shell.py)
+
+    def ui(self, expect_type: type[W], selector: str | None = None) -> W:
+        """A widget of the main screen, even while a dialog is on top (events keep coming)."""
+        if not self.screen_stack:
+            raise NoMatches("the app has no screen (shutting down)")
+        screen = self.screen_stack[0]
+        return screen.query_one(selector, expect_type) if selector else screen.query_one(expect_type)
+
+    @property
+    def composer(self) -> Composer:
+        return self.ui(Composer)
+
+    # The transcript and the tree are mounted once the session opens (before that, their places
+    # hold widgets.panels' spaces): their modules load after the first frame.
+    @property
+    def transcript(self) -> Transcript:
+        from treechat.widgets.transcript.view import Transcript
+
+        return self.ui(Transcript)
+
+    @property
+    def tree_view(self) -> TreeView:
+        from treechat.widgets.tree.view import TreeView
+
+        return self.ui(TreeView)
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """A toast, as plain text (see `on_notify`): it may quote a model's, a server's or a file's words."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
+    def on_notify(self, event: Notify) -> None:
+        # Every toast passes here, whoever raised it (a widget's notify is the App's, a Notify may be
+        # posted directly), before Textual's own handler shows it: so no caller can forget the sanitiser. A
+        # skill folder's name, a server's error, a path may carry an escape sequence (an OSC 52 set
+        # the clipboard) or markup ([link=…] becomes an OSC 8 hyperlink): neither reaches the terminal.
+        shown = event.notification
+        shown.message = _toast_text(shown.message)
+        shown.title = sanitize_line(shown.title, 200)
+        shown.markup = False
+        # One toast at a time: the newest replaces the last (Textual's handler, after this, adds it).
+        self.clear_notifications()
+
+    def show_error(self, text: str) -> None:
+        self.ui(Banner, "#banner").show(text, "error")
+
+    def clear_error(self) -> None:
+        """A new message or command: an error line about the last one is not news any more (a new
+        failure shows its own)."""
+        banner = self.ui(Banner, "#banner")
+        if banner.severity == "error":
+            banner.hide()
+
+    async def attempt(self, work: Awaitable[T]) -> T | None:
+        """Run a controller call; a ChatError (or a StorageError: a locked or full store) becomes
+        the banner's one sentence."""
+        from treechat.chat import ChatError
+        from treechat.storage.base import StorageError
+
+        try:
+            return await work
+        except (ChatError, StorageError) as err:
+            self.show_error(str(err))
+            return None
+
+    def in_background(self, work: Awaitable[object], group: str = "chat") -> None:
+        """Long controller work (a compaction, a summary) without blocking the keys; every screen
+        update still comes from the controller's events."""
+
+        async def run() -> None:
+            await self.attempt(work)
+
+        self.run_worker(run(), group=group)
+
+    async def ask(self, screen: Screen[T]) -> T:
+        """Push `screen` and wait for what it is dismissed with: only from a worker (shell.py says
+        why: awaited in a message handler, the App's queue would wait for itself)."""
+        return await self.push_screen(screen, wait_for_dismiss=True)
+
+    def show(self, screen: Screen[T]) -> None:
+        """Push `screen` without waiting for it."""
+        self.push_screen(screen)
+
+    async def copy(self, text: str, what: str = "") -> None:
+        """To the clipboard: OSC 52 through the terminal (SSH, tmux) and the system's command."""
+        from treechat.clipboard import copy_with_command, platform_command, size_text
+
+        self.copy_to_clipboard(text)
+        await copy_with_command(text, platform_command())
+        self.notify(f"Copied {what + ', ' if what else ''}{size_text(text)}", timeout=3)
+
+
+def _toast_text(text: object) -> str:
+    clean = sanitize(text).strip()
+    return clean if len(clean) <= MAX_TOAST else clean[: MAX_TOAST - 1] + "…"

@@ -1,37 +1,54 @@
-"""Slash commands and the command palette, both from the App's registry (`registry.py`).
-
-`/name args` typed in the composer (or the palette entry) runs the handler registered as `name`
-(`@command`, here and in the features: `extensions_view.py`, `workspace_view.py`,
-`features/`); an unknown `/word` is never sent to the model: the text stays and the banner names
-the closest command. Every handler is a thin call into the controller.
-"""
+"""The command palette (Ctrl+P): every slash command of the App's registry (`registry.py`), with
+its argument hint, and the prompt templates found. A command chosen runs as if typed (the App's
+`run_command`); a template goes into the composer, for its arguments."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
-from textual import on
-from textual.app import SystemCommand
 from textual.command import DiscoveryHit, Hit, Hits, Provider
-from textual.screen import Screen
 
-from treechat.widgets.commands import SlashCommand, closest
-from treechat.widgets.composer.view import Composer
+from treechat.widgets.commands import SlashCommand
 
-from .base import TuiBase
-from .registry import command
+if TYPE_CHECKING:
+    from textual.worker import Worker
 
-# The dialogs (treechat.widgets.screens) are imported by the commands that open them: they load
-# after the first frame (app/tui/starting.py).
+    from treechat.widgets.composer.view import Composer
+
+    from .registry import Command
+
+
+T = TypeVar("T")
+
+
+@runtime_checkable
+class Commands(Protocol):
+    """What the palette reads of the App."""
+
+    @property
+    def slash_commands(self) -> Mapping[str, Command]: ...
+
+    @property
+    def composer(self) -> Composer: ...
+
+    def command_table(self) -> list[SlashCommand]: ...
+
+    async def run_command(self, name: str, args: str) -> None: ...
+
+    def run_worker(self, work: Awaitable[T], name: str | None = "", group: str = "default") -> Worker[T]: ...
 
 
 class TreechatCommands(Provider):
     """Command palette (Ctrl+P): every slash command, with its argument hint."""
 
-    def _run(self, row: SlashCommand) -> Callable[[], None]:
+    def _app(self) -> Commands:
         app = self.app
-        assert isinstance(app, SlashCommands)
+        assert isinstance(app, Commands)
+        return app
+
+    def _run(self, row: SlashCommand) -> Callable[[], None]:
+        app = self._app()
 
         def run() -> None:  # the coroutine is made only when the command is chosen
             if row.name not in app.slash_commands:  # a prompt template: into the composer, for its arguments
@@ -51,9 +68,8 @@ class TreechatCommands(Provider):
         return f"{row.usage}: {row.help}{key}".replace("[", "\\[")
 
     def _commands(self) -> list[SlashCommand]:
-        app = self.app
-        assert isinstance(app, SlashCommands)
-        chat = getattr(app, "chat", None)  # (none before the session opens: app/tui/starting.py)
+        app = self._app()
+        chat = getattr(app, "chat", None)  # (none before the session opens: app/tui/startup/)
         return [*app.command_table(), *(chat.command_rows() if chat is not None else [])]  # and the templates found
 
     async def discover(self) -> Hits:
@@ -66,92 +82,3 @@ class TreechatCommands(Provider):
             score = max(matcher.match(row.title), matcher.match("/" + row.name))
             if score > 0:
                 yield Hit(score, matcher.highlight(row.title), self._run(row), help=self._help(row))
-
-
-class SlashCommands(TuiBase):
-    @on(Composer.Command)
-    async def _composer_command(self, message: Composer.Command) -> None:
-        self.clear_error()
-        if not self.hold_request(message):  # before the session opens it waits (app/tui/starting.py)
-            await self.typed_command(message)
-
-    async def typed_command(self, message: Composer.Command) -> None:
-        if await self.send_expanded(message):  # a prompt template or /skill NAME (tui/extensions_view.py)
-            return
-        if not await self.run_slash(message.name, message.args):
-            self.composer.give_back(message.text)
-
-    async def run_slash(self, name: str, args: str) -> bool:
-        """A command typed in the composer; False (and a sentence) for one we do not know."""
-        if name not in self.slash_commands:
-            guess = closest(name, list(self.slash_commands))
-            hint = f" Did you mean /{guess}?" if guess else " /help lists them; start with // to send a literal /."
-            self.show_error(f"Unknown command /{name}.{hint}")
-            return False
-        await self.run_command(name, args)
-        return True
-
-    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        """Textual's own palette commands (theme, keys, screenshot, …), our quit instead of its own
-        (ours keeps what was typed as a draft and asks while a reply runs)."""
-        for system in super().get_system_commands(screen):
-            if system.title.lower() != "quit":
-                yield system
-        yield SystemCommand("Quit", "Quit treechat (what you typed is kept as a draft)", self.action_quit)
-
-    # ------------------------------------------------------------ the conversation's commands (registry.py)
-
-    @command("tree", title="Show or focus the tree", help="the session tree panel", key="F2")
-    async def cmd_tree(self, args: str) -> None:
-        self.remove_class("-tree-hidden")
-        self.tree_view.focus()
-
-    @command("back", title="Back to the previous leaf", help="undo the last leaf move")
-    async def cmd_back(self, args: str) -> None:
-        await self.attempt(self.chat.back())
-
-    @command("compact", title="Compact the conversation", args="[instructions]",
-             help="summarise older messages into one entry (nothing is deleted)")
-    async def cmd_compact(self, args: str) -> None:
-        self.in_background(self.chat.compact(args or None), group="agent")
-
-    @command("summarize", title="Summarize the branch you left", args="[instructions]",
-             help="add a summary of the abandoned branch to the context")
-    async def cmd_summarize(self, args: str) -> None:
-        self.in_background(self.chat.summarize(args or None), group="agent")
-
-    @command("copy", title="Copy a message", args="[N]",
-             help="the last reply to the clipboard, or the N-th message from the end (OSC 52 and the system's)")
-    async def cmd_copy(self, args: str) -> None:
-        n: int | None = None
-        if args.strip():
-            if not args.strip().isdigit():
-                self.show_error("/copy takes the number of a message from the end (1 is the last), or nothing.")
-                return
-            n = int(args)
-        text = await self.attempt(self.chat.copy_text(n))
-        if text is not None:
-            await self.copy(text)
-
-    @command("retry", title="Retry the last prompt",
-             help="ask again; the new reply is a sibling of the old one (‹ n/m › switches)")
-    async def cmd_retry(self, args: str) -> None:
-        await self.attempt(self.chat.retry())
-
-    @command("system", title="System prompt", args="[TEXT|off]",
-             help="your own instructions, kept with the session (empty: show the whole prompt; off: remove them)",
-             complete=lambda chat: ("off",))
-    async def cmd_system(self, args: str) -> None:
-        if args.strip().lower() in ("off", "clear", "none"):
-            if await self.attempt(self.chat.set_instructions(None)) is not None:
-                self.notify("Your instructions are removed from the system prompt.", timeout=4)
-            return
-        if args.strip():
-            if await self.attempt(self.chat.set_instructions(args)) is not None:
-                self.notify("Your instructions are part of the system prompt now, kept with this session "
-                            "(/system shows it all, /system off removes them).", timeout=4)
-            return
-        from treechat.widgets.screens import TextDialog
-
-        self.push_screen(TextDialog("The system prompt (what the model is told before every request)",
-                                    self.chat.system_prompt()))

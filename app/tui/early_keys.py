@@ -16,14 +16,17 @@ Only for a real terminal on a system with termios; elsewhere nothing changes.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from textual.driver import Driver
 
 try:
     import termios
 except ImportError:  # not a POSIX system: Textual's own driver, unchanged
     termios = None  # type: ignore[assignment]
 
-_saved: list[Any] | None = None  # the terminal's attributes before `take_keys_as_typed`
+_saved: list[Any] | None = None  # the terminal's attributes before `take_keys_as_typed` (termios types them list[Any])
 _fd: int | None = None
 
 
@@ -61,7 +64,7 @@ def restore() -> None:
     _saved = None
 
 
-def user_mode_driver(chosen: type[Any]) -> type[Any]:
+def user_mode_driver(chosen: type[Driver]) -> type[Driver]:
     """The App's driver, saving the user's terminal mode as the one to restore (when the terminal
     was changed and the driver is Textual's own for POSIX: TEXTUAL_DRIVER may name another)."""
     if _saved is None:
@@ -74,7 +77,7 @@ def user_mode_driver(chosen: type[Any]) -> type[Any]:
 
     class UserModeDriver(LinuxDriver):
         def start_application_mode(self) -> None:
-            super().start_application_mode()
+            super().start_application_mode()  # type: ignore[no-untyped-call]  # (Textual's is unannotated)
             if self.attrs_before is not None:
                 self.attrs_before = original
 

@@ -1,6 +1,6 @@
 """`treechat` with no subcommand: the full-screen app on the chosen store and session.
 
-The first frame comes first (app/tui/starting.py): this module imports only the App, and what
+The first frame comes first (app/tui/startup/): this module imports only the App, and what
 the session needs (config.toml checked, the store, the controller) is loaded by `start` once that
 frame is on the screen. A problem found then (a config error, a store that cannot be opened) is
 raised here after the terminal is given back, as the one line it always was. With nobody at a
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from treechat.chat import Chat
     from treechat.storage.base import SessionCatalog, SessionStorage
 
-    from .starting import Report
+    from .startup.feature import Report
 
 CONFIG_READ_LIMIT = 1 << 20  # the theme's look-up reads at most this much of config.toml
 

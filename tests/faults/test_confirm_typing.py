@@ -103,7 +103,7 @@ async def restore_prompt(app: Any, pilot: Any) -> None:
     first = next(e for e in await app.chat.session.get_branch()
                  if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage))
     app.composer.load_text("")
-    await app.choose(first.parent_id)  # before the prompt: notes.txt did not exist there
+    await app.moves.choose(first.parent_id)  # before the prompt: notes.txt did not exist there
 
 
 KINDS = [

@@ -13,6 +13,7 @@ from treechat.cli.main import main
 from treechat.storage.base import MAX_QUERY_CHARS
 from treechat.widgets.composer.view import Composer
 from treechat.widgets.screens import SearchScreen
+from treechat.widgets.textual_internals import notifications
 
 
 async def paste(app, pilot, text: str) -> None:
@@ -36,7 +37,7 @@ async def test_a_paste_over_max_input_mb_is_refused_with_a_notice(make_app, tmp_
         composer.focus()
         await paste(app, pilot, "a line of a long log\n" * 1000)  # 21 KB
         assert composer.text == ""
-        notes = [n.message for n in app._notifications]
+        notes = [n.message for n in notifications(app)]
         assert notes and notes[-1] == ("The paste is 21 KB; the composer takes up to 10 KB at once (max_input_mb in "
                                        "config.toml). Save it to a file and attach it with @path.")
         await paste(app, pilot, "a line of a short log\n" * 100)  # 2 KB: fits

@@ -20,6 +20,7 @@ from tests.tui.conftest import fake, make_app, screen_text, type_text, wait_for 
 from treechat.storage import open_catalog
 from treechat.storage.locks import StorageLockedError, listen
 from treechat.storage.model import MessageEntry, UserMessage
+from treechat.widgets.textual_internals import notifications
 
 from .helpers import env
 
@@ -161,7 +162,7 @@ async def test_the_app_says_it_in_a_notice(make_app, tmp_path, monkeypatch):  # 
         try:
             await pilot.press("enter")
             await wait_for(pilot, lambda: any("another treechat process is writing" in n.message
-                                              for n in app._notifications), what="the notice", rounds=1000)
+                                              for n in notifications(app)), what="the notice", rounds=1000)
             await wait_for(pilot, lambda: "stayed locked by" in screen_text(app),
                            what="the failure in the banner", rounds=1000)
         finally:

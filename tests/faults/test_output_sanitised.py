@@ -98,7 +98,7 @@ def test_a_progress_description_is_shown_as_text():
 # A skill folder named with an OSC 52 set the clipboard through a start-up toast. Every name and
 # message that comes from a repository or a server (a skill's folder, name and description, a
 # template's description and hint, an MCP server's stderr in its error) reaches the terminal only
-# through the sanitiser: in toasts (every one passes TuiBase._on_notify), dialogs, F1, the palette,
+# through the sanitiser: in toasts (every one passes the App's on_notify), dialogs, F1, the palette,
 # `-p`'s stderr and `treechat mcp`.
 
 OSC52 = "\x1b]52;c;cHduZWQ=\x07"  # "set the clipboard to 'pwned'"
@@ -150,7 +150,7 @@ async def test_names_from_a_repository_reach_the_app_sanitised(make_app, tmp_pat
         assert any("SKILLMARK" in m for m in shown) and any("could not start" in m for m in shown)
         assert all(clean(m) for m in shown), shown
         assert clean(screen_text(app))
-        assert clean(app.extensions_help()) and "SKILLMARK" in app.extensions_help()
+        assert clean(app.extensions.extensions_help()) and "SKILLMARK" in app.extensions.extensions_help()
         rows = app.chat.command_rows()
         assert rows and all(clean(f"{r.title} {r.usage} {r.help}") for r in rows)
         for command in ("/skill", "/mcp"):

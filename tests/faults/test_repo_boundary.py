@@ -36,6 +36,7 @@ from treechat.agent.tools.file_write import FileProblem, replace_file
 from treechat.agent.tools.workfolder import Boundary
 from treechat.cli.main import build_parser, cmd_print
 from treechat.widgets.question import gate as question_gate
+from treechat.widgets.textual_internals import notifications
 from treechat.workspace.blobs import digest, pack
 
 from .helpers import env, treechat_here
@@ -390,7 +391,7 @@ async def test_the_app_names_an_imported_session_s_paths_outside_and_never_write
         await app.chat.back()
         await wait_for(pilot, lambda: asking(app, "Restore 1 file to this point?"), what="the offer")
         assert "Never written:" in screen_text(app) and ".bash_aliases" in screen_text(app)
-        notices = [n.message for n in app._notifications]
+        notices = [n.message for n in notifications(app)]
         assert any("name files a restore never writes" in n and str(user_home / ".bash_aliases") in n
                    for n in notices), notices
         await answer(pilot, "y")

@@ -15,6 +15,7 @@ from treechat.config.settings import load_settings
 from treechat.llm.registry import ModelRegistry
 from treechat.storage import open_catalog
 from treechat.tui import TreechatApp
+from treechat.widgets import textual_internals
 
 KEY = "sk-test-tui-secret"
 
@@ -83,7 +84,7 @@ async def path_texts(app: Any) -> list[tuple[str, str]]:
 
 def screen_text(app: Any) -> str:
     """What the terminal shows right now, as plain text (every cell of the screen)."""
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+    return textual_internals.screen_text(app.screen)
 
 
 def idle(app: Any) -> bool:

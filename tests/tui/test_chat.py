@@ -6,6 +6,7 @@ import asyncio
 
 from treechat.widgets.composer.queue_tray import QueueTray
 from treechat.widgets.composer.view import Composer
+from treechat.widgets.textual_internals import notifications
 from treechat.widgets.tree.view import TreeView
 
 from ..narrow import assistant_of
@@ -207,7 +208,7 @@ async def test_a_session_file_with_parent_cycles_opens_with_a_warning(make_app, 
 
     hostile_file(tmp_path)
     async with make_app(storage_kind="jsonl", session_id=SID) as (app, pilot):
-        await wait_for(pilot, lambda: any("parent cycles broken" in n.message for n in app._notifications),
+        await wait_for(pilot, lambda: any("parent cycles broken" in n.message for n in notifications(app)),
                        what="the warning")
         assert app.chat.session.leaf_id == "s"
         assert "its own parent" in screen_text(app)

@@ -11,6 +11,7 @@ from tests.fixtures import PI_FIXTURES
 from treechat.storage.session_file import read_session_file
 from treechat.widgets.composer.view import Composer
 from treechat.widgets.screens import SessionsScreen
+from treechat.widgets.textual_internals import notifications
 from treechat.widgets.transcript.view import Transcript
 
 from .conftest import idle, path_texts, screen_text, type_text, wait_for
@@ -90,7 +91,7 @@ async def test_name_label_export_and_fork(make_app, fake, tmp_path):
         assert await app.chat.session.get_label(reply) == "milestone"
         out = tmp_path / "out.jsonl"
         await slash(pilot, f"/export {out}")
-        await wait_for(pilot, lambda: any("Exported to" in n.message for n in app._notifications), what="the export")
+        await wait_for(pilot, lambda: any("Exported to" in n.message for n in notifications(app)), what="the export")
         lines = [json.loads(x) for x in out.read_text().splitlines()]
         assert lines[0]["type"] == "session" and any(e.get("label") == "milestone" for e in lines[1:])
         original = app.chat.session.session_id
@@ -189,7 +190,7 @@ async def test_typing_goes_on_while_an_export_is_written(make_app, fake, tmp_pat
         await pilot.press("!")
         await wait_for(pilot, lambda: app.ui(Composer).text == "still typing!", what="the keys during the export")
         release.set()
-        await wait_for(pilot, lambda: any("Exported to" in n.message for n in app._notifications), what="the notice")
+        await wait_for(pilot, lambda: any("Exported to" in n.message for n in notifications(app)), what="the notice")
 
 
 async def test_export_writes_the_format_its_extension_names(make_app, fake, tmp_path):

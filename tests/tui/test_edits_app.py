@@ -88,7 +88,7 @@ async def test_edits_are_approved_from_their_diff_shown_folded_and_restored_with
         # back to before the prompt: the file did not exist there; restoring is offered, default No
         prompt = next(e for e in await app.chat.session.get_branch()
                       if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage))
-        await app.choose(prompt.id)
+        await app.moves.choose(prompt.id)
         await wait_for(pilot, lambda: asking(app, "Restore 1 file to this point?"), what="the restore offer")
         assert "-1" in screen_text(app) and "Keep the files (n)" in screen_text(app)
         assert app.composer.text == "make notes"  # the prompt, to edit and resend: not typing

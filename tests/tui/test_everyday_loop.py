@@ -75,7 +75,7 @@ async def test_a_draft_replaced_by_a_tree_move_is_kept_and_comes_back(make_app, 
         await type_text(pilot, "my unsent draft")
         prompt = next(e for e in await app.chat.session.get_branch()
                       if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage))
-        await app.choose(prompt.id)  # Enter on the earlier prompt in the tree: edit and resend
+        await app.moves.choose(prompt.id)  # Enter on the earlier prompt in the tree: edit and resend
         await wait_for(pilot, lambda: composer.text == "first prompt", what="the prompt to edit")
         assert "my unsent draft" in composer.sent_history  # ↑ has it
         await app.chat.move_to(leaf)  # back where it was typed: it comes back
@@ -96,7 +96,7 @@ async def test_a_reply_streams_only_on_its_branch_and_a_send_says_where_it_goes(
         await type_text(pilot, "second prompt")
         await pilot.press("enter")
         await wait_for(pilot, lambda: "SECOND-REPLY" in screen_text(app), what="the reply streaming")
-        await app.choose(first_leaf)  # while it runs: the other branch is shown
+        await app.moves.choose(first_leaf)  # while it runs: the other branch is shown
         await wait_for(pilot, lambda: app.chat.preview_id is not None, what="the preview")
         await pilot.pause()
         text = screen_text(app)
@@ -144,7 +144,7 @@ async def test_the_tree_panel_is_resized_with_keys_and_its_edge_and_remembered(m
         await wait_for(pilot, lambda: tree.outer_size.width == 68, what="the dragged width")
         await pilot.mouse_down(tree, offset=(0, 5))
         await pilot.mouse_up(app.screen, offset=(5, 5))  # past where the conversation keeps its room
-        await wait_for(pilot, lambda: tree.outer_size.width == 160 - app.MIN_CHAT, what="the widest it goes")
+        await wait_for(pilot, lambda: tree.outer_size.width == 160 - app.panel.MIN_CHAT, what="the widest it goes")
         await wait_for(pilot, lambda: StateFile(tmp_path).read().get("tree_width") == 120, what="kept")
     async with make_app(size=(160, 40)) as (app, pilot):
         tree = app.query_one(TreeView)

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import asyncio
 
-from textual._xterm_parser import XTermParser
-
 from treechat.widgets.composer.queue_tray import QueueTray
 from treechat.widgets.composer.view import Composer
+from treechat.widgets.textual_internals import parse_terminal_input, send_from_terminal
 from treechat.widgets.transcript.view import Transcript
 
 from .conftest import idle, path_texts, wait_for
@@ -17,11 +16,8 @@ from .conftest import idle, path_texts, wait_for
 
 def feed(app, data: str) -> None:
     """Bytes as a terminal sends them: parsed like the driver does, posted like its input thread."""
-    parser = XTermParser()
-    events = list(parser.feed(data))
-    events += list(parser.feed(""))  # flush a trailing lone ESC, if any
-    for event in events:
-        app._driver.send_message(event)
+    for event in parse_terminal_input(data):  # (a trailing lone ESC flushed)
+        send_from_terminal(app, event)
 
 
 async def test_a_burst_of_messages_arrives_whole_and_in_order(make_app, fake):

@@ -116,7 +116,7 @@ async def test_the_picker_asks_the_servers_again_and_names_a_model_file_by_its_n
     async with FakeProvider() as other:
         LocalServer.llama_cpp_python(other)
         async with make_app() as (app, pilot):
-            app.detect_servers = True
+            app.models.detect_servers = True
             app.chat.local.servers = (("llamacpp", other.base_url),)  # (started after the app)
             await open_picker(app, pilot)
             shown = "llamacpp/SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -5,6 +5,12 @@ composer."""
 from __future__ import annotations
 
 from treechat.widgets.composer.view import Composer
+from treechat.widgets.textual_internals import (
+    component_classes,
+    component_styles_patched,
+    forget_component_styles,
+    notifications,
+)
 from treechat.widgets.transcript.view import Transcript
 from treechat.widgets.tree.view import TreeView
 
@@ -28,7 +34,7 @@ async def test_at_80_columns_a_reply_gets_the_width_and_the_tree_is_a_drawer(mak
         await wait_for(pilot, lambda: app.chat.leaf_id == ids[1], what="the move")
         await pilot.pause()
         assert not app.ui(TreeView).display and app.ui(Composer).has_focus
-        app.fit_width(160)  # wide again: the panel is back
+        app.panel.fit(160)  # wide again: the panel is back
         await pilot.pause()
         assert not app.has_class("-narrow") and app.ui(TreeView).display
 
@@ -50,7 +56,7 @@ async def test_one_toast_at_a_time(make_app):
         app.notify("first")
         app.notify("second")
         await pilot.pause()
-        assert [n.message for n in app._notifications] == ["second"]
+        assert [n.message for n in notifications(app)] == ["second"]
         await type_text(pilot, "x")
 
 
@@ -89,7 +95,7 @@ async def test_opening_closing_and_docking_the_tree_restyles_the_tree_alone(make
 
 async def test_placing_the_panel_keeps_its_parts_styled_as_a_full_restyle_would(make_app):
     """(The panel's restyle skips its component classes: no rule styles them by the panel's classes.)"""
-    from treechat.tui.app import PANEL_CLASSES
+    from treechat.tui.tree.panel import PANEL_CLASSES
 
     async with make_app(size=(160, 40)) as (app, pilot):
         sid, _ = await seed(app.chat.catalog, [("q1", "a1"), ("q2", "a2")])
@@ -97,7 +103,7 @@ async def test_placing_the_panel_keeps_its_parts_styled_as_a_full_restyle_would(
         tree = app.ui(TreeView)
         tree.focus()
         await pilot.pause()
-        names = sorted(tree._get_component_classes())
+        names = sorted(component_classes(tree))
 
         def parts() -> dict[str, object]:
             return {name: tree.get_component_rich_style(name) for name in names}
@@ -107,7 +113,7 @@ async def test_placing_the_panel_keeps_its_parts_styled_as_a_full_restyle_would(
             await pilot.pause()
             placed = parts()
             app.stylesheet.update_nodes([tree])  # Textual's whole restyle, component classes included
-            tree._rich_style_cache.clear()
+            forget_component_styles(tree)
             assert parts() == placed, size
         assert any(app.has_class(name) for name in PANEL_CLASSES)
-        assert not hasattr(app.stylesheet, "__dict__") or "_process_component_classes" not in vars(app.stylesheet)
+        assert not component_styles_patched(app.stylesheet)

@@ -262,7 +262,7 @@ async def test_natural_sentences_typed_into_a_question_never_answer_it(make_app,
                 await pilot.pause()
             await pilot.pause()
             assert not panel.answered, sentence
-            assert (app.chat.session_id, f"echo n{n}") not in app.allowed_commands
+            assert (app.chat.session_id, f"echo n{n}") not in app.permissions.allowed_commands
             await pilot.press("escape")
             await answer(pilot, app, "n")
             await wait_for(pilot, partial(requests_reach, fake, n + 2), what="the refusal")

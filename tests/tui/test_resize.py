@@ -10,7 +10,17 @@ import asyncio
 from functools import partial
 
 from treechat.widgets.composer.view import Composer
-from treechat.widgets.transcript.message_view import MarkdownBody, MessageView
+from treechat.widgets.textual_internals import (
+    CoveredCompositor,
+    CoveredScreen,
+    compositor_class,
+    count_layouts,
+    on_display,
+    render_chops,
+    textual_compositor,
+)
+from treechat.widgets.transcript.markdown_body import MarkdownBody
+from treechat.widgets.transcript.message_view import MessageView
 from treechat.widgets.transcript.view import Transcript
 from treechat.widgets.tree.view import TreeView
 
@@ -28,13 +38,7 @@ def watch_layouts(app) -> list[tuple[int, bool]]:
     """(width laid out at, whether the panel was placed as narrow) of every layout of the screen."""
     seen: list[tuple[int, bool]] = []
     screen = app.screen
-    original = screen._refresh_layout
-
-    def watched(size=None, scroll=False):
-        original(size, scroll)
-        seen.append((screen.outer_size.width, app.has_class("-narrow")))
-
-    screen._refresh_layout = watched
+    count_layouts(screen, lambda: seen.append((screen.outer_size.width, app.has_class("-narrow"))))
     return seen
 
 
@@ -61,13 +65,7 @@ async def test_the_tree_panel_is_never_laid_out_for_another_width(make_app):
 def watch_frames(app, look) -> list[tuple[int, object]]:
     """(screen width, look()) at every frame handed to the driver."""
     seen: list[tuple[int, object]] = []
-    display = app._display
-
-    def watched(screen, update):
-        seen.append((screen.outer_size.width, look()))
-        return display(screen, update)
-
-    app._display = watched
+    on_display(app, lambda screen, update: seen.append((screen.outer_size.width, look())))
     return seen
 
 
@@ -174,23 +172,19 @@ async def test_keys_typed_while_a_reply_streams_and_every_token_shown_once_they_
 
 def frame(app, compositor_class, crop=None, lines=None) -> list[list[tuple[str, object]]]:
     """The screen's chops as `compositor_class` builds them: (text, style) per span, per line."""
-    compositor = app.screen._compositor
-    region = crop or compositor.size.region
-    chops = compositor_class._render_chops(compositor, region, lines or (lambda y: True))
+    chops = render_chops(app.screen, crop, lines or (lambda y: True), compositor_class)
     return [[(strip.text, tuple(seg.style for seg in strip)) for strip in line.values() if strip is not None]
             for line in chops]
 
 
 async def test_the_screen_draws_only_what_is_not_covered_and_shows_what_textual_would(make_app):
-    """(CoveredCompositor, app/tui/app.py) The same frame as Textual's own compositor, cell for cell and
-    style for style, wide and narrow, with the drawer open and in a partial update."""
-    from textual._compositor import Compositor
+    """(CoveredCompositor, widgets/textual_internals.py) The same frame as Textual's own compositor, cell
+    for cell and style for style, wide and narrow, with the drawer open and in a partial update."""
     from textual.geometry import Region
 
-    from treechat.tui.app import CoveredCompositor
-
+    Compositor = textual_compositor()
     async with make_app(size=(160, 44)) as (app, pilot):
-        assert isinstance(app.screen._compositor, CoveredCompositor)
+        assert issubclass(compositor_class(app.screen), CoveredCompositor)
         sid, _ = await seed(app.chat.catalog, [(f"q{i}", f"answer {i} " + "word " * 50) for i in range(8)])
         await app.chat.open(await app.chat.catalog.open(sid))
         await wait_for(pilot, lambda: len(app.query(MessageView)) == 16, what="the transcript")
@@ -207,20 +201,13 @@ async def test_the_screen_draws_only_what_is_not_covered_and_shows_what_textual_
 async def test_a_widget_covered_on_its_left_is_still_drawn_on_its_right():
     from textual.app import App
     from textual.containers import Vertical
-    from textual.screen import Screen
     from textual.widgets import Static
 
-    from treechat.tui.app import CoveredCompositor
-
-    class Covered(Screen[None]):
+    class Covered(CoveredScreen):
         DEFAULT_CSS = """
         #back { background: red; layers: base top; }
         #front { layer: top; dock: left; width: 10; height: 3; background: blue; }
         """
-
-        def __init__(self) -> None:
-            super().__init__()
-            self._compositor = CoveredCompositor()
 
         def compose(self):
             with Vertical(id="back"):
@@ -231,8 +218,7 @@ async def test_a_widget_covered_on_its_left_is_still_drawn_on_its_right():
         def on_mount(self) -> None:
             self.push_screen(Covered())
 
-    from textual._compositor import Compositor
-
+    Compositor = textual_compositor()
     app = Host()
     async with app.run_test(size=(40, 6)) as pilot:
         await pilot.pause()

@@ -161,19 +161,27 @@ async def test_a_start_that_fails_ends_the_app_with_its_error(tmp_path, fake):
         assert app.start_error is problem and app.return_code == 1
 
 
-def test_the_handlers_named_for_widget_messages_name_real_messages():
-    """The App handles the tree's, the transcript's and the dialogs' messages by Textual's handler
-    names (their modules load after the first frame): each such name is a real message's."""
-    from treechat.widgets import screens
+def test_the_messages_the_app_names_are_its_widgets_own():
+    """The App's @on handlers name the tree's, the transcript's, the question panel's and the
+    sessions list's messages from light modules (those widgets load after the first frame): each
+    is the widget's own class (TreeView.NodeChosen), handled by the widget's name for it."""
+    from treechat.widgets import screen_messages
+    from treechat.widgets.question import messages as question_messages
+    from treechat.widgets.question.panel import QuestionPanel
+    from treechat.widgets.screens import SessionsScreen
+    from treechat.widgets.transcript import messages as transcript_messages
+    from treechat.widgets.tree import messages as tree_messages
 
-    names = set()
-    for owner in (TreeView, Transcript, *[getattr(screens, n) for n in screens.__all__]):
-        for value in vars(owner).values():
-            if inspect.isclass(value) and issubclass(value, Message):
-                names.add(value.handler_name)
-    handlers = {name for name in dir(TreechatApp) if name.startswith(("on_tree_view_", "on_transcript_",
-                                                                     "on_sessions_screen_"))}
-    assert handlers and handlers <= names, handlers - names
+    checked = 0
+    for module, owner, prefix in ((tree_messages, TreeView, "on_tree_view_"), (transcript_messages, Transcript, "on_transcript_"),
+                                  (question_messages, QuestionPanel, "on_question_panel_"),
+                                  (screen_messages, SessionsScreen, "on_sessions_screen_")):
+        for name, value in vars(module).items():
+            if inspect.isclass(value) and issubclass(value, Message) and value.__module__ == module.__name__:
+                assert getattr(owner, name) is value, (owner, name)
+                assert value.handler_name.startswith(prefix) or "Entry" in name, value.handler_name
+                checked += 1
+    assert checked >= 15
 
 
 def test_every_controller_event_is_a_frozen_snapshot():

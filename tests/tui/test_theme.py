@@ -7,7 +7,8 @@ from __future__ import annotations
 from textual.command import CommandPalette
 from textual.widgets import Input
 
-from treechat.widgets.transcript.message_view import MarkdownBody
+from treechat.widgets.textual_internals import notifications
+from treechat.widgets.transcript.markdown_body import MarkdownBody
 
 from .conftest import wait_for
 
@@ -49,7 +50,7 @@ async def test_an_unknown_theme_is_one_warning_not_a_crash(make_app, tmp_path):
     (tmp_path / "config.toml").write_text('theme = "no-such-theme"\n', "utf-8")
     async with make_app() as (app, pilot):
         await pilot.pause()
-        warnings = [n for n in app._notifications if "no-such-theme" in n.message]
+        warnings = [n for n in notifications(app) if "no-such-theme" in n.message]
         assert len(warnings) == 1 and warnings[0].severity == "warning"
         assert app.theme == "textual-dark"
 
@@ -72,7 +73,7 @@ async def test_a_config_that_cannot_be_edited_is_one_warning_and_stays(make_app,
     async with make_app() as (app, pilot):
         path.write_text(CONFIG + "oops = \n", "utf-8")  # broken while the app runs
         app.theme = "nord"
-        await wait_for(pilot, lambda: any("not saved" in n.message for n in app._notifications), what="the warning")
+        await wait_for(pilot, lambda: any("not saved" in n.message for n in notifications(app)), what="the warning")
         assert path.read_text("utf-8") == CONFIG + "oops = \n"
 
 

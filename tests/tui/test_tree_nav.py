@@ -130,7 +130,7 @@ async def test_model_and_thinking_changes_become_entries(make_app):
         await pilot.pause()
         changes = await app.chat.session.storage.find_entries("model_change")
         assert changes and changes[-1].model_id == "other-model"
-        await app.cmd_thinking("high")
+        await app.models.cmd_thinking("high")
         await pilot.pause()
         levels = await app.chat.session.storage.find_entries("thinking_level_change")
         assert levels[-1].thinking_level in ("high", "off")  # clamped to what the model supports

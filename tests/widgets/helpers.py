@@ -9,6 +9,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from treechat.storage.base import TreeRow
+from treechat.widgets.textual_internals import screen_strips
 
 
 def row(entry_id: str, parent: str | None, role: str | None = "user", type: str = "message", label: str | None = None, preview: str | None = None) -> TreeRow:
@@ -49,7 +50,7 @@ class Host(App):
 
 def screen_text(app: App) -> str:
     """The characters on the screen now, one line per row (private API, test-only)."""
-    strips = app.screen._compositor.render_strips()
+    strips = screen_strips(app.screen)
     return "\n".join("".join(segment.text for segment in strip) for strip in strips)
 
 

@@ -24,6 +24,7 @@ from treechat.widgets.composer.queue_tray import QueueTray
 from treechat.widgets.composer.view import Composer
 from treechat.widgets.keymap import bindings_for
 from treechat.widgets.screens import SessionsScreen
+from treechat.widgets.transcript.items import Item
 from treechat.widgets.transcript.view import Transcript
 from treechat.widgets.tree.view import TreeView
 
@@ -43,7 +44,7 @@ ROWS = [
     row("a4", "t3", "assistant", preview="All green."),
 ]
 PATH = {"u1", "a1", "u3", "a3", "t3", "a4"}
-MESSAGES = [
+MESSAGES: list[Item] = [
     ("u1", UserMessage(content="Let's refactor the auth module")),
     ("a1", AssistantMessage(model="gpt-4o", content=[TextContent(text="Sure. Two approaches:\n\n1. **A**: split the module\n2. **B**: keep it, add tests\n\n```python\ndef login(user):\n    return token(user)\n```")])),
     ("u3", UserMessage(content="try approach B")),

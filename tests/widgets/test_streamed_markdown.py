@@ -10,7 +10,7 @@ from textual.css.scalar import Scalar
 
 from tests.narrow import of
 from treechat.storage.model import AssistantMessage, TextContent
-from treechat.widgets.transcript.message_view import markdown
+from treechat.widgets.transcript.markdown_body import markdown
 from treechat.widgets.transcript.streamed_markdown import RESERVE, StreamedMarkdown
 from treechat.widgets.transcript.streaming_view import FRAME, TYPING_FRAME, StreamingView
 

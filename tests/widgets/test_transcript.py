@@ -10,13 +10,8 @@ from treechat.storage.model import (
     ToolResultMessage,
     UserMessage,
 )
-from treechat.widgets.transcript.message_view import (
-    CompactionCard,
-    MessageView,
-    ThinkingBlock,
-    ToolLine,
-    TranscriptItem,
-)
+from treechat.widgets.transcript.items import TranscriptItem
+from treechat.widgets.transcript.message_view import CompactionCard, MessageView, ThinkingBlock, ToolLine
 from treechat.widgets.transcript.originals import OriginalLines
 from treechat.widgets.transcript.view import MAX_MOUNTED, WINDOW, Transcript
 

@@ -11,7 +11,8 @@ from treechat.storage.model import (
     ToolResultMessage,
     UserMessage,
 )
-from treechat.widgets.transcript.message_view import CompactionCard, MarkdownBody, MessageView
+from treechat.widgets.transcript.markdown_body import MarkdownBody
+from treechat.widgets.transcript.message_view import CompactionCard, MessageView
 from treechat.widgets.transcript.originals import OriginalLines
 from treechat.widgets.transcript.view import MAX_MOUNTED, WINDOW, Transcript
 

@@ -7,6 +7,7 @@ from rich.style import Style
 from textual.color import Color
 
 from tests.narrow import of
+from treechat.widgets.textual_internals import screen_strips
 from treechat.widgets.tree.view import TreeView
 
 from .helpers import Host, chain, row
@@ -155,7 +156,7 @@ async def test_moving_the_cursor_in_a_scrolled_tree_repaints_the_rows_on_screen(
         cursor_bg = tree.get_component_rich_style("tree-view--cursor").bgcolor
 
         def painted_rows() -> list[str]:  # the entries whose screen row shows the cursor background
-            strips = app.screen._compositor.render_strips()
+            strips = screen_strips(app.screen)
             top, y0 = round(tree.scroll_y), tree.content_region.y
             return [tree.lines[top + y - y0][0].id for y, strip in enumerate(strips)
                     if y0 <= y < tree.content_region.bottom and any(s.style and s.style.bgcolor == cursor_bg for s in strip)]

@@ -4,7 +4,7 @@ answers (issue 11, item 3)."""
 
 from textual.content import Content
 
-from treechat.widgets.tree.nav import local_time
+from treechat.widgets.tree.tooltip import local_time
 from treechat.widgets.tree.view import TreeView
 
 from ..narrow import of

@@ -1,8 +1,8 @@
 from tests.narrow import of
 from treechat.storage.base import TreeRow
 from treechat.storage.tree.index import TreeIndex
+from treechat.widgets.tree.drawing import gutter_prefix
 from treechat.widgets.tree.layout import TreeLayout
-from treechat.widgets.tree.rows import gutter_prefix
 from treechat.widgets.tree.view import TreeView
 
 from .helpers import Host, chain, row

@@ -7,6 +7,9 @@ user clicks ✕ (the banner hides itself too).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
 from textual import events
 from textual.content import Content
 from textual.message import Message
@@ -14,7 +17,8 @@ from textual.widget import Widget
 
 from treechat.text.sanitize import sanitize
 
-SEVERITIES = ("info", "warning", "error")
+Severity = Literal["info", "warning", "error"]
+SEVERITIES: tuple[Severity, ...] = ("info", "warning", "error")
 
 
 class Banner(Widget):
@@ -25,16 +29,18 @@ class Banner(Widget):
     Banner.-hidden { display: none; }
     """
 
+    @dataclass
     class Dismissed(Message):
-        pass
+        """The person closed the banner (its ✕)."""
 
-    def __init__(self, text: str = "", severity: str = "warning", *, dismissible: bool = True,
+    def __init__(self, text: str = "", severity: Severity = "warning", *, dismissible: bool = True,
                  id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self.text, self.severity, self.dismissible = "", "warning", dismissible
+        self.text, self.dismissible = "", dismissible
+        self.severity: Severity = "warning"
         self.show(text, severity) if text else self.add_class("-hidden")
 
-    def show(self, text: str, severity: str = "warning") -> None:
+    def show(self, text: str, severity: Severity = "warning") -> None:
         if severity not in SEVERITIES:
             raise ValueError(f"severity must be one of {', '.join(SEVERITIES)}")
         self.remove_class(*(f"-{s}" for s in SEVERITIES), "-hidden")

@@ -39,7 +39,7 @@ class SessionHeader(Widget):
         hint = f" viewing {sanitize_line(self.viewing, 50)} · Esc returns " if self.viewing else ""
         room = max(width - len(hint) - (3 if hint else 0), 12)
         name = sanitize_line(self.session_name, min(60, room)) or "new session"
-        parts: list = [(name, "bold")]
+        parts: list[str | tuple[str, str]] = [(name, "bold")]
         left = room - len(name) - 4
         if self.position and left >= 8:
             parts += [("  ▸ ", "dim"), sanitize_line(self.position, min(80, left))]

@@ -1,6 +1,6 @@
 """StatusBar: model • thinking │ tokens ↑↓ │ cost (this path) │ context % │ tools │ queue.
 
-Data in: ``update_status(**fields)`` with any of ``model``, ``thinking``, ``tokens_in``,
+Data in: ``show_status(status)`` (every field) or ``update_status(...)`` with any of ``model``, ``thinking``, ``tokens_in``,
 ``tokens_out``, ``cost``, ``context_percent`` (None = unknown), ``context_estimated`` (draw
 "~"), ``model_warning`` (no key: draw ⚠), ``tools`` (the names the next request carries: drawn
 as their count), ``queued_steer``, ``queued_follow_up``. Each is also a
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import Protocol, TypedDict, Unpack
 
 from textual.content import Content
 from textual.reactive import reactive
@@ -21,6 +21,52 @@ from textual.timer import Timer
 from textual.widget import Widget
 
 from treechat.text.sanitize import sanitize_line
+
+
+class Fields(TypedDict, total=False):
+    """What ``update_status`` sets (each a reactive of the bar)."""
+
+    model: str
+    thinking: str
+    tokens_in: int
+    tokens_out: int
+    tokens_reported: bool
+    cost: float
+    context_percent: float | None
+    context_estimated: bool
+    model_warning: bool
+    queued_steer: int
+    queued_follow_up: int
+    tools: tuple[str, ...]
+
+
+class Shown(Protocol):
+    """What the bar shows: the controller's status (``treechat.chat.events.Status``)."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def thinking(self) -> str: ...
+    @property
+    def tokens_in(self) -> int: ...
+    @property
+    def tokens_out(self) -> int: ...
+    @property
+    def tokens_reported(self) -> bool: ...
+    @property
+    def cost(self) -> float: ...
+    @property
+    def context_percent(self) -> float | None: ...
+    @property
+    def context_estimated(self) -> bool: ...
+    @property
+    def model_warning(self) -> bool: ...
+    @property
+    def queued_steer(self) -> int: ...
+    @property
+    def queued_follow_up(self) -> int: ...
+    @property
+    def tools(self) -> tuple[str, ...]: ...
 
 
 def tokens(n: int) -> str:
@@ -87,18 +133,27 @@ class StatusBar(Widget):
         reason = f": {self._wait_reason}" if self._wait_reason else ""
         self.waiting = f"⏳ {self._wait_label} {math.ceil(left)} s{reason}"
 
-    def update_status(self, **fields: Any) -> None:
+    def update_status(self, **fields: Unpack[Fields]) -> None:
+        """The fields given (the others stay as they are)."""
         self.known = True
         for name, value in fields.items():
-            if name not in self._reactives:
+            if name not in Fields.__annotations__:
                 raise AttributeError(f"StatusBar has no field {name!r}")
             setattr(self, name, value)
+
+    def show_status(self, status: Shown) -> None:
+        """Every field, from the controller's status (`treechat.chat.events.Status`)."""
+        self.update_status(model=status.model, thinking=status.thinking, tokens_in=status.tokens_in,
+                           tokens_out=status.tokens_out, tokens_reported=status.tokens_reported, cost=status.cost,
+                           context_percent=status.context_percent, context_estimated=status.context_estimated,
+                           model_warning=status.model_warning, queued_steer=status.queued_steer,
+                           queued_follow_up=status.queued_follow_up, tools=status.tools)
 
     def render(self) -> Content:
         if not self.known and not self.waiting:
             return Content("")  # the first frame, before the session is open: not known, not guessed
         counts = f"↑{tokens(self.tokens_in)} ↓{tokens(self.tokens_out)}" if self.tokens_reported else "↑? ↓?"
-        fields: list = [counts, f"${self.cost:.2f}"]
+        fields: list[str | tuple[str, str]] = [counts, f"${self.cost:.2f}"]
         if self.context_percent is None:
             fields.append("ctx ?")
         else:

@@ -10,6 +10,8 @@ its own list; the App hands in the new one.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.cells import cell_len
 from textual import events
 from textual.content import Content
@@ -37,13 +39,16 @@ class QueueTray(Widget, can_focus=True):
 
     cursor: reactive[int] = reactive(0)
 
+    @dataclass
     class Dropped(Message):
-        def __init__(self, index: int) -> None:
-            self.index = index
-            super().__init__()
+        """Drop a queued message (x or Delete on its row, or a click on its ✕)."""
 
+        index: int
+        """Its place in the tray, from the top (0: the first to go out)."""
+
+    @dataclass
     class PullLast(Message):
-        """Pull the last queued item back into the composer."""
+        """Pull the last queued message back into the composer (Alt+↑)."""
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)

@@ -30,15 +30,19 @@ send it, ``give_back`` restores it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Literal, Protocol
 
 from textual import events
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import TextArea
+from textual.widgets.text_area import Document
 
 from ..commands import parse_slash
 from ..keymap import bindings_for
+
+SendKind = Literal["send", "steer", "follow_up"]  # (the controller's: treechat.chat.state.SendKind)
 
 IDLE_HINT = "⏎ send · ⇧⏎/^J newline · ↑ history"
 BUSY_HINT = "⏎ steer · ⌥⏎/Tab later · Esc stop"
@@ -86,15 +90,31 @@ class Composer(TextArea):
     running: reactive[bool] = reactive(False)
     elsewhere: reactive[bool] = reactive(False)  # running, and another branch is on screen: a send steers that run
 
+    @dataclass
     class Submitted(Message):
-        def __init__(self, text: str, kind: str) -> None:
-            self.text, self.kind = text, kind
-            super().__init__()
+        """A message to send (Enter, Alt+Enter, or Tab while a reply runs)."""
 
+        text: str
+        """What was typed (the box is emptied: ``give_back`` puts it back if it is not sent)."""
+
+        kind: SendKind
+        """send (nothing runs), steer (Enter while a reply runs) or follow_up (Alt+Enter, Tab)."""
+
+    @dataclass
     class Command(Message):
-        def __init__(self, name: str, args: str, text: str = "", kind: str = "send") -> None:
-            self.name, self.args, self.text, self.kind = name, args, text, kind  # kind: as for Submitted
-            super().__init__()
+        """A line starting with ``/word`` (a command or not: the App says which it does not know)."""
+
+        name: str
+        """The word after the slash."""
+
+        args: str
+        """The rest of the line."""
+
+        text: str = ""
+        """The whole text, as typed (given back when the App cannot run it)."""
+
+        kind: SendKind = "send"
+        """As for ``Submitted``: a prompt template is sent as a message of this kind."""
 
     def __init__(self, text: str = "", *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(text, id=id, classes=classes, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
@@ -182,7 +202,9 @@ class Composer(TextArea):
 
     # ------------------------------------------------------------ submitting
 
-    async def _on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
+        # Before TextArea's own key handler (Textual calls each class's, the subclass's first):
+        # a key handled here stops it with prevent_default; any other goes on to it.
         key = event.key
         if key == "tab" and self._complete():
             event.stop()
@@ -197,15 +219,15 @@ class Composer(TextArea):
             event.stop()
             event.prevent_default()
             action()
-            return
-        await super()._on_key(event)
 
     def _complete(self) -> bool:
         """Tab in an ``@path`` token: complete it (the common part of several matches, listed
         under the box). False when the cursor is in no such token: Tab means what it always did."""
         if self.completer is None:
             return False
-        document: Any = self.document  # a Document (TextArea's default), which maps index <-> location
+        document = self.document
+        if not isinstance(document, Document):  # (TextArea's default, which maps index <-> location)
+            return False
         cursor = document.get_index_from_location(self.cursor_location)
         found = self.completer(self.text, cursor)
         if found is None:
@@ -222,9 +244,9 @@ class Composer(TextArea):
         idle = IDLE_HINT if not self.running else ELSEWHERE_HINT if self.elsewhere else BUSY_HINT
         self.border_subtitle = text if text else idle
 
-    async def _on_paste(self, event: events.Paste) -> None:
-        # Textual calls TextArea's own _on_paste after this one (every class's handler runs unless
-        # prevent_default): calling it here too pasted everything twice (issue 21)
+    async def on_paste(self, event: events.Paste) -> None:
+        # TextArea's own paste handler runs after this one unless prevent_default (calling it
+        # here too pasted everything twice: issue 21)
         if self.max_paste is not None and len(event.text) > self.max_paste:
             event.stop()
             event.prevent_default()
@@ -256,7 +278,7 @@ class Composer(TextArea):
         self.placed = ""
         return text
 
-    def _submit(self, kind: str) -> None:
+    def _submit(self, kind: SendKind) -> None:
         if not self.text.strip():
             return
         text = self._take()

@@ -13,6 +13,7 @@ Messages out: ``Answered(choice)``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeAlias
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -24,6 +25,7 @@ from textual.widgets import Button, Static
 from treechat.text.sanitize import sanitize_line
 
 from ..transcript.diff_view import render_diff
+from . import messages
 from .gate import Attend, Choice, Gate, Press
 
 MAX_DIFF_LINES = 2000
@@ -82,20 +84,11 @@ class QuestionPanel(Vertical):
     QuestionPanel.-typing #q-hint { color: $warning; text-style: bold; }
     """
 
-    class Answered(Message):
-        """The person answered: `choice` is yes, session (yes, and for the session), no or later."""
+    # what it tells the App (question/messages.py, where the App's first frame can name them)
+    Answered: TypeAlias = messages.Answered
+    Attended: TypeAlias = messages.Attended
 
-        def __init__(self, panel: QuestionPanel, choice: Choice) -> None:
-            self.panel, self.choice = panel, choice
-            super().__init__()
-
-    class Attended(Message):
-        """The person moved to the question (a click on it while typing): the App gives it the focus."""
-
-        def __init__(self, panel: QuestionPanel) -> None:
-            self.panel = panel
-            super().__init__()
-
+    @dataclass
     class _Shown(Message):
         """Posted to itself once drawn: its `time` is when a person could first see the question."""
 

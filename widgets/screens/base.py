@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
 from textual import events
 from textual.binding import Binding
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList
 
+R = TypeVar("R")
 
-class Dialog(ModalScreen):
+
+class Dialog(ModalScreen[R | None], Generic[R]):
+    """A dialog dismissed with an `R`, or with None (Escape)."""
+
     DEFAULT_CSS = """
     Dialog { align: center middle; background: $background 60%; }
     Dialog > #dialog {
@@ -29,8 +36,10 @@ class Dialog(ModalScreen):
         """Up/Down/PgUp/PgDn typed in a filter box move the list below it (call from on_key)."""
         if not isinstance(self.focused, Input):
             return
-        action = {"up": options.action_cursor_up, "down": options.action_cursor_down,
-                  "pageup": options.action_page_up, "pagedown": options.action_page_down}.get(event.key)
+        actions: dict[str, Callable[[], None]] = {
+            "up": options.action_cursor_up, "down": options.action_cursor_down,
+            "pageup": options.action_page_up, "pagedown": options.action_page_down}
+        action = actions.get(event.key)
         if action is not None:
             event.stop()
             event.prevent_default()

@@ -23,7 +23,7 @@ from treechat.text.sanitize import sanitize, sanitize_line
 from .base import Dialog
 
 
-class ConfirmDialog(Dialog):
+class ConfirmDialog(Dialog[bool]):
     DEFAULT_CSS = """
     ConfirmDialog #body { max-height: 20; overflow-y: auto; background: $panel; padding: 0 1; }
     ConfirmDialog #buttons { height: auto; align-horizontal: right; margin-top: 1; }
@@ -73,7 +73,7 @@ class ConfirmDialog(Dialog):
         self.dismiss(answer)
 
 
-class LabelDialog(Dialog):
+class LabelDialog(Dialog[str]):
     def __init__(self, current: str | None = None, target: str = "") -> None:
         super().__init__()
         self.current, self.target = current or "", target

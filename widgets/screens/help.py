@@ -42,7 +42,7 @@ def key_lines(width: int) -> list[Content]:
     return out
 
 
-class HelpScreen(Dialog):
+class HelpScreen(Dialog[None]):
     """``HelpScreen(extra="", commands=())``: the keymap, the names of ``commands`` (the App's
     slash commands), then ``extra`` (Markdown: e.g. the prompt templates and skills found at run
     time)."""

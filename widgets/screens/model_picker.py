@@ -61,7 +61,7 @@ def looks_like_ref(text: str) -> bool:
     return bool(sep and provider and model) and not any(c.isspace() for c in text.strip())
 
 
-class ModelPicker(Dialog):
+class ModelPicker(Dialog[str]):
     DEFAULT_CSS = """
     ModelPicker OptionList { text-wrap: nowrap; text-overflow: ellipsis; }
     ModelPicker #error { color: $error; display: none; margin-top: 1; }

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Protocol, TypeAlias
 
 from textual import events, work
 from textual.app import ComposeResult
@@ -51,9 +52,9 @@ class QueryInput(Input):
         super().__init__(value[:MAX_QUERY_CHARS], max_length=MAX_QUERY_CHARS, **kwargs)  # type: ignore[arg-type]
         self.cut = len(value) > MAX_QUERY_CHARS
 
-    def _on_paste(self, event: events.Paste) -> None:
+    def on_paste(self, event: events.Paste) -> None:
         event.stop()
-        event.prevent_default()  # (Input's own handler would refuse the paste whole)
+        event.prevent_default()  # (Input's own paste handler, after this one, would refuse it whole)
         room = MAX_QUERY_CHARS - len(self.value) + (self.selection.end - self.selection.start if self.selection else 0)
         text = " ".join(event.text.splitlines())
         self.cut = len(text) > max(room, 0)
@@ -64,7 +65,7 @@ _MARK = re.compile(r"\[\[(.*?)\]\]")
 def snippet_content(snippet: str) -> Content:
     """The snippet on one line with every ``[[match]]`` shown highlighted (brackets removed)."""
     text = sanitize_line(snippet, 300)
-    parts: list = []
+    parts: list[str | tuple[str, str]] = []
     last = 0
     for match in _MARK.finditer(text):
         parts.append(text[last : match.start()])
@@ -74,18 +75,25 @@ def snippet_content(snippet: str) -> Content:
     return Content.assemble(*parts)
 
 
-class SearchScreen(Dialog):
+@dataclass(frozen=True)
+class HitChosen:
+    """What ``SearchScreen`` is dismissed with (``SearchScreen.Chosen``): a hit was chosen."""
+
+    hit: SearchHit
+    """The hit (its session and entry)."""
+
+
+class SearchScreen(Dialog[HitChosen]):
     BINDINGS = bindings_for("search")
 
+    @dataclass
     class Query(Message):
-        def __init__(self, text: str) -> None:
-            self.text = text
-            super().__init__()
+        """Search for this (posted on every edit when the screen was given no search function)."""
 
-    class Chosen(Message):
-        def __init__(self, hit: SearchHit) -> None:
-            self.hit = hit
-            super().__init__()
+        text: str
+        """The query as typed."""
+
+    Chosen: TypeAlias = HitChosen
 
     def __init__(self, search: Search | None = None, query: str = "") -> None:
         super().__init__()

@@ -12,19 +12,21 @@ optimistically; the App does the storage work.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TypeAlias
 
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
-from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from treechat.storage.base import SessionSummary
 from treechat.text.sanitize import sanitize_line
 
+from .. import screen_messages
 from ..keymap import bindings_for
 from .base import Dialog
 from .dialogs import ConfirmDialog
@@ -69,26 +71,27 @@ def threaded(sessions: list[SessionSummary]) -> list[tuple[SessionSummary, int]]
     return out
 
 
-class SessionsScreen(Dialog):
+@dataclass(frozen=True)
+class ResumeSession:
+    """What ``SessionsScreen`` is dismissed with (``SessionsScreen.Resume``): resume this session (Enter)."""
+
+    session_id: str
+    """The session."""
+
+
+@dataclass(frozen=True)
+class NewSession:
+    """What ``SessionsScreen`` is dismissed with (``SessionsScreen.New``): a new session (n)."""
+
+
+class SessionsScreen(Dialog[ResumeSession | NewSession]):
     BINDINGS = bindings_for("sessions")
 
-    class Resume(Message):
-        def __init__(self, session_id: str) -> None:
-            self.session_id = session_id
-            super().__init__()
-
-    class New(Message):
-        pass
-
-    class Rename(Message):
-        def __init__(self, session_id: str, name: str) -> None:
-            self.session_id, self.name = session_id, name
-            super().__init__()
-
-    class Delete(Message):
-        def __init__(self, session_id: str) -> None:
-            self.session_id = session_id
-            super().__init__()
+    Resume: TypeAlias = ResumeSession
+    New: TypeAlias = NewSession
+    # what it tells the App while it stays open (widgets/screen_messages.py, where the App's first frame can name them)
+    Rename: TypeAlias = screen_messages.Rename
+    Delete: TypeAlias = screen_messages.Delete
 
     def __init__(self, sessions: list[SessionSummary], current_id: str | None = None, now: datetime | None = None) -> None:
         super().__init__()

@@ -19,7 +19,7 @@ from treechat.text.sanitize import sanitize, sanitize_line
 from .base import Dialog
 
 
-class TextDialog(Dialog):
+class TextDialog(Dialog[None]):
     DEFAULT_CSS = """
     TextDialog > #dialog { height: 85%; }
     TextDialog #text { padding: 0 1; }

@@ -20,7 +20,7 @@ from .base import Dialog
 LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 
-class ThinkingPicker(Dialog):
+class ThinkingPicker(Dialog[str]):
     def __init__(self, current: str = "off", levels: tuple[str, ...] = LEVELS, note: str | None = None) -> None:
         super().__init__()
         self.current, self.levels, self.note = current, tuple(levels) or ("off",), note

@@ -31,7 +31,7 @@ class ToolList(OptionList):
     BINDINGS = [Binding("space", "select", "On/off", show=False)]
 
 
-class ToolsDialog(Dialog):
+class ToolsDialog(Dialog[list[str]]):
     DEFAULT_CSS = """
     ToolsDialog ToolList, ToolsDialog ToolList:focus { border: none; padding: 0; }
     """

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -32,6 +31,8 @@ from treechat.storage.model import (
 )
 from treechat.text.sanitize import sanitize
 
+from .items import ItemMessage
+
 _CODE_TOKENS = ("fence", "code_block")
 
 
@@ -43,14 +44,14 @@ class CodeBlock:
     lines: tuple[int, int]  # source lines [start, end) of the whole block, fences included
 
 
-def reply_markdown(message: Any) -> str:
+def reply_markdown(message: ItemMessage) -> str:
     """The Markdown a reply shows: its text blocks, joined as the transcript draws them."""
     if isinstance(message, AssistantMessage):
         return "\n\n".join(b.text for b in message.content if isinstance(b, TextContent))
     return ""
 
 
-def copy_text(message: Any) -> str:
+def copy_text(message: ItemMessage) -> str:
     """The text of a transcript item as a person would paste it (sanitized)."""
     if isinstance(message, AssistantMessage):
         text = reply_markdown(message)
@@ -65,7 +66,7 @@ def copy_text(message: Any) -> str:
     return sanitize(message_text(message))
 
 
-def what_is(message: Any) -> str:
+def what_is(message: ItemMessage) -> str:
     """How a copy of this item is named in a notice ("Copied the reply")."""
     if isinstance(message, UserMessage):
         return "your message"

@@ -15,11 +15,42 @@ index, so a window's indices can follow.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
-from typing import Any, overload
+from dataclasses import dataclass
+from typing import overload
 
-from .message_view import TranscriptItem, as_item
+from treechat.storage.model import AnyMessage, BranchSummaryEntry, CompactionEntry
 
-Loader = Callable[[Sequence[str]], Awaitable[Sequence["TranscriptItem | None"]]]
+# What a transcript item shows: a message of any role, or a compaction or branch summary entry (a
+# card with its trigger and tokens after)
+ItemMessage = AnyMessage | CompactionEntry | BranchSummaryEntry
+
+@dataclass
+class TranscriptItem:
+    """One transcript entry as the App hands it in.
+
+    ``message`` is a ``storage.model`` message (any role), or a ``CompactionEntry`` /
+    ``BranchSummaryEntry`` (richer cards: trigger and tokens after). For a
+    ``CompactionSummaryMessage`` the card details can be given here instead.
+    """
+
+    entry_id: str
+    message: ItemMessage
+    label: str | None = None
+    trigger: str | None = None
+    tokens_after: int | None = None
+    outside_context: bool = False  # compacted originals: shown dimmed
+
+
+def as_item(value: Item) -> TranscriptItem:
+    """Accept a TranscriptItem or an ``(entry_id, message)`` pair."""
+    if isinstance(value, TranscriptItem):
+        return value
+    entry_id, message = value
+    return TranscriptItem(entry_id, message)
+
+
+Item = TranscriptItem | tuple[str, ItemMessage]  # what the transcript takes: an item, or (entry id, message)
+Loader = Callable[[Sequence[str]], Awaitable[Sequence[TranscriptItem | None]]]
 
 KEEP = 240  # loaded items kept around the window (beyond them the oldest loads are let go)
 PINNED = 64  # the newest items stay loaded (the branch's end: appends, /copy, End)
@@ -30,7 +61,7 @@ class NotLoaded(LookupError):
 
 
 class PathItems(Sequence[TranscriptItem]):
-    def __init__(self, items: Iterable[Any] = (), *, ids: Sequence[str] | None = None,
+    def __init__(self, items: Iterable[Item] = (), *, ids: Sequence[str] | None = None,
                  loader: Loader | None = None) -> None:
         loaded = [as_item(i) for i in items]
         self.ids: list[str] = list(ids) if ids is not None else [i.entry_id for i in loaded]

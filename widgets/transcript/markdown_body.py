@@ -9,16 +9,15 @@ a resize lays each message out once, and a width seen before not at all.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from itertools import islice
-from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType
 from rich.markdown import Markdown as RichMarkdown
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual._context import active_app
 from textual.css.styles import RulesMap
 from textual.message import Message
 from textual.strip import Strip
@@ -31,7 +30,7 @@ from textual.widgets import Static
 
 from treechat.text.sanitize import sanitize
 
-from .copy_text import code_blocks, markdown_parts
+from .copy_text import CodeBlock, code_blocks, markdown_parts
 
 WIDTHS = 4  # widths whose lines a text keeps (a terminal resized back and forth, a panel opened)
 
@@ -54,7 +53,7 @@ class WidthLines(RichVisual):
 
     def __init__(self, widget: Widget, renderable: RenderableType) -> None:
         super().__init__(widget, renderable)
-        self.renderable = renderable
+        self.owner, self.renderable = widget, renderable
         self._at: dict[int, list[Segment]] = {}
 
     def _segments(self, width: int) -> list[Segment]:
@@ -62,9 +61,9 @@ class WidthLines(RichVisual):
         if segments is None:
             if len(self._at) >= WIDTHS:
                 del self._at[next(iter(self._at))]  # the oldest width
-            app = active_app.get()
+            app = self.owner.app
             options = app.console_options.update_width(width).update(highlight=False)  # (as Textual's)
-            segments = self._at[width] = list(app.console.render(self._renderable, options))
+            segments = self._at[width] = list(app.console.render(self.renderable, options))
         return segments
 
     def get_height(self, rules: RulesMap, width: int) -> int:
@@ -72,8 +71,8 @@ class WidthLines(RichVisual):
 
     def render_strips(self, width: int, height: int | None, style: VisualStyle, options: RenderOptions) -> list[Strip]:
         # RichVisual.render_strips, the layout replayed: the widget's styling over the segments
-        app = active_app.get()
-        renderable = self._widget.post_render(_Replay(self._segments(width)), style.rich_style)
+        app = self.owner.app
+        renderable = self.owner.post_render(_Replay(self._segments(width)), style.rich_style)
         console_options = app.console_options.update(highlight=False, width=width, height=height)
         segments = app.console.render(renderable, console_options.update_width(width))
         lines = Segment.split_and_crop_lines(segments, width, include_new_lines=False, pad=False)
@@ -88,7 +87,7 @@ def markdown(text: str, *, dark: bool = True) -> RichMarkdown:
     return RichMarkdown(sanitize(text), code_theme=CODE_THEMES[dark], hyperlinks=False)
 
 
-def _dark(widget: Widget) -> bool:
+def is_dark(widget: Widget) -> bool:
     """Whether the running app's theme is dark (code colours follow it)."""
     try:
         return widget.app.current_theme.dark
@@ -101,12 +100,21 @@ class MarkdownBody(Static):
     (and after a list or quote for the blocks inside it). Its code blocks follow the theme: drawn
     for the theme in use, drawn again when a theme change flips light and dark (only then)."""
 
+    @dataclass
     class CopyCode(Message):
-        """The "copy" of code block ``index`` (of ``total`` in this text) was clicked."""
+        """The "copy" above a code block was clicked."""
 
-        def __init__(self, code: str, language: str, index: int, total: int) -> None:
-            self.code, self.language, self.index, self.total = code, language, index, total
-            super().__init__()
+        code: str
+        """The block's code."""
+
+        language: str
+        """Its language ("" when the block names none)."""
+
+        index: int
+        """Which block of the text (0: the first)."""
+
+        total: int
+        """How many blocks the text has."""
 
     def __init__(self, source: str, *, dark: bool = True, classes: str = "body markdown") -> None:
         self.source, self._dark = source, dark
@@ -145,7 +153,7 @@ class MarkdownBody(Static):
         return Group(*pieces)
 
     @staticmethod
-    def _copy_line(indices: list[int], blocks: Any) -> Text:
+    def _copy_line(indices: list[int], blocks: Sequence[CodeBlock]) -> Text:
         line = Text(justify="right")
         for n, index in enumerate(indices):
             words = "⧉ copy" + (f" {blocks[index].language}" if blocks[index].language else "")

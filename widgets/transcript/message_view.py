@@ -10,9 +10,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -43,36 +42,12 @@ from treechat.text.sanitize import sanitize, sanitize_line
 
 from .attachment_chips import user_parts
 from .diff_view import render_diff, result_change
+from .items import ItemMessage, TranscriptItem
 from .long_text import shown_text
-from .markdown_body import MarkdownBody, _dark, markdown
+from .markdown_body import MarkdownBody, is_dark, markdown
 from .originals import OriginalLines
 
 _EXPANDED_LINES = 400  # longer tool output is cut when expanded; the rest is summarised
-
-
-@dataclass
-class TranscriptItem:
-    """One transcript entry as the App hands it in.
-
-    ``message`` is a ``storage.model`` message (any role), or a ``CompactionEntry`` /
-    ``BranchSummaryEntry`` (richer cards: trigger and tokens after). For a
-    ``CompactionSummaryMessage`` the card details can be given here instead.
-    """
-
-    entry_id: str
-    message: Any
-    label: str | None = None
-    trigger: str | None = None
-    tokens_after: int | None = None
-    outside_context: bool = False  # compacted originals: shown dimmed
-
-
-def as_item(value: Any) -> TranscriptItem:
-    """Accept a TranscriptItem or an ``(entry_id, message)`` pair."""
-    if isinstance(value, TranscriptItem):
-        return value
-    entry_id, message = value
-    return TranscriptItem(entry_id, message)
 
 
 def plain(text: str) -> Text:
@@ -86,7 +61,8 @@ def _first_line(text: str, limit: int = 100) -> str:
 class Foldable(Static):
     """A one-line summary that shows its full body when clicked (tool calls, results, thinking)."""
 
-    def __init__(self, summary: str, body: Any, *, expanded: bool = False, classes: str = "") -> None:
+    def __init__(self, summary: str, body: str | RenderableType | None, *, expanded: bool = False,
+                 classes: str = "") -> None:
         super().__init__(classes=classes)
         self.summary, self.body = summary, body
         self.expanded = expanded
@@ -148,10 +124,15 @@ def _cut(text: str) -> str:
 class MessageHeader(Static):
     """``role · model  [label]  ‹ n/m ›``; clicking ‹ or › asks for the sibling."""
 
+    @dataclass
     class Clicked(Message):
-        def __init__(self, header: MessageHeader, delta: int) -> None:
-            self.header, self.delta = header, delta
-            super().__init__()
+        """‹ or › was clicked."""
+
+        header: MessageHeader
+        """The header clicked."""
+
+        delta: int
+        """-1: the previous sibling, 1: the next."""
 
     def __init__(self, role: str, detail: str = "", label: str | None = None) -> None:
         super().__init__(classes="message-header")
@@ -228,10 +209,10 @@ class MessageView(Vertical):
     def compose(self) -> ComposeResult:
         item, msg = self.item, self.item.message
         if isinstance(msg, (CompactionEntry, CompactionSummaryMessage)):
-            yield CompactionCard(item)
+            yield CompactionCard(item, msg)
             return
         if isinstance(msg, (BranchSummaryEntry, BranchSummaryMessage)):
-            yield Foldable("↪ branch summary · " + _first_line(msg.summary), markdown(msg.summary, dark=_dark(self)),
+            yield Foldable("↪ branch summary · " + _first_line(msg.summary), markdown(msg.summary, dark=is_dark(self)),
                            classes="card branch-summary")
             return
         self.header = MessageHeader(*self._role_and_detail(msg), label=item.label)
@@ -259,7 +240,7 @@ class MessageView(Vertical):
             yield Static(plain(message_text(msg)), classes="body")
 
     @staticmethod
-    def _role_and_detail(msg: Any) -> tuple[str, str]:
+    def _role_and_detail(msg: ItemMessage) -> tuple[str, str]:
         if isinstance(msg, UserMessage):
             return "you", ""
         if isinstance(msg, AssistantMessage):
@@ -278,7 +259,7 @@ class MessageView(Vertical):
         def flush() -> Iterator[Widget]:
             if text_run:
                 text, cut = shown_text("\n\n".join(text_run))
-                yield MarkdownBody(text, dark=_dark(self))
+                yield MarkdownBody(text, dark=is_dark(self))
                 if cut:
                     yield Static(plain(cut), classes="cut-note")
                 text_run.clear()
@@ -355,31 +336,33 @@ class CompactionCard(Vertical):
     """``⟪ compacted · trigger · before → after tokens ⟫``; click shows the summary and asks the
     App (``Transcript.ExpandCompaction``) for the originals, which arrive via ``show_originals``."""
 
+    @dataclass
     class Expanded(Message):
-        def __init__(self, entry_id: str) -> None:
-            self.entry_id = entry_id
-            super().__init__()
+        """The card was opened: its originals are wanted."""
 
-    def __init__(self, item: TranscriptItem) -> None:
+        entry_id: str
+        """The compaction entry."""
+
+    def __init__(self, item: TranscriptItem, summary: CompactionEntry | CompactionSummaryMessage) -> None:
         super().__init__(classes="card compaction")
-        self.item = item
+        self.item, self.summary = item, summary  # (the item's message)
         self.expanded = False
         self.originals: list[TranscriptItem] = []
         self.opened: set[int] = set()  # originals shown in full
         self.selected_original: int | None = None
 
     def compose(self) -> ComposeResult:
-        msg = self.item.message
+        msg = self.summary
         before = msg.tokens_before
-        after = getattr(msg, "tokens_after", None) if isinstance(msg, CompactionEntry) else self.item.tokens_after
-        trigger = (getattr(msg, "trigger", None) if isinstance(msg, CompactionEntry) else None) or self.item.trigger
+        after = msg.tokens_after if isinstance(msg, CompactionEntry) else self.item.tokens_after
+        trigger = (msg.trigger if isinstance(msg, CompactionEntry) else None) or self.item.trigger
         parts = ["compacted"]
         if trigger:
             parts.append(sanitize_line(trigger, 20))
         parts.append(f"{before:,} → {after:,} tokens" if after is not None else f"{before:,} tokens before")
         self._head = f"⟪ {' · '.join(parts)} ⟫"
         yield Static(Content(f"{self._head}  ▸ summary"), classes="card-head")
-        yield Static(markdown(msg.summary, dark=_dark(self)), classes="card-body")
+        yield Static(markdown(msg.summary, dark=is_dark(self)), classes="card-body")
         yield Vertical(classes="originals")
 
     def on_click(self, event: events.Click) -> None:

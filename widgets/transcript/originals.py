@@ -9,7 +9,8 @@ Enter on the selection) is a real ``MessageView`` between two runs; the card reb
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.cells import set_cell_size
 from rich.segment import Segment
@@ -31,11 +32,13 @@ from treechat.storage.model import (
 )
 from treechat.text.sanitize import sanitize_line
 
+from .items import ItemMessage
+
 if TYPE_CHECKING:
-    from .message_view import TranscriptItem
+    from .items import TranscriptItem
 
 
-def one_line(message: Any, limit: int = 300) -> str:
+def one_line(message: ItemMessage, limit: int = 300) -> str:
     """``role · first words`` of a message, for its row."""
     if isinstance(message, UserMessage):
         return "you · " + sanitize_line(message_text(message), limit)
@@ -64,12 +67,15 @@ class OriginalLines(Widget):
     OriginalLines > .original-lines--selected { background: $accent 35%; color: $text; text-style: bold; }
     """
 
+    @dataclass
     class Clicked(Message):
-        """Row ``index`` (among all of the card's originals) was clicked."""
+        """A row was clicked."""
 
-        def __init__(self, lines: OriginalLines, index: int) -> None:
-            self.lines, self.index = lines, index
-            super().__init__()
+        lines: OriginalLines
+        """The rows clicked."""
+
+        index: int
+        """The row's original, among all of the card's originals."""
 
     def __init__(self, items: list[TranscriptItem], first: int, count: int, opened: set[int]) -> None:
         super().__init__()

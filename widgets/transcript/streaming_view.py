@@ -13,7 +13,6 @@ Markdown, so nothing changes look when the reply is done.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from rich.console import RenderableType
 from textual.app import ComposeResult
@@ -21,12 +20,13 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Static
 
-from treechat.storage.model import TextContent, ThinkingContent, ToolCall
+from treechat.storage.model import AssistantMessage, TextContent, ThinkingContent, ToolCall
 from treechat.text.model_names import shown_model_id
 from treechat.text.sanitize import sanitize
 
 from .long_text import SHOWN_CHARS, head_of
-from .message_view import _dark, markdown, tool_call_summary
+from .markdown_body import is_dark, markdown
+from .message_view import tool_call_summary
 from .streamed_markdown import StreamedMarkdown
 
 FRAME = 1 / 10  # seconds between redraws while streaming
@@ -62,7 +62,7 @@ class StreamingView(Vertical):
         super().__init__(classes="message -role-assistant -streaming")
         self.show_thinking = show_thinking
         self.written = ""  # sanitized text already handed to the stream
-        self.latest: Any = None
+        self.latest: AssistantMessage | None = None
         self._scheduled = False
         self._frame = 0
         self._room_since = 0.0  # when the text first needed more room than the body has (0: it fits)
@@ -88,7 +88,7 @@ class StreamingView(Vertical):
     def on_mount(self) -> None:
         self.thinking.display = False
         self.tools.display = False
-        self._dark = _dark(self)
+        self._dark = is_dark(self)
         self._mounted_at = time.monotonic()
         if self.latest is not None:
             self._schedule()
@@ -109,7 +109,7 @@ class StreamingView(Vertical):
     def _render_block(self, source: str) -> RenderableType:
         return markdown(source, dark=self._dark)
 
-    def update_message(self, message: Any) -> None:
+    def update_message(self, message: AssistantMessage) -> None:
         """Keep the newest snapshot; draw it on the next frame (coalescing everything between)."""
         self.latest = message
         self._dirty = True
@@ -197,7 +197,7 @@ class StreamingView(Vertical):
         """The settled message replaces this view (nothing runs in the background to stop)."""
 
 
-def _has_content(message: Any) -> bool:
+def _has_content(message: AssistantMessage | None) -> bool:
     """Has the reply said anything yet (text, thinking, a tool call)?"""
     return any(not isinstance(b, TextContent | ThinkingContent) or (b.text if isinstance(b, TextContent) else b.thinking)
-               for b in (getattr(message, "content", None) or []))
+               for b in (message.content if message is not None else ()))

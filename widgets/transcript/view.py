@@ -24,7 +24,12 @@ and for the selected message: ``EditRequested``, ``RetryRequested``, ``ForkReque
 ``LabelRequested`` (each with ``entry_id``), ``CopyRequested(text, what)`` (also from a code
 block's "copy").
 
-The selection (keys in ``widgets.keymap``, context "transcript", while the transcript has focus):
+The selection: one message (or one row of an open compaction card) at a time, an entry id (plus, for an original, the card it is under); it survives a window
+move and is marked on whichever view shows it. ``_move`` walks the places in order (each message,
+and the rows of each open card); ``_jump`` mounts a window at either end of the branch at once.
+The selection is scrolled into view only when it is not in view.
+
+Its keys (``widgets.keymap``, context "transcript", while the transcript has focus):
 ↑/↓ move it through the messages (and the rows of an expanded compaction card), Home/End jump to
 the first/last message of the branch, Esc leaves it; a click selects too. Letter keys act only on a
 selected message, so without one they fall through (to the composer).
@@ -33,12 +38,12 @@ selected message, so without one they fall through (to the composer).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, ClassVar
+from typing import ClassVar, TypeAlias
 
 from textual import events
 from textual.await_complete import AwaitComplete
 from textual.binding import BindingType
-from textual.message import Message
+from textual.geometry import Region
 from textual.widget import Widget
 
 from treechat.storage.model import (
@@ -50,68 +55,46 @@ from treechat.storage.model import (
 )
 
 from ..keymap import bindings_for
+from . import messages
 from .copy_text import code_blocks, copy_text, reply_markdown, what_is
-from .items import Loader, PathItems
-from .message_view import CompactionCard, MarkdownBody, MessageHeader, MessageView, TranscriptItem, as_item
+from .items import Item, ItemMessage, Loader, PathItems, TranscriptItem, as_item
+from .markdown_body import MarkdownBody
+from .message_view import CompactionCard, MessageHeader, MessageView
 from .originals import OriginalLines
-from .selection import SelectableTranscript
 from .streaming_view import StreamingView
-from .window import CHUNK, MAX_MOUNTED, WINDOW
+from .window import CHUNK, MAX_MOUNTED, WINDOW, TranscriptWindow
 
 __all__ = ["Transcript", "WINDOW", "CHUNK", "MAX_MOUNTED"]
 
-class Transcript(SelectableTranscript, can_focus=True):
+Place = tuple[str, int, int | None]  # a selectable place: (entry id, item index, index among its card's originals)
+
+
+class Transcript(TranscriptWindow, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = [*bindings_for("transcript")]
 
-    class SiblingRequested(Message):
-        """Switch to the previous (-1) or next (+1) sibling of ``entry_id``."""
-
-        def __init__(self, entry_id: str, delta: int) -> None:
-            self.entry_id, self.delta = entry_id, delta
-            super().__init__()
-
-    class ExpandCompaction(Message):
-        """The user opened a compaction card: hand in what it replaced via ``show_originals``."""
-
-        def __init__(self, entry_id: str) -> None:
-            self.entry_id = entry_id
-            super().__init__()
-
-    class LoadOlder(Message):
-        """Scrolled to the top of the first item: the App may ``prepend_messages`` older ones."""
-
-    class EntryRequest(Message):
-        def __init__(self, entry_id: str) -> None:
-            self.entry_id = entry_id
-            super().__init__()
-
-    class EditRequested(EntryRequest):
-        """Edit & resend this user message: exactly what choosing it in the tree does."""
-
-    class RetryRequested(EntryRequest):
-        """Ask again for this reply; the new reply becomes its sibling."""
-
-    class ForkRequested(EntryRequest):
-        """Fork a new session from this entry."""
-
-    class LabelRequested(EntryRequest):
-        """Edit this entry's label."""
-
-    class CopyRequested(Message):
-        """Put ``text`` on the clipboard; ``what`` names it for the notice ("the reply", "code block 2 of 3")."""
-
-        def __init__(self, text: str, what: str) -> None:
-            self.text, self.what = text, what
-            super().__init__()
+    # its messages (transcript/messages.py, where the App's first frame can name them)
+    SiblingRequested: TypeAlias = messages.SiblingRequested
+    ExpandCompaction: TypeAlias = messages.ExpandCompaction
+    LoadOlder: TypeAlias = messages.LoadOlder
+    EntryRequest: TypeAlias = messages.EntryRequest
+    EditRequested: TypeAlias = messages.EditRequested
+    RetryRequested: TypeAlias = messages.RetryRequested
+    ForkRequested: TypeAlias = messages.ForkRequested
+    LabelRequested: TypeAlias = messages.LabelRequested
+    CopyRequested: TypeAlias = messages.CopyRequested
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
+        self.highlighted: str | None = None  # the search jump's mark
+        self.selected: str | None = None
+        self._selected_in: str | None = None  # the card's entry id when an original is selected
+        self._code_turn: tuple[str, int] | None = None  # the code block the last "copy code" took
         self.sibling_counts: dict[str, tuple[int, int]] = {}
         self.tools_expanded = False
         self.thinking_expanded = False
         self._switch: tuple[int, str] | None = None  # (index, entry id) a sibling switch was asked on
         self._asked_older = False
-        self._stream_latest: Any = None
+        self._stream_latest: AssistantMessage | None = None
 
     def on_mount(self) -> None:
         self.anchor()
@@ -132,13 +115,13 @@ class Transcript(SelectableTranscript, can_focus=True):
             self._asked_older = True
             self.post_message(self.LoadOlder())
 
-    def set_messages(self, items: Iterable[Any]) -> AwaitComplete:
+    def set_messages(self, items: Iterable[Item]) -> AwaitComplete:
         # ‹ n/m › belongs to the path handed in: the App sends the new marks right after this call
         # (a fork keeps entry ids, so old marks would show a switcher with nothing to switch to)
         self.sibling_counts = {}
         return self._run(self._set_messages(PathItems(items)))
 
-    def set_path(self, ids: Sequence[str], tail: Iterable[Any], loader: Loader) -> AwaitComplete:
+    def set_path(self, ids: Sequence[str], tail: Iterable[Item], loader: Loader) -> AwaitComplete:
         """A path of any length: its message ids, the items of the newest of them, and the loader
         of the others (the window loads what it mounts)."""
         self.sibling_counts = {}
@@ -178,7 +161,7 @@ class Transcript(SelectableTranscript, can_focus=True):
         self._switch = (index, entry_id) if index is not None else None
         self.post_message(self.SiblingRequested(entry_id, delta))
 
-    def append_message(self, item: Any) -> AwaitComplete:
+    def append_message(self, item: Item) -> AwaitComplete:
         return self._run(self._append_message(as_item(item)))
 
     async def _append_message(self, item: TranscriptItem) -> None:
@@ -195,10 +178,10 @@ class Transcript(SelectableTranscript, can_focus=True):
         if self.end - self.start > MAX_MOUNTED and self.is_vertical_scroll_end:
             await self._unmount_head(self.end - self.start - WINDOW, keep_place=False)
 
-    def prepend_messages(self, items: Iterable[Any]) -> AwaitComplete:
+    def prepend_messages(self, items: Iterable[Item]) -> AwaitComplete:
         return self._run(self._prepend_messages(list(items)))
 
-    async def _prepend_messages(self, items: list[Any]) -> None:
+    async def _prepend_messages(self, items: list[Item]) -> None:
         new = [as_item(i) for i in items]
         self.items.prepend(new)
         self.start += len(new)
@@ -236,10 +219,10 @@ class Transcript(SelectableTranscript, can_focus=True):
             if view.entry_id == entry_id:
                 self.call_after_refresh(self.scroll_to_widget, view, animate=False, top=True)
 
-    def show_originals(self, entry_id: str, items: Iterable[Any]) -> AwaitComplete:
+    def show_originals(self, entry_id: str, items: Iterable[Item]) -> AwaitComplete:
         return self._run(self._show_originals(entry_id, list(items)))
 
-    async def _show_originals(self, entry_id: str, items: list[Any]) -> None:
+    async def _show_originals(self, entry_id: str, items: list[Item]) -> None:
         originals = []
         for raw in items:
             item = as_item(raw)
@@ -280,7 +263,7 @@ class Transcript(SelectableTranscript, can_focus=True):
 
     # ------------------------------------------------------------ streaming
 
-    def set_streaming(self, message: Any | None) -> AwaitComplete:
+    def set_streaming(self, message: AssistantMessage | None) -> AwaitComplete:
         self._stream_latest = message
         return self._run(self._set_streaming(message))
 
@@ -293,7 +276,7 @@ class Transcript(SelectableTranscript, can_focus=True):
             self.streaming = StreamingView(show_thinking=self.thinking_expanded)
             await self.mount(self.streaming)
 
-    async def _set_streaming(self, message: Any | None) -> None:
+    async def _set_streaming(self, message: AssistantMessage | None) -> None:
         if message is not None and self.streaming is not None and self.streaming.latest is None:
             self.streaming.update_message(message)  # the pending view becomes the reply's
             return
@@ -306,7 +289,7 @@ class Transcript(SelectableTranscript, can_focus=True):
             await self.mount(self.streaming)
             self.streaming.update_message(self._stream_latest or message)
 
-    def update_streaming(self, message: Any) -> None:
+    def update_streaming(self, message: AssistantMessage) -> None:
         self._stream_latest = message
         if self.streaming is not None:
             self.streaming.update_message(message)
@@ -315,6 +298,138 @@ class Transcript(SelectableTranscript, can_focus=True):
         """A key came from the terminal: the reply being streamed draws what is due in its frame."""
         if self.streaming is not None:
             self.streaming.key_typed()
+
+    # ------------------------------------------------------------ the selection
+
+    def _cards(self) -> dict[str, CompactionCard]:
+        """The compaction cards of the mounted top-level messages, by entry id."""
+        return {v.entry_id: card for v in self._views() for card in v.query_children(CompactionCard)}
+
+    def _order(self) -> list[Place]:
+        """Every selectable place: each message, and the rows of each expanded card's originals."""
+        cards = {eid: c for eid, c in self._cards().items() if c.expanded and c.originals}
+        out: list[Place] = []
+        for index, entry_id in enumerate(self.items.ids):
+            out.append((entry_id, index, None))
+            card = cards.get(entry_id) if cards else None
+            if card is not None:
+                out.extend((o.entry_id, index, k) for k, o in enumerate(card.originals))
+        return out
+
+    def _position(self, order: list[Place]) -> int | None:
+        if self.selected is None:
+            return None
+        card_index = self.index_of(self._selected_in) if self._selected_in is not None else None
+        for pos, (entry_id, index, original) in enumerate(order):
+            if entry_id == self.selected and (original is None) == (card_index is None):
+                if card_index is None or index == card_index:
+                    return pos
+        return None
+
+    def selected_item(self) -> TranscriptItem | None:
+        if self.selected is None:
+            return None
+        if self._selected_in is not None:
+            card = self._cards().get(self._selected_in)
+            return next((o for o in card.originals if o.entry_id == self.selected), None) if card else None
+        index = self.index_of(self.selected)
+        return self.items.get(index) if index is not None else None
+
+    def _set_selected(self, entry_id: str | None, card_id: str | None = None) -> None:
+        if (entry_id, card_id) == (self.selected, self._selected_in):
+            return
+        self.selected, self._selected_in = entry_id, card_id
+        self._code_turn = None
+        if entry_id is not None and self.highlighted is not None:
+            self.highlighted = None  # one mark at a time: the search jump's gives way
+        for view in self._views():
+            self._decorate(view)
+        for eid, card in self._cards().items():
+            original = None
+            if eid == card_id:
+                original = next((k for k, o in enumerate(card.originals) if o.entry_id == entry_id), None)
+            card.select_original(original)
+        if self.is_mounted:
+            self.refresh_bindings()
+
+    async def _select(self, place: Place, *, scroll: bool = True) -> None:
+        entry_id, index, original = place
+        await self._ensure_mounted(index)
+        card_id = self.items.ids[index] if original is not None else None
+        self._set_selected(entry_id, card_id)
+        if scroll:
+            self.call_after_refresh(self._scroll_to_selected)
+
+    def _scroll_to_selected(self) -> None:
+        """Scroll the selection into view, only when it is not in view: scrolling releases the
+        anchor, and an anchor released while the content is shorter than the view (Textual then
+        holds it bottom-aligned at a negative offset) would keep that offset and cut off what grows."""
+        shown = self.scrollable_content_region
+        if self._selected_in is not None:
+            card = self._cards().get(self._selected_in)
+            lines = card.select_original(card.selected_original) if card is not None else None
+            view = self.view_of(self._selected_in)
+            if card is not None and lines is not None and view is not None and card.selected_original is not None:
+                row = lines.region.y + card.selected_original - lines.first
+                if not shown.y <= row < shown.bottom:
+                    # the row's place in the scrolled content: its view's place plus the row's offset
+                    # in the view (two screen positions from the same layout: no stale scroll in it)
+                    top = view.virtual_region.y + row - view.region.y
+                    self.scroll_to_region(Region(0, top, 1, 1), animate=False, immediate=True)
+            return
+        view = self.view_of(self.selected or "")
+        if view is None:
+            return
+        tall = view.outer_size.height >= shown.height
+        if tall and shown.y <= view.region.y < shown.bottom or not tall and shown.contains_region(view.region):
+            return
+        self.scroll_to_widget(view, animate=False, immediate=True, top=tall)
+
+    def _edge_place(self, order: list[Place], delta: int) -> Place | None:
+        """Nothing selected yet: ↑ takes the lowest message on screen, ↓ the highest (a row of an
+        open card's originals when that is what the screen's bottom shows)."""
+        top, height = round(self.scroll_y), self.scrollable_content_region.height
+        seen = [v for v in self._views() if v.virtual_region.y < top + height and v.virtual_region.bottom > top]
+        if not seen:
+            return order[-1] if delta < 0 else order[0]
+        view = seen[-1] if delta < 0 else seen[0]
+        place = next((p for p in order if p[0] == view.entry_id and p[2] is None), order[-1])
+        card = self._cards().get(view.entry_id)
+        if delta < 0 and card is not None and card.expanded:
+            row = self._lowest_row(card)
+            if row is not None:
+                return next((p for p in order if p[1] == place[1] and p[2] == row), place)
+        return place
+
+    def _lowest_row(self, card: CompactionCard) -> int | None:
+        """The original whose row is lowest on screen, if any row is on screen."""
+        shown = self.scrollable_content_region
+        for lines in reversed(list(card.query(OriginalLines))):
+            region = lines.region.intersection(shown)
+            if region.height:
+                return lines.first + region.bottom - 1 - lines.region.y
+        return None
+
+    async def _move(self, delta: int) -> None:
+        order = self._order()
+        if not order:
+            return
+        pos = self._position(order)
+        place = self._edge_place(order, delta) if pos is None else order[max(0, min(len(order) - 1, pos + delta))]
+        if place is not None:
+            await self._select(place)
+
+    async def _jump(self, last: bool) -> None:
+        if not self.items:
+            return
+        with self.app.batch_update():  # one frame: the new window already at its end
+            await (self._mount_last() if last else self._mount_first())
+            index = len(self.items) - 1 if last else 0
+            await self._select((self.items.ids[index], index, None), scroll=False)
+            if last:
+                self.anchor()  # at the end of the branch: follow it again (also once laid out)
+            else:
+                self.scroll_home(animate=False, immediate=True)
 
     # ------------------------------------------------------------ keys
 
@@ -370,7 +485,7 @@ class Transcript(SelectableTranscript, can_focus=True):
         self._code_turn = (item.entry_id, turn)
         self.post_message(self.CopyRequested(blocks[turn].code, _code_what(blocks[turn].language, turn, len(blocks))))
 
-    def _request(self, kind: type[EntryRequest]) -> None:
+    def _request(self, kind: type[messages.EntryRequest]) -> None:
         if self.selected is not None:
             self.post_message(kind(self.selected))
 
@@ -455,7 +570,7 @@ class Transcript(SelectableTranscript, can_focus=True):
         self.post_message(self.ExpandCompaction(event.entry_id))
 
 
-def _code_source(message: Any) -> str:
+def _code_source(message: ItemMessage) -> str:
     """The Markdown whose code blocks a "copy code" picks from (a reply's text, or a prompt's)."""
     return reply_markdown(message) if isinstance(message, AssistantMessage) else (
         message_text(message) if isinstance(message, UserMessage) else "")

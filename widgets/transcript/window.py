@@ -15,14 +15,14 @@ screen of content beyond the view ("filling"), so a key is never stuck behind a 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
-from typing import Any
+from collections.abc import Awaitable
 
 from textual.await_complete import AwaitComplete
 from textual.containers import VerticalScroll
 
-from .items import PathItems
-from .message_view import MessageView, TranscriptItem
+from ..textual_internals import anchor_holds
+from .items import PathItems, TranscriptItem
+from .message_view import MessageView
 from .streaming_view import StreamingView
 
 WINDOW = 16  # mounted at once around what is shown
@@ -64,7 +64,7 @@ class TranscriptWindow(VerticalScroll):
     def following(self) -> bool:
         """Anchored and not released by a scroll: Textual keeps the end in view as content grows
         (Widget.is_anchored says only that an anchor was set, not whether it still holds)."""
-        return self._anchored and not self._anchor_released
+        return anchor_holds(self)
 
     def follow_end(self) -> AwaitComplete:
         """Show the end of the branch and follow it again (the user sent something: they want to
@@ -86,12 +86,12 @@ class TranscriptWindow(VerticalScroll):
     def view_of(self, entry_id: str) -> MessageView | None:
         return next((v for v in self._views() if v.entry_id == entry_id), None)
 
-    def _run(self, work: Coroutine[Any, Any, Any]) -> AwaitComplete:
-        """Start ``work`` now, one change at a time; await the result or don't (both work)."""
+    def _run(self, work: Awaitable[None]) -> AwaitComplete:
+        """Start ``work`` now, one change at a time; await it or don't (both work)."""
 
-        async def serialized() -> Any:
+        async def serialized() -> None:
             async with self._lock:
-                return await work
+                await work
 
         return AwaitComplete(serialized())
 

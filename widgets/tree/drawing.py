@@ -1,20 +1,175 @@
-"""TreeView's lines as drawn: what ``paint`` is told about each line (its look), and a cache of the
-painted lines by everything they show, so a line drawn before is not painted again."""
+"""How the tree's lines are drawn (``TreeView.render_line`` hands in what it knows about each line).
+
+A line is a fixed three-cell gutter, then the connector drawing, then the text:
+
+    ┃⚑ ├─asst: [A-done] Approach A done, the tests pass an…
+    ││└ glyph: ✗ error, ⊘ aborted, ≡ compaction, ↩ branch summary, ⚑ label
+    │└ path: ● the leaf, ○ the leaf is hidden below this row, ┃ on the active path
+
+The gutter is never cut, so the leaf and the active path show at any width; the text is cut to the
+width with an ellipsis. The cursor row gets its background and one contrasting text colour over
+every cell, whatever the row's colours (the style says which, focused or not).
+
+``LineDrawing`` is ``TreeView.render_line``'s work for one line: what ``paint`` is told about it (its
+look), and a cache of the painted lines by everything they show, so a line drawn before is not
+painted again.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
+from typing import NamedTuple
 
+from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
 from treechat.storage.base import TreeRow
 
-from .layout import TreeLayout
-from .lines import ActivePath
-from .paint import Look, paint
-from .query import query_words
-from .rows import FOLDED, ROW
+from .filter import find_spans, query_words, row_kind
+from .layout import CONNECTOR, ELBOW, FOLDED, GUTTER, NONE, ROW, TEE, ActivePath, Gutter, Line, TreeLayout
+
+GUTTER_WIDTH = 3
+MIN_TEXT = 12  # connector levels give way before the text gets narrower than this
+MAX_LEVELS = 12  # deeper fork nesting is drawn as "⋯" so the text stays on screen
+ROLE_TAG = {"user": "user: ", "assistant": "asst: ", "tool": "tool: ", "summary": "", "settings": ""}
+TYPE_TAG = {"compaction": "compaction: ", "branch_summary": "branch summary: "}
+
+
+class Look(NamedTuple):
+    """What the view knows about a line beyond the layout."""
+
+    leaf: str  # "" | "here" (the leaf) | "below" (the leaf is hidden under this row)
+    active: bool  # on the path root -> leaf
+    cursor: bool
+    hidden: int  # rows under a fold (folded lines) or alternatives the filter hides (others)
+    dim: bool  # a fork point a query keeps only for the drawing
+    words: tuple[str, ...]  # the query's words, highlighted
+
+
+def levels_for(width: int) -> int:
+    """How many connector levels fit while the text keeps at least MIN_TEXT cells."""
+    return max(1, min(MAX_LEVELS, (width - GUTTER_WIDTH - MIN_TEXT) // 2))
+
+
+def row_tag(row: TreeRow) -> str:
+    """What the text starts with: the role of a message, the kind of a summary."""
+    return ROLE_TAG.get(row_kind(row), "") if row.type == "message" else TYPE_TAG.get(row.type, "")
+
+
+def row_glyph(row: TreeRow) -> tuple[str, str] | None:
+    """(glyph, colour class) of the gutter mark that says what happened to a row, the most
+    important first: an error or aborted reply, a compaction, a branch summary, a label.
+
+    The reply's stop reason comes as ``row.status`` ("error" | "aborted" | None) where the storage
+    provides it (read with ``getattr`` so rows without the field draw the same)."""
+    status = getattr(row, "status", None)
+    if status == "error":
+        return "✗", "error"
+    if status == "aborted":
+        return "⊘", "aborted"
+    if row.type == "compaction" or (row.type == "message" and row.role == "compactionSummary"):
+        return "≡", "summary"
+    if row.type == "branch_summary" or (row.type == "message" and row.role == "branchSummary"):
+        return "↩", "summary"
+    if row.label:
+        return "⚑", "label"
+    return None
+
+
+def gutter_prefix(gutter: Gutter | None, connector: int, max_levels: int) -> str:
+    """The connector drawing of a line, at most ``max_levels`` levels wide (``⋯`` marks the cut)."""
+    if gutter is None:
+        return ""
+    bits: list[bool] = []
+    node: Gutter | None = gutter
+    while node is not None and len(bits) < max_levels:
+        bits.append(node[0])
+        node = node[1]
+    bits.reverse()
+    parts = ["│ " if b else "  " for b in bits[:-1]]
+    if connector == TEE:
+        parts.append("├─")
+    elif connector == ELBOW:
+        parts.append("└─")
+    else:
+        parts.append("│ " if bits[-1] else "  ")
+    if node is not None:
+        parts[0] = "⋯ "
+    return "".join(parts)
+
+
+def paint(line: Line, width: int, look: Look, style: Callable[[str], Style], base: Style,
+          preview: str, label: str) -> Strip:
+    """The strip of one line, exactly ``width`` cells. ``style(name)`` gives a component style
+    (``tree-view--NAME``); ``preview``/``label`` are the sanitized texts."""
+    row: TreeRow = line[ROW]
+    overlay: Style | None = None
+    if look.cursor:
+        cursor = style("cursor")
+        overlay = Style(color=cursor.color, bgcolor=cursor.bgcolor, bold=True)
+
+    def st(name: str) -> Style:
+        s = base + style(name)
+        return s + overlay if overlay is not None else s
+
+    # the gutter: always drawn whole
+    if look.leaf == "here":
+        path = Segment("●", st("leaf"))
+    elif look.leaf == "below":
+        path = Segment("○", st("leaf"))
+    elif look.active:
+        path = Segment("┃", st("active"))
+    else:
+        path = Segment(" ", st("plain"))
+    glyph = row_glyph(row)
+    mark = Segment(glyph[0], st(glyph[1])) if glyph else Segment(" ", st("plain"))
+    head = [path, mark, Segment(" ", st("plain"))]
+
+    body: list[Segment] = []
+    prefix = gutter_prefix(line[GUTTER], line[CONNECTOR], levels_for(width))
+    if prefix:
+        if look.active and line[CONNECTOR] != NONE:
+            body += [Segment(prefix[:-2], st("connector")), Segment(prefix[-2:], st("active"))]
+        else:
+            body.append(Segment(prefix, st("connector")))
+    if line[FOLDED]:
+        body.append(Segment(f"⊞+{look.hidden} ", st("fold")))
+    elif look.hidden:
+        body.append(Segment(f"+{look.hidden} ", st("fold")))
+    kind = "context" if look.dim else ("error" if getattr(row, "status", None) == "error" else row_kind(row))
+    tag = row_tag(row)
+    match = st("match") + Style(underline=True) if overlay is not None else st("match")
+    if tag:
+        body += _highlighted(tag, st(kind), match, look.words)
+    if label:
+        body += _highlighted(f"[{label}] ", st("label"), match, look.words)
+    body += _highlighted(preview or f"({row.type})", st(kind), match, look.words)
+
+    room = width - GUTTER_WIDTH
+    strip = Strip(body)
+    if strip.cell_length > room:
+        cut = strip.crop(0, max(room - 1, 0))
+        last = body[-1].style if body else None
+        strip = Strip([*cut, Segment("…", last)]) if room > 0 else cut
+    pad = base + overlay if overlay is not None else base
+    return Strip([*head, *strip]).crop_extend(0, width, pad)
+
+
+def _highlighted(text: str, normal: Style, match: Style, words: Sequence[str]) -> list[Segment]:
+    spans = find_spans(text, words)
+    if not spans:
+        return [Segment(text, normal)]
+    out: list[Segment] = []
+    at = 0
+    for start, end in spans:
+        if start > at:
+            out.append(Segment(text[at:start], normal))
+        out.append(Segment(text[start:end], match))
+        at = end
+    if at < len(text):
+        out.append(Segment(text[at:], normal))
+    return out
 
 
 class StripCache:

@@ -1,4 +1,3 @@
-
 """Flattening a session tree into display lines (pure data; ``TreeView`` draws it).
 
 Rules (Pi's /tree): a row is indented only where its parent has several visible children —
@@ -16,6 +15,9 @@ filter's mask in one step. A 1M-entry tree flattens in a fraction of a second.
 
 The gutter of a line is a persistent linked list ``(continues, outer, depth)``: a fork child adds
 one level in O(1), whatever the depth; the renderer walks only the levels it can show.
+
+What the layout hands out is made when read: its lines as tuples (``Lines``), sets of ids over its
+slot sets (``IdSet``), rows by id (``RowsOf``); ``ActivePath`` is the path root → leaf it marks.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from __future__ import annotations
 import itertools
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping, Sequence, Set
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence, Set
+from typing import Final, TypeVar, overload
 
 from treechat.storage.base import TreeRow
 from treechat.storage.gc_policy import paused
@@ -32,11 +34,26 @@ from treechat.storage.tree.columns import DEAD, ROOT
 from treechat.storage.tree.index import CONVERSATION_TYPES, TreeIndex, TreeSnapshot
 from treechat.text.sanitize import sanitize_line
 
-from .lines import IdSet, Lines, RowsOf, cycle_roots
-from .query import narrow, query_words
-from .rows import ELBOW, NONE, TEE, Gutter, Line, mode_mask, shows
+from .filter import mode_mask, narrow, query_words, shows
 
-Span = tuple[Any, int, int, bool]  # (gutter, connector of the first line, children of the last, last folded)
+T = TypeVar("T")
+
+# Connector of a line: the first line of a fork child gets ├─ or └─; others continue the gutter.
+NONE, TEE, ELBOW = 0, 1, 2
+
+# The gutter of a line: (continues, outer, depth), a persistent linked list (a fork child adds a level).
+Gutter = tuple[bool, "Gutter | None", int]
+
+# A display line is a plain tuple (a NamedTuple costs ~30% of a 100k rebuild):
+# (row, gutter, connector, child_count, folded) — child_count is the number of visible children.
+Line = tuple[TreeRow, Gutter | None, int, int, bool]
+ROW: Final = 0
+GUTTER: Final = 1
+CONNECTOR: Final = 2
+CHILDREN: Final = 3
+FOLDED: Final = 4
+
+Span = tuple[Gutter | None, int, int, bool]  # (gutter, connector of the first line, children of the last, last folded)
 
 
 class TreeLayout:
@@ -51,7 +68,7 @@ class TreeLayout:
         self.query = ""
         self.folded: set[str] = set()
         self.generation = 0  # bumped whenever the lines change (caches key on it)
-        self.retired: list[Any] = []
+        self.retired: list[object] = []  # the lines of trees replaced, freed after the next frame
         self._mask = bytearray()  # per slot: 1 if the filter (and query) shows it
         self._slots = array("i")  # line -> slot
         self._span_at = array("i")  # the first line of each span
@@ -100,7 +117,7 @@ class TreeLayout:
         words = query_words(self.query)
         if words:
             # only the matches (and the fork points where they meet) are visible; the usual pass
-            # puts each under its nearest visible ancestor (``tree_query``)
+            # puts each under its nearest visible ancestor (filter.py)
             found = narrow(index, words, self._mask)
             self._match_slots, self._context_slots = found
             keep = bytearray(len(self._mask))
@@ -491,3 +508,123 @@ class TreeLayout:
 
     def preview_label(self, row: TreeRow, limit: int = 40) -> str:
         return sanitize_line(row.label or "", limit)
+
+
+# ------------------------------------------------------------------ what the layout hands out
+
+
+def cycle_roots(index: TreeSnapshot) -> list[int]:
+    """The first slot (in row order) of each part no root reaches: a parent cycle."""
+    parents = index.parents
+    reached = bytearray(index.size)
+    stack = list(index.kids(ROOT))
+    out: list[int] = []
+    for start in itertools.chain((None,), range(index.size)):
+        if start is not None:
+            if reached[start] or parents[start] == DEAD:
+                continue
+            out.append(start)
+            stack = [start]
+        while stack:
+            y = stack.pop()
+            if reached[y]:
+                continue
+            reached[y] = 1
+            stack.extend(index.kids(y))
+    return out
+
+
+class Lines(Sequence[Line]):
+    """``TreeLayout.lines``: each line's tuple ``(row, gutter, connector, children, folded)``,
+    made when it is read."""
+
+    def __init__(self, layout: TreeLayout) -> None:
+        self._layout = layout
+
+    def __len__(self) -> int:
+        return len(self._layout)
+
+    def __getitem__(self, i: int) -> Line:  # type: ignore[override]
+        n = len(self._layout)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(i)
+        return self._layout.line(i)
+
+    def __iter__(self) -> Iterator[Line]:
+        return (self._layout.line(i) for i in range(len(self._layout)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Lines, list, tuple)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class IdSet(Set[str]):
+    def __init__(self, index: TreeSnapshot, slots: frozenset[int]) -> None:
+        self._index, self._slots = index, slots
+
+    def __contains__(self, entry_id: object) -> bool:
+        return isinstance(entry_id, str) and self._index.slot(entry_id) in self._slots
+
+    def __iter__(self) -> Iterator[str]:
+        return (self._index.id_at(s) for s in sorted(self._slots))
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+
+class RowsOf(Mapping[str, TreeRow]):
+    def __init__(self, index: TreeSnapshot) -> None:
+        self._index = index
+
+    def __getitem__(self, entry_id: str) -> TreeRow:
+        slot = self._index.slot(entry_id)
+        if slot is None:
+            raise KeyError(entry_id)
+        return self._index.row_at(slot)
+
+    @overload
+    def get(self, entry_id: str, /) -> TreeRow | None: ...
+    @overload
+    def get(self, entry_id: str, /, default: TreeRow | T) -> TreeRow | T: ...
+
+    def get(self, entry_id: object, /, default: object = None) -> object:
+        slot = self._index.slot(entry_id) if isinstance(entry_id, str) else None
+        return self._index.row_at(slot) if slot is not None else default
+
+    def __iter__(self) -> Iterator[str]:
+        parents = self._index.parents
+        return (self._index.id_at(s) for s in range(self._index.size) if parents[s] != DEAD)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+
+class ActivePath:
+    """The slots of the path root → leaf that the tree marks (``┃``): the path to the leaf from
+    the index (one step more when the leaf moved to a child: the common case), or as given."""
+
+    def __init__(self) -> None:
+        self.slots: frozenset[int] = frozenset()
+        self._leaf: int | None = None
+
+    def follow(self, index: TreeSnapshot, leaf_id: str | None, ids: Set[str] | None) -> None:
+        if ids is not None:
+            self.slots, self._leaf = frozenset(s for s in map(index.slot, ids) if s is not None), None
+            return
+        leaf = index.slot(leaf_id)
+        if leaf is not None and self.slots and index.parents[leaf] == self._leaf:
+            self.slots = self.slots | {leaf}
+        elif leaf != self._leaf or not self.slots:
+            self.slots = frozenset(index.path_slots(leaf))
+        self._leaf = leaf
+
+    def __contains__(self, slot: object) -> bool:
+        return slot in self.slots
+
+    def ids(self, index: TreeSnapshot) -> set[str]:
+        return {index.id_at(s) for s in self.slots}

@@ -1,5 +1,4 @@
-
-"""Where the tree's jump keys land and what a row's tooltip says (pure functions over a layout).
+"""Where the tree's jump keys land (pure functions over a layout).
 
 - ``fork_above``/``fork_below`` (``{``/``}``): the fork points on the path through the cursor. Up
   means the nearest fork among the cursor's ancestors (where its branch split off); down follows
@@ -11,13 +10,8 @@
 from __future__ import annotations
 
 from collections.abc import Set
-from datetime import datetime
-
-from treechat.storage.base import TreeRow
-from treechat.text.sanitize import sanitize_line
 
 from .layout import TreeLayout
-from .rows import row_kind
 
 
 def fork_above(layout: TreeLayout, entry_id: str | None) -> int | None:
@@ -70,33 +64,3 @@ def next_match(layout: TreeLayout, start: int, delta: int) -> int | None:
         if slot_at(at) in matches:
             return at
     return None
-
-
-_KIND_NAMES = {"user": "user message", "assistant": "assistant reply", "tool": "tool result",
-               "summary": "summary", "settings": "setting", "other": "entry"}
-_TYPE_NAMES = {"compaction": "compaction", "branch_summary": "branch summary", "model_change": "model change",
-               "thinking_level_change": "thinking level", "active_tools_change": "tools change",
-               "session_info": "session name", "custom_message": "extension message", "custom": "extension data"}
-
-
-def local_time(timestamp: str) -> str:
-    """An entry's ISO time as the local wall clock (the text as stored if it does not parse)."""
-    try:
-        when = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
-    except ValueError:
-        return sanitize_line(timestamp, 40)
-    if when.tzinfo is not None:
-        when = when.astimezone()
-    return when.strftime("%Y-%m-%d %H:%M:%S")
-
-
-def row_summary(row: TreeRow) -> str:
-    """The first line of a row's tooltip, known without reading the entry: kind, time, status."""
-    kind = _TYPE_NAMES.get(row.type) or _KIND_NAMES[row_kind(row)]
-    parts = [kind, local_time(row.timestamp)]
-    status = getattr(row, "status", None)
-    if status in ("error", "aborted"):
-        parts.append(status)
-    if row.label:
-        parts.append(f"label: {sanitize_line(row.label, 40)}")
-    return " · ".join(parts)

@@ -29,30 +29,28 @@ Keys are in ``widgets.keymap`` (context "tree"); they act only while the tree ha
 from __future__ import annotations
 
 from collections.abc import Set
+from typing import TypeAlias
 
 from rich.style import Style
 from textual import events
 from textual.geometry import Region, Size
-from textual.message import Message
 from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from treechat.storage.base import TreeRow
 from treechat.storage.tree.index import TreeIndex, TreeSnapshot
 
 from ..keymap import bindings_for
+from ..textual_internals import SizeToldScrollView
+from . import messages
 from .drawing import LineDrawing
-from .hover import RowTooltips
-from .layout import Lines, TreeLayout
-from .lines import ActivePath
+from .filter import FILTERS, QueryTyping, query_words
+from .layout import ActivePath, Lines, TreeLayout
 from .nav import fork_above, fork_below, next_match
-from .query import query_words
-from .rows import FILTERS
-from .typing import QueryTyping
+from .tooltip import RowTooltips
 
 
-class TreeView(ScrollView, can_focus=True):
+class TreeView(SizeToldScrollView, can_focus=True):
     BINDINGS = bindings_for("tree")
 
     COMPONENT_CLASSES = {
@@ -90,38 +88,15 @@ class TreeView(ScrollView, can_focus=True):
 
     filter_mode: reactive[str] = reactive("default", init=False)
 
-    class EntryMessage(Message):
-        """Base of the messages about one entry (handle each subclass by its own name)."""
-
-        def __init__(self, entry_id: str) -> None:
-            self.entry_id = entry_id
-            super().__init__()
-
-    class NodeChosen(EntryMessage):
-        """Move the leaf here (Enter or click). The controller decides what it means (`Navigation.choose`)."""
-
-    class PreviewRequested(EntryMessage):
-        """Show this path in the transcript without moving the leaf (Space)."""
-
-    class LabelRequested(EntryMessage):
-        """Edit the label of this entry (L)."""
-
-    class ForkRequested(EntryMessage):
-        """Fork a new session at this entry (f)."""
-
-    class DetailsRequested(EntryMessage):
-        """The pointer rests on this row: answer with ``set_details(entry_id, text)`` (model, tokens)."""
-
-    class BackRequested(Message):
-        """Go back to the previous leaf position (Backspace)."""
-
-    class ResizeRequested(Message):
-        """Make the panel `width` columns wide (its left border dragged), or `delta` columns wider
-        (`<` / `>`); `final`: the drag ended (or a key): the App keeps the width for next time."""
-
-        def __init__(self, width: int | None, final: bool, delta: int = 0) -> None:
-            self.width, self.final, self.delta = width, final, delta
-            super().__init__()
+    # its messages (tree/messages.py, where the App's first frame can name them)
+    EntryMessage: TypeAlias = messages.EntryMessage
+    NodeChosen: TypeAlias = messages.NodeChosen
+    PreviewRequested: TypeAlias = messages.PreviewRequested
+    LabelRequested: TypeAlias = messages.LabelRequested
+    ForkRequested: TypeAlias = messages.ForkRequested
+    DetailsRequested: TypeAlias = messages.DetailsRequested
+    BackRequested: TypeAlias = messages.BackRequested
+    ResizeRequested: TypeAlias = messages.ResizeRequested
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
@@ -323,13 +298,10 @@ class TreeView(ScrollView, can_focus=True):
         else:
             self._scroll_y_to(self.cursor - height + 1)
 
-    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
-        # (Textual's: the layout at a new size tells it) the cursor is scrolled into view here,
-        # so the first frame at the new size draws it (from on_resize it came a frame later)
-        changed = super()._size_updated(size, virtual_size, container_size, layout)
-        if changed and size.height:
-            self._scroll_cursor_visible(center=True)
-        return changed
+    def size_told(self, size: Size) -> None:
+        # the layout at a new size: the cursor is scrolled into view here, so the first frame at
+        # the new size draws it (from on_resize it came a frame later)
+        self._scroll_cursor_visible(center=True)
 
     def on_resize(self) -> None:
         self._sync_size()
@@ -383,7 +355,7 @@ class TreeView(ScrollView, can_focus=True):
     def action_last(self) -> None:
         self._set_cursor(len(self.layout_data) - 1)
 
-    def _post_for_cursor(self, message_type: type[EntryMessage]) -> None:
+    def _post_for_cursor(self, message_type: type[messages.EntryMessage]) -> None:
         if self.cursor_id is not None:
             self.post_message(message_type(self.cursor_id))
 
@@ -415,7 +387,7 @@ class TreeView(ScrollView, can_focus=True):
             self.move_cursor_to(target)
 
     def action_fork_point(self, delta: int) -> None:
-        """``{`` / ``}``: the previous / next fork on the path through the cursor (``tree_nav``)."""
+        """``{`` / ``}``: the previous / next fork on the path through the cursor (nav.py)."""
         if delta < 0:
             at = fork_above(self.layout_data, self.cursor_id)
         else:

@@ -1,0 +1,1 @@
+"""Help: F1 and `/help` (`feature.py`)."""

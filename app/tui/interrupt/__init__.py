@@ -1,0 +1,1 @@
+"""Esc, Ctrl+C and Ctrl+Q: stopping what runs, and quitting with what was typed kept (`feature.py`)."""

@@ -1,0 +1,1 @@
+"""Search: every session, every branch (`feature.py`)."""

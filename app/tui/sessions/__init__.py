@@ -1,0 +1,1 @@
+"""Sessions: resume, new, fork, name, export, info, and the sessions list (`feature.py`)."""

@@ -1,0 +1,1 @@
+"""The start: the first frame first, then the session (`feature.py`)."""

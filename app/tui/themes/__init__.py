@@ -1,0 +1,1 @@
+"""The theme, kept in config.toml (`feature.py`)."""

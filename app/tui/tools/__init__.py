@@ -1,0 +1,1 @@
+"""Tools: which of them the model may use (`feature.py`)."""

@@ -31,7 +31,7 @@ from ..progress import Reporter, is_terminal, progress
 
 if TYPE_CHECKING:  # pydantic's models: imported by the commands that print entries, not by import
     from treechat.storage.base import ImportReport
-    from treechat.storage.imports import ImportRecords
+    from treechat.storage.imports.records import ImportRecords
     from treechat.storage.json_types import SessionHeader
     from treechat.storage.model import Entry
 

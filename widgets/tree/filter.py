@@ -27,8 +27,8 @@ from typing import NamedTuple
 from textual import events
 
 from treechat.storage.base import TreeRow
-from treechat.storage.tree_columns import DEAD
-from treechat.storage.tree_index import TreeSnapshot
+from treechat.storage.tree.columns import DEAD
+from treechat.storage.tree.index import TreeSnapshot
 
 FILTERS = ("default", "no-tools", "user-only", "labeled", "all")
 SETTINGS_TYPES = frozenset(

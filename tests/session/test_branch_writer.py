@@ -9,7 +9,7 @@ import asyncio
 from treechat.session.events import Appended, SessionChange
 from treechat.session.session import Session
 from treechat.storage import open_catalog
-from treechat.storage.model import MessageEntry, UserMessage
+from treechat.storage.model import MessageEntry, UserMessage, message_text
 
 
 async def _prompt(session: Session, text: str) -> str:
@@ -30,7 +30,7 @@ async def test_a_writer_at_the_leaf_takes_the_leaf_along_until_the_person_moves(
     assert (await session.get_entry(second)).parent_id == first  # type: ignore[union-attr]
     assert [c.run for c in seen if isinstance(c, Appended)] == ["r1", "r1"]
     assert [e.id for e in await writer.get_branch()] == [start, first, second]
-    assert (await writer.build_session_context()).messages[-1].content == "run 2"  # type: ignore[union-attr]
+    assert message_text((await writer.build_session_context()).messages[-1]) == "run 2"
     await session.move_to(second)  # back on the run's tip: the leaf follows again
     third = await writer.append_message(UserMessage(content="run 3"))
     assert session.leaf_id == third

@@ -74,6 +74,10 @@ class SessionSwitch:
     async def _leave(self, session: Session, composer_text: str | None) -> None:
         self.trees.stop_load()
         queued = await self.runs.end_agent()
+        try:
+            await session.settle()  # the person's leaf where a file keeps it (JSONL), after runs wrote elsewhere
+        except (StorageError, OSError):
+            pass  # a store gone bad: what was written is kept; the leaf is the newest entry's
         self.s.drafts.save(session.session_id, [*queued, composer_text or ""])
         if self._stop_observing is not None:
             self._stop_observing()

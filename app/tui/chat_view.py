@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from treechat.chat import events as ev
     from treechat.chat.events import Header, Mark, Readiness, Status
     from treechat.shown_path import ShownPath
-    from treechat.storage.model import AssistantMessage
     from treechat.storage.tree_index import TreeIndex
 
 # The storage vocabulary, the transcript's items and the dialogs are imported where they are used:
@@ -168,7 +167,6 @@ class ChatView(TuiBase):
         elif d.running is False:
             self.composer.running = False
             self.composer.elsewhere = False
-            self._streamed = None
             self.ui(StatusBar).wait(0)
             await self.transcript.set_streaming(None)
             gc_policy.streaming(False)
@@ -180,14 +178,12 @@ class ChatView(TuiBase):
         if p.cause == "move":
             tree.move_cursor_to(p.leaf_id)
         self._draft_returns(p.leaf_id)
-        # a reply streams on its own branch only: another branch on screen does not show it, and
-        # back on its branch it is there again at once, as far as it came
+        # a reply streams on its own branch only: another path on screen lets it go, and on a
+        # running branch the controller tells its reply as far as it came (ReplyStreaming, started)
         transcript = self.transcript
         self.composer.elsewhere = p.preview_id is not None
-        if p.preview_id is not None and transcript.streaming is not None:
+        if transcript.streaming is not None:
             await transcript.set_streaming(None)
-        elif p.preview_id is None and self._streamed is not None and transcript.streaming is None:
-            await transcript.set_streaming(self._streamed)
 
     def _draft_returns(self, leaf_id: str | None) -> None:
         """Back at a leaf where a tree move replaced a draft: the draft comes back (unless something
@@ -226,12 +222,9 @@ class ChatView(TuiBase):
 
     # ------------------------------------------------------------ runs
 
-    _streamed: AssistantMessage | None = None  # the reply streaming now, as far as it came
-
     async def _reply_streaming(self, e: ev.ReplyStreaming) -> None:
-        self._streamed = e.message
-        if e.previewing:
-            return  # another branch is on screen; the reply shows when the preview ends
+        if not e.on_screen:
+            return  # its branch is not the one on screen: told again, as far as it came, when it is
         transcript = self.transcript
         status = self.ui(StatusBar)
         if status.waiting:

@@ -77,7 +77,7 @@ async def test_two_writers_and_the_person_at_once_interleave_nothing_and_reopen_
         again = await other.open("many")
     try:
         assert await again.get_leaf_id() == mine
-        texts = [e.message.content for e in await again.get_entries() if isinstance(e, MessageEntry)]
+        texts = [message_text(e.message) for e in await again.get_entries() if isinstance(e, MessageEntry)]
         assert sorted(texts) == sorted(["root", "mine", *(f"L{k}" for k in range(12)), *(f"R{k}" for k in range(12))])
     finally:
         if catalog.kind != "memory":

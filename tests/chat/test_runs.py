@@ -283,3 +283,25 @@ async def test_many_runs_interleave_nothing(catalog, fake, tmp_path) -> None:
         said = conversation(await chat.session.get_branch(reply[0].id))
         word = said[2].split()[0]
         assert said == ["q1", "a1", f"{word} question", f"re {word} (2 prompts)"]
+
+
+@pytest.mark.parametrize("text,words", [
+    ("max_runs = 0\n", "max_runs should be greater than or equal to 1"),
+    ("max_runs = 65\n", "max_runs should be less than or equal to 64"),
+    ('max_runs = "4"\n', "max_runs should be a valid integer"),
+    ("max_runs = true\n", "max_runs should be a valid integer"),
+    ("max_run = 2\n", "unknown key 'max_run' (did you mean 'max_runs'?)"),
+])
+def test_max_runs_is_checked_strictly_in_one_line(tmp_path, text, words) -> None:
+    from treechat.config.settings import ConfigError
+
+    (tmp_path / "config.toml").write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_settings(tmp_path, env={})
+    assert "config.toml, line 1:" in str(err.value) and words in str(err.value) and "\n" not in str(err.value)
+
+
+def test_max_runs_is_four_unless_config_says(tmp_path) -> None:
+    assert load_settings(tmp_path, env={}).max_runs == 4
+    (tmp_path / "config.toml").write_text("max_runs = 8\n")
+    assert load_settings(tmp_path, env={}).max_runs == 8

@@ -1,6 +1,9 @@
-"""README sections generated from the code, so the docs cannot drift: `python -m treechat.docs` rewrites
-them; tests/test_docs.py fails when README.md is out of date. The keys come from the keymap, the
-slash commands from the App's registry (`treechat.tui.registry`)."""
+"""Documentation sections generated from the code, so the docs cannot drift: `python -m treechat.docs`
+rewrites them; tests/test_docs.py fails when a page is out of date. The keys come from the keymap,
+the slash commands from the App's registry (`treechat.tui.registry`).
+
+A section sits between `<!-- NAME:start -->` and `<!-- NAME:end -->` in the pages of `PAGES`:
+README.md holds the ten keys people need first, docs/keys.md every key and every command."""
 
 from __future__ import annotations
 
@@ -10,9 +13,25 @@ from collections.abc import Callable
 from pathlib import Path
 
 from treechat.tui.app import TreechatApp
-from treechat.widgets.keymap import readme_section
+from treechat.widgets.keymap import CONTEXTS, KEYMAP, display_key, readme_section
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+KEYS_PAGE = ROOT / "docs" / "keys.md"
+
+# The README's first keys: (context, the keymap actions shown in one row, where it applies).
+ESSENTIALS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("composer", ("submit",), "composer"),
+    ("global", ("stop",), ""),
+    ("global", ("toggle_tree",), ""),
+    ("tree", ("choose",), "tree"),
+    ("tree", ("sibling(-1)", "sibling(1)"), "tree"),
+    ("tree", ("back",), "tree"),
+    ("global", ("model",), ""),
+    ("global", ("sessions",), ""),
+    ("global", ("search",), ""),
+    ("global", ("quit",), ""),
+)
 
 
 def _cell(text: str) -> str:
@@ -35,7 +54,25 @@ def keys_section() -> str:
     return readme_section(TreechatApp.command_table())
 
 
-SECTIONS = {"keys": keys_section, "commands": commands_section}
+def essentials_section() -> str:
+    """The ten keys a first session needs, with the keymap's own words."""
+    rows = ["| Key | Where | Action |", "|---|---|---|"]
+    for context, actions, where in ESSENTIALS:
+        keys = []
+        for action in actions:
+            found = [k for k in KEYMAP if k.context == context and k.action == action]
+            if not found:
+                raise LookupError(f"app/docs.py ESSENTIALS: no key {action!r} in the keymap's {context!r} keys")
+            keys.append(found[0])
+        shown = " / ".join(display_key(k.key).replace("|", "¦") for k in keys)
+        said = " / ".join(k.description for k in keys)
+        rows.append(f"| {shown} | {CONTEXTS[where] if where else 'anywhere'} | {_cell(said)} |")
+    return "\n".join(rows)
+
+
+SECTIONS: dict[str, Callable[[], str]] = {"essentials": essentials_section, "keys": keys_section,
+                                          "commands": commands_section}
+PAGES: dict[Path, tuple[str, ...]] = {README: ("essentials",), KEYS_PAGE: ("keys", "commands")}
 
 
 def _replacement(body: str) -> Callable[[re.Match[str]], str]:
@@ -46,18 +83,21 @@ def _replacement(body: str) -> Callable[[re.Match[str]], str]:
 
 
 def render(text: str) -> str:
+    """`text` with every generated section it holds written afresh."""
     for name, make in SECTIONS.items():
         pattern = re.compile(rf"(<!-- {name}:start -->\n)(?:.*?\n)?(<!-- {name}:end -->)", re.S)
-        text = pattern.sub(_replacement(make().strip()), text)
+        if pattern.search(text):
+            text = pattern.sub(_replacement(make().strip()), text)
     return text
 
 
 def main() -> int:
-    old = README.read_text(encoding="utf-8")
-    new = render(old)
-    if new != old:
-        README.write_text(new, encoding="utf-8")
-        print("README.md updated", file=sys.stderr)
+    for page in PAGES:
+        old = page.read_text(encoding="utf-8")
+        new = render(old)
+        if new != old:
+            page.write_text(new, encoding="utf-8")
+            print(f"{page.relative_to(ROOT)} updated", file=sys.stderr)
     return 0
 
 

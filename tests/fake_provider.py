@@ -200,7 +200,7 @@ class FakeProvider:
         self.requests: list[Recorded] = []
         self.probes: list[Recorded] = []  # window probes (PROBE_PATHS): apart, so requests[0] is the first API call
         self.disconnects = 0
-        self.disconnected_at: list[float] = []  # time.monotonic() of each disconnect, in order
+        self.disconnected_at: list[tuple[float, str]] = []  # (time.monotonic(), the request's path), in order
         self.dripped = 0  # bytes sent by Drip steps
         self.client_disconnected = asyncio.Event()
         self._request_came = asyncio.Event()
@@ -373,10 +373,10 @@ class FakeProvider:
                     await asyncio.wait_for(reader.read(), step.limit)  # returns b"" when the client closes
                 except TimeoutError:
                     pass
-                self._disconnected()
+                self._disconnected(path)
                 return
             elif isinstance(step, Drip):
-                await self._drip(reader, writer, step, chunked)
+                await self._drip(reader, writer, step, chunked, path)
                 return
             elif isinstance(step, Reset):
                 await writer.drain()
@@ -388,7 +388,8 @@ class FakeProvider:
         await writer.drain()
         writer.close()
 
-    async def _drip(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, step: Drip, chunked: bool) -> None:
+    async def _drip(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, step: Drip, chunked: bool,
+                    path: str = "") -> None:
         gone = asyncio.ensure_future(reader.read())  # b"" when the client closes
         deadline = time.monotonic() + step.limit
         try:
@@ -408,11 +409,11 @@ class FakeProvider:
             raise
         finally:
             gone.cancel()
-            self._disconnected()
+            self._disconnected(path)
 
-    def _disconnected(self) -> None:
+    def _disconnected(self, path: str) -> None:
         self.disconnects += 1
-        self.disconnected_at.append(time.monotonic())
+        self.disconnected_at.append((time.monotonic(), path))
         self.client_disconnected.set()
 
 

@@ -1,4 +1,4 @@
-"""THE keymap: one table of every key binding (DESIGN §8), grouped by where it applies.
+"""THE keymap: one table of every key binding, grouped by where it applies.
 
 Widgets take their ``BINDINGS`` from :func:`bindings_for`; the App does the same for the
 "global" context. The footer (``FittedFooter`` shows the focused widget's bindings), the F1

@@ -1,4 +1,4 @@
-"""Agent core: state, events, the loop, queues, tools. See DESIGN §5.
+"""Agent core: state, events, the loop, queues, tools (docs/architecture.md, "The agent core").
 
 The names below are loaded on first use: `treechat context` builds a system prompt from the
 tools' descriptions (`treechat.agent.tools`) without the loop and its providers (httpx).

@@ -1,4 +1,4 @@
-"""`treechat` command line (DESIGN §9). Every expected failure is one line on stderr and exit 1."""
+"""`treechat` command line: the app, `-p` and every subcommand. Every expected failure is one line on stderr and exit 1."""
 
 from __future__ import annotations
 

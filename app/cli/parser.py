@@ -69,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--provider", metavar="NAME", help="with --model ID: the same as --model NAME/ID (Pi's spelling)")
     p.add_argument("--mode", choices=("text", "json", "rpc"),
                    help="text: -p's answer as text (the default); json: with -p, every event of the run as a JSON "
-                        "line (Pi's --mode json); rpc: Pi's RPC protocol, JSON lines over stdin/stdout (README: Protocols)")
+                        "line (Pi's --mode json); rpc: Pi's RPC protocol, JSON lines over stdin/stdout (docs/protocols.md)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     s = sub.add_parser("sessions", help="list sessions, newest first")

@@ -117,6 +117,8 @@ def _exit_code(last: AssistantMessage | None, listen: _Listen, notes: _Notes, *,
         if not listen.overflow_explained:  # ("…too long; compact it" after compacting failed would contradict it)
             notes.line(last.error_message or "the provider failed")
         return 1
+    if not message_text(last).strip():  # (a small local model may stop at once: nothing on stdout, say why)
+        notes.line("the model's reply was empty.")
     return 0
 
 

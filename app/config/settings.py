@@ -1,9 +1,10 @@
 """Settings: where files live, which providers exist, the user's defaults. Keys are read, never written.
 
 config.toml (in the home folder, or the platform's config folder) has one strict schema: every
-key below is documented in README.md, and unknown or mistyped keys (and a base_url no request
-could use: not http(s), no host, a port out of 1-65535) are one clear error line naming each key,
-the file and the line (a README test loads every ```toml block, so they cannot drift).
+key below is documented in docs/configuration.md, and unknown or mistyped keys (and a base_url no
+request could use: not http(s), no host, a port out of 1-65535) are one clear error line naming each
+key, the file and the line (tests/test_docs.py parses every TOML example in the docs and fails on a
+key the page does not name, so they cannot drift).
 
     model = "openai/gpt-4.1-mini"      # default model, PROVIDER/MODEL-ID
     thinking = "medium"                # off | minimal | low | medium | high | xhigh

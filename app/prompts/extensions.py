@@ -138,7 +138,7 @@ def _skill(args: str, ext: Extensions) -> str:
 
 def _known(ext: Extensions) -> str:
     names = ", ".join(s.name for s in ext.skills[:20])
-    return f"; the skills: {names}." if names else "; there are none (see README: Agent Skills)."
+    return f"; the skills: {names}." if names else "; there are none (see docs/extensions.md: Agent Skills)."
 
 
 def listing(ext: Extensions, skills_announced: bool) -> str:

@@ -1,4 +1,4 @@
-"""Leaving a branch: what a branch summary covers (Pi §8.1–8.2), writing that summary, and
+"""Leaving a branch: what a branch summary covers (Pi 0.73.1's branch-summarization.ts), writing that summary, and
 forking a path into a new session.
 
 The abandoned part is the path from the old leaf back to the common ancestor with the target,

@@ -1,4 +1,4 @@
-"""Compaction planning (pure): token estimates, cut points, what to summarise (Pi §7).
+"""Compaction planning (pure): token estimates, cut points, what to summarise (Pi 0.73.1's compaction/*.ts).
 
 Nothing here talks to a model or writes an entry; `app/session/summarize.py` produces the text
 and AgentSession appends the compaction entry. Cut points never separate a tool call from its

@@ -1,4 +1,4 @@
-"""Summaries for compaction and branch changes: conversation serialisation and prompts (Pi §7.5, §8).
+"""Summaries for compaction and branch changes: conversation serialisation and prompts (Pi 0.73.1's compaction and branch-summarization).
 
 The model call is injected (`Complete`): AgentSession passes one bound to the current model, tests
 pass a scripted one. A failed call raises SummaryError; nothing is written.

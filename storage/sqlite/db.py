@@ -136,7 +136,7 @@ def configure(conn: sqlite3.Connection) -> None:
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA journal_mode = WAL")
     # NORMAL in WAL mode: a committed append survives the process being killed; only an OS
-    # crash or power loss can drop the last transactions (DESIGN §10 asks for kill -9 safety).
+    # crash or power loss can drop the last transactions (a finished entry must survive kill -9).
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA wal_autocheckpoint = 0")  # see CHECKPOINT_EVERY

@@ -1,4 +1,4 @@
-"""Agent state, reentrancy, queues and failures (ports pi-behaviour §11.15)."""
+"""Agent state, reentrancy, queues and failures (Pi 0.73.1's agent.test.ts, ported)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The loop: canonical event sequences (pi-behaviour §5) and §11.16 acceptance cases."""
+"""The loop: Pi 0.73.1's event sequences and the cases of its agent-loop tests, ported."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ async def test_custom_message_is_filtered_and_transform_context_applies() -> Non
     agent = Agent(stream_fn=stream)
     agent.state.messages = [CustomMessage(custom_type="notification", content="note", display=True)]
     await agent.prompt("q")
-    # custom messages become user content for the LLM (DESIGN §5)
+    # custom messages become user content for the LLM (convert_to_llm)
     assert [m.role for m in stream.contexts[0].messages] == ["user", "user"]
     seen = []
 

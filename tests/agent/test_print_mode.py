@@ -70,6 +70,15 @@ async def test_streams_the_reply_and_persists_the_exchange(fake, tmp_path) -> No
     assert fake.requests[0].headers["authorization"] == f"Bearer {SECRET}"
 
 
+async def test_an_empty_reply_is_said_on_stderr(fake, tmp_path) -> None:
+    """A small local model may stop at once (seen with SmolLM2 on llama-cpp-python): nothing on
+    stdout, so stderr says why instead of leaving a blank."""
+    fake.script_openai([])
+    code, out, err = await run(fake, Place(tmp_path))
+    assert (code, out.strip()) == (0, "")
+    assert err == "treechat: the model's reply was empty.\n"
+
+
 async def test_same_session_continues_with_anthropic(fake, tmp_path) -> None:
     fake.script_openai(["first"])
     fake.script_anthropic(["second"])
@@ -168,6 +177,7 @@ async def test_a_missing_key_fails_before_any_request_and_writes_nothing(fake, t
     (["-p", "-"], "the whole prompt\nfrom stdin\n", "the whole prompt\nfrom stdin"),
     (["-p"], "just the pipe\n", "just the pipe"),
 ])
+@pytest.mark.slow  # the real treechat process, for each way of piping
 async def test_piped_stdin_goes_into_the_prompt_and_stdout_is_the_reply_only(fake, tmp_path, argv, piped, sent):
     """`git diff | treechat -p "review this"`, `… | treechat -p -` and `… | treechat -p`, in a real
     process with a real pipe."""

@@ -131,7 +131,7 @@ async def test_a_tool_config_leaves_out_can_be_turned_on_for_the_open_session(ca
     await send(chat, fake, "now run something")
     assert sent_tools(fake) == ["read", "bash"]
     await chat.close()
-    # reopened, config.toml has the last word on what a session starts with (README says so)
+    # reopened, config.toml has the last word on what a session starts with (docs/agent.md says so)
     reopened = chat_for(catalog, fake, tmp_path, 'tools = ["read"]\n')
     await reopened.open(await catalog.open(storage.session_id))
     assert reopened.status().tools == ("read",)

@@ -1,4 +1,4 @@
-"""The command line on real Pi files: import, context, tree, export round trip, errors (DESIGN §9)."""
+"""The command line on real Pi files: import, context, tree, export round trip, errors."""
 
 from __future__ import annotations
 

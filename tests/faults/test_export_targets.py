@@ -136,6 +136,7 @@ def test_a_fifo_nobody_reads_is_refused_after_a_bounded_wait(capsys, place, monk
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
 
 
+@pytest.mark.slow  # waits for the export's bound
 def test_a_reader_that_stops_reading_ends_the_export_with_one_line(capsys, place, monkeypatch):
     monkeypatch.setattr(export_target, "STALL", 0.3)
     fifo = place[2] / "pipe"

@@ -10,6 +10,8 @@ import io
 import json
 import socket
 
+import pytest
+
 from tests.tui.conftest import fake, make_app, screen_text, type_text, wait_for  # noqa: F401  (fixtures)
 from treechat.cli.main import main
 from treechat.doctor.checks import run_doctor
@@ -130,6 +132,7 @@ def clean(text: str) -> bool:
     return not any(raw in text for raw in RAW)
 
 
+@pytest.mark.slow  # the real App
 async def test_names_from_a_repository_reach_the_app_sanitised(make_app, tmp_path) -> None:  # noqa: F811
     from textual.notifications import Notification, Notify
 
@@ -182,6 +185,7 @@ async def test_print_mode_and_treechat_mcp_show_the_names_as_text(tmp_path) -> N
     assert code == 1 and clean(out + err) and "␛]52;c;cHduZWQ=␇" in out  # shown, not obeyed
 
 
+@pytest.mark.slow  # the real treechat in a terminal
 def test_the_real_app_in_a_terminal_writes_no_escape_from_a_name(tmp_path) -> None:
     """The real `treechat` in a pseudo-terminal, started in a repository with the OSC-52-named skill:
     everything it writes until the warning's words are on the screen carries none of the name's

@@ -210,6 +210,7 @@ async def test_a_stall_after_headers_is_bounded_by_first_byte_timeout(fake) -> N
     assert final.stop_reason == "error" and "sent no reply within 0.3 s" in final.error_message
 
 
+@pytest.mark.slow  # a reply paced over time
 async def test_a_slow_but_steady_reply_is_not_cut(fake) -> None:
     fake.script_openai(["t"] * 8, gap=0.1)  # 0.8 s in all, never silent for 0.4 s
     final = await stream(fake.base_url, first_byte_timeout=0.4, idle_timeout=0.4)

@@ -153,6 +153,7 @@ async def test_print_mode_refuses_unless_allowed(place, capsys, how):
 # ---------------------------------------------------------------- the app
 
 
+@pytest.mark.slow  # the real App
 async def test_the_app_asks_with_the_dialog_typing_cannot_answer(place):
     async with FakeProvider() as fake:
         fake.script_openai(tool_calls=[read_call("out-link")])

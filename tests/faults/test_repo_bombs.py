@@ -139,6 +139,7 @@ async def test_the_app_starts_with_deep_files_and_says_so(make_app, tmp_path) ->
         assert app.is_running
 
 
+@pytest.mark.slow  # three hundred huge files
 async def test_three_hundred_huge_skills_stay_within_the_request_bound(tmp_path) -> None:
     folder = project(tmp_path)
     huge = "Does a great many things. " * 2_400  # ~60 KB each (cut to 1,024 characters)

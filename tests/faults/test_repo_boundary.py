@@ -377,6 +377,7 @@ def test_treechat_restore_refuses_an_imported_session_s_paths_outside(repo, caps
     assert code == 0 and not (repo / "notes.txt").exists() and list(user_home.iterdir()) == [], err
 
 
+@pytest.mark.slow  # the real App
 async def test_the_app_names_an_imported_session_s_paths_outside_and_never_writes_them(make_app, fake, tmp_path):  # noqa: F811
     user_home = tmp_path.parent / f"{tmp_path.name}-me"
     user_home.mkdir()
@@ -510,6 +511,7 @@ def two_versions(repo, monkeypatch, capsys, tmp_path) -> tuple[Path, str, str]:
     ("replace:notes.txt:1", True, "two\n"),  # no O_TMPFILE: named all along
     ("replace:written.json:2", False, "one\n"),  # the file replaced, not yet said to be
 ])
+@pytest.mark.slow  # kill -9 at every step
 def test_a_restore_killed_with_9_leaves_no_temporary_file_and_no_false_change(repo, two_versions, capsys, stop,
                                                                              no_tmpfile, on_disk):
     home, sid, before_edit = two_versions
@@ -555,6 +557,7 @@ def test_an_undo_killed_with_9_leaves_no_temporary_file_and_no_false_change(repo
 
 
 @pytest.mark.parametrize(("stop", "on_disk"), [("replace:notes.txt:1", "two\n"), ("replace:written.json:2", "three\n")])
+@pytest.mark.slow  # kill -9 at every step
 async def test_an_edit_killed_with_9_leaves_no_temporary_file_and_no_false_change(repo, two_versions, capsys, stop,
                                                                                 on_disk):
     home, sid, before_edit = two_versions

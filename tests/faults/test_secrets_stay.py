@@ -269,6 +269,7 @@ async def test_the_app_asks_before_attaching_from_outside_and_a_no_sends_nothing
         assert asked == [("attachment", str(place["real_key"]), str(place["real_repo"]))]  # the answer is kept
 
 
+@pytest.mark.slow  # the real App
 async def test_in_the_app_the_read_question_comes_up_and_a_no_keeps_the_secret(place) -> None:
     link(place["repo"] / "AGENTS.md", place["key"])
     async with FakeProvider() as fake:

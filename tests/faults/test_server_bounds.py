@@ -170,6 +170,7 @@ async def test_a_gzip_compressed_reply_is_read(fake) -> None:
     assert fake.requests[0].headers.get("accept-encoding") == "gzip, deflate"  # only what is read is asked for
 
 
+@pytest.mark.slow  # tens of MB decompressed
 async def test_a_gzip_bomb_stops_at_the_event_bound_in_decompressed_bytes(fake) -> None:
     bomb = gzipped(b'data: {"choices": [{"delta": {"content": "' + b"x" * (200 << 20))  # 200 MB in ~200 KB
     fake.enqueue([Status(200, {**SSE_HEADERS, "Content-Encoding": "gzip"}), Send(bomb)])

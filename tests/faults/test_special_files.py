@@ -102,6 +102,7 @@ def test_p_dash_reading_the_zero_device_is_refused_at_the_bound(tmp_path):
         "or let the model read the file with the read tool."]
 
 
+@pytest.mark.slow  # the real treechat process
 def test_piped_text_past_the_bound_is_refused_and_the_setting_raises_it(tmp_path):
     big = b"a line of a large diff\n" * 100_000  # 2.3 MB
     done = run("--home", str(tmp_path), "-p", "review this", "--model", "openai/x", data=big)
@@ -116,6 +117,7 @@ def test_binary_piped_text_is_refused():
         read_piped(io.StringIO("abc\x00def"), 1000)
 
 
+@pytest.mark.slow  # the real treechat process, waiting on a silent pipe
 def test_a_silent_pipe_is_said_once(monkeypatch):
     monkeypatch.setattr(piped_input, "NOTE_AFTER", 0.1)
     read_end, write_end = os.pipe()

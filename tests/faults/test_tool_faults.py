@@ -134,6 +134,7 @@ def runaway_line(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow  # the real App and a runaway child process
 async def test_a_runaway_pattern_neither_freezes_the_app_nor_outlives_esc(runaway_line) -> None:
     """Python's re holds the GIL while it matches: on a thread this pattern would stop the event
     loop (every key, Esc included) for hours. The search runs in a process that Esc kills."""
@@ -152,6 +153,7 @@ async def test_a_runaway_pattern_neither_freezes_the_app_nor_outlives_esc(runawa
     assert time.monotonic() - start < 1.0
 
 
+@pytest.mark.slow  # runs to the time limit
 async def test_a_runaway_pattern_stops_at_the_time_limit_with_what_it_found(runaway_line, monkeypatch) -> None:
     monkeypatch.setattr(file_tools, "WORK_SECONDS", 0.3)
     (grep,) = make_tools(["grep"], cwd=runaway_line)
@@ -199,6 +201,7 @@ def agent_with(tool) -> tuple[Agent, Recorder]:
 
 
 @pytest.mark.parametrize("stubborn", [False, True])
+@pytest.mark.slow  # every tool, stopped mid-work
 async def test_any_tool_stops_within_a_second_of_abort(stubborn) -> None:
     async def forever(args, signal, on_update):
         try:
@@ -221,6 +224,7 @@ async def test_any_tool_stops_within_a_second_of_abort(stubborn) -> None:
     assert end.is_error and "stopped: the run was cancelled" in text(end.result)
 
 
+@pytest.mark.slow  # runs to the time limit
 async def test_a_tool_past_its_timeout_is_stopped() -> None:
     async def slow(args, signal, on_update):
         await asyncio.sleep(30)
@@ -254,6 +258,7 @@ async def test_bash_stops_on_abort_through_the_loop(tmp_path) -> None:
     assert text(end.result) == "started\n\n(command cancelled)"
 
 
+@pytest.mark.slow  # a background process outliving its command
 async def test_bash_does_not_wait_for_a_background_process_holding_its_output(tmp_path) -> None:
     async def yes(_):
         return True

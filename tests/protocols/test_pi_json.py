@@ -89,6 +89,7 @@ async def test_tool_calls_end_with_the_call(fake, tmp_path) -> None:
     assert done["toolName"] == "read" and not done["isError"] and "hello world" in done["result"]["content"][0]["text"]
 
 
+@pytest.mark.slow  # the real treechat process
 async def test_the_command_line_writes_only_json_on_stdout(fake, tmp_path) -> None:
     """The real `treechat -p --mode json`: every stdout line is a record (the note about the
     session, and anything a library prints, goes to stderr)."""

@@ -35,6 +35,7 @@ async def test_the_same_responses_and_events_as_pi(fake, tmp_path, name) -> None
         assert same_shape(ours, theirs), (ours.get("type"), ours.get("command"), shape(ours) ^ shape(theirs))
 
 
+@pytest.mark.slow  # the real treechat process
 async def test_the_real_process_answers_as_pi_does(fake, tmp_path) -> None:
     place = Place.make(tmp_path, fake)
     driver, channel = await child(place)

@@ -1,4 +1,4 @@
-"""Pi acceptance cases §11.1 (buildSessionContext), run through Session on every backend."""
+"""Pi 0.73.1's session-manager/build-context tests (buildSessionContext), run through Session on every backend."""
 
 from __future__ import annotations
 
@@ -120,7 +120,7 @@ async def test_complex_tree(catalog):
 
 
 async def test_unknown_leaf_is_an_error_naming_the_id(catalog):
-    # Deliberate difference from Pi (which silently falls back to the last entry): DESIGN §6.
+    # Deliberate difference from Pi (which silently falls back to the last entry): an unknown id is an error.
     s = await load(catalog, [msg_entry("1", None, user("q")), msg_entry("2", "1", assistant("r"))])
     with pytest.raises(EntryNotFoundError, match="nonexistent"):
         await s.build_session_context("nonexistent")

@@ -1,4 +1,4 @@
-"""Compaction planning and summaries without a model: cut points, plan, prompts (Pi §7, §8)."""
+"""Compaction planning and summaries without a model: cut points, plan, prompts (Pi 0.73.1's compaction and branch-summarization rules)."""
 
 from __future__ import annotations
 

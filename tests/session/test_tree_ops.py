@@ -1,5 +1,5 @@
-"""Pi acceptance cases §11.4 (labels), §11.6 (save entry), §11.7 (tree traversal) on every backend,
-plus the tree guarantees DESIGN §6 adds: unknown ids write nothing, cycles never hang."""
+"""Pi 0.73.1's session-manager tests (labels, save-entry, tree-traversal) ported, on every backend,
+plus what treechat adds: an unknown id writes nothing, a parent cycle never hangs."""
 
 from __future__ import annotations
 

@@ -139,7 +139,7 @@ async def test_list_skips_files_that_are_not_sessions(cat):
     assert (await cat.latest()).session_id == s.session_id  # the broken file is passed over
 
 
-# ---------------------------------------------------------------- migration (Pi §6.4, §11.5)
+# ---------------------------------------------------------------- migration (Pi 0.73.1's migration.test.ts)
 
 V1_HEADER = {"type": "session", "id": "old-1", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/o"}
 
@@ -185,7 +185,7 @@ async def test_old_file_in_our_folder_is_rewritten_atomically_only_on_write(cat)
     assert rows[0]["version"] == 3 and all("id" in r for r in rows[1:]) and rows[-1]["id"] == "n1"
 
 
-# ---------------------------------------------------------------- modified time (Pi §11.8)
+# ---------------------------------------------------------------- modified time (Pi 0.73.1's session-info-modified-timestamp.test.ts)
 
 
 async def test_modified_is_the_newest_message_not_the_file_mtime(cat):

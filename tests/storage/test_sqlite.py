@@ -219,7 +219,9 @@ async def test_the_wal_stays_small_through_a_long_unbroken_stream_of_appends(tmp
         parent = f"u{i}"
         largest = max(largest, os.path.getsize(f"{path}-wal"))  # noqa: ASYNC240  a stat of a local temp path
     await cat.close()
-    assert largest < 8 * 2**20
+    # bounded, not exact: the restart waits for the worker's checkpoint, which a loaded machine
+    # delays by some appends (8.1 MB seen at load 5.6); without the restart it is 40 MB
+    assert largest < 16 * 2**20
     cat = await SqliteCatalog.open(path)
     try:
         assert len(ids(await (await cat.open("s")).get_path_to_root("u399"))) == 400

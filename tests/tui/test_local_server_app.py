@@ -20,4 +20,5 @@ async def test_a_message_typed_at_once_is_shown_and_answered_while_the_probes_tr
         # (by order, not by time: on a loaded machine the probe may give up any time after)
         await wait_for(pilot, lambda: bool(fake.probes), what="the window probe")
         sent = fake.requests[0].arrived_at
-        assert all(ended > sent for ended in fake.disconnected_at), (sent, fake.disconnected_at)
+        # (other lookups may give up earlier on a loaded machine: the list of the server's models)
+        assert all(ended > sent for ended, path in fake.disconnected_at if path == "/props"), (sent, fake.disconnected_at)

@@ -1,4 +1,4 @@
-"""Snapshots of the main layouts (DESIGN §8) with a host App that composes the real widgets.
+"""Snapshots of the main layouts (transcript, tree panel, status, footer) with a host App that composes the real widgets.
 
 Regenerate after an intended visual change: ``pytest tests/widgets/test_snapshots.py --snapshot-update``.
 """

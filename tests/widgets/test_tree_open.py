@@ -1,6 +1,7 @@
 """The tree opens where you are: the leaf row selected and on screen, whenever the rows arrive,
 whatever the panel's size, and again after every move of the leaf (issue 11, item 2)."""
 
+import pytest
 from textual.app import ComposeResult
 
 from treechat.storage.tree_index import TreeIndex
@@ -56,6 +57,7 @@ async def test_a_tree_hidden_at_first_shows_the_leaf_when_it_is_shown():
         assert app.panel.cursor_id == "n599" and on_screen(app.panel, "n599")
 
 
+@pytest.mark.slow  # a hundred thousand entries
 async def test_a_hundred_thousand_entries_open_at_the_leaf():
     rows = chain(100_000)
     app = OpensOnMount(rows, "n99999")

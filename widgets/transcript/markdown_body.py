@@ -1,5 +1,5 @@
 """A reply's settled text: Rich Markdown in one ``Static`` (a Textual ``Markdown`` is ~14 widgets per
-reply, slow in long transcripts: textual-peers §3.2), drawn once per width.
+reply, slow in long transcripts), drawn once per width.
 
 Textual lays the text out twice at a new width (its height for the layout, then its lines for the
 frame) and again at every width it goes back to; Rich's Markdown layout is most of a message's

@@ -1,7 +1,7 @@
 """How one settled transcript item looks: a ``MessageView`` per message, cards for summaries.
 
 Settled text is one ``Static`` holding a Rich renderable (Markdown with highlighted code for assistants, plain text
-otherwise): a Textual ``Markdown`` is ~14 widgets per reply, slow in long transcripts (textual-peers §3.2). Every
+otherwise): a Textual ``Markdown`` is ~14 widgets per reply, slow in long transcripts. Every
 string from a model, tool or file passes through ``sanitize``; plain text goes in as ``Content``/``Text``, not markup.
 """
 

@@ -98,7 +98,7 @@ class TreeView(ScrollView, can_focus=True):
             super().__init__()
 
     class NodeChosen(EntryMessage):
-        """Move the leaf here (Enter or click). The App applies DESIGN §6 semantics."""
+        """Move the leaf here (Enter or click). The controller decides what it means (`Navigation.choose`)."""
 
     class PreviewRequested(EntryMessage):
         """Show this path in the transcript without moving the leaf (Space)."""

@@ -305,3 +305,25 @@ def test_max_runs_is_four_unless_config_says(tmp_path) -> None:
     assert load_settings(tmp_path, env={}).max_runs == 4
     (tmp_path / "config.toml").write_text("max_runs = 8\n")
     assert load_settings(tmp_path, env={}).max_runs == 8
+
+
+async def test_leaving_the_session_stops_its_runs_says_so_and_keeps_their_replies(catalog, fake, tmp_path) -> None:
+    from treechat.chat.events import Notice
+
+    replies = Replies(fake)
+    replies.hold("a", "b")
+    chat, rec = await make_chat(catalog, fake, tmp_path)
+    _, a1 = await seed(chat)
+    await chat.send("a run")
+    await streaming(chat, rec, "r1")
+    await chat.move_to(a1)
+    await chat.send("b run")
+    await streaming(chat, rec, "r2")
+    left = chat.session
+    await chat.new_session()
+    assert not chat.is_running and chat.runs == ()
+    assert any("2 runs of the session left stopped" in n.text for n in rec.of(Notice))
+    stopped = [e for e in await left.storage.get_entries() if isinstance(e, MessageEntry)
+               and isinstance(e.message, AssistantMessage)]
+    assert sorted(message_text(e.message) for e in stopped if e.message.stop_reason == "aborted") == ["re a", "re b"]
+    replies.release("a", "b")

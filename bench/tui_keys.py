@@ -38,13 +38,13 @@ from bench.tui_common import (
 # ------------------------------------------------------------------ 4. keystrokes while streaming
 
 class FakeServer(ServerChild):
-    """tests.fake_provider.FakeProvider in a child process (bench/child_server.py). It serves one
-    scripted reply: `tokens` one-token chunks with `gap` seconds between them, then reports how
-    long the sending took."""
+    """tests.fake_provider.FakeProvider in a child process (bench/child_server.py). It serves
+    `replies` scripted replies (at once when asked at once: bench/tui_streams.py): `tokens`
+    one-token chunks with `gap` seconds between them, then reports how long the sending took."""
 
-    def __init__(self, tokens: int, gap: float, seed: int) -> None:
-        super().__init__([sys.executable, str(ROOT / "bench/tui.py"), "--serve-fake", f"{tokens},{gap},{seed}"],
-                         str(ROOT), "the fake provider process")
+    def __init__(self, tokens: int, gap: float, seed: int, replies: int = 1) -> None:
+        super().__init__([sys.executable, str(ROOT / "bench/tui.py"), "--serve-fake",
+                          f"{tokens},{gap},{seed},{replies}"], str(ROOT), "the fake provider process")
 
     def sent(self) -> dict:
         """{"tokens", "seconds"} of the finished (or cut) reply; stops the server."""
@@ -57,7 +57,7 @@ async def serve_fake(spec: str) -> None:
 
     from tests.fake_provider import FakeProvider, Sleep
 
-    count, gap, seed = spec.split(",")
+    count, gap, seed, replies = spec.split(",")
     marks: list[float] = []
 
     class Noted(Sleep):  # the server reads `seconds` once, right after writing a token's frame
@@ -73,7 +73,8 @@ async def serve_fake(spec: str) -> None:
     steps = sse_steps(stream_tokens(int(count), random.Random(int(seed))), float(gap))
     steps = [Noted(s.seconds) if isinstance(s, Sleep) else s for s in steps]
     async with FakeProvider() as fp:
-        fp.enqueue(steps)
+        for _ in range(int(replies)):
+            fp.enqueue(steps)
         print(fp.base_url, flush=True)
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
     print(json.dumps({"tokens": len(marks), "seconds": (marks[-1] - marks[0]) if marks else 0}), flush=True)

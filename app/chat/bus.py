@@ -29,24 +29,29 @@ from treechat.chat.events import (
     QueueChanged,
     ReplyStreaming,
     RunEnded,
+    RunsChanged,
     RunStarted,
+    RunTip,
     SessionOpened,
     Status,
     StatusChanged,
 )
 
 Listener = Callable[[ChatEvent], None]
+Runs = tuple[tuple[RunTip, ...], bool]  # the runs going, and whether one goes on the branch on screen
 
 
 class ChatBus:
-    def __init__(self, status: Callable[[], Status | None], header: Callable[[], Header | None]) -> None:
-        self._status, self._header = status, header
+    def __init__(self, status: Callable[[], Status | None], header: Callable[[], Header | None],
+                 runs: Callable[[], Runs | None] = lambda: None) -> None:
+        self._status, self._header, self._runs = status, header, runs
         self._listeners: list[Listener] = []
         self._scheduled = False
         self._clear()
         self._told_status: Status | None = None
         self._told_header: Header | None = None
         self._told_queue = QueueChanged((), ())
+        self._told_runs: Runs = ((), False)
 
     def _clear(self) -> None:
         self._appended: list[EntryAppended] = []
@@ -54,8 +59,7 @@ class ChatBus:
         self._path: PathChanged | None = None
         self._path_after = 0
         self._queue: QueueChanged | None = None
-        self._running: bool | None = None
-        self._status_dirty = self._header_dirty = False
+        self._status_dirty = self._header_dirty = self._runs_dirty = False
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         self._listeners.append(listener)
@@ -72,12 +76,13 @@ class ChatBus:
                 self._labels.append(event)
             case PathChanged():
                 self._path, self._path_after = event, len(self._appended)
+                self._runs_dirty = True  # the leaf may have come onto a run's tip, or left it
             case QueueChanged():
                 self._queue = event
-            case RunStarted():
-                self._running = True
-            case RunEnded():
-                self._running = False
+            case RunStarted() | RunEnded():
+                self._runs_dirty = self._header_dirty = self._status_dirty = True
+            case RunsChanged():
+                self._runs_dirty = self._header_dirty = True
             case StatusChanged():
                 self._status_dirty = True
             case HeaderChanged():
@@ -87,6 +92,7 @@ class ChatBus:
                 if isinstance(event, SessionOpened):  # the view is drawn from it: later deltas tell differences
                     self._told_status, self._told_header = event.status, event.header
                     self._told_queue = QueueChanged((), ())
+                    self._told_runs = ((), False)
                 self._tell(event)
                 return
         self._schedule()
@@ -115,15 +121,19 @@ class ChatBus:
         if header is not None and header == self._told_header:
             header = None
         queue = self._queue if self._queue != self._told_queue else None
+        runs = self._runs() if self._runs_dirty else None
+        tips = runs[0] if runs is not None and runs[0] != self._told_runs[0] else None
+        running = runs[1] if runs is not None and runs[1] != self._told_runs[1] else None
         delta = ChatDelta(appended=tuple(self._appended), labels=tuple(self._labels), path=self._path,
                           path_after=self._path_after, header=header, status=status, queue=queue,
-                          running=self._running)
+                          running=running, runs=tips)
         self._clear()
         if delta == EMPTY:
             return
         self._told_status = status or self._told_status
         self._told_header = header or self._told_header
         self._told_queue = queue or self._told_queue
+        self._told_runs = runs or self._told_runs
         self._tell(delta)
 
     def _tell(self, event: ChatEvent) -> None:

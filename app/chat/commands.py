@@ -116,8 +116,9 @@ class Commands:
         return message_text(found[0].message)
 
     async def retry(self, reply_id: str | None = None) -> None:
-        if self.s.is_running:
-            raise ChatError("A reply is still running: Esc stops it, then retry.")
+        if self.s.is_running_here:
+            raise ChatError("A reply is still running on this branch: Esc stops it, then retry.")
+        self.runs.check_room()
         path = await self.s.session.get_branch(reply_id) if reply_id else await self.s.session.get_branch()
         prompt = next((e for e in reversed(path) if isinstance(e, MessageEntry) and e.message.role == "user"), None)
         if prompt is None:

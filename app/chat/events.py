@@ -45,6 +45,7 @@ class Status:
     queued_steer: int = 0
     queued_follow_up: int = 0
     tools: tuple[str, ...] = ()  # what the next request carries (built-in and MCP), by name
+    runs: int = 0  # how many runs go, on every branch (the tokens and cost above are the leaf's path's)
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,8 @@ class Header:
     branches: int  # conversation tips (metadata never counts); -1: not counted yet (a big tree being read)
     viewing: str | None = None  # the previewed entry's first line, when previewing
     at_start: bool = False  # the leaf is before every prompt of a session that has some (a rewind to the root)
+    running_here: bool = False  # a run goes on the branch on screen (Enter steers it; elsewhere Enter starts one)
+    runs: int = 0  # how many runs go, on every branch
 
     @property
     def position(self) -> str:
@@ -110,8 +113,9 @@ class EntryAppended:
     entry: Entry
     row: TreeRow
     leaf_id: str | None
-    shown: bool  # it belongs at the end of the transcript now (not previewing another branch)
+    shown: bool  # it belongs at the end of the transcript now (it extends the path on screen)
     siblings: tuple[int, int] | None = None  # (position, count) when it has alternatives, as it was appended
+    run: str | None = None  # the run that appended it (None: the person, another process)
 
 
 @dataclass(frozen=True)
@@ -141,13 +145,27 @@ class QueueChanged:
 
 
 @dataclass(frozen=True)
+class RunTip:
+    """A run going (issue 39): its id and its tip, the entry it appends under (the tree marks it)."""
+
+    run: str
+    tip: str | None
+
+
+@dataclass(frozen=True)
 class RunStarted:
-    pass
+    run: str | None = None
 
 
 @dataclass(frozen=True)
 class RunEnded:
-    pass
+    run: str | None = None
+
+
+@dataclass(frozen=True)
+class RunsChanged:
+    """A run's tip moved (it appended), or the leaf moved onto or off a run's tip: the runs and
+    whether one goes on the branch on screen are computed once, when the turn's delta is made."""
 
 
 @dataclass(frozen=True)
@@ -161,8 +179,8 @@ class HeaderChanged:
 
 
 # what the roles record on the bus (bus.py), told as one ChatDelta per turn
-Change = (EntryAppended | LabelChanged | PathChanged | QueueChanged | RunStarted | RunEnded | StatusChanged
-          | HeaderChanged)
+Change = (EntryAppended | LabelChanged | PathChanged | QueueChanged | RunStarted | RunEnded | RunsChanged
+          | StatusChanged | HeaderChanged)
 
 
 @dataclass(frozen=True)
@@ -170,7 +188,7 @@ class ChatDelta:
     """What changed during one turn of the event loop, as it was at the end of that turn. Every
     part is a snapshot (None or empty: unchanged); apply them in this order: `appended` rows
     and `labels` to the tree, `path` (which already holds `appended[:path_after]`), the rest of
-    `appended` to the transcript, then header, status, queue and the run."""
+    `appended` to the transcript, then header, status, queue and the runs."""
 
     appended: tuple[EntryAppended, ...] = ()
     labels: tuple[LabelChanged, ...] = ()
@@ -179,7 +197,8 @@ class ChatDelta:
     header: Header | None = None
     status: Status | None = None
     queue: QueueChanged | None = None
-    running: bool | None = None  # a run started (True) or ended (False) during the turn: its state at the end
+    running: bool | None = None  # whether a run goes on the branch on screen, at the end of the turn (when it changed)
+    runs: tuple[RunTip, ...] | None = None  # the runs going at the end of the turn, with their tips (when they changed)
 
     def parts(self) -> Iterator[EntryAppended | LabelChanged | PathChanged | QueueChanged | Header | Status]:
         yield from self.appended
@@ -203,26 +222,43 @@ class Focused:
 @dataclass(frozen=True)
 class ReplyPending:
     """A request is going out: nothing of its reply has come yet (the front end shows the wait at
-    once, not only after a silence). `previewing`: another branch is on screen."""
+    once, not only after a silence). `run`: whose; `on_screen`: its branch is the one shown (its
+    tip ends the path on screen; else the reply shows when the person goes there)."""
 
-    previewing: bool = False
+    run: str | None = None
+    on_screen: bool = True
+
+    @property
+    def previewing(self) -> bool:
+        """Another branch is on screen."""
+        return not self.on_screen
 
 
 @dataclass(frozen=True)
 class ReplyStreaming:
-    """The assistant message being streamed: `started` on its first event, then every update;
+    """The assistant message being streamed: `started` on its first event (and when the person
+    comes to its branch while it streams: the reply as far as it came), then every update;
     `delta` is the new answer text of this update ("" for thinking, tool calls, the start).
-    `previewing`: another branch is on screen (the reply shows when the preview ends)."""
+    `run`: whose; `on_screen`: its branch is the one shown (told either way: a view that shows
+    several runs at once reads them all)."""
 
     message: AssistantMessage
     started: bool = False
     delta: str = ""
-    previewing: bool = False
+    run: str | None = None
+    on_screen: bool = True
+
+    @property
+    def previewing(self) -> bool:
+        """Another branch is on screen."""
+        return not self.on_screen
 
 
 @dataclass(frozen=True)
 class CompactionStarted:
     reason: str  # "manual" | "threshold" | "overflow"
+    run: str | None = None
+    on_screen: bool = True
 
 
 @dataclass(frozen=True)
@@ -231,6 +267,8 @@ class CompactionEnded:
     tokens_before: int | None = None
     tokens_after: int | None = None
     error: str | None = None  # one sentence when nothing was compacted
+    run: str | None = None
+    on_screen: bool = True
 
 
 @dataclass(frozen=True)
@@ -243,6 +281,8 @@ class Waiting:
     reason: str
     kind: Literal["retry", "silence"] = "retry"
     detail: RetryWait | StreamWait | None = None
+    run: str | None = None
+    on_screen: bool = True
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ class ExtrasHost(Protocol):
     def agent(self) -> AgentSession | None: ...
     @property
     def tool_names(self) -> list[str]: ...
-    def allowed_tools(self, mcp_tools: Sequence[AnyTool]) -> list[AnyTool]: ...
+    def offer_mcp_tools(self, mcp_tools: Sequence[AnyTool]) -> None: ...
     def emit(self, event: ChatEvent | Change) -> None: ...
 
 
@@ -131,9 +131,7 @@ class Extras:
 
     def _mcp_changed(self, line: str | None) -> None:
         """A server started, stopped or listed new tools: the agent is offered the new set."""
-        tools = self.mcp.tools()
-        if self.s.agent is not None:
-            self.s.agent.offer_tools(self.s.allowed_tools(tools))
+        self.s.offer_mcp_tools(self.mcp.tools())
         self.s.emit(StatusChanged())  # the tools it counts
         if line:
             self.s.emit(Notice(line, "information" if line.endswith("running again.") else "warning"))

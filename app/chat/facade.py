@@ -19,7 +19,7 @@ an IDE reach its contract in one step, and the roles stay the controller's own b
 | `Shown` | shown.py | the path shown (or previewed), its marks and labels, the header, the status |
 | `Observer` | observe.py | the session's appends and the agent's events, as state and changes |
 | `Navigation` | navigation.py | choose, move (back-history), switch siblings, jump to a search hit, entries by id |
-| `Runs` | runs.py | the agent on first need; send, steer, follow-up, stop, the queue, the run task |
+| `Runs` | runs.py | the runs (several at once, each on its branch) and the agent at rest; send, steer, follow-up, stop, the queue |
 | `ModelChoice` | model_choice.py | which model the next message goes to, readiness, local servers |
 | `ModelSettings` | model_settings.py | set the model, the thinking level, the tools, the instructions |
 | `Commands` | commands.py | fork, rename, label, compact, summarize, retry, export, copy, info |
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from treechat.agent.tools import ApproveChange, CommandHost, FileHost, ReadConfirm
     from treechat.chat.bus import ChatBus, Listener
     from treechat.chat.drafts import Drafts
-    from treechat.chat.events import Header, QueueChanged, Readiness, Status
+    from treechat.chat.events import Header, QueueChanged, Readiness, RunTip, Status
     from treechat.chat.extras import ProjectTrust
     from treechat.chat.tool_set import ToolState
     from treechat.config.settings import Settings
@@ -182,14 +182,16 @@ class Chat:
 
     async def choose(self, entry_id: str) -> str | None:
         """The tree's Enter/click: a user message moves the leaf to its parent and its
-        text comes back to edit and resend (a new sibling); anything else moves the leaf to it.
-        While a reply runs, the branch is only previewed."""
+        text comes back to edit and resend (a new sibling); anything else moves the leaf to it, and
+        so does a run's tip (the person joins it at its live end). A run on the branch left goes on
+        (issue 39: the leaf is the person's, the run has its tip)."""
         return await self._navigation.choose(entry_id)
 
     async def move_to(self, target: str | None, *, remember: bool = True, announce: bool = True) -> None:
         """Move the leaf; leaving a branch is announced (with `/summarize` offered) unless the
         caller is about to grow an alternative there (retry). A read-only store cannot keep a
-        move: the branch is shown instead."""
+        move: the branch is shown instead. Runs go on, each on its branch; the leaf follows a run
+        only while it is at that run's tip."""
         await self._navigation.move_to(target, remember=remember, announce=announce)
 
     async def back(self) -> None:
@@ -220,16 +222,19 @@ class Chat:
     # ------------------------------------------------------------ Runs (runs.py)
 
     async def ensure_agent(self) -> AgentSession:
-        """The AgentSession, made on first need (browsing never writes settings entries). Fails
-        before anything is written when there is no model or no key."""
+        """The agent of the branch on screen: its run's, else the one at rest at the leaf, made on
+        first need (browsing never writes settings entries). Fails before anything is written
+        when there is no model or no key."""
         return await self._runs.ensure_agent()
 
     async def send(self, text: str, kind: SendKind = "send", *, attach: Sequence[str] = (),
                    expand: bool = False, images: Sequence[ImageContent] = (),
                    queue_when_idle: bool = False) -> Literal["sent", "queued"]:
         """Send a prompt (`@path` tokens and `attach` files go into the message, and `images`,
-        already checked, after them); while a reply runs, queue it as a steer (Enter) or
-        follow-up. `expand`: a prompt template or `/skill` command becomes what it stands for.
+        already checked, after them); while a run goes on the branch on screen (its tip is the
+        leaf), queue it for that run as a steer (Enter) or follow-up; anywhere else it starts a
+        new run at the leaf, beside any going elsewhere (at most `max_runs`: ChatError past that).
+        `expand`: a prompt template or `/skill` command becomes what it stands for.
         `queue_when_idle`: a steer or follow-up is queued even with no run going (Pi's RPC: it
         goes out with the next prompt). Raises ChatError (no model, no key, a file that cannot
         be attached) before anything is written: the caller keeps the text."""
@@ -250,26 +255,28 @@ class Chat:
         return await self._runs.prompt(text, attach=attach)
 
     async def wait_idle(self) -> None:
-        """Until no run is under way; what it changed has been told (the pending delta is flushed)."""
+        """Until no run is under way, on any branch; what they changed has been told (the pending
+        delta is flushed)."""
         await self._runs.wait_idle()
 
     async def stop(self) -> None:
-        """Esc: end a preview; else stop the run, and what was queued goes out next in the order
-        it would have: the steering first, the follow-ups when that run would stop."""
+        """Esc: end a preview; else stop the run of the branch on screen (runs elsewhere go on), and
+        what it had queued goes out next, on its branch, in the order it would have: the steering
+        first, the follow-ups when that run would stop."""
         await self._runs.stop()
 
     async def stop_run(self) -> None:
-        """Ctrl+C: stop the run, whatever is on screen; what was queued goes out next, as for Esc."""
+        """Ctrl+C: stop the run at the leaf, whatever is previewed; what it had queued goes out next, as for Esc."""
         await self._runs.stop_run()
 
     def abort(self) -> None:
-        """Stop the run now, from a signal handler (Ctrl+C in print mode); nothing is queued next."""
+        """Stop every run now, from a signal handler (Ctrl+C in print mode); nothing is queued next."""
         self._runs.abort()
 
     async def halt(self) -> None:
-        """Stop the run and leave what was queued in the queue: it goes out with the next prompt
-        (the steers at its start, the follow-ups when it would stop). Pi's RPC `abort`; the app's
-        Esc is `stop`, after which the queue goes out at once."""
+        """Stop every run and leave what each had queued in its queue: it goes out with the next
+        prompt (the steers at its start, the follow-ups when it would stop). Pi's RPC `abort` (it
+        drives one run); the app's Esc is `stop`, after which the queue goes out at once."""
         await self._runs.halt()
 
     def watch_agents(self, watcher: Callable[[AgentSession], None]) -> Callable[[], None]:
@@ -477,12 +484,23 @@ class Chat:
 
     @property
     def is_running(self) -> bool:
+        """A run goes, on any branch."""
         return self.s.is_running
 
     @property
+    def is_running_here(self) -> bool:
+        """A run goes on the branch on screen (its tip is the leaf): Enter steers it, Esc stops it."""
+        return self.s.is_running_here
+
+    @property
+    def runs(self) -> tuple[RunTip, ...]:
+        """The runs going, each with its tip (the entry it appends under)."""
+        return self.s.runs_told()[0]
+
+    @property
     def is_busy(self) -> bool:
-        """A reply is running or messages wait in the queue (quitting should ask first)."""
-        return self.s.is_running or (self.s.agent is not None and self.s.agent.has_queued_messages)
+        """A reply is running (on any branch) or messages wait in a queue (quitting should ask first)."""
+        return self.s.is_running or any(r.agent.has_queued_messages for r in self.s.every_run())
 
     @property
     def queue(self) -> QueueChanged:

@@ -74,7 +74,7 @@ class Live:
                 continue  # another writer's moves are its own: our leaf is ours
             count += 1
             row = rows.get(entry.id) or tree_row(entry)
-            follow = (not self.s.is_running and self.s.preview_id is None and row.parent_id == session.leaf_id
+            follow = (not self.s.is_running_here and self.s.preview_id is None and row.parent_id == session.leaf_id
                       and row.parent_id == entry.parent_id and entry.id not in self.s.tree)
             if follow:
                 session.adopt(entry)  # → _on_append: tree, path state, transcript, header, status

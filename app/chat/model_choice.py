@@ -20,6 +20,7 @@ from treechat.local_models import LocalModels, key_of
 if TYPE_CHECKING:
     from treechat.chat.state import ChatState
     from treechat.llm.detect import ServerModelInfo
+    from treechat.session.agent_session import AgentSession
 
 
 class ModelChoice:
@@ -88,19 +89,22 @@ class ModelChoice:
 
     def _server_answered(self, key: tuple[str, str], info: ServerModelInfo) -> None:
         """A local server said what it runs a model with: the model in use is refined from now on."""
-        if self.s.agent is not None and key_of(self.s.agent.state.model) == key:
-            self.s.agent.state.model = self.local.known(self.s.agent.state.model)
+        for run in self.s.every_run():
+            if key_of(run.agent.state.model) == key:
+                run.agent.state.model = self.local.known(run.agent.state.model)
         if info.note:
             self.s.emit(Notice(info.note, "warning"))
         self.s.emit(StatusChanged())
 
     def busy_server(self) -> str | None:
-        model = self.s.agent.state.model if self.s.agent is not None and self.s.agent.is_streaming else None
-        return root_of(model.base_url) if model is not None else None
+        streaming = next((r.agent for r in self.s.runs.values() if r.agent.is_streaming), None)
+        return root_of(streaming.state.model.base_url) if streaming is not None else None
 
-    def window_learned(self, window: int) -> None:
-        """An overflow error stated the window of the model in use (the compactor found it): it
-        is that model's window from now on, and remembered where the server says it nowhere else."""
-        if self.s.agent is not None:
-            self.s.agent.state.model = self.local.learned(self.s.agent.state.model, window)
+    def window_learned(self, window: int, agent: AgentSession | None = None) -> None:
+        """An overflow error stated the window of the model `agent` uses (the compactor found it; None:
+        the agent on screen): it is that model's window from now on, and remembered where the server
+        says it nowhere else."""
+        agent = agent or self.s.agent
+        if agent is not None:
+            agent.state.model = self.local.learned(agent.state.model, window)
             self.s.emit(StatusChanged())

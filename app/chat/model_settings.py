@@ -64,20 +64,20 @@ class ModelSettings:
         for row in rows:
             if row.on != (row.name in wanted):
                 self.s.tool_choice.turn(row.name, row.name in wanted)
-        agent = self.s.agent
-        if agent is not None:
-            agent.offer_tools(self.s.allowed_tools(self.extras.mcp.tools()), pinned=self.s.tool_choice.on)
+        run = self.s.on_screen()  # (runs on other branches keep the tools they started with)
+        agent = run.agent if run is not None else None
+        if run is not None:
+            run.agent.offer_tools(self.s.allowed_tools(run.builtins, self.extras.mcp.tools()), pinned=self.s.tool_choice.on)
         now = self.shown.tool_names()
         try:
-            if agent is not None and not self.s.is_running:
+            if agent is not None and not self.s.is_running_here:
                 await agent.record_tools(chosen=True)
             elif agent is None and self.s.session.leaf_id is not None and now != self.s.path_state.active_tool_names:
                 # kept with the session now (an empty one records its set with its first request)
                 await self.s.session.append_active_tools_change(now)
         except (StorageError, OSError) as err:
             raise ChatError(f"Could not write to this session: {getattr(err, 'strerror', None) or err}") from None
-        if self.s.refresh_prompt is not None:
-            self.s.refresh_prompt()  # the system prompt lists the tools enabled
+        self.s.refresh_prompt()  # the system prompt lists the tools enabled
         self.s.emit(StatusChanged())
         return now
 
@@ -88,8 +88,8 @@ class ModelSettings:
         except StorageError as err:
             raise ChatError(str(err)) from None
         self.s.prompt_builder.instructions = instructions
-        if self.s.refresh_prompt is not None:
-            return self.s.refresh_prompt()
+        for run in self.s.every_run():  # every branch's agent: the instructions are the chat's
+            run.refresh_prompt()
         return self.system_prompt()
 
     async def set_model(self, ref: str) -> None:

@@ -34,14 +34,12 @@ class Navigation:
         self.workspace = workspace
 
     async def choose(self, entry_id: str) -> str | None:
-        if self.s.is_running:
-            await self.shown.preview(entry_id)
-            self.s.emit(Notice("The agent is still running on its branch: showing this one only (Esc goes back to "
-                               "the run; Esc again stops it)."))
-            return None
         entry = await self.s.session.get_entry(entry_id)
         if entry is None:
             raise ChatError(f"Entry {entry_id} not found.")
+        if any(r.tip == entry_id for r in self.s.runs.values()):
+            await self.move_to(entry_id)  # a run's tip (its prompt, while the reply comes): join it at its live end
+            return None
         if isinstance(entry, MessageEntry) and entry.message.role == "user":
             await self.move_to(entry.parent_id)
             return as_typed(entry.message) or message_text(entry.message)  # a skill's: `/skill:NAME text`
@@ -64,17 +62,21 @@ class Navigation:
                               "warning"))
             return
         if target != old:
-            if self.s.is_running:
-                raise ChatError("Stop the running reply (Esc) before moving in the tree.")
+            # a real move, runs or not (issue 39): a run on the branch left goes on writing it
+            left_running = self.s.run_here()
             if remember:
                 self.s.leaf_history.append(old)
-            if self.s.agent is not None:
-                await self.s.agent.move_to(target)
+            resting = self.s.resting
+            if resting is not None:
+                await resting.agent.move_to(target)  # the agent at rest goes along (its transcript is the new path's)
             else:
                 await self.s.session.move_to(target)
             await self.observer.load_state()
             self.s.first_prompt = None  # another root may begin this path
-            if announce and old is not None and old not in set(self.s.tree.path_ids(target)):
+            if left_running is not None and announce and old is not None:
+                self.s.emit(Notice(f"Left the branch at {entry_words(self.s.tree, old)} while its run goes on (the tree "
+                                   "marks it); Backspace in the tree goes back."))
+            elif announce and old is not None and old not in set(self.s.tree.path_ids(target)):
                 self.s.abandoned_leaf = old
                 self.s.emit(Notice(f"Left the branch at {entry_words(self.s.tree, old)}. /summarize adds a summary of it to the context; "
                                   "Backspace in the tree goes back."))
@@ -82,6 +84,8 @@ class Navigation:
         self.s.emit(await self.shown.path_changed("move"))
         self.s.emit(HeaderChanged())
         self.s.emit(StatusChanged())
+        self.s.emit(self.s.queue)  # the queue of the branch on screen's run, or none
+        self.shown.reply_on_screen()
         if announce and target != old:
             self.workspace.offer_restore()  # the files there, if they differ from the disk (never silently)
 

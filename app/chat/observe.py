@@ -39,6 +39,7 @@ from treechat.chat.events import (
     ReplyPending,
     ReplyStreaming,
     RunEnded,
+    RunsChanged,
     RunStarted,
     StatusChanged,
     Succeeded,
@@ -66,7 +67,7 @@ from treechat.storage.model import AssistantMessage, Entry, LabelEntry, MessageE
 
 if TYPE_CHECKING:
     from treechat.chat.shown import Shown
-    from treechat.chat.state import ChatState
+    from treechat.chat.state import ChatState, Run
     from treechat.chat.tree import ChatTree
 
 
@@ -76,23 +77,25 @@ class Observer:
         self.shown = shown
         self.trees = trees
         self._refreshing: set[asyncio.Task[None]] = set()
-        self._unsaved_run = False  # the running run could not save a message of it
 
     def on_session_change(self, change: SessionChange) -> None:
         match change:
             case Appended():
-                self._on_append(change.entry)
+                self._on_append(change.entry, change.run)
             case LeafMoved():
                 self._on_leaf(change.leaf_id)
             case _:
                 assert_never(change)
 
-    def _on_append(self, entry: Entry) -> None:
+    def _on_append(self, entry: Entry, run: str | None) -> None:
         row = tree_row(entry)
         self.trees.grow(row)
         if self.s.files is not None:
             self.s.files.add_entry(entry)
-        if self.s.state_leaf == entry.parent_id:
+        leaf = self.s.session.leaf_id
+        if leaf != entry.id:
+            pass  # a run's entry on a branch the person is not on: the leaf's path state is as it was
+        elif self.s.state_leaf == entry.parent_id:
             self.s.path_state = advance_path_state(self.s.path_state, entry)
             self.s.state_leaf = entry.id
         else:  # appended elsewhere than at our state (a branch summary after a move): re-read soon
@@ -100,8 +103,13 @@ class Observer:
             task = asyncio.get_running_loop().create_task(self._refresh_state())
             self._refreshing.add(task)  # held until done (a task nobody holds can vanish mid-way)
             task.add_done_callback(self._refreshing.discard)
-        self.s.emit(EntryAppended(entry=entry, row=row, leaf_id=self.s.session.leaf_id, shown=self.s.preview_id is None,
-                                 siblings=self.shown.siblings(entry.id)))
+        if run is not None and self.s.preview_id is not None and self.s.preview_id == entry.parent_id:
+            self.s.preview_id = entry.id  # a run's branch previewed at its tip: it grows on screen
+        shown = entry.id == (self.s.preview_id or leaf)
+        self.s.emit(EntryAppended(entry=entry, row=row, leaf_id=leaf, shown=shown,
+                                  siblings=self.shown.siblings(entry.id), run=run))
+        if run is not None:
+            self.s.emit(RunsChanged())  # its tip moved
         header_changed = False
         if isinstance(entry, LabelEntry):
             self.s.emit(LabelChanged(entry.target_id, entry.label, self.trees.relabel(entry.target_id, entry.label)))
@@ -112,7 +120,8 @@ class Observer:
             header_changed = True
         if header_changed or isinstance(entry, (MessageEntry,)) or entry.type in ("compaction", "branch_summary"):
             self.s.emit(HeaderChanged())
-        self.s.emit(StatusChanged())
+        if leaf == entry.id:
+            self.s.emit(StatusChanged())
 
     def _on_leaf(self, leaf_id: str | None) -> None:
         if self.s.state_leaf != leaf_id:
@@ -132,47 +141,56 @@ class Observer:
         self.s.path_state = await self.s.session.storage.get_path_state(leaf)
         self.s.state_leaf = leaf
 
-    async def on_agent_event(self, event: SessionEvent) -> None:  # noqa: C901  one flat case per event kind (exhaustive)
-        previewing = self.s.preview_id is not None
+    def on_screen(self, run: Run) -> bool:
+        """The run's branch is the one shown: its tip ends the path on screen (the leaf's, or a preview's)."""
+        current = self.s.current
+        return current is not None and run.tip == (self.s.preview_id or current.leaf_id)
+
+    async def on_agent_event(self, event: SessionEvent, run: Run) -> None:  # noqa: C901  one flat case per event kind (exhaustive)
+        on_screen, rid = self.on_screen(run), run.id
         match event:
             case AgentStart():
-                self._unsaved_run = False
-                self.s.emit(RunStarted())
+                run.unsaved, run.live = False, True
+                self.s.emit(RunStarted(rid))
             case TurnStart():
-                self.s.emit(ReplyPending(previewing=previewing))
+                self.s.emit(ReplyPending(run=rid, on_screen=on_screen))
             case MessageStart(message=AssistantMessage() as reply):
-                self.s.emit(ReplyStreaming(reply, started=True, previewing=previewing))
+                self.s.emit(ReplyStreaming(reply, started=True, run=rid, on_screen=on_screen))
             case MessageUpdate():
                 said = event.assistant_event
                 delta = said.delta if said is not None and said.type == "text_delta" else ""
-                self.s.emit(ReplyStreaming(event.message, delta=delta, previewing=previewing))
+                self.s.emit(ReplyStreaming(event.message, delta=delta, run=rid, on_screen=on_screen))
             case AgentEnd():
-                self.s.emit(RunEnded())
+                run.live = False
+                self.s.emit(RunEnded(rid))
                 last = event.messages[-1] if event.messages else None
                 failed = isinstance(last, AssistantMessage) and last.stop_reason in ("error", "aborted")
-                if not failed and not self._unsaved_run:  # (a run whose messages were not saved did not go through)
+                # (a run whose messages were not saved did not go through; one elsewhere clears no error here)
+                if not failed and not run.unsaved and on_screen:
                     self.s.emit(Succeeded())
                 self.s.emit(StatusChanged())  # its tokens
             case QueueUpdate():
-                self.s.emit(QueueChanged(tuple(event.steering), tuple(event.follow_up)))
-                self.s.emit(StatusChanged())
+                if run is self.s.on_screen():  # the tray shows the queue of the branch on screen
+                    self.s.emit(QueueChanged(tuple(event.steering), tuple(event.follow_up)))
+                    self.s.emit(StatusChanged())
             case ModelChanged() | ThinkingLevelChanged() | ActiveToolsChanged():
                 self.s.emit(StatusChanged())
             case CompactionStart():
-                self.s.emit(CompactionStarted(event.reason))
+                self.s.emit(CompactionStarted(event.reason, run=rid, on_screen=on_screen))
             case CompactionEnd():
-                await self._compaction_ended(event)
+                await self._compaction_ended(event, run, on_screen)
             case RetryWait():
-                self.s.emit(Waiting(seconds=event.delay_s, reason=event.reason, kind="retry", detail=event))
+                self.s.emit(Waiting(seconds=event.delay_s, reason=event.reason, kind="retry", detail=event, run=rid,
+                                    on_screen=on_screen))
             case StreamWait():
                 what = "no reply yet" if event.phase == "first_byte" else "the reply stopped"
                 self.s.emit(Waiting(seconds=max(event.limit_s - event.waited_s, 0.0), kind="silence", detail=event,
-                                    reason=f"{what} ({event.waited_s:.0f} s); Esc stops"))
+                                    reason=f"{what} ({event.waited_s:.0f} s); Esc stops", run=rid, on_screen=on_screen))
             case PersistFailed():
-                self._unsaved_run = True
+                run.unsaved = True
                 path = str(event.recovery_path) if event.recovery_path else None
                 self.s.emit(Unsaved(event.message, event.reason, path))
-                self.s.emit(Failed(unsaved_text(event)))
+                self.s.emit(Failed(("" if on_screen else "On another branch: ") + unsaved_text(event)))
             case ImagesReplaced():
                 self.s.emit(Notice(images_replaced_note(event.model, event.count), "warning"))
             case (MessageStart() | MessageEnd() | TurnEnd() | ToolExecutionStart() | ToolExecutionUpdate()
@@ -181,15 +199,17 @@ class Observer:
             case _:
                 assert_never(event)
 
-    async def _compaction_ended(self, event: CompactionEnd) -> None:
+    async def _compaction_ended(self, event: CompactionEnd, run: Run, on_screen: bool) -> None:
         result = event.result
         if result is None:
-            self.s.emit(CompactionEnded(event.reason, error=event.error))
+            self.s.emit(CompactionEnded(event.reason, error=event.error, run=run.id, on_screen=on_screen))
             return
-        self.s.emit(CompactionEnded(event.reason, tokens_before=result.tokens_before, tokens_after=result.tokens_after))
-        # Read inside the agent's listener chain: nothing is appended until the path is read.
-        self.s.emit(await self.shown.path_changed("compaction"))
-        self.s.emit(StatusChanged())
+        self.s.emit(CompactionEnded(event.reason, tokens_before=result.tokens_before, tokens_after=result.tokens_after,
+                                    run=run.id, on_screen=on_screen))
+        if self.on_screen(run):  # (on another branch the path shown is not the one compacted)
+            # Read inside the agent's listener chain: nothing is appended until the path is read.
+            self.s.emit(await self.shown.path_changed("compaction"))
+            self.s.emit(StatusChanged())
 
 
 def unsaved_text(event: PersistFailed) -> str:

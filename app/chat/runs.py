@@ -1,5 +1,12 @@
-"""Runs and queues: the agent made on first need, a send (or a steer or follow-up while a reply
-runs), the run task the controller owns, stop, and the queue's edits."""
+"""Runs and queues (issue 39: several at once, each on its own branch): the agent at rest at the
+leaf, made on first need; a send, which steers or queues a follow-up for the run of the branch on
+screen and elsewhere starts a new run (up to config.toml's `max_runs`); the runs' tasks the
+controller owns; stop; the queue's edits.
+
+A run is an agent with a writer pinned to its branch (`Session.branch`): it appends under its own
+tip, and the leaf moves with it only while the person is at that tip. A run that ends where the
+person is comes back to rest there (its transcript is the path's); one that ends elsewhere is let go.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +17,8 @@ from typing import TYPE_CHECKING, Literal
 
 from treechat.agent.tools import BUILTIN_TOOLS, Reach, make_tools
 from treechat.chat.errors import ChatError
-from treechat.chat.events import Failed, Notice, StatusChanged
-from treechat.chat.state import SendKind
+from treechat.chat.events import Failed, Notice, RunsChanged, StatusChanged
+from treechat.chat.state import Run, SendKind
 from treechat.config.tool_env import tool_environment
 from treechat.prompts.attachments import AttachmentError, PreparedPrompt, expand_prompt
 from treechat.prompts.extensions import CommandError, expand_command
@@ -42,26 +49,26 @@ class Runs:
         self.observer = observer
         self.shown = shown
         self.workspace = workspace
-        self._unsubscribe_agent: Callable[[], None] | None = None
         self._making = asyncio.Lock()  # one agent, though a second send comes while the first asks a question
         self._watchers: list[Callable[[AgentSession], None]] = []  # told of every AgentSession made
-        self._halted = False  # `halt`: the stopped run's queue waits for the next prompt
+        self._started = 0  # runs started in this chat: their ids
 
     def watch_agents(self, watcher: Callable[[AgentSession], None]) -> Callable[[], None]:
         self._watchers.append(watcher)
         return lambda: self._watchers.remove(watcher) if watcher in self._watchers else None
 
     async def ensure_agent(self) -> AgentSession:
-        """The AgentSession, made on first need (browsing never writes settings entries). Fails
-        before anything is written when there is no model or no key."""
+        """The agent of the branch on screen: its run's, else the one at rest at the leaf, made on
+        first need (browsing never writes settings entries). Fails before anything is written when
+        there is no model or no key."""
         if self.s.agent is not None:
             return self.s.agent
         async with self._making:
             if self.s.agent is not None:
                 return self.s.agent
-            return await self._make_agent()
+            return (await self._make_agent()).agent
 
-    async def _make_agent(self) -> AgentSession:
+    async def _make_agent(self) -> Run:
         read_only = self.s.read_only
         if read_only:
             raise ChatError(f"Sessions are read-only here ({read_only}): browsing and search work; sending needs a "
@@ -73,19 +80,21 @@ class Runs:
         if problem:
             raise ChatError(problem)
         self.model_choice.local.probe(model)
+        writer = self.s.session.branch()  # at the leaf until a run pins it to its branch
         try:
             # without a way to ask (print mode without --yes) the bash tool refuses, saying why
-            # every built-in tool (`/tools` may turn on one the default set leaves out)
-            self.s.builtins = make_tools(BUILTIN_TOOLS, cwd=self.s.cwd, confirm=self.s.confirm, reach=Reach.for_run(
+            # every built-in tool (`/tools` may turn on one the default set leaves out); their
+            # checkpoints go on this agent's branch
+            builtins = make_tools(BUILTIN_TOOLS, cwd=self.s.cwd, confirm=self.s.confirm, reach=Reach.for_run(
                 self.s.cwd, self.s.confirm_read, anywhere=self.s.settings.allow_reads_outside),
-                approve=self.workspace.approve, recorder=await self.workspace.file_recorder(),
+                approve=self.workspace.approve, recorder=await self.workspace.file_recorder(writer),
                 writable_git_paths=self.s.settings.writable_git_paths,
                 files=self.s.file_host, commands=self.s.command_host, env=tool_environment(self.s.settings))
-            tools = self.s.allowed_tools(self.extras.mcp.tools())  # an MCP server's tools join as it starts
+            tools = self.s.allowed_tools(builtins, self.extras.mcp.tools())  # an MCP server's tools join as it starts
             self.extras.load_extensions()  # the skills the system prompt lists
             compaction = self.s.settings.compaction
-            self.s.agent = await AgentSession.create(
-                self.s.session, model=model, registry=self.s.registry, tools=tools,
+            agent = await AgentSession.create(
+                writer, model=model, registry=self.s.registry, tools=tools,
                 pinned_tools=self.s.tool_choice.on,
                 thinking_level=self.s.settings.thinking, stream_fn=self.s.stream_fn,
                 stream_options=self.s.stream_options or None,
@@ -96,14 +105,24 @@ class Runs:
             raise ChatError(str(err)) from None
         except (StorageError, OSError) as err:  # the settings entries could not be written
             raise ChatError(f"Could not write to this session: {getattr(err, 'strerror', None) or err}") from None
-        self.s.agent.recovery_folders = [Path(self.s.settings.home) / "recovery"]
-        self.s.refresh_prompt = bind_system_prompt(self.s.agent, self.s.prompt_builder)
-        self._unsubscribe_agent = self.s.agent.subscribe(self.observer.on_agent_event)
-        self.s.agent.compactor.on_window = self.model_choice.window_learned
+        agent.recovery_folders = [Path(self.s.settings.home) / "recovery"]
+        run = Run(agent, builtins, bind_system_prompt(agent, self.s.prompt_builder), lambda: None)
+        observe = self.observer.on_agent_event
+        run.unsubscribe = agent.subscribe(lambda event: observe(event, run))
+        agent.compactor.on_window = lambda window: self.model_choice.window_learned(window, agent)
+        self.s.resting = run
         for watcher in list(self._watchers):
-            watcher(self.s.agent)
+            watcher(agent)
         self.s.emit(StatusChanged())
-        return self.s.agent
+        return run
+
+    def check_room(self) -> None:
+        """A new run needs room under config.toml's `max_runs`: ChatError (said before anything is
+        written) when there is none."""
+        going, most = len(self.s.runs), self.s.settings.max_runs
+        if going >= most:
+            raise ChatError(f"{going} runs are going already, as many as max_runs in config.toml allows: stop one "
+                            "(Esc on its branch) or wait for one to end; nothing was sent.")
 
     async def send(self, text: str, kind: SendKind = "send", *, attach: Sequence[str] = (),
                    expand: bool = False, images: Sequence[ImageContent] = (),
@@ -111,6 +130,9 @@ class Runs:
         if not text.strip() and not attach and not images:
             raise ChatError("Nothing to send.")
         typed, template = text.strip(), None
+        queue_anyway = queue_when_idle and kind != "send"
+        if self.s.run_here() is None and not queue_anyway:
+            self.check_room()
         # a read outside the working folder is asked about here, before anything goes out: the
         # project's AGENTS.md and skills, the template or skill used, the files attached
         await self.extras.vet_project_files()
@@ -123,17 +145,19 @@ class Runs:
         given = [*prepared.images, *images]
         # a template's message carries what was typed, so the transcript shows that (app/text/expanded.py)
         message = None if template is None else template_message(prepared.text, given, template, typed)
-        if self.s.is_running or (queue_when_idle and kind != "send"):
+        here = self.s.run_here()
+        if here is not None or queue_anyway:  # the run of the branch on screen (or Pi's RPC: the next one)
+            agent = here.agent if here is not None else agent
             if kind == "follow_up":
                 await agent.follow_up(message or prepared.text, given)
             else:
                 await agent.steer(message or prepared.text, given)
             return "queued"
+        self.check_room()  # (again: a run may have started while this one was asked about)
         if self.s.preview_id is not None:
             await self.shown.preview(None)
         self.s.abandoned_leaf = None
-        if self.s.refresh_prompt is not None:
-            self.s.refresh_prompt()  # today's date, AGENTS.md as it is now
+        self.s.refresh_prompt()  # today's date, AGENTS.md as it is now
         self.start([message] if message is not None else prepared.text, given)
         return "sent"
 
@@ -163,33 +187,77 @@ class Runs:
         raise ChatError("A file to attach moved outside the working folder while you were asked; nothing was sent.")
 
     def start(self, prompt: str | list[AgentMessage], images: Sequence[ImageContent] = ()) -> None:
-        assert self.s.agent is not None
-        agent = self.s.agent
-        self._halted = False
+        """A new run at the leaf, by the agent at rest there (made by `ensure_agent`)."""
+        run = self.s.resting
+        assert run is not None
+        self.s.resting = None
+        self._go(run, self._prompting(run, prompt, images), new=True)
+
+    def _prompting(self, run: Run, prompt: str | list[AgentMessage],
+                   images: Sequence[ImageContent] = ()) -> Callable[[], Awaitable[None]]:
+        agent = run.agent
 
         async def work() -> None:
             await agent.prompt(prompt, images)  # a list of queued messages goes out as one batch
-            while agent.has_queued_messages and not agent.is_streaming and not self._halted:
+            while agent.has_queued_messages and not agent.is_streaming and not run.halted:
                 await agent.continue_()  # queued just as the run ended: delivered, not stranded
 
-        self._spawn(work)
+        return work
 
     def start_continue(self, agent: AgentSession) -> None:
-        """A run from the transcript as it is (its last message is the prompt to answer)."""
-        self._spawn(agent.continue_)
+        """A run from the transcript as it is (its last message is the prompt to answer), at the leaf."""
+        run = self.s.resting
+        assert run is not None and run.agent is agent
+        self.s.resting = None
+        self._go(run, agent.continue_, new=True)
 
-    def _spawn(self, work: Callable[[], Awaitable[None]]) -> None:
-        """The run, in a task the controller owns (`wait_idle`, `close`)."""
+    def _go(self, run: Run, work: Callable[[], Awaitable[None]], *, new: bool) -> None:
+        """The run, in a task the controller owns (`wait_idle`, `close`); a new one gets its id and
+        its writer is pinned to the branch where it starts."""
+        if new:
+            self._started += 1
+            run.id = f"r{self._started}"
+            run.writer.pin(run.id)
+        run.halted, run.live = False, True
+        assert run.id is not None
+        self.s.runs[run.id] = run
 
-        async def run() -> None:
+        async def going() -> None:
             try:
                 await work()
             except StorageError as err:
                 self.s.emit(Failed(str(err)))
             except Exception as err:  # noqa: BLE001  the agent turns provider failures into messages; this is the rest
                 self.s.emit(Failed(f"Could not send: {err}"))
+            finally:
+                if not run.stopping:
+                    await self._ended(run)
 
-        self.s.run_task = asyncio.create_task(run())
+        run.task = asyncio.create_task(going())
+        self.s.emit(RunsChanged())
+
+    async def _ended(self, run: Run) -> None:
+        """A run is over: where the person is (the leaf at its tip) it comes back to rest there,
+        in place of the one at rest (its transcript is the path's); elsewhere it is let go."""
+        if run.id is not None and self.s.runs.get(run.id) is run:
+            del self.s.runs[run.id]
+        run.task, run.live = None, False
+        current = self.s.current
+        if current is not None and run.writer.session is current and current.leaf_id == run.tip and not run.closing:
+            previous, self.s.resting = self.s.resting, run
+            run.writer.follow_leaf()
+            run.id = None
+            if previous is not None and previous is not run:
+                previous.unsubscribe()
+        else:
+            run.unsubscribe()
+        if current is not None:
+            try:
+                await current.settle()  # the person's leaf back where a file keeps it (JSONL), after a run wrote elsewhere
+            except (StorageError, OSError):
+                pass  # the next write says what is wrong with the store
+        self.s.emit(RunsChanged())
+        self.s.emit(StatusChanged())
 
     async def prompt(self, text: str, *, attach: Sequence[str] = ()) -> AssistantMessage | None:
         late = await self.extras.mcp.wait_started(self.s.settings.mcp_startup_wait)
@@ -205,8 +273,9 @@ class Runs:
         return next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
 
     async def wait_idle(self) -> None:
-        while self.s.run_task is not None and not self.s.run_task.done():
-            await asyncio.gather(self.s.run_task, return_exceptions=True)
+        """Until no run goes, on any branch."""
+        while tasks := [r.task for r in self.s.runs.values() if r.task is not None and not r.task.done()]:
+            await asyncio.gather(*tasks, return_exceptions=True)
         self.s.bus.flush()
 
     async def stop(self) -> None:
@@ -216,25 +285,36 @@ class Runs:
         await self.stop_run()
 
     async def stop_run(self) -> None:
-        if self.s.agent is None or not self.s.is_running:
+        """Stop the run of the branch on screen; what it had queued goes out next, on its branch."""
+        run = self.s.run_here()
+        if run is None or not run.going:
             return
-        batch, after = await self.s.agent.interrupt()
-        await self.wait_idle()
+        run.stopping = True
+        try:
+            batch, after = await run.agent.interrupt()
+            if run.task is not None:
+                await asyncio.gather(run.task, return_exceptions=True)
+        finally:
+            run.stopping = False
         if after:
-            await self.s.agent.requeue_follow_ups(after)  # delivered when the batch's run would stop
+            await run.agent.requeue_follow_ups(after)  # delivered when the batch's run would stop
         if batch:
-            self.start(batch)
+            self._go(run, self._prompting(run, batch), new=False)
+        else:
+            await self._ended(run)
 
     async def halt(self) -> None:
-        if self.s.agent is None:
-            return
-        self._halted = True
-        await self.s.agent.abort()
+        """Every run stopped, its queue kept for the next prompt (Pi's RPC drives one run)."""
+        runs = list(self.s.runs.values())
+        for run in runs:
+            run.halted = True
+        for run in runs:
+            await run.agent.abort()
         await self.wait_idle()
 
     def abort(self) -> None:
-        if self.s.agent is not None:
-            self.s.agent.abort_now()
+        for run in self.s.every_run():
+            run.agent.abort_now()
 
     async def pull_last_queued(self) -> str | None:
         return await self.s.agent.pop_last_queued() if self.s.agent is not None else None
@@ -249,18 +329,22 @@ class Runs:
             await self.s.agent.remove_queued("follow_up", index - len(q.steering))
 
     async def end_agent(self) -> list[str]:
-        """Stop a running reply (it is saved as aborted); the queued texts come back."""
+        """Stop every run (each reply is saved as aborted) and let every agent go (a session is
+        left); the queued texts come back, the branch on screen's first."""
         queued: list[str] = []
-        if self.s.agent is not None:
-            q = self.s.agent.queue_update()
-            queued = [*q.steering, *q.follow_up]
-            await self.s.agent.clear_queue()
-            if self.s.agent.is_streaming:
-                await self.s.agent.abort()
-            if self._unsubscribe_agent is not None:
-                self._unsubscribe_agent()
-            self.s.agent = None
-        if self.s.run_task is not None:
-            await asyncio.gather(self.s.run_task, return_exceptions=True)
-            self.s.run_task = None
+        on_screen = self.s.on_screen()
+        runs = self.s.every_run()
+        runs.sort(key=lambda r: r is not on_screen)
+        for run in runs:
+            run.closing = True
+            q = run.agent.queue_update()
+            queued += [*q.steering, *q.follow_up]
+            await run.agent.clear_queue()
+            if run.agent.is_streaming:
+                await run.agent.abort()
+        await self.wait_idle()
+        for run in runs:
+            run.unsubscribe()
+        self.s.resting = None
+        self.s.runs.clear()
         return queued

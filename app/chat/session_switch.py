@@ -43,6 +43,7 @@ class SessionSwitch:
         and anything still queued become the previous session's draft; `editor_text` (e.g. a
         prompt to edit after `fork before`) goes to the composer after this session's own draft."""
         previous = self.s.current
+        stopped = len(self.s.runs)
         if previous is not None:
             await self._leave(previous, composer_text if previous.session_id != storage.session_id else None)
         session = await Session.open(storage)
@@ -70,10 +71,18 @@ class SessionSwitch:
         warning = load_warning(storage)
         if warning:
             self.s.emit(Notice(warning, "warning"))
+        if stopped:  # a session's runs are its own: leaving it stopped them
+            self.s.emit(Notice(f"{stopped} run{'s' if stopped > 1 else ''} of the session left stopped; "
+                               f"{'their replies are' if stopped > 1 else 'its reply is'} kept as far as "
+                               f"{'they' if stopped > 1 else 'it'} came.", "warning"))
 
     async def _leave(self, session: Session, composer_text: str | None) -> None:
         self.trees.stop_load()
         queued = await self.runs.end_agent()
+        try:
+            await session.settle()  # the person's leaf where a file keeps it (JSONL), after runs wrote elsewhere
+        except (StorageError, OSError):
+            pass  # a store gone bad: what was written is kept; the leaf is the newest entry's
         self.s.drafts.save(session.session_id, [*queued, composer_text or ""])
         if self._stop_observing is not None:
             self._stop_observing()

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from treechat.chat.events import Header, HeaderChanged, Mark, PathChanged, Status
+from treechat.chat.events import Header, HeaderChanged, Mark, PathChanged, ReplyPending, ReplyStreaming, Status
 from treechat.chat.status import build_status, first_prompt, opening_prompt, sibling_marks, viewing_text
 from treechat.chat.tool_set import Named, builtin_named
 from treechat.shown_path import ShownPath, shown_path
+from treechat.storage.model import AssistantMessage
 
 if TYPE_CHECKING:
     from treechat.chat.extras import Extras
@@ -27,6 +28,20 @@ class Shown:
         self.s.preview_id = entry_id if entry_id != self.s.session.leaf_id else None
         self.s.emit(await self.path_changed("preview"))
         self.s.emit(HeaderChanged())
+        self.reply_on_screen()
+
+    def reply_on_screen(self) -> None:
+        """After the path shown changed: a run going at its tip has its reply shown as far as it came
+        (or its request as pending), since the view let go of what streamed on another branch."""
+        shown = self.s.preview_id or self.s.session.leaf_id
+        run = next((r for r in self.s.runs.values() if r.tip == shown), None)
+        if run is None or not run.agent.is_streaming:
+            return
+        partial = run.agent.state.streaming_message
+        if isinstance(partial, AssistantMessage):
+            self.s.emit(ReplyStreaming(partial, started=True, run=run.id, on_screen=True))
+        elif not run.agent.state.pending_tool_calls:
+            self.s.emit(ReplyPending(run=run.id, on_screen=True))
 
     async def path_to_show(self) -> ShownPath:
         return await shown_path(self.s.session.storage, self.s.tree, self.s.preview_id or self.s.session.leaf_id)
@@ -52,7 +67,8 @@ class Shown:
         branches = max(self.s.tree.branch_count(), 1 if len(self.s.tree) else 0) if self.s.tree_load is None else -1
         title, at_start = self._title()
         return Header(title=title, depth=depth, branches=branches,
-                      viewing=viewing_text(self.s.tree, self.s.preview_id), at_start=at_start)
+                      viewing=viewing_text(self.s.tree, self.s.preview_id), at_start=at_start,
+                      running_here=self.s.runs_told()[1], runs=len(self.s.runs_told()[0]))
 
     def title(self) -> str:
         return self._title()[0]
@@ -70,7 +86,7 @@ class Shown:
 
     def status(self) -> Status:
         return build_status(self.s.path_state, self.s.agent, self.model_choice.current_model(), self.s.registry,
-                            self.tool_names())
+                            self.tool_names(), runs=len(self.s.runs_told()[0]))
 
     def tool_names(self) -> list[str]:
         """The tools the next request carries: the agent's, or (before there is one) the set it

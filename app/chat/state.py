@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from treechat.chat.bus import ChatBus
 from treechat.chat.drafts import Drafts
 from treechat.chat.errors import ChatError
-from treechat.chat.events import Change, ChatEvent, Header, QueueChanged, Status
+from treechat.chat.events import Change, ChatEvent, Header, QueueChanged, RunTip, Status
 from treechat.chat.tool_set import ToolChoice
 from treechat.llm.options import stream_options_from_settings
 from treechat.prompts.outside import ReadsOutside
@@ -32,12 +33,48 @@ if TYPE_CHECKING:
     from treechat.llm.types import StreamFn, StreamOptionFields
     from treechat.mcp.tools import ConfirmCall
     from treechat.session.agent_session import AgentSession
-    from treechat.session.session import Session
+    from treechat.session.session import BranchWriter, Session
     from treechat.storage.base import SessionCatalog
     from treechat.workspace.history import FileHistory
 
 Confirm = Callable[[str], Awaitable[bool]]
 SendKind = Literal["send", "steer", "follow_up"]
+
+
+@dataclass(eq=False)
+class Run:
+    """An agent on a branch (issue 39): its AgentSession, which appends through its own writer,
+    its built-in tools (their checkpoints go on its branch), its system prompt's refresh, and,
+    while it runs, its id and task. At rest (no task) it is the agent at the person's leaf: the
+    next message starts it there; a run that ends where the person is comes back to rest."""
+
+    agent: AgentSession
+    builtins: list[AnyTool]
+    refresh_prompt: Callable[[], str]
+    unsubscribe: Callable[[], None]
+    id: str | None = None  # "r1", "r2", … while it runs (events name it); None at rest
+    task: asyncio.Task[None] | None = None
+    halted: bool = False  # `halt`: the stopped run's queue waits for the next prompt
+    unsaved: bool = False  # a message of this run could not be saved
+    stopping: bool = False  # Esc: its task ends and its queue goes on in a new one (not an end)
+    # what is told of it (the tree's mark, the header, the status): from its start to its agent's
+    # end (a queued message it delivers after starts it again), not to its task's last step
+    live: bool = False
+    closing: bool = False  # the session is being left: it does not come back to rest
+
+    @property
+    def writer(self) -> BranchWriter:
+        return self.agent.session
+
+    @property
+    def tip(self) -> str | None:
+        return self.agent.session.tip
+
+    @property
+    def going(self) -> bool:
+        """Its run is under way: the agent streams, or its task was started and has not ended (a
+        message sent in the same burst as the one before it must queue, not start a second run)."""
+        return (self.task is not None and not self.task.done()) or self.agent.is_streaming
 
 
 class ChatState:
@@ -69,14 +106,15 @@ class ChatState:
         self.outside = ReadsOutside.for_cwd(self.cwd, anywhere=settings.allow_reads_outside)
         self.prompt_builder.outside = self.outside
         self.system_given = system is not None  # --system wins over what a session stored (/system)
-        self.refresh_prompt: Callable[[], str] | None = None  # bound to the agent once there is one
         self.drafts = Drafts(Path(settings.home) / "drafts")
         # what changed, told once per turn of the event loop (chat/bus.py)
-        self.bus = ChatBus(lambda: status() if self.current else None, lambda: header() if self.current else None)
+        self.bus = ChatBus(lambda: status() if self.current else None, lambda: header() if self.current else None,
+                           lambda: self.runs_told() if self.current else None)
         self.current: Session | None = None  # the open session
-        self.agent: AgentSession | None = None  # its agent, from the first need
-        self.builtins: list[AnyTool] = []  # every built-in tool, made with the agent (MCP's join them)
-        self.run_task: asyncio.Task[None] | None = None  # the run the controller owns
+        # the agents on its branches: the one at rest at the leaf (from the first need), and the
+        # runs going, by id (each on its own branch; at most settings.max_runs)
+        self.resting: Run | None = None
+        self.runs: dict[str, Run] = {}
         self.tree = TreeIndex()  # the session's tree (a big one's path until `tree_load` is done)
         self.tree_load: TreeLoad | None = None
         self.preview_id: str | None = None  # a branch shown without moving the leaf
@@ -91,9 +129,48 @@ class ChatState:
     def emit(self, event: ChatEvent | Change) -> None:
         self.bus.emit(event)
 
-    def allowed_tools(self, mcp_tools: Sequence[AnyTool]) -> list[AnyTool]:
-        """The tools the agent may carry now (the path's record narrows them: tool_set.py)."""
-        return self.tool_choice.allowed([*self.builtins, *mcp_tools])
+    def allowed_tools(self, builtins: Sequence[AnyTool], mcp_tools: Sequence[AnyTool]) -> list[AnyTool]:
+        """The tools an agent may carry now (the path's record narrows them: tool_set.py)."""
+        return self.tool_choice.allowed([*builtins, *mcp_tools])
+
+    def run_here(self) -> Run | None:
+        """The run of the branch on screen: the one whose tip is the leaf (the person is at its
+        live end). Steer, follow-up and stop go to it; elsewhere a message starts a new run."""
+        if self.current is None:
+            return None
+        leaf = self.current.leaf_id
+        return next((r for r in self.runs.values() if r.tip == leaf), None)
+
+    def on_screen(self) -> Run | None:
+        """The agent of the branch on screen: its run, else the one at rest at the leaf."""
+        return self.run_here() or self.resting
+
+    def every_run(self) -> list[Run]:
+        """Every agent this chat holds: the one at rest, then the runs going."""
+        return ([self.resting] if self.resting is not None else []) + list(self.runs.values())
+
+    def runs_told(self) -> tuple[tuple[RunTip, ...], bool]:
+        """What a delta tells of the runs: each one going with its tip, and whether one goes here."""
+        live = [(i, r) for i, r in self.runs.items() if r.live]
+        leaf = self.current.leaf_id if self.current is not None else None
+        return tuple(RunTip(i, r.tip) for i, r in live), any(r.tip == leaf for _, r in live)
+
+    def offer_mcp_tools(self, mcp_tools: Sequence[AnyTool]) -> None:
+        """An MCP server's tools came or went: every agent is offered the new set."""
+        for run in self.every_run():
+            run.agent.offer_tools(self.allowed_tools(run.builtins, mcp_tools))
+
+    def refresh_prompt(self) -> str | None:
+        """The system prompt of the agent on screen built again (today's date, AGENTS.md, the
+        tools as they are now); None before there is an agent."""
+        run = self.on_screen()
+        return run.refresh_prompt() if run is not None else None
+
+    @property
+    def agent(self) -> AgentSession | None:
+        """The agent of the branch on screen (`on_screen`), None before the first need."""
+        run = self.on_screen()
+        return run.agent if run is not None else None
 
     @property
     def session(self) -> Session:
@@ -109,10 +186,14 @@ class ChatState:
 
     @property
     def is_running(self) -> bool:
-        """A run is under way: the agent streams, or a run was started and has not ended (a message
-        sent in the same burst as the one before it must queue, not start a second run)."""
-        running_task = self.run_task is not None and not self.run_task.done()
-        return running_task or (self.agent is not None and self.agent.is_streaming)
+        """A run is under way, on any branch."""
+        return any(r.going for r in self.runs.values())
+
+    @property
+    def is_running_here(self) -> bool:
+        """A run is under way on the branch on screen (its tip is the leaf)."""
+        run = self.run_here()
+        return run is not None and run.going
 
     @property
     def queue(self) -> QueueChanged:

@@ -20,7 +20,7 @@ from treechat.text.expanded import skill_line
 
 
 def build_status(state: PathState, agent: AgentSession | None, model: ModelInfo | None,
-                 registry: ModelRegistry, tools: Sequence[str] = ()) -> Status:
+                 registry: ModelRegistry, tools: Sequence[str] = (), *, runs: int = 0) -> Status:
     percent, estimated = None, False
     if model is not None and not model.window_known:
         pass  # its server has not said how large the window is: "ctx ?"
@@ -41,7 +41,7 @@ def build_status(state: PathState, agent: AgentSession | None, model: ModelInfo 
                   cost=state.cost_total, context_percent=percent, context_estimated=estimated,
                   model_warning=model is not None and bool(registry.key_problem(model)),
                   queued_steer=len(queue.steering) if queue else 0,
-                  queued_follow_up=len(queue.follow_up) if queue else 0, tools=tuple(tools))
+                  queued_follow_up=len(queue.follow_up) if queue else 0, tools=tuple(tools), runs=runs)
 
 
 def first_prompt(tree: TreeIndex, leaf_id: str | None) -> str | None:

@@ -23,6 +23,7 @@ from treechat.chat.events import Notice, RestoreOffered
 
 if TYPE_CHECKING:  # the workspace modules load on first use: the app's first frame does not wait for them
     from treechat.chat.state import ChatState
+    from treechat.session.session import BranchWriter
     from treechat.workspace.history import FileHistory
     from treechat.workspace.journal import Journal
     from treechat.workspace.restore import Outcome, RestorePlan, UndoOutcome
@@ -96,12 +97,13 @@ class Workspace:
 
         return Journal(self.s.settings.home, self.s.session.session_id)
 
-    async def file_recorder(self) -> FileRecorder | None:
+    async def file_recorder(self, writer: BranchWriter) -> FileRecorder | None:
+        """What edit, write and bash record their changes with: checkpoints on `writer`'s branch."""
         from treechat.workspace.recorder import SessionRecorder
         from treechat.workspace.written import WrittenLog
 
         history = await self.file_history()
-        return SessionRecorder(self.s.session, history, lambda: self.s.tree.path_ids(self.s.session.leaf_id),
+        return SessionRecorder(writer, history, lambda: self.s.tree.path_ids(writer.tip),
                                WrittenLog(self.s.settings.home), await asyncio.to_thread(lambda: self.boundary))
 
     async def approve(self, change: ProposedChange) -> bool | str:

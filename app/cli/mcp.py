@@ -93,8 +93,8 @@ async def run_mcp(args: argparse.Namespace) -> int:
             self.tool_names: list[str] = []
             self.outside, self.confirm_read = ReadsOutside.for_cwd(cwd), None  # (nothing is sent: nothing to ask)
 
-        def allowed_tools(self, mcp_tools: Sequence[AnyTool]) -> list[AnyTool]:
-            return list(mcp_tools)
+        def offer_mcp_tools(self, mcp_tools: Sequence[AnyTool]) -> None:
+            pass  # no agent to offer them to
 
         def emit(self, event: ChatEvent | Change) -> None:
             pass  # the listing says it all

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 
 from treechat.storage.json_types import JsonObject
@@ -187,6 +187,7 @@ class ConfigFile(_Strict):
     max_reply_mb: Annotated[float, Field(gt=0)] = 4.0  # text of one reply; a server sending more is cut off
     lock_timeout: Annotated[float, Field(gt=0)] = 30.0  # a write waiting for another process's lock
     max_input_mb: Annotated[float, Field(gt=0)] = 1.0  # text piped into -p, or pasted into the composer at once
+    max_runs: Annotated[StrictInt, Field(ge=1, le=64)] = 4  # runs going at once in one session, each on its branch
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
     providers: dict[str, ProviderConfig] = Field(default_factory=dict)
     storage: Literal["sqlite", "jsonl", "memory", "postgres"] | None = None
@@ -238,6 +239,7 @@ class Settings:
     max_reply_mb: float = 4.0
     lock_timeout: float = 30.0
     max_input_mb: float = 1.0
+    max_runs: int = 4
     compaction: CompactionConfig = field(default_factory=CompactionConfig)
     storage: str | None = None  # the backend config.toml chose (--storage wins)
     database_url: str | None = field(default=None, repr=False)  # config.toml's (TREECHAT_DATABASE_URL wins)
@@ -266,7 +268,7 @@ def load_settings(home: str | os.PathLike[str] | None = None, env: Mapping[str, 
     settings.config_loaded = True
     for key in ("model", "thinking", "allow_reads_outside", "system_prompt", "theme", "connect_timeout",
                 "first_byte_timeout", "idle_timeout", "reply_timeout", "max_reply_mb", "lock_timeout", "max_input_mb",
-                "compaction", "storage", "database_url"):
+                "max_runs", "compaction", "storage", "database_url"):
         setattr(settings, key, getattr(parsed, key))
     settings.tools = list(parsed.tools)
     settings.tool_env = list(parsed.tool_env)

@@ -112,10 +112,11 @@ class ProtocolParser(Protocol):
 
 
 def snapshot(message: AssistantMessage) -> AssistantMessage:
-    """A copy listeners may keep: blocks and usage copied, strings shared."""
-    return message.model_copy(
-        update={"content": [b.model_copy() for b in message.content], "usage": message.usage.model_copy(deep=True)}
-    )
+    """A copy listeners may keep: blocks and usage copied, strings shared. (The usage's two levels
+    are copied one by one: they hold numbers only, and a deep copy cost as much as the rest of the
+    read with several replies streaming at once.)"""
+    usage = message.usage.model_copy(update={"cost": message.usage.cost.model_copy()})
+    return message.model_copy(update={"content": [b.model_copy() for b in message.content], "usage": usage})
 
 
 def _failed(message: AssistantMessage, reason: StopReason, text: str) -> AssistantMessage:

@@ -52,7 +52,7 @@ from .events import (
     ThinkingLevelChanged,
 )
 from .recovery import save_unsaved
-from .session import Session
+from .session import BranchWriter, Session
 
 __all__ = ["AgentSession", "CompactionEnd", "CompactionError", "CompactionFailed", "CompactionResult",
            "CompactionSettings", "CompactionStart", "ContextUsage", "NothingToCompact", "NothingToSummarize"]
@@ -75,10 +75,11 @@ def _stopped_empty(message: AgentMessage) -> bool:
 
 
 class AgentSession:
-    def __init__(self, session: Session, agent: Agent, *, available_tools: Iterable[AnyTool] = (),
+    def __init__(self, session: Session | BranchWriter, agent: Agent, *, available_tools: Iterable[AnyTool] = (),
                  resolve_model: Callable[[str], ModelInfo] | None = None,
                  compaction_settings: CompactionSettings | None = None) -> None:
-        self.session = session
+        # the writer it appends with: at the session's leaf until a run pins it to its own branch
+        self.session: BranchWriter = session if isinstance(session, BranchWriter) else session.branch()
         self.agent = agent
         self.available_tools = {t.name: t for t in available_tools}
         self.resolve_model = resolve_model
@@ -97,7 +98,7 @@ class AgentSession:
     @classmethod
     async def create(
         cls,
-        session: Session,
+        session: Session | BranchWriter,
         *,
         model: ModelInfo | str | None = None,
         registry: ModelRegistry | None = None,
@@ -111,12 +112,14 @@ class AgentSession:
         get_api_key: GetApiKey | None = None,
         stream_options: StreamOptionFields | None = None,
     ) -> AgentSession:
-        """Bind an agent to `session` at its leaf. `model` (a ModelInfo or "provider/id") wins over
+        """Bind an agent to `session` at its leaf (or to a writer at its tip: `Session.branch`).
+        `model` (a ModelInfo or "provider/id") wins over
         the model stored on the path; `registry` resolves refs and supplies API keys (unless
         `get_api_key` is given); `stream_fn` defaults to the real providers. Writes the model,
         thinking-level and tool entries the path lacks. `tools` are those that may be on; the
         path's record narrows them, except `pinned_tools` (and MCP tools). Raises ValueError
         (one sentence) when no model can be chosen."""
+        session = session if isinstance(session, BranchWriter) else session.branch()
         ctx = await session.build_session_context()
         resolve = registry.resolve if registry is not None else None
         if isinstance(model, str):

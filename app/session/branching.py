@@ -27,7 +27,7 @@ from .context import compaction_message, entry_to_message
 from .summarize import Complete, summarize_branch
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .session import BranchWriter, Session
 
 BRANCH_RESERVE_TOKENS = 16384
 
@@ -86,7 +86,7 @@ def prepare_branch_messages(entries: Sequence[Entry], token_budget: int = 0) -> 
     return picked, ops
 
 
-async def write_branch_summary(session: Session, abandoned_leaf_id: str, complete: Complete, context_window: int,
+async def write_branch_summary(session: Session | BranchWriter, abandoned_leaf_id: str, complete: Complete, context_window: int,
                                custom_instructions: str | None = None) -> str:
     """Summarise the path from `abandoned_leaf_id` back to the common ancestor with the current
     leaf and append it as a branch_summary child of the leaf (which advances onto it)."""
@@ -101,7 +101,7 @@ async def write_branch_summary(session: Session, abandoned_leaf_id: str, complet
     return await session.append_branch_summary(summary, details=details)
 
 
-async def fork_session(catalog: SessionCatalog, session: Session, entry_id: str,
+async def fork_session(catalog: SessionCatalog, session: Session | BranchWriter, entry_id: str,
                        position: Literal["at", "before"]) -> tuple[SessionStorage, str | None]:
     """A new session holding root → entry ("at"), or root → the parent of a user message
     ("before", whose text comes back for the composer). The original is not touched."""

@@ -24,7 +24,8 @@ CompactionReason = Literal["manual", "threshold", "overflow"]
 
 @dataclass(frozen=True)
 class Appended:
-    entry: Entry  # as stored; it is the new leaf
+    entry: Entry  # as stored: the new leaf, unless a run appended it on a branch the person is not on
+    run: str | None = None  # the run whose writer appended it (None: the person, or another process)
     type: Literal["appended"] = "appended"
 
 

@@ -212,6 +212,10 @@ class TreechatApp(App[int]):
         return feature
 
     def _on_chat_event(self, event: ChatEvent) -> None:
+        from treechat.chat.events import ReplyPending, ReplyStreaming  # (loaded by now: events follow the first frame)
+
+        if isinstance(event, (ReplyStreaming, ReplyPending)) and not event.on_screen:
+            return  # a reply on a branch not shown: told again, as far as it came, when it is (no message each read)
         self.post_message(ChatMessage(event))
 
     # ------------------------------------------------------------ the start, and the end

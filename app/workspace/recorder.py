@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from treechat.agent.tools.changes import Recorded
 from treechat.agent.tools.workfolder import Boundary
-from treechat.session.session import Session
+from treechat.session.session import BranchWriter, Session
 from treechat.storage.base import StorageError
 
 from .blobs import MAX_TRACKED_BYTES, digest, pack, size_text
@@ -36,10 +36,11 @@ class Snapshot:
 
 
 class SessionRecorder:
-    """Records into `session`; `path_ids()` gives the ids of the path to its leaf, root first (the
-    controller's tree index has them; None: read from storage)."""
+    """Records into `session` (a run's writer: its checkpoints go on its own branch); `path_ids()`
+    gives the ids of the path to where it writes, root first (the controller's tree index has
+    them; None: read from storage)."""
 
-    def __init__(self, session: Session, history: FileHistory,
+    def __init__(self, session: Session | BranchWriter, history: FileHistory,
                  path_ids: Callable[[], Sequence[str]] | None = None, written: WrittenLog | None = None,
                  boundary: Boundary | None = None) -> None:
         self.session, self.history, self.path_ids = session, history, path_ids

@@ -104,7 +104,8 @@ class EntryIndex:
 
     def add(self, skel: Skeleton, raw: Raw, line: int = 0, *, move_leaf: bool = True) -> None:
         """Index an entry (already checked, or read from a file). `move_leaf=False` for entries
-        another process wrote: they join the tree but this process stays where it is."""
+        another process wrote, or a run wrote on a branch the person is not on: they join the
+        tree but this process's leaf stays where it is."""
         pos = len(self._skel)
         self._skel.append(skel)
         self._raw.append(raw)

@@ -39,24 +39,31 @@ def _id_from_session_path(path: object) -> str | None:
 class IndexedSessionStorage:
     """One session held in an `EntryIndex`. Subclasses persist lines by overriding `_persist`."""
 
+    # The stored leaf is the last line written (JSONL): an append that leaves the leaf where it
+    # was makes it wrong until a `leaf` line puts it back (`set_leaf_id`, `close`).
+    LEAF_IS_LAST_LINE = False
+
     def __init__(self, header: SessionHeader, index: EntryIndex | None = None, path: Path | None = None):
         self.header = header
         self.session_id: str = header["id"]
         self.index = index or EntryIndex()
         self.path = path
         self.closed = False
+        self.leaf_behind = False  # the last line this object wrote is not its leaf (LEAF_IS_LAST_LINE)
 
     # ------------------------------------------------------------ persistence hooks
 
     def _persist(self, lines: list[str]) -> None:
         """Make `lines` (JSON, no newline) durable before they are indexed. In memory: nothing."""
 
-    def _write(self, lines: list[str]) -> None:
-        """Persist and index lines this process wrote (the leaf follows them)."""
+    def _write(self, lines: list[str], *, move_leaf: bool = True) -> None:
+        """Persist and index lines this process wrote (the leaf follows them unless `move_leaf`
+        is False: a run writing a branch the person is not on)."""
         skels = [decode_skeleton(line) for line in lines]
         self._persist(lines)
         for skel, line in zip(skels, lines):
-            self.index.add(skel, line)
+            self.index.add(skel, line, move_leaf=move_leaf)
+        self.leaf_behind = self.LEAF_IS_LAST_LINE and not move_leaf
 
     # ------------------------------------------------------------ SessionStorage
 
@@ -78,7 +85,7 @@ class IndexedSessionStorage:
     async def set_leaf_id(self, leaf_id: str | None) -> None:
         if leaf_id is not None:
             self.index.require(leaf_id)
-        if leaf_id == self.index.leaf_id:
+        if leaf_id == self.index.leaf_id and not self.leaf_behind:
             return  # already where the file says it is; a marker would change nothing
         marker = LeafEntry(id=self.index.new_id(), parent_id=leaf_id, target_id=leaf_id)
         self._write([entry_json(marker)])
@@ -86,12 +93,12 @@ class IndexedSessionStorage:
     async def create_entry_id(self) -> str:
         return self.index.new_id()
 
-    async def append_entry(self, entry: Entry) -> None:
+    async def append_entry(self, entry: Entry, *, move_leaf: bool = True) -> None:
         if isinstance(entry, LeafEntry):
             raise StorageError("A leaf entry is written by set_leaf_id, not append_entry")
         self.index.check_append(entry)
         # The stored line is a private copy: later changes to the caller's object cannot reach it.
-        self._write([entry_json(entry)])
+        self._write([entry_json(entry)], move_leaf=move_leaf)
 
     async def get_entry(self, entry_id: str) -> Entry | None:
         return self.index.fresh_one(entry_id)

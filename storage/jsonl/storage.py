@@ -27,6 +27,7 @@ from ..base import (
     DuplicateEntryError,
     ImportReport,
     SessionFileError,
+    StorageError,
     write_error,
 )
 from ..indexed.entries import EntryIndex
@@ -48,6 +49,8 @@ from .files import FileState, Locked, file_state, read_all, write_all
 
 class JsonlSessionStorage(IndexedSessionStorage):
     """A session backed by one file. `load_report` tells what opening it had to skip."""
+
+    LEAF_IS_LAST_LINE = True
 
     def __init__(
         self,
@@ -143,13 +146,23 @@ class JsonlSessionStorage(IndexedSessionStorage):
 
     # ------------------------------------------------------------ writing
 
-    async def append_entry(self, entry: Entry) -> None:
+    async def append_entry(self, entry: Entry, *, move_leaf: bool = True) -> None:
         await self._lock_free()
-        await super().append_entry(entry)
+        await super().append_entry(entry, move_leaf=move_leaf)
 
     async def set_leaf_id(self, leaf_id: str | None) -> None:
         await self._lock_free()
         await super().set_leaf_id(leaf_id)
+
+    async def close(self) -> None:
+        """The person's leaf goes back on the last line if a run's append took it (base.py's
+        contract); a file that cannot take it any more keeps what it has (nothing is lost)."""
+        if self.leaf_behind and not self.closed:
+            try:
+                await self.set_leaf_id(self.index.leaf_id)
+            except (StorageError, OSError):
+                pass
+        await super().close()
 
     async def _lock_free(self) -> None:
         """Wait until no other process holds the file's lock, on the event loop's clock: a wait

@@ -8,7 +8,7 @@ for several processes on several machines at once:
   made on a stale view, and entry_seq grows in commit order within the session;
 * an append is two round trips (pipeline mode): BEGIN, the lock and one query for every lookup
   (which also takes the new entry_seq), then the inserts and COMMIT;
-* the leaf pointer is `sessions.active_leaf_id`: the last append or leaf move committed wins
+* the leaf pointer is `sessions.active_leaf_id`: the last leaf-moving append or leaf move committed wins
   (docs/architecture.md); an entry appended under a stale leaf is a new branch, never an overwrite;
 * each commit sends NOTIFY treechat '<session id>' (feed.py).
 """
@@ -210,10 +210,11 @@ async def _context_start(conn: Conn, sid: str, entry: CompactionEntry, depth: in
 
 
 async def append_tx(conn: Conn, sid: str, entry: Entry, leaf_after: str | None,
-                    *, only_if_moved: bool = False) -> int | None:
+                    *, only_if_moved: bool = False, move_leaf: bool = True) -> int | None:
     """Store one entry with everything derived from it (inside a transaction); its entry_seq.
     `only_if_moved`: store nothing (and return None) when the leaf is `leaf_after` already (a
-    leaf move to where the leaf is). In pipeline mode (PgDatabase.write(pipeline=True)) this
+    leaf move to where the leaf is). `move_leaf=False`: the stored leaf stays (a run's branch
+    elsewhere). In pipeline mode (PgDatabase.write(pipeline=True)) this
     waits for the server once: for the lock and the lookups (sent with BEGIN); the writes go
     with COMMIT."""
     params = {"sid": sid, "id": entry.id, "parent": entry.parent_id}
@@ -253,7 +254,8 @@ async def append_tx(conn: Conn, sid: str, entry: Entry, leaf_after: str | None,
     await conn.execute(
         f"INSERT INTO entry_materialized ({MAT_COLUMNS}) VALUES (%s, {branch_sql}, %s, %s, %s, %s, %s, %s,"
         " %s, %s, %s, %s, %s, %s)", (seq, *branch, depth, ctx, *rows.state_values(state)))
-    await conn.execute("UPDATE sessions SET active_leaf_id = %s WHERE id = %s", (leaf_after, sid))
+    if move_leaf:
+        await conn.execute("UPDATE sessions SET active_leaf_id = %s WHERE id = %s", (leaf_after, sid))
     if not is_marker:  # a marker only moves the pointer: not counted, labelled or searchable
         text = search_key(rows.search_text(entry))
         if text:
@@ -333,10 +335,11 @@ class PostgresSessionStorage:
     async def create_entry_id(self) -> str:
         return await self.db.run(lambda c: fresh_id(c, self.session_id))
 
-    async def append_entry(self, entry: Entry) -> None:
+    async def append_entry(self, entry: Entry, *, move_leaf: bool = True) -> None:
         if isinstance(entry, LeafEntry):
             raise StorageError("Leaf entries are written by set_leaf_id, not append_entry")
-        seq = await self.db.write(lambda c: append_tx(c, self.session_id, entry, entry.id), pipeline=True)
+        seq = await self.db.write(lambda c: append_tx(c, self.session_id, entry, entry.id, move_leaf=move_leaf),
+                                  pipeline=True)
         assert seq is not None
         self._own.add(seq)
 

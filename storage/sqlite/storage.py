@@ -119,8 +119,9 @@ def _context_start(c: sqlite3.Connection, sid: str, entry: CompactionEntry, dept
     return 1  # not an ancestor: the whole path (the context keeps nothing from before it)
 
 
-def append_tx(c: sqlite3.Connection, sid: str, entry: Entry, leaf_after: str | None) -> int:
-    """Store one entry with everything derived from it (call inside write_tx); its entry_seq."""
+def append_tx(c: sqlite3.Connection, sid: str, entry: Entry, leaf_after: str | None, *, move_leaf: bool = True) -> int:
+    """Store one entry with everything derived from it (call inside write_tx); its entry_seq.
+    The stored leaf becomes `leaf_after` unless `move_leaf` is False (a run's branch elsewhere)."""
     from ..model import CompactionEntry, LabelEntry, LeafEntry
 
     if c.execute("SELECT 1 FROM session_entries WHERE session_id=? AND id=?", (sid, entry.id)).fetchone():
@@ -151,7 +152,8 @@ def append_tx(c: sqlite3.Connection, sid: str, entry: Entry, leaf_after: str | N
     else:
         ctx_start = parent[3] if parent else 1
     c.execute(inserts.INSERT_MATERIALIZED, (seq, branch, depth, ctx_start, *rows.state_values(state)))
-    c.execute("UPDATE sessions SET active_leaf_id=? WHERE id=?", (leaf_after, sid))
+    if move_leaf:
+        c.execute("UPDATE sessions SET active_leaf_id=? WHERE id=?", (leaf_after, sid))
     if isinstance(entry, LeafEntry):
         return seq  # a marker only moves the pointer: not counted, labelled or searchable
 
@@ -288,12 +290,12 @@ class SqliteSessionStorage:
     async def create_entry_id(self) -> str:
         return await self.db.run(_fresh_id, self.session_id)
 
-    async def append_entry(self, entry: Entry) -> None:
+    async def append_entry(self, entry: Entry, *, move_leaf: bool = True) -> None:
         from ..model import LeafEntry
 
         if isinstance(entry, LeafEntry):
             raise StorageError("Leaf entries are written by set_leaf_id, not append_entry")
-        self._own.add(await self.db.write(append_tx, self.session_id, entry, entry.id))
+        self._own.add(await self.db.write(append_tx, self.session_id, entry, entry.id, move_leaf=move_leaf))
 
     async def set_leaf_id(self, leaf_id: str | None) -> None:
         from ..model import LeafEntry

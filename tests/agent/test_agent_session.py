@@ -58,8 +58,8 @@ async def test_user_message_is_stored_before_the_request_goes_out() -> None:
         appended: list[tuple[str, float]] = []
         original = session.storage.append_entry
 
-        async def recording(entry):
-            await original(entry)
+        async def recording(entry, *, move_leaf=True):
+            await original(entry, move_leaf=move_leaf)
             role = getattr(getattr(entry, "message", None), "role", entry.type)
             appended.append((role, time.monotonic()))
 

@@ -316,10 +316,10 @@ async def test_a_reply_that_cannot_be_written_is_kept_in_a_recovery_file(catalog
     storage = chat.session.storage
     real_append = storage.append_entry
 
-    async def full_disk(entry):
+    async def full_disk(entry, *, move_leaf=True):
         if entry.type == "message" and entry.message.role == "assistant":
             raise OSError(errno.ENOSPC, "No space left on device")
-        return await real_append(entry)
+        return await real_append(entry, move_leaf=move_leaf)
 
     storage.append_entry = full_disk  # type: ignore[method-assign]  # this store's disk fills up
     await chat.send("question")

@@ -171,10 +171,10 @@ async def test_a_reply_that_cannot_be_saved_stays_on_screen_and_says_where_it_is
         storage = app.chat.session.storage
         real_append = storage.append_entry
 
-        async def full_disk(entry):
+        async def full_disk(entry, *, move_leaf=True):
             if entry.type == "message" and entry.message.role == "assistant":
                 raise OSError(errno.ENOSPC, "No space left on device")
-            return await real_append(entry)
+            return await real_append(entry, move_leaf=move_leaf)
 
         storage.append_entry = full_disk
         await type_text(pilot, "question")

@@ -82,13 +82,14 @@ async def test_a_draft_replaced_by_a_tree_move_is_kept_and_comes_back(make_app, 
         await wait_for(pilot, lambda: composer.text == "my unsent draft", what="the draft back")
 
 
-async def test_a_reply_streams_only_on_its_branch_and_a_send_says_where_it_goes(make_app, fake):
-    notes: list[str] = []
+async def test_a_reply_streams_only_on_its_branch_and_a_send_elsewhere_starts_another_run(make_app, fake):
+    """Issue 39: a move while a run goes is a real move; Enter there starts a second run; choosing the
+    running branch's tip joins it again, its reply there as far as it came."""
     fake.script_openai(["first answer"])
     gate = asyncio.Event()
     fake.script_openai(["streaming ", "SECOND-REPLY ", "tail"], gate=gate, gate_after=2)
-    fake.script_openai(["after the steer"])
-    async with make_app(message_hook=toasts(notes)) as (app, pilot):
+    fake.script_openai(["THIRD-REPLY"])
+    async with make_app() as (app, pilot):
         await type_text(pilot, "first prompt")
         await pilot.press("enter")
         await wait_for(pilot, lambda: idle(app) and len(fake.requests) == 1, what="the first reply")
@@ -96,20 +97,23 @@ async def test_a_reply_streams_only_on_its_branch_and_a_send_says_where_it_goes(
         await type_text(pilot, "second prompt")
         await pilot.press("enter")
         await wait_for(pilot, lambda: "SECOND-REPLY" in screen_text(app), what="the reply streaming")
-        await app.moves.choose(first_leaf)  # while it runs: the other branch is shown
-        await wait_for(pilot, lambda: app.chat.preview_id is not None, what="the preview")
-        await pilot.pause()
-        text = screen_text(app)
-        assert "SECOND-REPLY" not in text and "first answer" in text
-        assert "steers the run on the other branch" in text
-        await type_text(pilot, "a steer")
+        running_tip = app.chat.leaf_id
+        await app.moves.choose(first_leaf)  # while it runs: a real move, not a preview
+        await wait_for(pilot, lambda: app.chat.leaf_id == first_leaf and "SECOND-REPLY" not in screen_text(app),
+                       what="the move")
+        assert app.chat.preview_id is None and "first answer" in screen_text(app)
+        assert not app.query_one(Composer).running  # Enter here sends: nothing runs on this branch
+        await type_text(pilot, "third prompt")
         await pilot.press("enter")
-        await pilot.pause()
-        assert any("Sent to the run on the other branch" in n for n in notes)
-        await pilot.press("escape")  # back to the run's branch: its reply is there again
+        await wait_for(pilot, lambda: "THIRD-REPLY" in screen_text(app) and len(fake.requests) == 3,
+                       what="a second run's reply")
+        assert app.chat.is_running and [t.tip for t in app.chat.runs] == [running_tip]  # the first still runs
+        assert "SECOND-REPLY" not in screen_text(app)
+        await app.choose(running_tip)  # its tip in the tree: back at its live end
         await wait_for(pilot, lambda: "SECOND-REPLY" in screen_text(app), what="the reply back on its branch")
+        assert app.query_one(Composer).running
         gate.set()
-        await wait_for(pilot, lambda: idle(app) and len(fake.requests) == 3, what="the steer answered")
+        await wait_for(pilot, lambda: idle(app) and "tail" in screen_text(app), what="the first run's end")
 
 
 async def test_a_request_shows_at_once_with_the_time_it_has_waited(make_app, fake):

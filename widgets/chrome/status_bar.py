@@ -3,7 +3,8 @@
 Data in: ``show_status(status)`` (every field) or ``update_status(...)`` with any of ``model``, ``thinking``, ``tokens_in``,
 ``tokens_out``, ``cost``, ``context_percent`` (None = unknown), ``context_estimated`` (draw
 "~"), ``model_warning`` (no key: draw ⚠), ``tools`` (the names the next request carries: drawn
-as their count), ``queued_steer``, ``queued_follow_up``. Each is also a
+as their count), ``queued_steer``, ``queued_follow_up``, ``runs`` (how many runs go, on any
+branch: drawn from one on; the tokens and cost are the branch on screen's). Each is also a
 reactive attribute (nothing is drawn before the first call: the App's first frame comes before
 the session is open). ``wait(seconds, reason)`` shows a countdown ("retrying in 12 s") until it
 runs out or ``wait(0)`` ends it. Posts nothing.
@@ -107,6 +108,7 @@ class StatusBar(Widget):
     queued_steer: reactive[int] = reactive(0)
     queued_follow_up: reactive[int] = reactive(0)
     tools: reactive[tuple[str, ...]] = reactive(())
+    runs: reactive[int] = reactive(0)
 
     waiting: reactive[str] = reactive("")
 
@@ -163,6 +165,8 @@ class StatusBar(Widget):
             fields.append((f"ctx {mark}{pct:.0f}%", style))
         tools_at = len(fields)
         fields.append(tools_field(len(self.tools)))
+        if self.runs:
+            fields.append((f"{self.runs} run{'' if self.runs == 1 else 's'}", "bold $accent"))
         if self.queued_steer or self.queued_follow_up:
             fields.append((f"⚡{self.queued_steer} ⏭{self.queued_follow_up}", "$warning"))
         if self.waiting:

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from treechat.chat import events as ev
     from treechat.chat.events import ChatEvent, Header, Mark, Readiness, Status
     from treechat.shown_path import ShownPath
-    from treechat.storage.model import AssistantMessage
     from treechat.storage.tree.index import TreeIndex
 
     from ..composer.sending import Sending
@@ -45,7 +44,6 @@ class ChatView:
         self.shell, self.sending, self.moves, self.panel = shell, sending, moves, panel
         self.workspace, self.sessions = workspace, sessions
         self._tree: TreeIndex | None = None  # the index the last SessionOpened / TreeLoaded handed over
-        self._streamed: AssistantMessage | None = None  # the reply streaming now, as far as it came
         self._welcome_readiness: Readiness | None = None
 
     async def show(self, event: ChatEvent) -> None:  # noqa: C901  one flat case per event kind (exhaustive)
@@ -146,8 +144,6 @@ class ChatView:
         tree = self.shell.tree_view
         for new in d.appended:
             tree.add_row(new.row)
-            if _is_reply(new.entry):
-                self._streamed = None  # saved: it streams no more, on screen or not
         for changed in d.labels:
             if changed.row is not None:
                 tree.replace_row(changed.row)
@@ -176,7 +172,6 @@ class ChatView:
         elif d.running is False:
             self.shell.composer.running = False
             self.shell.composer.elsewhere = False
-            self._streamed = None
             self.shell.ui(StatusBar).wait(0)
             await self.shell.transcript.set_streaming(None)
             gc_policy.streaming(False)
@@ -188,14 +183,12 @@ class ChatView:
         if p.cause == "move":
             tree.move_cursor_to(p.leaf_id)
         self.moves.draft_returns(p.leaf_id)
-        # a reply streams on its own branch only: another branch on screen does not show it, and
-        # back on its branch it is there again at once, as far as it came
+        # a reply streams on its own branch only: another path on screen lets it go, and on a
+        # running branch the controller tells its reply as far as it came (ReplyStreaming, started)
         transcript = self.shell.transcript
         self.shell.composer.elsewhere = p.preview_id is not None
-        if p.preview_id is not None and transcript.streaming is not None:
+        if transcript.streaming is not None:
             await transcript.set_streaming(None)
-        elif p.preview_id is None and self._streamed is not None and transcript.streaming is None:
-            await transcript.set_streaming(self._streamed)
 
     async def _entry_shown(self, e: ev.EntryAppended) -> None:
         """An entry appended at the end of the path on screen."""
@@ -227,9 +220,8 @@ class ChatView:
     # ------------------------------------------------------------ runs
 
     async def _reply_streaming(self, e: ev.ReplyStreaming) -> None:
-        self._streamed = e.message
-        if e.previewing:
-            return  # another branch is on screen; the reply shows when the preview ends
+        if not e.on_screen:
+            return  # its branch is not the one on screen: told again, as far as it came, when it is
         transcript = self.shell.transcript
         status = self.shell.ui(StatusBar)
         if status.waiting:
@@ -308,8 +300,3 @@ class ChatView:
         builtin = tuple(n for n in status.tools if n in BUILTIN_TOOLS)
         self.shell.ui(Welcome).set_tools(builtin, len(status.tools) - len(builtin))
 
-
-def _is_reply(entry: object) -> bool:
-    from treechat.storage.model import AssistantMessage, MessageEntry
-
-    return isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage)

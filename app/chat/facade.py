@@ -20,6 +20,7 @@ an IDE reach its contract in one step, and the roles stay the controller's own b
 | `Observer` | observe.py | the session's appends and the agent's events, as state and changes |
 | `Navigation` | navigation.py | choose, move (back-history), switch siblings, jump to a search hit, entries by id |
 | `Runs` | runs.py | the agent on first need; send, steer, follow-up, stop, the queue, the run task |
+| `Subagents` | subagents.py | a `task` call's child agent: its linked session, its run, its answer |
 | `ModelChoice` | model_choice.py | which model the next message goes to, readiness, local servers |
 | `ModelSettings` | model_settings.py | set the model, the thinking level, the tools, the instructions |
 | `Commands` | commands.py | fork, rename, label, compact, summarize, retry, export, copy, info |
@@ -46,6 +47,7 @@ from treechat.chat.runs import Runs
 from treechat.chat.session_switch import SessionSwitch
 from treechat.chat.shown import Shown
 from treechat.chat.state import ChatState, Confirm, SendKind
+from treechat.chat.subagents import Subagents
 from treechat.chat.tree import ChatTree
 from treechat.chat.workspace import LEAF, Where, Workspace
 
@@ -103,8 +105,9 @@ class Chat:
         workspace = self._workspace = Workspace(s)
         shown = self._shown = Shown(s, model_choice=model_choice, extras=extras)
         observer = Observer(s, shown=shown, trees=trees)
+        subagents = Subagents(s)
         runs = self._runs = Runs(s, model_choice=model_choice, extras=extras, observer=observer, shown=shown,
-                                 workspace=workspace)
+                                 workspace=workspace, subagents=subagents)
         session_switch = self._session_switch = SessionSwitch(
             s, model_choice=model_choice, extras=extras, observer=observer, runs=runs, shown=shown, trees=trees,
             workspace=workspace)

@@ -6,7 +6,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from treechat.chat.events import Header, HeaderChanged, Mark, PathChanged, Status
-from treechat.chat.status import build_status, first_prompt, opening_prompt, sibling_marks, viewing_text
+from treechat.chat.status import (
+    build_status,
+    first_prompt,
+    opening_prompt,
+    sibling_marks,
+    viewing_text,
+    with_children,
+)
 from treechat.chat.tool_set import Named, builtin_named
 from treechat.shown_path import ShownPath, shown_path
 
@@ -69,7 +76,7 @@ class Shown:
         return (said[:60] if said else f"new session {self.s.session.session_id[:8]}"), opening is not None
 
     def status(self) -> Status:
-        return build_status(self.s.path_state, self.s.agent, self.model_choice.current_model(), self.s.registry,
+        return build_status(with_children(self.s.path_state, self.s.live_children.values()), self.s.agent, self.model_choice.current_model(), self.s.registry,
                             self.tool_names())
 
     def tool_names(self) -> list[str]:

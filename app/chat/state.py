@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from treechat.session.agent_session import AgentSession
     from treechat.session.session import Session
     from treechat.storage.base import SessionCatalog
+    from treechat.storage.model import Usage
     from treechat.workspace.history import FileHistory
 
 Confirm = Callable[[str], Awaitable[bool]]
@@ -77,6 +78,9 @@ class ChatState:
         self.agent: AgentSession | None = None  # its agent, from the first need
         self.builtins: list[AnyTool] = []  # every built-in tool, made with the agent (MCP's join them)
         self.run_task: asyncio.Task[None] | None = None  # the run the controller owns
+        # the sub-agents running now (by their task call): what each spent so far, which the status
+        # adds until the call's result, which counts it, is on the path (chat/subagents.py)
+        self.live_children: dict[str, Usage] = {}
         self.tree = TreeIndex()  # the session's tree (a big one's path until `tree_load` is done)
         self.tree_load: TreeLoad | None = None
         self.preview_id: str | None = None  # a branch shown without moving the leaf

@@ -301,7 +301,9 @@ class _Outcome:
 
 async def _announce_result(call: ToolCall, outcome: _Outcome, emit: Emit) -> ToolResultMessage:
     msg = ToolResultMessage(tool_call_id=call.id, tool_name=call.name, content=list(outcome.result.content),
-                            details=outcome.result.details, is_error=outcome.is_error, usage=outcome.result.usage)
+                            details=outcome.result.details, is_error=outcome.is_error)
+    if outcome.result.usage is not None:  # (a sub-agent's spending; a result without it is written as Pi's)
+        msg.usage = outcome.result.usage
     await emit(MessageStart(message=msg))
     await emit(MessageEnd(message=msg))
     return msg

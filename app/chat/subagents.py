@@ -28,6 +28,7 @@ A child is an AgentSession of its own, on a session of its own made in the same 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from treechat.agent.asker import Asker, asking_as
@@ -36,15 +37,18 @@ from treechat.agent.tools.base import OnUpdate, text_result
 from treechat.agent.tools.task import TaskArgs, TaskTool
 from treechat.agent.tools.truncate import truncate_head
 from treechat.agent.types import JsonObject, ToolResult
+from treechat.chat.errors import ChatError
 from treechat.chat.events import StatusChanged
 from treechat.session.agent_session import AgentSession
 from treechat.session.compaction import CompactionSettings
 from treechat.session.events import SessionEvent
 from treechat.session.session import Session
-from treechat.storage.base import StorageError
+from treechat.storage.base import EntryCursor, SessionStorage, StorageError
 from treechat.storage.model import (
     AssistantMessage,
     Cost,
+    CustomEntry,
+    Entry,
     MessageEntry,
     TextContent,
     ToolCall,
@@ -54,6 +58,8 @@ from treechat.storage.model import (
 )
 
 if TYPE_CHECKING:
+    from treechat.chat.navigation import Navigation
+    from treechat.chat.session_switch import SessionSwitch
     from treechat.chat.state import ChatState
     from treechat.llm.abort import AbortSignal
 
@@ -206,6 +212,96 @@ class _ChildRun:
         unsubscribe = self.parent.subscribe(on_parent)
 
 
+@dataclass(frozen=True)
+class ChildLink:
+    """A `task` call's result and the sub-agent's session it names."""
+
+    session_id: str
+    description: str
+    call_id: str
+
+
+@dataclass(frozen=True)
+class ParentLink:
+    """A sub-agent's session and the session (and its entry, the reply) whose `task` call made it."""
+
+    session_id: str
+    entry_id: str | None
+    description: str
+
+
+def child_link(entry: Entry | None) -> ChildLink | None:
+    """The sub-agent's session a `task` call's result names (None: not such a result)."""
+    if not (isinstance(entry, MessageEntry) and isinstance(entry.message, ToolResultMessage)
+            and entry.message.tool_name == TaskTool.name and isinstance(entry.message.details, dict)):
+        return None
+    details = entry.message.details
+    session_id, description = details.get("childSessionId"), details.get("description")
+    if not isinstance(session_id, str) or not session_id:
+        return None
+    return ChildLink(session_id, description if isinstance(description, str) else "", entry.message.tool_call_id)
+
+
+async def parent_link(storage: SessionStorage) -> ParentLink | None:
+    """The session whose `task` call made this one (its header and its first entry), or None."""
+    meta = await storage.get_metadata()
+    if not meta.parent_session_id:
+        return None
+    first = await storage.get_entries(EntryCursor(limit=1))
+    record = first[0] if first else None
+    if not (isinstance(record, CustomEntry) and record.custom_type == TASK_RECORD and isinstance(record.data, dict)):
+        return None  # a fork, not a sub-agent's session
+    description = record.data.get("description")
+    return ParentLink(meta.parent_session_id, meta.parent_entry_id,
+                      description if isinstance(description, str) else "")
+
+
+class Lineage:
+    """The way between a session and its sub-agents' sessions: a `task` result opens the child's;
+    back from the start of a child's goes to the session that called it. (Made after Navigation:
+    it opens sessions.)"""
+
+    def __init__(self, s: ChatState, *, session_switch: SessionSwitch, navigation: Navigation) -> None:
+        self.s = s
+        self.session_switch = session_switch
+        self.navigation = navigation
+
+    async def child(self, entry_id: str) -> ChildLink | None:
+        return child_link(await self.s.session.get_entry(entry_id))
+
+    async def parent(self) -> ParentLink | None:
+        return await parent_link(self.s.session.storage)
+
+    async def open_child(self, entry_id: str, *, composer_text: str | None = None) -> ChildLink:
+        link = await self.child(entry_id)
+        if link is None:
+            raise ChatError("That entry is not a sub-agent's result: Enter on a task's result opens its session.")
+        if self.s.is_running:
+            raise ChatError("Stop the running reply (Esc) before opening a sub-agent's session.")
+        try:
+            await self.session_switch.resume(link.session_id, composer_text=composer_text)
+        except StorageError as err:
+            raise ChatError(f"The sub-agent's session cannot be opened: {err}") from None
+        return link
+
+    async def back(self, *, composer_text: str | None = None) -> None:
+        """Back in the leaf history; at its start in a sub-agent's session, to the session that
+        called it (where its leaf was)."""
+        if self.s.leaf_history:
+            await self.navigation.back()
+            return
+        link = await self.parent()
+        if link is None:
+            await self.navigation.back()  # (says there is nothing to go back to)
+            return
+        if self.s.is_running:
+            raise ChatError("Stop the running reply (Esc) before leaving this session.")
+        try:
+            await self.session_switch.resume(link.session_id, composer_text=composer_text)
+        except StorageError as err:
+            raise ChatError(f"The session that started this sub-agent cannot be opened: {err}") from None
+
+
 def _added(total: Usage, more: Usage) -> Usage:
     a, b = total.cost, more.cost
     return Usage(input=total.input + more.input, output=total.output + more.output,
@@ -215,4 +311,4 @@ def _added(total: Usage, more: Usage) -> Usage:
                            cache_write=a.cache_write + b.cache_write, total=a.total + b.total))
 
 
-__all__ = ["ENTRY_HOPS", "TASK_RECORD", "Subagents"]
+__all__ = ["ENTRY_HOPS", "TASK_RECORD", "ChildLink", "Lineage", "ParentLink", "Subagents", "child_link", "parent_link"]

@@ -14,7 +14,8 @@ import pytest
 
 from tests.fake_provider import FakeProvider, Gate, Recorded
 from treechat.agent.asker import current_asker
-from treechat.chat import Chat
+from treechat.chat import Chat, ChatError
+from treechat.chat.events import SessionOpened
 from treechat.chat.subagents import TASK_RECORD
 from treechat.config.settings import load_settings
 from treechat.llm.registry import ModelRegistry
@@ -226,3 +227,41 @@ async def test_the_status_counts_a_running_child_as_it_spends(catalog, fake, tmp
     more.set()
     await chat.wait_idle()
     assert chat.status().tokens_in == 4000 and not chat.s.live_children  # now counted once, by the path
+
+
+async def test_a_result_opens_the_childs_session_and_back_returns(catalog, fake, tmp_path) -> None:
+    fake.script_openai(tool_calls=[task("t1", "say hi", "Say hi.")])
+    fake.script_openai(["hi"])
+    fake.script_openai(["done"])
+    chat = await make_chat(catalog, fake, tmp_path)
+    opened: list[SessionOpened] = []
+    chat.subscribe(lambda event: opened.append(event) if isinstance(event, SessionOpened) else None)
+    await chat.prompt("go")
+    parent, parent_leaf = chat.session_id, chat.leaf_id
+    result_entry = next(e for e in await chat.session.get_branch() if isinstance(e, MessageEntry)
+                        and isinstance(e.message, ToolResultMessage))
+    assert await chat.child_session(parent_leaf or "") is None  # (the reply after it names no child)
+    assert await chat.parent_session() is None
+    link = await chat.open_child(result_entry.id, composer_text="half typed")
+    assert chat.session_id == link.session_id != parent and link.description == "say hi" and link.call_id == "t1"
+    came_from = await chat.parent_session()
+    assert came_from is not None and came_from.session_id == parent and came_from.description == "say hi"
+    assert [message_text(e.message) for e in await chat.session.get_branch() if isinstance(e, MessageEntry)] == [
+        "Say hi.", "hi"]
+    first = next(e for e in await chat.session.get_branch() if isinstance(e, MessageEntry))
+    await chat.move_to(first.id)  # navigable like any branch: back goes through its own moves first
+    await chat.back()
+    assert chat.session_id == link.session_id
+    await chat.back()  # then to the session that called it, where its leaf was
+    assert (chat.session_id, chat.leaf_id) == (parent, parent_leaf)
+    assert opened[-1].composer_text == "half typed"  # what was typed there came back with it
+
+
+async def test_a_fork_is_no_sub_agents_session(catalog, fake, tmp_path) -> None:
+    fake.script_openai(["hello"])
+    chat = await make_chat(catalog, fake, tmp_path)
+    await chat.prompt("hi")
+    await chat.fork(chat.leaf_id)
+    assert await chat.parent_session() is None
+    with pytest.raises(ChatError):
+        await chat.back()

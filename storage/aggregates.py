@@ -53,6 +53,9 @@ def advance_state(s: StateTuple, v: EntryView) -> StateTuple:
             model = {"provider": _str(msg.provider), "modelId": _str(msg.model)}
             return (depth, s[1] + 1, s[2] + i, s[3] + o, s[4] + cr, s[5] + cw, s[6] + cost, ctx or s[7], model,
                     s[9], s[10])
+        if msg is not None and msg.usage is not None:  # a sub-agent's spending (the task tool's result)
+            i, o, cr, cw, _total, cost = _usage(msg)
+            return (depth, s[1] + 1, s[2] + i, s[3] + o, s[4] + cr, s[5] + cw, s[6] + cost, *s[7:])
         return (depth, s[1] + 1, *s[2:])
     if t == "thinking_level_change" and isinstance(v.thinking_level, str):
         return (depth, *s[1:9], v.thinking_level, s[10])
@@ -102,9 +105,10 @@ class StatsAccumulator:
             self.users += 1
         elif role == "toolResult":
             self.tool_results += 1
-        elif role == "assistant" and msg is not None:
-            i, o, cr, cw, total, cost = _usage(msg)
+        elif role == "assistant":
             self.assistants += 1
+        if msg is not None and role in ("assistant", "toolResult"):  # (a tool result's usage: its sub-agent's)
+            i, o, cr, cw, total, cost = _usage(msg)
             self.input += i
             self.output += o
             self.cache_read += cr

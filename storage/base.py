@@ -201,6 +201,28 @@ class SessionSummary:
         }
 
 
+def threaded(sessions: Sequence[SessionSummary]) -> builtins.list[tuple[SessionSummary, int]]:
+    """(session, depth): each session made from another (a fork, a sub-agent's) right under its
+    parent, the order otherwise kept; cycle-safe. (`treechat sessions` and the app's list.)"""
+    known = {s.id for s in sessions}
+    children: dict[str | None, builtins.list[SessionSummary]] = {}
+    for s in sessions:
+        parent = s.parent_session_id if s.parent_session_id in known and s.parent_session_id != s.id else None
+        children.setdefault(parent, []).append(s)
+    out: builtins.list[tuple[SessionSummary, int]] = []
+    seen: set[str] = set()
+    stack = [(s, 0) for s in reversed(children.get(None, []))]
+    while stack:
+        s, depth = stack.pop()
+        if s.id in seen:
+            continue
+        seen.add(s.id)
+        out.append((s, depth))
+        stack += [(c, depth + 1) for c in reversed(children.get(s.id, []))]
+    out += [(s, 0) for s in sessions if s.id not in seen]  # parent cycles: still listed
+    return out
+
+
 MAX_QUERY_CHARS = 1000  # a search query is cut here: a 100 KB one took 94 s (issue 21)
 
 

@@ -163,6 +163,9 @@ class ToolResultMessage(Model):
     details: object = None
     is_error: bool = False
     timestamp: Millis = Field(default_factory=now_ms)
+    # what a sub-agent (the `task` tool) spent on its own requests: treechat's own field (Pi reads
+    # past it), counted in the path's and the session's tokens and cost like a reply's usage
+    usage: Usage | None = None
 
 
 class BashExecutionMessage(Model):

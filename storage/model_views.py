@@ -62,6 +62,9 @@ def _message_view(msg: object) -> MessageView:
         view.error_message = msg.error_message
     elif isinstance(msg, ToolResultMessage):
         view.tool_name = msg.tool_name
+        if msg.usage is not None:
+            u = msg.usage
+            view.usage = Usage(u.input, u.output, u.cache_read, u.cache_write, u.total_tokens, Cost(u.cost.total))
     elif isinstance(msg, (BranchSummaryMessage, CompactionSummaryMessage)):
         view.summary = msg.summary
     elif isinstance(msg, BashExecutionMessage):

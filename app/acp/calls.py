@@ -74,6 +74,8 @@ def describe(name: str, args: Mapping[str, object], cwd: str) -> Described:
             return Described(_line(_text(args, "command")) or "Shell command", "execute", [])
         case "edit" | "write":
             return Described(_line(f"{'Edit' if name == 'edit' else 'Write'} {path}"), "edit", where)
+        case "task":
+            return Described(_line(f"Sub-agent: {_text(args, 'description')}"), "think", [])
         case _ if SEPARATOR in name:
             server, _, tool = name.partition(SEPARATOR)
             return Described(_line(f"{server}: {tool}"), "other", [])

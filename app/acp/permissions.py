@@ -5,7 +5,8 @@ an edit or write (with its diff), an MCP tool call. The options are the app's an
 (allow_once), "Allow for this session" (allow_always: this exact command, this path, every edit
 inside the working folder, this MCP tool), "Reject" (reject_once). A change outside the working
 folder is asked each time (no allow_always), as in the app. A question the editor cancels, or
-cannot answer, is a no; a stopped run withdraws its question (the tools stop waiting).
+cannot answer, is a no; a stopped run withdraws its question (the tools stop waiting). A
+sub-agent's question (the task tool's child) says so in its title: "task 'fix tests' asks: …".
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from acp.interfaces import Client
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 from pydantic import ValidationError
 
+from treechat.agent.asker import current_asker
 from treechat.agent.tools.changes import ProposedChange
 from treechat.agent.types import JsonObject
 
@@ -105,8 +107,9 @@ class Permissions:
         return answer != "no"
 
     def _call(self, found: tuple[str, JsonObject] | None, name: str, fallback: JsonObject) -> ToolCallUpdate:
-        """The tool call a question is about (the running call, else one made for the question)."""
-        if found is None:
+        """The tool call a question is about (the running call, else one made for the question: a
+        sub-agent's calls are not the editor's)."""
+        if found is None or current_asker() is not None:
             self._asked += 1
             call_id, args = f"treechat-question-{self._asked}", fallback
         else:
@@ -116,6 +119,8 @@ class Permissions:
                               locations=about.locations or None, raw_input=json.loads(json.dumps(args, default=str)))
 
     async def _ask(self, call: ToolCallUpdate, always: str | None) -> Answer:
+        if (who := current_asker()) is not None:  # a sub-agent's (the task tool's) question
+            call.title = f"{who.title} asks: {call.title}"
         try:
             reply = await self.client.request_permission(session_id=self.session_id, tool_call=call,
                                                          options=options(always))

@@ -302,6 +302,8 @@ class _Outcome:
 async def _announce_result(call: ToolCall, outcome: _Outcome, emit: Emit) -> ToolResultMessage:
     msg = ToolResultMessage(tool_call_id=call.id, tool_name=call.name, content=list(outcome.result.content),
                             details=outcome.result.details, is_error=outcome.is_error)
+    if outcome.result.usage is not None:  # (a sub-agent's spending; a result without it is written as Pi's)
+        msg.usage = outcome.result.usage
     await emit(MessageStart(message=msg))
     await emit(MessageEnd(message=msg))
     return msg
@@ -364,6 +366,7 @@ class _ToolRunner:
                         details=override.get("details", result.details),
                         is_error=result.is_error,
                         terminate=override.get("terminate", result.terminate),
+                        usage=result.usage,  # (spent whatever the hook says)
                     )
                     is_error = override.get("is_error", is_error)
             except Exception as err:  # noqa: BLE001  the after-call hook is a plug-in: its error is the result

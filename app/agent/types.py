@@ -25,6 +25,7 @@ from treechat.storage.model import (
     TextContent,
     ToolResultMessage,
     UnknownMessage,
+    Usage,
     UserMessage,
 )
 
@@ -50,6 +51,7 @@ class ToolResult:
     details: Json = None
     is_error: bool = False
     terminate: bool = False  # ask the loop to stop after this batch (only if every result agrees)
+    usage: Usage | None = None  # what the tool spent on a model's requests (a sub-agent's), stored with the result
 
 
 class ToolCallBlock(TypedDict, total=False):

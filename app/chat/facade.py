@@ -19,7 +19,9 @@ an IDE reach its contract in one step, and the roles stay the controller's own b
 | `Shown` | shown.py | the path shown (or previewed), its marks and labels, the header, the status |
 | `Observer` | observe.py | the session's appends and the agent's events, as state and changes |
 | `Navigation` | navigation.py | choose, move (back-history), switch siblings, jump to a search hit, entries by id |
+| `Lineage` | subagents.py | a `task` result opens its sub-agent's session; back from its start returns |
 | `Runs` | runs.py | the runs (several at once, each on its branch) and the agent at rest; send, steer, follow-up, stop, the queue |
+| `Subagents` | subagents.py | a `task` call's child agent: its linked session, its run, its answer |
 | `ModelChoice` | model_choice.py | which model the next message goes to, readiness, local servers |
 | `ModelSettings` | model_settings.py | set the model, the thinking level, the tools, the instructions |
 | `Commands` | commands.py | fork, rename, label, compact, summarize, retry, export, copy, info |
@@ -46,6 +48,7 @@ from treechat.chat.runs import Runs
 from treechat.chat.session_switch import SessionSwitch
 from treechat.chat.shown import Shown
 from treechat.chat.state import ChatState, Confirm, SendKind
+from treechat.chat.subagents import Lineage, Subagents
 from treechat.chat.tree import ChatTree
 from treechat.chat.workspace import LEAF, Where, Workspace
 
@@ -58,6 +61,7 @@ if TYPE_CHECKING:
     from treechat.chat.drafts import Drafts
     from treechat.chat.events import Header, QueueChanged, Readiness, RunTip, Status
     from treechat.chat.extras import ProjectTrust
+    from treechat.chat.subagents import ChildLink, ParentLink
     from treechat.chat.tool_set import ToolState
     from treechat.config.settings import Settings
     from treechat.llm.detect import DetectedServer
@@ -103,14 +107,16 @@ class Chat:
         workspace = self._workspace = Workspace(s)
         shown = self._shown = Shown(s, model_choice=model_choice, extras=extras)
         observer = Observer(s, shown=shown, trees=trees)
+        subagents = Subagents(s)
         runs = self._runs = Runs(s, model_choice=model_choice, extras=extras, observer=observer, shown=shown,
-                                 workspace=workspace)
+                                 workspace=workspace, subagents=subagents)
         session_switch = self._session_switch = SessionSwitch(
             s, model_choice=model_choice, extras=extras, observer=observer, runs=runs, shown=shown, trees=trees,
             workspace=workspace)
         self._live = Live(s, shown=shown, trees=trees)
         navigation = self._navigation = Navigation(s, observer=observer, session_switch=session_switch, shown=shown,
                                                    trees=trees, workspace=workspace)
+        self._lineage = Lineage(s, session_switch=session_switch, navigation=navigation)
         self._model_settings = ModelSettings(s, extras=extras, model_choice=model_choice, shown=shown, runs=runs)
         self._commands = Commands(s, navigation=navigation, runs=runs, session_switch=session_switch, shown=shown,
                                   workspace=workspace)
@@ -194,8 +200,11 @@ class Chat:
         only while it is at that run's tip."""
         await self._navigation.move_to(target, remember=remember, announce=announce)
 
-    async def back(self) -> None:
-        await self._navigation.back()
+    async def back(self, *, composer_text: str | None = None) -> None:
+        """Back to where the leaf was before the last move; at the start of a sub-agent's session
+        (nothing to go back to in it), to the session whose `task` call made it. Raises ChatError
+        when there is nowhere to go back to."""
+        await self._lineage.back(composer_text=composer_text)
 
     async def switch_sibling(self, entry_id: str, delta: int) -> None:
         """`‹ n/m ›`: go to the newest tip under the previous/next alternative of `entry_id`."""
@@ -290,6 +299,22 @@ class Chat:
 
     async def drop_queued(self, index: int) -> None:
         await self._runs.drop_queued(index)
+
+    # ------------------------------------------------------------ Lineage (subagents.py)
+
+    async def child_session(self, entry_id: str) -> ChildLink | None:
+        """The sub-agent's session a `task` call's result names (None: the entry is no such result)."""
+        return await self._lineage.child(entry_id)
+
+    async def parent_session(self) -> ParentLink | None:
+        """The session whose `task` call made the open one (None: it is no sub-agent's)."""
+        return await self._lineage.parent()
+
+    async def open_child(self, entry_id: str, *, composer_text: str | None = None) -> ChildLink:
+        """Open the sub-agent's session a `task` result names (what was typed becomes this
+        session's draft); `back` at its start comes back here. Raises ChatError when the entry
+        names none, while a reply runs, or when that session cannot be opened."""
+        return await self._lineage.open_child(entry_id, composer_text=composer_text)
 
     # ------------------------------------------------------------ ModelChoice (model_choice.py)
 

@@ -37,13 +37,15 @@ if TYPE_CHECKING:
     from treechat.chat.observe import Observer
     from treechat.chat.shown import Shown
     from treechat.chat.state import ChatState
+    from treechat.chat.subagents import Subagents
     from treechat.chat.workspace import Workspace
 
 
 class Runs:
     def __init__(self, s: ChatState, *, model_choice: ModelChoice, extras: Extras, observer: Observer, shown: Shown,
-                 workspace: Workspace) -> None:
+                 workspace: Workspace, subagents: Subagents) -> None:
         self.s = s
+        self.subagents = subagents
         self.model_choice = model_choice
         self.extras = extras
         self.observer = observer
@@ -89,7 +91,8 @@ class Runs:
                 self.s.cwd, self.s.confirm_read, anywhere=self.s.settings.allow_reads_outside),
                 approve=self.workspace.approve, recorder=await self.workspace.file_recorder(writer),
                 writable_git_paths=self.s.settings.writable_git_paths,
-                files=self.s.file_host, commands=self.s.command_host, env=tool_environment(self.s.settings))
+                files=self.s.file_host, commands=self.s.command_host, env=tool_environment(self.s.settings),
+                spawn=self.subagents.spawn)
             tools = self.s.allowed_tools(builtins, self.extras.mcp.tools())  # an MCP server's tools join as it starts
             self.extras.load_extensions()  # the skills the system prompt lists
             compaction = self.s.settings.compaction

@@ -6,7 +6,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from treechat.chat.events import Header, HeaderChanged, Mark, PathChanged, ReplyPending, ReplyStreaming, Status
-from treechat.chat.status import build_status, first_prompt, opening_prompt, sibling_marks, viewing_text
+from treechat.chat.status import (
+    build_status,
+    first_prompt,
+    opening_prompt,
+    sibling_marks,
+    viewing_text,
+    with_children,
+)
 from treechat.chat.tool_set import Named, builtin_named
 from treechat.shown_path import ShownPath, shown_path
 from treechat.storage.model import AssistantMessage
@@ -85,8 +92,9 @@ class Shown:
         return (said[:60] if said else f"new session {self.s.session.session_id[:8]}"), opening is not None
 
     def status(self) -> Status:
-        return build_status(self.s.path_state, self.s.agent, self.model_choice.current_model(), self.s.registry,
-                            self.tool_names(), runs=len(self.s.runs_told()[0]))
+        return build_status(with_children(self.s.path_state, self.s.live_children.values()), self.s.agent,
+                            self.model_choice.current_model(), self.s.registry, self.tool_names(),
+                            runs=len(self.s.runs_told()[0]))
 
     def tool_names(self) -> list[str]:
         """The tools the next request carries: the agent's, or (before there is one) the set it

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from treechat.session.agent_session import AgentSession
     from treechat.session.session import BranchWriter, Session
     from treechat.storage.base import SessionCatalog
+    from treechat.storage.model import Usage
     from treechat.workspace.history import FileHistory
 
 Confirm = Callable[[str], Awaitable[bool]]
@@ -115,6 +116,8 @@ class ChatState:
         # runs going, by id (each on its own branch; at most settings.max_runs)
         self.resting: Run | None = None
         self.runs: dict[str, Run] = {}
+        # adds until the call's result, which counts it, is on the path (chat/subagents.py)
+        self.live_children: dict[str, Usage] = {}
         self.tree = TreeIndex()  # the session's tree (a big one's path until `tree_load` is done)
         self.tree_load: TreeLoad | None = None
         self.preview_id: str | None = None  # a branch shown without moving the leaf

@@ -7,7 +7,8 @@ costs microseconds.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from treechat.chat.events import Mark, Status
 from treechat.llm.local import shown_ref
@@ -15,6 +16,7 @@ from treechat.llm.registry import ModelRegistry
 from treechat.llm.types import ModelInfo
 from treechat.session.agent_session import AgentSession
 from treechat.storage.base import PathState
+from treechat.storage.model import Usage
 from treechat.storage.tree.index import TreeIndex
 from treechat.text.expanded import skill_line
 
@@ -42,6 +44,19 @@ def build_status(state: PathState, agent: AgentSession | None, model: ModelInfo 
                   model_warning=model is not None and bool(registry.key_problem(model)),
                   queued_steer=len(queue.steering) if queue else 0,
                   queued_follow_up=len(queue.follow_up) if queue else 0, tools=tuple(tools), runs=runs)
+
+
+def with_children(state: PathState, spent: Iterable[Usage]) -> PathState:
+    """The path's state with what the sub-agents running now spent so far added (a call's result,
+    once on the path, counts its child there: chat/subagents.py)."""
+    spent = list(spent)
+    if not spent:
+        return state
+    return replace(state, input_tokens=state.input_tokens + sum(u.input for u in spent),
+                   output_tokens=state.output_tokens + sum(u.output for u in spent),
+                   cache_read_tokens=state.cache_read_tokens + sum(u.cache_read for u in spent),
+                   cache_write_tokens=state.cache_write_tokens + sum(u.cache_write for u in spent),
+                   cost_total=state.cost_total + sum(u.cost.total for u in spent))
 
 
 def first_prompt(tree: TreeIndex, leaf_id: str | None) -> str | None:

@@ -2,7 +2,7 @@
 `/tools` turned on or off while the session is open, and what the path records.
 
 - Every built-in tool is made for the whole run, so `/tools bash on` works whatever config.toml
-  says. The default set is config.toml's `tools` (all six unless it names fewer) or `--tools`.
+  says. The default set is config.toml's `tools` (all seven unless it names fewer) or `--tools`.
 - `/tools NAME on|off` holds while the session is open, on every branch: a tool turned on is on
   whatever the path recorded; one turned off is off, an MCP server's tool too.
 - The path records the set each request carried (`active_tools_change`: the session writes it
@@ -32,6 +32,7 @@ BUILTIN_WORDS = {
     "bash": "run a shell command",
     "edit": "change a file (shown as a diff)",
     "write": "create or replace a file",
+    "task": "hand a task to a sub-agent (its own context, these tools)",
 }
 
 

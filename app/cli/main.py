@@ -115,9 +115,12 @@ async def cmd_sessions(args: argparse.Namespace) -> int:
         return 0
     if not rows:
         print("No sessions yet. Start one with `treechat`, or import Pi files with `treechat import`.")
-    for r in rows:
+    from treechat.storage.base import threaded
+
+    for r, depth in threaded(rows):  # a fork or a sub-agent's session under the session it came from
         title = r.name or r.first_message or "(empty)"
-        print(f"{shown(args, r.id[:13])}  {r.modified_at[:16].replace('T', ' ')}  {r.message_count:>5} msgs  ${r.cost_total:,.4f}  {shown(args, title, 60)}")
+        under = "  " * (depth - 1) + "⑂ " if depth else ""
+        print(f"{shown(args, r.id[:13])}  {r.modified_at[:16].replace('T', ' ')}  {r.message_count:>5} msgs  ${r.cost_total:,.4f}  {under}{shown(args, title, 60)}")
     return 0
 
 

@@ -327,12 +327,18 @@ async def _total(storage: SessionStorage) -> int | None:
 
 async def stream_tree(storage: SessionStorage, out: TextIO) -> None:
     """`tree --json`: {"leafId", "entries": [...]} with every entry's current label, streamed,
-    one entry per line (compact: 100k entries print in seconds, and grep finds them)."""
+    one entry per line (compact: 100k entries print in seconds, and grep finds them). A session
+    made from another (a fork, a sub-agent's) names it: "parentSessionId", "parentEntryId"."""
     from treechat.storage.model import dump
 
     leaf_id = await storage.get_leaf_id()
     labels = await storage.get_labels()
-    out.write('{\n  "leafId": ' + json.dumps(leaf_id) + ',\n  "entries": [')
+    meta = await storage.get_metadata()
+    out.write('{\n  "leafId": ' + json.dumps(leaf_id) + ",\n")
+    if meta.parent_session_id:
+        out.write(f'  "parentSessionId": {json.dumps(meta.parent_session_id)},\n'
+                  f'  "parentEntryId": {json.dumps(meta.parent_entry_id)},\n')
+    out.write('  "entries": [')
     first = True
     with progress("Reading the tree", total=await _total(storage), unit="entries") as bar:
         async for entry in pages(storage):

@@ -8,7 +8,7 @@ key the page does not name, so they cannot drift).
 
     model = "openai/gpt-4.1-mini"      # default model, PROVIDER/MODEL-ID
     thinking = "medium"                # off | minimal | low | medium | high | xhigh
-    tools = ["read", "ls", "grep"]     # built-in tools (default: all six; [] turns them off)
+    tools = ["read", "ls", "grep"]     # built-in tools (default: all seven; [] turns them off)
     system_prompt = "Answer briefly."  # added to treechat's own system prompt
     theme = "textual-dark"             # any Textual theme (Ctrl+P → theme)
     storage = "postgres"               # sqlite (default) | jsonl | memory | postgres
@@ -45,9 +45,10 @@ from ..mcp.config import McpServerConfig, McpServers
 from .paths import config_path, resolve_home
 
 # Every built-in tool is on unless config.toml's `tools` (or --tools) says otherwise: bash, edit and
-# write ask before they act (the app's questions; `--yes` in -p). They are agent.tools.BUILTIN_TOOLS,
-# spelled out: settings load before any tool (tests/chat/test_tool_choice.py keeps the two equal).
-DEFAULT_TOOLS = ("read", "ls", "grep", "bash", "edit", "write")
+# write ask before they act (the app's questions; `--yes` in -p), task starts a sub-agent with the
+# others. They are agent.tools.BUILTIN_TOOLS, spelled out: settings load before any tool
+# (tests/chat/test_tool_choice.py keeps the two equal).
+DEFAULT_TOOLS = ("read", "ls", "grep", "bash", "edit", "write", "task")
 THINKING = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 

@@ -17,7 +17,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from treechat.agent.tools import BashTool, EditTool, GrepTool, LsTool, ReadTool, WriteTool
+from treechat.agent.tools import BashTool, EditTool, GrepTool, LsTool, ReadTool, TaskTool, WriteTool
 from treechat.agent.tools.base import AnyTool
 from treechat.prompts.context_files import ContextFile, find_context_files
 from treechat.prompts.outside import ReadsOutside
@@ -36,13 +36,22 @@ INTRO = (
     "to messages you cannot see. Answer in Markdown; be direct and concise, and say so when you are unsure."
 )
 
+# what a sub-agent (the task tool's child) is told after INTRO: its caller sees only its last message
+SUB_AGENT = (
+    "# Your part\n\nYou are a sub-agent: another agent handed you the task in the first message and sees only "
+    "your final message, none of your tool calls or other messages. Do the task with your tools, then end with "
+    "one message that is the whole answer it needs: what you found or changed (with file paths), and anything "
+    "you could not do. The person can see your work and answers your tools' questions; you cannot ask them "
+    "anything else."
+)
+
 NO_TOOLS = (
     "No tools are enabled in this conversation: you cannot look at files or run commands yourself. "
     "Work from what is in the conversation and ask the person for anything else you need."
 )
 
 # How to use each built-in tool well; any other tool is listed with its own description only.
-BUILTIN_TOOL_TYPES = (ReadTool, LsTool, GrepTool, BashTool, EditTool, WriteTool)
+BUILTIN_TOOL_TYPES = (ReadTool, LsTool, GrepTool, BashTool, EditTool, WriteTool, TaskTool)
 TOOL_GUIDES = {
     "read": "Use it to look at a file instead of guessing what it says.",
     "ls": "Use it to find your way around a folder.",
@@ -53,6 +62,8 @@ TOOL_GUIDES = {
              "from it, with enough context to be unique; prefer edit to rewriting a whole file with write."),
     "write": ("For new files, or to replace a file whole; the person approves each change. Changes outside the "
               "working folder are refused unless the person allows them."),
+    "task": ("Give each sub-agent one clear, self-contained job; call task several times in one reply for "
+             "independent jobs, and check what they report before you rely on it."),
 }
 
 
@@ -108,10 +119,12 @@ def build_system_prompt(
     instructions: Iterable[str] = (),
     context_files: Sequence[ContextFile] = (),
     skills: str = "",
+    sub_agent: bool = False,
 ) -> str:
     """The whole system prompt. `tools` are the active AgentTools (name, description);
-    `instructions` the person's own text (config `system_prompt`, `--system`, `/system`)."""
-    parts = [INTRO]
+    `instructions` the person's own text (config `system_prompt`, `--system`, `/system`);
+    `sub_agent`: for a task tool's child (it answers another agent)."""
+    parts = [INTRO, SUB_AGENT] if sub_agent else [INTRO]
     if tools:
         parts.append(
             "# Tools\n\nYou can call these tools; call them whenever they help instead of guessing, and "
@@ -182,13 +195,14 @@ class SystemPromptBuilder:
         """Look for the context files again at the next build (a read outside was allowed)."""
         self._files = None
 
-    def build(self, tools: Sequence[AnyTool] = ()) -> str:
+    def build(self, tools: Sequence[AnyTool] = (), *, sub_agent: bool = False) -> str:
         return build_system_prompt(
             tools=tools,
             environment=Environment.current(self.cwd),
             instructions=[t for t in (self.config_instructions, self.instructions) if t],
             context_files=self.context_files,
             skills=self.skills,
+            sub_agent=sub_agent,
         )
 
 

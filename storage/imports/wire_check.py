@@ -110,6 +110,7 @@ class ToolResultMessage(_Strict, kw_only=True, tag_field="role", tag="toolResult
     details: object = None
     is_error: bool = False
     timestamp: Millis = 0
+    usage: Usage | None = None
 
 
 class BashExecutionMessage(_Strict, kw_only=True, tag_field="role", tag="bashExecution"):

@@ -108,6 +108,27 @@ async def test_a_shell_command_is_asked_about_and_the_answers_count(tmp_path, wo
     assert "hi-from-bash" in tool_results(fake.requests[7])[-1]  # allowed for the session
 
 
+async def test_a_sub_agents_question_names_it(tmp_path, work):
+    """A task call's child asks through the same request, titled with who asks; its own calls are
+    not the editor's (a question made for it), and the task call is shown as a sub-agent's."""
+    editor = Editor(answers=["allow_once"])
+    async with FakeProvider() as fake:
+        fake.script_openai(tool_calls=[call("t1", "task", description="say hi", prompt="Run echo hi.")])
+        fake.script_openai(tool_calls=[call("b1", "bash", command="echo hi")])
+        fake.script_openai(["it said hi"])  # the sub-agent's answer
+        fake.script_openai(["done"])
+        async with treechat_acp(editor, fake, tmp_path / "home", "--tools", "bash,task") as (conn, _):
+            await conn.initialize(protocol_version=1, client_capabilities=editor.capabilities())
+            sid = (await conn.new_session(cwd=str(work), mcp_servers=[])).session_id
+            answer = await conn.prompt(session_id=sid, prompt=[text_block("delegate it")])
+    assert answer.stop_reason == "end_turn"
+    [question] = editor.questions
+    assert question.title == "task 'say hi' asks: echo hi" and question.tool_call_id != "b1"
+    started = editor.call_updates("t1")[0]
+    assert started.title == "Sub-agent: say hi" and started.kind == "think"
+    assert tool_results(fake.requests[3]) == ["it said hi"]
+
+
 async def test_edits_go_through_the_editors_buffer_with_their_diff(tmp_path, work):
     """With fs offered, read and edit see the editor's text (not the disk's), the question
     carries the diff (the whole file before and after), and the change is written through the

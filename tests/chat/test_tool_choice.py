@@ -1,5 +1,5 @@
 """Tools on by default (issue 37): which tools a request carries, through `Chat` against the
-loopback fake: config.toml's `tools` (all six unless it names fewer), `/tools` (`set_tool`,
+loopback fake: config.toml's `tools` (all seven unless it names fewer), `/tools` (`set_tool`,
 `set_tools`) for the open session, the path's record on reopening, the status's count."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from treechat.storage import open_catalog
 from treechat.storage.base import SessionCatalog
 from treechat.storage.model import ActiveToolsChangeEntry, AssistantMessage, TextContent, UserMessage
 
-SIX = ["read", "ls", "grep", "bash", "edit", "write"]
+SEVEN = ["read", "ls", "grep", "bash", "edit", "write", "task"]
 
 
 @pytest.fixture
@@ -58,17 +58,17 @@ async def send(chat: Chat, fake: FakeProvider, text: str = "hi") -> None:
 
 
 def test_the_default_is_every_built_in_tool() -> None:
-    assert list(DEFAULT_TOOLS) == list(BUILTIN_TOOLS) == SIX  # (settings spell them out: they load first)
+    assert list(DEFAULT_TOOLS) == list(BUILTIN_TOOLS) == SEVEN  # (settings spell them out: they load first)
 
 
-async def test_a_fresh_home_sends_all_six_tools_and_the_status_counts_them(catalog, fake, tmp_path) -> None:
+async def test_a_fresh_home_sends_all_seven_tools_and_the_status_counts_them(catalog, fake, tmp_path) -> None:
     chat = chat_for(catalog, fake, tmp_path)
     await chat.open(await catalog.create(cwd=str(tmp_path)))
-    assert chat.status().tools == tuple(SIX)  # before any agent: what the first request will carry
+    assert chat.status().tools == tuple(SEVEN)  # before any agent: what the first request will carry
     await send(chat, fake)
-    assert sent_tools(fake) == SIX
+    assert sent_tools(fake) == SEVEN
     assert "bash" in fake.requests[-1].body["messages"][0]["content"]  # the system prompt lists them
-    assert chat.status().tools == tuple(SIX)
+    assert chat.status().tools == tuple(SEVEN)
     await chat.close()
 
 
@@ -87,10 +87,10 @@ async def test_a_tool_turned_off_is_gone_from_the_next_request_and_after_reopeni
     storage = await catalog.create(cwd=str(tmp_path))
     await chat.open(storage)
     await send(chat, fake)
-    assert await chat.set_tool("bash", False) == ["read", "ls", "grep", "edit", "write"]
+    assert await chat.set_tool("bash", False) == ["read", "ls", "grep", "edit", "write", "task"]
     assert [r.name for r in chat.tools() if not r.on] == ["bash"]
     await send(chat, fake, "again")
-    assert sent_tools(fake) == ["read", "ls", "grep", "edit", "write"]
+    assert sent_tools(fake) == ["read", "ls", "grep", "edit", "write", "task"]
     assert "run a shell" not in fake.requests[-1].body["messages"][0]["content"]  # nor does the prompt name it
     await chat.close()
 
@@ -98,7 +98,7 @@ async def test_a_tool_turned_off_is_gone_from_the_next_request_and_after_reopeni
     await reopened.open(await catalog.open(storage.session_id))
     assert "bash" not in reopened.status().tools
     await send(reopened, fake, "and again")
-    assert sent_tools(fake) == ["read", "ls", "grep", "edit", "write"]
+    assert sent_tools(fake) == ["read", "ls", "grep", "edit", "write", "task"]
     await reopened.close()
 
 
@@ -143,7 +143,7 @@ async def test_all_and_unknown_names(catalog, fake, tmp_path) -> None:
     await chat.open(await catalog.create(cwd=str(tmp_path)))
     assert await chat.set_tool("all", False) == []
     assert chat.status().tools == ()
-    assert await chat.set_tool("all", True) == SIX
+    assert await chat.set_tool("all", True) == SEVEN
     with pytest.raises(ChatError, match="No tool 'bsh': the tools are read, ls, grep, bash, edit, write"):
         await chat.set_tool("bsh", False)
     await chat.close()
@@ -156,7 +156,7 @@ async def test_the_path_records_the_set_each_request_carried(catalog, fake, tmp_
     await chat.set_tool("write", False)
     await send(chat, fake, "again")
     records = [e.active_tool_names for e in await chat.session.get_branch() if isinstance(e, ActiveToolsChangeEntry)]
-    assert records == [SIX, ["read", "ls", "grep", "bash", "edit"]]
+    assert records == [SEVEN, ["read", "ls", "grep", "bash", "edit", "task"]]
     await chat.close()
 
 
@@ -178,9 +178,9 @@ async def test_what_tools_changed_stays_with_its_session(catalog, fake, tmp_path
     await send(chat, fake)
     await chat.set_tool("bash", False)
     await chat.new_session()
-    assert chat.status().tools == tuple(SIX)
+    assert chat.status().tools == tuple(SEVEN)
     await send(chat, fake, "in the new one")
-    assert sent_tools(fake) == SIX
+    assert sent_tools(fake) == SEVEN
     await chat.close()
 
 
@@ -194,7 +194,7 @@ async def test_a_path_without_a_record_gets_one_only_when_the_person_chooses(cat
     await chat.session.append_message(AssistantMessage(content=[TextContent(text="a1")], provider="openai",
                                                        model="fake-model"))
     await send(chat, fake, "q2")
-    assert sent_tools(fake) == SIX
+    assert sent_tools(fake) == SEVEN
     assert not [e for e in await chat.session.get_branch() if isinstance(e, ActiveToolsChangeEntry)]
     await chat.set_tool("bash", False)
     await chat.close()

@@ -49,7 +49,7 @@ async def test_a_refused_command_and_edit_are_said_once_in_one_line(fake, tmp_pa
     assert (code, out) == (0, "I could not.\n")
     assert err == ONE_LINE  # once, whatever was refused after it
     assert [t["function"]["name"] for t in fake.requests[0].body["tools"]] == ["read", "ls", "grep", "bash", "edit",
-                                                                              "write"]
+                                                                              "write", "task"]
     results = [m["content"] for m in fake.requests[1].body["messages"] if m["role"] == "tool"]
     assert results[0] == NO_CONFIRM and "--yes" in results[1]  # what the model is told, as before
     assert (tmp_path / "notes.txt").read_text() == "old\n"

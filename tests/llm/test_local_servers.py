@@ -54,7 +54,7 @@ def chats(fake: Any) -> list[dict[str, Any]]:
 
 
 async def test_no_config_no_key_print_mode_finds_llama_cpp_python_and_answers(fake, tmp_path) -> None:
-    LocalServer.llama_cpp_python(fake)
+    LocalServer.llama_cpp_python(fake, window=4096)  # (room for the default tools' ~1,900 tokens)
     chat = await bare_chat(tmp_path / "home", fake)
     code, out, err = await ask(chat, "hi")
     assert (code, out) == (0, "ok\n"), err
@@ -70,7 +70,7 @@ async def test_no_config_no_key_print_mode_finds_llama_cpp_python_and_answers(fa
 async def test_long_prompts_keep_being_answered_against_2048_tokens_compacting_as_they_go(fake, tmp_path) -> None:
     server = LocalServer.llama_cpp_python(fake, window=2048)
     catalog = MemoryCatalog()
-    # (its port: the session names the model; no tools: their ~1,700 tokens leave a 2k window no room, README says)
+    # (its port: the session names the model; no tools: their ~1,900 tokens leave a 2k window no room, README says)
     where = f'tools = []\n[providers.llamacpp]\nbase_url = "{fake.base_url}/v1"\n'
     for turn in range(8):  # one `treechat -p … -c` after another, on one session
         chat = await bare_chat(tmp_path / "home", fake, catalog=catalog, config=where)
@@ -130,7 +130,7 @@ async def test_an_empty_stream_is_asked_again_and_the_server_reason_shown(fake, 
 async def test_an_empty_stream_whose_repeat_answers_is_the_reply(fake, tmp_path) -> None:
     from tests.fake_provider import SSE_HEADERS, Status
 
-    server = LocalServer.llama_cpp_python(fake)
+    server = LocalServer.llama_cpp_python(fake, window=4096)  # (room for the default tools)
     answer = server.answer
     fake.responder = lambda r: [Status(200, SSE_HEADERS)] if r.body and r.body.get("stream") else answer(r)
     chat = await bare_chat(tmp_path / "home", fake)

@@ -138,7 +138,7 @@ async def test_p_without_a_model_or_a_key_uses_the_servers_first_model(fake, tmp
 
 
 async def test_p_with_a_key_sends_it_to_the_server_named(fake, tmp_path) -> None:
-    LocalServer.llama_cpp_python(fake, reply="from llama-cpp-python")
+    LocalServer.llama_cpp_python(fake, window=4096, reply="from llama-cpp-python")  # (room for the default tools)
     code, out, err = await run_p(tmp_path, {"OPENAI_BASE_URL": f"{fake.base_url}/v1", "OPENAI_API_KEY": KEY})
     assert (code, out.strip()) == (0, "from llama-cpp-python"), err
     assert fake.requests[0].body["model"] == MODEL_PATH

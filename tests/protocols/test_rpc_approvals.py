@@ -113,3 +113,23 @@ async def test_the_end_of_stdin_refuses_an_open_question(fake, tmp_path) -> None
     await driver.close()  # stdin ends with the question open
     assert not (place.work / "made.txt").exists()
     assert driver.of("agent_end")  # the run ended
+
+
+async def test_a_sub_agents_question_names_it(fake, tmp_path) -> None:
+    task = '{"description": "make a file", "prompt": "Make made.txt."}'
+    fake.script_openai(tool_calls=[{"id": "t1", "name": "task", "arguments": task}], usage=USAGE)
+    fake.script_openai(tool_calls=[{"id": "b1", "name": "bash", "arguments": '{"command": "echo hi > made.txt"}'}])
+    fake.script_openai(["made it"])  # the sub-agent's answer
+    fake.script_openai(["done"], usage=USAGE)
+    place = Place.make(tmp_path, fake)
+    driver, _ = await in_process(place, MemoryCatalog(), tools=("bash", "task"))
+    try:
+        request, result = await run(driver, {"confirmed": True})
+    finally:
+        await driver.close()
+    assert request["title"] == "task 'make a file' asks: Run this command?"
+    asker = request["approval"]["asker"]
+    assert (asker["kind"], asker["description"]) == ("task", "make a file") and asker["sessionId"]
+    assert (place.work / "made.txt").exists() and not result["isError"]
+    assert result["result"]["content"][0]["text"] == "made it"
+    assert result["result"]["details"]["childSessionId"] == asker["sessionId"]

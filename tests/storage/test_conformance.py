@@ -16,7 +16,16 @@ from treechat.storage.base import (
     PathState,
     SessionStorage,
 )
-from treechat.storage.model import CustomEntry, LeafEntry, UserMessage
+from treechat.storage.model import (
+    Cost,
+    CustomEntry,
+    LeafEntry,
+    MessageEntry,
+    TextContent,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
 
 from .helpers import (
     append_all,
@@ -337,6 +346,35 @@ async def test_session_stats_cover_every_branch(catalog):
     assert (st.entry_count, st.message_count, st.user_messages, st.assistant_messages, st.tool_results) == (5, 4, 1, 2, 1)
     assert (st.input_tokens, st.output_tokens, st.total_tokens) == (105, 11, 116)
     assert st.cost_total == pytest.approx(0.75)
+
+
+async def test_a_sub_agents_spending_counts_on_the_path_and_in_the_session(catalog, reopen):
+    """A task tool's result carries what its sub-agent spent (`usage`): the path's and the
+    session's tokens and cost count it, not the context (the child's is not the parent's) nor the
+    model; written one by one, imported in bulk, and read again."""
+    child = Usage(input=1000, output=200, total_tokens=1200, cost=Cost(total=0.5))
+    spent = MessageEntry(id="r1", parent_id="a1", message=ToolResultMessage(
+        tool_call_id="c1", tool_name="task", content=[TextContent(text="done")], usage=child))
+    entries = [user("u1", None), assistant("a1", "u1", provider="p1", model="m1", inp=100, out=10, cost=0.25), spent,
+               assistant("a2", "r1", provider="p1", model="m1", inp=150, out=5, cost=0.125)]
+    s = await catalog.create()
+    await append_all(s, *entries)
+    imported, _ = await catalog.import_session({"type": "session", "id": "bulk", "cwd": ""}, entries, "a2")
+    await counted(s)
+    await counted(imported)
+    if catalog.kind != "memory":
+        await counted(await reopen(s.session_id))
+
+
+async def counted(storage: SessionStorage) -> None:
+    at = await storage.get_path_state("r1")
+    assert (at.input_tokens, at.output_tokens, at.context_tokens) == (1100, 210, 110)
+    assert at.cost_total == pytest.approx(0.75) and at.model == {"provider": "p1", "modelId": "m1"}
+    end = await storage.get_path_state("a2")
+    assert (end.input_tokens, end.context_tokens, end.message_count) == (1250, 155, 4)
+    st = await storage.get_session_stats()
+    assert (st.input_tokens, st.output_tokens, st.assistant_messages, st.tool_results) == (1250, 215, 2, 1)
+    assert st.total_tokens == 1200 + 110 + 155 and st.cost_total == pytest.approx(0.875)
 
 
 async def test_tree_rows_skeleton(catalog):

@@ -3,7 +3,7 @@ from typing import Any
 
 from textual.widgets import OptionList
 
-from treechat.storage.base import SearchHit, SessionSummary
+from treechat.storage.base import SearchHit, SessionSummary, threaded
 from treechat.widgets.keymap import KEYMAP, help_markdown
 from treechat.widgets.screens import (
     ConfirmDialog,
@@ -17,7 +17,6 @@ from treechat.widgets.screens import (
     ThinkingPicker,
 )
 from treechat.widgets.screens.search import snippet_content
-from treechat.widgets.screens.sessions import threaded
 
 from .helpers import Host, screen_text, wait_for
 

@@ -1,4 +1,4 @@
-"""SessionsScreen (Ctrl+R): every session, forks under their parent, type to filter.
+"""SessionsScreen (Ctrl+R): every session, forks and sub-agents' sessions under their parent, type to filter.
 
 ``SessionsScreen(sessions, current_id=None, now=None)`` — ``sessions`` are
 ``storage.base.SessionSummary`` rows (newest first); ``now`` pins "age" (tests).
@@ -23,7 +23,7 @@ from textual.content import Content
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from treechat.storage.base import SessionSummary
+from treechat.storage.base import SessionSummary, threaded
 from treechat.text.sanitize import sanitize_line
 
 from .. import screen_messages
@@ -48,27 +48,6 @@ def age(iso: str, now: datetime) -> str:
 
 def title_of(s: SessionSummary) -> str:
     return sanitize_line(s.name or s.first_message or s.id[:8], 60)
-
-
-def threaded(sessions: list[SessionSummary]) -> list[tuple[SessionSummary, int]]:
-    """(session, depth): each fork right under its parent, order otherwise kept; cycle-safe."""
-    known = {s.id for s in sessions}
-    children: dict[str | None, list[SessionSummary]] = {}
-    for s in sessions:
-        parent = s.parent_session_id if s.parent_session_id in known and s.parent_session_id != s.id else None
-        children.setdefault(parent, []).append(s)
-    out: list[tuple[SessionSummary, int]] = []
-    seen: set[str] = set()
-    stack = [(s, 0) for s in reversed(children.get(None, []))]
-    while stack:
-        s, depth = stack.pop()
-        if s.id in seen:
-            continue
-        seen.add(s.id)
-        out.append((s, depth))
-        stack += [(c, depth + 1) for c in reversed(children.get(s.id, []))]
-    out += [(s, 0) for s in sessions if s.id not in seen]  # parent cycles: still listed
-    return out
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 (docs/rpc.md, "Extension UI Protocol"): we write
 
     {"type": "extension_ui_request", "id", "method": "confirm", "title", "message", "timeout",
-     "approval": {"kind": "bash" | "edit" | "write" | "read_outside" | "mcp", …what is asked about}}
+     "approval": {"kind": "bash" | "edit" | "write" | "read_outside" | "mcp", …what is asked about,
+                  "asker": {"kind": "task", "description", "sessionId"} when a sub-agent asks}}
 
 and the client answers {"type": "extension_ui_response", "id", "confirmed": true | false} (or
 "cancelled": true). Only `confirmed: true` allows; no, cancelled, or no answer within `timeout`
@@ -18,6 +19,7 @@ import asyncio
 import uuid
 from typing import TYPE_CHECKING
 
+from treechat.agent.asker import current_asker
 from treechat.agent.tools import approve_inside
 from treechat.agent.tools.changes import ProposedChange
 
@@ -39,7 +41,12 @@ class Approvals:
         self._waiting: dict[str, asyncio.Future[bool]] = {}
 
     async def ask(self, title: str, message: str, approval: JsonObject) -> bool:
-        """Ask the client; True only for its `confirmed: true` within the timeout."""
+        """Ask the client; True only for its `confirmed: true` within the timeout. A sub-agent's
+        question (the task tool's child) names it in the title and in `approval.asker`."""
+        if (who := current_asker()) is not None:
+            title = f"{who.title} asks: {title}"
+            approval = {**approval, "asker": {"kind": who.kind, "description": who.description,
+                                              "sessionId": who.session_id}}
         request = str(uuid.uuid4())
         answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._waiting[request] = answer

@@ -6,6 +6,12 @@ controller owns; stop; the queue's edits.
 A run is an agent with a writer pinned to its branch (`Session.branch`): it appends under its own
 tip, and the leaf moves with it only while the person is at that tip. A run that ends where the
 person is comes back to rest there (its transcript is the path's); one that ends elsewhere is let go.
+
+Work that does not collide: a run that can change files (edit, write or bash among its tools),
+started while such a run goes in the checkout, works in a git worktree of its own (its tools, its
+Boundary and its checkpoints there, named as the checkout's files: chat/workspace.py); outside git
+it is refused with one line. The worktree goes when the run ends; the person's checkout is
+untouched until they pick that branch (the restore offered after a move).
 """
 
 from __future__ import annotations
@@ -39,6 +45,9 @@ if TYPE_CHECKING:
     from treechat.chat.state import ChatState
     from treechat.chat.subagents import Subagents
     from treechat.chat.workspace import Workspace
+    from treechat.workspace.worktrees import Worktree
+
+FILE_TOOLS = frozenset({"edit", "write", "bash"})  # a run with one of these can change files
 
 
 class Runs:
@@ -70,7 +79,7 @@ class Runs:
                 return self.s.agent
             return (await self._make_agent()).agent
 
-    async def _make_agent(self) -> Run:
+    async def _make_agent(self, worktree: Worktree | None = None) -> Run:
         read_only = self.s.read_only
         if read_only:
             raise ChatError(f"Sessions are read-only here ({read_only}): browsing and search work; sending needs a "
@@ -83,13 +92,14 @@ class Runs:
             raise ChatError(problem)
         self.model_choice.local.probe(model)
         writer = self.s.session.branch()  # at the leaf until a run pins it to its branch
+        cwd = self.s.cwd if worktree is None else worktree.cwd
         try:
             # without a way to ask (print mode without --yes) the bash tool refuses, saying why
             # every built-in tool (`/tools` may turn on one the default set leaves out); their
             # checkpoints go on this agent's branch
-            builtins = make_tools(BUILTIN_TOOLS, cwd=self.s.cwd, confirm=self.s.confirm, reach=Reach.for_run(
-                self.s.cwd, self.s.confirm_read, anywhere=self.s.settings.allow_reads_outside),
-                approve=self.workspace.approve, recorder=await self.workspace.file_recorder(writer),
+            builtins = make_tools(BUILTIN_TOOLS, cwd=cwd, confirm=self.s.confirm, reach=Reach.for_run(
+                cwd, self.s.confirm_read, anywhere=self.s.settings.allow_reads_outside),
+                approve=self.workspace.approve, recorder=await self.workspace.file_recorder(writer, worktree),
                 writable_git_paths=self.s.settings.writable_git_paths,
                 files=self.s.file_host, commands=self.s.command_host, env=tool_environment(self.s.settings),
                 spawn=self.subagents.spawn)
@@ -109,7 +119,8 @@ class Runs:
         except (StorageError, OSError) as err:  # the settings entries could not be written
             raise ChatError(f"Could not write to this session: {getattr(err, 'strerror', None) or err}") from None
         agent.recovery_folders = [Path(self.s.settings.home) / "recovery"]
-        run = Run(agent, builtins, bind_system_prompt(agent, self.s.prompt_builder), lambda: None)
+        run = Run(agent, builtins, bind_system_prompt(agent, self.s.prompt_builder, None if worktree is None else cwd),
+                  lambda: None, worktree=worktree)
         observe = self.observer.on_agent_event
         run.unsubscribe = agent.subscribe(lambda event: observe(event, run))
         agent.compactor.on_window = lambda window: self.model_choice.window_learned(window, agent)
@@ -126,6 +137,35 @@ class Runs:
         if going >= most:
             raise ChatError(f"{going} runs are going already, as many as max_runs in config.toml allows: stop one "
                             "(Esc on its branch) or wait for one to end; nothing was sent.")
+
+    def can_change_files(self, run: Run) -> bool:
+        return any(t.name in FILE_TOOLS for t in self.s.allowed_tools(run.builtins, ()))
+
+    def _checkout_taken(self) -> bool:
+        """A run that can change files goes in the person's checkout."""
+        return any(r.going and r.worktree is None and r.changes_files for r in self.s.runs.values())
+
+    async def _placed(self, run: Run) -> Run:
+        """The agent that starts the new run: `run` (at rest at the leaf) in the checkout, or one
+        made afresh in a git worktree of its own when another run changes files in the checkout;
+        ChatError (nothing sent) outside git."""
+        if not self._checkout_taken() or not self.can_change_files(run):
+            return run
+        from treechat.workspace.worktrees import root_of
+
+        if await asyncio.to_thread(root_of, self.s.cwd) is None:
+            raise ChatError("A run that can change files is going in this folder, which is not a git repository: a "
+                            "second one would race it. Wait for it to end or stop it (Esc on its branch), or turn "
+                            "edit, write and bash off (/tools) to ask without them; nothing was sent.")
+        tree = await self.workspace.make_worktree(f"r{self._started + 1}")
+        try:
+            placed = await self._make_agent(tree)
+        except BaseException:
+            await self.workspace.drop_worktree(tree)
+            raise
+        if placed is not run:
+            run.unsubscribe()
+        return placed
 
     async def send(self, text: str, kind: SendKind = "send", *, attach: Sequence[str] = (),
                    expand: bool = False, images: Sequence[ImageContent] = (),
@@ -157,6 +197,8 @@ class Runs:
                 await agent.steer(message or prepared.text, given)
             return "queued"
         self.check_room()  # (again: a run may have started while this one was asked about)
+        assert self.s.resting is not None
+        self.s.resting = await self._placed(self.s.resting)
         if self.s.preview_id is not None:
             await self.shown.preview(None)
         self.s.abandoned_leaf = None
@@ -221,6 +263,7 @@ class Runs:
             self._started += 1
             run.id = f"r{self._started}"
             run.writer.pin(run.id)
+            run.changes_files = self.can_change_files(run)
         run.halted, run.live = False, True
         assert run.id is not None
         self.s.runs[run.id] = run
@@ -246,7 +289,13 @@ class Runs:
             del self.s.runs[run.id]
         run.task, run.live = None, False
         current = self.s.current
-        if current is not None and run.writer.session is current and current.leaf_id == run.tip and not run.closing:
+        if run.worktree is not None:  # its files are in its checkpoints: the worktree goes, never the run's rest
+            tree, run.worktree = run.worktree, None
+            run.unsubscribe()
+            await self.workspace.drop_worktree(tree)
+            if current is not None and current.leaf_id == run.tip and not run.closing:
+                self.workspace.offer_restore()  # the person is on its branch: its files offered
+        elif current is not None and run.writer.session is current and current.leaf_id == run.tip and not run.closing:
             previous, self.s.resting = self.s.resting, run
             run.writer.follow_leaf()
             run.id = None

@@ -43,6 +43,7 @@ class SessionSwitch:
         and anything still queued become the previous session's draft; `editor_text` (e.g. a
         prompt to edit after `fork before`) goes to the composer after this session's own draft."""
         previous = self.s.current
+        self.workspace.sweep_worktrees()  # (once: the worktrees of a process killed before this start)
         stopped = len(self.s.runs)
         if previous is not None:
             await self._leave(previous, composer_text if previous.session_id != storage.session_id else None)

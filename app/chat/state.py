@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from treechat.storage.base import SessionCatalog
     from treechat.storage.model import Usage
     from treechat.workspace.history import FileHistory
+    from treechat.workspace.worktrees import Worktree
 
 Confirm = Callable[[str], Awaitable[bool]]
 SendKind = Literal["send", "steer", "follow_up"]
@@ -62,6 +63,10 @@ class Run:
     # end (a queued message it delivers after starts it again), not to its task's last step
     live: bool = False
     closing: bool = False  # the session is being left: it does not come back to rest
+    # its own git worktree (another run was changing files in the checkout when it started; issue
+    # 39): its tools work there, its checkpoints name the checkout's files; None: the checkout
+    worktree: Worktree | None = None
+    changes_files: bool = False  # edit, write or bash were among its tools when it started
 
     @property
     def writer(self) -> BranchWriter:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # the workspace modules load on first use: the app's first fr
     from treechat.workspace.history import FileHistory
     from treechat.workspace.journal import Journal
     from treechat.workspace.restore import Outcome, RestorePlan, UndoOutcome
+    from treechat.workspace.worktrees import Worktree
 
 class Where(Enum):
     LEAF = "the leaf"  # (None is a place too: before the first entry)
@@ -97,14 +98,50 @@ class Workspace:
 
         return Journal(self.s.settings.home, self.s.session.session_id)
 
-    async def file_recorder(self, writer: BranchWriter) -> FileRecorder | None:
-        """What edit, write and bash record their changes with: checkpoints on `writer`'s branch."""
+    async def file_recorder(self, writer: BranchWriter, worktree: Worktree | None = None) -> FileRecorder | None:
+        """What edit, write and bash record their changes with: checkpoints on `writer`'s branch
+        (made in `worktree`, named as the checkout's files)."""
         from treechat.workspace.recorder import SessionRecorder
         from treechat.workspace.written import WrittenLog
 
         history = await self.file_history()
+        cwd = self.s.cwd if worktree is None else worktree.cwd
+        boundary = await asyncio.to_thread(Boundary.of, cwd, self.s.settings.writable_git_paths)
         return SessionRecorder(writer, history, lambda: self.s.tree.path_ids(writer.tip),
-                               WrittenLog(self.s.settings.home), await asyncio.to_thread(lambda: self.boundary))
+                               WrittenLog(self.s.settings.home), boundary, worktree)
+
+    # ------------------------------------------------------------ worktrees (issue 39)
+
+    _sweeping: asyncio.Task[list[str]] | None = None
+
+    def sweep_worktrees(self) -> None:
+        """At the start: remove, in the background, the worktrees whose process is gone (kill -9)."""
+        if self._sweeping is not None:
+            return
+        from treechat.workspace.worktrees import sweep_dead
+
+        self._sweeping = asyncio.get_running_loop().create_task(asyncio.to_thread(sweep_dead, self.s.settings.home))
+
+    async def swept(self) -> list[str]:
+        """The worktrees the start's sweep removed (once it is done)."""
+        return await self._sweeping if self._sweeping is not None else []
+
+    async def make_worktree(self, run_id: str) -> Worktree:
+        """A git worktree for run `run_id`, from the person's working state (ChatError: why not)."""
+        from treechat.workspace.worktrees import WorktreeError, make_worktree
+
+        await self.swept()  # (never two hands on one folder)
+        try:
+            return await asyncio.to_thread(make_worktree, self.s.settings.home, self.s.session.session_id, run_id,
+                                           self.s.cwd)
+        except WorktreeError as err:
+            raise ChatError(f"No git worktree could be made for a second run that can change files ({err}); "
+                            "nothing was sent.") from None
+
+    async def drop_worktree(self, tree: Worktree) -> None:
+        from treechat.workspace.worktrees import remove_worktree
+
+        await asyncio.to_thread(remove_worktree, tree)
 
     async def approve(self, change: ProposedChange) -> bool | str:
         """The front end's answer, looked up when the tool asks (None: nothing can be approved)."""

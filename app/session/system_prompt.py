@@ -195,10 +195,11 @@ class SystemPromptBuilder:
         """Look for the context files again at the next build (a read outside was allowed)."""
         self._files = None
 
-    def build(self, tools: Sequence[AnyTool] = (), *, sub_agent: bool = False) -> str:
+    def build(self, tools: Sequence[AnyTool] = (), *, sub_agent: bool = False, folder: str | None = None) -> str:
+        """`folder`: where the agent works, when not `cwd` (a run's own git worktree)."""
         return build_system_prompt(
             tools=tools,
-            environment=Environment.current(self.cwd),
+            environment=Environment.current(folder or self.cwd),
             instructions=[t for t in (self.config_instructions, self.instructions) if t],
             context_files=self.context_files,
             skills=self.skills,
@@ -206,14 +207,15 @@ class SystemPromptBuilder:
         )
 
 
-def bind_system_prompt(asession: AgentSession, builder: SystemPromptBuilder) -> Callable[[], str]:
+def bind_system_prompt(asession: AgentSession, builder: SystemPromptBuilder,
+                       folder: str | None = None) -> Callable[[], str]:
     """Set `asession`'s system prompt now and rebuild it whenever its active tools change or the
     transcript is rebuilt (a leaf move can restore other tools). Returns `refresh()`, which
     rebuilds on demand (after `/system TEXT` changed `builder.instructions`, or before a prompt
     on a day that has changed) and returns the new text."""
 
     def refresh() -> str:
-        text = builder.build(list(asession.state.tools))
+        text = builder.build(list(asession.state.tools), folder=folder)
         asession.agent.state.system_prompt = text
         return text
 

@@ -11,7 +11,9 @@ and the tool result that reports it:
         "blobs": {"<sha256>": "<zlib, base64>"}}}
 
 `before`/`after` null: the file did not exist. A content over MAX_TRACKED_BYTES is named by its
-hash with no blob (`notKept` says why): that state is known but cannot be restored.
+hash with no blob (`notKept` says why): that state is known but cannot be restored. A run in a git
+worktree of its own (issue 39) records the paths of the checkout it stands for, and says where it
+worked: `"worktree": "/home/…/worktrees/S/r2-123"` (the checkout's disk never held those contents).
 
 The state of a file at entry E is the `after` of the last checkpoint touching it on the path
 root → E; on a path that never touched it, the `before` of the first checkpoint (in append
@@ -52,10 +54,11 @@ class Checkpoint:
     changes: tuple[FileChange, ...]
     blobs: Mapping[str, str] = field(default_factory=dict)  # hash -> packed content
     not_kept: Mapping[str, str] = field(default_factory=dict)  # hash -> why it has no blob
+    worktree: str | None = None  # made in this worktree, its paths the checkout's (None: in the checkout)
 
 
 def checkpoint_data(tool: str, tool_call_id: str | None, changes: Sequence[FileChange],
-                    blobs: Mapping[str, str], not_kept: Mapping[str, str]) -> JsonObject:
+                    blobs: Mapping[str, str], not_kept: Mapping[str, str], worktree: str | None = None) -> JsonObject:
     files: list[JsonObject] = []
     for c in changes:
         item: JsonObject = {"path": c.path, "before": c.before, "after": c.after}
@@ -66,6 +69,8 @@ def checkpoint_data(tool: str, tool_call_id: str | None, changes: Sequence[FileC
                       "files": files, "blobs": dict(blobs)}
     if not_kept:
         data["notKept"] = dict(not_kept)
+    if worktree is not None:
+        data["worktree"] = worktree
     return data
 
 
@@ -97,9 +102,11 @@ def parse_checkpoint(entry: Entry) -> Checkpoint | None:
     tool, call = data.get("tool"), data.get("toolCallId")
     tool = tool if isinstance(tool, str) else "?"
     call = call if isinstance(call, str) else None
+    worktree = data.get("worktree")
     return Checkpoint(entry.id, entry.parent_id, entry.timestamp or "", tool, call, tuple(changes),
                       {k: v for k, v in blobs.items() if isinstance(k, str) and isinstance(v, str)},
-                      {k: str(v) for k, v in not_kept.items() if isinstance(k, str)})
+                      {k: str(v) for k, v in not_kept.items() if isinstance(k, str)},
+                      worktree if isinstance(worktree, str) and worktree else None)
 
 
 class FileHistory:
@@ -164,6 +171,32 @@ class FileHistory:
                 if change.path == path:
                     return change.after, cp.entry_id
         return None, None
+
+    def unwritten_states(self, path: str) -> set[str | None]:
+        """What a file treechat never wrote on this disk may hold without having "changed on disk":
+        what the session's last checkpoint made in the checkout left; and what each worktree's
+        first change of it found there (the person's working state it was copied from)."""
+        states: set[str | None] = set()
+        in_checkout = False
+        worktrees: set[str] = set()
+        for cp in reversed(self.checkpoints):
+            for change in cp.changes:
+                if change.path != path:
+                    continue
+                if cp.worktree is None and not in_checkout:
+                    in_checkout = True
+                    states.add(change.after)
+        for cp in self.checkpoints:
+            if cp.worktree is None or cp.worktree in worktrees:
+                continue
+            for change in cp.changes:
+                if change.path == path:
+                    worktrees.add(cp.worktree)
+                    states.add(change.before)
+                    break
+        if not in_checkout and not worktrees:
+            states.add(None)  # (as `last_recorded` says of a file no checkpoint names)
+        return states
 
     def blobs_on(self, path_ids: Iterable[str]) -> set[str]:
         """The blob names the checkpoints on a path carry."""

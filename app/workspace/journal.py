@@ -82,10 +82,10 @@ class Journal:
     def accepts(self, path: str, content: str | None, history: FileHistory) -> bool:
         """`content` is what treechat last made of `path` on this machine (any session's write,
         restore or undo, either side of one it never finished); for a file it never wrote here,
-        the session's last checkpoint of it."""
+        the session's last checkpoint of it, or what a worktree's run found there when it began."""
         if self.written.knows(path):
             return self.written.accepts(path, content)
-        return content == history.last_recorded(path)[0]
+        return content in history.unwritten_states(path)
 
     def intend(self, changes: list[tuple[str, str | None, str | None]]) -> None:
         """Before a restore or undo writes: each (path, content now, content about to be written)."""

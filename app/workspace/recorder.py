@@ -8,6 +8,10 @@ path; a content over MAX_TRACKED_BYTES is named by its hash only and the tool sa
 Around a bash command it looks only at tracked files a restore may write (`Boundary`): never at
 one outside the working folder or in git's own folders (an imported session may name any path),
 so no checkpoint of a command takes such a file in.
+
+In a run's own git worktree (`worktrees.Worktree`) the files are changed there, and the
+checkpoints name them as the checkout's files (so a restore brings them into the checkout) and
+say which worktree made them; what treechat wrote on this disk (`WrittenLog`) stays the worktree's.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import asyncio
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from treechat.agent.tools.changes import Recorded
 from treechat.agent.tools.workfolder import Boundary
@@ -26,6 +31,9 @@ from .blobs import MAX_TRACKED_BYTES, digest, pack, size_text
 from .disk import OnDisk, look
 from .history import CUSTOM_TYPE, Checkpoint, FileChange, FileHistory, checkpoint_data, path_ids_of
 from .written import WrittenLog
+
+if TYPE_CHECKING:
+    from .worktrees import Worktree
 
 WATCH_LIMIT = 200  # tracked files looked at around a bash command (the most recently changed first)
 
@@ -42,8 +50,9 @@ class SessionRecorder:
 
     def __init__(self, session: Session | BranchWriter, history: FileHistory,
                  path_ids: Callable[[], Sequence[str]] | None = None, written: WrittenLog | None = None,
-                 boundary: Boundary | None = None) -> None:
+                 boundary: Boundary | None = None, worktree: Worktree | None = None) -> None:
         self.session, self.history, self.path_ids = session, history, path_ids
+        self.worktree = worktree  # where the files are changed, standing for the checkout (None: there)
         self.written = written  # what treechat last wrote on this machine (None: not kept)
         self.boundary = boundary  # which tracked files a command is watched for (None: every one)
 
@@ -85,8 +94,10 @@ class SessionRecorder:
             if any(n in not_kept for n in names if n):
                 notes.append(f"{os.path.basename(path)} is over the {size_text(MAX_TRACKED_BYTES)} a checkpoint keeps: "
                              "a restore cannot bring this version back")
-            changes.append(FileChange(path, names[0], names[1], None if after is None else len(after)))
-        data = checkpoint_data(tool, tool_call_id, changes, blobs, not_kept)
+            recorded = self.worktree.to_checkout(path) if self.worktree is not None else path
+            changes.append(FileChange(recorded, names[0], names[1], None if after is None else len(after)))
+        data = checkpoint_data(tool, tool_call_id, changes, blobs, not_kept,
+                               self.worktree.path if self.worktree is not None else None)
         parent = self.session.leaf_id
         try:
             entry_id = await self.session.append_custom(CUSTOM_TYPE, data)
@@ -94,10 +105,12 @@ class SessionRecorder:
             return Recorded(None, f"the checkpoint could not be saved: {getattr(err, 'strerror', None) or err}")
         entry = await self.session.get_entry(entry_id)
         self.history.add(Checkpoint(entry_id, parent, entry.timestamp if entry is not None else "", tool,
-                                    tool_call_id, tuple(changes), blobs, not_kept))
+                                    tool_call_id, tuple(changes), blobs, not_kept,
+                                    self.worktree.path if self.worktree is not None else None))
         if self.written is not None:
+            wrote = [(path, c.after) for (path, _, _), c in zip(changed, changes, strict=True)]
             try:
-                await asyncio.to_thread(self.written.set, [(c.path, c.after) for c in changes])
+                await asyncio.to_thread(self.written.set, wrote)
             except OSError:
                 pass  # a home that cannot be written: a later restore asks for --force, nothing is lost
         return Recorded(entry_id, "; ".join(notes))
@@ -127,4 +140,6 @@ class SessionRecorder:
             if len(recent) >= WATCH_LIMIT:
                 break
         paths = list(recent)[:WATCH_LIMIT]
+        if self.worktree is not None:
+            paths = [self.worktree.to_worktree(p) for p in paths]
         return paths if self.boundary is None else [p for p in paths if self.boundary.restore_refusal(p) is None]

@@ -68,8 +68,10 @@ async def make_chat(catalog: SessionCatalog, fake: FakeProvider, tmp_path: Any, 
         (home / "config.toml").write_text(f"max_runs = {max_runs}\n")
     env = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "k"}
     settings = load_settings(home, env=env)
+    # tools that change no file: outside git a second run that could is refused (test_worktrees.py)
     chat = Chat(catalog=catalog, settings=settings, registry=ModelRegistry(settings, env=env),
-                model_ref="openai/fake-model", cwd=str(tmp_path), local_servers=())
+                model_ref="openai/fake-model", tools=["read", "ls", "grep", "task"], cwd=str(tmp_path),
+                local_servers=())
     recorder = Recorder(chat)
     await chat.open(await catalog.create(cwd=str(tmp_path), session_id=session_id))
     return chat, recorder

@@ -58,8 +58,8 @@ class Workspace:
 
     def offered(self, plan: RestorePlan) -> None:
         """(The view's `RestoreOffered`) An offer is checked against where the chat is when it arrives."""
-        if plan.session_id != self.shell.chat.session_id or plan.target_id != self.shell.chat.leaf_id or self.shell.chat.is_running:
-            return  # stale: the leaf moved on, or a run started
+        if plan.session_id != self.shell.chat.session_id or plan.target_id != self.shell.chat.leaf_id or self.shell.chat.is_running_here:
+            return  # stale: the leaf moved on, or a run started on this branch
         self.shell.run_worker(self._offer(plan, force=False), group="restore")
 
     async def _offer(self, plan: RestorePlan, *, force: bool) -> None:

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from treechat.chat.state import ChatState
     from treechat.chat.subagents import Subagents
     from treechat.chat.workspace import Workspace
+    from treechat.llm.types import ModelInfo
+    from treechat.session.session import BranchWriter
 
 
 class Runs:
@@ -71,18 +73,30 @@ class Runs:
             return (await self._make_agent()).agent
 
     async def _make_agent(self) -> Run:
-        read_only = self.s.read_only
-        if read_only:
-            raise ChatError(f"Sessions are read-only here ({read_only}): browsing and search work; sending needs a "
-                            "writable home (--home DIR or TREECHAT_HOME).")
+        self.check_writable()
         if not (self.s.model_ref or self.model_choice.path_model_ref() or self.model_choice.detected):
             self.model_choice.add_local_servers(await self.model_choice.local.found())  # `-p`, or a server started since
         model = self.model_choice.local.known(self.model_choice.resolve_model())  # never waits for the server (issue 27)
         problem = self.s.registry.key_problem(model)
         if problem:
             raise ChatError(problem)
+        run = await self.new_run(self.s.session.branch(), model)  # at the leaf until a run pins it to its branch
+        self.s.resting = run
+        for watcher in list(self._watchers):
+            watcher(run.agent)
+        self.s.emit(StatusChanged())
+        return run
+
+    def check_writable(self) -> None:
+        read_only = self.s.read_only
+        if read_only:
+            raise ChatError(f"Sessions are read-only here ({read_only}): browsing and search work; sending needs a "
+                            "writable home (--home DIR or TREECHAT_HOME).")
+
+    async def new_run(self, writer: BranchWriter, model: ModelInfo) -> Run:
+        """An agent on `writer` with `model` (its key checked by the caller), not started: the
+        settings entries its path lacks are written under the writer's tip."""
         self.model_choice.local.probe(model)
-        writer = self.s.session.branch()  # at the leaf until a run pins it to its branch
         try:
             # without a way to ask (print mode without --yes) the bash tool refuses, saying why
             # every built-in tool (`/tools` may turn on one the default set leaves out); their
@@ -113,10 +127,6 @@ class Runs:
         observe = self.observer.on_agent_event
         run.unsubscribe = agent.subscribe(lambda event: observe(event, run))
         agent.compactor.on_window = lambda window: self.model_choice.window_learned(window, agent)
-        self.s.resting = run
-        for watcher in list(self._watchers):
-            watcher(agent)
-        self.s.emit(StatusChanged())
         return run
 
     def check_room(self) -> None:
@@ -142,7 +152,7 @@ class Runs:
         if expand:
             template = self.extras.template_of(text)
             text = await self.extras.expand(text)
-        prepared = await self._attached(text.strip(), attach)
+        prepared = await self.attached(text.strip(), attach)
         agent = await self.ensure_agent()
         self.extras.say_starting()
         given = [*prepared.images, *images]
@@ -178,7 +188,7 @@ class Runs:
             pass  # send says so
         return bool(self.s.outside.pending)
 
-    async def _attached(self, text: str, attach: Sequence[str]) -> PreparedPrompt:
+    async def attached(self, text: str, attach: Sequence[str]) -> PreparedPrompt:
         """The prompt with its `@` and `-a` files; one outside the working folder is asked about first."""
         for _ in range(2):
             try:
@@ -188,6 +198,12 @@ class Runs:
             except Undecided:
                 await self.extras.ask_outside()
         raise ChatError("A file to attach moved outside the working folder while you were asked; nothing was sent.")
+
+    def launch(self, run: Run, prompt: str | list[AgentMessage], images: Sequence[ImageContent] = ()) -> str:
+        """Start `run` (made by `new_run`, not the one at rest) on its writer's branch; its id."""
+        self._go(run, self._prompting(run, prompt, images), new=True)
+        assert run.id is not None
+        return run.id
 
     def start(self, prompt: str | list[AgentMessage], images: Sequence[ImageContent] = ()) -> None:
         """A new run at the leaf, by the agent at rest there (made by `ensure_agent`)."""

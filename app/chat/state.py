@@ -142,7 +142,7 @@ class ChatState:
         if self.current is None:
             return None
         leaf = self.current.leaf_id
-        return next((r for r in self.runs.values() if r.tip == leaf), None)
+        return next((r for r in self.runs.values() if r.tip == leaf and not r.writer.at_fork), None)
 
     def on_screen(self) -> Run | None:
         """The agent of the branch on screen: its run, else the one at rest at the leaf."""
@@ -156,7 +156,7 @@ class ChatState:
         """What a delta tells of the runs: each one going with its tip, and whether one goes here."""
         live = [(i, r) for i, r in self.runs.items() if r.live]
         leaf = self.current.leaf_id if self.current is not None else None
-        return tuple(RunTip(i, r.tip) for i, r in live), any(r.tip == leaf for _, r in live)
+        return tuple(RunTip(i, r.tip) for i, r in live), any(r.tip == leaf and not r.writer.at_fork for _, r in live)
 
     def offer_mcp_tools(self, mcp_tools: Sequence[AnyTool]) -> None:
         """An MCP server's tools came or went: every agent is offered the new set."""

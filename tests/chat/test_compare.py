@@ -14,7 +14,7 @@ import pytest
 
 from tests.fake_provider import FakeProvider, Send, Status, openai_chunks, sse_frame
 from treechat.chat import Chat, ChatError
-from treechat.chat.events import ReplyStreaming
+from treechat.chat.events import ReplyPending, ReplyStreaming
 from treechat.storage.model import MessageEntry, UserMessage, message_text
 
 from .test_chat import wait_until
@@ -80,6 +80,8 @@ async def test_three_models_overlap_and_leave_three_sibling_replies(catalog, fak
     # told for every run, none on screen (the leaf is before them)
     streamed = [e for e in rec.raw if isinstance(e, ReplyStreaming)]
     assert {e.run for e in streamed} == {c.run for c in comparison.runs} and not any(e.on_screen for e in streamed)
+    pending = [e for e in rec.raw if isinstance(e, ReplyPending)]  # (told as a turn starts, before the prompt is written)
+    assert len(pending) == 3 and not any(e.on_screen for e in pending)
     assert not chat.is_running and chat.runs == ()
     # the person picks one: the leaf moves to its branch
     await chat.move_to(replies[1].tip)
@@ -126,3 +128,21 @@ async def test_refused_before_anything_is_written(catalog, fake, tmp_path, refs,
         await chat.compare("go", refs)
     assert words in str(refused.value) and "\n" not in str(refused.value)
     assert await chat.session.get_children(a1) == [] and chat.leaf_id == a1 and fake.requests == []
+
+
+async def test_a_run_of_the_paths_own_model_is_not_on_screen_before_its_prompt(catalog, fake, tmp_path) -> None:
+    """The model the path has already writes no settings entry: its run's tip is the leaf until its
+    prompt is written, and a turn starting there is still not the branch on screen."""
+    Models(fake, together=1)
+    chat, rec = await make_chat(catalog, fake, tmp_path)
+    await chat.send("first")
+    await chat.wait_idle()
+    leaf = chat.leaf_id
+    models = Models(fake, together=3)
+    comparison = await chat.compare("go", ["openai/fake-model", "openai/m2"])
+    models.all_in.set()
+    await comparison.replies()
+    told = [e for e in rec.raw if isinstance(e, ReplyPending | ReplyStreaming) and e.run in
+            {c.run for c in comparison.runs}]
+    assert told and not any(e.on_screen for e in told)
+    assert chat.leaf_id == leaf and not chat.is_running_here

@@ -110,8 +110,7 @@ class CompareView(ModalScreen["Chosen | None"]):
             with Horizontal(id="columns"):
                 for run, model in self.columns:
                     yield _Column(run, model)
-            yield Static("←/→ or Tab: another reply · Enter: take this reply (the leaf moves to its branch) · "
-                         "Esc: close (the replies stay as branches)", classes="hint")
+            yield Static("←/→ Tab: switch · Enter: take this reply (the leaf goes there) · Esc: close", classes="hint")
 
     def on_mount(self) -> None:
         for column in self.query(_Column):

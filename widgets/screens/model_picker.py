@@ -70,6 +70,13 @@ def looks_like_ref(text: str) -> bool:
     return bool(sep and provider and model) and not any(c.isspace() for c in text.strip())
 
 
+class _Filter(Input):
+    """The filter box leaves Space to the picker's binding (it marks models)."""
+
+    def check_consume_key(self, key: str, character: str | None) -> bool:
+        return key != "space" and super().check_consume_key(key, character)
+
+
 class ModelPicker(Dialog[str]):
     DEFAULT_CSS = """
     ModelPicker OptionList { text-wrap: nowrap; text-overflow: ellipsis; }
@@ -91,7 +98,8 @@ class ModelPicker(Dialog[str]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static("Model", id="title")
-            yield Input(placeholder="type to filter, or a PROVIDER/MODEL-ID to use any model", id="filter")
+            yield (_Filter if self.compare is not None else Input)(
+                placeholder="type to filter, or a PROVIDER/MODEL-ID to use any model", id="filter")
             yield OptionList(id="models")
             yield Static("", id="error")
             yield Static(_HINT_MARKS if self.compare is not None else _HINT, id="hint", classes="hint")
@@ -99,6 +107,15 @@ class ModelPicker(Dialog[str]):
     def on_mount(self) -> None:
         self._fill("")
         self.query_one("#filter", Input).focus()
+        self._fit(self.size.height)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit(event.size.height)
+
+    def _fit(self, height: int) -> None:
+        """The list leaves room for the hint line below it (a terminal of 24 rows cut it off)."""
+        if height:
+            self.query_one("#models", OptionList).styles.max_height = max(3, min(24, int(height * 0.85) - 11))
 
     # ------------------------------------------------------------ the list
 
@@ -108,6 +125,7 @@ class ModelPicker(Dialog[str]):
         options = self.query_one("#models", OptionList)
         options.clear_options()
         self._refs = []
+        self._rows: dict[int, tuple[ModelChoice, int]] = {}  # a model's row: what it shows, the column width
         listed = {m.ref for g in self.groups for m in g.models}
         self._typed_row = looks_like_ref(typed) and typed not in listed
         if self._typed_row:
@@ -124,18 +142,30 @@ class ModelPicker(Dialog[str]):
                                     (f" · {sanitize_line(said, 90)}", "italic") if said else "")
             self._add(options, head, None)
             for model in rows:
-                mark = "✓ " if model.ref in self.marked else "● " if model.ref == self.current else "  "
-                ref = sanitize_line(model.shown, 80)
-                label = Content.assemble(f"  {mark}", (ref, "bold") if model.ref == self.current else ref,
-                                         " " * max(width - len(ref), 2), (sanitize_line(model.detail, 40), "dim"))
-                self._add(options, label, model.ref, disabled=bool(group.problem) or model.disabled)
+                self._rows[len(self._refs)] = (model, width)
+                self._add(options, self._label(model, width), model.ref, disabled=bool(group.problem) or model.disabled)
         options.highlighted = self._best(typed)
+
+    def _label(self, model: ModelChoice, width: int) -> Content:
+        mark = "✓ " if model.ref in self.marked else "● " if model.ref == self.current else "  "
+        ref = sanitize_line(model.shown, 80)
+        return Content.assemble(f"  {mark}", (ref, "bold") if model.ref == self.current else ref,
+                                " " * max(width - len(ref), 2), (sanitize_line(model.detail, 40), "dim"))
 
     def set_groups(self, groups: list[ModelGroup]) -> None:
         """New rows (a local server started since the dialog opened), the filter kept."""
         self.groups = list(groups)
         if self.is_mounted:
-            self._fill(self.query_one("#filter", Input).value)
+            self._refill()
+
+    def _refill(self) -> None:
+        """The rows again, the filter kept and the highlight on the same model."""
+        options = self.query_one("#models", OptionList)
+        index = options.highlighted
+        held = self._refs[index] if index is not None and index < len(self._refs) else None
+        self._fill(self.query_one("#filter", Input).value)
+        if held is not None and held in self._refs:
+            options.highlighted = self._refs.index(held)
 
     def _add(self, options: OptionList, prompt: Content, ref: str | None, *, disabled: bool = False) -> None:
         options.add_option(Option(prompt, id=str(len(self._refs)), disabled=disabled or ref is None))
@@ -203,8 +233,8 @@ class ModelPicker(Dialog[str]):
             self.marked.remove(ref)
         else:
             self.marked.append(ref)
-        self._fill(self.query_one("#filter", Input).value)
-        options.highlighted = index
+        if index in self._rows:  # (its row redrawn in place: the list stays as it is under fast keys)
+            options.replace_option_prompt_at_index(index, self._label(*self._rows[index]))
         count = len(self.marked)
         self.query_one("#hint", Static).update(
             f"{count} marked · Enter sends the message typed (or the next one) to each · Space unmarks · Esc closes"

@@ -89,9 +89,9 @@ class Compare:
             raise ChatError("Comparing needs two models or more (for one, choose it and send); nothing was sent.")
         going, most = len(self.s.runs), self.s.settings.max_runs
         if going + len(refs) > most:
-            already = f" ({going} going already)" if going else ""
-            raise ChatError(f"{len(refs)} models would make {going + len(refs)} runs{already}, more than max_runs = "
-                            f"{most} in config.toml allows; nothing was sent.")
+            already = f" and {going} {'goes' if going == 1 else 'go'} already:" if going else ","
+            raise ChatError(f"{len(refs)} models need {len(refs)} runs{already} more than max_runs = {most} in "
+                            "config.toml allows; nothing was sent.")
         self.runs.check_writable()
         found: list[ModelInfo] = []
         for ref in refs:

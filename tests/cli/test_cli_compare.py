@@ -125,7 +125,7 @@ async def test_the_same_model_twice_is_two_attempts(fake, tmp_path) -> None:
 async def test_more_models_than_max_runs_is_one_line_and_sends_nothing(fake, tmp_path) -> None:
     code, out, err, chat = await compare(fake, tmp_path, ["openai/m1", "openai/m2", "openai/m3"], max_runs=2)
     assert (code, out) == (2, "")
-    assert err == ("treechat: 3 models would make 3 runs, more than max_runs = 2 in config.toml allows; "
+    assert err == ("treechat: 3 models need 3 runs, more than max_runs = 2 in config.toml allows; "
                    "nothing was sent.\n")
     assert fake.requests == [] and chat.leaf_id is None
 

@@ -46,6 +46,10 @@ class Comparing:
         from treechat.chat import ChatError
 
         models, prompt = parse(args)
+        if not models:
+            self.shell.show_error("/compare MODEL MODEL … [-- PROMPT]: one prompt to each model at once (in the model "
+                                  "picker, Ctrl+L, Space marks models).")
+            return
         try:
             self.shell.chat.check_compare(models)
         except ChatError as err:

@@ -6,6 +6,7 @@ branch, Esc leaves it where it was; at 80 columns one reply shows at a time."""
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from typing import Any
 
 from tests.fake_provider import FakeProvider, openai_chunks, sse_frame
@@ -31,6 +32,10 @@ class Together:
             self.all_in.set()
         frames = [sse_frame(c) for c in openai_chunks([f"re {request.body['model']}", " done"])]
         return self.fake.sse_steps(frames, gate=self.all_in, gate_after=1)
+
+
+def shows(widget: Any, words: str) -> bool:
+    return words in str(widget.render())
 
 
 def view_of(app: Any) -> CompareView:
@@ -114,7 +119,7 @@ async def test_bad_input_is_one_line_and_gives_the_text_back(make_app, fake) -> 
                             ("/compare " + " ".join(f"openai/m{i}" for i in range(5)) + " -- hi", "max_runs = 4")):
             await type_text(pilot, typed)
             await pilot.press("enter")
-            await wait_for(pilot, lambda said=said: said in str(banner.render()), what=said)
+            await wait_for(pilot, partial(shows, banner, said), what=said)
             assert app.query_one("Composer").text == typed and fake.requests == []
             app.query_one("Composer").set_text("")
         await type_text(pilot, "/compare openai/m1 openai/m2")

@@ -93,6 +93,9 @@ class Compare:
             raise ChatError(f"{len(refs)} models need {len(refs)} runs{already} more than max_runs = {most} in "
                             "config.toml allows; nothing was sent.")
         self.runs.check_writable()
+        if self.s.run_here() is not None:  # its branch grows under the leaf: siblings of what?
+            raise ChatError("A run goes on this branch: compare from another place, or stop it first (Esc); nothing "
+                            "was sent.")
         found: list[ModelInfo] = []
         for ref in refs:
             if "/" not in ref:
@@ -108,10 +111,12 @@ class Compare:
         return found
 
     async def compare(self, text: str, refs: Sequence[str], *, attach: Sequence[str] = (),
-                      expand: bool = False) -> Comparison:
+                      expand: bool = False, wait_mcp: bool = False) -> Comparison:
         if not text.strip() and not attach:
             raise ChatError("Nothing to send.")
         self.models(refs)  # said before any question is asked
+        if wait_mcp:
+            await self.runs.wait_mcp()
         typed, template = text.strip(), None
         await self.extras.vet_project_files()
         if expand:

@@ -269,14 +269,16 @@ class Chat:
     # ------------------------------------------------------------ Compare (compare.py)
 
     async def compare(self, text: str, models: Sequence[str], *, attach: Sequence[str] = (),
-                      expand: bool = False) -> Comparison:
+                      expand: bool = False, wait_mcp: bool = False) -> Comparison:
         """One prompt to several models (issue 39): a run per model ("provider/id", in the order
         given; the same one twice is two attempts), started at once on sibling branches from the
         leaf, which stays where it is (`move_to` a reply's tip picks it). Returns the runs started,
         each with its reply to come (`Comparison.replies()` awaits them all). Raises ChatError
         before anything is written: fewer than two models, one unknown or without a key, more runs
-        than `max_runs` allows, nothing to send, a file that cannot be attached."""
-        return await self._compare.compare(text, models, attach=attach, expand=expand)
+        than `max_runs` allows, a run going on the branch on screen, nothing to send, a file that
+        cannot be attached. `wait_mcp`: MCP servers still starting are waited for first (print mode,
+        as `prompt` does)."""
+        return await self._compare.compare(text, models, attach=attach, expand=expand, wait_mcp=wait_mcp)
 
     def check_compare(self, models: Sequence[str]) -> None:
         """Would `compare` take these models (two or more, known, with keys, room under

@@ -279,17 +279,22 @@ class Runs:
         self.s.emit(StatusChanged())
 
     async def prompt(self, text: str, *, attach: Sequence[str] = ()) -> AssistantMessage | None:
+        await self.wait_mcp()
+        await self.send(text, attach=attach, expand=True)
+        await self.wait_idle()
+        agent = self.s.agent
+        messages = agent.state.messages if agent is not None else []
+        return next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
+
+    async def wait_mcp(self) -> None:
+        """MCP servers still starting are waited for (print mode), `mcp_startup_wait` at most; one
+        slower than that is said once and joins the run when it is ready."""
         late = await self.extras.mcp.wait_started(self.s.settings.mcp_startup_wait)
         if late:
             self.s.emit(Notice(f"MCP server{'s' if len(late) > 1 else ''} {', '.join(late)} still starting after "
                                f"{self.s.settings.mcp_startup_wait:g} s: this prompt goes without "
                                f"{'their' if len(late) > 1 else 'its'} tools for now (mcp_startup_wait in "
                                "config.toml waits longer).", "warning"))
-        await self.send(text, attach=attach, expand=True)
-        await self.wait_idle()
-        agent = self.s.agent
-        messages = agent.state.messages if agent is not None else []
-        return next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
 
     async def wait_idle(self) -> None:
         """Until no run goes, on any branch."""

@@ -30,7 +30,7 @@ async def run_compare(chat: Chat, prompt: str, models: Sequence[str], *, out: Te
     try:
         with stop_on_ctrl_c(chat.abort) as seen:
             try:
-                comparison = await chat.compare(prompt, models, attach=attach, expand=True)
+                comparison = await chat.compare(prompt, models, attach=attach, expand=True, wait_mcp=True)
             except ChatError as error:  # nothing was sent and nothing written
                 notes.line(str(error))
                 return 2

@@ -146,3 +146,16 @@ async def test_a_run_of_the_paths_own_model_is_not_on_screen_before_its_prompt(c
             {c.run for c in comparison.runs}]
     assert told and not any(e.on_screen for e in told)
     assert chat.leaf_id == leaf and not chat.is_running_here
+
+
+async def test_refused_on_a_running_branch(catalog, fake, tmp_path) -> None:
+    held = Models(fake, together=99)
+    chat, _ = await make_chat(catalog, fake, tmp_path)
+    await chat.send("first")
+    await fake.until_requests(1)
+    leaf = chat.leaf_id
+    with pytest.raises(ChatError, match="A run goes on this branch"):
+        await chat.compare("go", ["openai/m1", "openai/m2"])
+    assert len(fake.requests) == 1 and chat.leaf_id == leaf
+    held.all_in.set()
+    await chat.wait_idle()

@@ -118,7 +118,9 @@ class Comparing:
         view = self.view
         if view is None:
             return
-        if isinstance(event, ev.ReplyStreaming) and event.run in self.models:
+        if isinstance(event, ev.SessionOpened):  # another session: its runs were stopped, and are not its
+            view.dismiss(None)
+        elif isinstance(event, ev.ReplyStreaming) and event.run in self.models:
             view.set_reply(event.run, message_text(event.message))
             self._state(event.run, "streaming")
         elif isinstance(event, ev.ChatDelta):

@@ -109,7 +109,7 @@ async def test_a_reply_streams_only_on_its_branch_and_a_send_elsewhere_starts_an
                        what="a second run's reply")
         assert app.chat.is_running and [t.tip for t in app.chat.runs] == [running_tip]  # the first still runs
         assert "SECOND-REPLY" not in screen_text(app)
-        await app.choose(running_tip)  # its tip in the tree: back at its live end
+        await app.moves.choose(running_tip)  # its tip in the tree: back at its live end
         await wait_for(pilot, lambda: "SECOND-REPLY" in screen_text(app), what="the reply back on its branch")
         assert app.query_one(Composer).running
         gate.set()

@@ -103,13 +103,17 @@ async def test_a_reply_streams_only_on_its_branch_and_a_send_elsewhere_starts_an
                        what="the move")
         assert app.chat.preview_id is None and "first answer" in screen_text(app)
         assert not app.query_one(Composer).running  # Enter here sends: nothing runs on this branch
+        await type_text(pilot, "a draft")
+        await pilot.press("ctrl+c")  # nothing runs here: Ctrl+C clears the draft, the other run goes on
+        await wait_for(pilot, lambda: app.query_one(Composer).text == "", what="the draft cleared")
+        assert app.chat.is_running and [t.tip for t in app.chat.runs] == [running_tip]
         await type_text(pilot, "third prompt")
         await pilot.press("enter")
         await wait_for(pilot, lambda: "THIRD-REPLY" in screen_text(app) and len(fake.requests) == 3,
                        what="a second run's reply")
         assert app.chat.is_running and [t.tip for t in app.chat.runs] == [running_tip]  # the first still runs
         assert "SECOND-REPLY" not in screen_text(app)
-        await app.choose(running_tip)  # its tip in the tree: back at its live end
+        await app.moves.choose(running_tip)  # its tip in the tree: back at its live end
         await wait_for(pilot, lambda: "SECOND-REPLY" in screen_text(app), what="the reply back on its branch")
         assert app.query_one(Composer).running
         gate.set()

@@ -30,15 +30,16 @@ class Interrupt:
         a narrow terminal's tree drawer, close the drawer (it covers the conversation)."""
         shell = self.shell
         chat = shell.chat
-        if chat.preview_id is None and not chat.is_running and self.panel.narrow and shell.tree_view.has_focus:
+        if chat.preview_id is None and not chat.is_running_here and self.panel.narrow and shell.tree_view.has_focus:
             self.panel.hide()
             shell.composer.focus()
             return
         await shell.attempt(chat.stop())
 
     async def interrupt(self) -> None:
-        """Ctrl+C: stop what runs (a reply, a tool, a question it asks); else copy a selection, or
-        clear the draft (kept for ↑); else say how to quit, and quit on the next Ctrl+C."""
+        """Ctrl+C: stop what runs on the branch on screen (a reply, a tool, a question it asks; a run
+        on another branch is not this one's to stop); else copy a selection, or clear the draft (kept
+        for ↑); else say how to quit, and quit on the next Ctrl+C."""
         armed, self.armed = self.armed, False
         app, shell = self.app, self.shell
         if app.screen is not app.screen_stack[0]:
@@ -46,7 +47,7 @@ class Interrupt:
             if close is not None:
                 close()  # a dialog or picker: as Esc
             return
-        if self.started() and shell.chat.is_running:
+        if self.started() and shell.chat.is_running_here:
             await shell.attempt(shell.chat.stop_run())
             return
         composer = shell.composer

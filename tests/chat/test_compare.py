@@ -65,6 +65,7 @@ async def test_three_models_overlap_and_leave_three_sibling_replies(catalog, fak
     # every request was in before any reply went on: they overlapped in time
     assert len(fake.requests) == 3 and {r.body["model"] for r in fake.requests} == {"m1", "m2", "m3"}
     assert comparison.fork == a1 and chat.leaf_id == a1  # the leaf stayed where the person was
+    assert await (await catalog.open(chat.session.session_id)).get_leaf_id() == a1  # and so it is stored (JSONL too)
     branches = [await chat.session.get_branch(r.tip) for r in replies]
     for reply, branch in zip(replies, branches, strict=True):
         assert conversation(branch) == ["q1", "a1", "which?", f"re {reply.model.split('/')[1]} done"]

@@ -93,11 +93,11 @@ class Models:
             return str(err)
         composer = self.shell.composer
         text = composer.text.strip()
-        if text and not text.startswith("/"):
+        if text and not text.startswith("/compare"):  # (a prompt template is expanded for each, as when sent)
             composer.set_text("")
             self.comparing.start(refs, text)
         else:
-            self.comparing.ask_prompt(refs)
+            self.comparing.ask_prompt(refs)  # (a /compare typed there gives way to these models)
         return None
 
     @command("thinking", title="Thinking level", args="[off|minimal|low|medium|high|xhigh]",

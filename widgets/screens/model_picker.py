@@ -92,6 +92,7 @@ class ModelPicker(Dialog[str]):
         self.groups, self.current, self.choose, self.compare = list(groups), current, choose, compare
         self.marked: list[str] = []  # Space: the models one prompt goes to (in the order marked)
         self._refs: list[str | None] = []  # the ref of each row (None: a group header)
+        self._rows: dict[int, tuple[ModelChoice, int]] = {}  # a model's row: what it shows, the column width
         self._typed_row = False  # row 0 is "use <typed ref>"
         self._busy = False
 
@@ -125,7 +126,7 @@ class ModelPicker(Dialog[str]):
         options = self.query_one("#models", OptionList)
         options.clear_options()
         self._refs = []
-        self._rows: dict[int, tuple[ModelChoice, int]] = {}  # a model's row: what it shows, the column width
+        self._rows = {}
         listed = {m.ref for g in self.groups for m in g.models}
         self._typed_row = looks_like_ref(typed) and typed not in listed
         if self._typed_row:

@@ -120,6 +120,34 @@ async def test_a_reply_streams_only_on_its_branch_and_a_send_elsewhere_starts_an
         await wait_for(pilot, lambda: idle(app) and "tail" in screen_text(app), what="the first run's end")
 
 
+async def test_quitting_while_two_branches_run_says_both_stop(make_app, fake):
+    from treechat.widgets.screens import ConfirmDialog
+
+    gate = asyncio.Event()
+    fake.script_openai(["first answer"])
+    fake.script_openai(["one ", "never"], gate=gate, gate_after=1)
+    fake.script_openai(["two ", "never"], gate=gate, gate_after=1)
+    async with make_app() as (app, pilot):
+        await type_text(pilot, "first prompt")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: idle(app) and len(fake.requests) == 1, what="the first reply")
+        first_leaf = app.chat.leaf_id
+        for prompt in ("second prompt", "third prompt"):
+            await type_text(pilot, prompt)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: app.chat.is_running_here, what="a run here")
+            await app.moves.choose(first_leaf)
+            await wait_for(pilot, lambda: not app.chat.is_running_here, what="the move")
+        assert len(app.chat.runs) == 2
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        assert "Stop the 2 running replies and quit?" in screen_text(app)
+        await pilot.press("n")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmDialog), what="staying")
+        assert len(app.chat.runs) == 2
+        gate.set()
+
+
 async def test_a_request_shows_at_once_with_the_time_it_has_waited(make_app, fake):
     gate = asyncio.Event()
     fake.script_openai(["the answer"], gate=gate, gate_after=0)  # not a byte until the gate opens

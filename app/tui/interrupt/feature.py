@@ -78,9 +78,14 @@ class Interrupt:
     async def _ask_first(self) -> None:
         from treechat.widgets.screens import ConfirmDialog
 
-        if await self.shell.ask(ConfirmDialog("Stop the running reply and quit?",
-                                              "The partial reply is saved; queued messages come back as a draft.",
-                                              yes="Quit", no="Stay")):
+        runs = len(self.shell.chat.runs)
+        if runs > 1:  # several branches run at once (issue 39): say how many stop
+            question = f"Stop the {runs} running replies and quit?"
+            body = "The partial replies are saved, each on its branch; queued messages come back as a draft."
+        else:
+            question = "Stop the running reply and quit?"
+            body = "The partial reply is saved; queued messages come back as a draft."
+        if await self.shell.ask(ConfirmDialog(question, body, yes="Quit", no="Stay")):
             await self.quit_keeping_draft()
 
     async def quit_keeping_draft(self) -> None:

@@ -18,6 +18,9 @@ Data in (from the App):
     ``move_cursor_to(entry_id)``                   select and scroll into view (a search hit, a move)
     ``set_details(entry_id, text)``                more about a row for its tooltip (model, tokens),
                                                    the answer to ``DetailsRequested``
+    ``set_running(tips)``                          the tips of the runs going: each row (or its
+                                                   nearest shown ancestor) gets a spinner in the
+                                                   gutter; ``running_rows`` says which
     ``cursor_id``                                  the entry under the cursor (read)
 
 Messages out: ``NodeChosen(entry_id)`` (Enter, click), ``PreviewRequested(entry_id)`` (Space),
@@ -28,7 +31,7 @@ Keys are in ``widgets.keymap`` (context "tree"); they act only while the tree ha
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Sequence, Set
 from typing import TypeAlias
 
 from rich.style import Style
@@ -36,6 +39,7 @@ from textual import events
 from textual.geometry import Region, Size
 from textual.reactive import reactive
 from textual.strip import Strip
+from textual.timer import Timer
 
 from treechat.storage.base import TreeRow
 from treechat.storage.tree.index import TreeIndex, TreeSnapshot
@@ -43,7 +47,7 @@ from treechat.storage.tree.index import TreeIndex, TreeSnapshot
 from ..keymap import bindings_for
 from ..textual_internals import SizeToldScrollView
 from . import messages
-from .drawing import LineDrawing
+from .drawing import SPINNER, LineDrawing, RunMarks
 from .filter import FILTERS, QueryTyping, query_words
 from .layout import ActivePath, Lines, TreeLayout
 from .nav import fork_above, fork_below, next_match
@@ -58,7 +62,7 @@ class TreeView(SizeToldScrollView, can_focus=True):
         "tree-view--leaf", "tree-view--label", "tree-view--user", "tree-view--assistant",
         "tree-view--tool", "tree-view--summary", "tree-view--settings", "tree-view--other",
         "tree-view--fold", "tree-view--error", "tree-view--aborted", "tree-view--match",
-        "tree-view--context",
+        "tree-view--context", "tree-view--running",
     }
 
     # The cursor row: a neutral background unfocused (visible on dark and light themes), $accent
@@ -84,6 +88,7 @@ class TreeView(SizeToldScrollView, can_focus=True):
     TreeView > .tree-view--aborted { color: $text-warning; }
     TreeView > .tree-view--match { background: $warning 35%; text-style: bold; }
     TreeView > .tree-view--context { color: $text-disabled; }
+    TreeView > .tree-view--running { color: $text-accent; text-style: bold; }
     """
 
     filter_mode: reactive[str] = reactive("default", init=False)
@@ -113,6 +118,9 @@ class TreeView(SizeToldScrollView, can_focus=True):
         self.border_title = "tree"
         self._drawing = LineDrawing()
         self._frame: tuple[Style, int] | None = None  # (base style, width) while a frame draws the lines
+        self._runs = RunMarks()
+        self._spin = 0  # the spinner's frame
+        self._spin_timer: Timer | None = None  # ticks only while some run goes
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._drawing.strips.clear())
@@ -229,6 +237,42 @@ class TreeView(SizeToldScrollView, can_focus=True):
         """More about a row (model, tokens, …) for its tooltip; shown at once if it is hovered."""
         self._tips.set_details(entry_id, text)
 
+    SPIN_SECONDS = 0.2  # a spinner frame: alive, and a repaint of a few rows five times a second
+
+    def set_running(self, tips: Sequence[str]) -> None:
+        """The tips of the runs going (the entries they append under): each gets a spinner in
+        its row's gutter (on its nearest shown ancestor when the filter or a fold hides it) until
+        it is no longer handed in. A repaint of the marked rows, never a relayout."""
+        before = self._runs.lines(self.layout_data)
+        if not self._runs.set_tips(tips):
+            return
+        for at in {*before, *self._runs.lines(self.layout_data)}:
+            self.refresh_line(at)
+        if self._runs.tips and self._spin_timer is None:
+            self._spin_timer = self.set_interval(self.SPIN_SECONDS, self._spin_once)
+        elif not self._runs.tips and self._spin_timer is not None:
+            self._spin_timer.stop()
+            self._spin_timer = None
+
+    @property
+    def running_tips(self) -> tuple[str, ...]:
+        """The tips handed to ``set_running``."""
+        return self._runs.tips
+
+    @property
+    def running_rows(self) -> list[str]:
+        """The entries whose rows carry a running marker, top to bottom."""
+        data = self.layout_data
+        return [data.index.id_at(data.line_slot(at)) for at in sorted(self._runs.lines(data))]
+
+    def _spin_once(self) -> None:
+        self._spin = (self._spin + 1) % len(SPINNER)
+        top = round(self.scroll_y)
+        height = self.scrollable_content_region.height
+        for at in self._runs.lines(self.layout_data):
+            if top <= at < top + height:  # (a row off screen is drawn with the frame of its time)
+                self.refresh_line(at)
+
     # ------------------------------------------------------------ internal state
 
     def _top_id(self) -> str | None:
@@ -330,7 +374,8 @@ class TreeView(SizeToldScrollView, can_focus=True):
         base, width = self._frame or (self.rich_style, self.scrollable_content_region.width)
         return self._drawing.line(self.layout_data, round(self.scroll_y) + y, width, base, cursor=self.cursor,
                                   leaf_id=self.leaf_id, active=self._active, focused=self.has_focus,
-                                  style=self._component)
+                                  style=self._component, running=self._runs.slots(self.layout_data),
+                                  spinner=SPINNER[self._spin])
 
     def _component(self, name: str) -> Style:
         return self.get_component_rich_style(f"tree-view--{name}")

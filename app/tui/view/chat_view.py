@@ -166,6 +166,8 @@ class ChatView:
             self._welcome_tools(d.status)
         if d.queue is not None:
             self.sending.show_queue([("steer", t) for t in d.queue.steering] + [("follow_up", t) for t in d.queue.follow_up])
+        if d.runs is not None:  # each running branch marked on its tip's row
+            tree.set_running([r.tip for r in d.runs if r.tip is not None])
         if d.running is True:
             self.shell.composer.running = True
             gc_policy.streaming(True)  # no full collection while tokens arrive (storage.gc_policy)

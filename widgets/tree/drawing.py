@@ -4,7 +4,7 @@ A line is a fixed three-cell gutter, then the connector drawing, then the text:
 
     ┃⚑ ├─asst: [A-done] Approach A done, the tests pass an…
     ││└ glyph: a spinner frame (⠋⠙…) a run goes from here, ✗ error, ⊘ aborted, ≡ compaction,
-    ││         ↩ branch summary, ⚑ label
+    ││         ↩ branch summary, ⚑ label, ⇲ a sub-agent's result (o or Enter opens its session)
     │└ path: ● the leaf, ○ the leaf is hidden below this row, ┃ on the active path
 
 A running branch's marker is on its tip's row, or on the nearest row shown above it (a filter or
@@ -79,7 +79,17 @@ def row_glyph(row: TreeRow) -> tuple[str, str] | None:
         return "↩", "summary"
     if row.label:
         return "⚑", "label"
+    if is_subagent_row(row):
+        return "⇲", "fold"
     return None
+
+
+SUBAGENT_PREVIEW = "task: "  # how a `task` tool's result's row starts (storage: "<tool name>: <its text>")
+
+
+def is_subagent_row(row: TreeRow) -> bool:
+    """A sub-agent's result (the `task` tool's): its row opens the sub-agent's session."""
+    return row.type == "message" and row.role == "toolResult" and row.preview.startswith(SUBAGENT_PREVIEW)
 
 
 def gutter_prefix(gutter: Gutter | None, connector: int, max_levels: int) -> str:

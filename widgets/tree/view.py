@@ -24,6 +24,7 @@ Data in (from the App):
     ``cursor_id``                                  the entry under the cursor (read)
 
 Messages out: ``NodeChosen(entry_id)`` (Enter, click), ``PreviewRequested(entry_id)`` (Space),
+``SubagentRequested(entry_id)`` (o on a sub-agent's result, the ``⇲`` rows),
 ``LabelRequested(entry_id)`` (L), ``ForkRequested(entry_id)`` (f), ``BackRequested()`` (Backspace),
 ``DetailsRequested(entry_id)`` (the pointer rests on a row whose details were not given yet).
 Keys are in ``widgets.keymap`` (context "tree"); they act only while the tree has focus.
@@ -47,7 +48,7 @@ from treechat.storage.tree.index import TreeIndex, TreeSnapshot
 from ..keymap import bindings_for
 from ..textual_internals import SizeToldScrollView
 from . import messages
-from .drawing import SPINNER, LineDrawing, RunMarks
+from .drawing import SPINNER, LineDrawing, RunMarks, is_subagent_row
 from .filter import FILTERS, QueryTyping, query_words
 from .layout import ActivePath, Lines, TreeLayout
 from .nav import fork_above, fork_below, next_match
@@ -97,6 +98,7 @@ class TreeView(SizeToldScrollView, can_focus=True):
     EntryMessage: TypeAlias = messages.EntryMessage
     NodeChosen: TypeAlias = messages.NodeChosen
     PreviewRequested: TypeAlias = messages.PreviewRequested
+    SubagentRequested: TypeAlias = messages.SubagentRequested
     LabelRequested: TypeAlias = messages.LabelRequested
     ForkRequested: TypeAlias = messages.ForkRequested
     DetailsRequested: TypeAlias = messages.DetailsRequested
@@ -284,6 +286,7 @@ class TreeView(SizeToldScrollView, can_focus=True):
         at = data.index_of(data.shown_ancestor(keep_id if keep_id is not None else self._remembered))
         self.cursor = at if at is not None else min(self.cursor, max(len(data) - 1, 0))
         self._remembered = self.cursor_id or keep_id or self._remembered
+        self._footer_follows()
         self._sync_size()
         top = data.index_of(top_id)
         if top is not None:
@@ -327,6 +330,16 @@ class TreeView(SizeToldScrollView, can_focus=True):
         self.refresh_line(old)
         self.refresh_line(self.cursor)
         self._scroll_cursor_visible(center)
+        self._footer_follows()
+
+    _on_subagent = False
+
+    def _footer_follows(self) -> None:
+        """The footer shows `o Open sub-agent` while the cursor is on such a row (its bindings asked
+        again only when that changes: not on every key)."""
+        if self.on_subagent != self._on_subagent:
+            self._on_subagent = not self._on_subagent
+            self.refresh_bindings()
 
     def _scroll_cursor_visible(self, center: bool = False) -> None:
         """Bring the cursor into view: scrolled by the least, or centred when ``center`` and the
@@ -410,6 +423,15 @@ class TreeView(SizeToldScrollView, can_focus=True):
     def action_preview(self) -> None:
         self._post_for_cursor(self.PreviewRequested)
 
+    def action_open_subagent(self) -> None:
+        self._post_for_cursor(self.SubagentRequested)
+
+    @property
+    def on_subagent(self) -> bool:
+        """The cursor is on a sub-agent's result (o opens its session; the footer says so)."""
+        row = self.layout_data.rows.get(self.cursor_id) if self.cursor_id is not None else None
+        return row is not None and is_subagent_row(row)
+
     def action_label(self) -> None:
         self._post_for_cursor(self.LabelRequested)
 
@@ -455,6 +477,8 @@ class TreeView(SizeToldScrollView, can_focus=True):
         # n/N and Esc belong to the filter; without one, Esc goes on to the App (stop, preview)
         if action in ("next_match", "clear_filter"):
             return bool(self.layout_data.query.strip())
+        if action == "open_subagent":
+            return self.on_subagent
         return True
 
     def action_fold(self) -> None:

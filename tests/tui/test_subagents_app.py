@@ -5,6 +5,7 @@ Enter (or o) on it opens the child's session, whose header says whose it is; Bac
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from treechat.storage.model import MessageEntry, ToolResultMessage
@@ -93,3 +94,26 @@ async def test_enter_on_the_result_in_the_transcript_opens_it_and_back_returns(m
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.chat.session_id == parent, what="back in the caller's session")
         await wait_for(pilot, lambda: "half typed" in app.query_one("Composer").text, what="the draft back")
+
+
+async def test_opening_a_sub_agent_while_another_branch_runs_says_what_to_stop_and_keeps_the_draft(make_app, fake):
+    async with make_app(tools=["bash", "task"]) as (app, pilot):
+        result = await task_done(app, pilot, fake)
+        parent = app.chat.session_id
+        gate = asyncio.Event()
+        fake.script_openai(["still ", "going"], gate=gate, gate_after=1)
+        await type_text(pilot, "another branch")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(app.chat.runs) == 1, what="a run")
+        await app.chat.move_to(result)  # the person moves away: the run goes on on its branch
+        await type_text(pilot, "my draft")
+        await app.moves.open_child(result)
+        await pilot.pause()
+        assert app.chat.session_id == parent and app.query_one("Composer").text == "my draft"
+        assert "1 reply is running on a branch of this session (the tree marks them)" in screen_text(app)
+        gate.set()
+        await wait_for(pilot, lambda: not app.chat.is_running, what="the run's end")
+        await app.moves.open_child(result)  # now it opens, and the line that said why not goes
+        await wait_for(pilot, lambda: app.chat.session_id != parent, what="the child's session")
+        await pilot.pause()
+        assert "is running on a branch" not in screen_text(app)

@@ -96,7 +96,13 @@ class TreeMoves:
         if not await self.shell.attempt(went()):
             if not composer.text:
                 composer.load_text(text)
-        elif self.panel.close_drawer():  # the drawer closes: the transcript shows where we went
+        else:
+            from treechat.widgets.chrome.banner import Banner
+
+            banner = self.shell.ui(Banner, "#banner")
+            if banner.severity == "error":
+                banner.hide()  # (why an earlier try did not go is no news now)
+        if self.panel.close_drawer():  # the transcript shows where we went (or the banner why not)
             composer.focus()
 
     def draft_returns(self, leaf_id: str | None) -> None:

@@ -58,10 +58,13 @@ async def test_each_running_branch_is_marked_and_esc_stops_the_one_on_screen(mak
         assert marked(tree_line(app, "left branch")) and marked(tree_line(app, "right branch"))
         assert not marked(tree_line(app, "first prompt"))
         assert app.query_one(StatusBar).runs == 2 and "2 runs" in screen_text(app)
+        tree._tips.hover(right)  # the pointer rests on a running row: its tooltip says so
+        assert "running" in str(tree.tooltip)
         tree.focus()
         await pilot.press("escape")  # on the right branch (the leaf): its run stops, the left goes on
         await wait_for(pilot, lambda: len(app.chat.runs) == 1, what="the right run to stop")
         await wait_for(pilot, lambda: tree.running_rows == [left], what="the right marker to go")
+        assert "running" not in str(tree.tooltip)  # (the hovered row's tooltip follows)
         await pilot.pause()
         assert marked(tree_line(app, "left branch")) and not marked(tree_line(app, "right branch"))
         assert "1 run" in screen_text(app) and "2 runs" not in screen_text(app)

@@ -61,6 +61,9 @@ async def test_a_childs_question_names_it_and_its_result_opens_its_session_from_
         assert tree.on_subagent and "Open sub-agent" in screen_text(app)  # the footer names the key
         row = next(line for line in screen_text(app).splitlines() if "tool: task: CHILD-ANSWER" in line)
         assert "⇲" in row
+        tree._tips.hover(result)  # the pointer rests on it: what it is, and the task's description
+        await wait_for(pilot, lambda: "task: fix tests" in str(tree.tooltip or ""), what="the details")
+        assert "sub-agent's result (Enter or o opens its session)" in str(tree.tooltip)
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.chat.session_id != parent, what="the child's session")
         await wait_for(pilot, lambda: "CHILD-ANSWER" in screen_text(app) and "Run echo child." in screen_text(app),

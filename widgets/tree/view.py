@@ -116,7 +116,7 @@ class TreeView(SizeToldScrollView, can_focus=True):
         self._query_typing = QueryTyping(lambda: self.layout_data.query, self.set_query, self.call_later,
                                          self._update_subtitle)
         self._remembered: str | None = None  # the cursor's last entry (a filter showing nothing keeps it)
-        self._tips = RowTooltips(self, lambda: self.layout_data.rows, self._ask_details)
+        self._tips = RowTooltips(self, lambda: self.layout_data.rows, self._ask_details, self.running_rows_set)
         self.border_title = "tree"
         self._drawing = LineDrawing()
         self._frame: tuple[Style, int] | None = None  # (base style, width) while a frame draws the lines
@@ -250,6 +250,8 @@ class TreeView(SizeToldScrollView, can_focus=True):
             return
         for at in {*before, *self._runs.lines(self.layout_data)}:
             self.refresh_line(at)
+        if self._tips.hovered is not None:
+            self._tips.show()  # (it may say "running")
         if self._runs.tips and self._spin_timer is None:
             self._spin_timer = self.set_interval(self.SPIN_SECONDS, self._spin_once)
         elif not self._runs.tips and self._spin_timer is not None:
@@ -260,6 +262,10 @@ class TreeView(SizeToldScrollView, can_focus=True):
     def running_tips(self) -> tuple[str, ...]:
         """The tips handed to ``set_running``."""
         return self._runs.tips
+
+    def running_rows_set(self) -> set[str]:
+        data = self.layout_data
+        return {data.index.id_at(s) for s in self._runs.slots(data)}
 
     @property
     def running_rows(self) -> list[str]:

@@ -55,15 +55,13 @@ class TreeMoves:
         await self.shell.attempt(self.shell.chat.preview(entry_id))
 
     async def details(self, entry_id: str) -> None:
-        """The pointer rests on a row: its model and tokens, for the tooltip (and that a run goes
-        from it, or that it opens a sub-agent's session)."""
+        """The pointer rests on a row: its model and tokens, for the tooltip (a sub-agent's result:
+        the task's description)."""
         chat = self.shell.chat
         text = await chat.entry_details(entry_id)
         link = await chat.child_session(entry_id)
-        notes = [f"sub-agent '{link.description}': Enter or o opens its session"] if link is not None else []
-        if entry_id in self.shell.tree_view.running_tips:
-            notes.append("running: a reply is being written under it (Esc on its branch stops it)")
-        text = "\n".join([*notes, text] if text else notes)
+        if link is not None:
+            text = "\n".join(t for t in (f"task: {link.description}", text) if t)
         if text:
             self.shell.tree_view.set_details(entry_id, text)
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import asyncio
 
+from textual.notifications import Notify
+
 from treechat.widgets.chrome.status_bar import StatusBar
+from treechat.widgets.composer.view import Composer
 from treechat.widgets.tree.drawing import SPINNER
 from treechat.widgets.tree.view import TreeView
 
@@ -50,7 +53,9 @@ async def two_runs(app, pilot, fake, gates: tuple[asyncio.Event, asyncio.Event])
 
 async def test_each_running_branch_is_marked_and_esc_stops_the_one_on_screen(make_app, fake):
     gates = (asyncio.Event(), asyncio.Event())
-    async with make_app() as (app, pilot):
+    notes: list[str] = []
+    async with make_app(message_hook=lambda m: notes.append(m.notification.message) if isinstance(m, Notify) else None
+                        ) as (app, pilot):
         tree = app.query_one(TreeView)
         _, left, right = await two_runs(app, pilot, fake, gates)
         await wait_for(pilot, lambda: set(tree.running_rows) == {left, right}, what="both markers")
@@ -68,6 +73,13 @@ async def test_each_running_branch_is_marked_and_esc_stops_the_one_on_screen(mak
         await pilot.pause()
         assert marked(tree_line(app, "left branch")) and not marked(tree_line(app, "right branch"))
         assert "1 run" in screen_text(app) and "2 runs" not in screen_text(app)
+        await pilot.press("escape")  # nothing runs here now: Esc says where the run is, and stops nothing
+        await wait_for(pilot, lambda: "No reply runs on this branch; 1 run on another branch" in " ".join(notes),
+                       what="where the run is")
+        await type_text(pilot, "a draft")
+        await pilot.press("ctrl+c")  # not swallowed by the run elsewhere: the draft is cleared (↑ has it)
+        await wait_for(pilot, lambda: app.query_one(Composer).text == "", what="the draft cleared")
+        assert len(app.chat.runs) == 1 and tree.running_rows == [left]
         gates[0].set()
         await wait_for(pilot, lambda: not app.chat.is_running and tree.running_rows == [], what="the left run's end")
         await pilot.pause()

@@ -108,3 +108,25 @@ async def test_a_hidden_tip_marks_the_nearest_shown_row_and_new_rows_keep_the_ma
         assert app.chat.is_running
         gates[1].set()
         await wait_for(pilot, lambda: not app.chat.is_running and tree.running_rows == [], what="the right run's end")
+
+
+async def test_the_marker_follows_the_runs_tip_as_it_appends_and_the_filter_hides_it(make_app, fake):
+    gate = asyncio.Event()
+    fake.script_openai(tool_calls=[{"id": "l1", "name": "ls", "arguments": "{}"}])
+    fake.script_openai(["LISTED"], gate=gate, gate_after=0)  # the request after the tool's result waits
+    async with make_app(tools=["ls"]) as (app, pilot):
+        tree = app.query_one(TreeView)
+        await type_text(pilot, "list the folder")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(fake.requests) == 2 and len(app.chat.runs) == 1, what="the second request")
+        tip = app.chat.runs[0].tip
+        row = tree.layout_data.rows[tip]
+        assert row.role == "toolResult"  # the run's tip moved on as it appended: the call, then its result
+        await wait_for(pilot, lambda: tree.running_rows == [tip], what="the marker on the tool's result")
+        tree.set_filter("user-only")  # the result is hidden: the prompt above it carries the marker
+        prompt = tree.running_rows[0]
+        assert prompt != tip and tree.layout_data.rows[prompt].role == "user"
+        tree.set_filter("default")
+        assert tree.running_rows == [tip]
+        gate.set()
+        await wait_for(pilot, lambda: idle(app) and tree.running_rows == [], what="the run's end")

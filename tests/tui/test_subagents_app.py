@@ -88,6 +88,8 @@ async def test_enter_on_the_result_in_the_transcript_opens_it_and_back_returns(m
                 break
             await pilot.press("up")
         assert transcript.selected == result
+        await pilot.pause()
+        assert "Open sub-agent" in screen_text(app).splitlines()[-1]  # the footer names its key
         await type_text(pilot, "half typed")
         transcript.focus()
         await pilot.press("enter")

@@ -126,6 +126,7 @@ class ChatState:
         self.path_state = PathState()  # tokens, cost, model… of the path, kept as entries arrive
         self.state_leaf: str | None = None  # the leaf `path_state` is for (None: to be read again)
         self.name: str | None = None  # the session's name
+        self.sub_agent_of: str | None = None  # a sub-agent's session: the session whose `task` call made it
         self.first_prompt: str | None = None  # its first prompt (the title of an unnamed one), once looked up
         self.files: FileHistory | None = None  # the session's checkpoints, once something needed them
 

@@ -488,6 +488,12 @@ class TreechatApp(App[int]):
     async def _node_chosen(self, message: from_tree.NodeChosen | from_transcript.EditRequested) -> None:
         await self.moves.choose(message.entry_id)
 
+    @on(from_tree.SubagentRequested)
+    @on(from_transcript.SubagentRequested)
+    async def _subagent_requested(self, message: from_tree.SubagentRequested
+                                  | from_transcript.SubagentRequested) -> None:
+        await self.moves.open_child(message.entry_id)
+
     @on(from_tree.PreviewRequested)
     async def _preview_requested(self, message: from_tree.PreviewRequested) -> None:
         await self.moves.preview(message.entry_id)

@@ -26,13 +26,19 @@ class Interrupt:
         self.armed = False  # the last key was a Ctrl+C that said how to quit: another one quits
 
     async def stop(self) -> None:
-        """Esc: end a preview, or stop the run (what was queued goes out next); with neither, in
-        a narrow terminal's tree drawer, close the drawer (it covers the conversation)."""
+        """Esc: end a preview, or stop the run of the branch on screen (what was queued goes out
+        next); with neither, in a narrow terminal's tree drawer, close the drawer (it covers the
+        conversation), else say where the runs going are (Esc here stops none of them)."""
         shell = self.shell
         chat = shell.chat
-        if chat.preview_id is None and not chat.is_running_here and self.panel.narrow and shell.tree_view.has_focus:
-            self.panel.hide()
-            shell.composer.focus()
+        if chat.preview_id is None and not chat.is_running_here:
+            if self.panel.narrow and shell.tree_view.has_focus:
+                self.panel.hide()
+                shell.composer.focus()
+            elif going := len(chat.runs):
+                shell.notify(f"No reply runs on this branch; {going} {'run' if going == 1 else 'runs'} on "
+                             f"{'another branch' if going == 1 else 'other branches'} (the tree marks "
+                             f"{'it' if going == 1 else 'them'}): Esc at a branch's end stops its run.", timeout=5)
             return
         await shell.attempt(chat.stop())
 
@@ -47,7 +53,7 @@ class Interrupt:
             if close is not None:
                 close()  # a dialog or picker: as Esc
             return
-        if self.started() and shell.chat.is_running_here:
+        if self.started() and shell.chat.is_running_here:  # (runs on other branches go on)
             await shell.attempt(shell.chat.stop_run())
             return
         composer = shell.composer

@@ -34,7 +34,7 @@ def test_generated_sections_are_current():
 def test_every_slash_command_is_documented_with_its_help():
     text = KEYS_PAGE.read_text(encoding="utf-8")
     rows = TreechatApp.command_table()
-    assert len(rows) == 22 and len({r.name for r in rows}) == len(rows)
+    assert len(rows) == 23 and len({r.name for r in rows}) == len(rows)
     for row in rows:
         assert f"`/{row.name}" in text and row.help.replace("|", "\\|") in text, row.name
 

@@ -25,7 +25,7 @@ class Key:
     key: str  # Textual key name(s), comma separated for alternatives ("enter", "ctrl+j")
     action: str  # Textual action string, resolved on the context's owner
     description: str  # what a person reads in the footer and the help
-    context: str  # "global" | "composer" | "tree" | "transcript" | "queue" | "sessions" | "search"
+    context: str  # "global" | "composer" | "tree" | "transcript" | "queue" | "sessions" | "search" | "compare"
     show: bool = True  # shown in the footer (help lists everything)
     priority: bool = False  # must beat TextArea's own readline keys (ctrl+b, ctrl+f, ...)
 
@@ -38,6 +38,7 @@ CONTEXTS: dict[str, str] = {
     "queue": "Queue tray",
     "sessions": "Sessions screen",
     "search": "Search screen",
+    "compare": "Compare view",
 }
 
 KEYMAP: tuple[Key, ...] = (
@@ -77,6 +78,7 @@ KEYMAP: tuple[Key, ...] = (
     Key("end", "last", "Last", "tree", show=False),
     Key("enter", "choose", "Move leaf here", "tree"),
     Key("space", "preview", "Preview", "tree"),
+    Key("o", "open_subagent", "Open sub-agent", "tree"),
     Key("left_square_bracket", "sibling(-1)", "Prev sibling", "tree", show=False),
     Key("right_square_bracket", "sibling(1)", "Next sibling", "tree", show=False),
     Key("left_curly_bracket", "fork_point(-1)", "Prev fork (where this branch split off)", "tree", show=False),
@@ -111,6 +113,7 @@ KEYMAP: tuple[Key, ...] = (
     Key("r", "retry", "Retry", "transcript"),
     Key("f", "fork", "Fork from here", "transcript"),
     Key("L", "label", "Label", "transcript"),
+    Key("o", "open_subagent", "Open sub-agent", "transcript"),
     Key("enter", "open", "Open/close card, original, diff or skill", "transcript", show=False),
     Key("left_square_bracket", "sibling(-1)", "Prev sibling", "transcript", show=False),
     Key("right_square_bracket", "sibling(1)", "Next sibling", "transcript", show=False),
@@ -130,6 +133,11 @@ KEYMAP: tuple[Key, ...] = (
     # ---- search screen
     Key("enter", "choose", "Open hit", "search"),
     Key("escape", "close", "Close", "search"),
+    # ---- compare view (one prompt, several models)
+    Key("right,tab", "next", "Next reply", "compare", priority=True),
+    Key("left,shift+tab", "previous", "Previous reply", "compare", priority=True),
+    Key("enter", "choose", "Take this reply", "compare"),
+    Key("escape", "close", "Close", "compare"),
 )
 
 _NAMES = {

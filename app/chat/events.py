@@ -59,6 +59,7 @@ class Header:
     at_start: bool = False  # the leaf is before every prompt of a session that has some (a rewind to the root)
     running_here: bool = False  # a run goes on the branch on screen (Enter steers it; elsewhere Enter starts one)
     runs: int = 0  # how many runs go, on every branch
+    sub_agent_of: str | None = None  # a sub-agent's session: the id of the session whose `task` call made it
 
     @property
     def position(self) -> str:

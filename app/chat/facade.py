@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from treechat.chat.commands import Commands
+from treechat.chat.compare import Compare
 from treechat.chat.errors import ChatError
 from treechat.chat.extras import Extras
 from treechat.chat.live import Live
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
 
     from treechat.agent.tools import ApproveChange, CommandHost, FileHost, ReadConfirm
     from treechat.chat.bus import ChatBus, Listener
+    from treechat.chat.compare import Comparison
     from treechat.chat.drafts import Drafts
     from treechat.chat.events import Header, QueueChanged, Readiness, RunTip, Status
     from treechat.chat.extras import ProjectTrust
@@ -110,6 +112,7 @@ class Chat:
         subagents = Subagents(s)
         runs = self._runs = Runs(s, model_choice=model_choice, extras=extras, observer=observer, shown=shown,
                                  workspace=workspace, subagents=subagents)
+        self._compare = Compare(s, model_choice=model_choice, extras=extras, shown=shown, runs=runs)
         session_switch = self._session_switch = SessionSwitch(
             s, model_choice=model_choice, extras=extras, observer=observer, runs=runs, shown=shown, trees=trees,
             workspace=workspace)
@@ -262,6 +265,25 @@ class Chat:
         once, for `mcp_startup_wait` seconds at most, so their tools are in the first request; one
         slower than that joins the run when it is ready (said once)."""
         return await self._runs.prompt(text, attach=attach)
+
+    # ------------------------------------------------------------ Compare (compare.py)
+
+    async def compare(self, text: str, models: Sequence[str], *, attach: Sequence[str] = (),
+                      expand: bool = False, wait_mcp: bool = False) -> Comparison:
+        """One prompt to several models (issue 39): a run per model ("provider/id", in the order
+        given; the same one twice is two attempts), started at once on sibling branches from the
+        leaf, which stays where it is (`move_to` a reply's tip picks it). Returns the runs started,
+        each with its reply to come (`Comparison.replies()` awaits them all). Raises ChatError
+        before anything is written: fewer than two models, one unknown or without a key, more runs
+        than `max_runs` allows, a run going on the branch on screen, nothing to send, a file that
+        cannot be attached. `wait_mcp`: MCP servers still starting are waited for first (print mode,
+        as `prompt` does)."""
+        return await self._compare.compare(text, models, attach=attach, expand=expand, wait_mcp=wait_mcp)
+
+    def check_compare(self, models: Sequence[str]) -> None:
+        """Would `compare` take these models (two or more, known, with keys, room under
+        `max_runs`)? ChatError with one line if not; nothing is sent or written."""
+        self._compare.models(models)
 
     async def wait_idle(self) -> None:
         """Until no run is under way, on any branch; what they changed has been told (the pending

@@ -144,7 +144,7 @@ class Observer:
     def on_screen(self, run: Run) -> bool:
         """The run's branch is the one shown: its tip ends the path on screen (the leaf's, or a preview's)."""
         current = self.s.current
-        return current is not None and run.tip == (self.s.preview_id or current.leaf_id)
+        return current is not None and run.tip == (self.s.preview_id or current.leaf_id) and not run.writer.at_fork
 
     async def on_agent_event(self, event: SessionEvent, run: Run) -> None:  # noqa: C901  one flat case per event kind (exhaustive)
         on_screen, rid = self.on_screen(run), run.id

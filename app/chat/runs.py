@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from treechat.chat.state import ChatState
     from treechat.chat.subagents import Subagents
     from treechat.chat.workspace import Workspace
+    from treechat.llm.types import ModelInfo
+    from treechat.session.session import BranchWriter
     from treechat.workspace.worktrees import Worktree
 
 FILE_TOOLS = frozenset({"edit", "write", "bash"})  # a run with one of these can change files
@@ -80,18 +82,31 @@ class Runs:
             return (await self._make_agent()).agent
 
     async def _make_agent(self, worktree: Worktree | None = None) -> Run:
-        read_only = self.s.read_only
-        if read_only:
-            raise ChatError(f"Sessions are read-only here ({read_only}): browsing and search work; sending needs a "
-                            "writable home (--home DIR or TREECHAT_HOME).")
+        self.check_writable()
         if not (self.s.model_ref or self.model_choice.path_model_ref() or self.model_choice.detected):
             self.model_choice.add_local_servers(await self.model_choice.local.found())  # `-p`, or a server started since
         model = self.model_choice.local.known(self.model_choice.resolve_model())  # never waits for the server (issue 27)
         problem = self.s.registry.key_problem(model)
         if problem:
             raise ChatError(problem)
+        run = await self.new_run(self.s.session.branch(), model, worktree)  # at the leaf until a run pins it to its branch
+        self.s.resting = run
+        for watcher in list(self._watchers):
+            watcher(run.agent)
+        self.s.emit(StatusChanged())
+        return run
+
+    def check_writable(self) -> None:
+        read_only = self.s.read_only
+        if read_only:
+            raise ChatError(f"Sessions are read-only here ({read_only}): browsing and search work; sending needs a "
+                            "writable home (--home DIR or TREECHAT_HOME).")
+
+    async def new_run(self, writer: BranchWriter, model: ModelInfo, worktree: Worktree | None = None) -> Run:
+        """An agent on `writer` with `model` (its key checked by the caller), not started: the
+        settings entries its path lacks are written under the writer's tip; its tools work in
+        `worktree` when given (None: in the person's folder)."""
         self.model_choice.local.probe(model)
-        writer = self.s.session.branch()  # at the leaf until a run pins it to its branch
         cwd = self.s.cwd if worktree is None else worktree.cwd
         try:
             # without a way to ask (print mode without --yes) the bash tool refuses, saying why
@@ -124,10 +139,6 @@ class Runs:
         observe = self.observer.on_agent_event
         run.unsubscribe = agent.subscribe(lambda event: observe(event, run))
         agent.compactor.on_window = lambda window: self.model_choice.window_learned(window, agent)
-        self.s.resting = run
-        for watcher in list(self._watchers):
-            watcher(agent)
-        self.s.emit(StatusChanged())
         return run
 
     def check_room(self) -> None:
@@ -140,6 +151,32 @@ class Runs:
 
     def can_change_files(self, run: Run) -> bool:
         return any(t.name in FILE_TOOLS for t in self.s.allowed_tools(run.builtins, ()))
+
+    async def worktrees_for(self, count: int) -> list[Worktree | None]:
+        """A comparison's runs (one prompt, several models; chat/compare.py): in a git repository
+        each that can change files works in a worktree of its own, so the checkout stays as it is
+        until the person picks one; elsewhere (or read-only) each works in the person's folder.
+        ChatError (nothing sent, none left) when one cannot be made."""
+        choice = self.s.tool_choice
+        if not any(n not in choice.off and (n in choice.default or n in choice.on) for n in FILE_TOOLS):
+            return [None] * count
+        from treechat.workspace.worktrees import root_of
+
+        if await asyncio.to_thread(root_of, self.s.cwd) is None:
+            return [None] * count
+        made: list[Worktree | None] = []
+        try:
+            for n in range(count):
+                made.append(await self.workspace.make_worktree(f"r{self._started + 1 + n}"))
+        except BaseException:
+            await self.drop_worktrees(made)
+            raise
+        return made
+
+    async def drop_worktrees(self, trees: Sequence[Worktree | None]) -> None:
+        for tree in trees:
+            if tree is not None:
+                await self.workspace.drop_worktree(tree)
 
     def _checkout_taken(self) -> bool:
         """A run that can change files goes in the person's checkout."""
@@ -182,7 +219,7 @@ class Runs:
         if expand:
             template = self.extras.template_of(text)
             text = await self.extras.expand(text)
-        prepared = await self._attached(text.strip(), attach)
+        prepared = await self.attached(text.strip(), attach)
         agent = await self.ensure_agent()
         self.extras.say_starting()
         given = [*prepared.images, *images]
@@ -220,7 +257,7 @@ class Runs:
             pass  # send says so
         return bool(self.s.outside.pending)
 
-    async def _attached(self, text: str, attach: Sequence[str]) -> PreparedPrompt:
+    async def attached(self, text: str, attach: Sequence[str]) -> PreparedPrompt:
         """The prompt with its `@` and `-a` files; one outside the working folder is asked about first."""
         for _ in range(2):
             try:
@@ -230,6 +267,12 @@ class Runs:
             except Undecided:
                 await self.extras.ask_outside()
         raise ChatError("A file to attach moved outside the working folder while you were asked; nothing was sent.")
+
+    def launch(self, run: Run, prompt: str | list[AgentMessage], images: Sequence[ImageContent] = ()) -> str:
+        """Start `run` (made by `new_run`, not the one at rest) on its writer's branch; its id."""
+        self._go(run, self._prompting(run, prompt, images), new=True)
+        assert run.id is not None
+        return run.id
 
     def start(self, prompt: str | list[AgentMessage], images: Sequence[ImageContent] = ()) -> None:
         """A new run at the leaf, by the agent at rest there (made by `ensure_agent`)."""
@@ -312,17 +355,22 @@ class Runs:
         self.s.emit(StatusChanged())
 
     async def prompt(self, text: str, *, attach: Sequence[str] = ()) -> AssistantMessage | None:
+        await self.wait_mcp()
+        await self.send(text, attach=attach, expand=True)
+        await self.wait_idle()
+        agent = self.s.agent
+        messages = agent.state.messages if agent is not None else []
+        return next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
+
+    async def wait_mcp(self) -> None:
+        """MCP servers still starting are waited for (print mode), `mcp_startup_wait` at most; one
+        slower than that is said once and joins the run when it is ready."""
         late = await self.extras.mcp.wait_started(self.s.settings.mcp_startup_wait)
         if late:
             self.s.emit(Notice(f"MCP server{'s' if len(late) > 1 else ''} {', '.join(late)} still starting after "
                                f"{self.s.settings.mcp_startup_wait:g} s: this prompt goes without "
                                f"{'their' if len(late) > 1 else 'its'} tools for now (mcp_startup_wait in "
                                "config.toml waits longer).", "warning"))
-        await self.send(text, attach=attach, expand=True)
-        await self.wait_idle()
-        agent = self.s.agent
-        messages = agent.state.messages if agent is not None else []
-        return next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
 
     async def wait_idle(self) -> None:
         """Until no run goes, on any branch."""

@@ -55,6 +55,10 @@ class SessionSwitch:
         self.s.preview_id, self.s.leaf_history, self.s.abandoned_leaf = None, [], None
         loading = await self.trees.open(storage, session.leaf_id)
         self.s.name, self.s.first_prompt = await storage.get_session_name(), None
+        from treechat.chat.subagents import parent_link  # (it imports the agent's tools)
+
+        link = await parent_link(storage)
+        self.s.sub_agent_of = link.session_id if link is not None else None
         await self.observer.load_state()
         if not self.s.system_given:
             stored = await stored_instructions(storage, self.s.tree.path_ids(session.leaf_id))

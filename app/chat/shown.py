@@ -75,7 +75,8 @@ class Shown:
         title, at_start = self._title()
         return Header(title=title, depth=depth, branches=branches,
                       viewing=viewing_text(self.s.tree, self.s.preview_id), at_start=at_start,
-                      running_here=self.s.runs_told()[1], runs=len(self.s.runs_told()[0]))
+                      running_here=self.s.runs_told()[1], runs=len(self.s.runs_told()[0]),
+                      sub_agent_of=self.s.sub_agent_of)
 
     def title(self) -> str:
         return self._title()[0]

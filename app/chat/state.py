@@ -131,6 +131,7 @@ class ChatState:
         self.path_state = PathState()  # tokens, cost, model… of the path, kept as entries arrive
         self.state_leaf: str | None = None  # the leaf `path_state` is for (None: to be read again)
         self.name: str | None = None  # the session's name
+        self.sub_agent_of: str | None = None  # a sub-agent's session: the session whose `task` call made it
         self.first_prompt: str | None = None  # its first prompt (the title of an unnamed one), once looked up
         self.files: FileHistory | None = None  # the session's checkpoints, once something needed them
 
@@ -147,7 +148,7 @@ class ChatState:
         if self.current is None:
             return None
         leaf = self.current.leaf_id
-        return next((r for r in self.runs.values() if r.tip == leaf), None)
+        return next((r for r in self.runs.values() if r.tip == leaf and not r.writer.at_fork), None)
 
     def on_screen(self) -> Run | None:
         """The agent of the branch on screen: its run, else the one at rest at the leaf."""
@@ -161,7 +162,7 @@ class ChatState:
         """What a delta tells of the runs: each one going with its tip, and whether one goes here."""
         live = [(i, r) for i, r in self.runs.items() if r.live]
         leaf = self.current.leaf_id if self.current is not None else None
-        return tuple(RunTip(i, r.tip) for i, r in live), any(r.tip == leaf for _, r in live)
+        return tuple(RunTip(i, r.tip) for i, r in live), any(r.tip == leaf and not r.writer.at_fork for _, r in live)
 
     def offer_mcp_tools(self, mcp_tools: Sequence[AnyTool]) -> None:
         """An MCP server's tools came or went: every agent is offered the new set."""

@@ -277,7 +277,7 @@ class Lineage:
         if link is None:
             raise ChatError("That entry is not a sub-agent's result: Enter on a task's result opens its session.")
         if self.s.is_running:
-            raise ChatError("Stop the running reply (Esc) before opening a sub-agent's session.")
+            raise ChatError(f"{_running(self.s)} before opening a sub-agent's session.")
         try:
             await self.session_switch.resume(link.session_id, composer_text=composer_text)
         except StorageError as err:
@@ -295,11 +295,20 @@ class Lineage:
             await self.navigation.back()  # (says there is nothing to go back to)
             return
         if self.s.is_running:
-            raise ChatError("Stop the running reply (Esc) before leaving this session.")
+            raise ChatError(f"{_running(self.s)} before leaving this session.")
         try:
             await self.session_switch.resume(link.session_id, composer_text=composer_text)
         except StorageError as err:
             raise ChatError(f"The session that started this sub-agent cannot be opened: {err}") from None
+
+
+def _running(s: ChatState) -> str:
+    """What to stop first: the reply on screen, or runs on other branches (the tree marks them)."""
+    going = sum(1 for r in s.runs.values() if r.going)
+    if s.is_running_here and going == 1:
+        return "Stop the running reply (Esc)"
+    return (f"{going} {'replies are' if going > 1 else 'reply is'} running on {'branches' if going > 1 else 'a branch'} "
+            "of this session (the tree marks them): stop them (Esc on each branch)")
 
 
 def _added(total: Usage, more: Usage) -> Usage:

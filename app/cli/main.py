@@ -313,6 +313,10 @@ async def cmd_print(args: argparse.Namespace) -> int:
         try:
             if args.mode == "json":
                 code = await _print_json(chat, prompt, args)
+            elif len(getattr(args, "models", None) or []) > 1:
+                from .print_compare import run_compare
+                code = await run_compare(chat, prompt, args.models, out=sys.stdout, err=sys.stderr,
+                                         attach=args.attach or (), raw=args.raw)
             else:
                 code = await run_print(chat, prompt, out=sys.stdout, err=sys.stderr, attach=args.attach or (),
                                        raw=args.raw)
@@ -507,6 +511,12 @@ def _modes_and_models(parser: argparse.ArgumentParser, args: argparse.Namespace)
             parser.error("--provider needs --model ID (or give --model PROVIDER/ID alone)")
         if "/" not in args.model:
             args.model = f"{args.provider}/{args.model}"
+        args.models = [m if "/" in m else f"{args.provider}/{m}" for m in getattr(args, "models", None) or []]
+    if len(getattr(args, "models", None) or []) > 1:
+        if args.prompt is None or args.command:
+            parser.error("--model more than once is for -p (one prompt to several models); in the app: /compare")
+        if args.mode in ("json", "rpc"):
+            parser.error(f"--mode {args.mode} speaks for one model: give one --model (several print as text)")
 
 
 # The errors that are one line, not a traceback. Named by module: a command that never imported

@@ -27,6 +27,17 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
 
+class _Models(argparse.Action):
+    """`--model` once is the model (`model`); more than once, `models` lists them all in order
+    (one prompt to several models, `-p`) and `model` is the first."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        given = [*(getattr(namespace, "models", None) or []), str(values)]
+        namespace.models = given
+        namespace.model = given[0]
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Every option and subcommand of `treechat`."""
     class _Version(argparse.Action):
@@ -57,7 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="send one prompt, stream the answer to stdout, persist it (no PROMPT, or -: the piped text)")
     p.add_argument("--session", metavar="ID|PREFIX", help="open (or continue) this session")
     p.add_argument("-c", "--continue", dest="continue_latest", action="store_true", help="resume the most recent session")
-    p.add_argument("--model", metavar="PROVIDER/ID", help="model to use, e.g. openai/gpt-4o-mini or anthropic/claude-sonnet-4-5")
+    p.add_argument("--model", metavar="PROVIDER/ID", action=_Models, default=None,
+                   help="model to use, e.g. openai/gpt-4o-mini or anthropic/claude-sonnet-4-5; with -p, given more "
+                        "than once: the prompt goes to each model at once, on sibling branches, and each reply is "
+                        "printed under a header naming its model")
     p.add_argument("--tools", metavar="LIST", help="enable built-in tools: read,ls,grep,bash,edit,write")
     p.add_argument("--yes", action="store_true", help="print mode and --mode rpc: allow what the app would ask about "
                    "(bash commands, MCP calls, read/ls/grep outside the working folder, and edit/write inside it)")

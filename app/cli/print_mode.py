@@ -38,8 +38,8 @@ async def run_print(chat: Chat, prompt: str, *, out: TextIO, err: TextIO, attach
     """Send `prompt` (and the `attach` files, `-a`) in the chat's open session and stream the
     answer to `out`. The answer's control characters are shown as placeholders unless `raw`
     (`--raw`); stderr lines always are."""
-    printer = _Printer(out, raw=raw)
-    notes = _Notes(err)
+    printer = Printer(out, raw=raw)
+    notes = Notes(err)
     waits = WaitNotes(err)
     listen = _Listen(printer, notes, waits)
     unsubscribe = chat.subscribe(listen)
@@ -60,7 +60,7 @@ class _Listen:
     """What the run tells, as it happens: the answer to stdout, the rest a line on stderr;
     the failures and whether an overflow's failed recovery said why, kept for the exit code."""
 
-    def __init__(self, printer: _Printer, notes: _Notes, waits: WaitNotes) -> None:
+    def __init__(self, printer: Printer, notes: Notes, waits: WaitNotes) -> None:
         self.printer, self.notes, self.waits = printer, notes, waits
         self.failures: list[str] = []
         self.overflow_explained = False  # the failed overflow recovery said why: the raw error adds nothing
@@ -102,7 +102,7 @@ class _Listen:
             self.notes(event)
 
 
-def _exit_code(last: AssistantMessage | None, listen: _Listen, notes: _Notes, *, interrupted: bool) -> int:
+def _exit_code(last: AssistantMessage | None, listen: _Listen, notes: Notes, *, interrupted: bool) -> int:
     """0 for an answer, 1 for a failure (said on stderr), 130 for an interrupted one."""
     if listen.failures:
         notes.line(listen.failures[-1])
@@ -167,7 +167,7 @@ def file_change_line(event: EntryAppended) -> str | None:
     return f"{verb} {path} (+{details.get('added', 0)} \u2212{details.get('removed', 0)})"
 
 
-class _Notes:
+class Notes:
     """One stderr line per compaction or visible wait, so a person knows what happened."""
 
     def __init__(self, err: TextIO) -> None:
@@ -189,7 +189,7 @@ class _Notes:
         self.err.flush()
 
 
-class _Printer:
+class Printer:
     """Writes the answer as it streams; tool activity goes nowhere (stdout is the answer).
 
     If the reader goes away (`| head`), writing stops quietly; the reply is still stored. Unless

@@ -185,12 +185,14 @@ class Session(_Appends):
     async def open(cls, storage: SessionStorage) -> Session:
         return cls(storage, await storage.get_leaf_id())
 
-    def branch(self, tip: str | None | _Current = _CURRENT, *, run: str | None = None) -> BranchWriter:
+    def branch(self, tip: str | None | _Current = _CURRENT, *, run: str | None = None,
+               beside: bool = False) -> BranchWriter:
         """A writer appending under `tip` (default: wherever the leaf is, until `pin`ned): a run's
         own branch. When the leaf is at its tip as it appends, the leaf moves with it (the person
-        stays at the run's live end); elsewhere the leaf stays. Its appends are told on `changes`
-        tagged with `run`."""
-        return BranchWriter(self, tip, run)
+        stays at the run's live end); elsewhere the leaf stays. `beside`: a branch started beside
+        the person's place (one prompt to several models): its first append leaves the leaf at
+        `tip` even when the leaf is there. Its appends are told on `changes` tagged with `run`."""
+        return BranchWriter(self, tip, run, beside=beside)
 
     # ------------------------------------------------------------ appends
 
@@ -207,7 +209,7 @@ class Session(_Appends):
 
     async def _write(self, writer: BranchWriter | None, cls: type[E], fields: dict[str, object]) -> str:
         parent = self.leaf_id if writer is None else writer.tip
-        follow = parent == self.leaf_id
+        follow = parent == self.leaf_id and not (writer is not None and writer.at_fork)
         entry_id = await self.storage.create_entry_id()
         given = {k: v for k, v in fields.items() if v is not None}  # a field not given is not written
         entry = cls.model_validate({"id": entry_id, "parent_id": parent, **given})
@@ -276,13 +278,22 @@ class BranchWriter(_Appends):
     the session's leaf (the agent at rest, where the person is); pinned, its tip is the last
     entry it appended. Reads (`get_branch`, `build_session_context`, …) are at its tip."""
 
-    def __init__(self, session: Session, tip: str | None | _Current, run: str | None) -> None:
+    def __init__(self, session: Session, tip: str | None | _Current, run: str | None, *, beside: bool = False) -> None:
         self.session = session
         self.session_id = session.session_id
         self.storage = session.storage
         self.run = run
-        self._follows = tip is _Current.LEAF
-        self._tip: str | None = None if isinstance(tip, _Current) else tip
+        self._follows = tip is _Current.LEAF and not beside
+        self._tip: str | None = (session.leaf_id if beside else None) if isinstance(tip, _Current) else tip
+        self._beside = beside
+        self._fork = self._tip  # (`beside`: where it branches from)
+
+    @property
+    def at_fork(self) -> bool:
+        """A branch made `beside` the person's place that has appended nothing yet: its tip is
+        still the entry it branches from, which is not its run's (the leaf is not taken along,
+        and the person there is not at this run's live end)."""
+        return self._beside and self._tip == self._fork
 
     @property
     def tip(self) -> str | None:

@@ -67,6 +67,7 @@ if TYPE_CHECKING:  # the first frame is drawn before these load (app/tui/startup
     from treechat.widgets.transcript.view import Transcript
     from treechat.widgets.tree.view import TreeView
 
+    from .compare.feature import Comparing
     from .context.feature import Context
     from .extensions.feature import Extensions
     from .help.feature import Help
@@ -113,6 +114,7 @@ class TreechatApp(App[int]):
         sessions: Sessions
         labels: Labels
         models: Models
+        comparing: Comparing
         tools: Tools
         search: Search
         workspace: Workspace
@@ -124,6 +126,7 @@ class TreechatApp(App[int]):
     @classmethod
     def command_sources(cls) -> Sequence[type]:
         """The features with slash commands, in the order F1, `/help` and README list them."""
+        from .compare.feature import Comparing
         from .context.feature import Context
         from .extensions.feature import Extensions
         from .help.feature import Help
@@ -136,8 +139,8 @@ class TreechatApp(App[int]):
         from .tree.moves import TreeMoves
         from .workspace.feature import Workspace
 
-        return (TreeMoves, Context, TranscriptActions, Sessions, Labels, Models, Tools, Search, Workspace, Extensions,
-                Help)
+        return (TreeMoves, Context, TranscriptActions, Sessions, Labels, Models, Comparing, Tools, Search, Workspace,
+                Extensions, Help)
 
     @classmethod
     def command_table(cls) -> list[SlashCommand]:
@@ -170,6 +173,7 @@ class TreechatApp(App[int]):
 
     def _attach_controller(self, chat: Chat) -> None:
         """The features that need the controller (their modules were imported after the first frame)."""
+        from .compare.feature import Comparing
         from .context.feature import Context
         from .extensions.feature import Extensions
         from .help.feature import Help
@@ -191,7 +195,8 @@ class TreechatApp(App[int]):
         self.transcript_actions = self._own(TranscriptActions(self))
         self.sessions = self._own(Sessions(self))
         self.labels = self._own(Labels(self))
-        self.models = self._own(Models(self, detect_servers=self.detect_servers))
+        self.comparing = self._own(Comparing(self))
+        self.models = self._own(Models(self, detect_servers=self.detect_servers, comparing=self.comparing))
         self.tools = self._own(Tools(self))
         self.search = self._own(Search(self))
         self.workspace = self._own(Workspace(self))
@@ -214,7 +219,8 @@ class TreechatApp(App[int]):
     def _on_chat_event(self, event: ChatEvent) -> None:
         from treechat.chat.events import ReplyPending, ReplyStreaming  # (loaded by now: events follow the first frame)
 
-        if isinstance(event, (ReplyStreaming, ReplyPending)) and not event.on_screen:
+        if isinstance(event, (ReplyStreaming, ReplyPending)) and not event.on_screen \
+                and not self.comparing.watching(event.run):
             return  # a reply on a branch not shown: told again, as far as it came, when it is (no message each read)
         self.post_message(ChatMessage(event))
 
@@ -482,6 +488,12 @@ class TreechatApp(App[int]):
     async def _node_chosen(self, message: from_tree.NodeChosen | from_transcript.EditRequested) -> None:
         await self.moves.choose(message.entry_id)
 
+    @on(from_tree.SubagentRequested)
+    @on(from_transcript.SubagentRequested)
+    async def _subagent_requested(self, message: from_tree.SubagentRequested
+                                  | from_transcript.SubagentRequested) -> None:
+        await self.moves.open_child(message.entry_id)
+
     @on(from_tree.PreviewRequested)
     async def _preview_requested(self, message: from_tree.PreviewRequested) -> None:
         await self.moves.preview(message.entry_id)
@@ -556,6 +568,7 @@ class TreechatApp(App[int]):
             return
         try:
             await self.view.show(message.event)
+            self.comparing.show(message.event)  # the side-by-side view of one prompt's replies, when open
         except (NoMatches, MountError):
             if self.screen_stack and self.is_running:
                 raise

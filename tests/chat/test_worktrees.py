@@ -229,3 +229,39 @@ def test_a_worktree_left_by_a_killed_process_is_removed_at_the_next_start(tmp_pa
     assert str(made) not in listed and mine.path in listed
     remove_worktree(mine)
     assert worktrees_left(home) == [] and git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+async def test_one_prompt_to_three_models_edits_in_three_worktrees_and_any_reply_comes_in(catalog,
+                                                                                        tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "work")
+    home = tmp_path / "home"
+    async with FakeProvider() as fake:
+        def answer(request: Any) -> list[Any] | None:
+            messages = request.body.get("messages") if isinstance(request.body, dict) else None
+            if not messages:
+                return None
+            if messages[-1].get("role") == "tool":
+                return fake.sse_steps([sse_frame(c) for c in openai_chunks(["done"])])
+            model = request.body["model"]
+            calls = [{"id": "c1", "name": "write", "arguments": json.dumps({"path": "notes.txt",
+                                                                             "content": f"{model}\n"})}]
+            return fake.sse_steps([sse_frame(c) for c in openai_chunks(tool_calls=calls)])
+
+        fake.responder = answer
+        chat = new_chat(catalog, fake, home, repo, FILE_TOOLS)
+        await chat.open(await catalog.create(cwd=str(repo)))
+        await seed(chat)
+        comparison = await chat.compare("write it", ["openai/m1", "openai/m2", "openai/m3"])
+        replies = await comparison.replies()
+        assert [r.error for r in replies] == [None, None, None]
+        assert (repo / "notes.txt").read_text() == "base\n" and worktrees_left(home) == []
+        for reply in reversed(replies):
+            assert reply.tip is not None
+            await chat.move_to(reply.tip)  # picking it: its file offered, then restored
+            plan = await chat.restore_plan(reply.tip)
+            assert [s.shown for s in plan.ready] == ["notes.txt"]
+            await chat.restore(plan)
+            assert (repo / "notes.txt").read_text() == f"{reply.model.split('/')[1]}\n"
+        await chat.undo_restore()
+        assert (repo / "notes.txt").read_text() == "m2\n"
+        await chat.close()

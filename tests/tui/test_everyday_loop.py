@@ -103,17 +103,49 @@ async def test_a_reply_streams_only_on_its_branch_and_a_send_elsewhere_starts_an
                        what="the move")
         assert app.chat.preview_id is None and "first answer" in screen_text(app)
         assert not app.query_one(Composer).running  # Enter here sends: nothing runs on this branch
+        await type_text(pilot, "a draft")
+        await pilot.press("ctrl+c")  # nothing runs here: Ctrl+C clears the draft, the other run goes on
+        await wait_for(pilot, lambda: app.query_one(Composer).text == "", what="the draft cleared")
+        assert app.chat.is_running and [t.tip for t in app.chat.runs] == [running_tip]
         await type_text(pilot, "third prompt")
         await pilot.press("enter")
         await wait_for(pilot, lambda: "THIRD-REPLY" in screen_text(app) and len(fake.requests) == 3,
                        what="a second run's reply")
         assert app.chat.is_running and [t.tip for t in app.chat.runs] == [running_tip]  # the first still runs
         assert "SECOND-REPLY" not in screen_text(app)
-        await app.choose(running_tip)  # its tip in the tree: back at its live end
+        await app.moves.choose(running_tip)  # its tip in the tree: back at its live end
         await wait_for(pilot, lambda: "SECOND-REPLY" in screen_text(app), what="the reply back on its branch")
         assert app.query_one(Composer).running
         gate.set()
         await wait_for(pilot, lambda: idle(app) and "tail" in screen_text(app), what="the first run's end")
+
+
+async def test_quitting_while_two_branches_run_says_both_stop(make_app, fake):
+    from treechat.widgets.screens import ConfirmDialog
+
+    gate = asyncio.Event()
+    fake.script_openai(["first answer"])
+    fake.script_openai(["one ", "never"], gate=gate, gate_after=1)
+    fake.script_openai(["two ", "never"], gate=gate, gate_after=1)
+    async with make_app() as (app, pilot):
+        await type_text(pilot, "first prompt")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: idle(app) and len(fake.requests) == 1, what="the first reply")
+        first_leaf = app.chat.leaf_id
+        for prompt in ("second prompt", "third prompt"):
+            await type_text(pilot, prompt)
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: app.chat.is_running_here, what="a run here")
+            await app.moves.choose(first_leaf)
+            await wait_for(pilot, lambda: not app.chat.is_running_here, what="the move")
+        assert len(app.chat.runs) == 2
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), what="the question")
+        assert "Stop the 2 running replies and quit?" in screen_text(app)
+        await pilot.press("n")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmDialog), what="staying")
+        assert len(app.chat.runs) == 2
+        gate.set()
 
 
 async def test_a_request_shows_at_once_with_the_time_it_has_waited(make_app, fake):

@@ -18,8 +18,11 @@ def footer_line(app) -> str:
     return screen_text(app).splitlines()[-1]
 
 
+WHERE_IT_ACTS = {"Open sub-agent"}  # shown only on the row it acts on (a sub-agent's result)
+
+
 def shown_in(context: str) -> list[str]:
-    return [k.description for k in keys_for(context) if k.show]
+    return [k.description for k in keys_for(context) if k.show and k.description not in WHERE_IT_ACTS]
 
 
 async def test_the_footer_shows_the_focused_contexts_keys_and_follows_the_focus(make_app):

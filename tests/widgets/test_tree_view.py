@@ -237,3 +237,10 @@ def test_the_index_is_never_written_by_the_layout():
     layout.add_row(index.by_id["new"])
     assert layout.index_of("new") == of(int, layout.index_of("g")) + 1
     assert layout.siblings("new") == ["new"]
+
+
+def test_a_skill_message_is_named_by_its_command_not_its_block():
+    layout = TreeLayout()
+    layout.set_index(TreeIndex.build([row("a", None, preview='<skill name="pdf" location="/s/pdf/SKILL.md">'),
+                                      row("b", "a", "assistant", preview="<skill is not a block")]))
+    assert [layout.preview(r) for r, *_ in layout.lines] == ["/skill:pdf", "<skill is not a block"]

@@ -39,6 +39,7 @@ class Fields(TypedDict, total=False):
     queued_steer: int
     queued_follow_up: int
     tools: tuple[str, ...]
+    runs: int
 
 
 class Shown(Protocol):
@@ -68,6 +69,8 @@ class Shown(Protocol):
     def queued_follow_up(self) -> int: ...
     @property
     def tools(self) -> tuple[str, ...]: ...
+    @property
+    def runs(self) -> int: ...
 
 
 def tokens(n: int) -> str:
@@ -149,7 +152,7 @@ class StatusBar(Widget):
                            tokens_out=status.tokens_out, tokens_reported=status.tokens_reported, cost=status.cost,
                            context_percent=status.context_percent, context_estimated=status.context_estimated,
                            model_warning=status.model_warning, queued_steer=status.queued_steer,
-                           queued_follow_up=status.queued_follow_up, tools=status.tools)
+                           queued_follow_up=status.queued_follow_up, tools=status.tools, runs=status.runs)
 
     def render(self) -> Content:
         if not self.known and not self.waiting:

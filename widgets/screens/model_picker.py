@@ -11,6 +11,10 @@
 - ``set_groups(groups)``: new rows while open (the filter stays).
 - ``choose``: an async callable ``ref -> error or None``. The dialog calls it on Enter and stays
   open showing the error, or closes with the ref. Without it the dialog closes with the ref.
+- ``compare``: an async callable ``refs -> error or None``: with it, Space marks (and unmarks) the
+  highlighted model (``✓``), and Enter with models marked calls it with them (in the order marked)
+  instead of ``choose``: one prompt to each (the hint line says so); it closes with None or stays
+  open showing the error. Space is not typed into the filter then (model refs have no spaces).
 
 Text typed in the filter that is a whole ``provider/model-id`` not in the list is offered as its
 own row ("use …"), so a model the catalog does not know can be chosen too. Every row is one line.
@@ -20,9 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from textual import events
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Input, OptionList, Static
@@ -33,6 +39,9 @@ from treechat.text.sanitize import sanitize_line
 from .base import Dialog
 
 Choose = Callable[[str], Awaitable["str | None"]]
+Compare = Callable[[list[str]], Awaitable["str | None"]]
+_HINT = "Enter chooses · Esc closes"
+_HINT_MARKS = "Enter chooses · Space marks models to send one prompt to each · Esc closes"
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,13 @@ def looks_like_ref(text: str) -> bool:
     return bool(sep and provider and model) and not any(c.isspace() for c in text.strip())
 
 
+class _Filter(Input):
+    """The filter box leaves Space to the picker's binding (it marks models)."""
+
+    def check_consume_key(self, key: str, character: str | None) -> bool:
+        return key != "space" and super().check_consume_key(key, character)
+
+
 class ModelPicker(Dialog[str]):
     DEFAULT_CSS = """
     ModelPicker OptionList { text-wrap: nowrap; text-overflow: ellipsis; }
@@ -68,24 +84,39 @@ class ModelPicker(Dialog[str]):
     ModelPicker #error.-shown { display: block; }
     """
 
-    def __init__(self, groups: list[ModelGroup], current: str | None = None, choose: Choose | None = None) -> None:
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("space", "mark", "Mark", show=False, priority=True)]
+
+    def __init__(self, groups: list[ModelGroup], current: str | None = None, choose: Choose | None = None,
+                 compare: Compare | None = None) -> None:
         super().__init__()
-        self.groups, self.current, self.choose = list(groups), current, choose
+        self.groups, self.current, self.choose, self.compare = list(groups), current, choose, compare
+        self.marked: list[str] = []  # Space: the models one prompt goes to (in the order marked)
         self._refs: list[str | None] = []  # the ref of each row (None: a group header)
+        self._rows: dict[int, tuple[ModelChoice, int]] = {}  # a model's row: what it shows, the column width
         self._typed_row = False  # row 0 is "use <typed ref>"
         self._busy = False
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static("Model", id="title")
-            yield Input(placeholder="type to filter, or a PROVIDER/MODEL-ID to use any model", id="filter")
+            yield (_Filter if self.compare is not None else Input)(
+                placeholder="type to filter, or a PROVIDER/MODEL-ID to use any model", id="filter")
             yield OptionList(id="models")
             yield Static("", id="error")
-            yield Static("Enter chooses · Esc closes", classes="hint")
+            yield Static(_HINT_MARKS if self.compare is not None else _HINT, id="hint", classes="hint")
 
     def on_mount(self) -> None:
         self._fill("")
         self.query_one("#filter", Input).focus()
+        self._fit(self.size.height)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit(event.size.height)
+
+    def _fit(self, height: int) -> None:
+        """The list leaves room for the hint line below it (a terminal of 24 rows cut it off)."""
+        if height:
+            self.query_one("#models", OptionList).styles.max_height = max(3, min(24, int(height * 0.85) - 11))
 
     # ------------------------------------------------------------ the list
 
@@ -95,6 +126,7 @@ class ModelPicker(Dialog[str]):
         options = self.query_one("#models", OptionList)
         options.clear_options()
         self._refs = []
+        self._rows = {}
         listed = {m.ref for g in self.groups for m in g.models}
         self._typed_row = looks_like_ref(typed) and typed not in listed
         if self._typed_row:
@@ -111,18 +143,30 @@ class ModelPicker(Dialog[str]):
                                     (f" · {sanitize_line(said, 90)}", "italic") if said else "")
             self._add(options, head, None)
             for model in rows:
-                mark = "● " if model.ref == self.current else "  "
-                ref = sanitize_line(model.shown, 80)
-                label = Content.assemble(f"  {mark}", (ref, "bold") if model.ref == self.current else ref,
-                                         " " * max(width - len(ref), 2), (sanitize_line(model.detail, 40), "dim"))
-                self._add(options, label, model.ref, disabled=bool(group.problem) or model.disabled)
+                self._rows[len(self._refs)] = (model, width)
+                self._add(options, self._label(model, width), model.ref, disabled=bool(group.problem) or model.disabled)
         options.highlighted = self._best(typed)
+
+    def _label(self, model: ModelChoice, width: int) -> Content:
+        mark = "✓ " if model.ref in self.marked else "● " if model.ref == self.current else "  "
+        ref = sanitize_line(model.shown, 80)
+        return Content.assemble(f"  {mark}", (ref, "bold") if model.ref == self.current else ref,
+                                " " * max(width - len(ref), 2), (sanitize_line(model.detail, 40), "dim"))
 
     def set_groups(self, groups: list[ModelGroup]) -> None:
         """New rows (a local server started since the dialog opened), the filter kept."""
         self.groups = list(groups)
         if self.is_mounted:
-            self._fill(self.query_one("#filter", Input).value)
+            self._refill()
+
+    def _refill(self) -> None:
+        """The rows again, the filter kept and the highlight on the same model."""
+        options = self.query_one("#models", OptionList)
+        index = options.highlighted
+        held = self._refs[index] if index is not None and index < len(self._refs) else None
+        self._fill(self.query_one("#filter", Input).value)
+        if held is not None and held in self._refs:
+            options.highlighted = self._refs.index(held)
 
     def _add(self, options: OptionList, prompt: Content, ref: str | None, *, disabled: bool = False) -> None:
         options.add_option(Option(prompt, id=str(len(self._refs)), disabled=disabled or ref is None))
@@ -149,6 +193,9 @@ class ModelPicker(Dialog[str]):
 
     async def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        if self.marked:
+            await self._take(None)  # to each model marked
+            return
         problem = self._provider_problem(event.value.strip())
         if problem:  # a listed model of that provider is greyed out; a typed one would fail the same way
             self._show_error(problem)
@@ -172,7 +219,40 @@ class ModelPicker(Dialog[str]):
         event.stop()
         await self._take(self._refs[event.option_index])
 
+    def action_mark(self) -> None:
+        """Space: mark the highlighted model (or unmark it); without `compare` a space is typed."""
+        if self.compare is None:
+            self.query_one("#filter", Input).insert_text_at_cursor(" ")
+            return
+        options = self.query_one("#models", OptionList)
+        index = options.highlighted
+        if index is None or options.get_option_at_index(index).disabled or self._refs[index] is None:
+            return
+        ref = self._refs[index]
+        assert ref is not None
+        if ref in self.marked:
+            self.marked.remove(ref)
+        else:
+            self.marked.append(ref)
+        if index in self._rows:  # (its row redrawn in place: the list stays as it is under fast keys)
+            options.replace_option_prompt_at_index(index, self._label(*self._rows[index]))
+        count = len(self.marked)
+        self.query_one("#hint", Static).update(
+            f"{count} marked · Enter sends the message typed (or the next one) to each · Space unmarks · Esc closes"
+            if count else _HINT_MARKS)
+
     async def _take(self, ref: str | None) -> None:
+        if self.marked and self.compare is not None and not self._busy:
+            self._busy = True
+            try:
+                error = await self.compare(list(self.marked))
+            finally:
+                self._busy = False
+            if error:
+                self._show_error(error)
+            else:
+                self.dismiss(None)
+            return
         if ref is None or self._busy:
             return
         if self.choose is None:

@@ -39,6 +39,7 @@ class TranscriptItem:
     trigger: str | None = None
     tokens_after: int | None = None
     outside_context: bool = False  # compacted originals: shown dimmed
+    subagent: str | None = None  # a `task` result: the sub-agent's description (Enter, o open its session)
 
 
 def as_item(value: Item) -> TranscriptItem:

@@ -228,6 +228,9 @@ class MessageView(Vertical):
             text = message_text(msg)
             mark = "✖" if msg.is_error else "✓"
             summary = f"{mark} {sanitize_line(msg.tool_name, 40)} → {_first_line(text, 80)}"
+            if item.subagent is not None:  # what a sub-agent did: its session holds the whole of it
+                summary = (f"{mark} sub-agent '{sanitize_line(item.subagent, 60)}' (Enter or o opens its session)"
+                           f" → {_first_line(text, 80)}")
             lines = text.count("\n") + 1 if text else 0
             summary += f" ({lines} lines)" if lines > 1 else ""
             yield ToolLine(summary, _cut(text), expanded=self.tools_expanded, classes="tool -error" if msg.is_error else "tool")

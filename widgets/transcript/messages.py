@@ -50,6 +50,11 @@ class EditRequested(EntryRequest, namespace="transcript"):
 
 
 @dataclass
+class SubagentRequested(EntryRequest, namespace="transcript"):
+    """Open the session of the sub-agent whose `task` result this is (Enter or o on it)."""
+
+
+@dataclass
 class RetryRequested(EntryRequest, namespace="transcript"):
     """Ask again for this reply; the new reply becomes its sibling."""
 

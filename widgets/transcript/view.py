@@ -21,7 +21,7 @@ Data in (from the App):
 
 Messages out: ``SiblingRequested(entry_id, delta)``, ``ExpandCompaction(entry_id)``, ``LoadOlder()``,
 and for the selected message: ``EditRequested``, ``RetryRequested``, ``ForkRequested``,
-``LabelRequested`` (each with ``entry_id``), ``CopyRequested(text, what)`` (also from a code
+``LabelRequested``, ``SubagentRequested`` (a `task` result: Enter or o; each with ``entry_id``), ``CopyRequested(text, what)`` (also from a code
 block's "copy").
 
 The selection: one message (or one row of an open compaction card) at a time, an entry id (plus, for an original, the card it is under); it survives a window
@@ -79,6 +79,7 @@ class Transcript(TranscriptWindow, can_focus=True):
     EntryRequest: TypeAlias = messages.EntryRequest
     EditRequested: TypeAlias = messages.EditRequested
     RetryRequested: TypeAlias = messages.RetryRequested
+    SubagentRequested: TypeAlias = messages.SubagentRequested
     ForkRequested: TypeAlias = messages.ForkRequested
     LabelRequested: TypeAlias = messages.LabelRequested
     CopyRequested: TypeAlias = messages.CopyRequested
@@ -438,7 +439,7 @@ class Transcript(TranscriptWindow, can_focus=True):
             return bool(self.items)
         if action in ("unselect", "fork", "label"):
             return self.selected is not None
-        if action in ("copy", "copy_code", "edit", "retry", "open"):
+        if action in ("copy", "copy_code", "edit", "retry", "open", "open_subagent"):
             item = self.selected_item()
             if item is None:
                 return False
@@ -451,6 +452,8 @@ class Transcript(TranscriptWindow, can_focus=True):
                 return isinstance(msg, UserMessage)
             if action == "retry":
                 return isinstance(msg, AssistantMessage)
+            if action == "open_subagent" or item.subagent is not None:  # (Enter on it opens it too)
+                return item.subagent is not None and self._selected_in is None
             if self._selected_in is not None or isinstance(msg, (CompactionEntry, CompactionSummaryMessage)):
                 return True
             view = self.view_of(item.entry_id)
@@ -501,9 +504,17 @@ class Transcript(TranscriptWindow, can_focus=True):
     def action_label(self) -> None:
         self._request(self.LabelRequested)
 
+    def action_open_subagent(self) -> None:
+        self._request(self.SubagentRequested)
+
     async def action_open(self) -> None:
         """Enter: open or close the selected compaction card, the selected original in full, the
-        selected edit's diff, or the text of the skill or template a selected message used."""
+        selected edit's diff, or the text of the skill or template a selected message used; on a
+        sub-agent's result, its session."""
+        item = self.selected_item()
+        if item is not None and item.subagent is not None and self._selected_in is None:
+            self.action_open_subagent()
+            return
         if self._selected_in is not None:
             card = self._cards().get(self._selected_in)
             if card is not None and card.selected_original is not None:

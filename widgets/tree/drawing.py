@@ -3,8 +3,12 @@
 A line is a fixed three-cell gutter, then the connector drawing, then the text:
 
     ┃⚑ ├─asst: [A-done] Approach A done, the tests pass an…
-    ││└ glyph: ✗ error, ⊘ aborted, ≡ compaction, ↩ branch summary, ⚑ label
+    ││└ glyph: a spinner frame (⠋⠙…) a run goes from here, ✗ error, ⊘ aborted, ≡ compaction,
+    ││         ↩ branch summary, ⚑ label, ⇲ a sub-agent's result (o or Enter opens its session)
     │└ path: ● the leaf, ○ the leaf is hidden below this row, ┃ on the active path
+
+A running branch's marker is on its tip's row, or on the nearest row shown above it (a filter or
+a fold hides the tip); it takes the glyph's cell while the run goes.
 
 The gutter is never cut, so the leaf and the active path show at any width; the text is cut to the
 width with an ellipsis. The cursor row gets its background and one contrasting text colour over
@@ -17,7 +21,7 @@ painted again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence, Set
 from typing import NamedTuple
 
 from rich.segment import Segment
@@ -45,6 +49,7 @@ class Look(NamedTuple):
     hidden: int  # rows under a fold (folded lines) or alternatives the filter hides (others)
     dim: bool  # a fork point a query keeps only for the drawing
     words: tuple[str, ...]  # the query's words, highlighted
+    running: str = ""  # the spinner's frame when a run goes from this row ("" none)
 
 
 def levels_for(width: int) -> int:
@@ -74,7 +79,17 @@ def row_glyph(row: TreeRow) -> tuple[str, str] | None:
         return "↩", "summary"
     if row.label:
         return "⚑", "label"
+    if is_subagent_row(row):
+        return "⇲", "fold"
     return None
+
+
+SUBAGENT_PREVIEW = "task: "  # how a `task` tool's result's row starts (storage: "<tool name>: <its text>")
+
+
+def is_subagent_row(row: TreeRow) -> bool:
+    """A sub-agent's result (the `task` tool's): its row opens the sub-agent's session."""
+    return row.type == "message" and row.role == "toolResult" and row.preview.startswith(SUBAGENT_PREVIEW)
 
 
 def gutter_prefix(gutter: Gutter | None, connector: int, max_levels: int) -> str:
@@ -122,7 +137,7 @@ def paint(line: Line, width: int, look: Look, style: Callable[[str], Style], bas
         path = Segment("┃", st("active"))
     else:
         path = Segment(" ", st("plain"))
-    glyph = row_glyph(row)
+    glyph = (look.running, "running") if look.running else row_glyph(row)
     mark = Segment(glyph[0], st(glyph[1])) if glyph else Segment(" ", st("plain"))
     head = [path, mark, Segment(" ", st("plain"))]
 
@@ -203,7 +218,8 @@ class LineDrawing:
         self._leaf_mark: tuple[object, ...] = ()  # (leaf id, layout generation, shown row id)
 
     def line(self, data: TreeLayout, index: int, width: int, base: Style, *, cursor: int, leaf_id: str | None,
-             active: ActivePath, focused: bool, style: Callable[[str], Style]) -> Strip:
+             active: ActivePath, focused: bool, style: Callable[[str], Style], running: Set[int] = frozenset(),
+             spinner: str = "") -> Strip:
         """Line ``index`` of ``data``, ``width`` cells over ``base``; ``style(name)`` gives a
         component style (``tree-view--NAME``), which the focus changes for the cursor row."""
         if not 0 <= index < len(data):
@@ -215,7 +231,7 @@ class LineDrawing:
         leaf = "" if row.id != shown_leaf else ("here" if row.id == leaf_id else "below")
         hidden = data.hidden_under(slot) if line[FOLDED] else data.hidden_alternatives(slot)
         look = Look(leaf, slot in active, index == cursor, hidden, slot in data.context_slots,
-                    tuple(query_words(data.query)) if data.match_slots else ())
+                    tuple(query_words(data.query)) if data.match_slots else (), spinner if slot in running else "")
         return self.strips.get((line, look, width, base, focused), lambda: paint(
             line, width, look, style, base, data.preview(row), data.preview_label(row) if row.label else ""))
 
@@ -226,3 +242,37 @@ class LineDrawing:
         if not mark or mark[0] != leaf_id or mark[1] != data.generation:
             mark = self._leaf_mark = (leaf_id, data.generation, data.shown_ancestor(leaf_id))
         return mark[2]  # type: ignore[return-value]
+
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"  # a running branch's marker, a frame per tick while some run goes
+
+
+class RunMarks:
+    """The rows that carry a running branch's marker: each run's tip, or its nearest shown
+    ancestor (a filter or a fold hides the tip). Found once per change of the tips or the lines,
+    not per line drawn."""
+
+    def __init__(self) -> None:
+        self.tips: tuple[str, ...] = ()
+        self._found: tuple[int, object, frozenset[int]] = (-1, None, frozenset())  # (generation, layout, slots)
+
+    def set_tips(self, tips: Sequence[str]) -> bool:
+        """The tips of the runs going; True when they changed."""
+        tips = tuple(dict.fromkeys(tips))
+        if tips == self.tips:
+            return False
+        self.tips = tips
+        self._found = (-1, None, frozenset())
+        return True
+
+    def slots(self, data: TreeLayout) -> frozenset[int]:
+        generation, layout, found = self._found
+        if generation != data.generation or layout is not data:
+            shown = (data.shown_ancestor_slot(data.index.slot(t)) for t in self.tips)
+            found = frozenset(s for s in shown if s is not None)
+            self._found = (data.generation, data, found)
+        return found
+
+    def lines(self, data: TreeLayout) -> list[int]:
+        """The lines of the marked rows, as the layout is now."""
+        return [at for s in self.slots(data) if (at := data.line_of(s)) is not None]

@@ -32,6 +32,7 @@ from treechat.storage.base import TreeRow
 from treechat.storage.gc_policy import paused
 from treechat.storage.tree.columns import DEAD, ROOT
 from treechat.storage.tree.index import CONVERSATION_TYPES, TreeIndex, TreeSnapshot
+from treechat.text.expanded import skill_line
 from treechat.text.sanitize import sanitize_line
 
 from .filter import mode_mask, narrow, query_words, shows
@@ -504,7 +505,9 @@ class TreeLayout:
         return self._context_slots
 
     def preview(self, row: TreeRow, limit: int = 200) -> str:
-        return sanitize_line(row.preview, limit)
+        # a skill's message starts with its instructions' block: the row names the command instead
+        shown = skill_line(row.preview) if row.preview.startswith("<skill ") else None
+        return sanitize_line(shown or row.preview, limit)
 
     def preview_label(self, row: TreeRow, limit: int = 40) -> str:
         return sanitize_line(row.label or "", limit)

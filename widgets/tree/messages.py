@@ -26,6 +26,12 @@ class NodeChosen(EntryMessage, namespace="tree_view"):
 
 
 @dataclass
+class SubagentRequested(EntryMessage, namespace="tree_view"):
+    """Open the session of the sub-agent whose `task` result this row is (o; Enter chooses the
+    row, which for such a row opens it too)."""
+
+
+@dataclass
 class PreviewRequested(EntryMessage, namespace="tree_view"):
     """Show this path in the transcript without moving the leaf (Space)."""
 

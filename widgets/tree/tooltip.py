@@ -1,9 +1,10 @@
-"""The tooltip of the tree row under the pointer: kind and time at once (the row has them); the
-model and tokens once the App answers ``TreeView.DetailsRequested`` with ``set_details``."""
+"""The tooltip of the tree row under the pointer: kind and time at once (the row has them), and
+whether a run goes from it; the model and tokens once the App answers ``TreeView.DetailsRequested``
+with ``set_details``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from datetime import datetime
 
 from textual.content import Content
@@ -13,6 +14,7 @@ from textual.widget import Widget
 from treechat.storage.base import TreeRow
 from treechat.text.sanitize import sanitize, sanitize_line
 
+from .drawing import is_subagent_row
 from .filter import row_kind
 
 HOVER_DELAY = 0.3  # seconds the pointer rests on a row before its details are asked for
@@ -20,8 +22,9 @@ DETAILS_KEPT = 512  # answers remembered (hovering back over a row asks nothing)
 
 
 class RowTooltips:
-    def __init__(self, widget: Widget, rows: Callable[[], Mapping[str, TreeRow]], ask: Callable[[str], None]) -> None:
-        self.widget, self.rows, self.ask = widget, rows, ask
+    def __init__(self, widget: Widget, rows: Callable[[], Mapping[str, TreeRow]], ask: Callable[[str], None],
+                 running: Callable[[], Container[str]] = lambda: ()) -> None:
+        self.widget, self.rows, self.ask, self.running = widget, rows, ask, running
         self.hovered: str | None = None
         self._timer: Timer | None = None
         self._details: dict[str, str] = {}
@@ -56,7 +59,7 @@ class RowTooltips:
             self.widget.tooltip = None
             return
         details = self._details.get(row.id)
-        text = row_summary(row) + (f"\n{details}" if details else "")
+        text = row_summary(row, running=row.id in self.running()) + (f"\n{details}" if details else "")
         self.widget.tooltip = Content(text)  # plain text: never read as markup
 
 
@@ -78,10 +81,14 @@ def local_time(timestamp: str) -> str:
     return when.strftime("%Y-%m-%d %H:%M:%S")
 
 
-def row_summary(row: TreeRow) -> str:
-    """The first line of a row's tooltip, known without reading the entry: kind, time, status."""
-    kind = _TYPE_NAMES.get(row.type) or _KIND_NAMES[row_kind(row)]
+def row_summary(row: TreeRow, *, running: bool = False) -> str:
+    """The first line of a row's tooltip, known without reading the entry: kind, time, status,
+    whether a run goes from it (it carries the running marker)."""
+    kind = "sub-agent's result (Enter or o opens its session)" if is_subagent_row(row) else (
+        _TYPE_NAMES.get(row.type) or _KIND_NAMES[row_kind(row)])
     parts = [kind, local_time(row.timestamp)]
+    if running:
+        parts.append("running")
     status = getattr(row, "status", None)
     if status in ("error", "aborted"):
         parts.append(status)

@@ -18,9 +18,13 @@ Data in (from the App):
     ``move_cursor_to(entry_id)``                   select and scroll into view (a search hit, a move)
     ``set_details(entry_id, text)``                more about a row for its tooltip (model, tokens),
                                                    the answer to ``DetailsRequested``
+    ``set_running(tips)``                          the tips of the runs going: each row (or its
+                                                   nearest shown ancestor) gets a spinner in the
+                                                   gutter; ``running_rows`` says which
     ``cursor_id``                                  the entry under the cursor (read)
 
 Messages out: ``NodeChosen(entry_id)`` (Enter, click), ``PreviewRequested(entry_id)`` (Space),
+``SubagentRequested(entry_id)`` (o on a sub-agent's result, the ``⇲`` rows),
 ``LabelRequested(entry_id)`` (L), ``ForkRequested(entry_id)`` (f), ``BackRequested()`` (Backspace),
 ``DetailsRequested(entry_id)`` (the pointer rests on a row whose details were not given yet).
 Keys are in ``widgets.keymap`` (context "tree"); they act only while the tree has focus.
@@ -28,7 +32,7 @@ Keys are in ``widgets.keymap`` (context "tree"); they act only while the tree ha
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Sequence, Set
 from typing import TypeAlias
 
 from rich.style import Style
@@ -36,6 +40,7 @@ from textual import events
 from textual.geometry import Region, Size
 from textual.reactive import reactive
 from textual.strip import Strip
+from textual.timer import Timer
 
 from treechat.storage.base import TreeRow
 from treechat.storage.tree.index import TreeIndex, TreeSnapshot
@@ -43,7 +48,7 @@ from treechat.storage.tree.index import TreeIndex, TreeSnapshot
 from ..keymap import bindings_for
 from ..textual_internals import SizeToldScrollView
 from . import messages
-from .drawing import LineDrawing
+from .drawing import SPINNER, LineDrawing, RunMarks, is_subagent_row
 from .filter import FILTERS, QueryTyping, query_words
 from .layout import ActivePath, Lines, TreeLayout
 from .nav import fork_above, fork_below, next_match
@@ -58,7 +63,7 @@ class TreeView(SizeToldScrollView, can_focus=True):
         "tree-view--leaf", "tree-view--label", "tree-view--user", "tree-view--assistant",
         "tree-view--tool", "tree-view--summary", "tree-view--settings", "tree-view--other",
         "tree-view--fold", "tree-view--error", "tree-view--aborted", "tree-view--match",
-        "tree-view--context",
+        "tree-view--context", "tree-view--running",
     }
 
     # The cursor row: a neutral background unfocused (visible on dark and light themes), $accent
@@ -84,6 +89,7 @@ class TreeView(SizeToldScrollView, can_focus=True):
     TreeView > .tree-view--aborted { color: $text-warning; }
     TreeView > .tree-view--match { background: $warning 35%; text-style: bold; }
     TreeView > .tree-view--context { color: $text-disabled; }
+    TreeView > .tree-view--running { color: $text-accent; text-style: bold; }
     """
 
     filter_mode: reactive[str] = reactive("default", init=False)
@@ -92,6 +98,7 @@ class TreeView(SizeToldScrollView, can_focus=True):
     EntryMessage: TypeAlias = messages.EntryMessage
     NodeChosen: TypeAlias = messages.NodeChosen
     PreviewRequested: TypeAlias = messages.PreviewRequested
+    SubagentRequested: TypeAlias = messages.SubagentRequested
     LabelRequested: TypeAlias = messages.LabelRequested
     ForkRequested: TypeAlias = messages.ForkRequested
     DetailsRequested: TypeAlias = messages.DetailsRequested
@@ -109,10 +116,13 @@ class TreeView(SizeToldScrollView, can_focus=True):
         self._query_typing = QueryTyping(lambda: self.layout_data.query, self.set_query, self.call_later,
                                          self._update_subtitle)
         self._remembered: str | None = None  # the cursor's last entry (a filter showing nothing keeps it)
-        self._tips = RowTooltips(self, lambda: self.layout_data.rows, self._ask_details)
+        self._tips = RowTooltips(self, lambda: self.layout_data.rows, self._ask_details, self.running_rows_set)
         self.border_title = "tree"
         self._drawing = LineDrawing()
         self._frame: tuple[Style, int] | None = None  # (base style, width) while a frame draws the lines
+        self._runs = RunMarks()
+        self._spin = 0  # the spinner's frame
+        self._spin_timer: Timer | None = None  # ticks only while some run goes
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._drawing.strips.clear())
@@ -229,6 +239,48 @@ class TreeView(SizeToldScrollView, can_focus=True):
         """More about a row (model, tokens, …) for its tooltip; shown at once if it is hovered."""
         self._tips.set_details(entry_id, text)
 
+    SPIN_SECONDS = 0.2  # a spinner frame: alive, and a repaint of a few rows five times a second
+
+    def set_running(self, tips: Sequence[str]) -> None:
+        """The tips of the runs going (the entries they append under): each gets a spinner in
+        its row's gutter (on its nearest shown ancestor when the filter or a fold hides it) until
+        it is no longer handed in. A repaint of the marked rows, never a relayout."""
+        before = self._runs.lines(self.layout_data)
+        if not self._runs.set_tips(tips):
+            return
+        for at in {*before, *self._runs.lines(self.layout_data)}:
+            self.refresh_line(at)
+        if self._tips.hovered is not None:
+            self._tips.show()  # (it may say "running")
+        if self._runs.tips and self._spin_timer is None:
+            self._spin_timer = self.set_interval(self.SPIN_SECONDS, self._spin_once)
+        elif not self._runs.tips and self._spin_timer is not None:
+            self._spin_timer.stop()
+            self._spin_timer = None
+
+    @property
+    def running_tips(self) -> tuple[str, ...]:
+        """The tips handed to ``set_running``."""
+        return self._runs.tips
+
+    def running_rows_set(self) -> set[str]:
+        data = self.layout_data
+        return {data.index.id_at(s) for s in self._runs.slots(data)}
+
+    @property
+    def running_rows(self) -> list[str]:
+        """The entries whose rows carry a running marker, top to bottom."""
+        data = self.layout_data
+        return [data.index.id_at(data.line_slot(at)) for at in sorted(self._runs.lines(data))]
+
+    def _spin_once(self) -> None:
+        self._spin = (self._spin + 1) % len(SPINNER)
+        top = round(self.scroll_y)
+        height = self.scrollable_content_region.height
+        for at in self._runs.lines(self.layout_data):
+            if top <= at < top + height:  # (a row off screen is drawn with the frame of its time)
+                self.refresh_line(at)
+
     # ------------------------------------------------------------ internal state
 
     def _top_id(self) -> str | None:
@@ -240,6 +292,7 @@ class TreeView(SizeToldScrollView, can_focus=True):
         at = data.index_of(data.shown_ancestor(keep_id if keep_id is not None else self._remembered))
         self.cursor = at if at is not None else min(self.cursor, max(len(data) - 1, 0))
         self._remembered = self.cursor_id or keep_id or self._remembered
+        self._footer_follows()
         self._sync_size()
         top = data.index_of(top_id)
         if top is not None:
@@ -283,6 +336,16 @@ class TreeView(SizeToldScrollView, can_focus=True):
         self.refresh_line(old)
         self.refresh_line(self.cursor)
         self._scroll_cursor_visible(center)
+        self._footer_follows()
+
+    _on_subagent = False
+
+    def _footer_follows(self) -> None:
+        """The footer shows `o Open sub-agent` while the cursor is on such a row (its bindings asked
+        again only when that changes: not on every key)."""
+        if self.on_subagent != self._on_subagent:
+            self._on_subagent = not self._on_subagent
+            self.refresh_bindings()
 
     def _scroll_cursor_visible(self, center: bool = False) -> None:
         """Bring the cursor into view: scrolled by the least, or centred when ``center`` and the
@@ -330,7 +393,8 @@ class TreeView(SizeToldScrollView, can_focus=True):
         base, width = self._frame or (self.rich_style, self.scrollable_content_region.width)
         return self._drawing.line(self.layout_data, round(self.scroll_y) + y, width, base, cursor=self.cursor,
                                   leaf_id=self.leaf_id, active=self._active, focused=self.has_focus,
-                                  style=self._component)
+                                  style=self._component, running=self._runs.slots(self.layout_data),
+                                  spinner=SPINNER[self._spin])
 
     def _component(self, name: str) -> Style:
         return self.get_component_rich_style(f"tree-view--{name}")
@@ -364,6 +428,15 @@ class TreeView(SizeToldScrollView, can_focus=True):
 
     def action_preview(self) -> None:
         self._post_for_cursor(self.PreviewRequested)
+
+    def action_open_subagent(self) -> None:
+        self._post_for_cursor(self.SubagentRequested)
+
+    @property
+    def on_subagent(self) -> bool:
+        """The cursor is on a sub-agent's result (o opens its session; the footer says so)."""
+        row = self.layout_data.rows.get(self.cursor_id) if self.cursor_id is not None else None
+        return row is not None and is_subagent_row(row)
 
     def action_label(self) -> None:
         self._post_for_cursor(self.LabelRequested)
@@ -410,6 +483,8 @@ class TreeView(SizeToldScrollView, can_focus=True):
         # n/N and Esc belong to the filter; without one, Esc goes on to the App (stop, preview)
         if action in ("next_match", "clear_filter"):
             return bool(self.layout_data.query.strip())
+        if action == "open_subagent":
+            return self.on_subagent
         return True
 
     def action_fold(self) -> None:

@@ -26,19 +26,26 @@ class Interrupt:
         self.armed = False  # the last key was a Ctrl+C that said how to quit: another one quits
 
     async def stop(self) -> None:
-        """Esc: end a preview, or stop the run (what was queued goes out next); with neither, in
-        a narrow terminal's tree drawer, close the drawer (it covers the conversation)."""
+        """Esc: end a preview, or stop the run of the branch on screen (what was queued goes out
+        next); with neither, in a narrow terminal's tree drawer, close the drawer (it covers the
+        conversation), else say where the runs going are (Esc here stops none of them)."""
         shell = self.shell
         chat = shell.chat
-        if chat.preview_id is None and not chat.is_running and self.panel.narrow and shell.tree_view.has_focus:
-            self.panel.hide()
-            shell.composer.focus()
+        if chat.preview_id is None and not chat.is_running_here:
+            if self.panel.narrow and shell.tree_view.has_focus:
+                self.panel.hide()
+                shell.composer.focus()
+            elif going := len(chat.runs):
+                shell.notify(f"No reply runs on this branch; {going} {'run' if going == 1 else 'runs'} on "
+                             f"{'another branch' if going == 1 else 'other branches'} (the tree marks "
+                             f"{'it' if going == 1 else 'them'}): Esc at a branch's end stops its run.", timeout=5)
             return
         await shell.attempt(chat.stop())
 
     async def interrupt(self) -> None:
-        """Ctrl+C: stop what runs (a reply, a tool, a question it asks); else copy a selection, or
-        clear the draft (kept for ↑); else say how to quit, and quit on the next Ctrl+C."""
+        """Ctrl+C: stop what runs on the branch on screen (a reply, a tool, a question it asks; a run
+        on another branch is not this one's to stop); else copy a selection, or clear the draft (kept
+        for ↑); else say how to quit, and quit on the next Ctrl+C."""
         armed, self.armed = self.armed, False
         app, shell = self.app, self.shell
         if app.screen is not app.screen_stack[0]:
@@ -46,7 +53,7 @@ class Interrupt:
             if close is not None:
                 close()  # a dialog or picker: as Esc
             return
-        if self.started() and shell.chat.is_running:
+        if self.started() and shell.chat.is_running_here:  # (runs on other branches go on)
             await shell.attempt(shell.chat.stop_run())
             return
         composer = shell.composer
@@ -77,9 +84,14 @@ class Interrupt:
     async def _ask_first(self) -> None:
         from treechat.widgets.screens import ConfirmDialog
 
-        if await self.shell.ask(ConfirmDialog("Stop the running reply and quit?",
-                                              "The partial reply is saved; queued messages come back as a draft.",
-                                              yes="Quit", no="Stay")):
+        runs = len(self.shell.chat.runs)
+        if runs > 1:  # several branches run at once (issue 39): say how many stop
+            question = f"Stop the {runs} running replies and quit?"
+            body = "The partial replies are saved, each on its branch; queued messages come back as a draft."
+        else:
+            question = "Stop the running reply and quit?"
+            body = "The partial reply is saved; queued messages come back as a draft."
+        if await self.shell.ask(ConfirmDialog(question, body, yes="Quit", no="Stay")):
             await self.quit_keeping_draft()
 
     async def quit_keeping_draft(self) -> None:

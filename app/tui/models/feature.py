@@ -12,6 +12,7 @@ from ..registry import command
 if TYPE_CHECKING:  # loaded after the first frame (app/tui/startup/)
     from treechat.chat import Chat
 
+    from ..compare.feature import Comparing
     from ..shell import Shell
 
 # The dialogs (treechat.widgets.screens) and the model lists are imported by the commands that
@@ -33,9 +34,10 @@ def thinking_choices(chat: Chat) -> tuple[str, ...]:
 
 
 class Models:
-    def __init__(self, shell: Shell, *, detect_servers: bool) -> None:
+    def __init__(self, shell: Shell, *, detect_servers: bool, comparing: Comparing) -> None:
         self.shell = shell
         self.detect_servers = detect_servers  # a server started since start-up is asked for in the picker
+        self.comparing = comparing  # Space in the picker marks models: Enter sends to each (compare/)
 
     @command("model", title="Choose the model", args="[PROVIDER/ID]", help="pick or type the model", key="Ctrl+L",
              complete=model_refs)
@@ -56,7 +58,7 @@ class Models:
         current = chat.current_model()
         recent = StateFile(chat.settings.home).recent_models()
         picker = ModelPicker(model_groups(chat, recent), current=current.ref if current else None,
-                             choose=self.choose_model)
+                             choose=self.choose_model, compare=self.compare_marked)
         self.shell.show(picker)
 
         async def ask_servers_again() -> None:  # a server started since start-up shows up here
@@ -78,6 +80,24 @@ class Models:
         except ChatError as err:
             return str(err)
         StateFile(chat.settings.home).remember_model(ref)
+        return None
+
+    async def compare_marked(self, refs: list[str]) -> str | None:
+        """Enter in the picker with models marked: the composer's message goes to each of them now,
+        or, with nothing typed, the composer asks for it (`/compare MODELS -- `); else why not."""
+        from treechat.chat import ChatError
+
+        try:
+            self.shell.chat.check_compare(refs)
+        except ChatError as err:
+            return str(err)
+        composer = self.shell.composer
+        text = composer.text.strip()
+        if text and not text.startswith("/compare"):  # (a prompt template is expanded for each, as when sent)
+            composer.set_text("")
+            self.comparing.start(refs, text)
+        else:
+            self.comparing.ask_prompt(refs)  # (a /compare typed there gives way to these models)
         return None
 
     @command("thinking", title="Thinking level", args="[off|minimal|low|medium|high|xhigh]",

@@ -3,7 +3,7 @@ who each key belongs to while one is up.
 
 Every question — a shell command, an edit or write, a read outside the working folder, an MCP
 call, a restore, a project's `.mcp.json` — goes through `ask(spec)`, which shows a
-`QuestionPanel` above the composer and returns the answer. The App hands every key and paste to
+`QuestionPanel` above the composer and returns the answer (naming the sub-agent that asks, if one does). The App hands every key and paste to
 `route_key` / `route_paste` before Textual dispatches it; the panel's `Gate` decides (see
 `treechat.widgets.question.gate`): an answer, reading it, moving to it, or typing, which goes on to
 the composer as if the question were not there.
@@ -19,7 +19,7 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from textual import events
@@ -76,7 +76,12 @@ class Questions:
 
     async def ask(self, spec: QuestionSpec) -> Choice:
         """Show `spec` (after the questions before it) and wait for its answer. Cancelled (the run
-        was stopped, the app closes), the question is withdrawn."""
+        was stopped, the app closes), the question is withdrawn. A sub-agent's question (the
+        `task` tool's child asks inside `asking_as`, read here in the asking task) names it."""
+        from treechat.agent.asker import current_asker
+
+        if not spec.asker and (who := current_asker()) is not None:
+            spec = replace(spec, asker=who.title)
         asked = _Asked(spec)
         self.waiting.append(asked)
         if self.current is None:

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from treechat.chat.events import Mark
 from treechat.chat.status import sibling_marks
+from treechat.chat.subagents import child_link
 from treechat.session.context import entry_to_message, transform_path
 from treechat.shown_path import ShownPath
 from treechat.storage.model import BranchSummaryEntry, CompactionEntry, Entry
@@ -68,7 +69,10 @@ def item_for(entry: Entry, label: str | None) -> TranscriptItem | None:
     if isinstance(entry, BranchSummaryEntry):
         return TranscriptItem(entry.id, entry, label=label) if entry.summary else None
     msg = entry_to_message(entry)
-    return TranscriptItem(entry.id, msg, label=label) if msg is not None else None
+    if msg is None:
+        return None
+    link = child_link(entry)  # a `task` result: Enter on it opens the sub-agent's session
+    return TranscriptItem(entry.id, msg, label=label, subagent=link.description if link is not None else None)
 
 
 def dimmed(entries: Sequence[Entry]) -> list[TranscriptItem]:

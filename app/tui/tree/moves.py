@@ -1,10 +1,12 @@
 """What the tree asks for, and `/tree`, `/back`: choosing an entry (Enter or a click; the
 transcript's edit does the same), previewing one (Space), its details for the tooltip, going back
-to the previous leaf (Backspace). The controller decides what each means; the view follows its
+to the previous leaf (Backspace). A sub-agent's result (a `task` call's) opens its session (Enter
+or o, in the tree or the transcript); back at that session's start returns to the caller's. The controller decides what each means; the view follows its
 events. A draft that a move replaced is kept, and comes back with the leaf (`draft_returns`)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from ..registry import command
@@ -24,15 +26,19 @@ class TreeMoves:
         self.panel.show()
         self.shell.tree_view.focus()
 
-    @command("back", title="Back to the previous leaf", help="undo the last leaf move")
+    @command("back", title="Back to the previous leaf",
+             help="undo the last leaf move (at a sub-agent's start: back to the session that started it)")
     async def cmd_back(self, args: str) -> None:
-        await self.shell.attempt(self.shell.chat.back())
+        await self.back()
 
     async def choose(self, entry_id: str) -> None:
         """The tree's click (and the transcript's edit): the controller decides what choosing an
         entry means. A draft that the prompt to edit replaces is kept: in ↑, and back in the
         composer when the leaf returns where it was typed (`draft_returns`)."""
         shell = self.shell
+        if await shell.chat.child_session(entry_id) is not None:  # a sub-agent's result: its session
+            await self.open_child(entry_id)
+            return
         composer = shell.composer
         left, draft = shell.chat.leaf_id, composer.typed_draft
         text = await shell.attempt(shell.chat.choose(entry_id))
@@ -49,14 +55,53 @@ class TreeMoves:
         await self.shell.attempt(self.shell.chat.preview(entry_id))
 
     async def details(self, entry_id: str) -> None:
-        """The pointer rests on a row: its model and tokens, for the tooltip."""
-        text = await self.shell.chat.entry_details(entry_id)
+        """The pointer rests on a row: its model and tokens, for the tooltip (a sub-agent's result:
+        the task's description)."""
+        chat = self.shell.chat
+        text = await chat.entry_details(entry_id)
+        link = await chat.child_session(entry_id)
+        if link is not None:
+            text = "\n".join(t for t in (f"task: {link.description}", text) if t)
         if text:
             self.shell.tree_view.set_details(entry_id, text)
 
     async def back(self) -> None:
+        """Backspace in the tree, `/back`: the leaf's previous place; at the start of a sub-agent's
+        session, the session that started it (what is typed stays with the session left)."""
         self.shell.questions.handed_over()
-        await self.shell.attempt(self.shell.chat.back())
+        chat = self.shell.chat
+        if not chat.leaf_history and await chat.parent_session() is not None:
+            await self._leave(lambda text: chat.back(composer_text=text))
+        else:
+            await self.shell.attempt(chat.back())
+
+    async def open_child(self, entry_id: str) -> None:
+        """A sub-agent's result: open its session (`back` at its start comes back here)."""
+        chat = self.shell.chat
+        await self._leave(lambda text: chat.open_child(entry_id, composer_text=text))
+
+    async def _leave(self, switch: Callable[[str], Awaitable[object]]) -> None:
+        """Another session opens: what is typed goes with the one left, as its draft; on an error
+        nothing moved and the text comes back."""
+        composer = self.shell.composer
+        text = composer.text
+        composer.load_text("")
+
+        async def went() -> bool:
+            await switch(text)
+            return True
+
+        if not await self.shell.attempt(went()):
+            if not composer.text:
+                composer.load_text(text)
+        else:
+            from treechat.widgets.chrome.banner import Banner
+
+            banner = self.shell.ui(Banner, "#banner")
+            if banner.severity == "error":
+                banner.hide()  # (why an earlier try did not go is no news now)
+        if self.panel.close_drawer():  # the transcript shows where we went (or the banner why not)
+            composer.focus()
 
     def draft_returns(self, leaf_id: str | None) -> None:
         """Back at a leaf where a move replaced a draft: the draft comes back (unless something

@@ -98,6 +98,7 @@ class ChatView:
         composer.running = False
         self._tree = e.tree
         self.shell.tree_view.set_index(e.tree, e.leaf_id, loading=e.tree_loading)
+        self.shell.tree_view.set_running(())  # (a session's runs are its own: leaving it stopped them)
         await self._show_path(e.path, e.marks, e.labels)
         self._header(e.header)
         self.shell.ui(StatusBar).show_status(e.status)
@@ -166,6 +167,8 @@ class ChatView:
             self._welcome_tools(d.status)
         if d.queue is not None:
             self.sending.show_queue([("steer", t) for t in d.queue.steering] + [("follow_up", t) for t in d.queue.follow_up])
+        if d.runs is not None:  # each running branch marked on its tip's row
+            tree.set_running([r.tip for r in d.runs if r.tip is not None])
         if d.running is True:
             self.shell.composer.running = True
             gc_policy.streaming(True)  # no full collection while tokens arrive (storage.gc_policy)
@@ -215,7 +218,10 @@ class ChatView:
         self.shell.tree_view.move_cursor_to(entry_id)
 
     def _header(self, header: Header) -> None:
-        self.shell.ui(SessionHeader).set_session(header.title, header.position, header.viewing)
+        position = header.position
+        if header.sub_agent_of is not None:  # first: a narrow header cuts the position's end
+            position = f"a sub-agent's session, of session {header.sub_agent_of[:8]} (/back returns) · {position}"
+        self.shell.ui(SessionHeader).set_session(header.title, position, header.viewing)
 
     # ------------------------------------------------------------ runs
 

@@ -1,0 +1,1 @@
+"""One prompt to several models: `/compare` and the side-by-side view of the replies (issue 39)."""

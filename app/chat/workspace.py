@@ -13,6 +13,8 @@ named, once per session, and the rest proceeds without it.
 from __future__ import annotations
 
 import asyncio
+import os
+from dataclasses import replace
 from enum import Enum
 from typing import TYPE_CHECKING, Literal
 
@@ -147,6 +149,11 @@ class Workspace:
         """The front end's answer, looked up when the tool asks (None: nothing can be approved)."""
         if self.s.approve_change is None:
             return NO_APPROVAL.format(what=f"{change.tool} of {change.path}")
+        from treechat.agent.tools.workfolder import inside
+        from treechat.workspace.worktrees import folder_of
+
+        if inside(change.folder, await asyncio.to_thread(os.path.realpath, folder_of(self.s.settings.home))):
+            change = replace(change, worktree=True)  # the question says so
         return await self.s.approve_change(change)
 
     # ------------------------------------------------------------ restoring

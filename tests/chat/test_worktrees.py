@@ -249,11 +249,18 @@ async def test_one_prompt_to_three_models_edits_in_three_worktrees_and_any_reply
 
         fake.responder = answer
         chat = new_chat(catalog, fake, home, repo, FILE_TOOLS)
+        asked: list[bool] = []
+
+        async def approve(change: Any) -> bool:
+            asked.append(change.worktree)  # the question says where the change is made
+            return True
+
+        chat.approve_change = approve
         await chat.open(await catalog.create(cwd=str(repo)))
         await seed(chat)
         comparison = await chat.compare("write it", ["openai/m1", "openai/m2", "openai/m3"])
         replies = await comparison.replies()
-        assert [r.error for r in replies] == [None, None, None]
+        assert [r.error for r in replies] == [None, None, None] and asked == [True, True, True]
         assert (repo / "notes.txt").read_text() == "base\n" and worktrees_left(home) == []
         for reply in reversed(replies):
             assert reply.tip is not None

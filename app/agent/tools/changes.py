@@ -30,6 +30,7 @@ class ProposedChange:
     # the change as two texts (an editor's diff view) rather than as `diff`
     before_text: str | None = None
     after_text: str | None = None
+    worktree: bool = False  # made in the run's own git worktree, not in the person's folder (issue 39)
 
     @property
     def summary(self) -> str:

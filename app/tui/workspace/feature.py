@@ -46,6 +46,9 @@ class Workspace:
             title, note = f"Create {change.path} ({counts})?", ""
         else:
             title, note = f"Apply this {change.tool} to {change.path} ({counts})?", ""
+        if change.worktree and not change.outside:
+            note = ("In this run's own git worktree (another run changes files in your folder): your files stay "
+                    "as they are until you pick this branch.")
         spec = QuestionSpec(title, diff=change.diff or "", note=note, yes="Apply", no="Refuse",
                             session=None if change.outside else "Allow edits for this session")
         answer = await self.shell.questions.ask(spec)

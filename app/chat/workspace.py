@@ -120,9 +120,16 @@ class Workspace:
         """At the start: remove, in the background, the worktrees whose process is gone (kill -9)."""
         if self._sweeping is not None:
             return
-        from treechat.workspace.worktrees import sweep_dead
+        home = self.s.settings.home
 
-        self._sweeping = asyncio.get_running_loop().create_task(asyncio.to_thread(sweep_dead, self.s.settings.home))
+        def sweep() -> list[str]:
+            if not os.path.isdir(os.path.join(home, "worktrees")):
+                return []  # (the usual case: nothing imported, nothing read)
+            from treechat.workspace.worktrees import sweep_dead
+
+            return sweep_dead(home)
+
+        self._sweeping = asyncio.get_running_loop().create_task(asyncio.to_thread(sweep))
 
     async def swept(self) -> list[str]:
         """The worktrees the start's sweep removed (once it is done)."""

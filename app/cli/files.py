@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     from .parser import Subcommands
 
 
+WORKTREE_NOTE = "  (made in a run's own worktree)"
+
+
 class FilesError(Exception):
     """An expected failure of these commands; the text is the line on stderr."""
 
@@ -130,11 +133,13 @@ class ChangeRow:
     kept: bool  # both contents are in the session (a restore can bring them back)
     added: int | None
     removed: int | None
+    worktree: str | None = None  # made in a run's own git worktree (issue 39), not in this folder
 
     def to_json(self) -> dict[str, object]:
         return {"entryId": self.entry_id, "parentId": self.parent_id, "timestamp": self.timestamp, "tool": self.tool,
                 "toolCallId": self.tool_call_id, "before": self.before, "after": self.after, "size": self.size,
-                "onPath": self.on_path, "kept": self.kept, "added": self.added, "removed": self.removed}
+                "onPath": self.on_path, "kept": self.kept, "added": self.added, "removed": self.removed,
+                "worktree": self.worktree}
 
     @property
     def what(self) -> str:
@@ -183,7 +188,7 @@ def file_rows(o: _Opened) -> list[FileRow]:
             diff = file_diff(before, after, path) if kept else None
             changes.append(ChangeRow(cp.entry_id, cp.parent_id, cp.timestamp, cp.tool, cp.tool_call_id, change.before,
                                      change.after, change.size, cp.entry_id in on_path, kept,
-                                     diff.added if diff else None, diff.removed if diff else None))
+                                     diff.added if diff else None, diff.removed if diff else None, cp.worktree))
         rows.append(FileRow(path, shown_path(path, o.folder), at_leaf.get(path), disk.content if disk else None,
                             disk.other if disk else "", tuple(changes), refused))
     return rows
@@ -212,7 +217,8 @@ async def cmd_files(args: argparse.Namespace) -> int:
         print(f"{_line(f.shown)}  ({n} change{'s' if n != 1 else ''}; {_line(state)})")
         for c in f.changes:
             print(f"  {'*' if c.on_path else ' '} {c.timestamp[:19].replace('T', ' ')}  {_line(c.entry_id)}  "
-                  f"{_line(c.tool):<5}  {c.what}  (before it: {_line(c.parent_id or 'root')})")
+                  f"{_line(c.tool):<5}  {c.what}  (before it: {_line(c.parent_id or 'root')})"
+                  + (WORKTREE_NOTE if c.worktree else ""))
     print("* on the path to the leaf. `treechat restore SESSION --to ENTRY` puts the files back as they were at ENTRY.")
     return 0
 

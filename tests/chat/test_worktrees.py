@@ -155,6 +155,9 @@ def test_three_branches_editing_one_file_leave_the_checkout_untouched_and_restor
     sid = asyncio.run(scenario())
     assert sorted(tips) == ["edit-A", "edit-B", "edit-C"]
     cli = ["--home", str(home), "--storage", "sqlite"]
+    assert main([*cli, "files", sid]) == 0
+    listed = capsys.readouterr().out
+    assert listed.count("(made in a run's own worktree)") == 6  # notes.txt and draft.txt, three branches each
     for word in ("edit-B", "edit-A"):
         code = main([*cli, "restore", sid, "--to", tips[word], "--yes"])
         out, err = capsys.readouterr()
@@ -262,6 +265,11 @@ async def test_one_prompt_to_three_models_edits_in_three_worktrees_and_any_reply
         replies = await comparison.replies()
         assert [r.error for r in replies] == [None, None, None] and asked == [True, True, True]
         assert (repo / "notes.txt").read_text() == "base\n" and worktrees_left(home) == []
+        (repo / "notes.txt").write_text("mine\n")  # changed by the person since the runs began: never overwritten
+        plan = await chat.restore_plan(replies[0].tip)
+        assert [s.shown for s in plan.blocked] == ["notes.txt"] and not plan.ready
+        assert (await chat.restore(plan)).changed == 0 and (repo / "notes.txt").read_text() == "mine\n"
+        (repo / "notes.txt").write_text("base\n")
         for reply in reversed(replies):
             assert reply.tip is not None
             await chat.move_to(reply.tip)  # picking it: its file offered, then restored

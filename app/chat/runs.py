@@ -171,6 +171,9 @@ class Runs:
         except BaseException:
             await self.drop_worktrees(made)
             raise
+        self.s.emit(Notice(f"Each of the {count} runs changes files in a git worktree of its own: your files stay as "
+                           "they are until you pick one (its changes are then offered; from the shell: treechat "
+                           "restore SESSION --to ENTRY).", "warning"))
         return made
 
     async def drop_worktrees(self, trees: Sequence[Worktree | None]) -> None:
@@ -202,6 +205,9 @@ class Runs:
             raise
         if placed is not run:
             run.unsubscribe()
+        self.s.emit(Notice("Another run changes files in your folder: this one works in a git worktree of its own, and "
+                           "your files stay as they are until you pick its branch (its changes are then offered).",
+                           "warning"))
         return placed
 
     async def send(self, text: str, kind: SendKind = "send", *, attach: Sequence[str] = (),

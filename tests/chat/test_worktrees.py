@@ -19,7 +19,7 @@ import pytest
 
 from tests.fake_provider import FakeProvider, openai_chunks, sse_frame
 from treechat.chat import Chat, ChatError
-from treechat.chat.events import RestoreOffered
+from treechat.chat.events import Notice, RestoreOffered
 from treechat.cli.main import main
 from treechat.config.settings import load_settings
 from treechat.llm.registry import ModelRegistry
@@ -122,7 +122,9 @@ def test_three_branches_editing_one_file_leave_the_checkout_untouched_and_restor
             replies = Replies(fake)
             chat = new_chat(catalog, fake, home, repo, FILE_TOOLS)
             offers: list[RestoreOffered] = []
+            told: list[str] = []
             chat.subscribe(lambda e: offers.append(e) if isinstance(e, RestoreOffered) else None)
+            chat.subscribe(lambda e: told.append(e.text) if isinstance(e, Notice) else None)
             await chat.open(await catalog.create(cwd=str(repo)))
             a1 = await seed(chat)
             assert await chat.send("hold on") == "sent"  # r1: in the checkout, going
@@ -138,6 +140,7 @@ def test_three_branches_editing_one_file_leave_the_checkout_untouched_and_restor
             assert (repo / "notes.txt").read_text() == "base\n" and (repo / "draft.txt").read_text() == "mine\n"
             assert (repo / "readme.txt").read_text() == "r1\n"
             assert worktrees_left(home) == []  # each went when its run ended
+            assert sum("works in a git worktree of its own" in t for t in told) == 3  # each start said so
             assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
             replies.gate.set()
             await chat.wait_idle()

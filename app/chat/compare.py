@@ -132,10 +132,12 @@ class Compare:
         session = self.s.session
         fork = session.leaf_id
         made: list[Run] = []
-        trees = await self.runs.worktrees_for(len(models))  # (in git: the checkout untouched until one is picked)
+        # in git: the checkout untouched until one is picked; elsewhere: no run changes files
+        trees, refused = await self.runs.worktrees_for(len(models))
         try:
             for model, tree in zip(models, trees, strict=True):
-                made.append(await self.runs.new_run(session.branch(fork, beside=True), model, tree))
+                made.append(await self.runs.new_run(session.branch(fork, beside=True), model, tree,
+                                                    changes_refused=refused))
         except BaseException:
             await self.runs.drop_worktrees(trees)
             raise

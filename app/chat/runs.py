@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from treechat.agent.tools import BUILTIN_TOOLS, Reach, make_tools
+from treechat.agent.tools.refused import RefusedTool
 from treechat.chat.errors import ChatError
 from treechat.chat.events import Failed, Notice, RunsChanged, StatusChanged
 from treechat.chat.state import Run, SendKind
@@ -50,6 +51,10 @@ if TYPE_CHECKING:
     from treechat.workspace.worktrees import Worktree
 
 FILE_TOOLS = frozenset({"edit", "write", "bash"})  # a run with one of these can change files
+# what a compared run's edit, write and bash answer outside git (worktrees_for)
+COMPARED_OUTSIDE_GIT = ("Refused: this is one of several runs answering the same prompt at once in a folder that "
+                        "is not a git repository, so no run may change files or run commands here (they would "
+                        "race each other). Answer with what read, ls and grep show; say what you would change.")
 
 
 class Runs:
@@ -102,10 +107,12 @@ class Runs:
             raise ChatError(f"Sessions are read-only here ({read_only}): browsing and search work; sending needs a "
                             "writable home (--home DIR or TREECHAT_HOME).")
 
-    async def new_run(self, writer: BranchWriter, model: ModelInfo, worktree: Worktree | None = None) -> Run:
+    async def new_run(self, writer: BranchWriter, model: ModelInfo, worktree: Worktree | None = None, *,
+                      changes_refused: str | None = None) -> Run:
         """An agent on `writer` with `model` (its key checked by the caller), not started: the
         settings entries its path lacks are written under the writer's tip; its tools work in
-        `worktree` when given (None: in the person's folder)."""
+        `worktree` when given (None: in the person's folder); `changes_refused`: why its edit,
+        write and bash refuse every call (offered all the same: the branch records no narrower set)."""
         self.model_choice.local.probe(model)
         cwd = self.s.cwd if worktree is None else worktree.cwd
         try:
@@ -118,6 +125,8 @@ class Runs:
                 writable_git_paths=self.s.settings.writable_git_paths,
                 files=self.s.file_host, commands=self.s.command_host, env=tool_environment(self.s.settings),
                 spawn=self.subagents.spawn)
+            if changes_refused is not None:
+                builtins = [RefusedTool(t, changes_refused) if t.name in FILE_TOOLS else t for t in builtins]
             tools = self.s.allowed_tools(builtins, self.extras.mcp.tools())  # an MCP server's tools join as it starts
             self.extras.load_extensions()  # the skills the system prompt lists
             compaction = self.s.settings.compaction
@@ -150,20 +159,26 @@ class Runs:
                             "(Esc on its branch) or wait for one to end; nothing was sent.")
 
     def can_change_files(self, run: Run) -> bool:
-        return any(t.name in FILE_TOOLS for t in self.s.allowed_tools(run.builtins, ()))
+        return any(t.name in FILE_TOOLS and not isinstance(t, RefusedTool)
+                   for t in self.s.allowed_tools(run.builtins, ()))
 
-    async def worktrees_for(self, count: int) -> list[Worktree | None]:
-        """A comparison's runs (one prompt, several models; chat/compare.py): in a git repository
-        each that can change files works in a worktree of its own, so the checkout stays as it is
-        until the person picks one; elsewhere (or read-only) each works in the person's folder.
-        ChatError (nothing sent, none left) when one cannot be made."""
+    async def worktrees_for(self, count: int) -> tuple[list[Worktree | None], str | None]:
+        """Where a comparison's runs (one prompt, several models; chat/compare.py) work, and why
+        their edit, write and bash refuse (None: they do not): in a git repository each that can
+        change files works in a worktree of its own, so the checkout stays as it is until the
+        person picks one; outside git they would race each other in the person's folder, so they
+        change nothing there (said once); with no such tool each works in the person's folder.
+        ChatError (nothing sent, none left) when a worktree cannot be made."""
         choice = self.s.tool_choice
         if not any(n not in choice.off and (n in choice.default or n in choice.on) for n in FILE_TOOLS):
-            return [None] * count
+            return [None] * count, None
         from treechat.workspace.worktrees import root_of
 
         if await asyncio.to_thread(root_of, self.s.cwd) is None:
-            return [None] * count
+            self.s.emit(Notice(f"This folder is not a git repository: the {count} compared runs would change its files "
+                               "at once, so their edit, write and bash refuse (read, ls and grep work); in a git "
+                               "repository each works in a worktree of its own.", "warning"))
+            return [None] * count, COMPARED_OUTSIDE_GIT
         made: list[Worktree | None] = []
         try:
             for n in range(count):
@@ -174,7 +189,7 @@ class Runs:
         self.s.emit(Notice(f"Each of the {count} runs changes files in a git worktree of its own: your files stay as "
                            "they are until you pick one (its changes are then offered; from the shell: treechat "
                            "restore SESSION --to ENTRY).", "warning"))
-        return made
+        return made, None
 
     async def drop_worktrees(self, trees: Sequence[Worktree | None]) -> None:
         for tree in trees:

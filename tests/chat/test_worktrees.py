@@ -283,3 +283,47 @@ async def test_one_prompt_to_three_models_edits_in_three_worktrees_and_any_reply
         await chat.undo_restore()
         assert (repo / "notes.txt").read_text() == "m2\n"
         await chat.close()
+
+
+async def test_one_prompt_to_two_models_outside_git_changes_no_file_and_keeps_the_tools(catalog,
+                                                                                      tmp_path: Path) -> None:
+    """Outside git the compared runs would race in one folder: their edit, write and bash refuse
+    (said once, and to the model), nothing is written; the branch records no narrower tool set."""
+    work = tmp_path / "plain"
+    work.mkdir()
+    (work / "notes.txt").write_text("base\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    async with FakeProvider() as fake:
+        def answer(request: Any) -> list[Any] | None:
+            messages = request.body.get("messages") if isinstance(request.body, dict) else None
+            if not messages:
+                return None
+            if messages[-1].get("role") == "tool":
+                return fake.sse_steps([sse_frame(c) for c in openai_chunks([f"saw: {messages[-1]['content'][:9]}"])])
+            calls = [{"id": "c1", "name": "write", "arguments": json.dumps({"path": "notes.txt",
+                                                                             "content": request.body["model"]})}]
+            return fake.sse_steps([sse_frame(c) for c in openai_chunks(tool_calls=calls)])
+
+        fake.responder = answer
+        chat = new_chat(catalog, fake, home, work, FILE_TOOLS)
+        notes: list[str] = []
+        chat.subscribe(lambda e: notes.append(e.text) if isinstance(e, Notice) else None)
+        await chat.open(await catalog.create(cwd=str(work)))
+        await seed(chat)
+        comparison = await chat.compare("write it", ["openai/m1", "openai/m2"])
+        replies = await comparison.replies()
+        assert [r.error for r in replies] == [None, None]
+        assert [message_text(r.reply) for r in replies if r.reply] == ["saw: Refused: ", "saw: Refused: "]
+        assert (work / "notes.txt").read_text() == "base\n" and worktrees_left(home) == []
+        assert any("not a git repository" in n and "refuse" in n for n in notes)
+        for request in fake.requests:
+            assert {"edit", "write", "bash"} <= {t["function"]["name"] for t in request.body.get("tools", [])}
+        reply = replies[0]
+        assert reply.tip is not None
+        await chat.move_to(reply.tip)  # picked: the next message there carries every tool and may change files
+        fake.responder = None
+        fake.script_openai(["ok"])
+        await chat.prompt("and now")
+        assert {"edit", "write", "bash"} <= {t["function"]["name"] for t in fake.requests[-1].body.get("tools", [])}
+        await chat.close()

@@ -19,6 +19,7 @@ from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
+from textual.timer import Timer
 from textual.widgets import Static
 
 from treechat.text.sanitize import sanitize, sanitize_line
@@ -27,6 +28,7 @@ from ..keymap import bindings_for
 
 State = Literal["waiting", "streaming", "done", "failed"]
 MIN_COLUMN = 50  # narrower than this a column is hard to read: one at a time
+DRAW_EVERY = 0.1  # seconds: a streaming column is drawn at most this often
 _MARKS: dict[State, str] = {"waiting": "… waiting", "streaming": "● streaming", "done": "✓ done", "failed": "✗ failed"}
 
 
@@ -52,6 +54,8 @@ class _Column(Vertical):
         self.run, self.model = run, model
         self.state: State = "waiting"
         self.detail = ""
+        self._pending: str | None = None  # text told and not drawn yet
+        self._timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("", classes="head")
@@ -68,6 +72,20 @@ class _Column(Vertical):
             (sanitize_line(self.model, 60), "bold"), "  ", (_MARKS[self.state], style), (detail, "dim")))
 
     def set_text(self, text: str) -> None:
+        """The reply as far as it came: drawn at most every DRAW_EVERY seconds (each draw wraps the
+        whole text again, and a reply is told once per network read)."""
+        self._pending = text
+        if self._timer is None:
+            self._timer = self.set_timer(DRAW_EVERY, self.flush)
+
+    def flush(self) -> None:
+        """Draw the text told last, now."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        text, self._pending = self._pending, None
+        if text is None:
+            return
         scroll = self.query_one(VerticalScroll)
         at_end = scroll.scroll_y >= scroll.max_scroll_y - 1
         self.query_one(".body", Static).update(Content(sanitize(text)))
@@ -75,6 +93,7 @@ class _Column(Vertical):
             scroll.scroll_end(animate=False)  # it follows the reply unless the person scrolled up
 
     def set_state(self, state: State, detail: str = "") -> None:
+        self.flush()  # a reply that ended is shown whole at once
         self.state, self.detail = state, detail
         self._head()
 

@@ -137,3 +137,25 @@ async def test_the_thinking_picker_offers_only_the_levels_given():
         await pilot.press("up", "enter")
         await pilot.pause()
         assert results == ["off", "medium"]
+
+
+async def test_a_typed_model_marked_for_a_comparison_shows_its_mark():
+    app = Host()
+    sent: list[list[str]] = []
+
+    async def compare(refs: list[str]) -> str | None:
+        sent.append(refs)
+        return None
+
+    async with app.run(size=(100, 30)) as pilot:
+        app.push_screen(ModelPicker(GROUPS, current="openai/gpt-4.1-mini", compare=compare))
+        await pilot.pause()
+        app.screen.query_one("#filter", Input).value = "openai/not-listed"
+        await pilot.pause()
+        assert "use openai/not-listed" in highlighted_text(app)
+        await pilot.press("space")
+        await pilot.pause()
+        assert highlighted_text(app).startswith("✓ ") and "1 marked" in screen_text(app)
+        await pilot.press("space")  # unmarked
+        await pilot.pause()
+        assert not highlighted_text(app).startswith("✓ ") and "marked" not in screen_text(app).split("·")[0]

@@ -130,8 +130,7 @@ class ModelPicker(Dialog[str]):
         listed = {m.ref for g in self.groups for m in g.models}
         self._typed_row = looks_like_ref(typed) and typed not in listed
         if self._typed_row:
-            self._add(options, Content.assemble(("↵ use ", "bold"), sanitize_line(typed, 80), (" (not in the list)", "dim")),
-                      typed)
+            self._add(options, self._typed_label(typed), typed)
         shown = [(g, [m for m in g.models if all(w in f"{m.shown} {m.ref}".lower() for w in words)])
                  for g in self.groups]
         width = min(max((len(m.shown) for _, rows in shown for m in rows), default=0), 48) + 2
@@ -146,6 +145,10 @@ class ModelPicker(Dialog[str]):
                 self._rows[len(self._refs)] = (model, width)
                 self._add(options, self._label(model, width), model.ref, disabled=bool(group.problem) or model.disabled)
         options.highlighted = self._best(typed)
+
+    def _typed_label(self, typed: str) -> Content:
+        mark = "✓ " if typed in self.marked else ""
+        return Content.assemble(mark, ("↵ use ", "bold"), sanitize_line(typed, 80), (" (not in the list)", "dim"))
 
     def _label(self, model: ModelChoice, width: int) -> Content:
         mark = "✓ " if model.ref in self.marked else "● " if model.ref == self.current else "  "
@@ -236,6 +239,8 @@ class ModelPicker(Dialog[str]):
             self.marked.append(ref)
         if index in self._rows:  # (its row redrawn in place: the list stays as it is under fast keys)
             options.replace_option_prompt_at_index(index, self._label(*self._rows[index]))
+        elif index == 0 and self._typed_row:
+            options.replace_option_prompt_at_index(index, self._typed_label(ref))
         count = len(self.marked)
         self.query_one("#hint", Static).update(
             f"{count} marked · Enter sends the message typed (or the next one) to each · Space unmarks · Esc closes"

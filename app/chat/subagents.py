@@ -11,7 +11,9 @@ A child is an AgentSession of its own, on a session of its own made in the same 
   tools; the working folder) and the task's prompt: nothing of the parent's conversation.
 - **The caller's tools less `task`** (no grandchildren), as the caller's request carried them:
   the same tool objects, so a checkpoint of a child's edit lands on the parent's path (moving
-  back there offers to undo it) and its questions go to the same front end, named: the child
+  back there offers to undo it) — except for a child that can change files started while another
+  does in the caller's folder, whose built-in tools work in a git worktree of its own
+  (chat/subtrees.py) — and its questions go to the same front end, named: the child
   runs inside `asking_as(...)` (agent/asker.py), which a front end reads where it builds a
   question ("task 'fix tests' asks: …"). `--yes` in `-p`, RPC and ACP answer it as they would
   the parent.

@@ -12,8 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.chat.test_worktrees import make_repo, new_chat, worktrees_left
+from tests.chat.test_worktrees import make_repo, new_chat, seed, wait_for, worktrees_left
 from tests.fake_provider import FakeProvider, Gate, openai_chunks, sse_frame
+from treechat.chat.events import RestoreOffered
 from treechat.storage.model import MessageEntry, ToolResultMessage, message_text
 from treechat.workspace.history import FileHistory
 
@@ -38,6 +39,7 @@ class Children:
         self.fake, self.calls, self.writes, self.holds = fake, calls, writes, holds
         self.wrote = {name: asyncio.Event() for name in calls}
         self.asked = {name: asyncio.Event() for name in calls}
+        self.held = asyncio.Event()
         fake.responder = self._answer
 
     def _frames(self, chunks: list[bytes], hold: asyncio.Event | None = None) -> list[Any]:
@@ -48,9 +50,11 @@ class Children:
         messages = request.body.get("messages") if isinstance(request.body, dict) else None
         if not messages:
             return None
-        first = next(m for m in messages if m.get("role") == "user")["content"]
+        first = [m for m in messages if m.get("role") == "user"][-1]["content"]
         first = first if isinstance(first, str) else " ".join(p.get("text", "") for p in first)
         after_tools = messages[-1].get("role") == "tool"
+        if first == "hold":  # another run, going in the checkout until `held` is set
+            return self._frames(openai_chunks(["held"]), self.held)
         if first == "go":
             if after_tools:
                 return self._frames(openai_chunks(["all done"]))
@@ -110,6 +114,36 @@ async def test_parallel_children_in_git_each_change_files_without_colliding(cata
         history = await FileHistory.load(chat.session.storage)
         by_task = {(cp.tool_call_id, ch.path) for cp in history.checkpoints if cp.tool == "task" for ch in cp.changes}
         assert by_task == {("b", str(repo / "b.txt")), ("c", str(repo / "c.txt"))}
+        await chat.close()
+
+
+async def test_children_of_a_run_in_its_own_worktree_bring_their_files_there(catalog, tmp_path: Path) -> None:
+    """A caller that works in a worktree (another run changes files in the checkout): its second
+    child's worktree is made from the caller's, its files come into the caller's, and the checkout
+    is untouched until the person picks the branch, whose offer holds both children's files."""
+    repo = make_repo(tmp_path / "repo")
+    home = tmp_path / "home"
+    async with FakeProvider() as fake:
+        children = Children(fake, ["a", "b"], {"a": [("a.txt", "A\n")], "b": [("b.txt", "B\n")]}, {})
+        children.holds["b"] = children.wrote["a"]  # b ends after a wrote in the caller's folder
+        chat = new_chat(catalog, fake, home, repo, TOOLS)
+        offers: list[RestoreOffered] = []
+        chat.subscribe(lambda e: offers.append(e) if isinstance(e, RestoreOffered) else None)
+        await chat.open(await catalog.create(cwd=str(repo)))
+        a1 = await seed(chat)
+        assert await chat.send("hold") == "sent"  # r1, in the checkout
+        await wait_for(lambda: len(fake.requests) == 1, "r1's request")
+        await chat.move_to(a1)
+        assert await chat.send("go") == "sent"  # r2, in a worktree of its own, calls a and b
+        await wait_for(lambda: {t.run for t in chat.runs} == {"r1"}, "r2 to end")
+        await wait_for(lambda: bool(offers), "the offer of r2's files")
+        got = await results(chat)
+        assert isinstance(got["b"].details, dict) and got["b"].details["broughtIn"] == ["b.txt"]
+        assert not (repo / "a.txt").exists() and not (repo / "b.txt").exists()  # the checkout untouched
+        assert {s.shown for s in offers[-1].plan.ready} == {"a.txt", "b.txt"}
+        assert worktrees_left(home) == []
+        children.held.set()
+        await chat.wait_idle()
         await chat.close()
 
 

@@ -163,15 +163,18 @@ def report(outcome: BackOutcome | str) -> str:
         return f"{head}: {outcome}.]"
     lines = []
     came = [b.shown for b in outcome.came_in] + outcome.same
-    lines.append(f"Came into this folder: {', '.join(came)}." if came else "It changed no file.")
+    if came:
+        lines.append(f"Came into this folder: {', '.join(came)}.")
+    else:
+        lines.append("No file came into this folder." if outcome.kept or outcome.not_moved else "It changed no file.")
     if outcome.not_moved:
         lines.append("Not brought in: " + "; ".join(f"{p} ({why})" for p, why in outcome.not_moved) + ".")
     if outcome.kept:
         names = ", ".join(p for p, _ in outcome.kept)
         diffs, cut = truncate_head("\n".join(d for _, d in outcome.kept))
-        lines.append(f"NOT brought in, changed in this folder since it started (yours kept): {names}. Its version "
-                     "differs from the one here as this diff says (from here to its version); apply what you want "
-                     f"of it yourself:\n{diffs}" + ("\n[the diff was cut here]" if cut else ""))
+        lines.append(f"NOT brought in, changed in this folder since it started (the version here is kept): {names}. "
+                     "To take what you want of its version, apply it from this diff (from the version here to "
+                     f"its version):\n{diffs}" + ("\n[the diff was cut here]" if cut else ""))
     return f"{head}.]\n" + "\n".join(lines)
 
 

@@ -63,6 +63,9 @@ class Subtrees:
     def __init__(self, s: ChatState, workspace: Workspace) -> None:
         self.s, self.workspace = s, workspace
         self._in_folder: dict[int, str] = {}  # id(caller's agent) → the call whose sub-agent changes files there
+        # one sub-agent's changes come in at a time: two that changed one file from the same start
+        # would each find it unchanged since, and the second would overwrite the first's
+        self._bringing = asyncio.Lock()
 
     def claim_folder(self, caller: Run, call_id: str) -> bool:
         """The caller's folder for this call's sub-agent, when no other one changes files there
@@ -142,7 +145,8 @@ class Subtrees:
         try:
             boundary = await asyncio.to_thread(Boundary.of, self.caller_folder(place.caller),
                                                self.s.settings.writable_git_paths)
-            outcome = await asyncio.to_thread(bring_back, tree, place.start, boundary)
+            async with self._bringing:
+                outcome = await asyncio.to_thread(bring_back, tree, place.start, boundary)
         except (WorktreeError, OSError) as err:
             return f"its changes could not be looked at ({err}); none came into your folder"
         finally:

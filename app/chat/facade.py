@@ -109,7 +109,7 @@ class Chat:
         workspace = self._workspace = Workspace(s)
         shown = self._shown = Shown(s, model_choice=model_choice, extras=extras)
         observer = Observer(s, shown=shown, trees=trees)
-        subagents = Subagents(s)
+        subagents = Subagents(s, workspace)
         runs = self._runs = Runs(s, model_choice=model_choice, extras=extras, observer=observer, shown=shown,
                                  workspace=workspace, subagents=subagents)
         self._compare = Compare(s, model_choice=model_choice, extras=extras, shown=shown, runs=runs)

@@ -11,7 +11,9 @@ A child is an AgentSession of its own, on a session of its own made in the same 
   tools; the working folder) and the task's prompt: nothing of the parent's conversation.
 - **The caller's tools less `task`** (no grandchildren), as the caller's request carried them:
   the same tool objects, so a checkpoint of a child's edit lands on the parent's path (moving
-  back there offers to undo it) and its questions go to the same front end, named: the child
+  back there offers to undo it) — except for a child that can change files started while another
+  does in the caller's folder, whose built-in tools work in a git worktree of its own
+  (chat/subtrees.py) — and its questions go to the same front end, named: the child
   runs inside `asking_as(...)` (agent/asker.py), which a front end reads where it builds a
   question ("task 'fix tests' asks: …"). `--yes` in `-p`, RPC and ACP answer it as they would
   the parent.
@@ -39,6 +41,7 @@ from treechat.agent.tools.truncate import truncate_head
 from treechat.agent.types import JsonObject, ToolResult
 from treechat.chat.errors import ChatError
 from treechat.chat.events import StatusChanged
+from treechat.chat.subtrees import InWorktree, Subtrees, can_change_files, details_of, report
 from treechat.session.agent_session import AgentSession
 from treechat.session.compaction import CompactionSettings
 from treechat.session.events import SessionEvent
@@ -58,9 +61,11 @@ from treechat.storage.model import (
 )
 
 if TYPE_CHECKING:
+    from treechat.agent.tools.base import AnyTool
     from treechat.chat.navigation import Navigation
     from treechat.chat.session_switch import SessionSwitch
-    from treechat.chat.state import ChatState
+    from treechat.chat.state import ChatState, Run
+    from treechat.chat.workspace import Workspace
     from treechat.llm.abort import AbortSignal
 
 log = logging.getLogger(__name__)
@@ -70,30 +75,56 @@ ENTRY_HOPS = 64  # entries looked at back from the caller's leaf for the reply t
 
 
 class Subagents:
-    def __init__(self, s: ChatState) -> None:
+    def __init__(self, s: ChatState, workspace: Workspace) -> None:
         self.s = s
+        self.subtrees = Subtrees(s, workspace)
 
     async def spawn(self, call_id: str, args: TaskArgs, signal: AbortSignal | None,
                     on_update: OnUpdate) -> ToolResult:
         """Run the child for one `task` call; its answer, or why there is none, as the result."""
-        parent = self._caller(call_id)
-        if parent is None:
+        run = self._caller(call_id)
+        if run is None:
             return text_result("The task tool runs only inside a reply of this chat.", is_error=True)
         if signal is not None and signal.aborted:
             return text_result("The sub-agent was not started: the run was stopped.", is_error=True)
+        tools = [t for t in run.agent.state.tools if t.name != TaskTool.name]
+        # where it changes files (chat/subtrees.py): decided before any wait, so two calls of one
+        # batch never both take the caller's folder
+        in_folder = can_change_files(tools) and self.subtrees.claim_folder(run, call_id)
         try:
-            child = await self._make(parent, call_id, args)
-        except (StorageError, OSError, ValueError) as err:
-            reason = (err.strerror if isinstance(err, OSError) else None) or str(err) or type(err).__name__
-            return text_result(f"The sub-agent could not start: {reason}", is_error=True)
-        return await _ChildRun(self.s, parent, child, call_id, args).run(signal, on_update)
+            place: InWorktree | None = None
+            if can_change_files(tools) and not in_folder:
+                made = await self.subtrees.make(run, call_id)
+                if isinstance(made, str):
+                    return text_result(made, is_error=True)
+                place = made
+            try:
+                try:
+                    child = await self._make(run.agent, call_id, args, tools, place)
+                except (StorageError, OSError, ValueError) as err:
+                    reason = (err.strerror if isinstance(err, OSError) else None) or str(err) or type(err).__name__
+                    return text_result(f"The sub-agent could not start: {reason}", is_error=True)
+                result = await _ChildRun(self.s, run.agent, child, call_id, args, place is not None).run(signal,
+                                                                                                        on_update)
+            finally:
+                back = await self.subtrees.finish(place, call_id) if place is not None else None
+            if back is None:
+                return result
+            text = "\n\n".join([*(c.text for c in result.content if isinstance(c, TextContent)), report(back)])
+            details = {**result.details, **details_of(back)} if isinstance(result.details, dict) else details_of(back)
+            return ToolResult(content=[TextContent(text=text)], details=details, is_error=result.is_error,
+                              usage=result.usage)
+        finally:
+            if in_folder:
+                self.subtrees.release(run, call_id)
 
-    def _caller(self, call_id: str) -> AgentSession | None:
-        """The agent whose reply made the call: the run, of those going on their branches, whose
+    def _caller(self, call_id: str) -> Run | None:
+        """The run whose reply made the call: of those going on their branches, the one whose
         pending calls hold it."""
-        return next((r.agent for r in self.s.every_run() if call_id in r.agent.state.pending_tool_calls), None)
+        return next((r for r in self.s.every_run() if call_id in r.agent.state.pending_tool_calls), None)
 
-    async def _make(self, parent: AgentSession, call_id: str, args: TaskArgs) -> AgentSession:
+    async def _make(self, parent: AgentSession, call_id: str, args: TaskArgs, tools: list[AnyTool],
+                    place: InWorktree | None) -> AgentSession:
         entry_id = await _calling_entry(parent.session, call_id)
         parent_id = parent.session.session_id
         storage = await self.s.catalog.create(cwd=self.s.cwd, parent_session_id=parent_id, parent_entry_id=entry_id)
@@ -102,7 +133,8 @@ class Subagents:
                               "description": args.description}
         await session.append_custom(TASK_RECORD, record)
         await session.append_session_info(args.description)
-        tools = [t for t in parent.state.tools if t.name != TaskTool.name]
+        if place is not None:
+            tools = await self.subtrees.tools_for(place, session, tools)
         compaction = self.s.settings.compaction
         child = await AgentSession.create(
             session, model=parent.state.model, registry=self.s.registry, thinking_level=parent.state.thinking_level,
@@ -111,7 +143,8 @@ class Subagents:
             compaction_settings=CompactionSettings(enabled=compaction.enabled, reserve_tokens=compaction.reserve_tokens,
                                                    keep_recent_tokens=compaction.keep_recent_tokens))
         child.recovery_folders = list(parent.recovery_folders)
-        child.agent.state.system_prompt = self.s.prompt_builder.build(tools, sub_agent=True)
+        child.agent.state.system_prompt = self.s.prompt_builder.build(
+            tools, sub_agent=True, folder=place.tree.cwd if place is not None else None)
         return child
 
 
@@ -133,8 +166,10 @@ async def _calling_entry(session: Session | BranchWriter, call_id: str) -> str |
 class _ChildRun:
     """One child's run: its progress told as the call's partial results, what it spent, its answer."""
 
-    def __init__(self, s: ChatState, parent: AgentSession, child: AgentSession, call_id: str, args: TaskArgs) -> None:
+    def __init__(self, s: ChatState, parent: AgentSession, child: AgentSession, call_id: str, args: TaskArgs,
+                 in_worktree: bool = False) -> None:
         self.s, self.parent, self.child, self.call_id, self.args = s, parent, child, call_id, args
+        self.in_worktree = in_worktree
         self.session_id = child.session.session_id
         self.replies = 0
         self.tool_calls = 0
@@ -172,7 +207,9 @@ class _ChildRun:
         unsubscribe = self.child.subscribe(on_child)
         stop = signal.add_listener(self.child.abort_now) if signal is not None else (lambda: None)
         try:
-            await tell("started")  # the child session exists: a front end can open it now
+            # the child session exists: a front end can open it now
+            await tell("started in a git worktree of its own (another sub-agent changes files here); its changes "
+                       "come into this folder when it ends" if self.in_worktree else "started")
             with asking_as(Asker(self.args.description, self.session_id)):
                 await self.child.prompt(self.args.prompt)
         finally:

@@ -153,7 +153,7 @@ def make_worktree(home: str | os.PathLike[str], session_id: str, run_id: str, cw
     rel = os.path.relpath(real, checkout) if inside(real, checkout) else "."
     tree = Worktree(path, checkout, record, os.path.normpath(os.path.join(path, rel)))
     try:
-        files = _listed(checkout)
+        files = listed_files(checkout)
         git(["worktree", "add", "--no-checkout", "--detach", path], checkout)
         git(["read-tree", "HEAD"], path)
         _copy(checkout, path, files)
@@ -167,8 +167,9 @@ def make_worktree(home: str | os.PathLike[str], session_id: str, run_id: str, cw
     return tree
 
 
-def _listed(checkout: str) -> list[str]:
-    """The working folder's files git knows or would (tracked, untracked and not ignored)."""
+def listed_files(checkout: str) -> list[str]:
+    """The working folder's files git knows or would (tracked, untracked and not ignored): of a
+    checkout, or of a worktree (what a sub-agent changed there: bring_back.py)."""
     out = git(["ls-files", "-z", "--cached", "--others", "--exclude-standard"], checkout)
     seen: dict[str, None] = {}
     for raw in out.split(b"\0"):

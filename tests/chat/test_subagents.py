@@ -40,11 +40,12 @@ async def fake() -> AsyncIterator[FakeProvider]:
         yield fp
 
 
-async def make_chat(catalog: SessionCatalog, fake: FakeProvider, tmp_path: Any) -> Chat:
+async def make_chat(catalog: SessionCatalog, fake: FakeProvider, tmp_path: Any,
+                    tools: list[str] | None = None) -> Chat:
     env = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "k"}
     settings = load_settings(tmp_path / "home", env=env)
     chat = Chat(catalog=catalog, settings=settings, registry=ModelRegistry(settings, env=env),
-                model_ref="openai/gpt-4.1-mini", cwd=str(tmp_path), local_servers=())
+                model_ref="openai/gpt-4.1-mini", cwd=str(tmp_path), local_servers=(), tools=tools)
     await chat.open(await catalog.create(cwd=str(tmp_path)))
     return chat
 
@@ -132,7 +133,9 @@ async def test_parallel_calls_run_at_once(catalog, fake, tmp_path) -> None:
     fake.responder = answer
     fake.script_openai(tool_calls=[task("a", "first", "Answer A."), task("b", "second", "Answer B.")])
     fake.script_openai(["both done"])
-    chat = await make_chat(catalog, fake, tmp_path)
+    # (children that cannot change files: outside git two that can would not both run,
+    # test_subagent_worktrees.py)
+    chat = await make_chat(catalog, fake, tmp_path, ["read", "ls", "grep", "task"])
     await chat.send("two things at once")
     await fake.until_requests(3)  # both children asked while neither had an answer: they overlap
     children = fake.requests[1:3]

@@ -87,3 +87,21 @@ def test_a_record_naming_a_folder_outside_the_homes_worktrees_removes_nothing(tm
     record.write_text(f'{{"v": 1, "pid": 999999999, "repo": "{tmp_path}", "path": "{victim}"}}')
     sweep_dead(tmp_path / "home")
     assert (victim / "keep.txt").read_text() == "keep\n"
+
+
+def test_bringing_a_sub_agents_changes_back_runs_none_of_a_repositorys_commands(tmp_path: Path) -> None:
+    """A sub-agent's worktree is listed again when it ends (workspace/bring_back.py): in the
+    worktree, with the repository's config shared, still nothing runs."""
+    from treechat.agent.tools.workfolder import Boundary
+    from treechat.workspace.bring_back import bring_back, start_of
+
+    repo, marks = hostile_repo(tmp_path)
+    tree = make_worktree(tmp_path / "home", "S1", "task-t2", str(repo))
+    start = start_of(tree)
+    (Path(tree.path) / "notes.txt").write_text("the sub-agent's\n")
+    (Path(tree.path) / "added.txt").write_text("added\n")
+    back = bring_back(tree, start, Boundary.of(str(repo)))
+    remove_worktree(tree)
+    assert sorted(b.shown for b in back.came_in) == ["added.txt", "notes.txt"]
+    assert (repo / "notes.txt").read_text() == "the sub-agent's\n" and (repo / "added.txt").read_text() == "added\n"
+    assert sorted(os.listdir(marks)) == []

@@ -21,12 +21,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from treechat.agent.tools import BUILTIN_TOOLS, Reach, make_tools
+from treechat.agent.tools import BUILTIN_TOOLS
 from treechat.agent.tools.refused import RefusedTool
 from treechat.chat.errors import ChatError
 from treechat.chat.events import Failed, Notice, RunsChanged, StatusChanged
 from treechat.chat.state import Run, SendKind
-from treechat.config.tool_env import tool_environment
 from treechat.prompts.attachments import AttachmentError, PreparedPrompt, expand_prompt
 from treechat.prompts.extensions import CommandError, expand_command
 from treechat.prompts.outside import Undecided
@@ -119,12 +118,9 @@ class Runs:
             # without a way to ask (print mode without --yes) the bash tool refuses, saying why
             # every built-in tool (`/tools` may turn on one the default set leaves out); their
             # checkpoints go on this agent's branch
-            builtins = make_tools(BUILTIN_TOOLS, cwd=cwd, confirm=self.s.confirm, reach=Reach.for_run(
-                cwd, self.s.confirm_read, anywhere=self.s.settings.allow_reads_outside),
-                approve=self.workspace.approve, recorder=await self.workspace.file_recorder(writer, worktree),
-                writable_git_paths=self.s.settings.writable_git_paths,
-                files=self.s.file_host, commands=self.s.command_host, env=tool_environment(self.s.settings),
-                spawn=self.subagents.spawn)
+            builtins = self.s.built_in_tools(BUILTIN_TOOLS, cwd, approve=self.workspace.approve,
+                                             recorder=await self.workspace.file_recorder(writer, worktree),
+                                             spawn=self.subagents.spawn)
             if changes_refused is not None:
                 builtins = [RefusedTool(t, changes_refused) if t.name in FILE_TOOLS else t for t in builtins]
             tools = self.s.allowed_tools(builtins, self.extras.mcp.tools())  # an MCP server's tools join as it starts

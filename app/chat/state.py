@@ -25,7 +25,7 @@ from treechat.storage.base import PathState
 from treechat.storage.tree.index import TreeIndex
 
 if TYPE_CHECKING:
-    from treechat.agent.tools import ApproveChange, CommandHost, FileHost, ReadConfirm
+    from treechat.agent.tools import ApproveChange, CommandHost, FileHost, FileRecorder, ReadConfirm, SpawnChild
     from treechat.agent.tools.base import AnyTool
     from treechat.chat.tree import TreeLoad
     from treechat.config.settings import Settings
@@ -137,6 +137,20 @@ class ChatState:
 
     def emit(self, event: ChatEvent | Change) -> None:
         self.bus.emit(event)
+
+    def built_in_tools(self, names: Sequence[str], cwd: str, *, approve: ApproveChange,
+                       recorder: FileRecorder | None, spawn: SpawnChild | None = None) -> list[AnyTool]:
+        """The built-in tools `names` working in `cwd`, with this chat's questions, reach, git
+        paths, editor host and tool environment (a run's, or a sub-agent's in its worktree)."""
+        from treechat.agent.tools import Reach, make_tools
+        from treechat.config.tool_env import tool_environment
+
+        settings = self.settings
+        return make_tools(names, cwd=cwd, confirm=self.confirm,
+                          reach=Reach.for_run(cwd, self.confirm_read, anywhere=settings.allow_reads_outside),
+                          approve=approve, recorder=recorder, writable_git_paths=settings.writable_git_paths,
+                          files=self.file_host, commands=self.command_host, env=tool_environment(settings),
+                          spawn=spawn)
 
     def allowed_tools(self, builtins: Sequence[AnyTool], mcp_tools: Sequence[AnyTool]) -> list[AnyTool]:
         """The tools an agent may carry now (the path's record narrows them: tool_set.py)."""

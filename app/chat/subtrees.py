@@ -23,13 +23,12 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from treechat.agent.tools import BUILTIN_TOOLS, Reach, make_tools
+from treechat.agent.tools import BUILTIN_TOOLS
 from treechat.agent.tools.changes import ProposedChange
 from treechat.agent.tools.refused import RefusedTool
 from treechat.agent.tools.task import TaskTool
 from treechat.agent.tools.truncate import truncate_head
 from treechat.agent.tools.workfolder import Boundary
-from treechat.config.tool_env import tool_environment
 
 if TYPE_CHECKING:
     from treechat.agent.tools.base import AnyTool
@@ -118,11 +117,8 @@ class Subtrees:
         own = {t.name for t in place.caller.builtins if not isinstance(t, RefusedTool)} & set(BUILTIN_TOOLS)
         boundary = await asyncio.to_thread(Boundary.of, cwd, settings.writable_git_paths)
         recorder = SessionRecorder(session, FileHistory(), None, WrittenLog(settings.home), boundary, tree)
-        made = make_tools([n for n in BUILTIN_TOOLS if n in own and n != TaskTool.name], cwd=cwd,
-                          confirm=self.s.confirm,
-                          reach=Reach.for_run(cwd, self.s.confirm_read, anywhere=settings.allow_reads_outside),
-                          approve=self._approve, recorder=recorder, writable_git_paths=settings.writable_git_paths,
-                          files=self.s.file_host, commands=self.s.command_host, env=tool_environment(settings))
+        made = self.s.built_in_tools([n for n in BUILTIN_TOOLS if n in own and n != TaskTool.name], cwd,
+                                     approve=self._approve, recorder=recorder)
         by_name = {t.name: t for t in made}
         return [by_name.get(t.name, t) if t.name in own else t for t in tools]
 
